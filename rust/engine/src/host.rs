@@ -1,0 +1,144 @@
+//! The boundary between the engine and whatever runs the tools (R, or a fake
+//! host in tests). The engine never sees R objects: the host describes its
+//! tools once as [`ToolSpec`]s and answers each call with a [`ToolResult`] or
+//! a [`ToolFailure`]. All JSON fragments handed over here are already encoded
+//! (fixed encoding for schemas, annotations and metadata; payload encoding for
+//! structured content).
+
+use serde_json::{Map, Value};
+
+/// One tool as the host describes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// The `inputSchema` object, as compact JSON text.
+    pub input_schema: String,
+    /// Tool annotations with wire names (`readOnlyHint`, ...), each value as
+    /// JSON text, in the author's order. Empty means none.
+    pub annotations: Vec<(String, String)>,
+    /// The `outputSchema`, as compact JSON text, when the author set one.
+    pub output_schema: Option<String>,
+}
+
+/// A content block of a tool result (SPEC R3, P2).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Content {
+    Text {
+        text: String,
+    },
+    Image {
+        data: String,
+        mime_type: String,
+    },
+    Audio {
+        data: String,
+        mime_type: String,
+    },
+    ResourceLink {
+        uri: String,
+        name: String,
+        title: Option<String>,
+        description: Option<String>,
+        mime_type: Option<String>,
+        /// JSON number text.
+        size: Option<String>,
+    },
+    Resource {
+        uri: String,
+        mime_type: Option<String>,
+        text: Option<String>,
+        blob: Option<String>,
+    },
+}
+
+impl Content {
+    /// The MCP `type` of the block.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Content::Text { .. } => "text",
+            Content::Image { .. } => "image",
+            Content::Audio { .. } => "audio",
+            Content::ResourceLink { .. } => "resource_link",
+            Content::Resource { .. } => "resource",
+        }
+    }
+}
+
+/// A block plus its annotations and metadata. Annotation keys use the R
+/// spelling (`last_modified`); the projection renames or drops them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Block {
+    pub content: Content,
+    pub annotations: Vec<(String, String)>,
+    pub meta: Vec<(String, String)>,
+}
+
+impl Block {
+    pub fn text(text: impl Into<String>) -> Block {
+        Block {
+            content: Content::Text { text: text.into() },
+            annotations: Vec::new(),
+            meta: Vec::new(),
+        }
+    }
+}
+
+/// What a tool produced, before projection to a protocol version.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ToolResult {
+    pub content: Vec<Block>,
+    /// Payload JSON of the structured content (SPEC J4), when present.
+    pub structured: Option<String>,
+    pub is_error: bool,
+    /// Author result metadata: key and JSON value text, in order.
+    pub meta: Vec<(String, String)>,
+}
+
+impl ToolResult {
+    /// One text block, `isError: false`: the shape of ordinary return values.
+    pub fn text(text: impl Into<String>) -> ToolResult {
+        ToolResult {
+            content: vec![Block::text(text)],
+            ..Default::default()
+        }
+    }
+}
+
+/// Why a tool call produced no result. Both become contained tool errors
+/// (SPEC L6.6), never JSON-RPC errors.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolFailure {
+    /// The text of the contained error (e.g. the R condition message).
+    Error(String),
+    /// The call was interrupted (SIGINT).
+    Interrupted,
+}
+
+/// Trace context of the server span, handed to the host while a tool runs
+/// (SPEC T9).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CallContext {
+    pub traceparent: Option<String>,
+    pub tracestate: Option<String>,
+}
+
+/// The host side: R in production, a fake in tests.
+pub trait Host {
+    /// The registry, in listing order. Called once when a server is built.
+    fn tools(&mut self) -> Vec<ToolSpec>;
+
+    /// Run tool number `index` (position in [`Host::tools`]) with the parsed
+    /// `arguments` object (`None` when absent or `null`).
+    fn call_tool(
+        &mut self,
+        index: usize,
+        arguments: Option<&Map<String, Value>>,
+        ctx: &CallContext,
+    ) -> Result<ToolResult, ToolFailure>;
+
+    /// True when the user asked to interrupt (SIGINT). Polled while idle.
+    fn interrupt_pending(&mut self) -> bool {
+        false
+    }
+}

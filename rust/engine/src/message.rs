@@ -1,0 +1,296 @@
+//! Parsing one input line into a classified JSON-RPC message (SPEC W1–W3).
+
+use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::value::RawValue;
+use serde_json::Value;
+use std::fmt;
+
+use crate::json::is_valid_id_token;
+
+/// What one line turned out to be.
+#[derive(Debug)]
+pub enum Incoming {
+    /// Empty or whitespace only: ignored.
+    Blank,
+    /// Not strict JSON, invalid UTF-8, or too deep: `-32700`, id null.
+    ParseError,
+    /// A batch, a non-object, or an envelope-invalid object: `-32600`, with
+    /// the id token when a valid one was present.
+    InvalidRequest { id: Option<String> },
+    /// An object without `method` that has `result` or `error`: ignored.
+    ClientResponse,
+    /// Envelope-valid: a request (with id) or a notification.
+    Message(Message),
+}
+
+/// An envelope-valid message.
+#[derive(Debug)]
+pub struct Message {
+    /// Raw id token, exactly as received; `None` for notifications.
+    pub id: Option<String>,
+    pub method: String,
+    /// `params` member, when present (any JSON value, including `null`).
+    pub params: Option<Value>,
+}
+
+fn is_json_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+/// Classify one line (already stripped of its LF and one trailing CR).
+pub fn parse_line(line: &[u8]) -> Incoming {
+    if line.iter().all(|b| is_json_ws(*b)) {
+        return Incoming::Blank;
+    }
+    let text = match std::str::from_utf8(line) {
+        Ok(t) => t,
+        Err(_) => return Incoming::ParseError,
+    };
+    let mut de = serde_json::Deserializer::from_str(text);
+    let top = match TopSeed.deserialize(&mut de) {
+        Ok(t) => t,
+        Err(_) => return Incoming::ParseError,
+    };
+    if de.end().is_err() {
+        return Incoming::ParseError;
+    }
+    match top {
+        Top::NotObject => Incoming::InvalidRequest { id: None },
+        Top::Object(env) => classify(env),
+    }
+}
+
+fn classify(env: Envelope) -> Incoming {
+    let id_valid = env.id.as_deref().map(is_valid_id_token);
+    let method = match env.method {
+        Some(Value::String(m)) => Some(m),
+        Some(_) => None,
+        None => {
+            if env.has_result_or_error {
+                return Incoming::ClientResponse;
+            }
+            None
+        }
+    };
+    let jsonrpc_ok = matches!(&env.jsonrpc, Some(Value::String(s)) if s == "2.0");
+    match (method, jsonrpc_ok, id_valid) {
+        (Some(method), true, None) => Incoming::Message(Message {
+            id: None,
+            method,
+            params: env.params,
+        }),
+        (Some(method), true, Some(true)) => Incoming::Message(Message {
+            id: env.id,
+            method,
+            params: env.params,
+        }),
+        (_, _, Some(true)) => Incoming::InvalidRequest { id: env.id },
+        _ => Incoming::InvalidRequest { id: None },
+    }
+}
+
+/// Like serde's `IgnoredAny`, but through `deserialize_any`, so that
+/// serde_json's nesting limit applies to skipped values too.
+struct Skip;
+
+impl<'de> Deserialize<'de> for Skip {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Skip, D::Error> {
+        d.deserialize_any(SkipVisitor)
+    }
+}
+
+struct SkipVisitor;
+
+impl<'de> Visitor<'de> for SkipVisitor {
+    type Value = Skip;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Skip, E> { Ok(Skip) }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Skip, E> { Ok(Skip) }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Skip, E> { Ok(Skip) }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Skip, E> { Ok(Skip) }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Skip, E> { Ok(Skip) }
+    fn visit_unit<E: de::Error>(self) -> Result<Skip, E> { Ok(Skip) }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Skip, A::Error> {
+        while seq.next_element::<Skip>()?.is_some() {}
+        Ok(Skip)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Skip, A::Error> {
+        while map.next_key::<Skip>()?.is_some() {
+            map.next_value::<Skip>()?;
+        }
+        Ok(Skip)
+    }
+}
+
+enum Top {
+    NotObject,
+    Object(Envelope),
+}
+
+#[derive(Default)]
+struct Envelope {
+    jsonrpc: Option<Value>,
+    method: Option<Value>,
+    id: Option<String>,
+    params: Option<Value>,
+    has_result_or_error: bool,
+}
+
+struct TopSeed;
+
+impl<'de> DeserializeSeed<'de> for TopSeed {
+    type Value = Top;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Top, D::Error> {
+        d.deserialize_any(TopVisitor)
+    }
+}
+
+struct TopVisitor;
+
+macro_rules! not_object {
+    ($($name:ident: $t:ty),*) => {
+        $(fn $name<E: de::Error>(self, _v: $t) -> Result<Top, E> { Ok(Top::NotObject) })*
+    };
+}
+
+impl<'de> Visitor<'de> for TopVisitor {
+    type Value = Top;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+    not_object!(visit_bool: bool, visit_i64: i64, visit_u64: u64, visit_f64: f64, visit_str: &str);
+    fn visit_unit<E: de::Error>(self) -> Result<Top, E> {
+        Ok(Top::NotObject)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Top, A::Error> {
+        while seq.next_element::<Skip>()?.is_some() {}
+        Ok(Top::NotObject)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Top, A::Error> {
+        let mut env = Envelope::default();
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            match key.as_ref() {
+                "jsonrpc" => env.jsonrpc = Some(map.next_value()?),
+                "method" => env.method = Some(map.next_value()?),
+                "params" => env.params = Some(map.next_value()?),
+                "id" => {
+                    let raw: &'de RawValue = map.next_value()?;
+                    env.id = Some(raw.get().to_owned());
+                }
+                "result" | "error" => {
+                    map.next_value::<Skip>()?;
+                    env.has_result_or_error = true;
+                }
+                _ => {
+                    map.next_value::<Skip>()?;
+                }
+            }
+        }
+        Ok(Top::Object(env))
+    }
+}
+
+/// Does any string in `v` (member names included) contain U+0000? Such a
+/// value cannot become an R string (SPEC J6.2).
+pub fn contains_nul(v: &Value) -> bool {
+    match v {
+        Value::String(s) => s.contains('\0'),
+        Value::Array(a) => a.iter().any(contains_nul),
+        Value::Object(m) => m.iter().any(|(k, v)| k.contains('\0') || contains_nul(v)),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id_of(i: Incoming) -> Option<String> {
+        match i {
+            Incoming::InvalidRequest { id } => id,
+            other => panic!("not invalid: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn blank_and_parse_errors() {
+        assert!(matches!(parse_line(b""), Incoming::Blank));
+        assert!(matches!(parse_line(b" \t \r"), Incoming::Blank));
+        for bad in [
+            &b"{"[..],
+            b"{\"a\":1} x",
+            b"NaN",
+            b"{\"a\":NaN}",
+            b"// c\n{}",
+            b"\xff{}",
+            b"{\"a\":\"\xc3\"}",
+            b"'x'",
+            b"{\"a\":1,}",
+        ] {
+            assert!(matches!(parse_line(bad), Incoming::ParseError), "{:?}", String::from_utf8_lossy(bad));
+        }
+        let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+        assert!(matches!(parse_line(deep.as_bytes()), Incoming::ParseError));
+        // 100 levels is fine (limit is at least 128).
+        let ok = format!(
+            "{{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"params\":{}{}}}",
+            "[".repeat(100),
+            "]".repeat(100)
+        );
+        assert!(matches!(parse_line(ok.as_bytes()), Incoming::Message(_)));
+    }
+
+    #[test]
+    fn non_objects_and_batches() {
+        for line in ["[]", "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]", "null", "1", "\"s\"", "true"] {
+            assert_eq!(id_of(parse_line(line.as_bytes())), None, "{line}");
+        }
+    }
+
+    #[test]
+    fn envelope_validation() {
+        assert_eq!(id_of(parse_line(br#"{"jsonrpc":"2.0","id":73}"#)), Some("73".into()));
+        assert_eq!(id_of(parse_line(br#"{"method":"ping"}"#)), None);
+        assert_eq!(id_of(parse_line(br#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#)), None);
+        assert_eq!(id_of(parse_line(br#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#)), None);
+        assert_eq!(id_of(parse_line(br#"{"jsonrpc":"1.0","id":"x","method":"ping"}"#)), Some("\"x\"".into()));
+        assert_eq!(id_of(parse_line(br#"{"jsonrpc":"2.0","id":2,"method":3}"#)), Some("2".into()));
+        assert!(matches!(parse_line(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#), Incoming::ClientResponse));
+        assert!(matches!(parse_line(br#"{"id":1,"error":{}}"#), Incoming::ClientResponse));
+    }
+
+    #[test]
+    fn ids_kept_byte_for_byte() {
+        for id in [r#""a\u0041""#, "12345678901234567890", "-0", r#""""#] {
+            let line = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
+            match parse_line(line.as_bytes()) {
+                Incoming::Message(m) => assert_eq!(m.id.as_deref(), Some(id)),
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn notification_vs_request() {
+        match parse_line(br#"{"jsonrpc":"2.0","method":"notifications/initialized","params":{"x":[1]}}"#) {
+            Incoming::Message(m) => {
+                assert!(m.id.is_none());
+                assert_eq!(m.method, "notifications/initialized");
+                assert!(m.params.is_some());
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn nul_detection() {
+        let v: Value = serde_json::from_str(r#"{"a":["x\u0000"]}"#).unwrap();
+        assert!(contains_nul(&v));
+        let v: Value = serde_json::from_str(r#"{"a\u0000":1}"#).unwrap();
+        assert!(contains_nul(&v));
+        let v: Value = serde_json::from_str(r#"{"a":"ok"}"#).unwrap();
+        assert!(!contains_nul(&v));
+    }
+}

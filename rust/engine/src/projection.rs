@@ -1,0 +1,490 @@
+//! Every difference between protocol versions lives here (SPEC section 6).
+//!
+//! The dispatcher decides *which* version applies to a message; this module
+//! decides what a tool listing or a tool result looks like in that version.
+
+use crate::host::{Block, Content, ToolResult, ToolSpec};
+use crate::json::write_str;
+
+/// The protocol versions mcplite speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Version {
+    V2024_11_05,
+    V2025_06_18,
+    V2025_11_25,
+    V2026_07_28,
+}
+
+/// Discovery order (SPEC M3): preferred first.
+pub const SUPPORTED: [Version; 4] = [
+    Version::V2026_07_28,
+    Version::V2025_11_25,
+    Version::V2025_06_18,
+    Version::V2024_11_05,
+];
+
+/// The version a legacy `initialize` settles on when the client asks for
+/// something we do not speak (SPEC L1.2).
+pub const LEGACY_DEFAULT: Version = Version::V2025_11_25;
+
+impl Version {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Version::V2024_11_05 => "2024-11-05",
+            Version::V2025_06_18 => "2025-06-18",
+            Version::V2025_11_25 => "2025-11-25",
+            Version::V2026_07_28 => "2026-07-28",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Version> {
+        SUPPORTED.iter().copied().find(|v| v.as_str() == s)
+    }
+
+    pub fn is_modern(self) -> bool {
+        self == Version::V2026_07_28
+    }
+
+    pub fn index(self) -> usize {
+        match self {
+            Version::V2024_11_05 => 0,
+            Version::V2025_06_18 => 1,
+            Version::V2025_11_25 => 2,
+            Version::V2026_07_28 => 3,
+        }
+    }
+
+    pub const ALL: [Version; 4] = [
+        Version::V2024_11_05,
+        Version::V2025_06_18,
+        Version::V2025_11_25,
+        Version::V2026_07_28,
+    ];
+
+    fn has_annotations(self) -> bool {
+        self != Version::V2024_11_05
+    }
+
+    fn has_block_meta(self) -> bool {
+        self != Version::V2024_11_05
+    }
+
+    fn has_last_modified(self) -> bool {
+        self != Version::V2024_11_05
+    }
+}
+
+/// Does this JSON text have a root member `"type": "object"`? Used to decide
+/// whether a legacy client may see an output schema.
+pub fn schema_root_is_object(schema: &str) -> bool {
+    match serde_json::from_str::<serde_json::Value>(schema) {
+        Ok(serde_json::Value::Object(m)) => {
+            matches!(m.get("type"), Some(serde_json::Value::String(t)) if t == "object")
+        }
+        _ => false,
+    }
+}
+
+fn write_members(out: &mut Vec<u8>, members: &[(String, String)]) {
+    out.push(b'{');
+    for (i, (k, v)) in members.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_str(out, k);
+        out.push(b':');
+        out.extend_from_slice(v.as_bytes());
+    }
+    out.push(b'}');
+}
+
+/// One tool object of a `tools/list` result (SPEC P1).
+pub fn write_tool(out: &mut Vec<u8>, tool: &ToolSpec, v: Version) {
+    out.extend_from_slice(b"{\"name\":");
+    write_str(out, &tool.name);
+    out.extend_from_slice(b",\"description\":");
+    write_str(out, &tool.description);
+    out.extend_from_slice(b",\"inputSchema\":");
+    out.extend_from_slice(tool.input_schema.as_bytes());
+    if v.has_annotations() && !tool.annotations.is_empty() {
+        out.extend_from_slice(b",\"annotations\":");
+        write_members(out, &tool.annotations);
+    }
+    if let Some(schema) = &tool.output_schema {
+        let emit = match v {
+            Version::V2024_11_05 => false,
+            Version::V2025_06_18 | Version::V2025_11_25 => schema_root_is_object(schema),
+            Version::V2026_07_28 => true,
+        };
+        if emit {
+            out.extend_from_slice(b",\"outputSchema\":");
+            out.extend_from_slice(schema.as_bytes());
+        }
+    }
+    out.push(b'}');
+}
+
+/// The `tools` array for one version (prepared once per server).
+pub fn tools_array(tools: &[ToolSpec], v: Version) -> Vec<u8> {
+    let mut out = Vec::with_capacity(256 * tools.len() + 2);
+    out.push(b'[');
+    for (i, t) in tools.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_tool(&mut out, t, v);
+    }
+    out.push(b']');
+    out
+}
+
+fn opt_str(out: &mut Vec<u8>, key: &[u8], val: &Option<String>) {
+    if let Some(s) = val {
+        out.extend_from_slice(key);
+        write_str(out, s);
+    }
+}
+
+fn write_block(out: &mut Vec<u8>, b: &Block, v: Version) {
+    out.extend_from_slice(b"{\"type\":");
+    write_str(out, b.content.type_name());
+    match &b.content {
+        Content::Text { text } => {
+            out.extend_from_slice(b",\"text\":");
+            write_str(out, text);
+        }
+        Content::Image { data, mime_type } | Content::Audio { data, mime_type } => {
+            out.extend_from_slice(b",\"data\":");
+            write_str(out, data);
+            out.extend_from_slice(b",\"mimeType\":");
+            write_str(out, mime_type);
+        }
+        Content::ResourceLink {
+            uri,
+            name,
+            title,
+            description,
+            mime_type,
+            size,
+        } => {
+            out.extend_from_slice(b",\"uri\":");
+            write_str(out, uri);
+            out.extend_from_slice(b",\"name\":");
+            write_str(out, name);
+            opt_str(out, b",\"title\":", title);
+            opt_str(out, b",\"description\":", description);
+            opt_str(out, b",\"mimeType\":", mime_type);
+            if let Some(size) = size {
+                out.extend_from_slice(b",\"size\":");
+                out.extend_from_slice(size.as_bytes());
+            }
+        }
+        Content::Resource {
+            uri,
+            mime_type,
+            text,
+            blob,
+        } => {
+            out.extend_from_slice(b",\"resource\":{\"uri\":");
+            write_str(out, uri);
+            opt_str(out, b",\"mimeType\":", mime_type);
+            opt_str(out, b",\"text\":", text);
+            opt_str(out, b",\"blob\":", blob);
+            out.push(b'}');
+        }
+    }
+    // Annotations: R order, last_modified renamed (or dropped on 2024-11-05).
+    let mut first = true;
+    for (k, val) in &b.annotations {
+        let key: &str = if k == "last_modified" {
+            if !v.has_last_modified() {
+                continue;
+            }
+            "lastModified"
+        } else {
+            k
+        };
+        out.extend_from_slice(if first { b",\"annotations\":{" } else { b"," });
+        first = false;
+        write_str(out, key);
+        out.push(b':');
+        out.extend_from_slice(val.as_bytes());
+    }
+    if !first {
+        out.push(b'}');
+    }
+    if v.has_block_meta() && !b.meta.is_empty() {
+        out.extend_from_slice(b",\"_meta\":");
+        write_members(out, &b.meta);
+    }
+    out.push(b'}');
+}
+
+/// Server identity used in modern `_meta` (SPEC M4.3).
+pub const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
+
+/// Write a projected `CallToolResult` object. `server_info` is the JSON text
+/// of `{"name":…,"version":…}`, used for modern results. Returns whether the
+/// written result has `isError: true`.
+pub fn write_call_result(out: &mut Vec<u8>, r: &ToolResult, v: Version, server_info: &str) -> bool {
+    if v == Version::V2024_11_05 {
+        // P3: audio and resource links cannot be represented.
+        let mut bad: Vec<&'static str> = Vec::new();
+        for b in &r.content {
+            let t = b.content.type_name();
+            if matches!(t, "audio" | "resource_link") && !bad.contains(&t) {
+                bad.push(t);
+            }
+        }
+        if !bad.is_empty() {
+            let text = format!(
+                "This result cannot be sent with MCP protocol version 2024-11-05, which has no {} content. Return text, image or resource content instead.",
+                bad.join(" or ")
+            );
+            write_error_result(out, &text, v, server_info);
+            return true;
+        }
+    }
+    out.push(b'{');
+    if v.is_modern() {
+        out.extend_from_slice(b"\"resultType\":\"complete\",");
+    }
+    out.extend_from_slice(b"\"content\":[");
+    for (i, b) in r.content.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_block(out, b, v);
+    }
+    out.extend_from_slice(b"],\"isError\":");
+    out.extend_from_slice(if r.is_error { b"true" } else { b"false" });
+    if let Some(sc) = &r.structured {
+        let emit = match v {
+            Version::V2024_11_05 => false,
+            Version::V2025_06_18 | Version::V2025_11_25 => sc.as_bytes().first() == Some(&b'{'),
+            Version::V2026_07_28 => true,
+        };
+        if emit {
+            out.extend_from_slice(b",\"structuredContent\":");
+            out.extend_from_slice(sc.as_bytes());
+        }
+    }
+    if v.is_modern() {
+        out.extend_from_slice(b",\"_meta\":{");
+        for (k, val) in &r.meta {
+            if k == SERVER_INFO_KEY {
+                continue;
+            }
+            write_str(out, k);
+            out.push(b':');
+            out.extend_from_slice(val.as_bytes());
+            out.push(b',');
+        }
+        write_str(out, SERVER_INFO_KEY);
+        out.push(b':');
+        out.extend_from_slice(server_info.as_bytes());
+        out.push(b'}');
+    } else if !r.meta.is_empty() {
+        out.extend_from_slice(b",\"_meta\":");
+        write_members(out, &r.meta);
+    }
+    out.push(b'}');
+    r.is_error
+}
+
+/// A contained tool error (SPEC L6.6): one text block, `isError: true`, plus
+/// the modern members when the request was modern.
+pub fn write_error_result(out: &mut Vec<u8>, text: &str, v: Version, server_info: &str) {
+    out.push(b'{');
+    if v.is_modern() {
+        out.extend_from_slice(b"\"resultType\":\"complete\",");
+    }
+    out.extend_from_slice(b"\"content\":[{\"type\":\"text\",\"text\":");
+    write_str(out, text);
+    out.extend_from_slice(b"}],\"isError\":true");
+    if v.is_modern() {
+        out.extend_from_slice(b",\"_meta\":{");
+        write_str(out, SERVER_INFO_KEY);
+        out.push(b':');
+        out.extend_from_slice(server_info.as_bytes());
+        out.push(b'}');
+    }
+    out.push(b'}');
+}
+
+/// Write the modern trailing `_meta` with only the server identity.
+pub fn write_server_meta(out: &mut Vec<u8>, server_info: &str) {
+    out.extend_from_slice(b"\"_meta\":{");
+    write_str(out, SERVER_INFO_KEY);
+    out.push(b':');
+    out.extend_from_slice(server_info.as_bytes());
+    out.push(b'}');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SI: &str = r#"{"name":"mcplite","version":"0.1.0"}"#;
+
+    fn tool(output: Option<&str>) -> ToolSpec {
+        ToolSpec {
+            name: "t".into(),
+            description: "d".into(),
+            input_schema: r#"{"type":"object","properties":{},"additionalProperties":false}"#.into(),
+            annotations: vec![("title".into(), "\"T\"".into()), ("readOnlyHint".into(), "true".into())],
+            output_schema: output.map(String::from),
+        }
+    }
+
+    fn tl(t: &ToolSpec, v: Version) -> String {
+        let mut o = Vec::new();
+        write_tool(&mut o, t, v);
+        String::from_utf8(o).unwrap()
+    }
+
+    fn cr(r: &ToolResult, v: Version) -> String {
+        let mut o = Vec::new();
+        write_call_result(&mut o, r, v, SI);
+        String::from_utf8(o).unwrap()
+    }
+
+    #[test]
+    fn tool_annotations_and_output_schema_per_version() {
+        let obj = tool(Some(r#"{"type":"object","properties":{"a":{"type":"number"}}}"#));
+        let arr = tool(Some(r#"{"type":"array"}"#));
+        let base = r#"{"name":"t","description":"d","inputSchema":{"type":"object","properties":{},"additionalProperties":false}"#;
+        assert_eq!(tl(&obj, Version::V2024_11_05), format!("{base}}}"));
+        assert_eq!(
+            tl(&obj, Version::V2025_06_18),
+            format!(r#"{base},"annotations":{{"title":"T","readOnlyHint":true}},"outputSchema":{{"type":"object","properties":{{"a":{{"type":"number"}}}}}}}}"#)
+        );
+        assert_eq!(
+            tl(&arr, Version::V2025_11_25),
+            format!(r#"{base},"annotations":{{"title":"T","readOnlyHint":true}}}}"#)
+        );
+        assert_eq!(
+            tl(&arr, Version::V2026_07_28),
+            format!(r#"{base},"annotations":{{"title":"T","readOnlyHint":true}},"outputSchema":{{"type":"array"}}}}"#)
+        );
+    }
+
+    #[test]
+    fn schema_root_check_is_direct() {
+        assert!(schema_root_is_object(r#"{"type":"object"}"#));
+        assert!(!schema_root_is_object(r##"{"$ref":"#/$defs/x"}"##));
+        assert!(!schema_root_is_object(r#"{"type":["object"]}"#));
+        assert!(!schema_root_is_object("[]"));
+    }
+
+    #[test]
+    fn structured_content_per_version() {
+        let r = ToolResult {
+            content: vec![Block::text("{\"a\":1}")],
+            structured: Some("{\"a\":1}".into()),
+            ..Default::default()
+        };
+        assert_eq!(cr(&r, Version::V2024_11_05), r#"{"content":[{"type":"text","text":"{\"a\":1}"}],"isError":false}"#);
+        assert_eq!(
+            cr(&r, Version::V2025_06_18),
+            r#"{"content":[{"type":"text","text":"{\"a\":1}"}],"isError":false,"structuredContent":{"a":1}}"#
+        );
+        let arr = ToolResult { structured: Some("[1,2]".into()), ..ToolResult::text("[1,2]") };
+        assert_eq!(cr(&arr, Version::V2025_11_25), r#"{"content":[{"type":"text","text":"[1,2]"}],"isError":false}"#);
+        assert_eq!(
+            cr(&arr, Version::V2026_07_28),
+            r#"{"resultType":"complete","content":[{"type":"text","text":"[1,2]"}],"isError":false,"structuredContent":[1,2],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcplite","version":"0.1.0"}}}"#
+        );
+    }
+
+    #[test]
+    fn meta_merge_modern_and_legacy() {
+        let r = ToolResult {
+            content: vec![Block::text("x")],
+            meta: vec![
+                ("io.modelcontextprotocol/serverInfo".into(), "1".into()),
+                ("k".into(), "\"v\"".into()),
+            ],
+            ..Default::default()
+        };
+        assert_eq!(
+            cr(&r, Version::V2025_06_18),
+            r#"{"content":[{"type":"text","text":"x"}],"isError":false,"_meta":{"io.modelcontextprotocol/serverInfo":1,"k":"v"}}"#
+        );
+        assert_eq!(
+            cr(&r, Version::V2026_07_28),
+            r#"{"resultType":"complete","content":[{"type":"text","text":"x"}],"isError":false,"_meta":{"k":"v","io.modelcontextprotocol/serverInfo":{"name":"mcplite","version":"0.1.0"}}}"#
+        );
+    }
+
+    #[test]
+    fn blocks_and_annotation_gating() {
+        let b = Block {
+            content: Content::ResourceLink {
+                uri: "file:///a".into(),
+                name: "a".into(),
+                title: None,
+                description: Some("D".into()),
+                mime_type: Some("text/plain".into()),
+                size: Some("0".into()),
+            },
+            annotations: vec![
+                ("audience".into(), "[\"user\"]".into()),
+                ("last_modified".into(), "\"2025-01-01\"".into()),
+            ],
+            meta: vec![("m".into(), "null".into())],
+        };
+        let r = ToolResult { content: vec![b.clone()], ..Default::default() };
+        assert_eq!(
+            cr(&r, Version::V2025_06_18),
+            r#"{"content":[{"type":"resource_link","uri":"file:///a","name":"a","description":"D","mimeType":"text/plain","size":0,"annotations":{"audience":["user"],"lastModified":"2025-01-01"},"_meta":{"m":null}}],"isError":false}"#
+        );
+        // 2024-11-05: a resource link turns the whole result into a tool error.
+        let legacy = cr(&r, Version::V2024_11_05);
+        assert!(legacy.starts_with(r#"{"content":[{"type":"text","text":"This result cannot be sent with MCP protocol version 2024-11-05"#));
+        assert!(legacy.contains("resource_link"));
+        assert!(legacy.ends_with(r#""isError":true}"#));
+        // Only lastModified annotations: dropped entirely on 2024-11-05.
+        let img = Block {
+            content: Content::Image { data: "AA==".into(), mime_type: "image/png".into() },
+            annotations: vec![("last_modified".into(), "\"x\"".into())],
+            meta: vec![("m".into(), "1".into())],
+        };
+        let r = ToolResult { content: vec![img], ..Default::default() };
+        assert_eq!(
+            cr(&r, Version::V2024_11_05),
+            r#"{"content":[{"type":"image","data":"AA==","mimeType":"image/png"}],"isError":false}"#
+        );
+        let res = Block {
+            content: Content::Resource { uri: "u:1".into(), mime_type: None, text: None, blob: Some("QQ==".into()) },
+            annotations: vec![],
+            meta: vec![],
+        };
+        let r = ToolResult { content: vec![res], ..Default::default() };
+        assert_eq!(
+            cr(&r, Version::V2024_11_05),
+            r#"{"content":[{"type":"resource","resource":{"uri":"u:1","blob":"QQ=="}}],"isError":false}"#
+        );
+    }
+
+    #[test]
+    fn p3_names_types_in_first_occurrence_order() {
+        let audio = Block {
+            content: Content::Audio { data: "x".into(), mime_type: "audio/wav".into() },
+            annotations: vec![],
+            meta: vec![],
+        };
+        let link = Block {
+            content: Content::ResourceLink {
+                uri: "u".into(), name: "n".into(), title: None, description: None, mime_type: None, size: None,
+            },
+            annotations: vec![],
+            meta: vec![],
+        };
+        let r = ToolResult { content: vec![link.clone(), audio.clone(), link], ..Default::default() };
+        let s = cr(&r, Version::V2024_11_05);
+        assert!(s.contains("no resource_link or audio content"), "{s}");
+        // Other versions keep everything.
+        assert!(cr(&r, Version::V2025_11_25).contains("\"type\":\"audio\""));
+    }
+}
