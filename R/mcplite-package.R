@@ -1,0 +1,3 @@
+#' @keywords internal
+#' @useDynLib mcplite, .registration = TRUE
+"_PACKAGE"
