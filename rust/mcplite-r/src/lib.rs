@@ -1,10 +1,115 @@
-use extendr_api::prelude::*;
+//! extendr bridge between R and the mcplite engine. The only crate that
+//! touches R objects.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use extendr_api::prelude::*;
+use mcplite_engine::transport::{serve, ServeOptions};
+use mcplite_engine::{Server, ServerInfo};
+
+mod payload;
+mod rffi;
+mod rhost;
+mod stdio;
+mod trace_env;
+
+use rhost::RHost;
+
+static SERVING: AtomicBool = AtomicBool::new(false);
+
+fn server_info(version: &str, instructions: Robj) -> ServerInfo {
+    ServerInfo {
+        name: "mcplite".into(),
+        version: version.into(),
+        instructions: instructions.as_str().map(String::from),
+    }
+}
+
+unsafe fn make_host(spec: &Robj) -> std::result::Result<RHost, String> {
+    let s = spec.get();
+    if let (Some(p), Some(f)) = (rffi::list_get(s, "payload_json"), rffi::list_get(s, "fixed_json")) {
+        payload::set_r_encoders(p, f);
+    }
+    RHost::from_spec(s)
+}
+
+/// Is a server already running in this process?
 /// @noRd
 #[extendr]
-fn engine_ping() -> i32 { 1 }
+fn engine_is_serving() -> bool {
+    SERVING.load(Ordering::SeqCst)
+}
+
+/// Serve over stdio until EOF. Returns how serving ended.
+/// @noRd
+#[extendr]
+fn engine_serve(spec: Robj, version: &str, instructions: Robj) -> String {
+    if SERVING.swap(true, Ordering::SeqCst) {
+        throw_r_error("a server is already running in this process");
+    }
+    let res = (|| -> std::result::Result<String, String> {
+        let mut host = unsafe { make_host(&spec)? };
+        let mut server = Server::new(server_info(version, instructions), &mut host);
+        let (mut guard, input, mut output) =
+            stdio::StdioGuard::install().map_err(|e| format!("cannot set up stdio: {e}"))?;
+        let reader = stdio::spawn_reader_masked(input);
+        let end = serve(&mut server, &mut host, reader, &mut output, &ServeOptions::default());
+        server.shutdown_recorder();
+        drop(output);
+        guard.restore();
+        Ok(end.as_str().to_string())
+    })();
+    SERVING.store(false, Ordering::SeqCst);
+    match res {
+        Ok(s) => s,
+        Err(e) => throw_r_error(e),
+    }
+}
+
+/// An in-process session: a prepared server plus its host.
+struct Session {
+    server: Server,
+    host: RHost,
+}
+
+/// Create a session (external pointer). The spec must be kept alive by R.
+/// @noRd
+#[extendr]
+fn engine_session_new(spec: Robj, version: &str, instructions: Robj) -> ExternalPtr<Session> {
+    let mut host = match unsafe { make_host(&spec) } {
+        Ok(h) => h,
+        Err(e) => throw_r_error(e),
+    };
+    let server = Server::new(server_info(version, instructions), &mut host);
+    ExternalPtr::new(Session { server, host })
+}
+
+/// Handle one message; returns the response line or NULL.
+/// @noRd
+#[extendr]
+fn engine_session_handle(mut session: ExternalPtr<Session>, spec: Robj, line: &str) -> Robj {
+    unsafe {
+        let _ = make_host_encoders(&spec);
+    }
+    let s: &mut Session = &mut session;
+    let reply = s.server.handle_line(line.as_bytes(), &mut s.host);
+    s.server.after_write();
+    match reply {
+        Some(bytes) => Robj::from(String::from_utf8_lossy(&bytes).into_owned()),
+        None => Robj::from(()),
+    }
+}
+
+unsafe fn make_host_encoders(spec: &Robj) -> Option<()> {
+    let s = spec.get();
+    payload::set_r_encoders(rffi::list_get(s, "payload_json")?, rffi::list_get(s, "fixed_json")?);
+    Some(())
+}
 
 extendr_module! {
     mod mcplite;
-    fn engine_ping;
+    fn engine_is_serving;
+    fn engine_serve;
+    fn engine_session_new;
+    fn engine_session_handle;
 }

@@ -1,0 +1,282 @@
+#' Run an MCP server for R tools over stdio
+#'
+#' `mcp_server()` serves one or more tools to a Model Context Protocol client
+#' over standard input and output. It blocks until the client closes standard
+#' input, answering every request it has received, and then returns
+#' `invisible(NULL)`, so a script that ends with `mcp_server()` exits with
+#' status 0.
+#'
+#' @param tools One tool made by [tool()] (or a compatible `ellmer::tool()`
+#'   object), or a list of them. List names are ignored; tools are listed in
+#'   the order given. An empty list serves no tools.
+#' @param instructions `NULL` or a single string that clients may show to the
+#'   model as guidance on how to use the server.
+#'
+#' @section Run a server:
+#' Put everything in a script that defines (or sources) the tools and ends with
+#' `mcplite::mcp_server(<tool or list>)`, then configure the client to start
+#' it with `Rscript --vanilla /absolute/path/to/server.R`. Use an absolute path:
+#' clients do not promise a working directory. The call blocks, so run it from a
+#' client-launched script, not from an interactive console.
+#'
+#' While the server runs, standard output belongs to the protocol: anything a
+#' tool prints with `cat()`, `print()`, `message()`, C-level `printf()` or a
+#' child process started with `system()` is sent to standard error instead, and
+#' tools cannot read the protocol's standard input (`readline()` sees an empty
+#' stream). Warnings raised by a tool are written to standard error when the
+#' call ends. Errors and interrupts inside a tool become tool-level errors
+#' (`isError: true`); the server keeps running.
+#'
+#' Tools own input validation, output conformance, permissions and safe side
+#' effects: schemas describe arguments, they do not authorise or sandbox
+#' anything. Tool arguments arrive as values parsed from JSON and are never
+#' evaluated as R code; request metadata (`_meta`) never reaches tools.
+#'
+#' @section Server scope:
+#' mcplite serves tools only, over stdio only. It does not implement JSON-RPC
+#' batches, HTTP transports, sessions, prompts, resource listing or reading,
+#' subscriptions, cancellation, sampling, elicitation, roots, Tasks, MCP Apps,
+#' progress notifications, or requests initiated by the server. Embedded
+#' resource blocks are self-contained, and resource links only carry a URI.
+#'
+#' @section Protocol compatibility:
+#' One server definition speaks four protocol versions: the legacy revisions
+#' 2024-11-05, 2025-06-18 and 2025-11-25 (negotiated with `initialize`) and the
+#' modern, stateless revision 2026-07-28 (selected per request through
+#' `params._meta`). Both kinds of client can talk to the same process.
+#'
+#' * A tool is always listed. Its output schema is omitted for clients that
+#'   cannot represent it (2024-11-05; 2025 revisions when the root `type` is not
+#'   `"object"`).
+#' * Structured content is omitted where the version cannot carry it, while the
+#'   text content stays; keep that text useful on its own.
+#' * Text, images, embedded resources, annotations and result metadata work in
+#'   every version. On 2024-11-05 a result with audio or a resource link is
+#'   replaced by a tool-level error explaining why.
+#' * Modern clients use `server/discover`, `tools/list` and `tools/call`
+#'   without `initialize`; every successful modern result carries
+#'   `resultType: "complete"` and the server identity in
+#'   `_meta["io.modelcontextprotocol/serverInfo"]`; discovery and listings add
+#'   public cache hints (`ttlMs` 300000). Modern `ping` is not supported;
+#'   legacy clients keep `ping`.
+#'
+#' @return `invisible(NULL)`, once standard input is closed.
+#' @seealso [tool()], [tool_result()], [mcp_session()] and [mcp_handle()] to
+#'   test a server without starting a process.
+#' @export
+#' @examples
+#' if (identical(Sys.getenv("MCPLITE_CAN_BLOCK_PROCESS"), "true")) {
+#'   add_numbers <- tool(
+#'     function(x, y) x + y,
+#'     name = "add_numbers",
+#'     description = "Add two numbers and return the result.",
+#'     arguments = list(
+#'       x = type_number("First number."),
+#'       y = type_number("Second number.")
+#'     )
+#'   )
+#'   mcp_server(list(add_numbers))
+#' }
+mcp_server <- function(tools, instructions = NULL) {
+  if (missing(tools)) {
+    abort("`tools` is required: supply a tool made by `tool()` or a list of tools.")
+  }
+  check_instructions(instructions)
+  spec <- server_spec(tools)
+  check_payload_options()
+  if (engine_is_serving()) {
+    abort(
+      "A server is already running in this process; ",
+      "`mcp_server()` cannot be started again until it returns."
+    )
+  }
+  if (interactive() && isatty(stdin())) {
+    abort(
+      "`mcp_server()` blocks the console and talks to an MCP client over stdin and stdout, ",
+      "so it cannot run in an interactive session. Save the tools in a script ending with ",
+      "`mcplite::mcp_server(...)` and let the client launch it with ",
+      "`Rscript --vanilla /absolute/path/to/server.R`."
+    )
+  }
+  engine_serve(spec, server_version(), instructions)
+  invisible(NULL)
+}
+
+#' Test a server in process
+#'
+#' `mcp_session()` prepares a server from tools without starting any I/O, and
+#' `mcp_handle()` feeds it one JSON-RPC message, returning exactly the line the
+#' stdio server would write (without the trailing newline), or `NULL` when the
+#' server would write nothing (notifications, client responses, blank input).
+#' Both go through the same engine as [mcp_server()]: validation, dispatch,
+#' version projection, error containment and tracing. Only the stdio
+#' transport is missing, so tool output is not redirected.
+#'
+#' A session keeps the legacy protocol state (whether `initialize` was
+#' called, and the negotiated version) between calls. When `mcp_handle()` is
+#' given tools instead of a session, every call starts from a fresh session:
+#' legacy requests other than `initialize` and `ping` then fail with "server not
+#' initialized", while modern (2026-07-28) requests work on their own.
+#'
+#' @inheritParams mcp_server
+#' @param x A session from `mcp_session()`, or tools as accepted by
+#'   [mcp_server()].
+#' @param message One JSON-RPC message: a JSON string, or an R list that is
+#'   converted to JSON (named lists become objects).
+#' @return `mcp_session()`: an object of class `mcplite_session`.
+#'   `mcp_handle()`: a single string of JSON, or `NULL`.
+#' @export
+#' @examples
+#' echo <- tool(function(text) text, "Echo the text back.",
+#'   arguments = list(text = type_string())
+#' )
+#' session <- mcp_session(echo)
+#' mcp_handle(session, list(
+#'   jsonrpc = "2.0", id = 1, method = "initialize",
+#'   params = list(
+#'     protocolVersion = "2025-06-18", capabilities = structure(list(), names = character()),
+#'     clientInfo = list(name = "example", version = "1.0")
+#'   )
+#' ))
+#' mcp_handle(session, '{"jsonrpc":"2.0","id":2,"method":"tools/call",
+#'   "params":{"name":"echo","arguments":{"text":"hi"}}}')
+mcp_session <- function(tools, instructions = NULL) {
+  if (missing(tools)) {
+    abort("`tools` is required: supply a tool made by `tool()` or a list of tools.")
+  }
+  check_instructions(instructions)
+  spec <- server_spec(tools)
+  check_payload_options()
+  ptr <- engine_session_new(spec, server_version(), instructions)
+  structure(list(ptr = ptr, spec = spec, instructions = instructions), class = "mcplite_session")
+}
+
+#' @rdname mcp_session
+#' @export
+mcp_handle <- function(x, message) {
+  session <- if (inherits(x, "mcplite_session")) x else mcp_session(x)
+  if (missing(message)) {
+    abort("`message` is required: supply one JSON-RPC message as JSON text or a list.")
+  }
+  line <- if (is.character(message) && inherits(message, "json")) {
+    paste(message, collapse = "")
+  } else if (is_scalar_string(message)) {
+    message
+  } else if (is.list(message) && !is.object(message)) {
+    fixed_json(message)
+  } else {
+    abort("`message` must be a single string of JSON or a list, not ", describe(message), ".")
+  }
+  engine_session_handle(session$ptr, session$spec, line)
+}
+
+#' @export
+print.mcplite_session <- function(x, ...) {
+  n <- length(x$spec$names)
+  cat("<mcplite_session> ", n, if (n == 1L) " tool" else " tools", "\n", sep = "")
+  if (n > 0L) {
+    cat(paste0("  ", x$spec$names, collapse = "\n"), "\n", sep = "")
+  }
+  invisible(x)
+}
+
+check_instructions <- function(instructions) {
+  if (!is.null(instructions) && !is_scalar_string(instructions)) {
+    abort("`instructions` must be NULL or a single string, not ", describe(instructions), ".")
+  }
+}
+
+server_version <- function() {
+  unname(getNamespaceVersion(topenv(environment(server_version))))
+}
+
+is_mcplite_tool <- function(x) is.function(x) && inherits(x, "mcplite_tool")
+
+is_ellmer_tooldef <- function(x) is.function(x) && inherits(x, "ellmer::ToolDef")
+
+is_servable_tool <- function(x) is_mcplite_tool(x) || is_ellmer_tooldef(x)
+
+# Flatten the registry into the vectors the engine reads (SPEC R5.2 3-5).
+server_spec <- function(tools) {
+  if (is_servable_tool(tools)) {
+    tools <- list(tools)
+  } else if (!is.list(tools) || is.object(tools)) {
+    abort(
+      "`tools` must be a tool made by `tool()` (or an `ellmer::tool()` definition) ",
+      "or a list of them, not ", describe(tools), ".",
+      if (is.character(tools)) " Scripts are never sourced: source the file yourself and pass its tools."
+    )
+  }
+  specs <- vector("list", length(tools))
+  for (i in seq_along(tools)) {
+    x <- tools[[i]]
+    if (!is_servable_tool(x)) {
+      abort(
+        "`tools[[", i, "]]` must be a tool made by `tool()` or an `ellmer::tool()` ",
+        "definition, not ", describe_tool_candidate(x), "."
+      )
+    }
+    specs[[i]] <- tryCatch(
+      if (is_mcplite_tool(x)) tool_spec(x) else ellmer_tool_spec(x),
+      mcplite_error = function(e) {
+        abort("`tools[[", i, "]]`", tool_label(x), " is not a valid tool: ", conditionMessage(e))
+      }
+    )
+  }
+  names <- vapply(specs, function(s) s$name, character(1))
+  dups <- unique(names[duplicated(names)])
+  if (length(dups) > 0L) {
+    abort(
+      "`tools` must have unique names; repeated: ",
+      paste0("\"", dups, "\"", collapse = ", "), "."
+    )
+  }
+  list(
+    names = names,
+    descriptions = vapply(specs, function(s) s$description, character(1)),
+    input_schemas = vapply(specs, function(s) s$input_schema, character(1)),
+    annotations = lapply(specs, function(s) s$annotations),
+    output_schemas = lapply(specs, function(s) s$output_schema),
+    funs = lapply(specs, function(s) s$fun),
+    invoke = invoke_tool,
+    normalize = normalize_result,
+    payload_json = payload_json,
+    fixed_json = fixed_json
+  )
+}
+
+describe_tool_candidate <- function(x) {
+  if (inherits(x, "ellmer::ToolBuiltIn")) {
+    return("a provider built-in tool (`ellmer::ToolBuiltIn`), which only the provider can run")
+  }
+  describe(x)
+}
+
+tool_label <- function(x) {
+  nm <- attr(x, "name", exact = TRUE)
+  if (is_mcplite_tool(x)) {
+    meta <- attr(x, "mcplite", exact = TRUE)
+    nm <- if (is.list(meta)) meta[["name"]] else NULL
+  }
+  if (is_scalar_string(nm)) paste0(" (\"", nm, "\")") else ""
+}
+
+# Runs a tool call built by the engine. Errors and interrupts become classed
+# markers the engine turns into contained tool errors; warnings go to stderr
+# as soon as they happen (SPEC S6).
+invoke_tool <- function(call) {
+  tryCatch(
+    withCallingHandlers(
+      eval(call, globalenv()),
+      warning = function(w) {
+        if (isTRUE(getOption("warn", 0) >= 2)) {
+          stop(simpleError(paste0("(converted from warning) ", conditionMessage(w))))
+        }
+        cat("Warning in tool call: ", conditionMessage(w), "\n", sep = "", file = stderr())
+        invokeRestart("muffleWarning")
+      }
+    ),
+    error = function(e) structure(conditionMessage(e), class = "mcplite_failure"),
+    interrupt = function(e) structure("interrupted", class = "mcplite_interrupted")
+  )
+}

@@ -1,0 +1,363 @@
+//! The R side of the engine's `Host` trait: runs tool closures and turns
+//! their return values into engine results.
+
+use std::ffi::CStr;
+
+use mcplite_engine::{Block, CallContext, Content, Host, ToolFailure, ToolResult, ToolSpec};
+use serde_json::{Map, Value};
+
+use crate::payload;
+use crate::rffi::*;
+
+/// Everything the host needs from R, kept alive by the caller (the `.Call`
+/// arguments, or the external pointer's protected value).
+pub struct RHost {
+    specs: Vec<ToolSpec>,
+    funs: Vec<SEXP>,
+    /// R closure `invoke_tool(call)`: evaluates the call with warnings sent
+    /// to stderr and returns the value or a classed failure marker.
+    invoke: SEXP,
+    /// R closure `normalize_result(x)`.
+    normalize: SEXP,
+    quote_sym: SEXP,
+}
+
+unsafe fn str_elt(x: SEXP, i: isize) -> String {
+    charsxp_utf8(STRING_ELT(x, i)).unwrap_or_default()
+}
+
+impl RHost {
+    /// Build from the flattened server spec made by R's `server_spec()`.
+    pub unsafe fn from_spec(spec: SEXP) -> Result<RHost, String> {
+        let get = |n: &str| list_get(spec, n).ok_or_else(|| format!("server spec lacks `{n}`"));
+        let names = get("names")?;
+        let descriptions = get("descriptions")?;
+        let inputs = get("input_schemas")?;
+        let annotations = get("annotations")?;
+        let outputs = get("output_schemas")?;
+        let funs = get("funs")?;
+        let n = Rf_xlength(names);
+        let mut specs = Vec::with_capacity(n as usize);
+        let mut fvec = Vec::with_capacity(n as usize);
+        for i in 0..n {
+            let ann = VECTOR_ELT(annotations, i);
+            let keys = list_names_chr(ann);
+            let annotations = keys
+                .into_iter()
+                .enumerate()
+                .map(|(j, k)| (k, str_elt(ann, j as isize)))
+                .collect();
+            let out = VECTOR_ELT(outputs, i);
+            specs.push(ToolSpec {
+                name: str_elt(names, i),
+                description: str_elt(descriptions, i),
+                input_schema: str_elt(inputs, i),
+                annotations,
+                output_schema: if TYPEOF(out) == SEXPTYPE::STRSXP { Some(str_elt(out, 0)) } else { None },
+            });
+            fvec.push(VECTOR_ELT(funs, i));
+        }
+        Ok(RHost {
+            specs,
+            funs: fvec,
+            invoke: get("invoke")?,
+            normalize: get("normalize")?,
+            quote_sym: Rf_install(c"quote".as_ptr()),
+        })
+    }
+}
+
+/// Names of a character vector.
+unsafe fn list_names_chr(x: SEXP) -> Vec<String> {
+    let names = Rf_getAttrib(x, R_NamesSymbol);
+    if TYPEOF(names) != SEXPTYPE::STRSXP {
+        return Vec::new();
+    }
+    (0..Rf_xlength(names)).map(|i| str_elt(names, i)).collect()
+}
+
+/// JSON → R (SPEC J6). The result is unprotected; `Value` strings never
+/// contain NUL (checked by the engine).
+pub unsafe fn json_to_sexp(v: &Value) -> SEXP {
+    match v {
+        Value::Null => R_NilValue,
+        Value::Bool(b) => Rf_ScalarLogical(*b as i32),
+        Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                if (-2147483647..=2147483647).contains(&i) {
+                    return Rf_ScalarInteger(i as i32);
+                }
+            }
+            Rf_ScalarReal(n.as_f64().unwrap_or(f64::NAN))
+        }
+        Value::String(s) => Rf_ScalarString(mkchar(s)),
+        Value::Array(a) => {
+            let out = Rf_protect(Rf_allocVector(SEXPTYPE::VECSXP, a.len() as isize));
+            for (i, e) in a.iter().enumerate() {
+                SET_VECTOR_ELT(out, i as isize, json_to_sexp(e));
+            }
+            Rf_unprotect(1);
+            out
+        }
+        Value::Object(m) => object_to_list(m),
+    }
+}
+
+unsafe fn object_to_list(m: &Map<String, Value>) -> SEXP {
+    let out = Rf_protect(Rf_allocVector(SEXPTYPE::VECSXP, m.len() as isize));
+    let names = Rf_protect(Rf_allocVector(SEXPTYPE::STRSXP, m.len() as isize));
+    for (i, (k, e)) in m.iter().enumerate() {
+        SET_STRING_ELT(names, i as isize, mkchar(k));
+        SET_VECTOR_ELT(out, i as isize, json_to_sexp(e));
+    }
+    Rf_setAttrib(out, R_NamesSymbol, names);
+    Rf_unprotect(2);
+    out
+}
+
+/// Build the call `fun(name = value, ...)`.
+unsafe fn build_call(fun: SEXP, args: Option<&Map<String, Value>>) -> SEXP {
+    let mut tail = R_NilValue;
+    let mut nprot = 0;
+    if let Some(a) = args {
+        for (k, v) in a.iter().rev() {
+            let val = Rf_protect(json_to_sexp(v));
+            tail = Rf_protect(Rf_lcons(val, tail));
+            SET_TAG(tail, Rf_installChar(mkchar(k)));
+            nprot += 2;
+        }
+    }
+    let call = Rf_lcons(fun, tail);
+    Rf_unprotect(nprot);
+    call
+}
+
+const CONVERT_FAIL: &str = "The tool's return value could not be converted to JSON: ";
+
+impl RHost {
+    /// Runs inside `R_ToplevelExec`. Fills `out`.
+    unsafe fn call_inner(
+        &self,
+        index: usize,
+        args: Option<&Map<String, Value>>,
+        out: &mut Option<Result<ToolResult, ToolFailure>>,
+    ) {
+        let call = Rf_protect(build_call(self.funs[index], args));
+        let quoted = Rf_protect(Rf_lang2(self.quote_sym, call));
+        let wrapper = Rf_protect(Rf_lang2(self.invoke, quoted));
+        let mut err = 0;
+        let value = Rf_protect(R_tryEvalSilent(wrapper, R_GlobalEnv, &mut err));
+        if err != 0 {
+            *out = Some(Err(ToolFailure::Error("The tool call failed inside mcplite.".into())));
+            Rf_unprotect(4);
+            return;
+        }
+        *out = Some(self.adapt(value));
+        Rf_unprotect(4);
+    }
+
+    /// Turn the wrapper's value into a result (SPEC J3, R4.4, E9).
+    unsafe fn adapt(&self, value: SEXP) -> Result<ToolResult, ToolFailure> {
+        if inherits(value, c"mcplite_failure") {
+            return Err(ToolFailure::Error(
+                scalar_string(value).and_then(Result::ok).unwrap_or_default(),
+            ));
+        }
+        if inherits(value, c"mcplite_interrupted") {
+            return Err(ToolFailure::Interrupted);
+        }
+        match TYPEOF(value) {
+            SEXPTYPE::STRSXP => return join_strings(value).map(ToolResult::text).map_err(contained_conv),
+            SEXPTYPE::NILSXP => return Ok(ToolResult::text("{}")),
+            SEXPTYPE::VECSXP
+                if Rf_xlength(value) == 0
+                    && Rf_getAttrib(value, R_ClassSymbol) == R_NilValue
+                    && Rf_getAttrib(value, R_NamesSymbol) == R_NilValue =>
+            {
+                return Ok(ToolResult::text("[]"))
+            }
+            _ => {}
+        }
+        if needs_normalize(value) {
+            let call = Rf_protect(Rf_lang2(self.normalize, value));
+            let wrapped = Rf_protect(Rf_lang2(self.invoke, Rf_lang2(self.quote_sym, call)));
+            let mut err = 0;
+            let res = Rf_protect(R_tryEvalSilent(wrapped, R_GlobalEnv, &mut err));
+            let out = if err != 0 {
+                Err(ToolFailure::Error("The tool result could not be validated.".into()))
+            } else if inherits(res, c"mcplite_failure") {
+                Err(ToolFailure::Error(scalar_string(res).and_then(Result::ok).unwrap_or_default()))
+            } else if inherits(res, c"mcplite_interrupted") {
+                Err(ToolFailure::Interrupted)
+            } else {
+                read_tool_result(res).map_err(ToolFailure::Error)
+            };
+            Rf_unprotect(3);
+            return out;
+        }
+        let mut buf = Vec::new();
+        match payload::encode_payload_value(value, &mut buf) {
+            Ok(()) => match String::from_utf8(buf) {
+                Ok(s) => Ok(ToolResult::text(s)),
+                Err(_) => Err(contained_conv("the JSON is not valid UTF-8".into())),
+            },
+            Err(e) => Err(contained_conv(e)),
+        }
+    }
+}
+
+fn contained_conv(reason: String) -> ToolFailure {
+    ToolFailure::Error(format!("{CONVERT_FAIL}{reason}"))
+}
+
+/// Does this return value need R-side normalisation (a tool result, or
+/// ellmer content)?
+unsafe fn needs_normalize(value: SEXP) -> bool {
+    if inherits(value, c"mcplite_tool_result") || class_starts_with(value, "ellmer::") {
+        return true;
+    }
+    if TYPEOF(value) == SEXPTYPE::VECSXP && Rf_getAttrib(value, R_ClassSymbol) == R_NilValue {
+        return (0..Rf_xlength(value)).any(|i| class_starts_with(VECTOR_ELT(value, i), "ellmer::"));
+    }
+    false
+}
+
+/// Character vector → text, elements joined with "\n"; NA → "NA".
+unsafe fn join_strings(x: SEXP) -> Result<String, String> {
+    let n = Rf_xlength(x);
+    let mut s = String::new();
+    for i in 0..n {
+        if i > 0 {
+            s.push('\n');
+        }
+        let c = STRING_ELT(x, i);
+        if c == R_NaString {
+            s.push_str("NA");
+        } else {
+            s.push_str(&charsxp_utf8(c)?);
+        }
+    }
+    Ok(s)
+}
+
+unsafe fn opt_string(x: Option<SEXP>) -> Result<Option<String>, String> {
+    match x {
+        None => Ok(None),
+        Some(v) if TYPEOF(v) == SEXPTYPE::NILSXP => Ok(None),
+        Some(v) => scalar_string(v).transpose().map(|o| o),
+    }
+}
+
+unsafe fn req_string(list: SEXP, field: &str) -> Result<String, String> {
+    opt_string(list_get(list, field))?.ok_or_else(|| format!("content block field `{field}` is missing"))
+}
+
+/// A named list → (key, fixed JSON) pairs.
+unsafe fn fixed_members(x: Option<SEXP>) -> Result<Vec<(String, String)>, String> {
+    let x = match x {
+        Some(v) if TYPEOF(v) == SEXPTYPE::VECSXP && Rf_xlength(v) > 0 => v,
+        _ => return Ok(Vec::new()),
+    };
+    let names = list_names(x);
+    let mut out = Vec::with_capacity(names.len());
+    for (i, k) in names.into_iter().enumerate() {
+        let mut buf = Vec::new();
+        payload::encode_fixed_value(VECTOR_ELT(x, i as isize), &mut buf)?;
+        out.push((k, String::from_utf8(buf).map_err(|_| "metadata is not valid UTF-8".to_string())?));
+    }
+    Ok(out)
+}
+
+/// Read a validated `mcplite_tool_result` (layout in R/tool-result.R).
+unsafe fn read_tool_result(x: SEXP) -> Result<ToolResult, String> {
+    let content = list_get(x, "content").ok_or("the tool result has no `content`")?;
+    let mut blocks = Vec::new();
+    for i in 0..Rf_xlength(content) {
+        let b = VECTOR_ELT(content, i);
+        let ty = req_string(b, "type")?;
+        let c = match ty.as_str() {
+            "text" => Content::Text { text: req_string(b, "text")? },
+            "image" => Content::Image { data: req_string(b, "data")?, mime_type: req_string(b, "mime_type")? },
+            "audio" => Content::Audio { data: req_string(b, "data")?, mime_type: req_string(b, "mime_type")? },
+            "resource_link" => Content::ResourceLink {
+                uri: req_string(b, "uri")?,
+                name: req_string(b, "name")?,
+                title: opt_string(list_get(b, "title"))?,
+                description: opt_string(list_get(b, "description"))?,
+                mime_type: opt_string(list_get(b, "mime_type"))?,
+                size: match list_get(b, "size") {
+                    Some(s) if TYPEOF(s) != SEXPTYPE::NILSXP => {
+                        let mut buf = Vec::new();
+                        payload::encode_fixed_value(s, &mut buf)?;
+                        Some(String::from_utf8(buf).unwrap_or_default())
+                    }
+                    _ => None,
+                },
+            },
+            "resource" => Content::Resource {
+                uri: req_string(b, "uri")?,
+                mime_type: opt_string(list_get(b, "mime_type"))?,
+                text: opt_string(list_get(b, "text"))?,
+                blob: opt_string(list_get(b, "blob"))?,
+            },
+            other => return Err(format!("unknown content type `{other}`")),
+        };
+        blocks.push(Block {
+            content: c,
+            annotations: fixed_members(list_get(b, "annotations"))?,
+            meta: fixed_members(list_get(b, "meta"))?,
+        });
+    }
+    let structured = match list_get(x, "structured_content") {
+        Some(s) if TYPEOF(s) != SEXPTYPE::NILSXP => {
+            let mut buf = Vec::new();
+            if TYPEOF(s) == SEXPTYPE::VECSXP
+                && Rf_xlength(s) == 0
+                && Rf_getAttrib(s, R_ClassSymbol) == R_NilValue
+            {
+                buf.extend_from_slice(b"{}");
+            } else {
+                payload::encode_payload_value(s, &mut buf)
+                    .map_err(|e| format!("`structured_content` could not be converted to JSON: {e}"))?;
+            }
+            Some(String::from_utf8(buf).map_err(|_| "structured content is not valid UTF-8".to_string())?)
+        }
+        _ => None,
+    };
+    let is_error = match list_get(x, "is_error") {
+        Some(v) if TYPEOF(v) == SEXPTYPE::LGLSXP && Rf_xlength(v) == 1 => *LOGICAL(v) == 1,
+        _ => false,
+    };
+    Ok(ToolResult { content: blocks, structured, is_error, meta: fixed_members(list_get(x, "meta"))? })
+}
+
+impl Host for RHost {
+    fn tools(&mut self) -> Vec<ToolSpec> {
+        self.specs.clone()
+    }
+
+    fn call_tool(
+        &mut self,
+        index: usize,
+        arguments: Option<&Map<String, Value>>,
+        ctx: &CallContext,
+    ) -> Result<ToolResult, ToolFailure> {
+        let mut out = None;
+        let this = &*self;
+        let ok = crate::trace_env::with_trace_env(ctx, || {
+            toplevel(|| unsafe { this.call_inner(index, arguments, &mut out) })
+        });
+        match out {
+            Some(r) => r,
+            None if !ok && interrupt_pending() => Err(ToolFailure::Interrupted),
+            None => Err(ToolFailure::Error("The tool call was aborted by an R error inside mcplite.".into())),
+        }
+    }
+
+    fn interrupt_pending(&mut self) -> bool {
+        interrupt_pending()
+    }
+}
+
+#[allow(dead_code)]
+fn _cstr(_: &CStr) {}

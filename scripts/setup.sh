@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Install what mcplite needs on Debian 12 (as root), then build and install
+# the package. Idempotent: already-installed pieces are skipped.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+pkgs="r-base-dev r-cran-jsonlite r-cran-testthat r-cran-processx r-cran-withr
+r-cran-roxygen2 r-cran-knitr r-cran-rmarkdown r-cran-pkgdown r-cran-tibble r-cran-png
+pandoc qpdf make python3-venv"
+missing=""
+for p in $pkgs; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  echo "== installing Debian packages:$missing"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+if ! command -v cargo >/dev/null 2>&1 && [ -x "$HOME/.cargo/bin/cargo" ]; then
+  export PATH="$PATH:$HOME/.cargo/bin"
+fi
+command -v cargo >/dev/null 2>&1 || { echo "cargo (Rust) is required: see https://rustup.rs" >&2; exit 1; }
+
+lib="${MCPLITE_LIB:-}"
+echo "== building and installing mcplite${lib:+ into $lib}"
+if [ -n "$lib" ]; then
+  mkdir -p "$lib"
+  R CMD INSTALL --no-test-load --library="$lib" . >/tmp/mcplite-install.log 2>&1 || { cat /tmp/mcplite-install.log; exit 1; }
+else
+  R CMD INSTALL --no-test-load . >/tmp/mcplite-install.log 2>&1 || { cat /tmp/mcplite-install.log; exit 1; }
+fi
+echo "== mcplite installed"
