@@ -1,0 +1,374 @@
+# tool(): an R function with MCP metadata attached (SPEC R1), and the internal
+# tool_spec() that the server bridge reads.
+
+#' Define an MCP tool
+#'
+#' @description
+#' `tool()` attaches MCP metadata (a name, a description, argument types,
+#' annotations and an optional output schema) to an R function. The result is
+#' still the same function: you can call it directly, and you can pass it, on
+#' its own or in a list, to [mcp_server()].
+#'
+#' Everything is checked when `tool()` runs, so a server never fails later
+#' when a client lists its tools.
+#'
+#' @section Arguments and defaults:
+#' Clients send arguments as JSON. They reach `fun` as parsed JSON: objects
+#' and arrays become R lists (an array is *not* turned into an atomic vector),
+#' strings, numbers and booleans become length-one vectors. The schema is
+#' only advertised: mcplite does not coerce or check argument values, and it
+#' does not supply defaults. An argument declared with `required = FALSE` may
+#' be left out by the client, so give it a default in the R function.
+#'
+#' @section Return values:
+#' Whatever `fun` returns is sent back as one text block. A character vector
+#' is sent as literal text (lines joined with newlines, never parsed as JSON);
+#' other values are converted to JSON. A bare list is an ordinary value, even
+#' if it looks like an MCP result. To return images, several blocks,
+#' structured content or result metadata, return a [tool_result()]. The exact
+#' conversions and the options that tune them are described in
+#' [mcplite-results].
+#'
+#' @section Complete schemas and structured output:
+#' Instead of a list of types, `arguments` can be a single
+#' [type_from_schema()] object holding the whole input schema. Its root must
+#' have `type = "object"` directly; everything else in it (`$schema`, `$defs`,
+#' `$ref`, `allOf`, conditionals, ...) is advertised exactly as written.
+#'
+#' `output_schema` announces the shape of the `structured_content` the tool
+#' returns with [tool_result()]. A client whose protocol version cannot carry
+#' it simply does not see it; the tool itself stays available (see
+#' [mcp_server()]). mcplite checks that schemas are JSON objects that can be
+#' encoded, not that they are valid JSON Schema, and it does not check inputs
+#' or outputs against them: that remains the tool author's job, together with
+#' domain validation, permissions and safe side effects.
+#'
+#' @param fun The R function to expose. Primitive functions such as `sum`
+#'   cannot carry metadata: wrap them, e.g. `function(x) sum(unlist(x))`.
+#' @param description A single string telling the client what the tool does
+#'   (may be `""`).
+#' @param ... Must be empty. Argument types go in `arguments`.
+#' @param arguments Either a named list with one type helper (see [types]) per
+#'   argument of `fun`, or a single [type_from_schema()] object giving the
+#'   complete input schema. Arguments described with [type_ignore()] are left
+#'   out of the schema.
+#' @param name The tool name: 1 to 128 ASCII letters, digits, `_`, `.` or `-`.
+#'   When `NULL` and `fun` is given as a plain variable name, that name is
+#'   used.
+#' @param annotations A named list of tool annotations. Use the R spellings
+#'   `title`, `read_only_hint`, `destructive_hint`, `idempotent_hint` and
+#'   `open_world_hint` (sent as `title`, `readOnlyHint`, `destructiveHint`,
+#'   `idempotentHint` and `openWorldHint`); the hints are `TRUE` or `FALSE`.
+#'   Other entries are sent unchanged.
+#' @param output_schema `NULL`, or a [type_object()] or [type_from_schema()]
+#'   describing the structured content the tool returns.
+#'
+#' @return `fun` itself, with class `"mcplite_tool"` added and the metadata
+#'   attached. It can be called like the original function. Calling `tool()`
+#'   on a tool replaces its metadata.
+#'
+#' @seealso [types], [tool_result()], [mcp_server()], [mcplite-results]
+#' @examples
+#' add_numbers <- tool(
+#'   function(x, y) {
+#'     x + y
+#'   },
+#'   name = "add_numbers",
+#'   description = "Add two numbers and return the result.",
+#'   arguments = list(
+#'     x = type_number("First number."),
+#'     y = type_number("Second number.")
+#'   )
+#' )
+#' add_numbers(2, 3)
+#'
+#' # The name can come from the variable holding the function.
+#' greet <- function(who = "world") paste0("Hello, ", who, "!")
+#' greet <- tool(
+#'   greet,
+#'   "Greet someone.",
+#'   arguments = list(who = type_string("Who to greet.", required = FALSE)),
+#'   annotations = list(title = "Greeter", read_only_hint = TRUE)
+#' )
+#' greet("R")
+#' @export
+tool <- function(fun, description, ..., arguments = list(), name = NULL,
+                 annotations = list(), output_schema = NULL) {
+  fun_expr <- substitute(fun)
+  if (missing(fun)) {
+    abort("`fun` is required: the R function to expose as a tool.")
+  }
+  if (!is.function(fun)) {
+    abort("`fun` must be a function, not ", describe(fun), ".")
+  }
+  if (is.primitive(fun)) {
+    abort(
+      "`fun` is a primitive function, which cannot carry tool metadata. ",
+      "Wrap it in a closure, for example `function(x) sum(unlist(x))`."
+    )
+  }
+  if (missing(description)) {
+    abort("`description` is required: a single string saying what the tool does.")
+  }
+  if (!is_scalar_string(description)) {
+    abort("`description` must be a single string, not ", describe(description), ".")
+  }
+  if (...length() > 0L) {
+    abort(
+      "`...` must be empty, but ", ...length(), " extra argument(s) were supplied. ",
+      "Describe the tool's arguments in `arguments`, ",
+      "for example `arguments = list(x = type_number())`."
+    )
+  }
+  if (is.null(name)) {
+    if (!is.symbol(fun_expr)) {
+      abort(
+        "`name` is required when `fun` is not given as a plain variable name ",
+        "(for example an anonymous function or `pkg::fun`)."
+      )
+    }
+    name <- as.character(fun_expr)
+    if (!is_valid_tool_name(name)) {
+      abort(
+        "`name` is required: the name taken from `fun` (\"", name, "\") is not a valid ",
+        "tool name (1 to 128 ASCII letters, digits, `_`, `.` or `-`)."
+      )
+    }
+  }
+  meta <- tool_metadata(
+    name = name, description = description, arguments = arguments,
+    annotations = annotations, output_schema = output_schema
+  )
+  attr(fun, "mcplite") <- meta
+  class(fun) <- c("mcplite_tool", setdiff(oldClass(fun), "mcplite_tool"))
+  fun
+}
+
+is_valid_tool_name <- function(name) {
+  is_scalar_string(name) &&
+    grepl("^[A-Za-z0-9_.-]{1,128}$", name, perl = TRUE, useBytes = TRUE)
+}
+
+# Validate (checks 4 to 7 of SPEC R1.2, plus the description) and compute
+# the schemas. Returns the raw inputs and the computed R lists.
+tool_metadata <- function(name, description, arguments, annotations, output_schema) {
+  if (!is_scalar_string(name)) {
+    abort("`name` must be a single string, not ", describe(name), ".")
+  }
+  if (!is_valid_tool_name(name)) {
+    abort(
+      "`name` must be 1 to 128 ASCII letters, digits, `_`, `.` or `-`, not \"",
+      name, "\"."
+    )
+  }
+  if (!is_scalar_string(description)) {
+    abort("`description` must be a single string, not ", describe(description), ".")
+  }
+  input_schema <- arguments_schema(arguments)
+  annotations_json <- map_annotations(annotations)
+  output <- output_schema_list(output_schema)
+  list(
+    name = name,
+    description = description,
+    arguments = arguments,
+    annotations = annotations,
+    output_schema = output_schema,
+    input_schema_list = input_schema,
+    annotations_json = annotations_json,
+    output_schema_list = output
+  )
+}
+
+# SPEC R1.5: the input schema as an R list.
+arguments_schema <- function(arguments) {
+  if (inherits(arguments, "mcplite_type_from_schema")) {
+    schema <- type_schema(arguments, "arguments")
+    if (!identical(schema[["type"]], "object")) {
+      abort(
+        "A complete input schema in `arguments` must have the root member ",
+        "`type` equal to \"object\" (a root reached through `$ref`, `allOf` and ",
+        "the like does not count)."
+      )
+    }
+    return(schema)
+  }
+  if (is_type(arguments)) {
+    abort(
+      "`arguments` must be a named list of type helpers, or a single ",
+      "type_from_schema() object; a single ", type_label(arguments),
+      " is not accepted. Wrap the argument types in `list()`."
+    )
+  }
+  if (!is.list(arguments) || is.object(arguments)) {
+    abort("`arguments` must be a named list of type helpers, not ", describe(arguments), ".")
+  }
+  if (!is_named_list(arguments)) {
+    abort(
+      "`arguments` must be empty or have unique, non-empty names ",
+      "(one per argument of `fun`)."
+    )
+  }
+  for (nm in names(arguments)) {
+    el <- arguments[[nm]]
+    if (!is_type(el)) {
+      abort(
+        "Each element of `arguments` must be a type helper such as type_string() ",
+        "or an ellmer type; `arguments$", nm, "` is ", describe(el), "."
+      )
+    }
+  }
+  object_schema(arguments, "arguments", additional_properties = FALSE)
+}
+
+type_label <- function(x) {
+  if (inherits(x, "mcplite_type")) {
+    kind <- x[["kind"]]
+    paste0("type_", if (is_scalar_string(kind)) kind else "?", "() helper")
+  } else {
+    paste0("<", class(x)[1L], "> object")
+  }
+}
+
+annotation_keys <- c(
+  title = "title",
+  read_only_hint = "readOnlyHint",
+  destructive_hint = "destructiveHint",
+  idempotent_hint = "idempotentHint",
+  open_world_hint = "openWorldHint"
+)
+
+# SPEC R1.6: a named character vector of fixed-JSON texts with wire keys, in
+# the original order (character(0) when empty).
+map_annotations <- function(annotations, arg = "annotations") {
+  if (!is_named_list(annotations)) {
+    abort(
+      "`", arg, "` must be a named list with unique, non-empty names, not ",
+      describe_json_shape(annotations), "."
+    )
+  }
+  keys <- names(annotations)
+  if (length(annotations) == 0L) {
+    return(character())
+  }
+  for (snake in names(annotation_keys)) {
+    camel <- annotation_keys[[snake]]
+    if (snake != camel && snake %in% keys && camel %in% keys) {
+      abort(
+        "`", arg, "` must not contain both `", snake, "` and `", camel,
+        "`; use only `", snake, "`."
+      )
+    }
+  }
+  wire <- keys
+  mapped <- keys %in% names(annotation_keys)
+  wire[mapped] <- unname(annotation_keys[keys[mapped]])
+  hints <- c("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
+  out <- character(length(keys))
+  for (i in seq_along(keys)) {
+    v <- annotations[[i]]
+    field <- paste0("`", arg, "$", keys[i], "`")
+    if (wire[i] %in% hints && !is_true_false(v)) {
+      abort(field, " must be TRUE or FALSE, not ", describe(v), ".")
+    }
+    if (wire[i] == "title" && !is_scalar_string(v)) {
+      abort(field, " must be a single string, not ", describe(v), ".")
+    }
+    out[i] <- value_json(v, field, arg)
+  }
+  names(out) <- wire
+  out
+}
+
+# Fixed JSON of one member value (NULL is JSON null inside an object).
+value_json <- function(v, field, arg) {
+  if (is.null(v)) {
+    return("null")
+  }
+  tryCatch(
+    fixed_json(v),
+    error = function(e) {
+      abort("`", arg, "` must be encodable as JSON, but ", field, " is not: ",
+            conditionMessage(e))
+    }
+  )
+}
+
+# SPEC R1.7: the output schema as an R list, or NULL.
+output_schema_list <- function(output_schema) {
+  if (is.null(output_schema)) {
+    return(NULL)
+  }
+  ok <- inherits(output_schema, "mcplite_type_object") ||
+    inherits(output_schema, "mcplite_type_from_schema") ||
+    inherits(output_schema, "ellmer::TypeObject") ||
+    inherits(output_schema, "ellmer::TypeJsonSchema")
+  if (!ok) {
+    what <- if (is_type(output_schema)) type_label(output_schema) else describe(output_schema)
+    abort(
+      "`output_schema` must be NULL, a type_object() or a type_from_schema() ",
+      "(or an ellmer type_object()/type_from_schema()), not ", what, "."
+    )
+  }
+  schema <- type_schema(output_schema, "output_schema")
+  check_schema_object(schema, "output_schema")
+  schema
+}
+
+# Internal contract for the server bridge (see CONTRACTS.md): validates one
+# tool object and returns its listing data as JSON texts plus the function.
+tool_spec <- function(x) {
+  if (inherits(x, "mcplite_tool") && is.function(x)) {
+    meta <- attr(x, "mcplite", exact = TRUE)
+    if (!is.list(meta) || is.object(meta)) {
+      abort("This mcplite tool has no usable metadata; create it again with tool().")
+    }
+    m <- tool_metadata(
+      name = meta[["name"]], description = meta[["description"]],
+      arguments = meta[["arguments"]], annotations = meta[["annotations"]],
+      output_schema = meta[["output_schema"]]
+    )
+    return(list(
+      name = m$name,
+      description = m$description,
+      input_schema = fixed_json(m$input_schema_list),
+      annotations = m$annotations_json,
+      output_schema = if (is.null(m$output_schema_list)) NULL else fixed_json(m$output_schema_list),
+      fun = x
+    ))
+  }
+  if (inherits(x, "ellmer::ToolDef") && exists("ellmer_tool_spec", mode = "function")) {
+    return(ellmer_tool_spec(x))
+  }
+  abort(
+    "Expected a tool created with tool() (or an ellmer::tool() definition), not ",
+    describe(x), "."
+  )
+}
+
+#' @export
+print.mcplite_tool <- function(x, ...) {
+  meta <- attr(x, "mcplite", exact = TRUE)
+  spec <- tryCatch(tool_spec(x), error = function(e) e)
+  cat("<mcplite tool> ", meta[["name"]] %||% "?", "\n", sep = "")
+  if (inherits(spec, "error")) {
+    cat("Invalid metadata: ", conditionMessage(spec), "\n", sep = "")
+  } else {
+    if (nzchar(spec$description)) {
+      cat("Description: ", spec$description, "\n", sep = "")
+    }
+    cat("Input schema: ", spec$input_schema, "\n", sep = "")
+    if (length(spec$annotations) > 0L) {
+      cat("Annotations: ",
+          paste0(names(spec$annotations), " = ", spec$annotations, collapse = ", "),
+          "\n", sep = "")
+    }
+    if (!is.null(spec$output_schema)) {
+      cat("Output schema: ", spec$output_schema, "\n", sep = "")
+    }
+  }
+  f <- x
+  attr(f, "mcplite") <- NULL
+  class(f) <- setdiff(oldClass(f), "mcplite_tool")
+  print(f, ...)
+  invisible(x)
+}
