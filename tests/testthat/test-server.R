@@ -1,0 +1,182 @@
+add_numbers <- tool(
+  function(x, y) x + y,
+  name = "add_numbers",
+  description = "Add two numbers and return the result.",
+  arguments = list(x = type_number("First number."), y = type_number("Second number.")),
+  annotations = list(title = "Add", read_only_hint = TRUE)
+)
+
+init_msg <- function(version = "2025-06-18", id = 1) {
+  sprintf(
+    '{"jsonrpc":"2.0","id":%s,"method":"initialize","params":{"protocolVersion":"%s","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}',
+    id, version
+  )
+}
+
+call_msg <- function(name, args = "{}", id = 2) {
+  sprintf('{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"%s","arguments":%s}}', id, name, args)
+}
+
+modern <- '"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
+
+call_result <- function(session, name, args = "{}") {
+  jsonlite::fromJSON(mcp_handle(session, call_msg(name, args)), simplifyVector = FALSE)$result
+}
+
+test_that("mcp_server() checks its arguments before any I/O", {
+  expect_error(mcp_server(), class = "mcplite_error", regexp = "`tools`")
+  expect_error(mcp_server(add_numbers, instructions = 1), class = "mcplite_error", regexp = "`instructions`")
+  expect_error(mcp_server(add_numbers, instructions = NA_character_), class = "mcplite_error", regexp = "`instructions`")
+  expect_error(mcp_server("server.R"), class = "mcplite_error", regexp = "never sourced")
+  expect_error(mcp_server(function(x) x), class = "mcplite_error", regexp = "`tools`")
+  expect_error(mcp_server(list(add_numbers, 1)), class = "mcplite_error", regexp = "`tools\\[\\[2\\]\\]`")
+  expect_error(
+    mcp_server(list(add_numbers, add_numbers, add_numbers)),
+    class = "mcplite_error", regexp = "repeated: \"add_numbers\"\\."
+  )
+  withr::local_options(mcplite.json.na = "nope")
+  expect_error(mcp_server(add_numbers), class = "mcplite_error", regexp = "`mcplite.json.na`")
+})
+
+test_that("a single tool or a list (names ignored) is accepted", {
+  s1 <- mcp_session(add_numbers)
+  s2 <- mcp_session(list(a = add_numbers))
+  expect_s3_class(s1, "mcplite_session")
+  expect_identical(s1$spec$names, "add_numbers")
+  expect_identical(s2$spec$names, "add_numbers")
+  expect_identical(mcp_session(list())$spec$names, character())
+  expect_output(print(s1), "1 tool")
+})
+
+test_that("mcp_handle() answers exactly like the stdio server (L9)", {
+  s <- mcp_session(add_numbers, instructions = "Arithmetic helpers.")
+  v <- as.character(utils::packageVersion("mcplite"))
+  expect_identical(
+    mcp_handle(s, init_msg()),
+    paste0(
+      '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18",',
+      '"capabilities":{"tools":{"listChanged":false}},"serverInfo":{"name":"mcplite","version":"', v,
+      '"},"instructions":"Arithmetic helpers."}}'
+    )
+  )
+  expect_null(mcp_handle(s, '{"jsonrpc":"2.0","method":"notifications/initialized"}'))
+  expect_identical(
+    mcp_handle(s, '{"jsonrpc":"2.0","id":2,"method":"tools/list"}'),
+    paste0(
+      '{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"add_numbers","description":"Add two numbers and return the result.",',
+      '"inputSchema":{"type":"object","properties":{"x":{"type":"number","description":"First number."},',
+      '"y":{"type":"number","description":"Second number."}},"required":["x","y"],"additionalProperties":false},',
+      '"annotations":{"title":"Add","readOnlyHint":true}}]}}'
+    )
+  )
+  expect_identical(
+    mcp_handle(s, call_msg("add_numbers", '{"x":1.5,"y":2.25}', id = 3)),
+    '{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"3.75"}],"isError":false}}'
+  )
+  expect_identical(
+    mcp_handle(s, '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"nope"}}'),
+    '{"jsonrpc":"2.0","id":5,"error":{"code":-32602,"message":"Invalid params: unknown tool"}}'
+  )
+  expect_identical(
+    mcp_handle(s, '{"jsonrpc":"2.0","id":6,"method":"resources/list"}'),
+    '{"jsonrpc":"2.0","id":6,"error":{"code":-32601,"message":"Method not found"}}'
+  )
+})
+
+test_that("mcp_handle() accepts R lists and keeps state only in sessions", {
+  s <- mcp_session(add_numbers)
+  out <- mcp_handle(s, list(jsonrpc = "2.0", id = 7L, method = "ping"))
+  expect_identical(out, '{"jsonrpc":"2.0","id":7,"result":{}}')
+  # Tools instead of a session: fresh state every time.
+  expect_match(mcp_handle(add_numbers, init_msg()), '"result"')
+  expect_match(
+    mcp_handle(add_numbers, '{"jsonrpc":"2.0","id":2,"method":"tools/list"}'),
+    "server not initialized", fixed = TRUE
+  )
+  # Modern requests need no state.
+  out <- mcp_handle(add_numbers, sprintf(
+    '{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"add_numbers","arguments":{"x":2,"y":3},%s}}',
+    modern
+  ))
+  expect_match(out, '"resultType":"complete","content":[{"type":"text","text":"5"}],"isError":false', fixed = TRUE)
+  expect_error(mcp_handle(s), class = "mcplite_error", regexp = "`message`")
+  expect_error(mcp_handle(s, 1), class = "mcplite_error", regexp = "`message`")
+  expect_null(mcp_handle(s, "   "))
+  expect_identical(mcp_handle(s, "{bad"), '{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}')
+})
+
+test_that("ordinary return values become one text block (J3)", {
+  ret <- function(value) tool(function() value, "Return a fixed value.", name = "ret")
+  text_of <- function(value) {
+    s <- mcp_session(ret(value))
+    mcp_handle(s, init_msg())
+    r <- call_result(s, "ret")
+    expect_false(r$isError)
+    expect_length(r$content, 1)
+    expect_null(r$structuredContent)
+    r$content[[1]]$text
+  }
+  expect_identical(text_of(3.5), "3.5")
+  expect_identical(text_of(c("a", "b")), "a\nb")
+  expect_identical(text_of(character()), "")
+  expect_identical(text_of(NA_character_), "NA")
+  expect_identical(text_of('{"json":1}'), '{"json":1}')
+  expect_identical(text_of(NULL), "{}")
+  expect_identical(text_of(list()), "[]")
+  expect_identical(text_of(list(label = "x", values = list(1L, 2L))), '{"label":"x","values":[1,2]}')
+  expect_identical(text_of(data.frame(x = 1:2)), '[{"x":1},{"x":2}]')
+  expect_identical(text_of(NA), "null")
+  expect_identical(text_of(factor("x")), '"x"')
+  expect_identical(text_of(c(1.123456, 2)), "[1.1235,2]")
+  expect_identical(text_of(list(type = "text", text = "raw")), '{"type":"text","text":"raw"}')
+})
+
+test_that("arguments arrive as parsed JSON (J6) and tool errors are contained", {
+  probe <- tool(
+    function(...) {
+      a <- list(...)
+      paste(names(a), vapply(a, function(v) paste(class(v), collapse = "/"), ""), sep = "=", collapse = ",")
+    },
+    "Describe the arguments.",
+    name = "probe"
+  )
+  s <- mcp_session(probe)
+  mcp_handle(s, init_msg())
+  r <- call_result(s, "probe", '{"i":1,"big":3000000000,"d":1.5,"e":1e2,"s":"x","b":true,"a":[1,2],"o":{},"n":null}')
+  expect_identical(r$content[[1]]$text, "i=integer,big=numeric,d=numeric,e=numeric,s=character,b=logical,a=list,o=list,n=NULL")
+
+  fails <- tool(function(x) stop("{\"bad\": true}"), "Always fails.", name = "fails",
+    arguments = list(x = type_string()))
+  s <- mcp_session(fails)
+  mcp_handle(s, init_msg())
+  r <- call_result(s, "fails", '{"x":"a"}')
+  expect_true(r$isError)
+  expect_identical(r$content[[1]]$text, '{"bad": true}')
+  r <- call_result(s, "fails", '{"x":"a","zzz":1}')
+  expect_true(r$isError)
+  expect_match(r$content[[1]]$text, "unused argument")
+})
+
+test_that("warnings go to stderr as the call ends, and warn = 2 makes them errors", {
+  warns <- tool(function() {
+    warning("careful")
+    "ok"
+  }, "Warns.", name = "warns")
+  s <- mcp_session(warns)
+  mcp_handle(s, init_msg())
+  expect_silent(r <- call_result(s, "warns"))
+  expect_identical(r$content[[1]]$text, "ok")
+  withr::local_options(warn = 2)
+  r <- call_result(s, "warns")
+  expect_true(r$isError)
+  expect_match(r$content[[1]]$text, "careful")
+})
+
+test_that("unencodable return values are contained errors (J3.2)", {
+  env_tool <- tool(function() new.env(), "Returns an environment.", name = "env_tool")
+  s <- mcp_session(env_tool)
+  mcp_handle(s, init_msg())
+  r <- call_result(s, "env_tool")
+  expect_true(r$isError)
+  expect_match(r$content[[1]]$text, "could not be converted to JSON")
+})
