@@ -91,6 +91,19 @@
 #'   annotations = list(title = "Greeter", read_only_hint = TRUE)
 #' )
 #' greet("R")
+#'
+#' # Structured output with an output schema.
+#' stats_tool <- tool(
+#'   function(x) {
+#'     x <- unlist(x)
+#'     tool_result(structured_content = list(mean = mean(x), n = length(x)))
+#'   },
+#'   name = "summary_stats",
+#'   description = "Mean and count of numbers.",
+#'   arguments = list(x = type_array(type_number())),
+#'   output_schema = type_object(mean = type_number(), n = type_integer())
+#' )
+#' stats_tool(list(1, 2, 6))
 #' @export
 tool <- function(fun, description, ..., arguments = list(), name = NULL,
                  annotations = list(), output_schema = NULL) {
