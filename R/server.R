@@ -98,7 +98,10 @@ mcp_server <- function(tools, instructions = NULL) {
       "`Rscript --vanilla /absolute/path/to/server.R`."
     )
   }
-  engine_serve(spec, server_version(), instructions)
+  status <- engine_serve(spec, server_version(), instructions)
+  if (startsWith(status, "error: ")) {
+    abort("The server could not run: ", substring(status, 8L))
+  }
   invisible(NULL)
 }
 
@@ -148,6 +151,9 @@ mcp_session <- function(tools, instructions = NULL) {
   spec <- server_spec(tools)
   check_payload_options()
   ptr <- engine_session_new(spec, server_version(), instructions)
+  if (is.character(ptr)) {
+    abort("The session could not be created: ", substring(ptr, 8L))
+  }
   structure(list(ptr = ptr, spec = spec, instructions = instructions), class = "mcplite_session")
 }
 

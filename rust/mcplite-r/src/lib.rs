@@ -40,12 +40,13 @@ fn engine_is_serving() -> bool {
     SERVING.load(Ordering::SeqCst)
 }
 
-/// Serve over stdio until EOF. Returns how serving ended.
+/// Serve over stdio until EOF. Returns how serving ended, or a string
+/// starting with "error: " (the R wrapper raises it as a condition).
 /// @noRd
 #[extendr]
 fn engine_serve(spec: Robj, version: &str, instructions: Robj) -> String {
     if SERVING.swap(true, Ordering::SeqCst) {
-        throw_r_error("a server is already running in this process");
+        return "error: a server is already running in this process".into();
     }
     let res = (|| -> std::result::Result<String, String> {
         let mut host = unsafe { make_host(&spec)? };
@@ -62,7 +63,7 @@ fn engine_serve(spec: Robj, version: &str, instructions: Robj) -> String {
     SERVING.store(false, Ordering::SeqCst);
     match res {
         Ok(s) => s,
-        Err(e) => throw_r_error(e),
+        Err(e) => format!("error: {e}"),
     }
 }
 
@@ -72,16 +73,17 @@ struct Session {
     host: RHost,
 }
 
-/// Create a session (external pointer). The spec must be kept alive by R.
+/// Create a session (external pointer), or return an error string. The spec
+/// must be kept alive by R.
 /// @noRd
 #[extendr]
-fn engine_session_new(spec: Robj, version: &str, instructions: Robj) -> ExternalPtr<Session> {
+fn engine_session_new(spec: Robj, version: &str, instructions: Robj) -> Robj {
     let mut host = match unsafe { make_host(&spec) } {
         Ok(h) => h,
-        Err(e) => throw_r_error(e),
+        Err(e) => return Robj::from(format!("error: {e}")),
     };
     let server = Server::new(server_info(version, instructions), &mut host);
-    ExternalPtr::new(Session { server, host })
+    ExternalPtr::new(Session { server, host }).into()
 }
 
 /// Handle one message; returns the response line or NULL.

@@ -35,6 +35,7 @@ pub fn with_trace_env<T>(ctx: &CallContext, f: impl FnOnce() -> T) -> T {
 }
 
 /// The context of the call in progress, if tracing is on.
+#[allow(dead_code)]
 pub fn current() -> Option<CallContext> {
     CURRENT.with(|c| c.borrow().clone())
 }
