@@ -86,7 +86,7 @@
 #'   mime_type = "text/plain",
 #'   meta = list(source = "notes")
 #' )
-#' @name content
+#' @name content-blocks
 NULL
 
 #' @rdname content

@@ -48,7 +48,7 @@
 #' @param description A single string telling the client what the tool does
 #'   (may be `""`).
 #' @param ... Must be empty. Argument types go in `arguments`.
-#' @param arguments Either a named list with one type helper (see [types]) per
+#' @param arguments Either a named list with one type helper (see [tool-types]) per
 #'   argument of `fun`, or a single [type_from_schema()] object giving the
 #'   complete input schema. Arguments described with [type_ignore()] are left
 #'   out of the schema.
@@ -67,7 +67,7 @@
 #'   attached. It can be called like the original function. Calling `tool()`
 #'   on a tool replaces its metadata.
 #'
-#' @seealso [types], [tool_result()], [mcp_server()], [mcplite-results]
+#' @seealso [tool-types], [tool_result()], [mcp_server()], [mcplite-results]
 #' @examples
 #' add_numbers <- tool(
 #'   function(x, y) {

@@ -82,7 +82,7 @@
 #' ))
 #'
 #' type_from_schema('{"type": "object", "properties": {"q": {"type": "string"}}}')
-#' @name types
+#' @name tool-types
 NULL
 
 new_type <- function(kind, fields) {
@@ -285,7 +285,9 @@ read_schema_file <- function(path) {
   if (is.null(lines)) {
     abort("`path` could not be read: ", reason %||% "unknown error", ".")
   }
-  lines <- enc2utf8(lines)
+  if (length(lines) > 0L) {
+    lines[1L] <- sub("^\ufeff", "", lines[1L])
+  }
   if (!all(validUTF8(lines))) {
     abort("`path` could not be read: the file is not valid UTF-8.")
   }
@@ -295,6 +297,7 @@ read_schema_file <- function(path) {
 # Parse JSON text with the SPEC J6 rules (jsonlite's parser without
 # simplification gives exactly that mapping).
 parse_schema_json <- function(json, arg) {
+  json <- enc2utf8(json)
   if (!validUTF8(json)) {
     abort("`", arg, "` is not valid UTF-8.")
   }

@@ -316,3 +316,73 @@ test_that("a tool prints its metadata and function", {
   expect_true(any(grepl('"required":["x","y"]', out, fixed = TRUE)))
   expect_true(any(grepl("x + y", out, fixed = TRUE)))
 })
+
+# ellmer S7 types plug in wherever a helper is accepted (SPEC E4). These use
+# real serialized ellmer objects and need neither ellmer nor S7.
+rapi_ellmer_fixture <- function(id) {
+  skip_if_not(exists("ellmer_type_schema", mode = "function"), "ellmer support not available")
+  dirs <- c(
+    Sys.getenv("MCPLITE_ELLMER_FIXTURES"),
+    file.path(test_path(), "..", "..", "..", "shared", "fixtures", "ellmer"),
+    file.path(test_path(), "..", "..", "shared", "fixtures", "ellmer")
+  )
+  dirs <- dirs[nzchar(dirs) & file.exists(file.path(dirs, paste0(id, ".rds")))]
+  skip_if(length(dirs) == 0L, "ellmer fixtures not reachable")
+  readRDS(file.path(dirs[1], paste0(id, ".rds")))
+}
+
+test_that("ellmer types work as arguments, items and properties", {
+  props <- attr(attr(rapi_ellmer_fixture("scalar_types"), "arguments"), "properties")
+  t <- tool(function(num, note = NULL) num, "d", name = "mixed",
+            arguments = list(num = props$num, note = props$note, hidden = type_ignore()))
+  expect_identical(
+    tool_spec(t)$input_schema,
+    paste0(
+      '{"type":"object","properties":{"num":{"type":"number","description":"A double-precision number."},',
+      '"note":{"type":"string","description":"Optional free-text note."}},"required":["num"],',
+      '"additionalProperties":false}'
+    )
+  )
+  expect_identical(
+    schema_json(type_array(props$colour)),
+    '{"type":"array","items":{"type":"string","description":"One of three colours.","enum":["red","green","blue"]}}'
+  )
+  expect_identical(
+    schema_json(type_object(flag = props$flag, n = type_integer())),
+    paste0(
+      '{"type":"object","properties":{"flag":{"type":"boolean","description":"A true/false switch."},',
+      '"n":{"type":"integer"}},"required":["flag","n"],"additionalProperties":false}'
+    )
+  )
+})
+
+test_that("ellmer object and JSON-schema types work as output_schema (R1.7)", {
+  def <- rapi_ellmer_fixture("json_schema")
+  args <- attr(def, "arguments")
+  query <- attr(args, "properties")$query
+  query_json <- paste0(
+    '{"type":"object","description":"A search query.","properties":{"term":{"type":"string"},',
+    '"limit":{"type":"integer","minimum":1}},"required":["term"]}'
+  )
+  t <- tool(function() 1, "d", name = "o", output_schema = query)
+  expect_identical(tool_spec(t)$output_schema, query_json)
+  t <- tool(function() 1, "d", name = "o", output_schema = args)
+  expect_identical(
+    tool_spec(t)$output_schema,
+    paste0('{"type":"object","description":"","properties":{"query":', query_json,
+           '},"required":["query"],"additionalProperties":false}')
+  )
+  props <- attr(attr(rapi_ellmer_fixture("scalar_types"), "arguments"), "properties")
+  expect_field_error(tool(function() 1, "d", name = "o", output_schema = props$num), "output_schema")
+  expect_field_error(tool(function() 1, "d", name = "o", arguments = args), "arguments")
+})
+
+test_that("tool() can re-describe an ellmer tool definition", {
+  def <- rapi_ellmer_fixture("add")
+  t <- tool(def, "Add two numbers.", name = "add2",
+            arguments = list(x = type_number(), y = type_number()))
+  expect_true(inherits(t, "mcplite_tool"))
+  expect_true(inherits(t, "ellmer::ToolDef"))
+  expect_identical(t(1, 2), 3)
+  expect_identical(tool_spec(t)$name, "add2")
+})

@@ -266,3 +266,14 @@ test_that("type objects print their schema", {
   expect_output(print(type_integer(required = FALSE)), "optional")
   expect_output(print(type_ignore()), "omitted")
 })
+
+test_that("type_from_schema() handles a UTF-8 BOM and non-UTF-8 marked text", {
+  path <- withr::local_tempfile(fileext = ".json")
+  writeBin(c(as.raw(c(0xef, 0xbb, 0xbf)), charToRaw('{"type":"string"}\n')), path)
+  expect_identical(schema_json(type_from_schema(path = path)), '{"type":"string"}')
+  latin <- iconv('{"description":"caf\u00e9"}', "UTF-8", "latin1")
+  expect_identical(schema_json(type_from_schema(latin)), '{"description":"caf\u00e9"}')
+  bad <- withr::local_tempfile(fileext = ".json")
+  writeBin(c(charToRaw('{"d":"'), as.raw(0xe9), charToRaw('"}')), bad)
+  expect_field_error(type_from_schema(path = bad), "path")
+})
