@@ -1,0 +1,281 @@
+#' Configure an MCP client to launch a server script
+#'
+#' `mcp_client_config()` writes the configuration an MCP client needs to start
+#' a server script: the `mcpServers` entry for Claude Desktop, Claude Code or
+#' Cursor, and the equivalent `claude mcp add` command line for Claude Code.
+#' Run it in the R installation (and with the library paths) the client should
+#' use; paste the printed JSON into the client's configuration file, or run the
+#' printed command.
+#'
+#' The entry launches the script the way mcplite servers are meant to run:
+#'
+#' * `command` is the absolute path of the `Rscript` that belongs to the R
+#'   running this function (`file.path(R.home("bin"), "Rscript")`), so the
+#'   client does not depend on its own `PATH`.
+#' * `args` are `--vanilla` (no profile or saved workspace can print to
+#'   standard output or change the session) and the normalized absolute path of
+#'   the script, because clients do not promise a working directory.
+#' * `env` holds `R_LIBS` when mcplite is installed outside R's default
+#'   libraries ([.Library] and [.Library.site]). MCP clients start servers with
+#'   their own environment, not your shell's, so a library you selected with
+#'   `R_LIBS` or `.libPaths()` would otherwise be invisible to the server. The
+#'   value lists the library that holds mcplite followed by the other
+#'   non-default entries of [.libPaths()], in order. Variables given in `env`
+#'   are added after it (and replace an automatic `R_LIBS`).
+#'
+#' The script must exist and its last top-level expression must be a call to
+#' `mcp_server()` or `mcplite::mcp_server()`; the script is parsed, never run.
+#'
+#' @param script Path to the server script, relative to the working directory
+#'   or absolute.
+#' @param name The server's name in the client (the key under `mcpServers`).
+#'   Letters, digits, `_`, `.` and `-` only. By default, the script's file name
+#'   without its extension.
+#' @param client Which client the JSON is for: `"claude_desktop"` (the
+#'   `claude_desktop_config.json` file), `"claude_code"` (a project's
+#'   `.mcp.json`; adds `"type": "stdio"`) or `"cursor"` (`~/.cursor/mcp.json` or
+#'   a project's `.cursor/mcp.json`).
+#' @param env Extra environment variables for the server: a named character
+#'   vector or a named list of single strings, for example
+#'   `c(OTEL_R_TRACES_EXPORTER = "stderr")` to trace to the client's log.
+#' @return An object of class `mcplite_client_config`, a list with elements
+#'   `name`, `client`, `command`, `args` (character), `env` (named character,
+#'   possibly empty), `json` (the complete `{"mcpServers": {...}}` snippet as a
+#'   single string) and `claude_code` (the `claude mcp add` command line, quoted
+#'   for a POSIX shell, or for `cmd.exe` on Windows). Printing it shows both.
+#' @seealso [mcp_server()] for writing the script, [mcp_handle()] for testing
+#'   it without a client.
+#' @export
+#' @examples
+#' script <- file.path(tempdir(), "add-server.R")
+#' writeLines(c(
+#'   "library(mcplite)",
+#'   "add <- tool(function(x, y) x + y, \"Add two numbers.\",",
+#'   "  arguments = list(x = type_number(), y = type_number()))",
+#'   "mcp_server(add)"
+#' ), script)
+#'
+#' config <- mcp_client_config(script, name = "r-add")
+#' config
+#' config$command
+#' config$args
+#'
+#' # Cursor, with tracing sent to the server's standard error
+#' mcp_client_config(script, client = "cursor",
+#'   env = c(OTEL_R_TRACES_EXPORTER = "stderr"))
+mcp_client_config <- function(script, name = NULL,
+                              client = c("claude_desktop", "claude_code", "cursor"),
+                              env = NULL) {
+  if (missing(script)) {
+    abort("`script` is required: supply the path of a server script ending with `mcp_server()`.")
+  }
+  script <- check_server_script(script)
+  name <- check_server_name(name, script)
+  client <- check_client(client)
+  env <- c(library_env(), check_env(env))
+  env <- env[!duplicated(names(env), fromLast = TRUE)]
+
+  command <- rscript_path()
+  args <- c("--vanilla", script)
+
+  entry <- list()
+  if (client == "claude_code") entry$type <- "stdio"
+  entry$command <- command
+  entry$args <- I(args)
+  if (length(env) > 0L) entry$env <- as.list(env)
+  servers <- list()
+  servers[[name]] <- entry
+  json <- as.character(jsonlite::toJSON(list(mcpServers = servers),
+    auto_unbox = TRUE, pretty = TRUE
+  ))
+
+  structure(
+    list(
+      name = name,
+      client = client,
+      command = command,
+      args = args,
+      env = env,
+      json = json,
+      claude_code = claude_add_command(name, command, args, env)
+    ),
+    class = "mcplite_client_config"
+  )
+}
+
+#' @export
+print.mcplite_client_config <- function(x, ...) {
+  where <- switch(x$client,
+    claude_desktop = paste0(
+      "Claude Desktop: merge into \"mcpServers\" in claude_desktop_config.json\n",
+      "(macOS: ~/Library/Application Support/Claude/, ",
+      "Windows: %APPDATA%\\Claude\\), then restart Claude Desktop."
+    ),
+    claude_code = "Claude Code: merge into \"mcpServers\" in the project's .mcp.json.",
+    cursor = "Cursor: merge into \"mcpServers\" in ~/.cursor/mcp.json or the project's .cursor/mcp.json."
+  )
+  cat(where, "\n\n", x$json, "\n\n", sep = "")
+  cat("Claude Code, from a terminal (add `--scope user` for every project):\n\n", sep = "")
+  cat(x$claude_code, "\n", sep = "")
+  invisible(x)
+}
+
+#' @export
+format.mcplite_client_config <- function(x, ...) x$json
+
+#' @export
+as.character.mcplite_client_config <- function(x, ...) x$json
+
+# The script exists, is a file, parses, and ends with a server call.
+# Returns its normalized absolute path.
+check_server_script <- function(script) {
+  if (!is_scalar_string(script) || !nzchar(script)) {
+    abort("`script` must be the path of a server script (a single string), not ", describe(script), ".")
+  }
+  path <- path.expand(script)
+  if (!file.exists(path)) {
+    abort("`script` must be an existing file; \"", script, "\" does not exist.")
+  }
+  if (dir.exists(path)) {
+    abort("`script` must be a file, not a directory: \"", script, "\".")
+  }
+  path <- normalizePath(path, winslash = "/", mustWork = TRUE)
+  lines <- tryCatch(
+    readLines(path, encoding = "UTF-8", warn = FALSE),
+    error = function(e) abort("`script` could not be read (\"", path, "\"): ", conditionMessage(e))
+  )
+  exprs <- tryCatch(
+    parse(text = lines, keep.source = FALSE, encoding = "UTF-8"),
+    error = function(e) {
+      abort("`script` is not valid R code (\"", path, "\"): ", conditionMessage(e))
+    }
+  )
+  if (length(exprs) == 0L) {
+    abort(
+      "`script` must end with a call to `mcplite::mcp_server()`, ",
+      "but \"", path, "\" contains no R code."
+    )
+  }
+  last <- exprs[[length(exprs)]]
+  if (!is_server_call(last)) {
+    shown <- paste(deparse(last, width.cutoff = 60L, nlines = 1L), collapse = "")
+    if (nchar(shown) > 60L) shown <- paste0(substr(shown, 1L, 57L), "...")
+    abort(
+      "`script` must end with a call to `mcplite::mcp_server()` that serves its tools, ",
+      "but the last expression of \"", path, "\" is `", shown, "`."
+    )
+  }
+  path
+}
+
+is_server_call <- function(expr) {
+  if (!is.call(expr)) {
+    return(FALSE)
+  }
+  fn <- expr[[1L]]
+  if (identical(fn, as.name("mcp_server"))) {
+    return(TRUE)
+  }
+  is.call(fn) && length(fn) == 3L &&
+    (identical(fn[[1L]], as.name("::")) || identical(fn[[1L]], as.name(":::"))) &&
+    identical(fn[[2L]], as.name("mcplite")) &&
+    identical(fn[[3L]], as.name("mcp_server"))
+}
+
+check_server_name <- function(name, script) {
+  if (is.null(name)) {
+    name <- sub("\\.[^.]*$", "", basename(script))
+    name <- gsub("[^A-Za-z0-9_.-]+", "-", name)
+    name <- gsub("^[-.]+|[-.]+$", "", name)
+    if (!nzchar(name)) name <- "mcplite"
+    return(name)
+  }
+  if (!is_scalar_string(name) || !grepl("^[A-Za-z0-9_.-]{1,128}$", name, useBytes = TRUE) ||
+    grepl("[^ -~]", name, useBytes = TRUE)) {
+    abort(
+      "`name` must be a single string of 1 to 128 letters, digits, `_`, `.` or `-`, not ",
+      if (is_scalar_string(name)) paste0("\"", name, "\"") else describe(name), "."
+    )
+  }
+  name
+}
+
+check_client <- function(client) {
+  choices <- c("claude_desktop", "claude_code", "cursor")
+  if (identical(client, choices)) {
+    return(choices[[1L]])
+  }
+  if (!is_scalar_string(client) || !client %in% choices) {
+    abort(
+      "`client` must be one of ", paste0("\"", choices, "\"", collapse = ", "), ", not ",
+      if (is_scalar_string(client)) paste0("\"", client, "\"") else describe(client), "."
+    )
+  }
+  client
+}
+
+check_env <- function(env) {
+  if (is.null(env) || length(env) == 0L) {
+    return(character())
+  }
+  ok_values <- if (is.list(env) && !is.object(env)) {
+    all(vapply(env, is_scalar_string, logical(1)))
+  } else {
+    is.character(env) && !anyNA(env)
+  }
+  nms <- names(env)
+  if (!ok_values || is.null(nms) || anyNA(nms) ||
+    !all(grepl("^[A-Za-z_][A-Za-z0-9_]*$", nms)) || anyDuplicated(nms)) {
+    abort(
+      "`env` must be a named character vector (or a named list of single strings) ",
+      "with unique environment variable names, for example ",
+      "`c(OTEL_R_TRACES_EXPORTER = \"stderr\")`."
+    )
+  }
+  vapply(env, identity, character(1), USE.NAMES = TRUE)
+}
+
+rscript_path <- function() {
+  exe <- if (.Platform$OS.type == "windows") "Rscript.exe" else "Rscript"
+  path <- file.path(R.home("bin"), exe)
+  normalizePath(path, winslash = "/", mustWork = FALSE)
+}
+
+# R_LIBS for the server when mcplite lives outside R's default libraries:
+# mcplite's library first, then the session's other non-default libraries.
+library_env <- function() {
+  norm <- function(p) normalizePath(p, winslash = "/", mustWork = FALSE)
+  defaults <- unique(norm(c(.Library, .Library.site)))
+  pkg_lib <- norm(dirname(getNamespaceInfo(asNamespace("mcplite"), "path")))
+  if (pkg_lib %in% defaults) {
+    return(character())
+  }
+  libs <- unique(c(pkg_lib, norm(.libPaths())))
+  libs <- libs[!libs %in% defaults]
+  c(R_LIBS = paste(libs, collapse = .Platform$path.sep))
+}
+
+claude_add_command <- function(name, command, args, env) {
+  quote <- if (.Platform$OS.type == "windows") cmd_quote else sh_quote
+  env_flags <- if (length(env) > 0L) {
+    paste0("--env ", quote(paste0(names(env), "=", env)), collapse = " ")
+  }
+  paste(c(
+    "claude mcp add --transport stdio", env_flags, quote(name), "--",
+    quote(command), vapply(args, quote, character(1), USE.NAMES = FALSE)
+  ), collapse = " ")
+}
+
+# Quote for a POSIX shell: words made only of safe characters stay bare, all
+# others are single-quoted with embedded single quotes written as '\''.
+sh_quote <- function(x) {
+  safe <- grepl("^[A-Za-z0-9_./:=@%+,-]+$", x)
+  ifelse(safe, x, paste0("'", gsub("'", "'\\''", x, fixed = TRUE), "'"))
+}
+
+# Quote for cmd.exe/PowerShell argument parsing: double quotes, with embedded
+# double quotes backslash-escaped.
+cmd_quote <- function(x) {
+  safe <- grepl("^[A-Za-z0-9_./:=@%+,\\\\-]+$", x)
+  ifelse(safe, x, paste0("\"", gsub("\"", "\\\"", x, fixed = TRUE), "\""))
+}

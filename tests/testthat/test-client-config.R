@@ -1,0 +1,258 @@
+# mcp_client_config(): paths, JSON and shell escaping, the R_LIBS entry, and
+# errors. Library placement is exercised in real Rscript subprocesses.
+
+write_script <- function(dir, lines = "mcplite::mcp_server(list())", file = "server.R") {
+  dir.create(dir, recursive = TRUE, showWarnings = FALSE)
+  path <- file.path(dir, file)
+  writeLines(lines, path)
+  path
+}
+
+rscript <- function() file.path(R.home("bin"), "Rscript")
+
+test_that("the entry uses this R's Rscript, --vanilla and the absolute script path", {
+  dir <- withr::local_tempdir()
+  path <- write_script(dir)
+  cfg <- mcp_client_config(path)
+  expect_s3_class(cfg, "mcplite_client_config")
+  expect_true(file.exists(cfg$command))
+  expect_identical(
+    normalizePath(cfg$command),
+    normalizePath(file.path(R.home("bin"), "Rscript"))
+  )
+  expect_identical(cfg$args, c("--vanilla", normalizePath(path)))
+  expect_identical(cfg$name, "server")
+  expect_identical(cfg$client, "claude_desktop")
+
+  parsed <- jsonlite::fromJSON(cfg$json, simplifyVector = FALSE)
+  expect_identical(names(parsed), "mcpServers")
+  expect_identical(names(parsed$mcpServers), "server")
+  entry <- parsed$mcpServers$server
+  expect_identical(entry$command, cfg$command)
+  expect_identical(entry$args, list("--vanilla", normalizePath(path)))
+  expect_identical(format(cfg), cfg$json)
+  expect_identical(as.character(cfg), cfg$json)
+})
+
+test_that("a relative script path becomes absolute and normalized", {
+  dir <- withr::local_tempdir()
+  write_script(file.path(dir, "sub"))
+  cfg <- withr::with_dir(dir, mcp_client_config(file.path("sub", "..", "sub", "server.R")))
+  expect_identical(cfg$args[[2]], normalizePath(file.path(dir, "sub", "server.R")))
+  expect_false(grepl("..", cfg$args[[2]], fixed = TRUE))
+  expect_true(startsWith(cfg$args[[2]], "/") || grepl("^[A-Za-z]:", cfg$args[[2]]))
+})
+
+test_that("name defaults to the file name and can be set", {
+  dir <- withr::local_tempdir()
+  path <- write_script(dir, file = "my stats server.R")
+  expect_identical(mcp_client_config(path)$name, "my-stats-server")
+  cfg <- mcp_client_config(path, name = "r.stats_1")
+  expect_identical(cfg$name, "r.stats_1")
+  expect_identical(names(jsonlite::fromJSON(cfg$json)$mcpServers), "r.stats_1")
+})
+
+test_that("each client gets its own entry shape", {
+  dir <- withr::local_tempdir()
+  path <- write_script(dir)
+  desktop <- jsonlite::fromJSON(mcp_client_config(path)$json, simplifyVector = FALSE)
+  code <- jsonlite::fromJSON(mcp_client_config(path, client = "claude_code")$json,
+    simplifyVector = FALSE
+  )
+  cursor <- jsonlite::fromJSON(mcp_client_config(path, client = "cursor")$json,
+    simplifyVector = FALSE
+  )
+  expect_null(desktop$mcpServers$server$type)
+  expect_null(cursor$mcpServers$server$type)
+  expect_identical(names(code$mcpServers$server)[1:3], c("type", "command", "args"))
+  expect_identical(code$mcpServers$server$type, "stdio")
+  expect_identical(cursor$mcpServers$server$args, desktop$mcpServers$server$args)
+})
+
+test_that("spaces, quotes and backslashes survive JSON and shell quoting", {
+  skip_on_os("windows")
+  dir <- withr::local_tempdir()
+  odd <- file.path(dir, "we\"ird \\ dir's $HOME `x`")
+  path <- write_script(odd, file = "my server.R")
+  cfg <- mcp_client_config(path, name = "odd", env = c(EXTRA = "a b'c\"d\\e"))
+  expected <- normalizePath(path)
+  expect_true(grepl("\\", expected, fixed = TRUE))
+
+  # JSON: the parsed entry holds the exact strings.
+  entry <- jsonlite::fromJSON(cfg$json, simplifyVector = FALSE)$mcpServers$odd
+  expect_identical(entry$args[[2]], expected)
+  expect_identical(entry$env$EXTRA, "a b'c\"d\\e")
+  expect_true(grepl("we\\\"ird \\\\ dir's", cfg$json, fixed = TRUE))
+
+  # Shell: a real sh parses the command line back into the same words.
+  out <- system2("sh", c("-c", shQuote(paste(
+    "claude() { for a in \"$@\"; do printf '%s\\n' \"$a\"; done; };", cfg$claude_code
+  ))), stdout = TRUE)
+  env_words <- paste0(names(cfg$env), "=", cfg$env)
+  expect_identical(out, c(
+    "mcp", "add", "--transport", "stdio",
+    as.vector(rbind("--env", env_words)),
+    "odd", "--", cfg$command, "--vanilla", expected
+  ))
+})
+
+test_that("env entries are validated and merged after R_LIBS", {
+  dir <- withr::local_tempdir()
+  path <- write_script(dir)
+  cfg <- mcp_client_config(path, env = list(OTEL_R_TRACES_EXPORTER = "stderr"))
+  expect_identical(cfg$env[["OTEL_R_TRACES_EXPORTER"]], "stderr")
+  expect_identical(tail(names(cfg$env), 1), "OTEL_R_TRACES_EXPORTER")
+  own <- mcp_client_config(path, env = c(R_LIBS = "/opt/r-libs"))
+  expect_identical(own$env, c(R_LIBS = "/opt/r-libs"))
+  expect_identical(jsonlite::fromJSON(own$json)$mcpServers$server$env$R_LIBS, "/opt/r-libs")
+
+  expect_error(mcp_client_config(path, env = "stderr"), "`env`", class = "mcplite_error")
+  expect_error(mcp_client_config(path, env = c(`1BAD` = "x")), "`env`", class = "mcplite_error")
+  expect_error(mcp_client_config(path, env = list(A = 1)), "`env`", class = "mcplite_error")
+  expect_error(mcp_client_config(path, env = c(A = NA)), "`env`", class = "mcplite_error")
+})
+
+test_that("the env entry matches where mcplite is installed in this session", {
+  dir <- withr::local_tempdir()
+  path <- write_script(dir)
+  cfg <- mcp_client_config(path)
+  lib <- normalizePath(dirname(getNamespaceInfo(asNamespace("mcplite"), "path")))
+  default <- normalizePath(c(.Library, .Library.site), mustWork = FALSE)
+  if (lib %in% default) {
+    expect_length(cfg$env, 0)
+    expect_null(jsonlite::fromJSON(cfg$json)$mcpServers$server$env)
+  } else {
+    libs <- strsplit(cfg$env[["R_LIBS"]], .Platform$path.sep, fixed = TRUE)[[1]]
+    expect_identical(libs[[1]], lib)
+    expect_false(any(libs %in% default))
+  }
+})
+
+# Copy the installed package into a fresh library and run mcp_client_config()
+# from a separate Rscript that sees it either as an extra library (R_LIBS) or
+# as a site library (R_LIBS_SITE, which R treats as a default library).
+config_from_subprocess <- function(lib, script, var) {
+  out <- tempfile(fileext = ".json")
+  code <- sprintf(
+    "cfg <- mcplite::mcp_client_config(%s); writeLines(cfg$json, %s)",
+    deparse(script), deparse(out)
+  )
+  env <- c(R_LIBS = "", R_LIBS_USER = tempfile())
+  env[[var]] <- if (var == "R_LIBS_SITE") {
+    paste(c(lib, .Library.site), collapse = .Platform$path.sep)
+  } else {
+    lib
+  }
+  res <- processx::run(rscript(), c("--vanilla", "-e", code),
+    env = c("current", env), error_on_status = FALSE
+  )
+  if (res$status != 0) stop("Rscript failed: ", res$stderr)
+  jsonlite::fromJSON(paste(readLines(out), collapse = "\n"), simplifyVector = FALSE)
+}
+
+copy_installed_package <- function() {
+  lib <- withr::local_tempdir(.local_envir = parent.frame())
+  file.copy(getNamespaceInfo(asNamespace("mcplite"), "path"), lib, recursive = TRUE)
+  lib
+}
+
+test_that("R_LIBS is added when mcplite lives outside the default libraries", {
+  skip_if_not_installed("processx")
+  lib <- copy_installed_package()
+  path <- write_script(withr::local_tempdir())
+  parsed <- config_from_subprocess(lib, path, "R_LIBS")
+  entry <- parsed$mcpServers$server
+  expect_identical(entry$env$R_LIBS, normalizePath(lib))
+
+  # The entry really launches the server: run it as a client would, with
+  # only the configured environment added to a bare one.
+  requests <- tempfile()
+  writeLines(c(
+    '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}',
+    '{"jsonrpc":"2.0","id":2,"method":"tools/list"}'
+  ), requests)
+  res <- processx::run(entry$command, unlist(entry$args),
+    env = c(PATH = Sys.getenv("PATH"), HOME = tempdir(), R_LIBS_USER = tempfile(), unlist(entry$env)),
+    stdin = requests, error_on_status = FALSE, timeout = 60
+  )
+  expect_identical(res$status, 0L)
+  lines <- strsplit(res$stdout, "\n", fixed = TRUE)[[1]]
+  expect_length(lines, 2)
+  expect_identical(jsonlite::fromJSON(lines[[1]])$result$serverInfo$name, "mcplite")
+  expect_identical(lines[[2]], '{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}')
+})
+
+test_that("no env entry when mcplite is in a default (site) library", {
+  skip_if_not_installed("processx")
+  lib <- copy_installed_package()
+  path <- write_script(withr::local_tempdir())
+  parsed <- config_from_subprocess(lib, path, "R_LIBS_SITE")
+  expect_null(parsed$mcpServers$server$env)
+  expect_identical(parsed$mcpServers$server$args[[2]], normalizePath(path))
+})
+
+test_that("the script must exist and be a file", {
+  dir <- withr::local_tempdir()
+  expect_error(mcp_client_config(), "`script`", class = "mcplite_error")
+  expect_error(mcp_client_config(file.path(dir, "missing.R")), "`script`.*does not exist",
+    class = "mcplite_error"
+  )
+  expect_error(mcp_client_config(dir), "`script`.*directory", class = "mcplite_error")
+  expect_error(mcp_client_config(c("a.R", "b.R")), "`script`", class = "mcplite_error")
+  expect_error(mcp_client_config(NA_character_), "`script`", class = "mcplite_error")
+  expect_error(mcp_client_config(""), "`script`", class = "mcplite_error")
+})
+
+test_that("the script must end with a server call", {
+  dir <- withr::local_tempdir()
+  bad <- list(
+    c("library(mcplite)", "x <- 1"),
+    c("mcp_server(list())", "print('after')"),
+    c("library(mcplite)", "tools <- list()", "# mcp_server(tools)"),
+    c("server <- function() mcp_server(list())"),
+    c("other::mcp_server(list())"),
+    character()
+  )
+  for (lines in bad) {
+    path <- write_script(dir, lines, file = "bad.R")
+    expect_error(mcp_client_config(path), "`script`.*mcp_server", class = "mcplite_error")
+  }
+  path <- write_script(dir, c("f <- function(", "mcp_server(list())"), file = "broken.R")
+  expect_error(mcp_client_config(path), "`script`.*not valid R code", class = "mcplite_error")
+
+  good <- list(
+    c("library(mcplite)", "mcp_server(list())"),
+    c("mcplite::mcp_server(", "  list(),", "  instructions = 'hi'", ")", "# trailing comment"),
+    "mcplite:::mcp_server(list())"
+  )
+  for (lines in good) {
+    path <- write_script(dir, lines, file = "good.R")
+    expect_s3_class(mcp_client_config(path), "mcplite_client_config")
+  }
+})
+
+test_that("name and client are validated", {
+  dir <- withr::local_tempdir()
+  path <- write_script(dir)
+  expect_error(mcp_client_config(path, name = "has space"), "`name`", class = "mcplite_error")
+  expect_error(mcp_client_config(path, name = ""), "`name`", class = "mcplite_error")
+  expect_error(mcp_client_config(path, name = 1), "`name`", class = "mcplite_error")
+  expect_error(mcp_client_config(path, name = strrep("a", 129)), "`name`", class = "mcplite_error")
+  expect_error(mcp_client_config(path, client = "vscode"), "`client`", class = "mcplite_error")
+  expect_error(mcp_client_config(path, client = c("cursor", "claude_code")), "`client`",
+    class = "mcplite_error"
+  )
+})
+
+test_that("printing shows the JSON and the claude mcp add line", {
+  dir <- withr::local_tempdir()
+  path <- write_script(dir)
+  cfg <- mcp_client_config(path, client = "cursor")
+  out <- capture.output(res <- print(cfg))
+  expect_identical(res, cfg)
+  text <- paste(out, collapse = "\n")
+  expect_true(grepl(cfg$json, text, fixed = TRUE))
+  expect_true(grepl(cfg$claude_code, text, fixed = TRUE))
+  expect_true(grepl(".cursor/mcp.json", text, fixed = TRUE))
+  expect_true(startsWith(cfg$claude_code, "claude mcp add --transport stdio "))
+})
