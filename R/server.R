@@ -209,7 +209,7 @@ server_spec <- function(tools) {
   } else if (!is.list(tools) || is.object(tools)) {
     abort(
       "`tools` must be a tool made by `tool()` (or an `ellmer::tool()` definition) ",
-      "or a list of them, not ", describe(tools), ".",
+      "or a list of them, not ", describe_tool_candidate(tools), ".",
       if (is.character(tools)) " Scripts are never sourced: source the file yourself and pass its tools."
     )
   }

@@ -159,7 +159,7 @@ tool <- function(fun, description, ..., arguments = list(), name = NULL,
 
 is_valid_tool_name <- function(name) {
   is_scalar_string(name) &&
-    grepl("^[A-Za-z0-9_.-]{1,128}$", name, perl = TRUE, useBytes = TRUE)
+    grepl("^[A-Za-z0-9_.-]{1,128}\\z", name, perl = TRUE, useBytes = TRUE)
 }
 
 # Validate (checks 4 to 7 of SPEC R1.2, plus the description) and compute

@@ -180,3 +180,13 @@ test_that("unencodable return values are contained errors (J3.2)", {
   expect_true(r$isError)
   expect_match(r$content[[1]]$text, "could not be converted to JSON")
 })
+
+test_that("tool names are checked byte-wise to the end (no trailing newline)", {
+  expect_error(tool(function() 1, "x", name = "abc\n"), class = "mcplite_error", regexp = "`name`")
+})
+
+test_that("a provider built-in tool is rejected with a clear reason", {
+  builtin <- structure(list(), class = c("ellmer::ToolBuiltIn", "S7_object"))
+  expect_error(mcp_server(builtin), class = "mcplite_error", regexp = "built-in")
+  expect_error(mcp_session(list(builtin)), class = "mcplite_error", regexp = "`tools\\[\\[1\\]\\]`.*built-in")
+})
