@@ -46,7 +46,11 @@ pub fn parse_line(line: &[u8]) -> Incoming {
         Ok(t) => t,
         Err(_) => return Incoming::ParseError,
     };
+    if too_deep(line) {
+        return Incoming::ParseError;
+    }
     let mut de = serde_json::Deserializer::from_str(text);
+    de.disable_recursion_limit();
     let top = match TopSeed.deserialize(&mut de) {
         Ok(t) => t,
         Err(_) => return Incoming::ParseError,
@@ -58,6 +62,46 @@ pub fn parse_line(line: &[u8]) -> Incoming {
         Top::NotObject => Incoming::InvalidRequest { id: None },
         Top::Object(env) => classify(env),
     }
+}
+
+/// Deepest nesting of arrays and objects a message may have (SPEC W1.3 asks
+/// for at least 128).
+pub const MAX_DEPTH: usize = 512;
+
+/// Does the line nest arrays/objects deeper than [`MAX_DEPTH`]? Brackets
+/// inside strings do not count. Lines with few brackets skip the scan.
+fn too_deep(line: &[u8]) -> bool {
+    let opens = line.iter().filter(|b| matches!(b, b'[' | b'{')).count();
+    if opens <= MAX_DEPTH {
+        return false;
+    }
+    let mut depth = 0usize;
+    let mut in_str = false;
+    let mut escaped = false;
+    for &b in line {
+        if in_str {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_str = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_str = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_DEPTH {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
 }
 
 fn classify(env: Envelope) -> Incoming {
@@ -233,13 +277,23 @@ mod tests {
         }
         let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
         assert!(matches!(parse_line(deep.as_bytes()), Incoming::ParseError));
-        // 100 levels is fine (limit is at least 128).
-        let ok = format!(
-            "{{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"params\":{}{}}}",
-            "[".repeat(100),
-            "]".repeat(100)
+        // MAX_DEPTH levels in all (the top object included) are fine; one
+        // more is a parse error. Brackets inside strings do not count.
+        let nested = |d: usize| {
+            format!(
+                "{{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"params\":{}{}}}",
+                "[".repeat(d - 1),
+                "]".repeat(d - 1)
+            )
+        };
+        assert!(matches!(parse_line(nested(128).as_bytes()), Incoming::Message(_)));
+        assert!(matches!(parse_line(nested(MAX_DEPTH).as_bytes()), Incoming::Message(_)));
+        assert!(matches!(parse_line(nested(MAX_DEPTH + 1).as_bytes()), Incoming::ParseError));
+        let in_string = format!(
+            "{{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"params\":[\"{}\\\"\"]}}",
+            "[{".repeat(2000)
         );
-        assert!(matches!(parse_line(ok.as_bytes()), Incoming::Message(_)));
+        assert!(matches!(parse_line(in_string.as_bytes()), Incoming::Message(_)));
     }
 
     #[test]
@@ -294,3 +348,4 @@ mod tests {
         assert!(!contains_nul(&v));
     }
 }
+
