@@ -45,6 +45,7 @@ TOOL_CALLS = {
     "noisy": None,
     "reader": None,
     "sleepy": {"seconds": 0},
+    "search": {"query": "mcp", "limit": 3, "options": {"upper": True}, "mode": "fast"},
 }
 
 RESULT_DEF = {
@@ -68,6 +69,7 @@ MALFORMED = [
     (b'{"method":"ping"}', -32600, None),
     (b'{"jsonrpc":"2.0","id":1.5,"method":"ping"}', -32600, None),
     (b'{"jsonrpc":"1.0","id":"old","method":"ping"}', -32600, "old"),
+    (b'{"jsonrpc":"2.0","id":"deep","method":"ping","params":{"x":' + b"[" * 5000 + b"]" * 5000 + b"}}", -32700, None),
 ]
 
 # Lines that must produce no output at all.
@@ -300,6 +302,9 @@ def test_tool_listing_projection(session: Session):
     if v != "2024-11-05":
         assert tools["echo"]["annotations"] == {"title": "Echo", "readOnlyHint": True, "idempotentHint": True}
         assert tools["stats"]["outputSchema"]["type"] == "object"
+        assert tools["fail"]["annotations"] == {"destructiveHint": False, "openWorldHint": False, "x-vendor": "kept"}
+    assert tools["search"]["inputSchema"]["$defs"]["options"]["type"] == "object"
+    assert list(tools["search"]["inputSchema"]) == ["$schema", "type", "properties", "required", "$defs"]
     array_schema = {"type": "array", "items": {"type": "integer"}}
     if v == MODERN_VERSION:
         assert tools["series"]["outputSchema"] == array_schema
@@ -339,6 +344,7 @@ def test_call_results_projection(session: Session):
     assert call(session, "noisy")["content"] == [{"type": "text", "text": "quiet"}]
     assert call(session, "unused")["isError"] is True
     assert call(session, "sleepy")["content"][0]["text"] == "woke up"
+    assert call(session, "search")["content"][0]["text"] == "MCP-1\nMCP-2\nMCP-3"
 
     stats = call(session, "stats")
     assert json.loads(stats["content"][0]["text"]) == {"mean": 2.3333, "sd": 1.5275, "n": 3}

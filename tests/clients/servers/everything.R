@@ -35,7 +35,8 @@ fail <- tool(
   function(message) stop(message),
   name = "fail",
   description = "Always fails with the given message (an R error inside the tool).",
-  arguments = list(message = type_string("Error message."))
+  arguments = list(message = type_string("Error message.")),
+  annotations = list(destructive_hint = FALSE, open_world_hint = FALSE, `x-vendor` = "kept")
 )
 
 flagged_error <- tool(
@@ -184,10 +185,33 @@ sleepy <- tool(
   arguments = list(seconds = type_number("Seconds to sleep."))
 )
 
+search <- tool(
+  function(query, limit = 2L, options = list(), mode = "fast") {
+    hits <- paste0(query, "-", seq_len(limit))
+    if (isTRUE(options[["upper"]])) hits <- toupper(hits)
+    hits
+  },
+  name = "search",
+  description = "A complete input schema given with type_from_schema().",
+  arguments = type_from_schema('{
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "properties": {
+      "query": {"type": "string", "minLength": 1},
+      "limit": {"type": "integer", "minimum": 1, "maximum": 10},
+      "options": {"$ref": "#/$defs/options"},
+      "mode": {"type": "string", "enum": ["fast", "exact"]}
+    },
+    "required": ["query"],
+    "$defs": {"options": {"type": "object", "properties": {"upper": {"type": "boolean"}}}}
+  }')
+)
+
 mcp_server(
   list(
     echo, add, fail, flagged_error, stats, describe_point, series, greeting,
-    all_content, basic_content, table, nothing, forged, noisy, reader, sleepy
+    all_content, basic_content, table, nothing, forged, noisy, reader, sleepy,
+    search
   ),
   instructions = "Test server for mcplite client tests."
 )
