@@ -198,3 +198,25 @@ def test_example_server_shipped_in_package(mode):
             assert res.content[0].text == "3.75"
 
     run(go())
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: in the C locale (clients pass no LANG) literal UTF-8 strings of the "
+    "server script are sent as <c3><bc> escapes",
+)
+def test_non_ascii_literals_survive_a_minimal_client_environment():
+    """Clients launch servers with only HOME/LOGNAME/PATH/SHELL/TERM/USER (plus what
+    the configuration adds), so R starts in the C locale. Strings written literally
+    in the UTF-8 server script must still reach the client as the same characters."""
+
+    async def go():
+        async with Client(params("non_ascii.R"), mode="legacy") as client:
+            listing = await client.list_tools()
+            assert listing.tools[0].description == "Sagt Grüß Gott ✓"
+            res = await client.call_tool("greet", {"name": "Zoë"})
+            assert res.content[0].text == "Grüße, Zoë ✓"
+            res = await client.call_tool("fail_accent", {})
+            assert res.is_error is True and res.content[0].text == "échec ✗"
+
+    run(go())
