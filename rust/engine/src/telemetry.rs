@@ -1,13 +1,33 @@
-//! The seam between the dispatcher and span recording (SPEC section 8).
+//! The seam between the dispatcher and span recording (SPEC section 8), and
+//! the OpenTelemetry recorder behind it.
 //!
 //! The dispatcher describes each envelope-valid message to a
 //! [`SpanRecorder`] when one is installed; with none installed (tracing off)
 //! it does no span work at all.
+//!
+//! [`recorder_from_env`] reads the standard OpenTelemetry environment
+//! variables once (T8) and returns an [`OtelRecorder`] built on the
+//! `opentelemetry` SDK, or `None` when tracing is off. Finished spans go
+//! through a bounded queue to a background thread (never blocking the
+//! protocol) that writes them as OTLP/JSON lines on stderr or posts them as
+//! OTLP/HTTP protobuf to a collector.
 
 use serde_json::{Map, Value};
 
 use crate::host::CallContext;
 use crate::projection::Version;
+
+mod config;
+mod http;
+mod jsonline;
+mod otlp;
+mod queue;
+mod recorder;
+mod w3c;
+
+pub use config::{Config, ExporterKind, OtlpConfig, SamplerKind};
+pub use recorder::{recorder_from_env, recorder_from_config, OtelRecorder, SCOPE_NAME};
+pub use w3c::{format_traceparent, parse_traceparent, parse_tracestate};
 
 /// What is known when a span starts (after envelope validation).
 #[derive(Debug)]

@@ -1,0 +1,192 @@
+//! The recorder built from environment variables, exporting OTLP/HTTP
+//! protobuf to a loopback receiver that decodes the official OTLP messages.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use mcplite_engine::host::{CallContext, Host, ToolFailure, ToolResult, ToolSpec};
+use mcplite_engine::server::{Server, ServerInfo};
+use mcplite_engine::telemetry::recorder_from_env;
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::common::v1::{any_value, KeyValue};
+use prost::Message;
+use serde_json::{json, Value};
+
+struct Echo;
+
+impl Host for Echo {
+    fn tools(&mut self) -> Vec<ToolSpec> {
+        vec![ToolSpec {
+            name: "echo".into(),
+            description: "d".into(),
+            input_schema: r#"{"type":"object"}"#.into(),
+            annotations: vec![],
+            output_schema: None,
+        }]
+    }
+    fn call_tool(
+        &mut self,
+        _i: usize,
+        _a: Option<&serde_json::Map<String, Value>>,
+        _c: &CallContext,
+    ) -> Result<ToolResult, ToolFailure> {
+        Ok(ToolResult::text("ok"))
+    }
+}
+
+struct Received {
+    path: String,
+    headers: Vec<String>,
+    body: Vec<u8>,
+}
+
+/// Accept POSTs, answer 200, hand each request to the channel.
+fn receiver() -> (u16, mpsc::Receiver<Received>) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for s in l.incoming() {
+            let s = match s {
+                Ok(s) => s,
+                Err(_) => return,
+            };
+            let mut r = BufReader::new(s.try_clone().unwrap());
+            let mut first = String::new();
+            r.read_line(&mut first).unwrap();
+            let path = first.split(' ').nth(1).unwrap_or("").to_string();
+            let mut headers = Vec::new();
+            let mut len = 0;
+            loop {
+                let mut h = String::new();
+                r.read_line(&mut h).unwrap();
+                if h == "\r\n" || h.is_empty() {
+                    break;
+                }
+                if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
+                    len = v.trim().parse().unwrap();
+                }
+                headers.push(h.trim_end().to_string());
+            }
+            let mut body = vec![0; len];
+            r.read_exact(&mut body).unwrap();
+            (&s).write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n").unwrap();
+            if tx.send(Received { path, headers, body }).is_err() {
+                return;
+            }
+        }
+    });
+    (port, rx)
+}
+
+fn str_attr(kvs: &[KeyValue], key: &str) -> Option<String> {
+    kvs.iter().find(|kv| kv.key == key).and_then(|kv| match &kv.value.as_ref()?.value {
+        Some(any_value::Value::StringValue(s)) => Some(s.clone()),
+        _ => None,
+    })
+}
+
+#[test]
+fn otlp_http_export_from_env() {
+    let (port, rx) = receiver();
+    let vars: HashMap<&str, String> = [
+        ("OTEL_TRACES_EXPORTER", "otlp".to_string()),
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", format!("http://127.0.0.1:{port}")),
+        ("OTEL_EXPORTER_OTLP_HEADERS", "x-team=mcp%20lite".to_string()),
+        ("OTEL_SERVICE_NAME", "svc-test".to_string()),
+        ("OTEL_RESOURCE_ATTRIBUTES", "deployment.environment=ci".to_string()),
+        ("OTEL_BSP_SCHEDULE_DELAY", "50".to_string()),
+    ]
+    .into_iter()
+    .collect();
+    let rec = recorder_from_env(&|k| vars.get(k).cloned()).expect("tracing on");
+    let mut host = Echo;
+    let mut srv = Server::new(ServerInfo { name: "t".into(), version: "1".into(), instructions: None }, &mut host);
+    srv.set_recorder(Some(rec));
+    let tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let lines = [
+        json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}),
+        json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{},"_meta":{"traceparent":tp}}}),
+    ];
+    for l in &lines {
+        srv.handle_line(l.to_string().as_bytes(), &mut host);
+        srv.after_write();
+    }
+    // The batch goes out on the schedule delay, without a shutdown.
+    let mut spans = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut first: Option<Received> = None;
+    while spans.len() < 2 && Instant::now() < deadline {
+        if let Ok(r) = rx.recv_timeout(Duration::from_millis(100)) {
+            let req = ExportTraceServiceRequest::decode(r.body.as_slice()).unwrap();
+            for rs in &req.resource_spans {
+                let res = rs.resource.as_ref().unwrap();
+                assert_eq!(str_attr(&res.attributes, "service.name").as_deref(), Some("svc-test"));
+                assert_eq!(str_attr(&res.attributes, "deployment.environment").as_deref(), Some("ci"));
+                for ss in &rs.scope_spans {
+                    assert_eq!(ss.scope.as_ref().unwrap().name, "r.package.mcplite");
+                    spans.extend(ss.spans.iter().cloned());
+                }
+            }
+            first.get_or_insert(r);
+        }
+    }
+    let r = first.expect("an export request");
+    assert_eq!(r.path, "/v1/traces");
+    assert!(r.headers.iter().any(|h| h == "x-team: mcp lite"), "{:?}", r.headers);
+    assert!(r.headers.iter().any(|h| h.eq_ignore_ascii_case("content-type: application/x-protobuf")));
+    assert_eq!(spans.len(), 2);
+    assert_eq!(spans[0].name, "initialize");
+    assert_eq!(spans[0].kind, 2); // SERVER
+    assert!(spans[0].parent_span_id.is_empty());
+    assert_eq!(spans[1].name, "tools/call echo");
+    assert_eq!(hex(&spans[1].trace_id), "4bf92f3577b34da6a3ce929d0e0e4736");
+    assert_eq!(hex(&spans[1].parent_span_id), "00f067aa0ba902b7");
+    assert_eq!(str_attr(&spans[1].attributes, "gen_ai.tool.name").as_deref(), Some("echo"));
+    assert_eq!(str_attr(&spans[1].attributes, "mcp.protocol.version").as_deref(), Some("2025-11-25"));
+    srv.shutdown_recorder();
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+#[test]
+fn dead_collector_costs_nothing_but_spans() {
+    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let vars: HashMap<&str, String> = [
+        ("OTEL_TRACES_EXPORTER", "otlp".to_string()),
+        ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", format!("http://127.0.0.1:{port}/v1/traces")),
+        ("OTEL_BSP_SCHEDULE_DELAY", "1".to_string()),
+        ("OTEL_BSP_MAX_QUEUE_SIZE", "8".to_string()),
+    ]
+    .into_iter()
+    .collect();
+    let rec = recorder_from_env(&|k| vars.get(k).cloned()).expect("tracing on");
+    let mut host = Echo;
+    let mut srv = Server::new(ServerInfo { name: "t".into(), version: "1".into(), instructions: None }, &mut host);
+    srv.set_recorder(Some(rec));
+    let ping = json!({"jsonrpc":"2.0","id":1,"method":"ping"}).to_string();
+    let t0 = Instant::now();
+    for _ in 0..2000 {
+        let r = srv.handle_line(ping.as_bytes(), &mut host).unwrap();
+        srv.after_write();
+        assert!(r.starts_with(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}"));
+    }
+    assert!(t0.elapsed() < Duration::from_secs(5));
+    let t1 = Instant::now();
+    srv.shutdown_recorder();
+    assert!(t1.elapsed() < Duration::from_secs(6));
+}
+
+#[test]
+fn off_configurations_install_nothing() {
+    let none: HashMap<&str, &str> = HashMap::new();
+    assert!(recorder_from_env(&|k| none.get(k).map(|s| s.to_string())).is_none());
+    let sup: HashMap<&str, &str> =
+        [("OTEL_TRACES_EXPORTER", "stderr"), ("OTEL_R_SUPPRESS_SCOPES", "mcplite")].into_iter().collect();
+    assert!(recorder_from_env(&|k| sup.get(k).map(|s| s.to_string())).is_none());
+}
