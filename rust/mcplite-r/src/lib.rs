@@ -51,6 +51,7 @@ fn engine_serve(spec: Robj, version: &str, instructions: Robj) -> String {
     let res = (|| -> std::result::Result<String, String> {
         let mut host = unsafe { make_host(&spec)? };
         let mut server = Server::new(server_info(version, instructions), &mut host);
+        server.set_recorder(trace_env::recorder_from_process_env());
         let (mut guard, input, mut output) =
             stdio::StdioGuard::install().map_err(|e| format!("cannot set up stdio: {e}"))?;
         let reader = stdio::spawn_reader_masked(input);
@@ -82,7 +83,8 @@ fn engine_session_new(spec: Robj, version: &str, instructions: Robj) -> Robj {
         Ok(h) => h,
         Err(e) => return Robj::from(format!("error: {e}")),
     };
-    let server = Server::new(server_info(version, instructions), &mut host);
+    let mut server = Server::new(server_info(version, instructions), &mut host);
+    server.set_recorder(trace_env::recorder_from_process_env());
     ExternalPtr::new(Session { server, host }).into()
 }
 
@@ -110,6 +112,7 @@ unsafe fn make_host_encoders(spec: &Robj) -> Option<()> {
 
 extendr_module! {
     mod mcplite;
+    use trace_env;
     fn engine_is_serving;
     fn engine_serve;
     fn engine_session_new;

@@ -35,7 +35,42 @@ pub fn with_trace_env<T>(ctx: &CallContext, f: impl FnOnce() -> T) -> T {
 }
 
 /// The context of the call in progress, if tracing is on.
-#[allow(dead_code)]
 pub fn current() -> Option<CallContext> {
     CURRENT.with(|c| c.borrow().clone())
+}
+
+/// The span recorder configured by the process environment (SPEC T8), read
+/// once when a server or session starts; `None` when tracing is off.
+pub fn recorder_from_process_env() -> Option<Box<dyn mcplite_engine::telemetry::SpanRecorder>> {
+    mcplite_engine::telemetry::recorder_from_env(&|k| std::env::var(k).ok())
+}
+
+/// `mcp_trace_context()`: the running call's W3C context as a named
+/// character vector (`traceparent`, and `tracestate` when not empty), or
+/// NULL when tracing is off or no tool call is running.
+/// @noRd
+#[extendr_api::extendr]
+fn engine_trace_context() -> extendr_api::Robj {
+    use extendr_api::prelude::*;
+    match current() {
+        Some(CallContext { traceparent: Some(tp), tracestate }) => {
+            let mut names = vec!["traceparent"];
+            let mut values = vec![tp];
+            if let Some(ts) = tracestate.filter(|s| !s.is_empty()) {
+                names.push("tracestate");
+                values.push(ts);
+            }
+            let mut r = Robj::from(values);
+            match r.set_names(names) {
+                Ok(_) => r,
+                Err(_) => Robj::from(()),
+            }
+        }
+        _ => Robj::from(()),
+    }
+}
+
+extendr_api::extendr_module! {
+    mod trace_env;
+    fn engine_trace_context;
 }

@@ -8,6 +8,7 @@ use opentelemetry::trace::{
 };
 use opentelemetry::{Context, InstrumentationScope, KeyValue};
 use opentelemetry_sdk::trace::{Sampler, SdkTracer, SdkTracerProvider, Span};
+use opentelemetry_sdk::resource::TelemetryResourceDetector;
 use opentelemetry_sdk::Resource;
 
 use super::config::{Config, ExporterKind, SamplerKind};
@@ -178,11 +179,7 @@ fn sampler(k: SamplerKind) -> Sampler {
 /// `telemetry.sdk.*` attributes.
 fn resource(c: &Config) -> Resource {
     Resource::builder_empty()
-        .with_attributes([
-            KeyValue::new("telemetry.sdk.name", "opentelemetry"),
-            KeyValue::new("telemetry.sdk.language", "rust"),
-            KeyValue::new("telemetry.sdk.version", "0.33"),
-        ])
+        .with_detector(Box::new(TelemetryResourceDetector))
         .with_attributes(c.resource.iter().map(|(k, v)| KeyValue::new(k.clone(), v.clone())))
         .with_service_name(c.service_name.clone())
         .build()
