@@ -284,6 +284,37 @@ read_lines_until <- function(p, n, timeout = 30) {
   out
 }
 
+test_that("a client that closes stderr does not break serving when tools write to it", {
+  p <- processx::process$new(
+    rscript_bin(), c("--vanilla", e2e_server()),
+    stdin = "|", stdout = "|", stderr = "|", env = e2e_env()
+  )
+  on.exit(if (p$is_alive()) p$kill(), add = TRUE)
+  close(p$get_error_connection())
+  p$write_input(paste0(
+    init_line(1, "2025-11-25"), "\n",
+    call_line(2, "noisy"), "\n",
+    call_line(3, "fail", '{"message":"still here"}'), "\n",
+    '{"jsonrpc":"2.0","id":4,"method":"ping"}', "\n"
+  ))
+  out <- read_lines_until(p, 4L)
+  expect_length(out, 4L)
+  expect_all_responses(out)
+  expect_identical(
+    out[2],
+    '{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"quiet"}],"isError":false}}'
+  )
+  expect_identical(
+    out[3],
+    '{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"still here"}],"isError":true}}'
+  )
+  close(p$get_input_connection())
+  p$wait(30000)
+  expect_false(p$is_alive())
+  expect_identical(p$get_exit_status(), 0L)
+})
+
+
 test_that("SIGINT during a long tool call gives the interrupted tool error and the server continues", {
   skip_on_os("windows")
   p <- processx::process$new(
