@@ -1,0 +1,39 @@
+# A stdio server for the tracing end-to-end tests (tests/telemetry).
+# Tracing is configured by the environment the test starts it with.
+library(mcplite)
+
+echo <- tool(
+  function(text) paste("echo:", text),
+  name = "echo",
+  description = "Echo the text back.",
+  arguments = list(text = type_string("Text to echo."))
+)
+
+child_traceparent <- tool(
+  function() {
+    # A child process started by the tool: prints the TRACEPARENT it inherits.
+    out <- system("printenv TRACEPARENT", intern = TRUE)
+    paste(c(out, mcp_trace_context()[["traceparent"]]), collapse = " ")
+  },
+  name = "child_traceparent",
+  description = "Report the TRACEPARENT a child process sees, then mcp_trace_context()."
+)
+
+fails <- tool(
+  function(text) stop("condition text ", text),
+  name = "fails",
+  description = "Always fails.",
+  arguments = list(text = type_string("Anything."))
+)
+
+chatty <- tool(
+  function() {
+    cat("tool output on stdout\n")
+    print(1:3)
+    "done"
+  },
+  name = "chatty",
+  description = "Prints to stdout while running."
+)
+
+mcp_server(list(echo, child_traceparent, fails, chatty))
