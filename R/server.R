@@ -246,6 +246,7 @@ server_spec <- function(tools) {
     funs = lapply(specs, function(s) s$fun),
     invoke = invoke_tool,
     normalize = normalize_result,
+    state = new.env(parent = emptyenv()),
     payload_json = payload_json,
     fixed_json = fixed_json
   )
@@ -267,22 +268,26 @@ tool_label <- function(x) {
   if (is_scalar_string(nm)) paste0(" (\"", nm, "\")") else ""
 }
 
-# Runs a tool call built by the engine. Errors and interrupts become classed
-# markers the engine turns into contained tool errors; warnings go to stderr
-# as soon as they happen (SPEC S6).
-invoke_tool <- function(call) {
-  tryCatch(
-    withCallingHandlers(
-      eval(call, globalenv()),
-      warning = function(w) {
-        if (isTRUE(getOption("warn", 0) >= 2)) {
-          stop(simpleError(paste0("(converted from warning) ", conditionMessage(w))))
-        }
-        cat("Warning in tool call: ", conditionMessage(w), "\n", sep = "", file = stderr())
-        invokeRestart("muffleWarning")
+# Runs a tool call built by the engine, through R_tryEvalSilent(). Calling
+# handlers (much cheaper than tryCatch()) record an error message or an
+# interrupt in `state` before R unwinds to the engine, which then reports a
+# contained tool error. Warnings go to stderr as soon as they happen (SPEC S6);
+# with options(warn = 2) they become errors.
+invoke_tool <- function(call, state) {
+  withCallingHandlers(
+    eval(call, globalenv()),
+    error = function(e) {
+      state$error <- conditionMessage(e)
+    },
+    interrupt = function(e) {
+      state$interrupted <- TRUE
+    },
+    warning = function(w) {
+      if (isTRUE(getOption("warn", 0) >= 2)) {
+        stop(simpleError(paste0("(converted from warning) ", conditionMessage(w))))
       }
-    ),
-    error = function(e) structure(conditionMessage(e), class = "mcplite_failure"),
-    interrupt = function(e) structure("interrupted", class = "mcplite_interrupted")
+      cat("Warning in tool call: ", conditionMessage(w), "\n", sep = "", file = stderr())
+      invokeRestart("muffleWarning")
+    }
   )
 }

@@ -23,6 +23,8 @@ extern "C" {
     pub fn vmaxget() -> *mut c_void;
     pub fn vmaxset(p: *const c_void);
     pub fn R_FlushConsole();
+    pub fn Rf_findVarInFrame(rho: SEXP, sym: SEXP) -> SEXP;
+    pub fn Rf_defineVar(sym: SEXP, value: SEXP, rho: SEXP);
 }
 
 pub const CE_NATIVE: c_int = 0;
@@ -154,4 +156,31 @@ pub fn interrupt_pending() -> bool {
     }
     // SAFETY: the callback takes no data.
     unsafe { R_ToplevelExec(Some(chk), std::ptr::null_mut()) == Rboolean::FALSE }
+}
+
+/// R's last error message (`geterrmessage()`), without the "Error in <call> :"
+/// or "Error:" prefix and the trailing newline. Only meaningful right after
+/// an error that went through R's default handler.
+pub unsafe fn last_error_message() -> String {
+    let call = Rf_protect(Rf_lang1(Rf_install(c"geterrmessage".as_ptr())));
+    let mut err = 0;
+    let v = Rf_protect(R_tryEvalSilent(call, R_BaseEnv, &mut err));
+    let msg = scalar_string(v).and_then(Result::ok).unwrap_or_default();
+    Rf_unprotect(2);
+    strip_error_prefix(&msg)
+}
+
+fn strip_error_prefix(msg: &str) -> String {
+    let m = msg.trim_end_matches('\n');
+    let rest = if let Some(r) = m.strip_prefix("Error in ") {
+        match r.find(" : ") {
+            Some(i) => &r[i + 3..],
+            None => r,
+        }
+    } else if let Some(r) = m.strip_prefix("Error: ").or_else(|| m.strip_prefix("Error : ")) {
+        r
+    } else {
+        m
+    };
+    rest.trim_start_matches('\n').trim().to_string()
 }

@@ -14,12 +14,20 @@ use crate::rffi::*;
 pub struct RHost {
     specs: Vec<ToolSpec>,
     funs: Vec<SEXP>,
-    /// R closure `invoke_tool(call)`: evaluates the call with warnings sent
-    /// to stderr and returns the value or a classed failure marker.
+    /// R closure `invoke_tool(call, state)`: evaluates the call with warnings
+    /// sent to stderr; errors and interrupts are recorded in `state`.
     invoke: SEXP,
     /// R closure `normalize_result(x)`.
     normalize: SEXP,
     quote_sym: SEXP,
+    /// Where `invoke_tool()`'s handlers record errors and interrupts.
+    state: CallState,
+}
+
+struct CallState {
+    env: SEXP,
+    sym_error: SEXP,
+    sym_interrupted: SEXP,
 }
 
 unsafe fn str_elt(x: SEXP, i: isize) -> String {
@@ -63,7 +71,42 @@ impl RHost {
             invoke: get("invoke")?,
             normalize: get("normalize")?,
             quote_sym: Rf_install(c"quote".as_ptr()),
+            state: CallState {
+                env: get("state")?,
+                sym_error: Rf_install(c"error".as_ptr()),
+                sym_interrupted: Rf_install(c"interrupted".as_ptr()),
+            },
         })
+    }
+
+    /// Evaluate `call` (a tool call or a normalisation), turning R errors and
+    /// interrupts into failures. The value is returned unprotected.
+    unsafe fn eval_contained(&self, call: SEXP) -> Result<SEXP, ToolFailure> {
+        let st = &self.state;
+        Rf_defineVar(st.sym_error, R_NilValue, st.env);
+        Rf_defineVar(st.sym_interrupted, R_NilValue, st.env);
+        let quoted = Rf_protect(Rf_lang2(self.quote_sym, call));
+        let wrapper = Rf_protect(Rf_lang3(self.invoke, quoted, st.env));
+        let mut err = 0;
+        let v = R_tryEvalSilent(wrapper, R_GlobalEnv, &mut err);
+        Rf_unprotect(2);
+        if err == 0 {
+            return Ok(v);
+        }
+        if Rf_findVarInFrame(st.env, st.sym_interrupted) != R_NilValue {
+            return Err(ToolFailure::Interrupted);
+        }
+        // Errors R signals to exiting handlers only (C stack overflow) skip
+        // the calling handler; R's own message is fresh in that case.
+        let msg = match scalar_string(Rf_findVarInFrame(st.env, st.sym_error)).and_then(Result::ok) {
+            Some(m) => m,
+            None => last_error_message(),
+        };
+        Err(ToolFailure::Error(if msg.is_empty() {
+            "The tool call failed with an R error that has no message.".into()
+        } else {
+            msg
+        }))
     }
 }
 
@@ -143,29 +186,19 @@ impl RHost {
         out: &mut Option<Result<ToolResult, ToolFailure>>,
     ) {
         let call = Rf_protect(build_call(self.funs[index], args));
-        let quoted = Rf_protect(Rf_lang2(self.quote_sym, call));
-        let wrapper = Rf_protect(Rf_lang2(self.invoke, quoted));
-        let mut err = 0;
-        let value = Rf_protect(R_tryEvalSilent(wrapper, R_GlobalEnv, &mut err));
-        if err != 0 {
-            *out = Some(Err(ToolFailure::Error("The tool call failed inside mcplite.".into())));
-            Rf_unprotect(4);
-            return;
+        match self.eval_contained(call) {
+            Err(f) => *out = Some(Err(f)),
+            Ok(value) => {
+                Rf_protect(value);
+                *out = Some(self.adapt(value));
+                Rf_unprotect(1);
+            }
         }
-        *out = Some(self.adapt(value));
-        Rf_unprotect(4);
+        Rf_unprotect(1);
     }
 
     /// Turn the wrapper's value into a result (SPEC J3, R4.4, E9).
     unsafe fn adapt(&self, value: SEXP) -> Result<ToolResult, ToolFailure> {
-        if inherits(value, c"mcplite_failure") {
-            return Err(ToolFailure::Error(
-                scalar_string(value).and_then(Result::ok).unwrap_or_default(),
-            ));
-        }
-        if inherits(value, c"mcplite_interrupted") {
-            return Err(ToolFailure::Interrupted);
-        }
         match TYPEOF(value) {
             SEXPTYPE::STRSXP => return join_strings(value).map(ToolResult::text).map_err(contained_conv),
             SEXPTYPE::NILSXP => return Ok(ToolResult::text("{}")),
@@ -179,20 +212,19 @@ impl RHost {
             _ => {}
         }
         if needs_normalize(value) {
-            let call = Rf_protect(Rf_lang2(self.normalize, value));
-            let wrapped = Rf_protect(Rf_lang2(self.invoke, Rf_lang2(self.quote_sym, call)));
-            let mut err = 0;
-            let res = Rf_protect(R_tryEvalSilent(wrapped, R_GlobalEnv, &mut err));
-            let out = if err != 0 {
-                Err(ToolFailure::Error("The tool result could not be validated.".into()))
-            } else if inherits(res, c"mcplite_failure") {
-                Err(ToolFailure::Error(scalar_string(res).and_then(Result::ok).unwrap_or_default()))
-            } else if inherits(res, c"mcplite_interrupted") {
-                Err(ToolFailure::Interrupted)
-            } else {
-                read_tool_result(res).map_err(ToolFailure::Error)
+            // quote() keeps the value from being evaluated as an argument.
+            let quoted = Rf_protect(Rf_lang2(self.quote_sym, value));
+            let call = Rf_protect(Rf_lang2(self.normalize, quoted));
+            let out = match self.eval_contained(call) {
+                Err(f) => Err(f),
+                Ok(res) => {
+                    Rf_protect(res);
+                    let r = read_tool_result(res).map_err(ToolFailure::Error);
+                    Rf_unprotect(1);
+                    r
+                }
             };
-            Rf_unprotect(3);
+            Rf_unprotect(2);
             return out;
         }
         let mut buf = Vec::new();
