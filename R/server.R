@@ -81,6 +81,8 @@ mcp_server <- function(tools, instructions = NULL) {
   if (missing(tools)) {
     abort("`tools` is required: supply a tool made by `tool()` or a list of tools.")
   }
+  restore_locale <- use_utf8_ctype()
+  on.exit(restore_locale(), add = TRUE)
   check_instructions(instructions)
   spec <- server_spec(tools)
   check_payload_options()
@@ -184,6 +186,22 @@ print.mcplite_session <- function(x, ...) {
     cat(paste0("  ", x$spec$names, collapse = "\n"), "\n", sep = "")
   }
   invisible(x)
+}
+
+# MCP clients usually start servers without LANG/LC_ALL, so R runs in the C
+# locale and treats the UTF-8 text of the script as unknown bytes. Serve with a
+# UTF-8 character type instead; returns a function that restores the old one.
+use_utf8_ctype <- function() {
+  if (isTRUE(l10n_info()[["UTF-8"]])) {
+    return(function() invisible())
+  }
+  old <- Sys.getlocale("LC_CTYPE")
+  for (candidate in c("C.UTF-8", "C.utf8", "en_US.UTF-8")) {
+    if (nzchar(suppressWarnings(Sys.setlocale("LC_CTYPE", candidate)))) {
+      return(function() invisible(suppressWarnings(Sys.setlocale("LC_CTYPE", old))))
+    }
+  }
+  function() invisible()
 }
 
 check_instructions <- function(instructions) {

@@ -200,11 +200,6 @@ def test_example_server_shipped_in_package(mode):
     run(go())
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: in the C locale (clients pass no LANG) literal UTF-8 strings of the "
-    "server script are sent as <c3><bc> escapes",
-)
 def test_non_ascii_literals_survive_a_minimal_client_environment():
     """Clients launch servers with only HOME/LOGNAME/PATH/SHELL/TERM/USER (plus what
     the configuration adds), so R starts in the C locale. Strings written literally
