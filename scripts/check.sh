@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Build the source package and run `R CMD check --as-cran` on it, without the
+# checks that need the network. Cargo builds go to a persistent target
+# directory so repeated checks are incremental.
+#
+#   bash scripts/check.sh            # release build of the Rust code, as users get it
+#   MCPLITE_PROFILE=dev bash scripts/check.sh   # faster debug build while iterating
+#
+# Exits non-zero when the check reports an ERROR or WARNING, or a NOTE other
+# than the one about the top-level Cargo files the package layout requires.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+export PATH="$PATH:$HOME/.cargo/bin"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target/check}"
+export _R_CHECK_CRAN_INCOMING_REMOTE_=false
+export _R_CHECK_CRAN_INCOMING_=false
+export _R_CHECK_FORCE_SUGGESTS_=false
+export _R_CHECK_SYSTEM_CLOCK_=false
+export NOT_CRAN="${NOT_CRAN:-true}"
+
+out="${MCPLITE_CHECK_DIR:-$root/target/check-out}"
+rm -rf "$out"
+mkdir -p "$out"
+cd "$out"
+
+version=$(sed -n 's/^Version: *//p' "$root/DESCRIPTION")
+echo "== R CMD build (CARGO_TARGET_DIR=$CARGO_TARGET_DIR, profile ${MCPLITE_PROFILE:-release})"
+R CMD build "$root"
+tarball="mcplite_${version}.tar.gz"
+
+echo "== R CMD check --as-cran --no-manual $tarball"
+set +e
+R CMD check --as-cran --no-manual "$tarball"
+status=$?
+set -e
+
+log="mcplite.Rcheck/00check.log"
+if [ ! -f "$log" ]; then
+  echo "check did not produce $log"
+  exit 1
+fi
+
+# Collect problems: every ERROR/WARNING, and every NOTE except the one that
+# lists only the top-level Cargo files (Cargo.toml, Cargo.lock, rust/).
+problems=$(Rscript --vanilla -e '
+  lines <- readLines(commandArgs(TRUE)[[1]], encoding = "UTF-8", warn = FALSE)
+  starts <- grep("^\\* ", lines)
+  ends <- c(starts[-1] - 1L, length(lines))
+  for (i in seq_along(starts)) {
+    block <- lines[starts[i]:ends[i]]
+    head <- block[[1]]
+    if (grepl("\\.\\.\\. *(ERROR|WARNING)", head)) {
+      writeLines(block)
+    } else if (grepl("\\.\\.\\. *NOTE", head)) {
+      body <- block[-1]
+      top <- grepl("Non-standard files/directories found at top level", body[1])
+      words <- unlist(strsplit(gsub("[\u2018\u2019\u0027\u0060]", " ", body[-1]), "[[:space:]]+"))
+      words <- words[nzchar(words)]
+      if (!top || length(words) == 0 || !all(words %in% c("Cargo.toml", "Cargo.lock", "rust"))) writeLines(block)
+    }
+  }
+' "$log")
+
+echo
+tail -5 "$log"
+if [ "$status" -ne 0 ] || [ -n "$problems" ]; then
+  echo
+  echo "== check found problems:"
+  [ -n "$problems" ] && echo "$problems"
+  exit 1
+fi
+echo "== check passed (only the top-level Cargo files NOTE is allowed)"
