@@ -9,6 +9,7 @@
 pub mod host;
 pub mod json;
 pub mod message;
+pub mod numfmt;
 pub mod projection;
 pub mod server;
 pub mod telemetry;

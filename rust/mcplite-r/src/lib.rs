@@ -7,6 +7,7 @@ use extendr_api::prelude::*;
 use mcplite_engine::transport::{serve, ServeOptions};
 use mcplite_engine::{Server, ServerInfo};
 
+pub mod encode;
 mod payload;
 mod rffi;
 mod rhost;
@@ -113,6 +114,7 @@ unsafe fn make_host_encoders(spec: &Robj) -> Option<()> {
 extendr_module! {
     mod mcplite;
     use trace_env;
+    use encode;
     fn engine_is_serving;
     fn engine_serve;
     fn engine_session_new;
