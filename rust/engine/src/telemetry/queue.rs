@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{bounded, select, unbounded, Receiver, Sender, TrySendError};
+use crossbeam_channel::{bounded, unbounded, Receiver, RecvTimeoutError, Sender, TrySendError};
 use opentelemetry::Context;
 use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
 use opentelemetry_sdk::trace::{Span, SpanData, SpanProcessor};
@@ -24,6 +24,8 @@ pub(crate) fn diag(msg: &str) {
 }
 
 enum Ctl {
+    /// A batch is ready (or, with no schedule delay, a span): export now.
+    Wake,
     Flush(Instant, Sender<()>),
     Shutdown(Instant, Sender<()>),
 }
@@ -45,6 +47,8 @@ struct Counters {
     /// Spans lost because an export failed.
     export_failed: AtomicU64,
     warned_full: AtomicBool,
+    /// A `Wake` is on its way; the worker clears it before draining.
+    wake_pending: AtomicBool,
 }
 
 /// The span processor installed in the SDK tracer provider.
@@ -54,6 +58,8 @@ pub(crate) struct QueueProcessor {
     counters: Arc<Counters>,
     handle: Mutex<Option<JoinHandle<()>>>,
     is_shutdown: AtomicBool,
+    /// Queue length that wakes the exporter thread (1 with no delay).
+    wake_at: usize,
 }
 
 impl std::fmt::Debug for QueueProcessor {
@@ -83,6 +89,7 @@ impl QueueProcessor {
         let (ctl, ctl_rx) = unbounded::<Ctl>();
         let counters = Arc::new(Counters::default());
         let c2 = Arc::clone(&counters);
+        let wake_at = if s.schedule_delay.is_zero() { 1 } else { s.max_export_batch_size.max(1) };
         let handle = spawn_blocking_signals(move || worker(rx, ctl_rx, exporters, s, c2))?;
         Ok(QueueProcessor {
             tx,
@@ -90,6 +97,7 @@ impl QueueProcessor {
             counters,
             handle: Mutex::new(Some(handle)),
             is_shutdown: AtomicBool::new(false),
+            wake_at,
         })
     }
 
@@ -113,8 +121,17 @@ impl SpanProcessor for QueueProcessor {
         if !span.span_context.is_sampled() {
             return;
         }
+        // The worker sleeps on its timer and the control channel, never on
+        // the span queue, so a send costs no wake-up (no syscall) except
+        // once per full batch.
         match self.tx.try_send(span) {
-            Ok(()) => {}
+            Ok(()) => {
+                if self.tx.len() >= self.wake_at
+                    && !self.counters.wake_pending.swap(true, Ordering::AcqRel)
+                {
+                    let _ = self.ctl.send(Ctl::Wake);
+                }
+            }
             Err(TrySendError::Full(_)) => {
                 self.counters.queue_full.fetch_add(1, Ordering::Relaxed);
                 if !self.counters.warned_full.swap(true, Ordering::Relaxed) {
@@ -197,60 +214,47 @@ fn worker(
     // then only has to wake up rarely.
     let tick = if s.schedule_delay.is_zero() { Duration::from_secs(3600) } else { s.schedule_delay };
     let mut next = Instant::now() + tick;
+    // Export everything queued, a batch at a time, until `deadline`.
+    let mut drain = |batch: &mut Vec<SpanData>, deadline: Instant| loop {
+        while batch.len() < s.max_export_batch_size {
+            match rx.try_recv() {
+                Ok(x) => batch.push(x),
+                Err(_) => break,
+            }
+        }
+        if batch.is_empty() {
+            return;
+        }
+        export(batch, deadline.min(Instant::now() + s.export_timeout));
+        if Instant::now() >= deadline {
+            return;
+        }
+    };
     loop {
         let wait = next.saturating_duration_since(Instant::now());
-        select! {
-            recv(rx) -> m => match m {
-                Ok(span) => {
-                    batch.push(span);
-                    // Take whatever else is already queued, up to a batch.
-                    while batch.len() < s.max_export_batch_size {
-                        match rx.try_recv() {
-                            Ok(x) => batch.push(x),
-                            Err(_) => break,
-                        }
-                    }
-                    if batch.len() >= s.max_export_batch_size || s.schedule_delay.is_zero() {
-                        export(&mut batch, Instant::now() + s.export_timeout);
-                        next = Instant::now() + tick;
-                    }
-                }
-                Err(_) => {
-                    export(&mut batch, Instant::now() + s.export_timeout);
-                    return;
-                }
-            },
-            recv(ctl) -> c => {
-                let (deadline, ack, stop) = match c {
-                    Ok(Ctl::Flush(d, a)) => (d, a, false),
-                    Ok(Ctl::Shutdown(d, a)) => (d, a, true),
-                    Err(_) => return,
-                };
-                loop {
-                    while batch.len() < s.max_export_batch_size {
-                        match rx.try_recv() {
-                            Ok(x) => batch.push(x),
-                            Err(_) => break,
-                        }
-                    }
-                    if batch.is_empty() {
-                        break;
-                    }
-                    export(&mut batch, deadline.min(Instant::now() + s.export_timeout));
-                    if Instant::now() >= deadline {
-                        break;
-                    }
-                }
+        match ctl.recv_timeout(wait) {
+            Ok(Ctl::Wake) => {
+                counters.wake_pending.store(false, Ordering::Release);
+                drain(&mut batch, Instant::now() + s.export_timeout);
+            }
+            Ok(Ctl::Flush(deadline, ack)) => {
+                drain(&mut batch, deadline);
                 let _ = ack.send(());
-                if stop {
-                    return;
-                }
                 next = Instant::now() + tick;
-            },
-            default(wait) => {
-                export(&mut batch, Instant::now() + s.export_timeout);
+            }
+            Ok(Ctl::Shutdown(deadline, ack)) => {
+                drain(&mut batch, deadline);
+                let _ = ack.send(());
+                return;
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                drain(&mut batch, Instant::now() + s.export_timeout);
                 next = Instant::now() + tick;
-            },
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                drain(&mut batch, Instant::now() + s.export_timeout);
+                return;
+            }
         }
     }
 }

@@ -39,6 +39,22 @@ fn standard_message(code: i64) -> &'static str {
     }
 }
 
+/// The method as a static string when it is a known one (no allocation).
+fn known_method(m: &str) -> Option<&'static str> {
+    const KNOWN: [&str; 9] = [
+        "tools/call",
+        "tools/list",
+        "initialize",
+        "notifications/initialized",
+        "ping",
+        "server/discover",
+        "notifications/cancelled",
+        "notifications/progress",
+        "notifications/roots/list_changed",
+    ];
+    KNOWN.iter().find(|k| **k == m).copied()
+}
+
 /// Value of `jsonrpc.request.id`: a string id's value, else the token text.
 fn id_value(token: &str) -> String {
     if token.starts_with('"') {
@@ -87,10 +103,17 @@ impl SpanRecorder for OtelRecorder {
                 x.push_str(n);
                 x.into()
             }
-            _ => s.method.to_string().into(),
+            _ => match known_method(s.method) {
+                Some(k) => Cow::Borrowed(k),
+                None => Cow::Owned(s.method.to_string()),
+            },
         };
         let mut attrs = Vec::with_capacity(8);
-        attrs.push(KeyValue::new("mcp.method.name", s.method.to_string()));
+        let method_attr = match known_method(s.method) {
+            Some(k) => KeyValue::new("mcp.method.name", k),
+            None => KeyValue::new("mcp.method.name", s.method.to_string()),
+        };
+        attrs.push(method_attr);
         attrs.push(KeyValue::new("network.transport", "pipe"));
         if let Some(id) = s.id {
             attrs.push(KeyValue::new("jsonrpc.request.id", id_value(id)));

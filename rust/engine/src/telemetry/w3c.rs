@@ -130,12 +130,21 @@ pub(crate) fn remote_parent(meta: &Map<String, Value>) -> Option<SpanContext> {
 
 /// `00-<trace id>-<span id>-<flags>` for a span context.
 pub fn format_traceparent(sc: &SpanContext) -> String {
-    format!(
-        "00-{}-{}-{:02x}",
-        sc.trace_id(),
-        sc.span_id(),
-        sc.trace_flags().to_u8()
-    )
+    const H: &[u8; 16] = b"0123456789abcdef";
+    let mut out = Vec::with_capacity(55);
+    out.extend_from_slice(b"00-");
+    let hex = |out: &mut Vec<u8>, bytes: &[u8]| {
+        for b in bytes {
+            out.push(H[(b >> 4) as usize]);
+            out.push(H[(b & 15) as usize]);
+        }
+    };
+    hex(&mut out, &sc.trace_id().to_bytes());
+    out.push(b'-');
+    hex(&mut out, &sc.span_id().to_bytes());
+    out.push(b'-');
+    hex(&mut out, &[sc.trace_flags().to_u8()]);
+    String::from_utf8(out).expect("ascii")
 }
 
 #[cfg(test)]

@@ -1,0 +1,196 @@
+//! Per-message cost of span recording inside the engine (run by
+//! bench/trace_overhead.sh; not a test). A `Server` with a trivial host
+//! handles pre-built `tools/call` lines in a tight loop:
+//!   - off:   no recorder installed (tracing off);
+//!   - otlp:  the recorder from `recorder_from_env` with OTLP/HTTP batch export
+//!            to a loopback sink that accepts every request;
+//!   - dead:  the same, but nobody listens at the endpoint (all spans dropped).
+//! Rounds alternate between modes; the median per-message time is reported.
+//!
+//! Usage: cargo run --release -p mcplite-engine --example trace_overhead [messages] [rounds]
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use mcplite_engine::host::{CallContext, Host, ToolFailure, ToolResult, ToolSpec};
+use mcplite_engine::server::{Server, ServerInfo};
+use mcplite_engine::telemetry::recorder_from_env;
+use serde_json::Value;
+
+struct Echo;
+
+impl Host for Echo {
+    fn tools(&mut self) -> Vec<ToolSpec> {
+        vec![ToolSpec {
+            name: "echo".into(),
+            description: "Echo.".into(),
+            input_schema: r#"{"type":"object","properties":{"text":{"type":"string"}}}"#.into(),
+            annotations: vec![],
+            output_schema: None,
+        }]
+    }
+    fn call_tool(
+        &mut self,
+        _i: usize,
+        _a: Option<&serde_json::Map<String, Value>>,
+        _c: &CallContext,
+    ) -> Result<ToolResult, ToolFailure> {
+        Ok(ToolResult::text("ok"))
+    }
+}
+
+/// Accept OTLP POSTs, count bytes, answer 200.
+fn sink() -> (u16, Arc<AtomicU64>) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let received = Arc::new(AtomicU64::new(0));
+    let r2 = Arc::clone(&received);
+    std::thread::spawn(move || {
+        for s in l.incoming().flatten() {
+            let mut r = BufReader::new(s.try_clone().unwrap());
+            let mut len = 0usize;
+            loop {
+                let mut h = String::new();
+                if r.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
+                    break;
+                }
+                if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
+                    len = v.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut body = vec![0u8; len];
+            let _ = r.read_exact(&mut body);
+            r2.fetch_add(len as u64, Ordering::Relaxed);
+            let _ = (&s).write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+        }
+    });
+    (port, received)
+}
+
+/// CPU time of the calling thread, in nanoseconds.
+fn thread_cpu_ns() -> f64 {
+    cpu_ns(3) // CLOCK_THREAD_CPUTIME_ID
+}
+
+/// CPU time of the whole process (all threads), in nanoseconds.
+fn process_cpu_ns() -> f64 {
+    cpu_ns(2) // CLOCK_PROCESS_CPUTIME_ID
+}
+
+fn cpu_ns(clock: i32) -> f64 {
+    let mut ts = libc_timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime with a valid clock id and pointer.
+    unsafe { clock_gettime(clock, &mut ts) };
+    ts.tv_sec as f64 * 1e9 + ts.tv_nsec as f64
+}
+
+#[repr(C)]
+struct libc_timespec {
+    tv_sec: i64,
+    tv_nsec: i64,
+}
+
+extern "C" {
+    fn clock_gettime(clk: i32, ts: *mut libc_timespec) -> i32;
+}
+
+fn server(mode: &str, port: u16, dead_port: u16, host: &mut Echo) -> Server {
+    let mut s = Server::new(ServerInfo { name: "b".into(), version: "1".into(), instructions: None }, host);
+    let endpoint = match mode {
+        "otlp" => format!("http://127.0.0.1:{port}"),
+        "dead" => format!("http://127.0.0.1:{dead_port}"),
+        _ => return s,
+    };
+    let vars: HashMap<&str, String> = [
+        ("OTEL_TRACES_EXPORTER", "otlp".to_string()),
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint),
+    ]
+    .into_iter()
+    .collect();
+    s.set_recorder(recorder_from_env(&|k| vars.get(k).cloned()));
+    s
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let n: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(20_000);
+    let rounds: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(7);
+    let (port, received) = sink();
+    let dead_port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let init = br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}"#;
+    let lines: Vec<Vec<u8>> = (1..=n)
+        .map(|i| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"echo","arguments":{{"text":"hello"}},"_meta":{{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}}}}}"#
+            )
+            .into_bytes()
+        })
+        .collect();
+    let modes = ["off", "otlp", "dead"];
+    let mut results: HashMap<&str, Vec<f64>> = HashMap::new();
+    let mut cpu: HashMap<&str, Vec<f64>> = HashMap::new();
+    let mut other: HashMap<&str, Vec<f64>> = HashMap::new();
+    for round in 0..=rounds {
+        for mode in modes {
+            let mut host = Echo;
+            let mut srv = server(mode, port, dead_port, &mut host);
+            srv.handle_line(init, &mut host);
+            srv.after_write();
+            let t0 = Instant::now();
+            let c0 = thread_cpu_ns();
+            let p0 = process_cpu_ns();
+            let mut bytes = 0usize;
+            for l in &lines {
+                let r = srv.handle_line(l, &mut host);
+                bytes += r.map_or(0, |b| b.len());
+                srv.after_write();
+            }
+            let ns = t0.elapsed().as_nanos() as f64 / n as f64;
+            let cpu_ns = (thread_cpu_ns() - c0) / n as f64;
+            std::hint::black_box(bytes);
+            let t1 = Instant::now();
+            srv.shutdown_recorder();
+            let other_ns = ((process_cpu_ns() - p0) - (thread_cpu_ns() - c0)) / n as f64;
+            let flush_ms = t1.elapsed().as_secs_f64() * 1e3;
+            if round > 0 {
+                // Round 0 warms up.
+                results.entry(mode).or_default().push(ns);
+                cpu.entry(mode).or_default().push(cpu_ns);
+                other.entry(mode).or_default().push(other_ns);
+                if mode != "off" && round == 1 {
+                    eprintln!("  {mode}: shutdown flush took {flush_ms:.1} ms");
+                }
+            }
+        }
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        v[v.len() / 2]
+    };
+    println!("messages per round: {n}, rounds: {rounds} (medians; wall = elapsed time per message,");
+    println!("cpu = CPU time of the protocol thread per message, the export thread excluded)");
+    for (label, table) in [("wall", &mut results), ("cpu ", &mut cpu)] {
+        let off = median(table.get_mut("off").unwrap());
+        println!("{label} off   {:8.3} us/message", off / 1e3);
+        for mode in ["otlp", "dead"] {
+            let m = median(table.get_mut(mode).unwrap());
+            println!(
+                "{label} {mode:5} {:8.3} us/message  overhead {:+.3} us/message  ratio {:.2}",
+                m / 1e3,
+                (m - off) / 1e3,
+                m / off
+            );
+        }
+    }
+    for mode in modes {
+        println!(
+            "other threads (exporter, test sink) {mode:5} {:8.3} us CPU/message",
+            median(other.get_mut(mode).unwrap()) / 1e3
+        );
+    }
+    println!("OTLP bytes received by the sink: {}", received.load(Ordering::Relaxed));
+}
