@@ -52,7 +52,14 @@ pub struct Server {
     pub legacy: LegacyState,
     recorder: Option<Box<dyn SpanRecorder>>,
     pending_end: Option<SpanEnd>,
+    /// Diagnostic for stderr about the last line (SPEC W2.2), taken by the
+    /// transport with [`Server::take_diagnostic`].
+    diagnostic: Option<&'static str>,
 }
+
+/// Stderr diagnostic for an ignored client-sent response (SPEC W2.2).
+pub const CLIENT_RESPONSE_DIAGNOSTIC: &str =
+    "ignored a JSON-RPC response sent by the client (this server sends no requests)";
 
 /// Outcome of handling one message, for the span.
 struct Outcome {
@@ -147,6 +154,7 @@ impl Server {
             legacy: LegacyState::default(),
             recorder: None,
             pending_end: None,
+            diagnostic: None,
         }
     }
 
@@ -169,14 +177,25 @@ impl Server {
     /// Handle one line. Returns the response line (without LF), if any.
     /// Call [`Server::after_write`] once the line has been written.
     pub fn handle_line(&mut self, line: &[u8], host: &mut dyn Host) -> Option<Vec<u8>> {
+        self.diagnostic = None;
         match parse_line(line) {
-            Incoming::Blank | Incoming::ClientResponse => None,
+            Incoming::Blank => None,
+            Incoming::ClientResponse => {
+                self.diagnostic = Some(CLIENT_RESPONSE_DIAGNOSTIC);
+                None
+            }
             Incoming::ParseError => Some(error_line(None, PARSE_ERROR, "Parse error", None)),
             Incoming::InvalidRequest { id } => {
                 Some(error_line(id.as_deref(), INVALID_REQUEST, "Invalid Request", None))
             }
             Incoming::Message(msg) => self.handle_message(msg, host),
         }
+    }
+
+    /// The stderr diagnostic owed for the last handled line, if any (SPEC
+    /// W2.2). The stdio transport prints it; in-process callers may ignore it.
+    pub fn take_diagnostic(&mut self) -> Option<&'static str> {
+        self.diagnostic.take()
     }
 
     /// End the span of the last message (after its response was written).

@@ -241,6 +241,9 @@ pub fn serve(
             Ok(Inbound::Line(line)) => {
                 let reply = server.handle_line(&line, host);
                 flush_c_stdio();
+                if let Some(d) = server.take_diagnostic() {
+                    eprintln!("mcplite: {d}");
+                }
                 if let Some(mut resp) = reply {
                     resp.push(b'\n');
                     let res = output.write_all(&resp).and_then(|_| output.flush());

@@ -452,3 +452,20 @@ fn m5_modern_requests_never_need_or_touch_legacy_state() {
     assert_eq!(r.send(&list).unwrap(), before);
     assert_eq!(r.server.legacy.version, Some(Version::V2024_11_05));
 }
+
+#[test]
+fn w2_2_client_responses_owe_one_stderr_diagnostic() {
+    use mcplite_engine::server::CLIENT_RESPONSE_DIAGNOSTIC;
+    let mut r = Rig::new();
+    r.silent(r#"{"jsonrpc":"2.0","id":5,"result":{}}"#);
+    assert_eq!(r.server.take_diagnostic(), Some(CLIENT_RESPONSE_DIAGNOSTIC));
+    // Taken once; other lines (blank, notification, request) owe none.
+    assert_eq!(r.server.take_diagnostic(), None);
+    r.silent(r#"{"jsonrpc":"2.0","id":6,"error":{"code":1,"message":"x"}}"#);
+    r.silent("");
+    assert_eq!(r.server.take_diagnostic(), None, "a later line clears an untaken diagnostic");
+    for line in [r#"{"jsonrpc":"2.0","method":"x"}"#, r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#, "[]", "{"] {
+        r.send(line);
+        assert_eq!(r.server.take_diagnostic(), None, "{line}");
+    }
+}
