@@ -89,14 +89,14 @@
 #' @name content-blocks
 NULL
 
-#' @rdname content
+#' @rdname content-blocks
 #' @export
 content_text <- function(text, annotations = list(), meta = list()) {
   if (missing(text)) text <- NULL
   make_block("text", list(text = text), annotations, meta)
 }
 
-#' @rdname content
+#' @rdname content-blocks
 #' @export
 content_image <- function(data, mime_type, annotations = list(), meta = list()) {
   if (missing(data)) data <- NULL
@@ -104,7 +104,7 @@ content_image <- function(data, mime_type, annotations = list(), meta = list()) 
   make_block("image", list(data = data, mime_type = mime_type), annotations, meta)
 }
 
-#' @rdname content
+#' @rdname content-blocks
 #' @export
 content_audio <- function(data, mime_type, annotations = list(), meta = list()) {
   if (missing(data)) data <- NULL
@@ -112,7 +112,7 @@ content_audio <- function(data, mime_type, annotations = list(), meta = list()) 
   make_block("audio", list(data = data, mime_type = mime_type), annotations, meta)
 }
 
-#' @rdname content
+#' @rdname content-blocks
 #' @export
 content_resource_link <- function(uri, name, title = NULL, description = NULL,
                                   mime_type = NULL, size = NULL,
@@ -125,7 +125,7 @@ content_resource_link <- function(uri, name, title = NULL, description = NULL,
   ), annotations, meta)
 }
 
-#' @rdname content
+#' @rdname content-blocks
 #' @export
 content_resource <- function(uri, text = NULL, blob = NULL, mime_type = NULL,
                              annotations = list(), meta = list()) {

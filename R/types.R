@@ -109,31 +109,31 @@ scalar_type <- function(kind, description, required) {
   new_type(kind, list(kind = kind, description = description, required = required))
 }
 
-#' @rdname types
+#' @rdname tool-types
 #' @export
 type_boolean <- function(description = NULL, required = TRUE) {
   scalar_type("boolean", description, required)
 }
 
-#' @rdname types
+#' @rdname tool-types
 #' @export
 type_integer <- function(description = NULL, required = TRUE) {
   scalar_type("integer", description, required)
 }
 
-#' @rdname types
+#' @rdname tool-types
 #' @export
 type_number <- function(description = NULL, required = TRUE) {
   scalar_type("number", description, required)
 }
 
-#' @rdname types
+#' @rdname tool-types
 #' @export
 type_string <- function(description = NULL, required = TRUE) {
   scalar_type("string", description, required)
 }
 
-#' @rdname types
+#' @rdname tool-types
 #' @export
 type_enum <- function(values, description = NULL, required = TRUE) {
   if (missing(values)) {
@@ -180,7 +180,7 @@ check_enum_values <- function(values, arg = "values") {
   list(values = unname(values), type = type)
 }
 
-#' @rdname types
+#' @rdname tool-types
 #' @export
 type_array <- function(items, description = NULL, required = TRUE) {
   if (missing(items)) {
@@ -198,7 +198,7 @@ type_array <- function(items, description = NULL, required = TRUE) {
                          required = required))
 }
 
-#' @rdname types
+#' @rdname tool-types
 #' @export
 type_object <- function(.description = NULL, ..., .required = TRUE,
                         .additional_properties = FALSE) {
@@ -241,7 +241,7 @@ check_properties <- function(properties, arg) {
   invisible(properties)
 }
 
-#' @rdname types
+#' @rdname tool-types
 #' @export
 type_from_schema <- function(text = NULL, path = NULL) {
   if (is.null(text) == is.null(path)) {
@@ -393,7 +393,7 @@ find_unencodable <- function(x, path = "") {
   NULL
 }
 
-#' @rdname types
+#' @rdname tool-types
 #' @export
 type_ignore <- function() {
   new_type("ignore", list(kind = "ignore", required = FALSE))
