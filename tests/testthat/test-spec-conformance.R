@@ -1,0 +1,842 @@
+# Rule-by-rule conformance tests (SPEC sections 1, 3-7 and 10) through the
+# public in-process dispatcher: exact response bytes wherever the SPEC gives
+# them. End-to-end process rules (section 7) are at the end of the file.
+
+spec_version <- function() as.character(utils::packageVersion("mcplite"))
+
+spec_init <- function(version, id = 1) {
+  sprintf(
+    '{"jsonrpc":"2.0","id":%s,"method":"initialize","params":{"protocolVersion":"%s","capabilities":{},"clientInfo":{"name":"demo","version":"1.0"}}}',
+    id, version
+  )
+}
+
+spec_call <- function(id, name, arguments = NULL, meta = NULL) {
+  members <- c(
+    sprintf('"name":"%s"', name),
+    if (!is.null(arguments)) paste0('"arguments":', arguments),
+    meta
+  )
+  sprintf('{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{%s}}', id, paste(members, collapse = ","))
+}
+
+spec_M <- '"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
+spec_S <- function() {
+  sprintf('"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcplite","version":"%s"}}', spec_version())
+}
+
+# The default payload options, whatever the session had.
+spec_default_options <- function(env = parent.frame()) {
+  withr::local_options(list(
+    mcplite.json.null = NULL, mcplite.json.na = NULL,
+    mcplite.json.auto_unbox = NULL, mcplite.json.digits = NULL
+  ), .local_envir = env)
+}
+
+# The two tools of the worked exchanges (L9, M6).
+spec_add_numbers <- function() {
+  tool(
+    function(x, y) {
+      x + y
+    },
+    name = "add_numbers",
+    description = "Add two numbers and return the result.",
+    arguments = list(
+      x = type_number("First number."),
+      y = type_number("Second number.")
+    ),
+    annotations = list(title = "Add", read_only_hint = TRUE)
+  )
+}
+
+spec_mean_sd <- function() {
+  tool(
+    function(values) {
+      v <- unlist(values)
+      tool_result(structured_content = list(mean = mean(v), sd = sd(v)))
+    },
+    name = "mean_sd",
+    description = "Mean and standard deviation.",
+    arguments = list(values = type_array(type_number()))
+  )
+}
+
+add_numbers_listing <- paste0(
+  '{"name":"add_numbers","description":"Add two numbers and return the result.",',
+  '"inputSchema":{"type":"object","properties":{"x":{"type":"number","description":"First number."},',
+  '"y":{"type":"number","description":"Second number."}},"required":["x","y"],"additionalProperties":false},',
+  '"annotations":{"title":"Add","readOnlyHint":true}}'
+)
+mean_sd_listing <- paste0(
+  '{"name":"mean_sd","description":"Mean and standard deviation.",',
+  '"inputSchema":{"type":"object","properties":{"values":{"type":"array","items":{"type":"number"}}},',
+  '"required":["values"],"additionalProperties":false}}'
+)
+
+test_that("L9: the worked legacy exchange, byte for byte, with real R tools", {
+  spec_default_options()
+  s <- mcp_session(list(spec_add_numbers(), spec_mean_sd()), instructions = "Arithmetic helpers.")
+  v <- spec_version()
+  expect_identical(
+    mcp_handle(s, spec_init("2025-06-18")),
+    paste0(
+      '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{"listChanged":false}},',
+      '"serverInfo":{"name":"mcplite","version":"', v, '"},"instructions":"Arithmetic helpers."}}'
+    )
+  )
+  expect_null(mcp_handle(s, '{"jsonrpc":"2.0","method":"notifications/initialized"}'))
+  expect_identical(
+    mcp_handle(s, '{"jsonrpc":"2.0","id":2,"method":"tools/list"}'),
+    paste0('{"jsonrpc":"2.0","id":2,"result":{"tools":[', add_numbers_listing, ",", mean_sd_listing, "]}}")
+  )
+  expect_identical(
+    mcp_handle(s, spec_call(3, "add_numbers", '{"x":1.5,"y":2.25}')),
+    '{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"3.75"}],"isError":false}}'
+  )
+  expect_identical(
+    mcp_handle(s, spec_call(4, "mean_sd", '{"values":[1,2,4]}')),
+    paste0(
+      '{"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"{\\"mean\\":2.3333,\\"sd\\":1.5275}"}],',
+      '"isError":false,"structuredContent":{"mean":2.3333,"sd":1.5275}}}'
+    )
+  )
+  expect_identical(
+    mcp_handle(s, '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"nope"}}'),
+    '{"jsonrpc":"2.0","id":5,"error":{"code":-32602,"message":"Invalid params: unknown tool"}}'
+  )
+  expect_identical(
+    mcp_handle(s, '{"jsonrpc":"2.0","id":6,"method":"resources/list"}'),
+    '{"jsonrpc":"2.0","id":6,"error":{"code":-32601,"message":"Method not found"}}'
+  )
+})
+
+test_that("L9 on 2024-11-05: fallback text only, no annotations", {
+  spec_default_options()
+  s <- mcp_session(list(spec_add_numbers(), spec_mean_sd()), instructions = "Arithmetic helpers.")
+  expect_match(mcp_handle(s, spec_init("2024-11-05")), '"protocolVersion":"2024-11-05"', fixed = TRUE)
+  expect_identical(
+    mcp_handle(s, '{"jsonrpc":"2.0","id":2,"method":"tools/list"}'),
+    paste0(
+      '{"jsonrpc":"2.0","id":2,"result":{"tools":[',
+      sub(',"annotations":{"title":"Add","readOnlyHint":true}', "", add_numbers_listing, fixed = TRUE),
+      ",", mean_sd_listing, "]}}"
+    )
+  )
+  expect_identical(
+    mcp_handle(s, spec_call(4, "mean_sd", '{"values":[1,2,4]}')),
+    '{"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"{\\"mean\\":2.3333,\\"sd\\":1.5275}"}],"isError":false}}'
+  )
+})
+
+test_that("M6: the worked modern exchange, byte for byte, with real R tools", {
+  spec_default_options()
+  s <- mcp_session(list(spec_add_numbers(), spec_mean_sd()), instructions = "Arithmetic helpers.")
+  S <- spec_S()
+  supported <- '["2026-07-28","2025-11-25","2025-06-18","2024-11-05"]'
+  expect_identical(
+    mcp_handle(s, paste0(
+      '{"jsonrpc":"2.0","id":"a","method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",',
+      '"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"demo","version":"1.0"}}}}'
+    )),
+    paste0(
+      '{"jsonrpc":"2.0","id":"a","result":{"resultType":"complete","supportedVersions":', supported,
+      ',"capabilities":{"tools":{"listChanged":false}},"instructions":"Arithmetic helpers.",',
+      '"ttlMs":300000,"cacheScope":"public",', S, "}}"
+    )
+  )
+  expect_identical(
+    mcp_handle(s, spec_call('"b"', "add_numbers", '{"x":2,"y":3}', spec_M)),
+    paste0('{"jsonrpc":"2.0","id":"b","result":{"resultType":"complete","content":[{"type":"text","text":"5"}],"isError":false,', S, "}}")
+  )
+  expect_identical(
+    mcp_handle(s, paste0('{"jsonrpc":"2.0","id":"c","method":"tools/list","params":{', spec_M, "}}")),
+    paste0(
+      '{"jsonrpc":"2.0","id":"c","result":{"resultType":"complete","tools":[', add_numbers_listing, ",",
+      mean_sd_listing, '],"ttlMs":300000,"cacheScope":"public",', S, "}}"
+    )
+  )
+  expect_identical(
+    mcp_handle(s, paste0('{"jsonrpc":"2.0","id":"d","method":"ping","params":{', spec_M, "}}")),
+    '{"jsonrpc":"2.0","id":"d","error":{"code":-32601,"message":"Method not found"}}'
+  )
+  expect_identical(
+    mcp_handle(s, paste0(
+      '{"jsonrpc":"2.0","id":"e","method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25",',
+      '"io.modelcontextprotocol/clientCapabilities":{}}}}'
+    )),
+    paste0(
+      '{"jsonrpc":"2.0","id":"e","error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":',
+      supported, ',"requested":"2025-11-25"}}}'
+    )
+  )
+  expect_identical(
+    mcp_handle(s, '{"jsonrpc":"2.0","id":"f","method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}'),
+    '{"jsonrpc":"2.0","id":"f","error":{"code":-32602,"message":"Invalid params: _meta io.modelcontextprotocol/clientCapabilities must be an object"}}'
+  )
+  expect_identical(
+    mcp_handle(s, '{"jsonrpc":"2.0","id":"g","method":"tools/list"}'),
+    '{"jsonrpc":"2.0","id":"g","error":{"code":-32600,"message":"Invalid Request: server not initialized"}}'
+  )
+  # Modern structured content is emitted whatever its JSON type (P1), and a
+  # contained error carries resultType and the server _meta (L6.6, M4.3).
+  expect_identical(
+    mcp_handle(s, spec_call(1, "mean_sd", '{"values":[2,4]}', spec_M)),
+    paste0(
+      '{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[{"type":"text","text":',
+      '"{\\"mean\\":3,\\"sd\\":1.4142}"}],"isError":false,"structuredContent":{"mean":3,"sd":1.4142},', S, "}}"
+    )
+  )
+  expect_identical(
+    mcp_handle(s, spec_call(2, "add_numbers", '{"x":"a","y":1}', spec_M)),
+    paste0(
+      '{"jsonrpc":"2.0","id":2,"result":{"resultType":"complete","content":[{"type":"text",',
+      '"text":"non-numeric argument to binary operator"}],"isError":true,', S, "}}"
+    )
+  )
+})
+
+test_that("R5.2: argument checks run in the documented order", {
+  add <- spec_add_numbers()
+  # 2 (instructions) before 3 (registry)
+  expect_error(mcp_server(1, instructions = 1), class = "mcplite_error", regexp = "`instructions`")
+  expect_error(mcp_session(list(add, add), instructions = NA_character_), class = "mcplite_error", regexp = "`instructions`")
+  # 3 (registry) and 5 (duplicates) before 6 (payload options)
+  withr::with_options(list(mcplite.json.digits = -1), {
+    expect_error(mcp_server("x.R"), class = "mcplite_error", regexp = "`tools`")
+    expect_error(mcp_server(list(add, add)), class = "mcplite_error", regexp = "repeated: \"add_numbers\"")
+    expect_error(mcp_server(add), class = "mcplite_error", regexp = "`mcplite.json.digits`")
+  })
+  # 4 (re-validation) names `tools` and the tool; it runs before 5.
+  broken <- add
+  meta <- attr(broken, "mcplite")
+  meta$annotations <- list(read_only_hint = "yes")
+  attr(broken, "mcplite") <- meta
+  err <- expect_error(mcp_session(list(add, broken, broken)), class = "mcplite_error")
+  expect_match(conditionMessage(err), "`tools[[2]]` (\"add_numbers\")", fixed = TRUE)
+  expect_match(conditionMessage(err), "`annotations$read_only_hint`", fixed = TRUE)
+  # 5: every duplicated name once, in order of first repeat.
+  a <- tool(function() 1, "A.", name = "a")
+  b <- tool(function() 1, "B.", name = "b")
+  expect_error(
+    mcp_session(list(a, b, b, a, a, b)),
+    class = "mcplite_error", regexp = "repeated: \"b\", \"a\"\\.$"
+  )
+})
+
+test_that("R5.2/L3.2: \"\" instructions are advertised; an empty registry lists no tools", {
+  s <- mcp_session(list(), instructions = "")
+  expect_identical(
+    mcp_handle(s, spec_init("2025-11-25")),
+    paste0(
+      '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":false}},',
+      '"serverInfo":{"name":"mcplite","version":"', spec_version(), '"},"instructions":""}}'
+    )
+  )
+  expect_identical(
+    mcp_handle(s, '{"jsonrpc":"2.0","id":2,"method":"tools/list"}'),
+    '{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}'
+  )
+  expect_identical(
+    mcp_handle(s, spec_call(3, "anything")),
+    '{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"Invalid params: unknown tool"}}'
+  )
+})
+
+test_that("R1.8/R5.2.4: tools/list never fails once the server is built", {
+  # Metadata broken after mcp_session() does not affect the prepared listing.
+  add <- spec_add_numbers()
+  s <- mcp_session(add)
+  meta <- attr(add, "mcplite")
+  meta$name <- "bad name"
+  attr(add, "mcplite") <- meta
+  mcp_handle(s, spec_init("2025-06-18"))
+  expect_identical(
+    mcp_handle(s, '{"jsonrpc":"2.0","id":2,"method":"tools/list"}'),
+    paste0('{"jsonrpc":"2.0","id":2,"result":{"tools":[', add_numbers_listing, "]}}")
+  )
+})
+
+test_that("R6.4: an option made invalid while serving is a contained tool error naming it", {
+  spec_default_options()
+  plain <- tool(function() {
+    options(mcplite.json.na = "bogus")
+    1.5
+  }, "Breaks the option, returns a number.", name = "plain")
+  structured <- tool(function() {
+    r <- tool_result(structured_content = list(a = 1))
+    options(mcplite.json.auto_unbox = "maybe")
+    r
+  }, "Builds a result, then breaks an option.", name = "structured")
+  s <- mcp_session(list(plain, structured))
+  mcp_handle(s, spec_init("2025-11-25"))
+  res <- jsonlite::parse_json(mcp_handle(s, spec_call(2, "plain")))$result
+  expect_true(res$isError)
+  expect_length(res$content, 1L)
+  expect_match(res$content[[1]]$text, "`mcplite.json.na`", fixed = TRUE)
+  expect_match(res$content[[1]]$text, "\"string\"", fixed = TRUE)
+  options(mcplite.json.na = NULL)
+  res <- jsonlite::parse_json(mcp_handle(s, spec_call(3, "structured")))$result
+  expect_true(res$isError)
+  expect_match(res$content[[1]]$text, "`mcplite.json.auto_unbox`", fixed = TRUE)
+  options(mcplite.json.auto_unbox = NULL)
+  # The server keeps serving, and the call works again once the option is fixed.
+  fixed <- tool(function() 1.5, "Returns a number.", name = "fixed")
+  s <- mcp_session(list(plain, fixed))
+  mcp_handle(s, spec_init("2025-11-25"))
+  expect_true(jsonlite::parse_json(mcp_handle(s, spec_call(4, "plain")))$result$isError)
+  options(mcplite.json.na = NULL)
+  expect_identical(
+    mcp_handle(s, spec_call(5, "fixed")),
+    '{"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"1.5"}],"isError":false}}'
+  )
+})
+
+test_that("R6.3: payload options never touch protocol fields, schemas or metadata", {
+  annotated <- tool(
+    function() {
+      tool_result(
+        content_text("x", annotations = list(priority = 0.123456789, custom = NA), meta = list(m = c(1.5, NA))),
+        structured_content = list(v = 0.123456789, w = NA_real_),
+        meta = list(k = 0.123456789, n = NULL, one = 1L)
+      )
+    },
+    "Everything fixed-encoded.", name = "annotated",
+    annotations = list(ratio = 0.123456789, flag = NA),
+    output_schema = type_from_schema(list(type = "object", maximum = 0.123456789))
+  )
+  run <- function() {
+    s <- mcp_session(annotated)
+    list(
+      list = mcp_handle(s, paste0('{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{', spec_M, "}}")),
+      call = mcp_handle(s, spec_call(2, "annotated", NULL, spec_M))
+    )
+  }
+  spec_default_options()
+  base <- run()
+  expect_match(base$list, '"annotations":{"ratio":0.123456789,"flag":null},"outputSchema":{"type":"object","maximum":0.123456789}', fixed = TRUE)
+  expect_match(
+    base$call,
+    paste0(
+      '"content":[{"type":"text","text":"x","annotations":{"priority":0.123456789,"custom":null},"_meta":{"m":[1.5,"NA"]}}],',
+      '"isError":false,"structuredContent":{"v":0.1235,"w":"NA"},"_meta":{"k":0.123456789,"n":null,"one":1,'
+    ),
+    fixed = TRUE
+  )
+  withr::local_options(list(
+    mcplite.json.auto_unbox = FALSE, mcplite.json.digits = I(2),
+    mcplite.json.na = "string", mcplite.json.null = "list"
+  ))
+  changed <- run()
+  expect_identical(changed$list, base$list)
+  expect_identical(
+    changed$call,
+    sub('"structuredContent":{"v":0.1235,"w":"NA"}', '"structuredContent":{"v":[0.12],"w":["NA"]}', base$call, fixed = TRUE)
+  )
+})
+
+test_that("R6.3: NULL -> {} and list() -> [] for ordinary values ignore the options", {
+  spec_default_options()
+  null_tool <- tool(function() NULL, "NULL.", name = "null_tool")
+  empty_tool <- tool(function() list(), "Empty list.", name = "empty_tool")
+  s <- mcp_session(list(null_tool, empty_tool))
+  mcp_handle(s, spec_init("2025-11-25"))
+  withr::local_options(list(mcplite.json.null = "list", mcplite.json.auto_unbox = FALSE))
+  expect_identical(
+    mcp_handle(s, spec_call(2, "null_tool")),
+    '{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"{}"}],"isError":false}}'
+  )
+  expect_identical(
+    mcp_handle(s, spec_call(3, "empty_tool")),
+    '{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"[]"}],"isError":false}}'
+  )
+})
+
+test_that("J3 via mcp_handle: character-like values are literal text, never parsed", {
+  spec_default_options()
+  ret <- function(value) tool(function() value, "Returns a value.", name = "ret")
+  text_of <- function(value) {
+    out <- mcp_handle(ret(value), spec_call(1, "ret", NULL, spec_M))
+    jsonlite::parse_json(out)$result$content[[1]]$text
+  }
+  expect_identical(text_of(jsonlite::toJSON(list(a = 1))), '{"a":[1]}')
+  expect_identical(text_of(structure(c("a", "b"), class = "json")), "a\nb")
+  expect_identical(text_of(I("x")), "x")
+  expect_identical(text_of(c(a = "named", b = NA)), "named\nNA")
+  expect_identical(text_of("multi\nline \u00e9"), "multi\nline \u00e9")
+  expect_identical(text_of(1:3), "[1,2,3]")
+  expect_identical(text_of(TRUE), "true")
+  expect_identical(text_of(structure(list(), names = character())), "{}")
+})
+
+test_that("J4 via mcp_handle: root list() is {}, arrays and strings only where allowed", {
+  spec_default_options()
+  sc <- function(value) tool(function() tool_result(structured_content = value), "Structured.", name = "sc")
+  modern <- function(value) mcp_handle(sc(value), spec_call(1, "sc", NULL, spec_M))
+  expect_match(modern(list()), '"content":[{"type":"text","text":"{}"}],"isError":false,"structuredContent":{},', fixed = TRUE)
+  expect_match(modern(list(1L, "a")), '"text":"[1,\\"a\\"]"}],"isError":false,"structuredContent":[1,"a"],', fixed = TRUE)
+  expect_match(modern("{\"a\":1}"), '"text":"\\"{\\\\\\"a\\\\\\":1}\\""}],"isError":false,"structuredContent":"{\\"a\\":1}",', fixed = TRUE)
+  legacy <- function(value, version) {
+    s <- mcp_session(sc(value))
+    mcp_handle(s, spec_init(version))
+    mcp_handle(s, spec_call(2, "sc"))
+  }
+  expect_identical(
+    legacy(list(1L, "a"), "2025-06-18"),
+    '{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"[1,\\"a\\"]"}],"isError":false}}'
+  )
+  expect_identical(
+    legacy(list(), "2025-11-25"),
+    '{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"{}"}],"isError":false,"structuredContent":{}}}'
+  )
+  expect_identical(
+    legacy(data.frame(a = 1:2), "2025-11-25"),
+    '{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"[{\\"a\\":1},{\\"a\\":2}]"}],"isError":false}}'
+  )
+})
+
+test_that("J6 via mcp_handle: argument types, boundaries, empty objects, nested nulls, UTF-8", {
+  probe <- tool(function(...) {
+    a <- list(...)
+    vapply(names(a), function(n) {
+      v <- a[[n]]
+      paste0(n, "=", paste(deparse(v, control = c("keepInteger", "keepNA", "niceNames", "showAttributes")), collapse = ""))
+    }, "")
+  }, "Deparse the arguments.", name = "probe")
+  run <- function(args) {
+    out <- mcp_handle(probe, spec_call(1, "probe", args, spec_M))
+    strsplit(jsonlite::parse_json(out)$result$content[[1]]$text, "\n", fixed = TRUE)[[1]]
+  }
+  expect_identical(
+    run('{"max":2147483647,"min":-2147483647,"over":2147483648,"under":-2147483648,"zero":0,"frac":1.0,"exp":1e0}'),
+    c("max=2147483647L", "min=-2147483647L", "over=2147483648", "under=-2147483648",
+      "zero=0L", "frac=1", "exp=1")
+  )
+  expect_identical(
+    run('{"obj":{},"arr":[],"nested":{"a":null,"b":[null,{}]},"t":true,"f":false}'),
+    c("obj=structure(list(), names = character(0))", "arr=list()",
+      "nested=list(a = NULL, b = list(NULL, structure(list(), names = character(0))))",
+      "t=TRUE", "f=FALSE")
+  )
+  enc <- tool(function(s) paste(Encoding(s), nchar(s), s == "h\u00e9\u2603\U0001F600"), "Encoding.", name = "enc")
+  out <- mcp_handle(enc, spec_call(1, "enc", '{"s":"h\\u00e9\u2603\\ud83d\\ude00"}', spec_M))
+  expect_identical(jsonlite::parse_json(out)$result$content[[1]]$text, "UTF-8 4 TRUE")
+  # Member order is kept.
+  order_tool <- tool(function(...) paste(names(list(...)), collapse = ","), "Names.", name = "order_tool")
+  out <- mcp_handle(order_tool, spec_call(1, "order_tool", '{"z":1,"a":2,"m":3}', spec_M))
+  expect_identical(jsonlite::parse_json(out)$result$content[[1]]$text, "z,a,m")
+})
+
+test_that("J6.1: the token -0 (no fraction, no exponent) arrives as integer 0L", {
+  skip("known deviation: serde_json reads the token -0 as the double -0.0 (needs the raw number token; see audit report)")
+  probe <- tool(function(n) paste(typeof(n), n), "Type of n.", name = "probe")
+  out <- mcp_handle(probe, spec_call(1, "probe", '{"n":-0}', spec_M))
+  expect_identical(jsonlite::parse_json(out)$result$content[[1]]$text, "integer 0")
+})
+
+test_that("L6.3/L6.6: R's argument matching; error text is exactly conditionMessage()", {
+  add <- spec_add_numbers()
+  s <- mcp_session(add)
+  mcp_handle(s, spec_init("2025-11-25"))
+  expect_identical(
+    mcp_handle(s, spec_call(2, "add_numbers", '{"x":1}')),
+    '{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"argument \\"y\\" is missing, with no default"}],"isError":true}}'
+  )
+  expect_identical(
+    mcp_handle(s, spec_call(3, "add_numbers", '{"x":1,"y":2,"z":3}')),
+    '{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"unused argument (z = 3)"}],"isError":true}}'
+  )
+  custom <- tool(function() {
+    cnd <- structure(class = c("my_error", "error", "condition"), list(message = "raw", call = quote(f(x))))
+    stop(cnd)
+  }, "Custom condition.", name = "custom")
+  registerS3method("conditionMessage", "my_error", function(c) paste0("custom: ", c$message, "\nline 2"))
+  multi <- tool(function() stop("first line\n  second \"quoted\" line"), "Multi-line error.", name = "multi")
+  s <- mcp_session(list(custom, multi))
+  mcp_handle(s, spec_init("2025-11-25"))
+  expect_identical(
+    mcp_handle(s, spec_call(2, "custom")),
+    '{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"custom: raw\\nline 2"}],"isError":true}}'
+  )
+  expect_identical(
+    mcp_handle(s, spec_call(3, "multi")),
+    '{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"first line\\n  second \\"quoted\\" line"}],"isError":true}}'
+  )
+})
+
+test_that("L6.1/R1.9/section 10: arguments are never validated against the schema", {
+  typed <- tool(
+    function(n) paste(class(n), length(n)),
+    "Declares an integer.", name = "typed",
+    arguments = list(n = type_integer())
+  )
+  s <- mcp_session(typed)
+  mcp_handle(s, spec_init("2025-11-25"))
+  text <- function(args) jsonlite::parse_json(mcp_handle(s, spec_call(2, "typed", args)))$result$content[[1]]$text
+  expect_identical(text('{"n":"not a number"}'), "character 1")
+  expect_identical(text('{"n":[1,2,3]}'), "list 3")
+  # Missing required argument: the tool is still called (R decides).
+  r <- jsonlite::parse_json(mcp_handle(s, spec_call(3, "typed", "{}")))$result
+  expect_true(r$isError)
+  expect_identical(r$content[[1]]$text, "argument \"n\" is missing, with no default")
+})
+
+test_that("R2.9: a type_ignore() argument sent by the client still reaches fun", {
+  t <- tool(function(a, secret = "unset") paste(a, secret), "Ignore.", name = "ign",
+            arguments = list(a = type_string(), secret = type_ignore()))
+  expect_identical(
+    mcp_handle(t, spec_call(1, "ign", '{"a":"x","secret":"sent"}', spec_M)),
+    paste0('{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[{"type":"text","text":"x sent"}],"isError":false,', spec_S(), "}}")
+  )
+})
+
+test_that("P4: projection emits author schemas verbatim, valid or not", {
+  t <- tool(function() 1, "Odd schema.", name = "odd",
+            output_schema = type_from_schema('{"type":"object","properties":[],"required":{}}'))
+  s <- mcp_session(t)
+  mcp_handle(s, spec_init("2025-06-18"))
+  expect_identical(
+    mcp_handle(s, '{"jsonrpc":"2.0","id":2,"method":"tools/list"}'),
+    paste0(
+      '{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"odd","description":"Odd schema.",',
+      '"inputSchema":{"type":"object","properties":{},"additionalProperties":false},',
+      '"outputSchema":{"type":"object","properties":[],"required":{}}}]}}'
+    )
+  )
+})
+
+test_that("J1.3: a string that is not valid UTF-8 is a contained tool error", {
+  skip_if_not(l10n_info()[["UTF-8"]], "needs a UTF-8 session")
+  bad <- rawToChar(as.raw(c(0x61, 0xff, 0x62)))
+  plain <- tool(function() bad, "Invalid UTF-8 text.", name = "plain")
+  block <- tool(function() tool_result(content_text(bad)), "Invalid UTF-8 block.", name = "block")
+  s <- mcp_session(list(plain, block))
+  mcp_handle(s, spec_init("2025-11-25"))
+  for (nm in c("plain", "block")) {
+    out <- mcp_handle(s, spec_call(2, nm))
+    expect_true(validUTF8(out), info = nm)
+    res <- jsonlite::parse_json(out)$result
+    expect_true(res$isError, info = nm)
+    expect_length(res$content, 1L)
+    expect_match(res$content[[1]]$text, "UTF-8", info = nm)
+  }
+  expect_identical(mcp_handle(s, '{"jsonrpc":"2.0","id":3,"method":"ping"}'), '{"jsonrpc":"2.0","id":3,"result":{}}')
+})
+
+test_that("R3.4/M4.3: NULL metadata values are null; the server identity replaces an author value", {
+  t <- tool(function() {
+    tool_result(
+      content_text("x", meta = list(a = NULL, b = "k")),
+      meta = list(`io.modelcontextprotocol/serverInfo` = "author", k = NULL)
+    )
+  }, "Meta.", name = "meta_tool")
+  expect_identical(
+    mcp_handle(t, spec_call(1, "meta_tool", NULL, spec_M)),
+    paste0(
+      '{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[{"type":"text","text":"x","_meta":{"a":null,"b":"k"}}],',
+      '"isError":false,"_meta":{"k":null,"io.modelcontextprotocol/serverInfo":{"name":"mcplite","version":"', spec_version(), '"}}}}'
+    )
+  )
+  s <- mcp_session(t)
+  mcp_handle(s, spec_init("2025-11-25"))
+  expect_identical(
+    mcp_handle(s, spec_call(2, "meta_tool")),
+    paste0(
+      '{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"x","_meta":{"a":null,"b":"k"}}],',
+      '"isError":false,"_meta":{"io.modelcontextprotocol/serverInfo":"author","k":null}}}'
+    )
+  )
+})
+
+test_that("P2/P3: block wire shapes from the constructors, and the 2024-11-05 replacement", {
+  blocks <- tool(function() {
+    tool_result(list(
+      content_text("t", annotations = list(audience = "user", priority = 0, last_modified = "2025-01-01", `x-ext` = list(a = 1))),
+      content_image("aW1n", "image/png", meta = list(m = TRUE)),
+      content_audio("YXVk", "audio/wav"),
+      content_resource_link("file:///r.csv", "r.csv", size = 0),
+      content_resource("mem://x", text = "hello", mime_type = "text/plain",
+                       annotations = list(priority = 1), meta = list(o = "outer")),
+      content_resource("mem://y", blob = "Ymxi"),
+      content_audio("YXVk", "audio/wav")
+    ), is_error = TRUE, structured_content = list(a = 1), meta = list(r = 1))
+  }, "Every block.", name = "blocks")
+  s <- mcp_session(blocks)
+  mcp_handle(s, spec_init("2025-06-18"))
+  expect_identical(
+    mcp_handle(s, spec_call(2, "blocks")),
+    paste0(
+      '{"jsonrpc":"2.0","id":2,"result":{"content":[',
+      '{"type":"text","text":"t","annotations":{"audience":["user"],"priority":0,"lastModified":"2025-01-01","x-ext":{"a":1}}},',
+      '{"type":"image","data":"aW1n","mimeType":"image/png","_meta":{"m":true}},',
+      '{"type":"audio","data":"YXVk","mimeType":"audio/wav"},',
+      '{"type":"resource_link","uri":"file:///r.csv","name":"r.csv","size":0},',
+      '{"type":"resource","resource":{"uri":"mem://x","mimeType":"text/plain","text":"hello"},"annotations":{"priority":1},"_meta":{"o":"outer"}},',
+      '{"type":"resource","resource":{"uri":"mem://y","blob":"Ymxi"}},',
+      '{"type":"audio","data":"YXVk","mimeType":"audio/wav"}',
+      '],"isError":true,"structuredContent":{"a":1},"_meta":{"r":1}}}'
+    )
+  )
+  mcp_handle(s, spec_init("2024-11-05", id = 3))
+  res <- jsonlite::parse_json(mcp_handle(s, spec_call(4, "blocks")))
+  expect_identical(names(res$result), c("content", "isError"))
+  expect_true(res$result$isError)
+  expect_length(res$result$content, 1L)
+  text <- res$result$content[[1]]$text
+  expect_match(text, "2024-11-05", fixed = TRUE)
+  # distinct types, first-occurrence order: audio before resource_link
+  expect_identical(
+    regmatches(text, gregexpr("audio|resource_link", text))[[1]],
+    c("audio", "resource_link")
+  )
+})
+
+test_that("R7.1: mcp_handle() takes JSON text, json objects and fixed-encoded lists", {
+  add <- spec_add_numbers()
+  s <- mcp_session(add)
+  expect_identical(
+    mcp_handle(s, list(jsonrpc = "2.0", id = 12, method = "ping", params = list(x = 0.1, y = NULL))),
+    '{"jsonrpc":"2.0","id":12,"result":{}}'
+  )
+  expect_identical(
+    mcp_handle(s, jsonlite::toJSON(list(jsonrpc = "2.0", id = "j", method = "ping"), auto_unbox = TRUE)),
+    '{"jsonrpc":"2.0","id":"j","result":{}}'
+  )
+  # The list is fixed-encoded: doubles keep full precision.
+  out <- mcp_handle(s, list(
+    jsonrpc = "2.0", id = 1L, method = "tools/call",
+    params = list(name = "add_numbers", arguments = list(x = 0.123456789, y = 1e-10)), `_meta` = NULL
+  ))
+  expect_identical(out, '{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"Invalid Request: server not initialized"}}')
+  precise <- tool(function(x) sprintf("%.10f", x), "Formats x.", name = "precise")
+  out <- mcp_handle(precise, list(
+    jsonrpc = "2.0", id = 1L, method = "tools/call",
+    params = list(
+      name = "precise", arguments = list(x = 0.123456789),
+      `_meta` = list(`io.modelcontextprotocol/protocolVersion` = "2026-07-28",
+                     `io.modelcontextprotocol/clientCapabilities` = structure(list(), names = character()))
+    )
+  ))
+  expect_match(out, '"text":"0.1234567890"', fixed = TRUE)
+  # Notifications, client responses and blank lines: NULL.
+  expect_null(mcp_handle(s, '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}'))
+  expect_null(mcp_handle(s, '{"jsonrpc":"2.0","id":1,"result":{}}'))
+  expect_null(mcp_handle(s, ""))
+})
+
+test_that("section 0: validation errors are mcplite_error and name the argument in backticks", {
+  cases <- list(
+    list(quote(tool(function() 1, "d", name = "x", arguments = list(a = 1))), "arguments"),
+    list(quote(type_enum(character())), "values"),
+    list(quote(type_array(1)), "items"),
+    list(quote(type_object(type_string())), ".description"),
+    list(quote(type_object(.required = NA)), ".required"),
+    list(quote(type_string(required = "yes")), "required"),
+    list(quote(type_from_schema(text = "{}", path = "x.json")), "path"),
+    list(quote(content_text(1)), "text"),
+    list(quote(content_image("d", "")), "mime_type"),
+    list(quote(content_resource_link("u", "n", size = -1)), "size"),
+    list(quote(content_text("x", annotations = list(priority = 2))), "annotations$priority"),
+    list(quote(content_text("x", annotations = list(audience = "robot"))), "annotations$audience"),
+    list(quote(content_text("x", annotations = list(lastModified = "x"))), "annotations$lastModified"),
+    list(quote(content_text("x", meta = list(1))), "meta"),
+    list(quote(tool_result(content_text("x"), is_error = NA)), "is_error"),
+    list(quote(tool_result()), "content"),
+    list(quote(tool_result(structured_content = new.env())), "structured_content"),
+    list(quote(mcp_session(list(), instructions = 1)), "instructions"),
+    list(quote(mcp_handle(list(), 42)), "message")
+  )
+  for (case in cases) {
+    err <- tryCatch(eval(case[[1]]), error = function(e) e)
+    expect_s3_class(err, "mcplite_error")
+    expect_true(
+      grepl(paste0("`", case[[2]], "`"), conditionMessage(err), fixed = TRUE),
+      info = paste(deparse(case[[1]]), "->", conditionMessage(err))
+    )
+  }
+  withr::with_options(list(mcplite.json.null = "none"), {
+    err <- tryCatch(tool_result(content_text("x")), error = function(e) e)
+    expect_s3_class(err, "mcplite_error")
+    expect_match(conditionMessage(err), "`mcplite.json.null`.*\"null\".*\"list\"")
+  })
+})
+
+test_that("section 0: only jsonlite is imported", {
+  desc <- utils::packageDescription("mcplite")
+  imports <- trimws(strsplit(desc$Imports %||% "", ",")[[1]])
+  imports <- sub("\\s*\\(.*\\)$", "", imports[nzchar(imports)])
+  expect_identical(imports, "jsonlite")
+  deps <- trimws(strsplit(desc$Depends %||% "", ",")[[1]])
+  expect_true(all(grepl("^R( |\\(|$)", deps[nzchar(deps)])))
+})
+
+test_that("documentation: every export has a help topic with examples", {
+  skip_if(!nzchar(system.file("help", package = "mcplite")), "no installed help")
+  db <- tools::Rd_db("mcplite")
+  aliases <- unlist(lapply(db, tools:::.Rd_get_metadata, "alias"))
+  exports <- getNamespaceExports("mcplite")
+  expect_identical(setdiff(exports, aliases), character())
+  has_examples <- vapply(db, function(rd) length(tools:::.Rd_get_section(rd, "examples")) > 0L, TRUE)
+  for (fn in exports) {
+    topic <- names(db)[vapply(db, function(rd) fn %in% tools:::.Rd_get_metadata(rd, "alias"), TRUE)]
+    expect_true(length(topic) == 1L && has_examples[[topic]], info = fn)
+  }
+})
+
+# ---------------------------------------------------------------------------
+# Section 7 and W2.2 end to end: `Rscript --vanilla server.R` over pipes.
+
+spec_server_script <- function() {
+  f <- tempfile("spec-server-", fileext = ".R")
+  writeLines(c(
+    "library(mcplite)",
+    "proc_fd <- dir.exists('/proc/self/fd')",
+    "orig <- if (proc_fd) Sys.readlink(c('/proc/self/fd/0', '/proc/self/fd/1')) else c('', '')",
+    "fds_before <- if (proc_fd) sort(list.files('/proc/self/fd')) else character()",
+    "add <- tool(function(x, y) x + y, 'Add.', name = 'add',",
+    "  arguments = list(x = type_number(), y = type_number()))",
+    "sleepy <- tool(function(seconds) { Sys.sleep(seconds); 'woke up' }, 'Sleep.', name = 'sleepy',",
+    "  arguments = list(seconds = type_number()))",
+    "warns <- tool(function() { warning('spec-audit-warning'); 'warned' }, 'Warn.', name = 'warns')",
+    "nested <- tool(function() mcp_server(list()), 'Start a second server.', name = 'nested')",
+    "# S1.2: children must not inherit the protocol descriptors.",
+    "fds <- tool(function() {",
+    "  if (!proc_fd) return('no /proc')",
+    "  child <- system('ls -l /proc/self/fd/', intern = TRUE)",
+    "  paste(vapply(orig, function(t) any(grepl(paste0('-> ', t), child, fixed = TRUE)), TRUE), collapse = ',')",
+    "}, 'Inspect a child process.', name = 'fds')",
+    "mcp_server(list(add, sleepy, warns, nested, fds))",
+    "# S2: descriptors restored and private ones closed after returning.",
+    "fds_after <- if (proc_fd) sort(list.files('/proc/self/fd')) else character()",
+    "now <- if (proc_fd) Sys.readlink(c('/proc/self/fd/0', '/proc/self/fd/1')) else c('', '')",
+    "cat('AFTER', identical(now, orig), identical(fds_after, fds_before), '\\n')"
+  ), f)
+  f
+}
+
+spec_env <- function() c("current", R_LIBS = paste(.libPaths(), collapse = .Platform$path.sep))
+
+spec_rscript <- function() file.path(R.home("bin"), "Rscript")
+
+spec_lines <- function(x) {
+  x <- sub("\n$", "", x)
+  if (nzchar(x)) strsplit(x, "\n", fixed = TRUE)[[1]] else character()
+}
+
+test_that("W2.2, S1.2, S2, S5, S8, R5.2.7 and section 10 end to end", {
+  skip_on_cran()
+  skip_if_not_installed("processx")
+  skip_on_os("windows")
+  script <- spec_server_script()
+  on.exit(unlink(script), add = TRUE)
+  input <- c(
+    spec_init("2025-11-25"),
+    '{"jsonrpc":"2.0","id":99,"result":{}}',
+    spec_call(2, "sleepy", '{"seconds":0.5}'),
+    '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"reason":"stop"}}',
+    '{"jsonrpc":"2.0","id":3,"method":"ping"}',
+    spec_call(4, "fds"),
+    spec_call(5, "nested"),
+    spec_call(6, "add", '{"x":1,"y":2}')
+  )
+  f <- tempfile(fileext = ".jsonl")
+  on.exit(unlink(f), add = TRUE)
+  writeLines(input, f)
+  res <- processx::run(spec_rscript(), c("--vanilla", script), stdin = f,
+                       error_on_status = FALSE, timeout = 60, env = spec_env())
+  out <- spec_lines(res$stdout)
+  expect_identical(res$status, 0L)
+  expect_length(out, 7L)
+  expect_match(out[1], '^\\{"jsonrpc":"2.0","id":1,"result":\\{"protocolVersion":"2025-11-25"')
+  # The cancellation notification does not cancel the running call.
+  expect_identical(out[2], '{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"woke up"}],"isError":false}}')
+  expect_identical(out[3], '{"jsonrpc":"2.0","id":3,"result":{}}')
+  if (dir.exists("/proc/self/fd")) {
+    expect_identical(out[4], '{"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"FALSE,FALSE"}],"isError":false}}')
+  }
+  nested <- jsonlite::parse_json(out[5])$result
+  expect_true(nested$isError)
+  expect_match(nested$content[[1]]$text, "already running", fixed = TRUE)
+  expect_identical(out[6], '{"jsonrpc":"2.0","id":6,"result":{"content":[{"type":"text","text":"3"}],"isError":false}}')
+  if (dir.exists("/proc/self/fd")) {
+    expect_identical(out[7], "AFTER TRUE TRUE ")
+  }
+  # S8/W2.2: the only stderr output is one diagnostic for the client response.
+  err <- spec_lines(res$stderr)
+  expect_length(err, 1L)
+  expect_match(err[1], "^mcplite: ")
+})
+
+test_that("S6: a tool's warning reaches stderr while the server still runs", {
+  skip_on_cran()
+  skip_if_not_installed("processx")
+  script <- spec_server_script()
+  on.exit(unlink(script), add = TRUE)
+  p <- processx::process$new(spec_rscript(), c("--vanilla", script),
+                             stdin = "|", stdout = "|", stderr = "|", env = spec_env())
+  on.exit(if (p$is_alive()) p$kill(), add = TRUE)
+  p$write_input(paste0(spec_init("2025-11-25"), "\n", spec_call(2, "warns"), "\n"))
+  out <- character()
+  err <- ""
+  deadline <- Sys.time() + 30
+  while ((length(out) < 2L || !grepl("spec-audit-warning", err, fixed = TRUE)) && Sys.time() < deadline) {
+    p$poll_io(200)
+    out <- c(out, p$read_output_lines())
+    err <- paste0(err, p$read_error())
+  }
+  expect_true(p$is_alive())
+  expect_identical(out[2], '{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"warned"}],"isError":false}}')
+  expect_match(err, "spec-audit-warning", fixed = TRUE)
+  close(p$get_input_connection())
+  p$wait(30000)
+  expect_identical(p$get_exit_status(), 0L)
+})
+
+test_that("S7: SIGTERM keeps its default effect", {
+  skip_on_cran()
+  skip_if_not_installed("processx")
+  skip_on_os("windows")
+  script <- spec_server_script()
+  on.exit(unlink(script), add = TRUE)
+  p <- processx::process$new(spec_rscript(), c("--vanilla", script),
+                             stdin = "|", stdout = "|", stderr = "|", env = spec_env())
+  on.exit(if (p$is_alive()) p$kill(), add = TRUE)
+  p$write_input(paste0(spec_init("2025-11-25"), "\n"))
+  out <- character()
+  deadline <- Sys.time() + 30
+  while (length(out) < 1L && Sys.time() < deadline) {
+    p$poll_io(200)
+    out <- c(out, p$read_output_lines())
+  }
+  expect_length(out, 1L)
+  p$signal(tools::SIGTERM)
+  p$wait(30000)
+  expect_false(p$is_alive())
+  expect_identical(p$get_exit_status(), -tools::SIGTERM)
+})
+
+test_that("R5.2.8: an interactive session on a terminal refuses to serve", {
+  skip_on_cran()
+  skip_if_not_installed("processx")
+  skip_on_os("windows")
+  p <- processx::process$new(
+    file.path(R.home("bin"), "R"), c("--vanilla", "--interactive", "--no-echo", "--no-readline"),
+    pty = TRUE, env = spec_env()
+  )
+  on.exit(if (p$is_alive()) p$kill(), add = TRUE)
+  p$write_input(paste0(
+    "t <- mcplite::tool(function() 1, 'd', name = 'a'); ",
+    "r <- tryCatch(mcplite::mcp_server(t), mcplite_error = function(e) conditionMessage(e)); ",
+    "cat('RESULT:', interactive(), isatty(stdin()), r, '\\n'); q('no')\n"
+  ))
+  out <- ""
+  deadline <- Sys.time() + 60
+  while (Sys.time() < deadline) {
+    p$poll_io(200)
+    chunk <- tryCatch(p$read_output(), error = function(e) NULL)
+    if (is.null(chunk)) break
+    out <- paste0(out, chunk)
+    if (!p$is_alive() && grepl("RESULT:", out, fixed = TRUE)) break
+  }
+  expect_match(out, "RESULT: TRUE TRUE `mcp_server()` blocks the console", fixed = TRUE)
+  expect_match(out, "Rscript --vanilla /absolute/path/to/server.R", fixed = TRUE)
+})
