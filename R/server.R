@@ -264,9 +264,7 @@ server_spec <- function(tools) {
     funs = lapply(specs, function(s) s$fun),
     invoke = invoke_tool,
     normalize = normalize_result,
-    state = new.env(parent = emptyenv()),
-    payload_json = payload_json,
-    fixed_json = fixed_json
+    state = new.env(parent = emptyenv())
   )
 }
 

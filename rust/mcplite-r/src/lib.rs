@@ -27,11 +27,7 @@ fn server_info(version: &str, instructions: Robj) -> ServerInfo {
 }
 
 unsafe fn make_host(spec: &Robj) -> std::result::Result<RHost, String> {
-    let s = spec.get();
-    if let (Some(p), Some(f)) = (rffi::list_get(s, "payload_json"), rffi::list_get(s, "fixed_json")) {
-        payload::set_r_encoders(p, f);
-    }
-    RHost::from_spec(s)
+    RHost::from_spec(spec.get())
 }
 
 /// Is a server already running in this process?
@@ -92,10 +88,7 @@ fn engine_session_new(spec: Robj, version: &str, instructions: Robj) -> Robj {
 /// Handle one message; returns the response line or NULL.
 /// @noRd
 #[extendr]
-fn engine_session_handle(mut session: ExternalPtr<Session>, spec: Robj, line: &str) -> Robj {
-    unsafe {
-        let _ = make_host_encoders(&spec);
-    }
+fn engine_session_handle(mut session: ExternalPtr<Session>, _spec: Robj, line: &str) -> Robj {
     let s: &mut Session = &mut session;
     let reply = s.server.handle_line(line.as_bytes(), &mut s.host);
     s.server.after_write();
@@ -103,12 +96,6 @@ fn engine_session_handle(mut session: ExternalPtr<Session>, spec: Robj, line: &s
         Some(bytes) => Robj::from(String::from_utf8_lossy(&bytes).into_owned()),
         None => Robj::from(()),
     }
-}
-
-unsafe fn make_host_encoders(spec: &Robj) -> Option<()> {
-    let s = spec.get();
-    payload::set_r_encoders(rffi::list_get(s, "payload_json")?, rffi::list_get(s, "fixed_json")?);
-    Some(())
 }
 
 extendr_module! {

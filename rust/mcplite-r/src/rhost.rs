@@ -227,8 +227,9 @@ impl RHost {
             Rf_unprotect(2);
             return out;
         }
+        let opts = payload::options().map_err(ToolFailure::Error)?;
         let mut buf = Vec::new();
-        match payload::encode_payload_value(value, &mut buf) {
+        match payload::encode_payload_value(value, &opts, &mut buf) {
             Ok(()) => match String::from_utf8(buf) {
                 Ok(s) => Ok(ToolResult::text(s)),
                 Err(_) => Err(contained_conv("the JSON is not valid UTF-8".into())),
@@ -349,7 +350,8 @@ unsafe fn read_tool_result(x: SEXP) -> Result<ToolResult, String> {
             {
                 buf.extend_from_slice(b"{}");
             } else {
-                payload::encode_payload_value(s, &mut buf)
+                let opts = payload::options()?;
+                payload::encode_payload_value(s, &opts, &mut buf)
                     .map_err(|e| format!("`structured_content` could not be converted to JSON: {e}"))?;
             }
             Some(String::from_utf8(buf).map_err(|_| "structured content is not valid UTF-8".to_string())?)
