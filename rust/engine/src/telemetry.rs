@@ -24,6 +24,7 @@ mod otlp;
 mod queue;
 mod recorder;
 mod w3c;
+mod wire;
 
 pub use config::{Config, ExporterKind, OtlpConfig, SamplerKind};
 pub use recorder::{recorder_from_env, recorder_from_config, OtelRecorder, SCOPE_NAME};

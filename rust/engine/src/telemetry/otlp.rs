@@ -3,19 +3,18 @@
 //! on stderr.
 
 use std::io::Write;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::trace::v1::ResourceSpans;
 use opentelemetry_proto::transform::common::tonic::ResourceAttributesWithSchema;
 use opentelemetry_proto::transform::trace::tonic::group_spans_by_resource_and_scope;
 use opentelemetry_sdk::trace::SpanData;
 use opentelemetry_sdk::Resource;
-use prost::Message;
 
 use super::config::OtlpConfig;
 use super::http;
 use super::jsonline;
+use super::wire::{encode_request, EncodedResource};
 
 /// Group spans under their resource and scope.
 pub(crate) fn to_proto(spans: Vec<SpanData>, resource: &ResourceAttributesWithSchema) -> Vec<ResourceSpans> {
@@ -33,27 +32,40 @@ pub(crate) trait Export: Send {
 /// OTLP over HTTP with protobuf bodies.
 pub(crate) struct OtlpHttp {
     cfg: OtlpConfig,
-    resource: ResourceAttributesWithSchema,
+    resource: EncodedResource,
+    /// After a failed connection, batches are dropped without encoding or
+    /// connecting until this time (a dead collector costs next to nothing).
+    retry_at: Option<Instant>,
 }
+
+/// How long to skip exports after the collector could not be reached.
+const RETRY_AFTER: Duration = Duration::from_secs(1);
 
 impl OtlpHttp {
     pub(crate) fn new(cfg: OtlpConfig, resource: &Resource) -> OtlpHttp {
-        OtlpHttp { cfg, resource: resource.into() }
+        OtlpHttp { cfg, resource: EncodedResource::new(&resource.into()), retry_at: None }
     }
-}
-
-/// Encode spans as an `ExportTraceServiceRequest`.
-pub(crate) fn encode_request(spans: Vec<SpanData>, resource: &ResourceAttributesWithSchema) -> Vec<u8> {
-    ExportTraceServiceRequest { resource_spans: to_proto(spans, resource) }.encode_to_vec()
 }
 
 impl Export for OtlpHttp {
     fn export(&mut self, spans: Vec<SpanData>, deadline: Instant) -> Result<(), String> {
-        let deadline = deadline.min(Instant::now() + self.cfg.timeout);
-        let body = encode_request(spans, &self.resource);
-        match http::post(&self.cfg, "application/x-protobuf", &body, deadline)? {
-            200..=299 => Ok(()),
-            code => Err(format!("the collector answered HTTP {code}")),
+        let now = Instant::now();
+        if self.retry_at.is_some_and(|t| now < t) {
+            return Err("the collector was unreachable moments ago".into());
+        }
+        let deadline = deadline.min(now + self.cfg.timeout);
+        let body = encode_request(&spans, &self.resource);
+        drop(spans);
+        match http::post(&self.cfg, "application/x-protobuf", &body, deadline) {
+            Ok(200..=299) => {
+                self.retry_at = None;
+                Ok(())
+            }
+            Ok(code) => Err(format!("the collector answered HTTP {code}")),
+            Err(e) => {
+                self.retry_at = Some(Instant::now() + RETRY_AFTER);
+                Err(e)
+            }
         }
     }
     fn describe(&self) -> String {
