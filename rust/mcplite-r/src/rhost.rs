@@ -1,8 +1,6 @@
 //! The R side of the engine's `Host` trait: runs tool closures and turns
 //! their return values into engine results.
 
-use std::ffi::CStr;
-
 use mcplite_engine::{Block, CallContext, Content, Host, ToolFailure, ToolResult, ToolSpec};
 use serde_json::{Map, Value};
 
@@ -392,6 +390,3 @@ impl Host for RHost {
         interrupt_pending()
     }
 }
-
-#[allow(dead_code)]
-fn _cstr(_: &CStr) {}
