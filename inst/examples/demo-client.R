@@ -39,5 +39,5 @@ for (step in exchange) {
   }
 }
 close(p$get_input_connection())
-p$wait(10000)
+invisible(p$wait(10000))
 cat("server exited with status", p$get_exit_status(), "\n")
