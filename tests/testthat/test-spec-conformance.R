@@ -509,9 +509,12 @@ test_that("J1.3: a string that is not valid UTF-8 is a contained tool error", {
   bad <- rawToChar(as.raw(c(0x61, 0xff, 0x62)))
   plain <- tool(function() bad, "Invalid UTF-8 text.", name = "plain")
   block <- tool(function() tool_result(content_text(bad)), "Invalid UTF-8 block.", name = "block")
-  s <- mcp_session(list(plain, block))
+  listed <- tool(function() list(a = bad), "Invalid UTF-8 in a JSON value.", name = "listed")
+  structured <- tool(function() tool_result(content_text("ok"), structured_content = list(a = bad)),
+                     "Invalid UTF-8 in structured content.", name = "structured")
+  s <- mcp_session(list(plain, block, listed, structured))
   mcp_handle(s, spec_init("2025-11-25"))
-  for (nm in c("plain", "block")) {
+  for (nm in c("plain", "block", "listed", "structured")) {
     out <- mcp_handle(s, spec_call(2, nm))
     expect_true(validUTF8(out), info = nm)
     res <- jsonlite::parse_json(out)$result
@@ -520,6 +523,23 @@ test_that("J1.3: a string that is not valid UTF-8 is a contained tool error", {
     expect_match(res$content[[1]]$text, "UTF-8", info = nm)
   }
   expect_identical(mcp_handle(s, '{"jsonrpc":"2.0","id":3,"method":"ping"}'), '{"jsonrpc":"2.0","id":3,"result":{}}')
+})
+
+test_that("R4.4/P4: the stored fallback is kept; structured content is re-encoded at projection", {
+  spec_default_options()
+  late <- tool(function() {
+    r <- tool_result(structured_content = list(v = pi))
+    options(mcplite.json.digits = I(2))
+    r
+  }, "Options change after construction.", name = "late")
+  on.exit(options(mcplite.json.digits = NULL), add = TRUE)
+  expect_identical(
+    mcp_handle(late, spec_call(1, "late", NULL, spec_M)),
+    paste0(
+      '{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[{"type":"text","text":"{\\"v\\":3.1416}"}],',
+      '"isError":false,"structuredContent":{"v":3.1},', spec_S(), "}}"
+    )
+  )
 })
 
 test_that("R3.4/M4.3: NULL metadata values are null; the server identity replaces an author value", {
