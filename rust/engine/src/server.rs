@@ -219,7 +219,18 @@ impl Server {
                 r.start(&SpanStart { method: &msg.method, id: msg.id.as_deref(), tool_name, meta })
             }
         };
-        let out = self.dispatch(&msg, host, &ctx);
+        // L8: an unexpected engine failure (a panic) while handling one
+        // request answers that request with -32603 and serving continues.
+        let dispatched = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            self.dispatch(&msg, host, &ctx)
+        }));
+        let out = match dispatched {
+            Ok(o) => o,
+            Err(_) => Outcome {
+                line: msg.id.as_deref().map(|id| error_line(Some(id), INTERNAL_ERROR, "Internal error", None)),
+                end: SpanEnd { error_code: msg.id.as_ref().map(|_| INTERNAL_ERROR), ..Default::default() },
+            },
+        };
         if self.recorder.is_some() {
             let mut end = out.end;
             end.notification = msg.id.is_none();

@@ -469,3 +469,47 @@ fn w2_2_client_responses_owe_one_stderr_diagnostic() {
         assert_eq!(r.server.take_diagnostic(), None, "{line}");
     }
 }
+
+/// A host whose tool panics (an engine-side bug stand-in).
+struct Panicky;
+
+impl Host for Panicky {
+    fn tools(&mut self) -> Vec<ToolSpec> {
+        vec![ToolSpec {
+            name: "boom".into(),
+            description: "Panics.".into(),
+            input_schema: empty_schema(),
+            annotations: vec![],
+            output_schema: None,
+        }]
+    }
+    fn call_tool(&mut self, _: usize, _: Option<&Map<String, Value>>, _: &CallContext) -> Result<ToolResult, ToolFailure> {
+        panic!("engine bug stand-in");
+    }
+}
+
+#[test]
+fn l8_unexpected_failure_is_internal_error_for_that_request_only() {
+    let mut host = Panicky;
+    let mut server = Server::new(
+        ServerInfo { name: "mcplite".into(), version: "9.9.9".into(), instructions: None },
+        &mut host,
+    );
+    let mut send = |line: &str| {
+        let out = server.handle_line(line.as_bytes(), &mut host);
+        server.after_write();
+        out.map(|b| String::from_utf8(b).unwrap())
+    };
+    assert!(send(&init_line("2025-11-25")).unwrap().contains("\"result\""));
+    assert_eq!(
+        send(r#"{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"boom"}}"#).as_deref(),
+        Some(r#"{"jsonrpc":"2.0","id":"x","error":{"code":-32603,"message":"Internal error"}}"#)
+    );
+    // A notification that fails is still never answered.
+    assert_eq!(send(r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"boom"}}"#), None);
+    // The server keeps serving with its legacy state intact.
+    assert_eq!(
+        send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#).as_deref(),
+        Some(r#"{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"boom","description":"Panics.","inputSchema":{"type":"object","properties":{},"additionalProperties":false}}]}}"#)
+    );
+}
