@@ -149,13 +149,27 @@ pub fn toplevel<F: FnMut()>(mut f: F) -> bool {
     unsafe { R_ToplevelExec(Some(tramp::<F>), &mut f as *mut F as *mut c_void) == Rboolean::TRUE }
 }
 
-/// Has the user asked to interrupt? (Consumes the pending interrupt.)
+extern "C" {
+    // Declared by R's public header R_ext/GraphicsDevice.h.
+    static mut R_interrupts_pending: c_int;
+    static mut R_interrupts_suspended: Rboolean;
+}
+
+/// Has the user asked to interrupt? (Consumes the pending interrupt.) The
+/// flag R's SIGINT handler sets is read and cleared directly: going through
+/// R_CheckUserInterrupt() would run R's interrupt machinery, which writes a
+/// blank line to stderr (SPEC S7/S8: one diagnostic only).
 pub fn interrupt_pending() -> bool {
-    unsafe extern "C" fn chk(_: *mut c_void) {
-        R_CheckUserInterrupt();
+    // SAFETY: main-thread access to R's interrupt flags.
+    unsafe {
+        let pending = std::ptr::addr_of_mut!(R_interrupts_pending);
+        if *pending != 0 && *std::ptr::addr_of!(R_interrupts_suspended) == Rboolean::FALSE {
+            *pending = 0;
+            true
+        } else {
+            false
+        }
     }
-    // SAFETY: the callback takes no data.
-    unsafe { R_ToplevelExec(Some(chk), std::ptr::null_mut()) == Rboolean::FALSE }
 }
 
 /// R's last error message (`geterrmessage()`), without the "Error in <call> :"
