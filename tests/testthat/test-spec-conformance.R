@@ -860,3 +860,40 @@ test_that("R5.2.8: an interactive session on a terminal refuses to serve", {
   expect_match(out, "RESULT: TRUE TRUE `mcp_server()` blocks the console", fixed = TRUE)
   expect_match(out, "Rscript --vanilla /absolute/path/to/server.R", fixed = TRUE)
 })
+
+test_that("S7/S8: an interrupt while idle is ignored with exactly one stderr diagnostic", {
+  skip_on_cran()
+  skip_if_not_installed("processx")
+  skip_on_os("windows")
+  script <- spec_server_script()
+  on.exit(unlink(script), add = TRUE)
+  p <- processx::process$new(spec_rscript(), c("--vanilla", script),
+                             stdin = "|", stdout = "|", stderr = "|", env = spec_env())
+  on.exit(if (p$is_alive()) p$kill(), add = TRUE)
+  read_until <- function(n, pattern = NULL, timeout = 30) {
+    out <- character()
+    err <- ""
+    deadline <- Sys.time() + timeout
+    while (Sys.time() < deadline) {
+      p$poll_io(200)
+      out <- c(out, p$read_output_lines())
+      err <- paste0(err, p$read_error())
+      if (length(out) >= n && (is.null(pattern) || grepl(pattern, err))) break
+    }
+    list(out = out, err = err)
+  }
+  p$write_input(paste0(spec_init("2025-11-25"), "\n"))
+  first <- read_until(1L)
+  expect_length(first$out, 1L)
+  p$interrupt()
+  second <- read_until(0L, "mcplite: ")
+  p$write_input('{"jsonrpc":"2.0","id":2,"method":"ping"}\n')
+  third <- read_until(1L)
+  expect_identical(third$out, '{"jsonrpc":"2.0","id":2,"result":{}}')
+  close(p$get_input_connection())
+  p$wait(30000)
+  expect_identical(p$get_exit_status(), 0L)
+  err <- spec_lines(paste0(first$err, second$err, third$err, p$read_all_error()))
+  expect_length(err, 1L)
+  expect_match(err[1], "^mcplite: .*interrupt")
+})
