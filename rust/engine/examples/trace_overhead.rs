@@ -1,7 +1,7 @@
 //! Per-message cost of span recording inside the engine (run by
 //! bench/trace_overhead.sh; not a test). A `Server` with a trivial host
 //! handles pre-built `tools/call` lines in a tight loop:
-//!   - off:   no recorder installed (tracing off);
+//!   - off, off2: no recorder installed (tracing off), twice: the noise floor;
 //!   - otlp:  the recorder from `recorder_from_env` with OTLP/HTTP batch export
 //!            to a loopback sink that accepts every request;
 //!   - dead:  the same, but nobody listens at the endpoint (all spans dropped).
@@ -130,7 +130,9 @@ fn main() {
             .into_bytes()
         })
         .collect();
-    let modes = ["off", "otlp", "dead"];
+    // "off2" is a second tracing-off server: the off/off2 ratio is the noise
+    // floor (tracing off costs one `Option` check per message).
+    let modes = ["off", "off2", "otlp", "dead"];
     let mut results: HashMap<&str, Vec<f64>> = HashMap::new();
     let mut cpu: HashMap<&str, Vec<f64>> = HashMap::new();
     let mut other: HashMap<&str, Vec<f64>> = HashMap::new();
@@ -176,7 +178,7 @@ fn main() {
     for (label, table) in [("wall", &mut results), ("cpu ", &mut cpu)] {
         let off = median(table.get_mut("off").unwrap());
         println!("{label} off   {:8.3} us/message", off / 1e3);
-        for mode in ["otlp", "dead"] {
+        for mode in ["off2", "otlp", "dead"] {
             let m = median(table.get_mut(mode).unwrap());
             println!(
                 "{label} {mode:5} {:8.3} us/message  overhead {:+.3} us/message  ratio {:.2}",

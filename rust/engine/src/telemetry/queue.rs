@@ -183,6 +183,13 @@ fn worker(
     s: QueueSettings,
     counters: Arc<Counters>,
 ) {
+    // Exporting is background work: under CPU contention the protocol thread
+    // goes first (on Linux, nice values are per thread). A starved exporter
+    // costs dropped spans, never request latency.
+    // SAFETY: plain syscall on the calling thread.
+    unsafe {
+        libc::setpriority(libc::PRIO_PROCESS, 0, 10);
+    }
     let mut batch: Vec<SpanData> = Vec::with_capacity(s.max_export_batch_size);
     let mut warned = false;
     let mut export = |batch: &mut Vec<SpanData>, deadline: Instant| {
