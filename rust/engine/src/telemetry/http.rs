@@ -145,9 +145,8 @@ mod tests {
             headers: vec![],
             timeout: Duration::from_secs(5),
         };
-        let t = Instant::now();
-        assert!(post(&cfg, "x", b"", Instant::now() + Duration::from_secs(5)).is_err());
-        assert!(t.elapsed() < Duration::from_secs(5));
+        let e = post(&cfg, "x", b"", Instant::now() + Duration::from_secs(30)).unwrap_err();
+        assert!(e.contains("cannot connect"), "{e}");
     }
 
     #[test]
@@ -162,10 +161,9 @@ mod tests {
             headers: vec![],
             timeout: Duration::from_secs(5),
         };
-        let t = Instant::now();
-        let r = post(&cfg, "x", b"abc", Instant::now() + Duration::from_millis(200));
-        assert!(r.is_err());
-        assert!(t.elapsed() < Duration::from_secs(3));
+        // The listener never answers: without the deadline this would hang.
+        let e = post(&cfg, "x", b"abc", Instant::now() + Duration::from_millis(200)).unwrap_err();
+        assert!(e.contains("no response") || e.contains("timed out"), "{e}");
         drop(l);
     }
 }

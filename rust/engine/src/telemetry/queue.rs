@@ -311,12 +311,11 @@ mod tests {
         let counters = Arc::clone(&p.counters);
         let provider = SdkTracerProvider::builder().with_span_processor(p).build();
         let tracer = provider.tracer("t");
-        let t0 = Instant::now();
+        // 200 spans against an exporter that is stuck until released below:
+        // if ending a span waited for the exporter, this loop would never end.
         for _ in 0..200 {
             tracer.in_span("x", |_| {});
         }
-        // 200 spans against a stuck exporter: no waiting on the caller's side.
-        assert!(t0.elapsed() < Duration::from_secs(2));
         let dropped = counters.queue_full.load(Ordering::SeqCst);
         assert!(dropped >= 200 - 4 - 4, "dropped {dropped}");
         for _ in 0..100 {
@@ -361,8 +360,9 @@ mod tests {
         .unwrap();
         let provider = SdkTracerProvider::builder().with_span_processor(p).build();
         provider.tracer("t").in_span("x", |_| {});
-        let t0 = Instant::now();
+        // The exporter holds the batch for its 30 s export timeout; shutdown
+        // gives up after its own timeout instead of waiting for it.
         assert!(provider.shutdown_with_timeout(Duration::from_millis(300)).is_err());
-        assert!(t0.elapsed() < Duration::from_secs(2));
+        assert_eq!(exported.load(Ordering::SeqCst), 0);
     }
 }
