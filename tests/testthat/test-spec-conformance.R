@@ -705,7 +705,7 @@ test_that("documentation: every export has a help topic with examples", {
 # ---------------------------------------------------------------------------
 # Section 7 and W2.2 end to end: `Rscript --vanilla server.R` over pipes.
 
-spec_server_script <- function() {
+spec_server_script <- function(after = TRUE) {
   f <- tempfile("spec-server-", fileext = ".R")
   writeLines(c(
     "library(mcplite)",
@@ -728,7 +728,7 @@ spec_server_script <- function() {
     "# S2: descriptors restored and private ones closed after returning.",
     "fds_after <- if (proc_fd) sort(list.files('/proc/self/fd')) else character()",
     "now <- if (proc_fd) Sys.readlink(c('/proc/self/fd/0', '/proc/self/fd/1')) else c('', '')",
-    "cat('AFTER', identical(now, orig), identical(fds_after, fds_before), '\\n')"
+    if (after) "cat('AFTER', identical(now, orig), identical(fds_after, fds_before), '\\n')"
   ), f)
   f
 }
@@ -896,4 +896,26 @@ test_that("S7/S8: an interrupt while idle is ignored with exactly one stderr dia
   err <- spec_lines(paste0(first$err, second$err, third$err, p$read_all_error()))
   expect_length(err, 1L)
   expect_match(err[1], "^mcplite: .*interrupt")
+})
+
+test_that("S4: a closed stdout ends serving with exactly one stderr diagnostic and status 0", {
+  skip_on_cran()
+  skip_if_not_installed("processx")
+  skip_on_os("windows")
+  script <- spec_server_script(after = FALSE)
+  on.exit(unlink(script), add = TRUE)
+  p <- processx::process$new(spec_rscript(), c("--vanilla", script),
+                             stdin = "|", stdout = "|", stderr = "|", env = spec_env())
+  on.exit(if (p$is_alive()) p$kill(), add = TRUE)
+  close(p$get_output_connection())
+  try(p$write_input(paste0(
+    spec_init("2025-11-25"), "\n",
+    strrep('{"jsonrpc":"2.0","id":2,"method":"ping"}\n', 50)
+  )), silent = TRUE)
+  p$wait(30000)
+  expect_false(p$is_alive())
+  expect_identical(p$get_exit_status(), 0L)
+  err <- spec_lines(p$read_all_error())
+  expect_length(err, 1L)
+  expect_match(err[1], "^mcplite: .*broken pipe")
 })
