@@ -143,7 +143,9 @@ pub unsafe fn scalar_string(x: SEXP) -> Option<Result<String, String>> {
 pub fn toplevel<F: FnMut()>(mut f: F) -> bool {
     unsafe extern "C" fn tramp<F: FnMut()>(data: *mut c_void) {
         let f = &mut *(data as *mut F);
-        f();
+        // A panic must not unwind through R's C frames (it would abort the
+        // process); the caller sees an incomplete result instead.
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
     }
     // SAFETY: data points to `f`, alive for the duration of the call.
     unsafe { R_ToplevelExec(Some(tramp::<F>), &mut f as *mut F as *mut c_void) == Rboolean::TRUE }
