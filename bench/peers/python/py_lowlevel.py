@@ -1,0 +1,96 @@
+"""Benchmark peer: official Python SDK (mcp 2.x), low-level Server API.
+
+Hand-written tool list and dispatch on the SDK's low-level Server, the
+fastest way to use the Python SDK. Same tools as every benchmarked server.
+"""
+
+import os
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server import Server
+from mcp.server.stdio import stdio_server
+
+ALL = os.environ.get("BENCH_TOOLS", "54") != "1"
+_cache: dict[str, Any] = {}
+
+
+def _schema(props: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    s: dict[str, Any] = {"type": "object", "properties": props}
+    if props:
+        s["required"] = list(props)
+    s["additionalProperties"] = False
+    return s
+
+
+TOOLS = [
+    types.Tool(name="add", description="Add two numbers.", input_schema=_schema({
+        "x": {"type": "number", "description": "First number."},
+        "y": {"type": "number", "description": "Second number."}}))
+]
+if ALL:
+    TOOLS += [
+        types.Tool(name="text_length", description="Return the number of characters in a text.",
+                   input_schema=_schema({"text": {"type": "string", "description": "Any text."}})),
+        types.Tool(name="big_text", description="Return a 10 MB text.", input_schema=_schema({})),
+        types.Tool(name="frame", description="Return a 100,000 x 5 data frame as structured content.",
+                   input_schema=_schema({})),
+    ]
+    extra_schema = _schema({
+        "a": {"type": "string", "description": "A string."},
+        "b": {"type": "integer", "description": "An integer."},
+        "c": {"type": "number", "description": "A number."},
+        "d": {"type": "boolean", "description": "A flag."},
+        "e": {"type": "string", "enum": ["red", "green", "blue"], "description": "A colour."},
+    })
+    TOOLS += [types.Tool(name=f"tool_{i:02d}", description=f"Extra tool {i:02d} with five typed arguments.",
+                         input_schema=extra_schema) for i in range(1, 51)]
+NAMES = {t.name for t in TOOLS}
+
+
+def _text(s: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(text=s)])
+
+
+async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+    return types.ListToolsResult(tools=TOOLS)
+
+
+async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    name, args = params.name, params.arguments or {}
+    if name not in NAMES:
+        return types.CallToolResult(content=[types.TextContent(text=f"unknown tool {name}")], is_error=True)
+    if name == "add":
+        z = float(args["x"]) + float(args["y"])
+        return _text(str(int(z)) if z.is_integer() else repr(z))
+    if name == "text_length":
+        return _text(str(len(args["text"])))
+    if name == "big_text":
+        if "text" not in _cache:
+            _cache["text"] = "abcdefghij" * 1_000_000
+        return _text(_cache["text"])
+    if name == "frame":
+        if "rows" not in _cache:
+            groups = ("a", "b", "c", "d", "e")
+            _cache["rows"] = [
+                {"id": i, "value": i + 0.5, "label": f"r{i}", "flag": i % 2 == 0, "group": groups[(i - 1) % 5]}
+                for i in range(1, 100_001)
+            ]
+        structured = {"rows": _cache["rows"]}
+        import json
+        return types.CallToolResult(content=[types.TextContent(text=json.dumps(structured, separators=(",", ":")))],
+                                    structured_content=structured)
+    return _text("ok")
+
+
+server = Server("bench-py-lowlevel", version="0.0.0", on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+async def main() -> None:
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+if __name__ == "__main__":
+    anyio.run(main)
