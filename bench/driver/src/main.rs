@@ -59,7 +59,7 @@ impl Plan {
             Plan { quick, rounds: 1, w1_spawns: 2, w2_calls: 200, w2_warmup: 20, w3_calls: 500, w3_batches: 1,
                    w4_calls: 50, w5_calls: 1, workloads: vec![] }
         } else {
-            Plan { quick, rounds: 3, w1_spawns: 5, w2_calls: 2000, w2_warmup: 200, w3_calls: 5000, w3_batches: 1,
+            Plan { quick, rounds: 3, w1_spawns: 3, w2_calls: 2000, w2_warmup: 200, w3_calls: 5000, w3_batches: 1,
                    w4_calls: 300, w5_calls: 2, workloads: vec![] }
         }
     }
@@ -129,6 +129,8 @@ pub struct Conn {
 
 pub struct Exit {
     pub ok: bool,
+    /// user + system CPU seconds of the child (from wait4)
+    pub cpu_s: f64,
 }
 
 impl Conn {
@@ -228,14 +230,36 @@ impl Conn {
             .ok_or_else(|| "no VmHWM in /proc status".to_string())
     }
 
+    /// user + system CPU seconds of the whole process so far (/proc/PID/stat, clock-tick resolution;
+    /// includes threads that already exited).
+    pub fn cpu_ticks_s(&self) -> Option<f64> {
+        let s = fs::read_to_string(format!("/proc/{}/stat", self.child.id())).ok()?;
+        let rest = &s[s.rfind(')')? + 2..];
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        let ticks = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+        Some(ticks / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64)
+    }
+
+    /// CPU time consumed so far by all threads of the server, in seconds (schedstat, ns resolution).
+    pub fn cpu_s(&self) -> Option<f64> {
+        let dir = fs::read_dir(format!("/proc/{}/task", self.child.id())).ok()?;
+        let mut ns = 0u64;
+        for t in dir.flatten() {
+            let s = fs::read_to_string(t.path().join("schedstat")).ok()?;
+            ns += s.split_whitespace().next()?.parse::<u64>().ok()?;
+        }
+        Some(ns as f64 * 1e-9)
+    }
+
     /// Closes stdin and waits for exit (killing after `grace` seconds).
     pub fn close(mut self, grace: u64) -> Exit {
         drop(self.stdin.take());
         self.set_timeout(grace);
         let pid = self.child.id() as libc::pid_t;
         let mut status = 0;
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
         let r = loop {
-            let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+            let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
             if r == -1 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
                 continue;
             }
@@ -244,7 +268,8 @@ impl Conn {
         self.dog.done.store(true, Ordering::Release);
         // The child is reaped: keep std's Child from waiting on it again.
         std::mem::forget(self.child);
-        Exit { ok: r == pid && !self.dog.fired.load(Ordering::Acquire) }
+        let t = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 * 1e-6;
+        Exit { ok: r == pid && !self.dog.fired.load(Ordering::Acquire), cpu_s: t(ru.ru_utime) + t(ru.ru_stime) }
     }
 
     pub fn kill(self) {
@@ -421,17 +446,19 @@ fn w1(def: &ServerDef, plan: &Plan, log: &Path, res: &mut Results) {
     let variants: &[&str] = if def.role == "runtime" { &["-"] } else { &["1", "54"] };
     for tools in variants {
         let metric = if def.role == "runtime" { "W1.cold_ms".to_string() } else { format!("W1.cold_{tools}_ms") };
+        let cpu_metric = if def.role == "runtime" { "W1.cpu_ms".to_string() } else { format!("W1.cpu_{tools}_ms") };
         let mut times = vec![];
         let mut rss = vec![];
+        let mut cpus = vec![];
         for _ in 0..plan.w1_spawns {
-            let r = (|| -> Result<(f64, f64), String> {
+            let r = (|| -> Result<(f64, f64, f64), String> {
                 let (mut c, t0) = Conn::spawn(def, tools, log)?;
                 c.set_timeout(60);
                 if def.role == "runtime" {
                     let e = c.close(60);
                     let dt = t0.elapsed().as_secs_f64() * 1e3;
                     if !e.ok { return Err("runtime did not exit cleanly".into()); }
-                    return Ok((dt, f64::NAN));
+                    return Ok((dt, f64::NAN, e.cpu_s * 1e3));
                 }
                 let id = c.id();
                 c.send(&init_request(id))?;
@@ -440,13 +467,15 @@ fn w1(def: &ServerDef, plan: &Plan, log: &Path, res: &mut Results) {
                 let v = parse(&c.line)?;
                 result_of(&v, id)?;
                 let rss = c.peak_rss_mb()?;
+                let cpu = c.cpu_ticks_s().ok_or("cannot read the server's CPU time")?;
                 c.close(30);
-                Ok((dt, rss))
+                Ok((dt, rss, cpu * 1e3))
             })();
             match r {
-                Ok((t, m)) => {
+                Ok((t, m, cpu)) => {
                     times.push(t);
                     rss.push(m);
+                    cpus.push(cpu);
                 }
                 Err(e) => {
                     res.mark_na(&def.id, &metric, &e);
@@ -455,6 +484,7 @@ fn w1(def: &ServerDef, plan: &Plan, log: &Path, res: &mut Results) {
             }
         }
         res.add(&def.id, &metric, &times);
+        res.add(&def.id, &cpu_metric, &cpus);
         if *tools == "54" {
             res.add(&def.id, "idle_rss_mb", &rss);
         }
@@ -490,12 +520,17 @@ fn w2_w3_w4(def: &ServerDef, plan: &Plan, log: &Path, res: &mut Results) {
     if plan.wants("W2") {
         c.set_timeout(300);
         let usage0 = self_cpu();
+        let server0 = c.cpu_s();
         let r = sequential(&mut c, plan.w2_calls, plan.w2_warmup, |id| add_request(id, false), check_add);
         let cpu = self_cpu() - usage0;
+        let calls = (plan.w2_calls + plan.w2_warmup) as f64;
         match r {
             Ok(xs) => {
                 res.add(&def.id, "W2.call_us", &xs);
-                res.add(&def.id, "driver_cpu_us_per_call", &[cpu * 1e6 / (plan.w2_calls + plan.w2_warmup) as f64]);
+                res.add(&def.id, "driver_cpu_us_per_call", &[cpu * 1e6 / calls]);
+                if let (Some(a), Some(b)) = (server0, c.cpu_s()) {
+                    res.add(&def.id, "W2.server_cpu_us", &[(b - a) * 1e6 / calls]);
+                }
             }
             Err(e) => res.mark_na(&def.id, "W2.call_us", &e),
         }
@@ -503,8 +538,14 @@ fn w2_w3_w4(def: &ServerDef, plan: &Plan, log: &Path, res: &mut Results) {
     if plan.wants("W3") {
         c.set_timeout(300);
         for _ in 0..plan.w3_batches {
+            let server0 = c.cpu_s();
             match pipelined(&mut c, plan.w3_calls, false) {
-                Ok(x) => res.add(&def.id, "W3.calls_per_s", &[x]),
+                Ok(x) => {
+                    res.add(&def.id, "W3.calls_per_s", &[x]);
+                    if let (Some(a), Some(b)) = (server0, c.cpu_s()) {
+                        res.add(&def.id, "W3.server_cpu_us", &[(b - a) * 1e6 / plan.w3_calls as f64]);
+                    }
+                }
                 Err(e) => {
                     res.mark_na(&def.id, "W3.calls_per_s", &e);
                     c.kill();
@@ -518,11 +559,15 @@ fn w2_w3_w4(def: &ServerDef, plan: &Plan, log: &Path, res: &mut Results) {
 
 fn big_session(def: &ServerDef, plan: &Plan, log: &Path, res: &mut Results, metric: &str, req: &dyn Fn(u64) -> Vec<u8>,
                check: &dyn Fn(&Value) -> Result<(), String>) {
-    let r = (|| -> Result<(Vec<f64>, f64), String> {
+    let r = (|| -> Result<(Vec<f64>, f64, f64), String> {
         let mut c = start_session(def, log, true)?;
         c.set_timeout(600);
         let mut times = vec![];
+        let mut cpu0 = None;
         for k in 0..(plan.w5_calls + 1) {
+            if k == 1 {
+                cpu0 = c.cpu_s();
+            }
             let id = c.id();
             let bytes = req(id);
             let t0 = Instant::now();
@@ -535,17 +580,24 @@ fn big_session(def: &ServerDef, plan: &Plan, log: &Path, res: &mut Results, metr
                 times.push(dt); // the first call (building the cached data) is a warm-up
             }
         }
+        let cpu = match (cpu0, c.cpu_s()) {
+            (Some(a), Some(b)) => (b - a) * 1e3 / plan.w5_calls as f64,
+            _ => f64::NAN,
+        };
         let rss = c.peak_rss_mb()?;
         let e = c.close(60);
         if !e.ok {
             return Err("server did not exit after stdin closed".into());
         }
-        Ok((times, rss))
+        Ok((times, rss, cpu))
     })();
     match r {
-        Ok((t, m)) => {
+        Ok((t, m, cpu)) => {
             res.add(&def.id, &format!("{metric}_ms"), &t);
             res.add(&def.id, &format!("{metric}_rss_mb"), &[m]);
+            if cpu.is_finite() {
+                res.add(&def.id, &format!("{metric}_cpu_ms"), &[cpu]);
+            }
         }
         Err(e) => {
             res.mark_na(&def.id, &format!("{metric}_ms"), &e);
@@ -555,7 +607,7 @@ fn big_session(def: &ServerDef, plan: &Plan, log: &Path, res: &mut Results, metr
 }
 
 fn w5_w6(def: &ServerDef, plan: &Plan, log: &Path, res: &mut Results, big_arg: &Arc<Vec<u8>>) {
-    if plan.wants("W5") {
+    if plan.wants("W5") || plan.wants("W5.text") {
         big_session(def, plan, log, res, "W5.text", &|id| call_request(id, "big_text", "{}", false), &|r| {
             let t = first_text(r).ok_or("no text")?;
             if t.len() != BIG_CHARS || !t.starts_with("abcdefghij") {
@@ -563,6 +615,8 @@ fn w5_w6(def: &ServerDef, plan: &Plan, log: &Path, res: &mut Results, big_arg: &
             }
             Ok(())
         });
+    }
+    if plan.wants("W5") || plan.wants("W5.frame") {
         big_session(def, plan, log, res, "W5.frame", &|id| call_request(id, "frame", "{}", false), &|r| {
             let rows = r["structuredContent"]["rows"].as_array().ok_or("no structuredContent.rows")?;
             if rows.len() != FRAME_ROWS || rows[FRAME_ROWS - 1]["label"] != "r100000" {
@@ -603,6 +657,7 @@ fn w7(def: &ServerDef, plan: &Plan, log: &Path, res: &mut Results) {
             check_modern(r)?;
             check_tool_text(r, &(id % 100_000 + 2).to_string())
         };
+        let server0 = c.cpu_s();
         let xs = match sequential(&mut c, plan.w2_calls, plan.w2_warmup, |id| add_request(id, true), check) {
             Ok(xs) => xs,
             Err(e) => {
@@ -611,6 +666,9 @@ fn w7(def: &ServerDef, plan: &Plan, log: &Path, res: &mut Results) {
             }
         };
         res.add(&def.id, "W7.call_us", &xs);
+        if let (Some(a), Some(b)) = (server0, c.cpu_s()) {
+            res.add(&def.id, "W7.server_cpu_us", &[(b - a) * 1e6 / (plan.w2_calls + plan.w2_warmup) as f64]);
+        }
         for _ in 0..plan.w3_batches {
             match pipelined(&mut c, plan.w3_calls, true) {
                 Ok(x) => res.add(&def.id, "W7.calls_per_s", &[x]),
@@ -651,6 +709,7 @@ fn main() {
     let mut meta_path = None;
     let mut quick = false;
     let mut rounds = None;
+    let mut big_calls = None;
     let mut only: Vec<String> = vec![];
     let mut workloads: Vec<String> = vec![];
     while let Some(a) = args.next() {
@@ -660,10 +719,11 @@ fn main() {
             "--meta" => meta_path = Some(PathBuf::from(args.next().expect("--meta FILE"))),
             "--quick" => quick = true,
             "--rounds" => rounds = Some(args.next().and_then(|x| x.parse().ok()).expect("--rounds N")),
+            "--big-calls" => big_calls = Some(args.next().and_then(|x| x.parse().ok()).expect("--big-calls N")),
             "--servers" => only = args.next().expect("--servers a,b").split(',').map(String::from).collect(),
             "--workloads" => workloads = args.next().expect("--workloads W1,W2").split(',').map(String::from).collect(),
             "-h" | "--help" => {
-                println!("usage: mcp-bench-driver [--config bench/servers.json] [--out DIR] [--meta FILE] [--quick] [--rounds N] [--servers id,..] [--workloads W1,..]");
+                println!("usage: mcp-bench-driver [--config bench/servers.json] [--out DIR] [--meta FILE] [--quick] [--rounds N] [--big-calls N] [--servers id,..] [--workloads W1,..,W5.text,W5.frame]");
                 return;
             }
             other => die(&format!("unknown argument {other}")),
@@ -674,6 +734,9 @@ fn main() {
         plan.rounds = r;
     }
     plan.workloads = workloads;
+    if let Some(n) = big_calls {
+        plan.w5_calls = n;
+    }
     let out_dir = out_dir.unwrap_or_else(|| PathBuf::from(if quick { "bench/results/quick" } else { "bench/results" }));
     fs::create_dir_all(out_dir.join("logs")).expect("create output dir");
     let mut servers = load_config(&config);
@@ -712,7 +775,7 @@ fn main() {
             let wanted = match name {
                 "W1" => plan.wants("W1"),
                 "W2" => plan.wants("W2") || plan.wants("W3") || plan.wants("W4"),
-                "W5" => plan.wants("W5") || plan.wants("W6"),
+                "W5" => plan.wants("W5") || plan.wants("W5.text") || plan.wants("W5.frame") || plan.wants("W6"),
                 _ => plan.wants("W7"),
             };
             if !wanted {

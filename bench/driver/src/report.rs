@@ -28,18 +28,26 @@ const fn row(metric: &'static str, stat: Stat, label: &'static str, unit: &'stat
 pub const ROWS: &[Row] = &[
     row("W1.cold_1_ms", Stat::Median, "W1 cold start → initialize, 1 tool", "ms", false),
     row("W1.cold_54_ms", Stat::Median, "W1 cold start → initialize, 54 tools", "ms", false),
+    row("W1.cpu_1_ms", Stat::Median, "W1 CPU time to initialize, 1 tool", "ms", false),
+    row("W1.cpu_54_ms", Stat::Median, "W1 CPU time to initialize, 54 tools", "ms", false),
     row("W2.call_us", Stat::Median, "W2 `add`, 2,000 sequential: p50", "µs", false),
     row("W2.call_us", Stat::P99, "W2 `add`, 2,000 sequential: p99", "µs", false),
+    row("W2.server_cpu_us", Stat::Median, "W2 server CPU time per call", "µs", false),
     row("W3.calls_per_s", Stat::Median, "W3 `add`, 5,000 pipelined", "calls/s", true),
+    row("W3.server_cpu_us", Stat::Median, "W3 server CPU time per call", "µs", false),
     row("W4.list_us", Stat::Median, "W4 `tools/list`, 54 tools: p50", "µs", false),
     row("W5.text_ms", Stat::Median, "W5 10 MB text result", "ms", false),
+    row("W5.text_cpu_ms", Stat::Median, "W5 10 MB text result: server CPU per call", "ms", false),
     row("W5.text_rss_mb", Stat::Median, "W5 10 MB text result: peak RSS", "MB", false),
     row("W5.frame_ms", Stat::Median, "W5 100,000 × 5 data frame (structured)", "ms", false),
+    row("W5.frame_cpu_ms", Stat::Median, "W5 data frame: server CPU per call", "ms", false),
     row("W5.frame_rss_mb", Stat::Median, "W5 data frame: peak RSS", "MB", false),
     row("W6.arg_ms", Stat::Median, "W6 10 MB string argument", "ms", false),
+    row("W6.arg_cpu_ms", Stat::Median, "W6 10 MB string argument: server CPU per call", "ms", false),
     row("W6.arg_rss_mb", Stat::Median, "W6 10 MB string argument: peak RSS", "MB", false),
     row("W7.call_us", Stat::Median, "W7 modern `add`, sequential: p50", "µs", false),
     row("W7.call_us", Stat::P99, "W7 modern `add`, sequential: p99", "µs", false),
+    row("W7.server_cpu_us", Stat::Median, "W7 server CPU time per call", "µs", false),
     row("W7.calls_per_s", Stat::Median, "W7 modern `add`, 5,000 pipelined", "calls/s", true),
     row("idle_rss_mb", Stat::Median, "Peak RSS after initialize (54 tools)", "MB", false),
 ];
@@ -47,7 +55,7 @@ pub const ROWS: &[Row] = &[
 fn unit_of(metric: &str) -> &'static str {
     if metric.ends_with("_ms") {
         "ms"
-    } else if metric.ends_with("_us") || metric.ends_with("_us_per_call") {
+    } else if metric.ends_with("_us") || metric.ends_with("_us_per_call") || metric.ends_with("_cpu_us") {
         "µs"
     } else if metric.ends_with("_mb") {
         "MB"
@@ -172,6 +180,12 @@ pub fn goals(v: &View) -> Vec<Goal> {
                     ok = ok.map(|o| o && a <= 1.2 * r);
                 }
                 _ => ok = None,
+            }
+        }
+        let rcpu = v.servers.iter().find(|s| s.role == "runtime" && s.id == "rscript").and_then(|s| v.get(&s.id, "W1.cpu_ms", Stat::Median));
+        for (k, metric) in [("1 tool", "W1.cpu_1_ms"), ("54 tools", "W1.cpu_54_ms")] {
+            if let (Some(a), Some(r)) = (mv(metric, Stat::Median), rcpu) {
+                parts.push(format!("CPU time {k}: {} of Rscript's", fmt_ratio(a / r)));
             }
         }
         g.push(Goal { id: "W1a", text: "cold start ≤ 1.2× bare `Rscript --vanilla -e 0` (1 and 54 tools)".into(), measured: parts.join("; "), status: status(ok) });
@@ -369,10 +383,11 @@ pub fn markdown(v: &View, goals: &[Goal], meta: &Value, run: &Value) -> String {
 
     let runtimes: Vec<&ServerDef> = v.servers.iter().filter(|s| s.role == "runtime").collect();
     if !runtimes.is_empty() {
-        let _ = writeln!(md, "\n## Runtime floors (spawn → exit, no MCP)\n\n| Command | ms, median (p25–p75) |\n|---|---|");
+        let _ = writeln!(md, "\n## Runtime floors (spawn → exit, no MCP)\n\n| Command | wall ms, median (p25–p75) | CPU ms |\n|---|---|---|");
         for s in runtimes {
             let r = Row { metric: "W1.cold_ms", stat: Stat::Median, label: "", unit: "ms", higher_is_better: false };
-            let _ = writeln!(md, "| `{}` | {} |", s.cmd.join(" "), cell(v, &s.id, &r));
+            let c = Row { metric: "W1.cpu_ms", stat: Stat::Median, label: "", unit: "ms", higher_is_better: false };
+            let _ = writeln!(md, "| `{}` | {} | {} |", s.cmd.join(" "), cell(v, &s.id, &r), cell(v, &s.id, &c));
         }
     }
 
