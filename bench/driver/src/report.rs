@@ -129,8 +129,10 @@ fn fmt_ratio(x: f64) -> String {
         format!("{x:.0}×")
     } else if x >= 10.0 {
         format!("{x:.1}×")
-    } else {
+    } else if x >= 0.01 {
         format!("{x:.2}×")
+    } else {
+        format!("{x:.1e}×")
     }
 }
 
