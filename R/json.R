@@ -60,3 +60,12 @@ fixed_json <- function(x) {
 json_flavor <- function(version = NULL) {
   .Call(wrap__json_flavor_impl, version)
 }
+
+# Unexported: json_encode() returning the UTF-8 bytes as a raw vector, the
+# form the server writes (no R string is built). For tests and benchmarks.
+json_encode_raw <- function(x, auto_unbox = TRUE, null = "null", na, digits) {
+  na <- if (missing(na)) NULL else na
+  digits <- if (missing(digits)) NULL else digits
+  res <- .Call(wrap__json_encode_raw_impl, x, auto_unbox, null, na, digits)
+  if (is.raw(res)) res else json_result(res)
+}

@@ -491,3 +491,16 @@ test_that("the encoder follows the installed jsonlite version", {
   expect_identical(json_encode(123456789012.123, digits = 4), "123456789012.123")
   expect_identical(json_encode(1234567890123.4567, digits = 4), "1234567890123.4568")
 })
+
+test_that("json_encode_raw() gives the same bytes without building a string", {
+  vals <- list(
+    data.frame(a = c(1.5, NA), b = c("caf\u00e9", NA)), list(x = 1:3, y = "</"), pi, NULL,
+    factor(c("u", NA)), c(NA, NaN, Inf)
+  )
+  for (v in vals) {
+    expect_identical(json_encode_raw(v), charToRaw(json_encode(v)))
+    expect_identical(json_encode_raw(v, auto_unbox = FALSE, na = "null", digits = NA),
+      charToRaw(json_encode(v, auto_unbox = FALSE, na = "null", digits = NA)))
+  }
+  expect_error(json_encode_raw(new.env()), "environment", class = "mcplite_error")
+})

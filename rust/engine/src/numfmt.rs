@@ -104,50 +104,116 @@ pub fn push_jsonlite_double(out: &mut Vec<u8>, val: f64, digits: NumDigits, flav
     }
 }
 
+const DIGITS2: &[u8; 200] = b"0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
+
+/// Number of decimal digits of `v`.
+#[inline]
+fn n_digits(v: u64) -> usize {
+    if v < 10_000_000_000 {
+        n_digits32(v)
+    } else {
+        v.ilog10() as usize + 1
+    }
+}
+
+/// Number of decimal digits of `v < 10^10`.
+#[inline]
+fn n_digits32(v: u64) -> usize {
+    if v < 100_000 {
+        if v < 100 {
+            if v < 10 {
+                1
+            } else {
+                2
+            }
+        } else if v < 1_000 {
+            3
+        } else if v < 10_000 {
+            4
+        } else {
+            5
+        }
+    } else if v < 10_000_000 {
+        if v < 1_000_000 {
+            6
+        } else {
+            7
+        }
+    } else if v < 100_000_000 {
+        8
+    } else if v < 1_000_000_000 {
+        9
+    } else {
+        10
+    }
+}
+
+/// Write `v`, which has exactly `n` decimal digits, at `p`.
+#[inline]
+unsafe fn write_u64_n(p: *mut u8, mut v: u64, n: usize) {
+    let mut i = n;
+    while v >= 100 {
+        let r = (v % 100) as usize * 2;
+        v /= 100;
+        i -= 2;
+        *p.add(i) = DIGITS2[r];
+        *p.add(i + 1) = DIGITS2[r + 1];
+    }
+    if v >= 10 {
+        let r = v as usize * 2;
+        *p.add(i - 2) = DIGITS2[r];
+        *p.add(i - 1) = DIGITS2[r + 1];
+    } else {
+        *p.add(i - 1) = b'0' + v as u8;
+    }
+}
+
+/// Write `v` in decimal at `p` (room for 20 bytes); returns the length.
+#[inline]
+unsafe fn write_u64(p: *mut u8, v: u64) -> usize {
+    let n = n_digits(v);
+    write_u64_n(p, v, n);
+    n
+}
+
+/// Reserve `max` bytes and let `f` write at most that many at the end of
+/// `out` through a raw pointer; `f` returns how many it wrote.
+#[inline]
+fn write_with(out: &mut Vec<u8>, max: usize, f: impl FnOnce(*mut u8) -> usize) {
+    out.reserve(max);
+    let len = out.len();
+    unsafe {
+        let n = f(out.as_mut_ptr().add(len));
+        debug_assert!(n <= max);
+        out.set_len(len + n);
+    }
+}
+
 /// Append a 32-bit integer in decimal (jsonlite's `modp_itoa10`).
 #[inline]
 pub fn push_i32(out: &mut Vec<u8>, v: i32) {
-    let mut buf = [0u8; 11];
-    let mut i = buf.len();
-    let neg = v < 0;
-    let mut u = v.unsigned_abs();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (u % 10) as u8;
-        u /= 10;
-        if u == 0 {
-            break;
-        }
-    }
-    if neg {
-        i -= 1;
-        buf[i] = b'-';
-    }
-    out.extend_from_slice(&buf[i..]);
+    push_i64(out, v as i64)
 }
 
 /// Append a 64-bit integer in decimal.
 #[inline]
 pub fn push_i64(out: &mut Vec<u8>, v: i64) {
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    let neg = v < 0;
-    let mut u = v.unsigned_abs();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (u % 10) as u8;
-        u /= 10;
-        if u == 0 {
-            break;
+    write_with(out, 21, |p| unsafe {
+        if v < 0 {
+            *p = b'-';
+            1 + write_u64(p.add(1), v.unsigned_abs())
+        } else {
+            write_u64(p, v as u64)
         }
-    }
-    if neg {
-        out.push(b'-');
-    }
-    out.extend_from_slice(&buf[i..]);
+    })
 }
 
 const POW10: [f64; 10] = [1.0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9];
+const POW10_INT: [u64; 10] = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000, 1_000_000_000];
 
 /// Port of jsonlite's `modp_dtoa2(value, buf, prec)` for the range it is
 /// used in (`|value| < 2^31 - 1`): fixed decimals, trailing zeros removed,
@@ -160,11 +226,19 @@ pub fn push_modp_dtoa2(out: &mut Vec<u8>, value: f64, prec: i32) {
     let prec = prec.clamp(0, 9) as usize;
     let neg = value < 0.0;
     let value = value.abs();
-    let mut whole = value as i32 as i64; // C: (int) value
+    if value > 2147483647.0 {
+        // Not reachable from push_jsonlite_double; C falls back to "%e".
+        let s = format!("{:e}", if neg { -value } else { value });
+        out.extend_from_slice(s.as_bytes());
+        return;
+    }
+    // SAFETY: 0 <= value <= 2^31 - 1 and 0 <= tmp < 10^9 (prec <= 9), so
+    // both truncations are in range (C: `(int) value`, `(uint32_t) tmp`).
+    let mut whole = unsafe { value.to_int_unchecked::<i32>() } as i64;
     let tmp = (value - whole as f64) * POW10[prec];
-    let mut frac = tmp as u32 as u64;
+    let mut frac = unsafe { tmp.to_int_unchecked::<u32>() } as u64;
     let diff = tmp - frac as f64;
-    let lim = POW10[prec] as u64;
+    let lim = POW10_INT[prec];
     if diff > 0.5 {
         frac += 1;
         if frac >= lim {
@@ -180,176 +254,148 @@ pub fn push_modp_dtoa2(out: &mut Vec<u8>, value: f64, prec: i32) {
             whole += 1;
         }
     }
-    if value > 2147483647.0 {
-        // Not reachable from push_jsonlite_double; C falls back to "%e".
-        let s = format!("{:e}", if neg { -value } else { value });
-        out.extend_from_slice(s.as_bytes());
-        return;
-    }
-    let mut fbuf = [0u8; 10];
-    let mut flen = 0usize;
     if prec == 0 {
         let diff = value - whole as f64;
         if diff > 0.5 || (diff == 0.5 && whole & 1 == 1) {
             whole += 1;
         }
-    } else if frac != 0 {
-        let mut count = prec as i32;
-        while frac % 10 == 0 {
-            count -= 1;
-            frac /= 10;
+        frac = 0;
+    }
+    write_with(out, 24, |p| unsafe {
+        let mut n = 0usize;
+        if neg {
+            *p = b'-';
+            n = 1;
         }
-        // digits of frac, least significant first (written reversed below)
-        let mut rev = [0u8; 10];
-        let mut r = 0usize;
-        loop {
-            count -= 1;
-            rev[r] = b'0' + (frac % 10) as u8;
-            r += 1;
-            frac /= 10;
-            if frac == 0 {
-                break;
+        n += write_u64(p.add(n), whole as u64);
+        if frac != 0 {
+            // digits of the fraction: `prec` of them, trailing zeros removed
+            let mut count = prec;
+            while frac % 10 == 0 {
+                frac /= 10;
+                count -= 1;
             }
+            *p.add(n) = b'.';
+            n += 1;
+            // leading zeros: count minus the number of digits in frac
+            let fd = n_digits(frac);
+            for _ in fd..count {
+                *p.add(n) = b'0';
+                n += 1;
+            }
+            n += write_u64(p.add(n), frac);
         }
-        // leading zeros of the fraction
-        while count > 0 {
-            fbuf[flen] = b'0';
-            flen += 1;
-            count -= 1;
-        }
-        for k in (0..r).rev() {
-            fbuf[flen] = rev[k];
-            flen += 1;
-        }
-    }
-    if neg {
-        out.push(b'-');
-    }
-    push_i64(out, whole);
-    if flen > 0 {
-        out.push(b'.');
-        out.extend_from_slice(&fbuf[..flen]);
-    }
+        n
+    });
 }
 
-/// Decimal digits of a positive double rounded to at most `p` significant
-/// digits: `digits` (no leading zero, trailing zeros allowed) and the
-/// decimal exponent of the first digit.
-struct Dec {
-    digits: [u8; 40],
-    len: usize,
-    exp: i32,
+/// Significant digits of the decimal text Rust's and zmij's formatters print
+/// (`123.45`, `0.001`, `100.0`, `1.5e-7`, `1e+22`) copied into `buf`
+/// without leading or trailing zeros; returns their count and the decimal
+/// exponent of the first one. Zero gives `("0", 0)`.
+#[inline]
+fn parse_digits(s: &[u8], buf: &mut [u8; 48]) -> (usize, i32) {
+    let n = s.len();
+    // the exponent, if any, is one of the last five bytes: e7, e-7, e+22, e-324
+    let mut mant_end = n;
+    let mut e = 0i32;
+    for back in 2..=5usize {
+        if n > back && s[n - back] == b'e' {
+            mant_end = n - back;
+            let mut j = mant_end + 1;
+            let neg = s[j] == b'-';
+            if s[j] == b'-' || s[j] == b'+' {
+                j += 1;
+            }
+            while j < n {
+                e = e * 10 + (s[j] - b'0') as i32;
+                j += 1;
+            }
+            if neg {
+                e = -e;
+            }
+            break;
+        }
+    }
+    let mant = &s[..mant_end];
+    let dot = mant.iter().position(|&c| c == b'.').unwrap_or(mant.len());
+    let int = &mant[..dot];
+    let frac: &[u8] = if dot < mant.len() { &mant[dot + 1..] } else { &[] };
+    let (nd, exp) = if !int.is_empty() && int[0] != b'0' {
+        let ni = int.len().min(48);
+        buf[..ni].copy_from_slice(&int[..ni]);
+        let nf = frac.len().min(48 - ni);
+        buf[ni..ni + nf].copy_from_slice(&frac[..nf]);
+        (ni + nf, int.len() as i32 - 1 + e)
+    } else {
+        let lz = frac.iter().take_while(|&&c| c == b'0').count();
+        let sig = &frac[lz..];
+        if sig.is_empty() {
+            buf[0] = b'0';
+            return (1, 0);
+        }
+        let nf = sig.len().min(48);
+        buf[..nf].copy_from_slice(&sig[..nf]);
+        (nf, -(lz as i32) - 1 + e)
+    };
+    let mut nd = nd;
+    while nd > 1 && buf[nd - 1] == b'0' {
+        nd -= 1;
+    }
+    (nd, exp)
 }
 
-fn exact_digits(a: f64, p: usize) -> Dec {
+fn exact_digits(a: f64, p: usize, buf: &mut [u8; 48]) -> (usize, i32) {
     use std::io::Write;
-    let mut buf = [0u8; 64];
-    let mut cur = std::io::Cursor::new(&mut buf[..]);
+    let mut tmp = [0u8; 64];
+    let mut cur = std::io::Cursor::new(&mut tmp[..]);
     let _ = write!(cur, "{:.*e}", p - 1, a);
     let n = cur.position() as usize;
-    parse_sci(&buf[..n])
+    parse_digits(&tmp[..n], buf)
 }
 
-/// Parse `d[.ddd]e[+-]x` or plain `ddd.ddd` (as Rust and zmij print them).
-fn parse_sci(s: &[u8]) -> Dec {
-    let mut d = Dec { digits: [0; 40], len: 0, exp: 0 };
-    let (mant, e) = match s.iter().position(|&c| c == b'e' || c == b'E') {
-        Some(i) => {
-            let es = &s[i + 1..];
-            let (neg, es) = match es.first() {
-                Some(b'-') => (true, &es[1..]),
-                Some(b'+') => (false, &es[1..]),
-                _ => (false, es),
-            };
-            let mut v = 0i32;
-            for &c in es {
-                v = v * 10 + (c - b'0') as i32;
-            }
-            (&s[..i], if neg { -v } else { v })
-        }
-        None => (s, 0),
-    };
-    // position of the decimal point within mant
-    let dot = mant.iter().position(|&c| c == b'.').unwrap_or(mant.len());
-    let mut first_nz: Option<usize> = None; // index in mant
-    for (i, &c) in mant.iter().enumerate() {
-        if c == b'.' {
-            continue;
-        }
-        if first_nz.is_none() {
-            if c == b'0' {
-                continue;
-            }
-            first_nz = Some(i);
-        }
-        if d.len < d.digits.len() {
-            d.digits[d.len] = c;
-            d.len += 1;
-        }
-    }
-    match first_nz {
-        None => {
-            d.digits[0] = b'0';
-            d.len = 1;
-            d.exp = 0;
-        }
-        Some(i) => {
-            // exponent of digit at index i relative to the point
-            let pos = if i < dot { (dot - i - 1) as i32 } else { -((i - dot) as i32) };
-            d.exp = pos + e;
-        }
-    }
-    // drop trailing zeros
-    while d.len > 1 && d.digits[d.len - 1] == b'0' {
-        d.len -= 1;
-    }
-    d
-}
-
-/// Digits of positive finite `a` correctly rounded to `p` significant
+/// Digits of positive finite `a` correctly rounded to `p <= 40` significant
 /// digits (half to even on the exact value), trailing zeros removed.
-fn round_digits(a: f64, p: usize) -> Dec {
+#[inline]
+fn round_digits(a: f64, p: usize, buf: &mut [u8; 48]) -> (usize, i32) {
     if p <= 15 && a >= f64::MIN_POSITIVE {
         let mut zb = zmij::Buffer::new();
-        let s = parse_sci(zb.format_finite(a).as_bytes());
-        if s.len <= p {
-            return s;
+        let (nd, exp) = parse_digits(zb.format_finite(a).as_bytes(), buf);
+        if nd <= p {
+            return (nd, exp);
         }
-        // s has more than p digits: round it at p unless it ends exactly
-        // in a 5 right after position p (then the exact value decides).
-        let next = s.digits[p];
-        if !(next == b'5' && s.len == p + 1) {
-            let mut d = Dec { digits: [0; 40], len: p, exp: s.exp };
-            d.digits[..p].copy_from_slice(&s.digits[..p]);
+        // More than p digits: round the shortest digits at p, which is the
+        // correctly rounded result unless they end in a single 5 right after
+        // position p (then the exact binary value decides).
+        let next = buf[p];
+        if !(next == b'5' && nd == p + 1) {
+            let mut nd = p;
+            let mut exp = exp;
             if next >= b'5' {
-                // round up with carry
                 let mut i = p;
                 loop {
                     if i == 0 {
-                        // all nines: becomes 1 followed by zeros
-                        d.digits[0] = b'1';
-                        for k in 1..p {
-                            d.digits[k] = b'0';
-                        }
-                        d.exp += 1;
+                        buf[0] = b'1';
+                        nd = 1;
+                        exp += 1;
                         break;
                     }
                     i -= 1;
-                    if d.digits[i] == b'9' {
-                        d.digits[i] = b'0';
+                    if buf[i] == b'9' {
+                        buf[i] = b'0';
                     } else {
-                        d.digits[i] += 1;
+                        buf[i] += 1;
                         break;
                     }
                 }
             }
-            while d.len > 1 && d.digits[d.len - 1] == b'0' {
-                d.len -= 1;
+            while nd > 1 && buf[nd - 1] == b'0' {
+                nd -= 1;
             }
-            return d;
+            return (nd, exp);
         }
     }
-    exact_digits(a, p)
+    exact_digits(a, p, buf)
 }
 
 /// Append `val` formatted like C `printf("%.*g", p, val)`.
@@ -377,42 +423,65 @@ pub fn push_g(out: &mut Vec<u8>, val: f64, p: i32) {
         out.push(b'0');
         return;
     }
-    let d = round_digits(a, p.min(40));
-    let x = d.exp;
-    let digits = &d.digits[..d.len];
-    if x < -4 || x >= p as i32 {
-        // exponential: d[.ddd]e[+-]XX
-        out.push(digits[0]);
-        if digits.len() > 1 {
-            out.push(b'.');
-            out.extend_from_slice(&digits[1..]);
-        }
-        out.push(b'e');
-        out.push(if x < 0 { b'-' } else { b'+' });
-        let ax = x.unsigned_abs();
-        if ax < 10 {
-            out.push(b'0');
-        }
-        push_i64(out, ax as i64);
-    } else if x >= 0 {
-        let int_len = x as usize + 1;
-        if digits.len() <= int_len {
-            out.extend_from_slice(digits);
-            for _ in digits.len()..int_len {
-                out.push(b'0');
+    let mut buf = [0u8; 48];
+    let (nd, exp) = round_digits(a, p.min(40), &mut buf);
+    lay_out_g(out, &buf[..nd], exp, p);
+}
+
+/// `%g` layout of significant `digits` (no trailing zeros) whose first digit
+/// has decimal exponent `x`, at precision `p`.
+#[inline]
+fn lay_out_g(out: &mut Vec<u8>, digits: &[u8], x: i32, p: usize) {
+    let nd = digits.len();
+    let max = nd + 8 + x.unsigned_abs() as usize;
+    write_with(out, max, |o| unsafe {
+        let src = digits.as_ptr();
+        let mut n: usize;
+        if x < -4 || x >= p as i32 {
+            *o = *src;
+            n = 1;
+            if nd > 1 {
+                *o.add(1) = b'.';
+                std::ptr::copy_nonoverlapping(src.add(1), o.add(2), nd - 1);
+                n = nd + 1;
+            }
+            *o.add(n) = b'e';
+            *o.add(n + 1) = if x < 0 { b'-' } else { b'+' };
+            n += 2;
+            let ax = x.unsigned_abs() as u64;
+            if ax < 10 {
+                *o.add(n) = b'0';
+                n += 1;
+            }
+            n += write_u64(o.add(n), ax);
+        } else if x >= 0 {
+            let int_len = x as usize + 1;
+            if nd <= int_len {
+                std::ptr::copy_nonoverlapping(src, o, nd);
+                n = nd;
+                while n < int_len {
+                    *o.add(n) = b'0';
+                    n += 1;
+                }
+            } else {
+                std::ptr::copy_nonoverlapping(src, o, int_len);
+                *o.add(int_len) = b'.';
+                std::ptr::copy_nonoverlapping(src.add(int_len), o.add(int_len + 1), nd - int_len);
+                n = nd + 1;
             }
         } else {
-            out.extend_from_slice(&digits[..int_len]);
-            out.push(b'.');
-            out.extend_from_slice(&digits[int_len..]);
+            *o = b'0';
+            *o.add(1) = b'.';
+            n = 2;
+            for _ in 0..(-x - 1) {
+                *o.add(n) = b'0';
+                n += 1;
+            }
+            std::ptr::copy_nonoverlapping(src, o.add(n), nd);
+            n += nd;
         }
-    } else {
-        out.extend_from_slice(b"0.");
-        for _ in 0..(-x - 1) {
-            out.push(b'0');
-        }
-        out.extend_from_slice(digits);
-    }
+        n
+    });
 }
 
 #[cfg(test)]
@@ -465,6 +534,17 @@ mod tests {
         assert_eq!(g(1.5, 0), "2");
         assert_eq!(g(123.456, -3), "123.456");
         assert_eq!(g(-1234.5, 2), "-1.2e+03");
+        assert_eq!(g(0.1, 25), "0.1000000000000000055511151");
+        assert_eq!(g(1e-5, 15), "1e-05");
+        assert_eq!(g(123456.0, 15), "123456");
+        assert_eq!(g(9.5, 1), "1e+01");
+        assert_eq!(g(0.000123456789, 4), "0.0001235");
+        assert_eq!(g(1e300, 15), "1e+300");
+        assert_eq!(g(1.25e-300, 3), "1.25e-300");
+        assert_eq!(g(100.0, 15), "100");
+        assert_eq!(g(0.001, 15), "0.001");
+        assert_eq!(g(1e16, 15), "1e+16");
+        assert_eq!(g(123456789012345680.0, 15), "1.23456789012346e+17");
     }
 
     #[test]

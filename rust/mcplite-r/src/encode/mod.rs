@@ -263,45 +263,64 @@ unsafe fn result_to_r(res: Result<Vec<u8>, String>) -> Robj {
     Robj::from_sexp(sexp)
 }
 
+/// Payload encoding with explicit R arguments (SPEC J2.2); `na` and
+/// `digits` are `NULL` when missing.
+unsafe fn json_encode_args(x: &Robj, auto_unbox: &Robj, null: &Robj, na: &Robj, digits: &Robj) -> Result<Vec<u8>, String> {
+    let au = auto_unbox.get();
+    let auto_unbox = if ty(au) == SEXPTYPE::LGLSXP && xlen(au) >= 1 {
+        *extendr_ffi::LOGICAL(au) == 1
+    } else {
+        return Err("`auto_unbox` must be TRUE or FALSE.".into());
+    };
+    let null_list = match scalar_string(null.get()).as_deref() {
+        Some("null") => false,
+        Some("list") => true,
+        _ => return Err("`null` must be \"null\" or \"list\".".into()),
+    };
+    let na = if is_nil(na.get()) {
+        NaMode::Unset
+    } else {
+        match scalar_string(na.get()).as_deref() {
+            Some("null") => NaMode::Null,
+            Some("string") => NaMode::String,
+            _ => return Err("`na` must be \"null\" or \"string\".".into()),
+        }
+    };
+    let digits = if is_nil(digits.get()) {
+        Digits::Decimal(4)
+    } else {
+        digits_from_r(digits.get(), false).ok_or_else(|| "`digits` must be a number, NA or I(n).".to_string())?
+    };
+    let opts = EncodeOptions { auto_unbox, null_list, na, digits };
+    let mut out = Vec::new();
+    encode_payload(x.get(), &opts, &mut out)?;
+    Ok(out)
+}
+
 /// Payload encoding with explicit arguments (SPEC J2.2). `na` and `digits`
 /// are `NULL` when missing. Returns the JSON string, or `list(message)`.
 /// @noRd
 #[extendr]
 fn json_encode_impl(x: Robj, auto_unbox: Robj, null: Robj, na: Robj, digits: Robj) -> Robj {
+    unsafe { result_to_r(json_encode_args(&x, &auto_unbox, &null, &na, &digits)) }
+}
+
+/// Same as `json_encode_impl()` but returns the UTF-8 bytes as a raw vector
+/// (the form the server writes; no R string is built).
+/// @noRd
+#[extendr]
+fn json_encode_raw_impl(x: Robj, auto_unbox: Robj, null: Robj, na: Robj, digits: Robj) -> Robj {
     unsafe {
-        let res = (|| -> Result<Vec<u8>, String> {
-            let au = auto_unbox.get();
-            let auto_unbox = if ty(au) == SEXPTYPE::LGLSXP && xlen(au) >= 1 {
-                *extendr_ffi::LOGICAL(au) == 1
-            } else {
-                return Err("`auto_unbox` must be TRUE or FALSE.".into());
-            };
-            let null_list = match scalar_string(null.get()).as_deref() {
-                Some("null") => false,
-                Some("list") => true,
-                _ => return Err("`null` must be \"null\" or \"list\".".into()),
-            };
-            let na = if is_nil(na.get()) {
-                NaMode::Unset
-            } else {
-                match scalar_string(na.get()).as_deref() {
-                    Some("null") => NaMode::Null,
-                    Some("string") => NaMode::String,
-                    _ => return Err("`na` must be \"null\" or \"string\".".into()),
-                }
-            };
-            let digits = if is_nil(digits.get()) {
-                Digits::Decimal(4)
-            } else {
-                digits_from_r(digits.get(), false)
-                    .ok_or_else(|| "`digits` must be a number, NA or I(n).".to_string())?
-            };
-            let opts = EncodeOptions { auto_unbox, null_list, na, digits };
-            let mut out = Vec::new();
-            encode_payload(x.get(), &opts, &mut out)?;
-            Ok(out)
-        })();
-        result_to_r(res)
+        match json_encode_args(&x, &auto_unbox, &null, &na, &digits) {
+            Ok(buf) => {
+                let v = extendr_ffi::Rf_allocVector(SEXPTYPE::RAWSXP, buf.len() as extendr_ffi::R_xlen_t);
+                let mut prot = Prot::new();
+                prot.add(v);
+                std::ptr::copy_nonoverlapping(buf.as_ptr(), extendr_ffi::RAW(v), buf.len());
+                Robj::from_sexp(v)
+            }
+            Err(e) => result_to_r(Err(e)),
+        }
     }
 }
 
@@ -362,6 +381,7 @@ fn json_flavor_impl(version: Robj) -> String {
 extendr_module! {
     mod encode;
     fn json_encode_impl;
+    fn json_encode_raw_impl;
     fn payload_json_impl;
     fn fixed_json_impl;
     fn payload_options_check_impl;

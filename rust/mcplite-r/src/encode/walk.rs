@@ -142,7 +142,7 @@ enum Atom {
     Real(*const f64, usize),
     Lgl(*const i32, usize),
     Str(SEXP, usize),
-    Factor(*const i32, usize, Vec<Vec<u8>>),
+    Factor(*const i32, usize, Vec<Small>),
     Int64(*const i64, usize),
     Pre(Pieces),
 }
@@ -460,7 +460,7 @@ impl Encoder {
                             let s = utf8_of(c, &mut self.scratch)?;
                             write_str_bytes(&mut b, s);
                         }
-                        levels.push(b);
+                        levels.push(Small::new(&b));
                     }
                     Atom::Factor(INTEGER(x), xlen(x), levels)
                 } else {
@@ -575,6 +575,39 @@ impl Encoder {
         }
         out.reserve(n * 6 + 2);
         out.push(b'[');
+        // tight loops for the common plain vectors (no NA is ever dropped
+        // here: `na` is never "NA" outside data frame cells)
+        if na != Na::Drop {
+            match atom {
+                Atom::Real(p, _) => {
+                    let xs = std::slice::from_raw_parts(*p, n);
+                    for (i, &v) in xs.iter().enumerate() {
+                        if i > 0 {
+                            out.push(b',');
+                        }
+                        self.write_double(v, na, out);
+                    }
+                    out.push(b']');
+                    return Ok(());
+                }
+                Atom::Int(p, _) => {
+                    let xs = std::slice::from_raw_parts(*p, n);
+                    for (i, &v) in xs.iter().enumerate() {
+                        if i > 0 {
+                            out.push(b',');
+                        }
+                        if v == NA_INT {
+                            write_na(na, out);
+                        } else {
+                            numfmt::push_i32(out, v);
+                        }
+                    }
+                    out.push(b']');
+                    return Ok(());
+                }
+                _ => {}
+            }
+        }
         let mut first = true;
         for i in 0..n {
             let mark = out.len();
@@ -666,10 +699,10 @@ impl Encoder {
                     write_na(na, out)
                 } else {
                     let l = &levels[v as usize - 1];
-                    if l.first() == Some(&0) {
+                    if l.len > 0 && l.buf[0] == 0 {
                         write_na(na, out)
                     } else {
-                        out.extend_from_slice(l);
+                        l.push_to(out);
                         true
                     }
                 }
@@ -909,6 +942,16 @@ impl Encoder {
         } else {
             Vec::new()
         };
+        let small_keys: Vec<Small> = keys.iter().map(|k| Small::new(k)).collect();
+        // character columns, for prefetching their cells a few rows ahead
+        let str_cols: Vec<SEXP> = writers
+            .iter()
+            .filter_map(|w| match w {
+                Col::Atom(Atom::Str(s, _), _) => Some(*s),
+                _ => None,
+            })
+            .collect();
+        const AHEAD: usize = 12;
 
         let key_bytes: usize = keys.iter().map(|k| k.len() + 8).sum::<usize>().max(ncol * 8);
         let collect = rows.is_some();
@@ -918,6 +961,11 @@ impl Encoder {
         }
         let mut row_store: Vec<Option<Vec<u8>>> = Vec::new();
         for i in 0..nrow {
+            if i + AHEAD < nrow {
+                for s in &str_cols {
+                    prefetch(STRING_ELT(*s, (i + AHEAD) as R_xlen_t));
+                }
+            }
             let start = out.len();
             if !collect && i > 0 {
                 out.push(b',');
@@ -930,7 +978,7 @@ impl Encoder {
                     out.push(b',');
                 }
                 if has_names {
-                    out.extend_from_slice(&keys[j]);
+                    small_keys[j].push_to(out);
                 }
                 let written = match w {
                     Col::Atom(a, na) => self.write_elem(a, i, *na, out)?,
@@ -1070,6 +1118,53 @@ impl Encoder {
         out.push(b']');
         Ok(())
     }
+}
+
+/// A short byte string stored padded so that it can be appended with one
+/// fixed-size copy (keys and factor levels are written once per cell).
+struct Small {
+    buf: [u8; 32],
+    len: usize,
+    long: Vec<u8>,
+}
+
+impl Small {
+    fn new(b: &[u8]) -> Small {
+        let mut s = Small { buf: [0; 32], len: b.len(), long: Vec::new() };
+        if b.len() <= 32 {
+            s.buf[..b.len()].copy_from_slice(b);
+        } else {
+            s.long = b.to_vec();
+        }
+        s
+    }
+    #[inline(always)]
+    fn push_to(&self, out: &mut Vec<u8>) {
+        if self.len <= 32 {
+            out.reserve(32);
+            unsafe {
+                let l = out.len();
+                std::ptr::copy_nonoverlapping(self.buf.as_ptr(), out.as_mut_ptr().add(l), 32);
+                out.set_len(l + self.len);
+            }
+        } else {
+            out.extend_from_slice(&self.long);
+        }
+    }
+}
+
+/// Hint the CPU to fetch the string data of CHARSXP `c` (row-wise walks
+/// over character columns otherwise stall on every cell).
+#[inline(always)]
+unsafe fn prefetch(c: SEXP) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>(c as *const i8);
+        _mm_prefetch::<_MM_HINT_T0>((c as *const i8).add(64));
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = c;
 }
 
 enum Elems {
