@@ -504,3 +504,28 @@ test_that("json_encode_raw() gives the same bytes without building a string", {
   }
   expect_error(json_encode_raw(new.env()), "environment", class = "mcplite_error")
 })
+
+test_that("deeply nested values give an error instead of exhausting the stack", {
+  deep <- function(d) {
+    x <- 1
+    for (i in seq_len(d)) x <- list(x)
+    x
+  }
+  expect_identical(json_encode(deep(3)), "[[[1]]]")
+  expect_identical(nchar(json_encode(deep(900))), 1801L)
+  expect_error(json_encode(deep(100000)), "nested", class = "mcplite_error")
+  expect_error(fixed_json(deep(100000)), "nested", class = "mcplite_error")
+})
+
+test_that("json_encode() matches jsonlite for tibbles", {
+  skip_if_not_installed("tibble")
+  tb <- tibble::tibble(a = c(1.5, NA), b = c("x", NA), l = list(1:2, NULL))
+  expect_parity(list(tb, tibble::tibble(), list(t = tb), tb[0, ]))
+})
+
+test_that("json_encode() follows options that change R's own formatting", {
+  withr::local_timezone("UTC")
+  x <- as.POSIXct("2020-01-01 10:00:00.123", tz = "UTC")
+  withr::with_options(list(digits.secs = 3), expect_parity(list(x, data.frame(t = x))))
+  expect_parity(list(x, structure(x, tzone = "Asia/Kolkata")))
+})

@@ -187,7 +187,13 @@ pub struct Encoder {
     /// `digits` as R would pass it to `prettyNum()` for complex numbers.
     digits_r: Digits,
     scratch: Vec<u8>,
+    /// Current nesting depth (bounded so that a pathological value cannot
+    /// overflow the C stack; jsonlite itself fails far earlier).
+    depth: usize,
 }
+
+/// Maximum nesting of lists/data frames/matrices the encoder accepts.
+const MAX_DEPTH: usize = 1000;
 
 impl Encoder {
     pub fn payload(o: &EncodeOptions, flavor: Flavor) -> Encoder {
@@ -207,6 +213,7 @@ impl Encoder {
             },
             digits_r: o.digits,
             scratch: Vec::new(),
+            depth: 0,
         }
     }
 
@@ -218,6 +225,7 @@ impl Encoder {
             na: None,
             digits_r: Digits::Decimal(15),
             scratch: Vec::new(),
+            depth: 0,
         }
     }
 
@@ -302,6 +310,16 @@ impl Encoder {
     // -- values -----------------------------------------------------------
 
     unsafe fn value(&mut self, x: SEXP, cls: &Cls, ctx: Ctx, out: &mut Vec<u8>) -> Result<(), String> {
+        if self.depth >= MAX_DEPTH {
+            return Err(format!("the value is nested more than {MAX_DEPTH} levels deep"));
+        }
+        self.depth += 1;
+        let res = self.value_inner(x, cls, ctx, out);
+        self.depth -= 1;
+        res
+    }
+
+    unsafe fn value_inner(&mut self, x: SEXP, cls: &Cls, ctx: Ctx, out: &mut Vec<u8>) -> Result<(), String> {
         let (kind, at) = self.dispatch(x, cls)?;
         match kind {
             Kind::Null => {
@@ -355,6 +373,16 @@ impl Encoder {
 
     /// jsonlite's `collapse = FALSE` output of `x`.
     unsafe fn pieces(&mut self, x: SEXP, cls: &Cls, ctx: Ctx, unname: bool) -> Result<Pieces, String> {
+        if self.depth >= MAX_DEPTH {
+            return Err(format!("the value is nested more than {MAX_DEPTH} levels deep"));
+        }
+        self.depth += 1;
+        let res = self.pieces_inner(x, cls, ctx, unname);
+        self.depth -= 1;
+        res
+    }
+
+    unsafe fn pieces_inner(&mut self, x: SEXP, cls: &Cls, ctx: Ctx, unname: bool) -> Result<Pieces, String> {
         let (kind, at) = self.dispatch(x, cls)?;
         match kind {
             Kind::Null => Ok(vec![Some(if self.null_list { b"{}".to_vec() } else { b"null".to_vec() })]),
@@ -1031,6 +1059,9 @@ impl Encoder {
                 None => out.extend_from_slice(&b),
             }
             return Ok(());
+        }
+        if dims.len() > MAX_DEPTH {
+            return Err(format!("the array has more than {MAX_DEPTH} dimensions"));
         }
         let total: usize = dims.iter().product();
         // elements of c(x), as jsonlite renders them with collapse = FALSE
