@@ -132,7 +132,7 @@ mcp_server <- function(tools, instructions = NULL) {
 #'   `mcp_handle()`: a single string of JSON, or `NULL`.
 #' @export
 #' @examples
-#' echo <- tool(function(text) text, "Echo the text back.",
+#' echo <- tool(function(text) text, "Echo the text back.", name = "echo",
 #'   arguments = list(text = type_string())
 #' )
 #' session <- mcp_session(echo)
