@@ -96,6 +96,23 @@ pub struct ToolResult {
 }
 
 impl ToolResult {
+    /// A rough size of the serialized result, to reserve buffers once.
+    pub fn approx_len(&self) -> usize {
+        let blocks: usize = self
+            .content
+            .iter()
+            .map(|b| match &b.content {
+                Content::Text { text } => text.len(),
+                Content::Image { data, .. } | Content::Audio { data, .. } => data.len(),
+                Content::Resource { text, blob, .. } => {
+                    text.as_ref().map_or(0, String::len) + blob.as_ref().map_or(0, String::len)
+                }
+                Content::ResourceLink { .. } => 0,
+            } + 64)
+            .sum();
+        blocks + blocks / 16 + self.structured.as_ref().map_or(0, String::len) + 256
+    }
+
     /// One text block, `isError: false`: the shape of ordinary return values.
     pub fn text(text: impl Into<String>) -> ToolResult {
         ToolResult {

@@ -15,43 +15,75 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
 }
 
 /// Same as [`write_str`] for bytes that are known to be UTF-8 (or that the
-/// caller has decided to pass through unchanged).
+/// caller has decided to pass through unchanged). Runs without special
+/// bytes are found eight bytes at a time and copied in bulk.
 pub fn write_str_bytes(out: &mut Vec<u8>, b: &[u8]) {
     out.reserve(b.len() + 2);
     out.push(b'"');
     let mut start = 0;
     let mut i = 0;
-    while i < b.len() {
-        let c = b[i];
-        let esc: Option<&[u8]> = match c {
-            b'"' => Some(b"\\\""),
-            b'\\' => Some(b"\\\\"),
-            b'\n' => Some(b"\\n"),
-            b'\r' => Some(b"\\r"),
-            b'\t' => Some(b"\\t"),
-            0x08 => Some(b"\\b"),
-            0x0c => Some(b"\\f"),
-            b'/' if i > 0 && b[i - 1] == b'<' => Some(b"\\/"),
-            0x00..=0x1f => None,
-            _ => {
-                i += 1;
-                continue;
+    let n = b.len();
+    while i < n {
+        // Skip whole words that hold no byte needing attention.
+        while i + 8 <= n {
+            let w = u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+            if word_needs_attention(w) {
+                break;
             }
-        };
-        out.extend_from_slice(&b[start..i]);
-        match esc {
-            Some(e) => out.extend_from_slice(e),
-            None => {
-                out.extend_from_slice(b"\\u00");
-                out.push(HEX[(c >> 4) as usize]);
-                out.push(HEX[(c & 0xf) as usize]);
-            }
+            i += 8;
         }
-        i += 1;
-        start = i;
+        let end = (i + 8).min(n);
+        while i < end {
+            let c = b[i];
+            let esc: Option<&[u8]> = match c {
+                b'"' => Some(b"\\\""),
+                b'\\' => Some(b"\\\\"),
+                b'\n' => Some(b"\\n"),
+                b'\r' => Some(b"\\r"),
+                b'\t' => Some(b"\\t"),
+                0x08 => Some(b"\\b"),
+                0x0c => Some(b"\\f"),
+                b'/' if i > 0 && b[i - 1] == b'<' => Some(b"\\/"),
+                0x00..=0x1f => None,
+                _ => {
+                    i += 1;
+                    continue;
+                }
+            };
+            out.extend_from_slice(&b[start..i]);
+            match esc {
+                Some(e) => out.extend_from_slice(e),
+                None => {
+                    out.extend_from_slice(b"\\u00");
+                    out.push(HEX[(c >> 4) as usize]);
+                    out.push(HEX[(c & 0xf) as usize]);
+                }
+            }
+            i += 1;
+            start = i;
+        }
     }
     out.extend_from_slice(&b[start..]);
     out.push(b'"');
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+#[inline]
+fn has_zero_byte(v: u64) -> bool {
+    v.wrapping_sub(ONES) & !v & HIGHS != 0
+}
+
+/// Does the word contain a control byte, `"`, `\` or `/`?
+#[inline]
+fn word_needs_attention(w: u64) -> bool {
+    // Bytes < 0x20 (bytes >= 0x80 have their top bit set and cannot match).
+    let control = w.wrapping_sub(ONES * 0x20) & !w & HIGHS != 0;
+    control
+        || has_zero_byte(w ^ (ONES * b'"' as u64))
+        || has_zero_byte(w ^ (ONES * b'\\' as u64))
+        || has_zero_byte(w ^ (ONES * b'/' as u64))
 }
 
 /// Append an `i64` in decimal.
@@ -159,6 +191,38 @@ mod tests {
         assert_eq!(s("café ☃"), "\"café ☃\"");
         assert_eq!(s(""), "\"\"");
         assert_eq!(s("\u{7f}"), "\"\u{7f}\"");
+        // Long runs (word-at-a-time path), specials at every offset.
+        let long = "abcdefgh".repeat(5);
+        assert_eq!(s(&long), format!("\"{long}\""));
+        for pos in 0..20 {
+            for special in ["\"", "\\", "\n", "\u{1}", "</", "é", "\u{7f}"] {
+                let mut t = "x".repeat(20);
+                t.insert_str(pos, special);
+                let mut want = Vec::new();
+                write_str_reference(&mut want, t.as_bytes());
+                assert_eq!(s(&t), String::from_utf8(want).unwrap(), "{t:?}");
+            }
+        }
+    }
+
+    /// The byte-at-a-time definition the fast path must match.
+    fn write_str_reference(out: &mut Vec<u8>, b: &[u8]) {
+        out.push(b'"');
+        for (i, &c) in b.iter().enumerate() {
+            match c {
+                b'"' => out.extend_from_slice(b"\\\""),
+                b'\\' => out.extend_from_slice(b"\\\\"),
+                b'\n' => out.extend_from_slice(b"\\n"),
+                b'\r' => out.extend_from_slice(b"\\r"),
+                b'\t' => out.extend_from_slice(b"\\t"),
+                0x08 => out.extend_from_slice(b"\\b"),
+                0x0c => out.extend_from_slice(b"\\f"),
+                b'/' if i > 0 && b[i - 1] == b'<' => out.extend_from_slice(b"\\/"),
+                0..=0x1f => out.extend_from_slice(format!("\\u{:04x}", c).as_bytes()),
+                _ => out.push(c),
+            }
+        }
+        out.push(b'"');
     }
 
     #[test]

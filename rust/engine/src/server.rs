@@ -480,7 +480,7 @@ impl Server {
             }
         }
         let outcome = host.call_tool(index, args, ctx);
-        let mut out = result_open(id, 256);
+        let mut out = result_open(id, outcome.as_ref().map_or(256, |r| r.approx_len()));
         let tool_error = match &outcome {
             Ok(r) => projection::write_call_result(&mut out, r, v, &self.server_info_json),
             Err(ToolFailure::Error(text)) => {

@@ -67,8 +67,8 @@ impl Framer {
         }
         self.started = true;
         let mut start = 0;
-        for (i, b) in data.iter().enumerate() {
-            if *b == b'\n' {
+        for i in memchr::memchr_iter(b'\n', data) {
+            {
                 let mut line = if self.buf.is_empty() {
                     data[start..i].to_vec()
                 } else {

@@ -65,7 +65,7 @@ pub fn native_is_utf8() -> bool {
 /// The bytes of a CHARSXP as UTF-8, translating when needed. Errors when the
 /// string cannot be represented as valid UTF-8 (SPEC J1.3).
 pub unsafe fn charsxp_utf8(c: SEXP) -> Result<String, String> {
-    let bytes = CStr::from_ptr(R_CHAR(c)).to_bytes();
+    let bytes = std::slice::from_raw_parts(R_CHAR(c) as *const u8, Rf_xlength(c) as usize);
     let enc = Rf_getCharCE(c);
     let ascii = bytes.is_ascii();
     if ascii || enc == CE_UTF8 || (enc == CE_NATIVE && native_is_utf8()) {

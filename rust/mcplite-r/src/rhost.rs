@@ -256,6 +256,10 @@ unsafe fn needs_normalize(value: SEXP) -> bool {
 /// Character vector → text, elements joined with "\n"; NA → "NA".
 unsafe fn join_strings(x: SEXP) -> Result<String, String> {
     let n = Rf_xlength(x);
+    if n == 1 {
+        let c = STRING_ELT(x, 0);
+        return if c == R_NaString { Ok("NA".into()) } else { charsxp_utf8(c) };
+    }
     let mut s = String::new();
     for i in 0..n {
         if i > 0 {
