@@ -529,3 +529,33 @@ test_that("json_encode() follows options that change R's own formatting", {
   withr::with_options(list(digits.secs = 3), expect_parity(list(x, data.frame(t = x))))
   expect_parity(list(x, structure(x, tzone = "Asia/Kolkata")))
 })
+
+test_that("json_encode() matches jsonlite for classes from other packages", {
+  vals <- list(
+    # S3 classes registered with setOldClass() reach their nearest
+    # superclass's method ("mts" -> matrix); unregistered ones are dropped
+    ts(matrix(1:4, 2)), list(a = ts(matrix(c(1.5, NA), 1)), b = ts(1:3)),
+    summary(c(1, 2, 3)), rle(c(1, 1, 2)), y ~ x, numeric_version("1.2.3"),
+    as.difftime(5, units = "mins"), table(c("x", "y"))
+  )
+  if (requireNamespace("hms", quietly = TRUE)) {
+    vals <- c(vals, list(hms::hms(c(3600, NA, 59.5)), hms::as_hms("01:02:03"), data.frame(t = hms::hms(c(1, NA)))))
+  }
+  if (requireNamespace("blob", quietly = TRUE)) {
+    vals <- c(vals, list(blob::as_blob(list(as.raw(1:3), NULL)), blob::blob(as.raw(1:60))))
+  }
+  if (requireNamespace("bit64", quietly = TRUE)) {
+    vals <- c(vals, list(bit64::as.integer64(c(1, NA, -5, 2^40)), data.frame(i = bit64::as.integer64(c(1, NA)))))
+  }
+  if (requireNamespace("data.table", quietly = TRUE)) {
+    vals <- c(vals, list(
+      data.table::data.table(a = 1:2, b = c("x", NA)), data.table::as.ITime(c("10:00:00", NA)),
+      data.table::as.IDate(c("2020-01-01", NA))
+    ))
+  }
+  if (requireNamespace("sf", quietly = TRUE)) {
+    nc <- sf::st_read(system.file("shape/nc.shp", package = "sf"), quiet = TRUE)[1:2, 1:3]
+    vals <- c(vals, list(nc, sf::st_geometry(nc), list(f = nc), sf::st_point(c(1, 2))))
+  }
+  expect_parity(vals, parity_combos(extra_digits = FALSE))
+})

@@ -91,6 +91,8 @@ enum Kind {
     AsChar,
     Blob,
     Int64,
+    /// `sfc` geometry lists: converted by jsonlite's own `geom_to_geojson()`.
+    Sfc,
 }
 
 fn kind_of_class(name: &[u8]) -> Option<Kind> {
@@ -116,6 +118,10 @@ fn kind_of_class(name: &[u8]) -> Option<Kind> {
         b"hms" | b"ITime" => Kind::AsChar,
         b"blob" => Kind::Blob,
         b"integer64" => Kind::Int64,
+        // jsonlite's sf method with its default sf = "dataframe" is the
+        // data frame method
+        b"sf" => Kind::DataFrame,
+        b"sfc" => Kind::Sfc,
         _ => return None,
     })
 }
@@ -267,8 +273,17 @@ impl Encoder {
             return self.dispatch_s4(x);
         }
         for (i, c) in cls.v.iter().enumerate() {
-            if let Some(k) = kind_of_class(char_bytes(*c)) {
+            let name = char_bytes(*c);
+            if let Some(k) = kind_of_class(name) {
                 return Ok((k, i));
+            }
+            // A class registered with setOldClass() (e.g. "mts") reaches the
+            // method of its nearest registered superclass; an unregistered
+            // one goes to jsonlite's ANY method, which drops it.
+            for sup in registered_superclasses(name) {
+                if let Some(k) = kind_of_class(sup.as_bytes()) {
+                    return Ok((k, i));
+                }
             }
         }
         let last = cls.v.last().map(|c| String::from_utf8_lossy(char_bytes(*c)).into_owned()).unwrap_or_default();
@@ -347,6 +362,11 @@ impl Encoder {
                 Ok(())
             }
             Kind::Ts => self.value(x, &Cls::bare(), ctx, out),
+            Kind::Sfc => {
+                let mut prot = Prot::new();
+                let y = sfc_to_list(&mut prot, x)?;
+                self.value(y, &Cls::of(y), ctx, out)
+            }
             _ => {
                 let mut prot = Prot::new();
                 let (atom, na) = self.to_atom(&mut prot, x, kind, cls, at, ctx)?;
@@ -424,6 +444,11 @@ impl Encoder {
                 self.pieces(x, &ncls, ctx, unname)
             }
             Kind::Ts => self.pieces(x, &Cls::bare(), ctx, unname),
+            Kind::Sfc => {
+                let mut prot = Prot::new();
+                let y = sfc_to_list(&mut prot, x)?;
+                self.pieces(y, &Cls::of(y), ctx, unname)
+            }
             _ => {
                 let mut prot = Prot::new();
                 let (atom, na) = self.to_atom(&mut prot, x, kind, cls, at, ctx)?;
@@ -1207,6 +1232,52 @@ enum Elems {
 fn list_child_ctx(ctx: Ctx) -> Ctx {
     let na = if ctx.na == Some(Na::Drop) { ctx.oldna } else { ctx.na };
     Ctx { auto_unbox: ctx.auto_unbox, na, oldna: None }
+}
+
+/// `lapply(unclass(x), jsonlite:::geom_to_geojson)`: what jsonlite's `sfc`
+/// method encodes.
+unsafe fn sfc_to_list(prot: &mut Prot, x: SEXP) -> Result<SEXP, String> {
+    let u = r_call(prot, "unclass", &[(None, x)])?;
+    let ns = {
+        let s = prot.add(Rf_allocVector(SEXPTYPE::STRSXP, 1));
+        SET_STRING_ELT(s, 0, mk_char(b"jsonlite"));
+        s
+    };
+    let env = r_call(prot, "asNamespace", &[(None, ns)])?;
+    let name = {
+        let s = prot.add(Rf_allocVector(SEXPTYPE::STRSXP, 1));
+        SET_STRING_ELT(s, 0, mk_char(b"geom_to_geojson"));
+        s
+    };
+    let fun = r_call(prot, "get", &[(None, name), (Some("envir"), env)])?;
+    r_call(prot, "lapply", &[(None, u), (None, fun)])
+}
+
+/// Superclasses (nearest first) of an S3 class registered with
+/// `setOldClass()`, as `methods::extends()` lists them; empty for an
+/// unregistered class. Cached per class name.
+unsafe fn registered_superclasses(name: &[u8]) -> Vec<String> {
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+    thread_local! {
+        static CACHE: RefCell<HashMap<Vec<u8>, Vec<String>>> = RefCell::new(HashMap::new());
+    }
+    if let Some(v) = CACHE.with(|c| c.borrow().get(name).cloned()) {
+        return v;
+    }
+    let mut prot = Prot::new();
+    let arg = prot.add(Rf_allocVector(SEXPTYPE::STRSXP, 1));
+    SET_STRING_ELT(arg, 0, mk_char(name));
+    let mut sup = Vec::new();
+    if let Ok(r) = r_call(&mut prot, "methods::extends", &[(None, arg)]) {
+        if ty(r) == SEXPTYPE::STRSXP {
+            for i in 1..xlen(r) {
+                sup.push(String::from_utf8_lossy(char_bytes(STRING_ELT(r, i as R_xlen_t))).into_owned());
+            }
+        }
+    }
+    CACHE.with(|c| c.borrow_mut().insert(name.to_vec(), sup.clone()));
+    sup
 }
 
 /// Class vector after `unbox()`'s `scalar` method removed its class.
