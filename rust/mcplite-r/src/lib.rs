@@ -51,6 +51,7 @@ fn engine_serve(spec: Robj, version: &str, instructions: Robj) -> String {
         server.set_recorder(trace_env::recorder_from_process_env());
         let (mut guard, input, mut output) =
             stdio::StdioGuard::install().map_err(|e| format!("cannot set up stdio: {e}"))?;
+        stdio::keep_large_buffers();
         let reader = stdio::spawn_reader_masked(input);
         let end = serve(&mut server, &mut host, reader, &mut output, &ServeOptions::default());
         server.shutdown_recorder();
