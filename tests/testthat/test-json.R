@@ -459,7 +459,7 @@ test_that("payload_options() returns the options and validates them", {
   withr::with_options(list(mcplite.json.na = "NA"), {
     expect_error(payload_options(), "\"null\" or \"string\"", fixed = TRUE)
   })
-  for (ok in list(0, 4L, NA, NA_real_, I(1), I(17), 10)) {
+  for (ok in list(0, 4L, NA, NA_real_, I(1), I(17), 10, 1e7)) {
     withr::with_options(list(mcplite.json.digits = ok), expect_true(check_payload_options()))
   }
 })
@@ -558,4 +558,9 @@ test_that("json_encode() matches jsonlite for classes from other packages", {
     vals <- c(vals, list(nc, sf::st_geometry(nc), list(f = nc), sf::st_point(c(1, 2))))
   }
   expect_parity(vals, parity_combos(extra_digits = FALSE))
+})
+
+test_that("out-of-range digits behave like jsonlite's asInteger()", {
+  combos <- lapply(list(1e7, 3e9, I(3e9), -2, 2.9), function(d) list(auto_unbox = TRUE, null = "null", digits = d))
+  suppressWarnings(expect_parity(list(pi, 1e20 + 5, c(1.5, NA, 1e-7), 123456.789), combos))
 })

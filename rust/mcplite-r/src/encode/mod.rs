@@ -209,10 +209,15 @@ unsafe fn digits_from_r(d: SEXP, strict: bool) -> Option<Digits> {
     if !v.is_finite() {
         return None;
     }
-    if strict && (v != v.trunc() || v < if asis { 1.0 } else { 0.0 } || v > 1e6) {
+    if strict && (v != v.trunc() || v < if asis { 1.0 } else { 0.0 }) {
         return None;
     }
-    let n = v.trunc().clamp(-1e6, 1e6) as i32;
+    // C's asInteger(): out of the int range is NA, which jsonlite prints
+    // with maximum precision
+    if v.trunc() >= 2147483648.0 || v.trunc() <= -2147483648.0 {
+        return Some(Digits::Max);
+    }
+    let n = v.trunc() as i32;
     Some(if asis { Digits::Signif(n) } else { Digits::Decimal(n) })
 }
 
