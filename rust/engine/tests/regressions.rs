@@ -1,0 +1,99 @@
+//! Inputs found by fuzzing (fuzz/) and by the hostile-input review, kept as
+//! regression tests. Tests marked `#[ignore]` describe a known deviation from
+//! the SPEC in a file owned by someone else; they pass once it is fixed
+//! (run them with `cargo test -p mcplite-engine --test regressions -- --ignored`).
+
+mod common;
+
+use common::*;
+use mcplite_engine::message::{parse_line, Incoming};
+
+fn answer(line: &[u8]) -> String {
+    let mut host = FakeHost::default();
+    let mut server = new_server(&mut host);
+    let out = server.handle_line(line, &mut host).expect("a response");
+    String::from_utf8(out).unwrap()
+}
+
+/// Found by the `dispatch` fuzz target (first minute, engine ae1a453): an
+/// `id` nested deeper than the nesting limit was read as a `RawValue`, which
+/// serde_json skips without its recursion limit, so the line was answered
+/// -32600 instead of W1.3's -32700. Fixed on main by the whole-line depth
+/// scan (message.rs `too_deep`, 4c44484).
+#[test]
+fn deep_id() {
+    let depth = 600;
+    let line = format!(r#"{{"id":{}1{},"jsonrpc":"2.0","method":"ping"}}"#, "[".repeat(depth), "]".repeat(depth));
+    assert_eq!(answer(line.as_bytes()), r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#);
+    // Within the limit, an array id is merely invalid (W3.1).
+    let depth = 200;
+    let line = format!(r#"{{"id":{}1{},"jsonrpc":"2.0","method":"ping"}}"#, "[".repeat(depth), "]".repeat(depth));
+    assert_eq!(answer(line.as_bytes()), r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}"#);
+}
+
+/// The deep-id case above must at least never crash, however deep.
+#[test]
+fn deep_id_never_crashes() {
+    for depth in [513usize, 10_000, 1_000_000] {
+        let line = format!(r#"{{"id":{}{},"jsonrpc":"2.0","method":"ping"}}"#, "[".repeat(depth), "]".repeat(depth));
+        let out = answer(line.as_bytes());
+        check_line_shape(out.as_bytes()).unwrap();
+        assert!(out.contains(r#""id":null"#), "{out}");
+        assert!(out.contains("-32700"), "{out}");
+    }
+}
+
+/// Numbers outside the f64 range are valid RFC 8259 JSON (W1.3 requires
+/// strict JSON, not f64-representable JSON), and the engine already accepts
+/// them as ids (W3.1 "any magnitude"). Anywhere else in the line serde_json
+/// fails with "number out of range", so `{"...","method":"ping","params":
+/// {"x":1e400}}` is answered `Parse error` instead of `{}`. A client sending
+/// `arguments: {"x": 1e999}` gets -32700 where J6.1 would give the tool a
+/// double (`Inf`).
+/// Fix options (lead; message.rs / Cargo features): parse `params` with
+/// serde_json's `arbitrary_precision` feature and convert out-of-range
+/// numbers to ±Inf in the bridge, or pre-scan and map such tokens.
+#[test]
+#[ignore = "engine deviation: numbers beyond f64 range are parse errors (message.rs)"]
+fn huge_numbers_outside_ids() {
+    for num in ["1e400".to_string(), "-1e400".to_string(), "9".repeat(400)] {
+        for line in [
+            format!(r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"x":{num}}}}}"#),
+            format!(r#"{{"jsonrpc":"2.0","id":1,"method":"ping","ignored":{num}}}"#),
+        ] {
+            assert_eq!(answer(line.as_bytes()), r#"{"jsonrpc":"2.0","id":1,"result":{}}"#, "{line}");
+        }
+    }
+}
+
+/// What the engine does today with out-of-range numbers: one valid error
+/// line, never a crash; as an id they are echoed unchanged.
+#[test]
+fn huge_numbers_current_behaviour_is_contained() {
+    let line = br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":1e400}}"#;
+    assert!(matches!(parse_line(line), Incoming::ParseError));
+    let id = "9".repeat(5000);
+    let line = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
+    assert_eq!(answer(line.as_bytes()), format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#));
+}
+
+/// A lone surrogate escape is valid JSON grammar (RFC 8259 section 8.2
+/// leaves its meaning open). As an id it is echoed byte for byte (W3.4);
+/// inside `params` serde_json refuses it and the line is a parse error.
+/// Documented, not a bug.
+#[test]
+fn lone_surrogates() {
+    assert_eq!(
+        answer(br#"{"jsonrpc":"2.0","id":"\udc00x","method":"ping"}"#),
+        r#"{"jsonrpc":"2.0","id":"\udc00x","result":{}}"#
+    );
+    assert_eq!(
+        answer(br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":"\ud800"}}"#),
+        r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#
+    );
+    // A correctly paired surrogate is fine everywhere.
+    assert_eq!(
+        answer(br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":"\ud83d\ude00"}}"#),
+        r#"{"jsonrpc":"2.0","id":1,"result":{}}"#
+    );
+}

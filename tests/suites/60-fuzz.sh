@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Short libFuzzer runs of the engine fuzz targets (fuzz/fuzz_targets/*.rs):
+# framing, parse_line, dispatch, projection. Each runs for
+# MCPLITE_FUZZ_SECONDS (default 60) from the committed seeds plus a fresh
+# corpus; a crash, an oracle failure, a timeout or an out-of-memory counts as a
+# failure and leaves its input under fuzz/artifacts/<target>/.
+# Reproduce: RUSTC_BOOTSTRAP=1 cargo fuzz run <target> fuzz/artifacts/<target>/<file>
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+export PATH="$PATH:$HOME/.cargo/bin"
+# libFuzzer and the sanitizer flags are unstable; allow them on stable rustc.
+export RUSTC_BOOTSTRAP=1
+secs="${MCPLITE_FUZZ_SECONDS:-60}"
+targets="framing parse_line dispatch projection"
+pass=0
+fail=0
+
+if ! command -v cargo-fuzz >/dev/null 2>&1; then
+  echo "cargo-fuzz is not installed (scripts/deps/60-fuzz.sh)"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+
+echo "building fuzz targets"
+if ! cargo fuzz build >target-fuzz-build.log 2>&1; then
+  tail -30 target-fuzz-build.log
+  rm -f target-fuzz-build.log
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+rm -f target-fuzz-build.log
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+for t in $targets; do
+  mkdir -p "$work/corpus-$t"
+  seeds=()
+  [ -d "fuzz/seeds/$t" ] && seeds=("fuzz/seeds/$t")
+  log="$work/$t.log"
+  cargo fuzz run "$t" "$work/corpus-$t" "${seeds[@]}" -- \
+    -max_total_time="$secs" -timeout=20 -rss_limit_mb=3072 -max_len=65536 \
+    -dict=fuzz/dict/jsonrpc.dict -print_final_stats=1 >"$log" 2>&1
+  rc=$?
+  runs=$(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}')
+  if [ "$rc" -eq 0 ] && grep -q '^Done' "$log"; then
+    pass=$((pass + 1))
+    echo "ok   $t: ${runs:-?} runs in ${secs}s"
+  else
+    fail=$((fail + 1))
+    echo "FAIL $t (exit $rc)"
+    grep -E 'panicked|SUMMARY|ERROR|Test unit written' -A3 "$log" | cut -c1-600 | head -40
+  fi
+done
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
