@@ -1,0 +1,720 @@
+#!/usr/bin/env python3
+"""Hostile stdio suite for mcplite (issue 8): spawns `Rscript --vanilla
+tests/hostile/server.R` over pipes, as an MCP client would, and throws at it
+every hostile input and misbehaving tool on the list. For each case the
+server must give the right JSON-RPC answer (or a contained tool error), stay
+up (a ping sent after each case is answered), and keep stdout to exactly one
+valid JSON-RPC response per line (every stdout line of every process is
+checked). Also: 100,000 pipelined mixed requests answered exactly once and in
+order with RSS sampled, and the process-level cases (quit(), SIGINT, SIGTERM,
+stdin closed mid-call, stdout closed by the client).
+
+Standard library only. Environment: MCPLITE_LIB (library holding mcplite),
+RSCRIPT (default: Rscript), HOSTILE_LOAD (number of load requests, default
+100000), HOSTILE_REPORT (file to write measured figures to, optional).
+Prints one line per case and, last, "N passed, N failed".
+"""
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SERVER = os.path.join(HERE, "server.R")
+RSCRIPT = os.environ.get("RSCRIPT", "Rscript")
+LOAD = int(os.environ.get("HOSTILE_LOAD", "100000"))
+REPORT = os.environ.get("HOSTILE_REPORT")
+
+INIT = ('{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18",'
+        '"capabilities":{},"clientInfo":{"name":"hostile","version":"1"}}}')
+MODERN_META = ('"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
+               '"io.modelcontextprotocol/clientCapabilities":{}}')
+
+figures = {}
+CONTROL = bytes(range(0x20))
+
+
+def env():
+    e = dict(os.environ)
+    lib = os.environ.get("MCPLITE_LIB")
+    if lib:
+        e["R_LIBS"] = lib + (":" + e["R_LIBS"] if e.get("R_LIBS") else "")
+    return e
+
+
+def call(id_, name, arguments=None, modern=False):
+    params = {"name": name}
+    if arguments is not None:
+        params["arguments"] = arguments
+    p = json.dumps(params, separators=(",", ":"))
+    if modern:
+        p = p[:-1] + "," + MODERN_META + "}"
+    return '{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":%s}' % (json.dumps(id_), p)
+
+
+def check_response_line(line):
+    """One stdout line: valid UTF-8 JSON object, members jsonrpc, id, then
+    result or error. Returns the parsed object."""
+    text = line.decode("utf-8")
+    pairs = json.loads(text, object_pairs_hook=lambda kv: kv)
+    keys = [k for k, _ in pairs]
+    if keys not in (["jsonrpc", "id", "result"], ["jsonrpc", "id", "error"]):
+        raise AssertionError("bad members %r in %s" % (keys, text[:300]))
+    if len(line.translate(None, CONTROL)) != len(line):
+        raise AssertionError("control byte in response")
+    return json.loads(text)
+
+
+class Server:
+    def __init__(self):
+        self.p = subprocess.Popen([RSCRIPT, "--vanilla", SERVER], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env())
+        self.lines = queue.Queue()
+        self.stderr = bytearray()
+        self.partial = b""
+        self.nlines = 0
+        self.bad_lines = []
+        self.t_out = threading.Thread(target=self._read_out, daemon=True)
+        self.t_err = threading.Thread(target=self._read_err, daemon=True)
+        self.t_out.start()
+        self.t_err.start()
+
+    def _read_out(self):
+        buf = bytearray()
+        fd = self.p.stdout.fileno()
+        while True:
+            try:
+                chunk = os.read(fd, 1 << 20)
+            except OSError:
+                break
+            if not chunk:
+                break
+            scan = len(buf)  # only the new bytes can hold a new LF
+            buf += chunk
+            start = 0
+            while True:
+                i = buf.find(b"\n", max(start, scan))
+                if i < 0:
+                    break
+                line = bytes(buf[start:i])
+                start = i + 1
+                self.nlines += 1
+                try:
+                    check_response_line(line)
+                except Exception as e:  # a non-protocol line on stdout
+                    self.bad_lines.append("%s: %r" % (e, line[:200]))
+                self.lines.put(line)
+            del buf[:start]
+        self.partial = bytes(buf)
+        self.lines.put(None)
+
+    def _read_err(self):
+        while True:
+            try:
+                chunk = os.read(self.p.stderr.fileno(), 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            self.stderr += chunk
+
+    def send(self, data):
+        if isinstance(data, str):
+            data = data.encode("utf-8")
+        self.p.stdin.write(data)
+        self.p.stdin.flush()
+
+    def recv(self, timeout=60):
+        line = self.lines.get(timeout=timeout)
+        if line is None:
+            raise AssertionError("stdout closed (exit %r); stderr tail: %s"
+                                 % (self.p.poll(), bytes(self.stderr[-500:]).decode("utf-8", "replace")))
+        return line
+
+    def request(self, line, timeout=60):
+        self.send(line + "\n")
+        return json.loads(self.recv(timeout))
+
+    def close_stdin(self):
+        try:
+            self.p.stdin.close()
+        except BrokenPipeError:
+            pass
+
+    def finish(self, timeout=60):
+        """Close stdin and wait: exit status 0, no stray output."""
+        self.close_stdin()
+        rc = self.p.wait(timeout)
+        self.t_out.join(10)
+        self.check_stdout()
+        if rc != 0:
+            raise AssertionError("exit status %r; stderr tail: %s" % (rc, self.stderr_text()[-800:]))
+
+    def check_stdout(self):
+        if self.bad_lines:
+            raise AssertionError("non-protocol stdout lines: %s" % self.bad_lines[:3])
+        if self.partial:
+            raise AssertionError("unterminated stdout bytes: %r" % self.partial[:200])
+
+    def stderr_text(self):
+        return bytes(self.stderr).decode("utf-8", "replace")
+
+    def rss_kb(self):
+        with open("/proc/%d/status" % self.p.pid) as f:
+            for l in f:
+                if l.startswith("VmRSS:"):
+                    return int(l.split()[1])
+        return -1
+
+    def kill(self):
+        if self.p.poll() is None:
+            self.p.kill()
+            self.p.wait(10)
+
+
+# ---------------------------------------------------------------------------
+# Cases in one long-lived session. Each case sends its line(s) followed by a
+# sentinel ping; the lines before the ping's answer are the case's answers.
+
+sentinel = [0]
+
+
+def exchange(srv, data, timeout=120):
+    sentinel[0] += 1
+    sid = "sentinel-%d" % sentinel[0]
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    srv.send(data + b"\n" + ('{"jsonrpc":"2.0","id":"%s","method":"ping"}\n' % sid).encode())
+    got = []
+    while True:
+        line = srv.recv(timeout)
+        msg = json.loads(line)
+        if msg.get("id") == sid:
+            if msg != {"jsonrpc": "2.0", "id": sid, "result": {}}:
+                raise AssertionError("bad ping answer %r" % msg)
+            return got, line
+        got.append((msg, line))
+
+
+def expect_error(srv, data, code, id_raw="null", message=None):
+    got, _ = exchange(srv, data)
+    if len(got) != 1:
+        raise AssertionError("expected one answer, got %d" % len(got))
+    msg, line = got[0]
+    if "error" not in msg or msg["error"]["code"] != code:
+        raise AssertionError("expected error %d, got %s" % (code, line[:300]))
+    if message is not None and msg["error"]["message"] != message:
+        raise AssertionError("message %r != %r" % (msg["error"]["message"], message))
+    prefix = b'{"jsonrpc":"2.0","id":' + id_raw.encode() + b',"error":'
+    if not line.startswith(prefix):
+        raise AssertionError("id not echoed byte for byte: %s" % line[:200])
+
+
+def expect_nothing(srv, data):
+    got, _ = exchange(srv, data)
+    if got:
+        raise AssertionError("expected no answer, got %s" % got[0][1][:300])
+
+
+def expect_tool(srv, id_, name, arguments=None, is_error=False, text=None, contains=None, modern=False,
+                timeout=120):
+    got, _ = exchange(srv, call(id_, name, arguments, modern), timeout)
+    if len(got) != 1:
+        raise AssertionError("expected one answer, got %d" % len(got))
+    msg, line = got[0]
+    if msg.get("id") != id_ or "result" not in msg:
+        raise AssertionError("expected a result for %r: %s" % (id_, line[:300]))
+    r = msg["result"]
+    if r.get("isError") is not is_error:
+        raise AssertionError("isError %r: %s" % (r.get("isError"), line[:400]))
+    t = r["content"][0].get("text")
+    if text is not None and t != text:
+        raise AssertionError("text %r != %r" % (t[:200], text[:200]))
+    if contains is not None and not any(c in t for c in contains):
+        raise AssertionError("text %r contains none of %r" % (t[:300], contains))
+    return r, line
+
+
+def session_cases():
+    srv = Server()
+    cases = []
+
+    def case(name):
+        def deco(f):
+            cases.append((name, f))
+            return f
+        return deco
+
+    @case("BOM at the very start, then initialize")
+    def _():
+        srv.send(b"\xef\xbb\xbf" + INIT.encode() + b"\n")
+        msg = json.loads(srv.recv())
+        assert msg["id"] == "init" and msg["result"]["protocolVersion"] == "2025-06-18", msg
+        expect_nothing(srv, '{"jsonrpc":"2.0","method":"notifications/initialized"}')
+
+    @case("a BOM later in the stream is a parse error")
+    def _():
+        expect_error(srv, b"\xef\xbb\xbf" + b'{"jsonrpc":"2.0","id":1,"method":"ping"}', -32700)
+
+    @case("malformed JSON")
+    def _():
+        for bad in ['{"jsonrpc":', '{"a":1} x', "NaN", "{'a':1}", '{"a":1,}', "// c", "{\"a\":1}}"]:
+            expect_error(srv, bad, -32700, message="Parse error")
+
+    @case("blank and whitespace lines, CRLF")
+    def _():
+        for blank in [b"", b"   ", b"\t \t", b"\r", b" \r"]:
+            expect_nothing(srv, blank)
+        msg = srv.request('{"jsonrpc":"2.0","id":"crlf","method":"ping"}\r')
+        assert msg == {"jsonrpc": "2.0", "id": "crlf", "result": {}}, msg
+
+    @case("batches and non-objects")
+    def _():
+        for bad in ['[{"jsonrpc":"2.0","id":1,"method":"ping"}]', "[]", "null", "1", '"x"', "true"]:
+            expect_error(srv, bad, -32600, message="Invalid Request")
+
+    @case("every invalid id type")
+    def _():
+        for bad in ["null", "true", "false", "1.5", "1.0", "1e2", "-1E-2", "[]", "[1]", "{}", '{"a":1}']:
+            expect_error(srv, '{"jsonrpc":"2.0","id":%s,"method":"ping"}' % bad, -32600)
+        # envelope-invalid with a valid id: the id is echoed
+        expect_error(srv, '{"jsonrpc":"1.0","id":7,"method":"ping"}', -32600, "7")
+        expect_error(srv, '{"jsonrpc":"2.0","id":"m","method":42}', -32600, '"m"')
+
+    @case("huge and odd ids echoed byte for byte")
+    def _():
+        for id_raw in ["9" * 1000, "-0", '"a\\u0041"', '""', '"' + "x" * (1 << 20) + '"',
+                       '"\\ud800"', "12345678901234567890"]:
+            line = '{"jsonrpc":"2.0","id":%s,"method":"ping"}' % id_raw
+            srv.send(line + "\n")
+            out = srv.recv()
+            want = ('{"jsonrpc":"2.0","id":%s,"result":{}}' % id_raw).encode()
+            assert out == want, out[:200]
+
+    @case("unknown methods")
+    def _():
+        for m in ["resources/list", "prompts/get", "", "tools/call/x", "PING"]:
+            expect_error(srv, '{"jsonrpc":"2.0","id":"u","method":%s}' % json.dumps(m), -32601, '"u"',
+                         "Method not found")
+        # modern claim: ping and initialize are gone
+        expect_error(srv, '{"jsonrpc":"2.0","id":"p","method":"ping","params":{%s}}' % MODERN_META,
+                     -32601, '"p"')
+
+    @case("notifications with ids, notifications, client responses")
+    def _():
+        expect_error(srv, '{"jsonrpc":"2.0","id":5,"method":"notifications/initialized"}', -32600, "5")
+        before = srv.stderr_text().count("a message for stderr")
+        expect_nothing(srv, '{"jsonrpc":"2.0","method":"tools/call","params":{"name":"messenger"}}')
+        expect_nothing(srv, '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}')
+        expect_nothing(srv, '{"jsonrpc":"2.0","method":"whatever"}')
+        expect_nothing(srv, '{"jsonrpc":"2.0","id":1,"result":{}}')
+        expect_nothing(srv, '{"jsonrpc":"2.0","id":1,"error":{"code":-1,"message":"x"}}')
+        time.sleep(0.2)
+        assert srv.stderr_text().count("a message for stderr") == before, "a tools/call notification ran"
+
+    @case("10,000-deep nesting")
+    def _():
+        deep = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":%s"x"%s}}}' % (
+            "[" * 10000, "]" * 10000)
+        expect_error(srv, deep, -32700)
+        expect_error(srv, "[" * 10000 + "]" * 10000, -32700)
+
+    @case("invalid UTF-8 bytes")
+    def _():
+        expect_error(srv, b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":"\xff\xfe"}}', -32700)
+        expect_error(srv, b'{"jsonrpc":"2.0","id":"\xc3\x28","method":"ping"}', -32700)
+        expect_error(srv, b"\xed\xa0\x80", -32700)  # an encoded surrogate
+
+    @case("\\u0000 in strings")
+    def _():
+        expect_error(srv, call(11, "echo", {"text": "a\u0000b"}), -32602, "11")
+        expect_error(srv, call(12, "count_args", {"a\u0000": 1}), -32602, "12")
+        # in a method name: just an unknown method
+        expect_error(srv, '{"jsonrpc":"2.0","id":13,"method":"ping\\u0000"}', -32601, "13")
+
+    @case("tool calls stop()")
+    def _():
+        expect_tool(srv, 20, "stopper", is_error=True, text='boom "quoted"\nsecond line')
+        expect_tool(srv, 21, "stopper", is_error=True, text='boom "quoted"\nsecond line', modern=True)
+
+    @case("tool calls warning(): result kept, warning on stderr")
+    def _():
+        expect_tool(srv, 22, "warner", text="warned")
+        wait_stderr(srv, "careful: a warning")
+
+    @case("tool calls message()")
+    def _():
+        expect_tool(srv, 23, "messenger", text="messaged")
+        wait_stderr(srv, "a message for stderr")
+
+    @case("tool calls print() and cat()")
+    def _():
+        expect_tool(srv, 24, "printer", text="printed")
+        wait_stderr(srv, "cat output")
+
+    @case("tool runs system() children")
+    def _():
+        expect_tool(srv, 25, "shell", text="ran children")
+        wait_stderr(srv, "from-system-child")
+        wait_stderr(srv, "from-system2-child")
+
+    @case("tool calls readline() and readLines(stdin())")
+    def _():
+        # a request queued behind the call must not be eaten by the tool
+        srv.send(call(26, "reader") + "\n" + '{"jsonrpc":"2.0","id":27,"method":"ping"}\n')
+        a = json.loads(srv.recv())
+        b = json.loads(srv.recv())
+        assert a["id"] == 26 and a["result"]["content"][0]["text"] == "readline=[] readLines=0", a
+        assert b == {"jsonrpc": "2.0", "id": 27, "result": {}}, b
+
+    @case("infinite R recursion")
+    def _():
+        expect_tool(srv, 28, "recurse_r", is_error=True,
+                    contains=["nested too deeply", "infinite recursion", "stack"])
+
+    @case("infinite recursion to the C stack limit")
+    def _():
+        expect_tool(srv, 29, "recurse_c", is_error=True, contains=["stack", "nested too deeply"])
+
+    @case("tools returning an environment, a function, an external pointer")
+    def _():
+        # Environments and external pointers cannot be encoded: contained
+        # tool errors (J3.2). Functions become their deparsed lines (J2.4).
+        for i, name in enumerate(["environment", "xptr"]):
+            r, line = expect_tool(srv, 30 + i, name, is_error=True, contains=["could not be converted"])
+            figures["unencodable_" + name] = r["content"][0]["text"][:200]
+        expect_tool(srv, 32, "closure", text='["function (x) ","x"]')
+
+    @case("unused and missing arguments are tool errors")
+    def _():
+        expect_tool(srv, 33, "add", {"x": 1, "y": 2, "z": 3}, is_error=True, contains=["unused argument"])
+        expect_tool(srv, 34, "add", {"x": 1}, is_error=True, contains=["missing"])
+        expect_tool(srv, 35, "add", {"x": "1", "y": 2}, is_error=True)
+        expect_tool(srv, 36, "add", {"x": 1e308, "y": 1e308}, is_error=False)
+
+    @case("arguments are values, never evaluated")
+    def _():
+        expect_tool(srv, 37, "echo", {"text": "quit(status = 9)"}, text="quit(status = 9)")
+        expect_tool(srv, 38, "echo", {"text": "`system('echo pwned')`"}, text="`system('echo pwned')`")
+        r, _ = expect_tool(srv, 39, "count_args", {"a": 1, "_meta": {"x": 1}, "b": [1, 2]})
+        assert r["content"][0]["text"] == "3", r
+        # params._meta never reaches the tool
+        got, _ = exchange(srv, '{"jsonrpc":"2.0","id":40,"method":"tools/call","params":{"name":"count_args",'
+                               '"arguments":{},"_meta":{"progressToken":1,"x":2}}}')
+        assert got[0][0]["result"]["content"][0]["text"] == "0", got
+
+    @case("a 100 MB request line")
+    def _():
+        big = "y" * 100_000_000
+        t0 = time.time()
+        expect_tool(srv, 41, "size_of", {"text": big}, text="100000000", timeout=300)
+        figures["request_100mb_seconds"] = round(time.time() - t0, 2)
+
+    @case("a 100 MB result")
+    def _():
+        t0 = time.time()
+        r, line = expect_tool(srv, 42, "big_result", {"mb": 100}, timeout=300)
+        assert len(r["content"][0]["text"]) == 100_000_000
+        figures["result_100mb_seconds"] = round(time.time() - t0, 2)
+        figures["result_100mb_line_bytes"] = len(line)
+
+    @case("server still serves after everything, and exits 0 at EOF")
+    def _():
+        expect_tool(srv, 43, "add", {"x": 1, "y": 2}, text="3")
+        expect_tool(srv, 44, "add", {"x": 1, "y": 2}, text="3", modern=True)
+        srv.finish()
+
+    results = []
+    for name, f in cases:
+        try:
+            f()
+            results.append((name, None))
+        except Exception as e:
+            results.append((name, "%s\n%s" % (e, traceback.format_exc(limit=3))))
+            if srv.p.poll() is not None:
+                # The server died: later cases cannot run in this session.
+                results.append(("server alive after: " + name, "exited with %r" % srv.p.poll()))
+                break
+    if not srv.bad_lines and not srv.partial:
+        results.append(("session stdout: every line one valid JSON-RPC response (%d lines)" % srv.nlines, None))
+    else:
+        results.append(("session stdout", "bad lines %s partial %r" % (srv.bad_lines[:3], srv.partial[:100])))
+    srv.kill()
+    return results
+
+
+# ---------------------------------------------------------------------------
+# Process-level cases, each with its own server.
+
+def wait_stderr(srv, text, timeout=60):
+    deadline = time.time() + timeout
+    while text not in srv.stderr_text():
+        if time.time() > deadline:
+            raise AssertionError("never saw %r on stderr" % text)
+        time.sleep(0.05)
+
+
+def case_quit():
+    """A tool that calls quit(): R exits immediately with the tool's status.
+    The call gets no response; lines already written stay intact."""
+    srv = Server()
+    try:
+        srv.send(INIT + "\n")
+        srv.recv()
+        srv.send(call(1, "quitter", {"status": 3}) + "\n" + '{"jsonrpc":"2.0","id":2,"method":"ping"}\n')
+        rc = srv.p.wait(60)
+        srv.t_out.join(10)
+        srv.check_stdout()
+        figures["quit_exit_status"] = rc
+        figures["quit_stdout_lines"] = srv.nlines
+        assert srv.nlines == 1, "lines after quit(): %d" % srv.nlines
+        assert rc == 3, rc
+    finally:
+        srv.kill()
+
+
+def case_sigint():
+    srv = Server()
+    try:
+        srv.send(INIT + "\n")
+        srv.recv()
+        srv.send(call(1, "sleepy", {"seconds": 60}) + "\n")
+        wait_stderr(srv, "sleepy: started")
+        t0 = time.time()
+        srv.p.send_signal(signal.SIGINT)
+        msg = json.loads(srv.recv(30))
+        figures["sigint_to_answer_seconds"] = round(time.time() - t0, 2)
+        assert msg["id"] == 1 and msg["result"]["isError"] is True, msg
+        assert "interrupt" in msg["result"]["content"][0]["text"], msg
+        # idle interrupt: ignored
+        srv.p.send_signal(signal.SIGINT)
+        time.sleep(0.3)
+        msg = srv.request(call(2, "add", {"x": 2, "y": 2}))
+        assert msg["result"]["content"][0]["text"] == "4", msg
+        srv.finish()
+    finally:
+        srv.kill()
+
+
+def case_stdin_closed_mid_call():
+    srv = Server()
+    try:
+        srv.send(INIT + "\n" + call(1, "sleepy", {"seconds": 2}) + "\n" + call(2, "add", {"x": 1, "y": 1}) + "\n")
+        srv.recv()
+        wait_stderr(srv, "sleepy: started")
+        srv.close_stdin()
+        a = json.loads(srv.recv(30))
+        b = json.loads(srv.recv(30))
+        assert a["id"] == 1 and a["result"]["content"][0]["text"] == "slept", a
+        assert b["id"] == 2 and b["result"]["content"][0]["text"] == "2", b
+        rc = srv.p.wait(30)
+        srv.t_out.join(10)
+        srv.check_stdout()
+        assert rc == 0, rc
+    finally:
+        srv.kill()
+
+
+def case_stdout_closed():
+    """The client stops reading and closes its end of stdout: the server
+    notices on its next write (broken pipe), stops and exits 0 without
+    hanging, even with more requests queued and stdin still open."""
+    srv = Server()
+    try:
+        srv.send(INIT + "\n")
+        srv.recv()
+        os.close(srv.p.stdout.fileno())  # our read end; the reader thread ends
+        t0 = time.time()
+        try:
+            for i in range(50):
+                srv.send(call(i, "add", {"x": i, "y": 1}) + "\n")
+        except BrokenPipeError:
+            pass
+        rc = srv.p.wait(30)
+        figures["stdout_closed_exit_seconds"] = round(time.time() - t0, 2)
+        figures["stdout_closed_exit_status"] = rc
+        assert rc == 0, rc
+        assert "broken pipe" in srv.stderr_text().lower(), srv.stderr_text()[-300:]
+    finally:
+        srv.kill()
+
+
+def case_sigterm():
+    """SIGTERM keeps its default effect (SPEC S7): the process ends at once,
+    idle or mid-call; stdout holds only complete responses."""
+    for mid_call in (False, True):
+        srv = Server()
+        try:
+            srv.send(INIT + "\n")
+            srv.recv()
+            if mid_call:
+                srv.send(call(1, "sleepy", {"seconds": 60}) + "\n")
+                wait_stderr(srv, "sleepy: started")
+            srv.p.send_signal(signal.SIGTERM)
+            rc = srv.p.wait(30)
+            srv.t_out.join(10)
+            srv.check_stdout()
+            figures["sigterm_exit_status_%s" % ("mid_call" if mid_call else "idle")] = rc
+            assert rc == -signal.SIGTERM, rc
+        finally:
+            srv.kill()
+
+
+def case_load():
+    """LOAD mixed requests pipelined (plus notifications and garbage lines):
+    every request answered exactly once, in order; RSS sampled."""
+    srv = Server()
+    try:
+        srv.send(INIT + "\n")
+        srv.recv()
+        # Warm up so the RSS baseline includes steady-state allocations.
+        warm = "".join(call("w%d" % i, "flaky", {"i": i}) + "\n" for i in range(1, 2001))
+        srv.send(warm)
+        for _ in range(2000):
+            srv.recv()
+        rss_start = srv.rss_kb()
+        expected = []
+        chunks = []
+        buf = []
+        for k in range(LOAD):
+            kind = k % 10
+            if kind in (0, 1, 2):
+                line = call(k, "flaky", {"i": k})
+                expected.append((k, "flaky"))
+            elif kind == 3:
+                line = '{"jsonrpc":"2.0","id":%d,"method":"ping"}' % k
+                expected.append((k, "ping"))
+            elif kind == 4:
+                line = call(k, "add", {"x": k, "y": 0.5}, modern=True)
+                expected.append((k, "add_modern"))
+            elif kind == 5:
+                line = call(k, "echo", {"text": "t%d \u00e9\n\"" % k})
+                expected.append((k, "echo"))
+            elif kind == 6:
+                line = call(k, "stopper")
+                expected.append((k, "stopper"))
+            elif kind == 7:
+                line = '{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"nope"}}' % k
+                expected.append((k, "unknown"))
+            elif kind == 8:
+                line = '{"jsonrpc":"2.0","id":%d,"method":"tools/list"}' % k if k % 100 == 8 else \
+                    '{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"add","arguments":{"x":1,"y":2}}}' % k
+                expected.append((k, "list" if k % 100 == 8 else "add"))
+            else:
+                # a request plus a notification, a blank line and a client response
+                line = ('{"jsonrpc":"2.0","id":%d,"method":"ping"}\n' % k +
+                        '{"jsonrpc":"2.0","method":"notifications/progress","params":{}}\n\n' +
+                        '{"jsonrpc":"2.0","id":%d,"result":{}}' % k)
+                expected.append((k, "ping"))
+            buf.append(line + "\n")
+            if len(buf) == 500:
+                chunks.append("".join(buf).encode())
+                buf = []
+        if buf:
+            chunks.append("".join(buf).encode())
+
+        answered = [0]
+
+        def writer():
+            # Pipelined, but at most ~2,500 requests ahead of the answers, so
+            # RSS measures the server rather than the backlog of unread input
+            # (the reader thread queues everything it is sent).
+            for j, c in enumerate(chunks):
+                while answered[0] < (j - 5) * 500:
+                    time.sleep(0.001)
+                srv.p.stdin.write(c)
+                srv.p.stdin.flush()
+
+        t0 = time.time()
+        w = threading.Thread(target=writer, daemon=True)
+        w.start()
+        rss_peak = rss_start
+        rss_samples = []
+        for n, (k, kind) in enumerate(expected):
+            msg = json.loads(srv.recv(120))
+            answered[0] = n + 1
+            if msg.get("id") != k:
+                raise AssertionError("answer %d has id %r, expected %r" % (n, msg.get("id"), k))
+            r = msg.get("result")
+            if kind == "flaky":
+                if k % 7 == 0:
+                    assert r["isError"] is True and r["content"][0]["text"] == "flaky failure %d" % k, msg
+                else:
+                    assert r["isError"] is False and r["content"][0]["text"] == str(k * 2), msg
+            elif kind == "ping":
+                assert r == {}, msg
+            elif kind == "add_modern":
+                assert r["resultType"] == "complete" and r["isError"] is False, msg
+            elif kind == "echo":
+                assert r["content"][0]["text"] == "t%d \u00e9\n\"" % k, msg
+            elif kind == "stopper":
+                assert r["isError"] is True, msg
+            elif kind == "unknown":
+                assert msg["error"]["code"] == -32602, msg
+            elif kind == "list":
+                assert len(r["tools"]) > 10, msg
+            elif kind == "add":
+                assert r["content"][0]["text"] == "3", msg
+            if n % 10000 == 0:
+                rss_samples.append(srv.rss_kb())
+                rss_peak = max(rss_peak, rss_samples[-1])
+        elapsed = time.time() - t0
+        w.join(60)
+        rss_end = srv.rss_kb()
+        srv.finish()
+        figures.update({
+            "load_requests": len(expected),
+            "load_seconds": round(elapsed, 2),
+            "load_requests_per_second": round(len(expected) / elapsed),
+            "load_rss_start_kb": rss_start,
+            "load_rss_peak_kb": max(rss_peak, rss_end),
+            "load_rss_end_kb": rss_end,
+            "load_stdout_lines": srv.nlines,
+            "load_rss_every_10000_kb": rss_samples,
+        })
+        assert srv.nlines == len(expected) + 2001, "stdout lines %d" % srv.nlines
+        # Flat memory (measured growth is well under 1 MB): a margin for
+        # allocator noise only.
+        assert rss_end - rss_start < 16 * 1024, "RSS grew from %d kB to %d kB" % (rss_start, rss_end)
+    finally:
+        srv.kill()
+
+
+def main():
+    only = sys.argv[1:]
+    results = []
+    if not only or "session" in only:
+        results += session_cases()
+    for name, f in [("quit", case_quit), ("sigint", case_sigint), ("stdin_closed", case_stdin_closed_mid_call),
+                    ("stdout_closed", case_stdout_closed), ("sigterm", case_sigterm), ("load", case_load)]:
+        if only and name not in only:
+            continue
+        try:
+            f()
+            results.append((name + ": " + (f.__doc__ or "").strip().split("\n")[0], None))
+        except Exception as e:
+            results.append((name, "%s\n%s" % (e, traceback.format_exc(limit=3))))
+    passed = failed = 0
+    for name, err in results:
+        if err is None:
+            passed += 1
+            print("ok   " + name)
+        else:
+            failed += 1
+            print("FAIL " + name + "\n     " + err.replace("\n", "\n     "))
+    print("figures: " + json.dumps(figures, sort_keys=True))
+    if REPORT:
+        with open(REPORT, "w") as f:
+            json.dump(figures, f, indent=1, sort_keys=True)
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
