@@ -77,11 +77,17 @@ impl Version {
 /// Does this JSON text have a root member `"type": "object"`? Used to decide
 /// whether a legacy client may see an output schema.
 pub fn schema_root_is_object(schema: &str) -> bool {
-    match serde_json::from_str::<serde_json::Value>(schema) {
-        Ok(serde_json::Value::Object(m)) => {
-            matches!(m.get("type"), Some(serde_json::Value::String(t)) if t == "object")
+    // Only the root members are decoded: raw values skip nested content
+    // without a depth limit, so a deep schema is judged by its root too.
+    type Root<'a> = std::collections::HashMap<String, &'a serde_json::value::RawValue>;
+    match serde_json::from_str::<Root>(schema) {
+        Ok(m) => {
+            m.get("type")
+                .and_then(|t| serde_json::from_str::<String>(t.get()).ok())
+                .as_deref()
+                == Some("object")
         }
-        _ => false,
+        Err(_) => false,
     }
 }
 

@@ -97,3 +97,58 @@ fn lone_surrogates() {
         r#"{"jsonrpc":"2.0","id":1,"result":{}}"#
     );
 }
+
+/// Found by the `projection` fuzz target (round 1, after ~40 minutes): an
+/// output schema whose root `type` is `"object"` but which nested deeper than
+/// 128 levels was dropped for 2025-06-18 and 2025-11-25 clients. P1 says it is
+/// emitted "only if root `type` is `"object"`"; the decision is made by
+/// `projection::schema_root_is_object`, which parses the whole schema with
+/// serde_json's default recursion limit (128), so a deep schema fails to
+/// parse and counts as "not an object". (The message parser accepts 512
+/// levels, and jsonlite writes schemas of any depth.)
+/// Fixed in projection.rs: only the root members are decoded (raw values
+/// skip nested content iteratively, without the limit).
+#[test]
+fn deep_object_output_schema_is_listed() {
+    use mcplite_engine::host::ToolSpec;
+    use mcplite_engine::projection::write_tool;
+    use mcplite_engine::Version;
+    let depth = 100_000;
+    let schema = format!(
+        r#"{{"type":"object","properties":{{"a":{}{{}}{}}}}}"#,
+        r#"{"type":"array","items":"#.repeat(depth),
+        "}".repeat(depth)
+    );
+    let t = ToolSpec {
+        name: "deep".into(),
+        description: "d".into(),
+        input_schema: r#"{"type":"object"}"#.into(),
+        annotations: vec![],
+        output_schema: Some(schema.clone()),
+    };
+    for v in [Version::V2025_06_18, Version::V2025_11_25] {
+        let mut out = Vec::new();
+        write_tool(&mut out, &t, v);
+        let out = String::from_utf8(out).unwrap();
+        assert!(out.ends_with(&format!(r#","outputSchema":{schema}}}"#)), "{} {}", v.as_str(), clip(&out));
+    }
+}
+
+/// The shallow case is emitted (guards the test above against a typo).
+#[test]
+fn shallow_object_output_schema_is_listed() {
+    use mcplite_engine::host::ToolSpec;
+    use mcplite_engine::projection::write_tool;
+    use mcplite_engine::Version;
+    let schema = r#"{"type":"object","properties":{"a":{"type":"array","items":{}}}}"#;
+    let t = ToolSpec {
+        name: "shallow".into(),
+        description: "d".into(),
+        input_schema: r#"{"type":"object"}"#.into(),
+        annotations: vec![],
+        output_schema: Some(schema.into()),
+    };
+    let mut out = Vec::new();
+    write_tool(&mut out, &t, Version::V2025_06_18);
+    assert!(String::from_utf8(out).unwrap().ends_with(&format!(r#","outputSchema":{schema}}}"#)));
+}
