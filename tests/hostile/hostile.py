@@ -72,7 +72,7 @@ def check_response_line(line):
 
 
 class Server:
-    def __init__(self):
+    def __init__(self, read_stdout=True):
         self.p = subprocess.Popen([RSCRIPT, "--vanilla", SERVER], stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env())
         self.lines = queue.Queue()
@@ -82,7 +82,8 @@ class Server:
         self.bad_lines = []
         self.t_out = threading.Thread(target=self._read_out, daemon=True)
         self.t_err = threading.Thread(target=self._read_err, daemon=True)
-        self.t_out.start()
+        if read_stdout:
+            self.t_out.start()
         self.t_err.start()
 
     def _read_out(self):
@@ -494,7 +495,7 @@ def case_sigint():
         assert "interrupt" in msg["result"]["content"][0]["text"], msg
         # idle interrupt: ignored
         srv.p.send_signal(signal.SIGINT)
-        time.sleep(0.3)
+        wait_stderr(srv, "interrupt ignored")
         msg = srv.request(call(2, "add", {"x": 2, "y": 2}))
         assert msg["result"]["content"][0]["text"] == "4", msg
         srv.finish()
@@ -525,11 +526,18 @@ def case_stdout_closed():
     """The client stops reading and closes its end of stdout: the server
     notices on its next write (broken pipe), stops and exits 0 without
     hanging, even with more requests queued and stdin still open."""
-    srv = Server()
+    # No reader thread here: a thread blocked in read() would keep the pipe's
+    # read end alive after close().
+    srv = Server(read_stdout=False)
     try:
         srv.send(INIT + "\n")
-        srv.recv()
-        os.close(srv.p.stdout.fileno())  # our read end; the reader thread ends
+        first = b""
+        while not first.endswith(b"\n"):
+            chunk = os.read(srv.p.stdout.fileno(), 65536)
+            assert chunk, "no answer to initialize"
+            first += chunk
+        check_response_line(first[:-1])
+        srv.p.stdout.close()
         t0 = time.time()
         try:
             for i in range(50):
@@ -539,6 +547,7 @@ def case_stdout_closed():
         rc = srv.p.wait(30)
         figures["stdout_closed_exit_seconds"] = round(time.time() - t0, 2)
         figures["stdout_closed_exit_status"] = rc
+        srv.t_err.join(10)
         assert rc == 0, rc
         assert "broken pipe" in srv.stderr_text().lower(), srv.stderr_text()[-300:]
     finally:
