@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Short libFuzzer runs of the engine fuzz targets (fuzz/fuzz_targets/*.rs):
-# framing, parse_line, dispatch, projection. Each runs for
+# framing, parse_line, dispatch, projection, numfmt. Each runs for
 # MCPLITE_FUZZ_SECONDS (default 60) from the committed seeds plus a fresh
 # corpus; a crash, an oracle failure, a timeout or an out-of-memory counts as a
 # failure and leaves its input under fuzz/artifacts/<target>/.
@@ -11,7 +11,7 @@ export PATH="$PATH:$HOME/.cargo/bin"
 # libFuzzer and the sanitizer flags are unstable; allow them on stable rustc.
 export RUSTC_BOOTSTRAP=1
 secs="${MCPLITE_FUZZ_SECONDS:-60}"
-targets="framing parse_line dispatch projection"
+targets="framing parse_line dispatch projection numfmt"
 pass=0
 fail=0
 
