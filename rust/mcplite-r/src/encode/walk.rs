@@ -709,7 +709,7 @@ impl Encoder {
     }
 
     /// Write element `i`; false when it is an `NA` that `na` drops.
-    #[inline]
+    #[inline(always)]
     unsafe fn write_elem(&mut self, atom: &Atom, i: usize, na: Na, out: &mut Vec<u8>) -> Result<bool, String> {
         Ok(match atom {
             Atom::Int(p, _) => {
