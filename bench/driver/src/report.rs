@@ -123,7 +123,7 @@ pub fn fmt_num(x: f64) -> String {
 }
 
 fn fmt_ratio(x: f64) -> String {
-    if !x.is_finite() {
+    if !x.is_finite() || x == 0.0 {
         "–".into()
     } else if x >= 100.0 {
         format!("{x:.0}×")
