@@ -20,5 +20,8 @@ document:
 check:
 	bash scripts/check.sh
 
+bench:
+	bash bench/run.sh
+
 site:
 	Rscript -e 'pkgdown::build_site(install = FALSE)'
