@@ -187,15 +187,7 @@ ellmer_tool_spec <- function(x) {
     abort("Expected an `ellmer::tool()` definition (`ellmer::ToolDef`), not ", describe(x), ".")
   }
   name <- ellmer_attr(x, "name")
-  if (!is_scalar_string(name)) {
-    abort("`name` must be a single string, not ", describe(name), ".")
-  }
-  if (!is_valid_tool_name(name)) {
-    abort(
-      "`name` must be 1 to 128 ASCII letters, digits, `_`, `.` or `-`, not \"",
-      name, "\"."
-    )
-  }
+  check_tool_name(name)
   description <- ellmer_attr(x, "description")
   if (!is_scalar_string(description)) {
     abort("`description` must be a single string, not ", describe(description), ".")

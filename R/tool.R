@@ -162,9 +162,8 @@ is_valid_tool_name <- function(name) {
     grepl("^[A-Za-z0-9_.-]{1,128}\\z", name, perl = TRUE, useBytes = TRUE)
 }
 
-# Validate (checks 4 to 7 of SPEC R1.2, plus the description) and compute
-# the schemas. Returns the raw inputs and the computed R lists.
-tool_metadata <- function(name, description, arguments, annotations, output_schema) {
+# SPEC R1.4: a scalar string of 1 to 128 ASCII letters, digits, `_`, `.`, `-`.
+check_tool_name <- function(name) {
   if (!is_scalar_string(name)) {
     abort("`name` must be a single string, not ", describe(name), ".")
   }
@@ -174,6 +173,13 @@ tool_metadata <- function(name, description, arguments, annotations, output_sche
       name, "\"."
     )
   }
+  invisible(name)
+}
+
+# Validate (checks 4 to 7 of SPEC R1.2, plus the description) and compute
+# the schemas. Returns the raw inputs and the computed R lists.
+tool_metadata <- function(name, description, arguments, annotations, output_schema) {
+  check_tool_name(name)
   if (!is_scalar_string(description)) {
     abort("`description` must be a single string, not ", describe(description), ".")
   }
