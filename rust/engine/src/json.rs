@@ -98,7 +98,7 @@ fn itoa_buf(v: i64) -> Vec<u8> {
 
 /// Append a double in the fixed encoding (SPEC J5.1): the shortest digits
 /// that read back as the same double, laid out like ECMAScript's
-/// `Number.prototype.toString` (plain for 1e-7 <= |x| < 1e21, exponent form
+/// `Number.prototype.toString` (plain for 1e-6 <= |x| < 1e21, exponent form
 /// `1e+21` / `1.5e-7` otherwise), `-0` as `0`. Non-finite values must be
 /// handled by the caller.
 pub fn write_shortest_f64(out: &mut Vec<u8>, x: f64) {
