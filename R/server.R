@@ -25,7 +25,10 @@
 #' tools cannot read the protocol's standard input (`readline()` sees an empty
 #' stream). Warnings raised by a tool are written to standard error when the
 #' call ends. Errors and interrupts inside a tool become tool-level errors
-#' (`isError: true`); the server keeps running.
+#' (`isError: true`); the server keeps running. The exception is a tool that
+#' calls `quit()` (or `q()`): R then exits at once with the status given, the
+#' call in progress and any requests still queued get no answer, and the client
+#' sees the server close. Responses already written are complete.
 #'
 #' Tools own input validation, output conformance, permissions and safe side
 #' effects: schemas describe arguments, they do not authorise or sandbox
