@@ -5,12 +5,12 @@
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::unix::io::AsRawFd;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use crossbeam_channel::{unbounded, Receiver, RecvTimeoutError};
+use crossbeam_channel::{unbounded, Receiver, Sender};
 
 use crate::host::Host;
 use crate::server::Server;
@@ -102,14 +102,53 @@ impl Framer {
     }
 }
 
-/// The reader thread and its channel.
+/// The request reader, shared by the reader thread and the serving thread.
+///
+/// Reading is handed back and forth. While the serving thread waits for work
+/// it reads stdin itself, so a request costs one wake-up, as in a
+/// single-threaded server. Once it has been busy with one message (running a
+/// tool, or writing a response the client is not reading yet) for longer than
+/// [`HANDOFF`], the reader thread reads and queues whatever arrives (SPEC S3):
+/// a client that writes everything before reading answers never blocks.
+/// Short calls never involve the reader thread, so sequential and pipelined
+/// traffic pays no thread hand-off. Bytes are read and framed under one lock,
+/// so lines reach the queue in stream order whichever thread read them.
 pub struct Reader {
-    pub rx: Receiver<Inbound>,
-    stop: Arc<AtomicBool>,
+    rx: Receiver<Inbound>,
+    shared: Arc<Shared>,
     handle: Option<JoinHandle<()>>,
 }
 
-/// Wait until `fd` is readable or `ms` passed. Returns false on timeout.
+/// How long the serving thread may be busy with one message before the
+/// reader thread starts reading.
+pub const HANDOFF: Duration = Duration::from_millis(1);
+
+/// Without a message for this long the reader thread sleeps until woken.
+const NAP_AFTER: Duration = Duration::from_millis(20);
+
+struct Shared {
+    fd: i32,
+    input: Mutex<Input>,
+    tx: Sender<Inbound>,
+    /// The serving thread is handling a message.
+    busy: AtomicBool,
+    /// Incremented for every message the serving thread handles.
+    turn: AtomicU64,
+    /// The reader thread sleeps until woken (no recent activity).
+    napping: AtomicBool,
+    stop: AtomicBool,
+}
+
+struct Input {
+    file: File,
+    framer: Framer,
+    chunk: Vec<u8>,
+    /// EOF or a read error was queued; nothing more is read.
+    done: bool,
+}
+
+/// Wait until `fd` is readable (or at EOF) or `ms` passed. Returns false on
+/// timeout.
 fn wait_readable(fd: i32, ms: i32) -> bool {
     let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
     // SAFETY: one valid pollfd on the stack.
@@ -117,61 +156,157 @@ fn wait_readable(fd: i32, ms: i32) -> bool {
     r != 0
 }
 
-impl Reader {
-    /// Start reading `input` on a new thread. The caller should block signals
-    /// around this call if the thread must not receive them.
-    pub fn spawn(mut input: File) -> Reader {
-        let (tx, rx) = unbounded();
-        let stop = Arc::new(AtomicBool::new(false));
-        let stop2 = Arc::clone(&stop);
-        let handle = std::thread::Builder::new()
-            .name("mcplite-reader".into())
-            .spawn(move || {
-                let fd = input.as_raw_fd();
-                let mut framer = Framer::new();
-                let mut chunk = vec![0u8; 64 * 1024];
-                loop {
-                    if stop2.load(Ordering::Relaxed) {
-                        return;
+impl Shared {
+    /// Read what is available now and queue its complete lines. Never
+    /// blocks: readiness is checked again under the lock, where no other
+    /// thread can consume the bytes. Returns false once input has ended.
+    fn pump(&self) -> bool {
+        let mut guard = self.input.lock().unwrap_or_else(|e| e.into_inner());
+        let Input { file, framer, chunk, done } = &mut *guard;
+        if *done {
+            return false;
+        }
+        if !wait_readable(self.fd, 0) {
+            return true;
+        }
+        loop {
+            match file.read(chunk) {
+                Ok(0) => {
+                    if let Some(l) = framer.finish() {
+                        let _ = self.tx.send(Inbound::Line(l));
                     }
-                    if !wait_readable(fd, 100) {
-                        continue;
-                    }
-                    match input.read(&mut chunk) {
-                        Ok(0) => {
-                            if let Some(l) = framer.finish() {
-                                let _ = tx.send(Inbound::Line(l));
-                            }
-                            let _ = tx.send(Inbound::Eof);
-                            return;
-                        }
-                        Ok(n) => {
-                            let mut gone = false;
-                            framer.push(&chunk[..n], &mut |l| {
-                                if tx.send(Inbound::Line(l)).is_err() {
-                                    gone = true;
-                                }
-                            });
-                            if gone {
-                                return;
-                            }
-                        }
-                        Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                        Err(e) => {
-                            let _ = tx.send(Inbound::Failed(e.to_string()));
-                            return;
-                        }
-                    }
+                    let _ = self.tx.send(Inbound::Eof);
+                    *done = true;
+                    return false;
                 }
-            })
-            .expect("spawn reader thread");
-        Reader { rx, stop, handle: Some(handle) }
+                Ok(n) => {
+                    let tx = &self.tx;
+                    framer.push(&chunk[..n], &mut |l| {
+                        let _ = tx.send(Inbound::Line(l));
+                    });
+                    return true;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    let _ = self.tx.send(Inbound::Failed(e.to_string()));
+                    *done = true;
+                    return false;
+                }
+            }
+        }
     }
 
-    /// Ask the thread to stop and wait for it (it polls every 100 ms).
+    /// The reader thread's loop.
+    fn run_reader(&self) {
+        let mut seen = u64::MAX;
+        let mut last_busy = Instant::now();
+        loop {
+            if self.stop.load(Ordering::SeqCst) {
+                return;
+            }
+            if self.busy.load(Ordering::SeqCst) {
+                last_busy = Instant::now();
+                let turn = self.turn.load(Ordering::SeqCst);
+                if turn != seen {
+                    // A new message: give it one hand-off period first.
+                    seen = turn;
+                    std::thread::park_timeout(HANDOFF);
+                    continue;
+                }
+                // Busy with the same message for over a period: read.
+                if wait_readable(self.fd, 100) && self.busy.load(Ordering::SeqCst) && !self.pump() {
+                    return;
+                }
+                continue;
+            }
+            if last_busy.elapsed() < NAP_AFTER {
+                std::thread::park_timeout(HANDOFF);
+                continue;
+            }
+            // Idle for a while: sleep until the serving thread starts a
+            // message (it wakes us when `napping` is set) or 100 ms pass.
+            self.napping.store(true, Ordering::SeqCst);
+            if !self.busy.load(Ordering::SeqCst) && !self.stop.load(Ordering::SeqCst) {
+                std::thread::park_timeout(Duration::from_millis(100));
+            }
+            self.napping.store(false, Ordering::SeqCst);
+        }
+    }
+}
+
+impl Reader {
+    /// Start the reader thread for `input`. The caller should block signals
+    /// around this call if the thread must not receive them.
+    pub fn spawn(input: File) -> Reader {
+        let (tx, rx) = unbounded();
+        let shared = Arc::new(Shared {
+            fd: input.as_raw_fd(),
+            input: Mutex::new(Input { file: input, framer: Framer::new(), chunk: vec![0u8; 64 * 1024], done: false }),
+            tx,
+            busy: AtomicBool::new(false),
+            turn: AtomicU64::new(0),
+            napping: AtomicBool::new(false),
+            stop: AtomicBool::new(false),
+        });
+        let s = Arc::clone(&shared);
+        let handle = std::thread::Builder::new()
+            .name("mcplite-reader".into())
+            .spawn(move || s.run_reader())
+            .expect("spawn reader thread");
+        Reader { rx, shared, handle: Some(handle) }
+    }
+
+    /// The next queued message, reading stdin on this thread while the queue
+    /// is empty: first by checking for up to `spin` (a client that answers
+    /// quickly finds this thread still running), then by sleeping in poll()
+    /// for up to `timeout`. `None` when no complete line arrived.
+    fn next(&self, spin: Duration, timeout: Duration) -> Option<Inbound> {
+        if let Ok(m) = self.rx.try_recv() {
+            return Some(m);
+        }
+        if !spin.is_zero() {
+            let t0 = Instant::now();
+            loop {
+                if wait_readable(self.shared.fd, 0) {
+                    self.shared.pump();
+                    if let Ok(m) = self.rx.try_recv() {
+                        return Some(m);
+                    }
+                }
+                if t0.elapsed() >= spin {
+                    break;
+                }
+                std::hint::spin_loop();
+            }
+        }
+        let ms = timeout.as_millis().min(i32::MAX as u128) as i32;
+        if wait_readable(self.shared.fd, ms) {
+            self.shared.pump();
+        }
+        self.rx.try_recv().ok()
+    }
+
+    /// The serving thread starts (`true`) or finished handling a message.
+    fn set_busy(&self, busy: bool) {
+        let s = &self.shared;
+        if busy {
+            s.turn.fetch_add(1, Ordering::SeqCst);
+            s.busy.store(true, Ordering::SeqCst);
+            if s.napping.load(Ordering::SeqCst) {
+                if let Some(h) = &self.handle {
+                    h.thread().unpark();
+                }
+            }
+        } else {
+            s.busy.store(false, Ordering::SeqCst);
+        }
+    }
+
+    /// Stop the reader thread and wait for it (at most about 100 ms).
     pub fn stop(mut self) {
-        self.stop.store(true, Ordering::Relaxed);
+        self.shared.stop.store(true, Ordering::SeqCst);
         if let Some(h) = self.handle.take() {
+            h.thread().unpark();
             let _ = h.join();
         }
     }
@@ -201,11 +336,13 @@ impl ServeEnd {
 pub struct ServeOptions {
     /// How often to check for interrupts while idle.
     pub poll: Duration,
+    /// How long to keep checking for the next request before sleeping.
+    pub spin: Duration,
 }
 
 impl Default for ServeOptions {
     fn default() -> Self {
-        ServeOptions { poll: Duration::from_millis(100) }
+        ServeOptions { poll: Duration::from_millis(100), spin: Duration::from_micros(100) }
     }
 }
 
@@ -226,19 +363,23 @@ pub fn serve(
     opts: &ServeOptions,
 ) -> ServeEnd {
     let end = loop {
-        match reader.rx.recv_timeout(opts.poll) {
-            Err(RecvTimeoutError::Timeout) => {
+        let msg = match reader.next(opts.spin, opts.poll) {
+            Some(m) => m,
+            None => {
                 if host.interrupt_pending() {
                     eprintln!("mcplite: interrupt ignored while waiting for requests; close stdin to stop the server");
                 }
+                continue;
             }
-            Err(RecvTimeoutError::Disconnected) => break ServeEnd::Eof,
-            Ok(Inbound::Eof) => break ServeEnd::Eof,
-            Ok(Inbound::Failed(e)) => {
+        };
+        match msg {
+            Inbound::Eof => break ServeEnd::Eof,
+            Inbound::Failed(e) => {
                 eprintln!("mcplite: reading stdin failed ({e}); stopping");
                 break ServeEnd::ReadError;
             }
-            Ok(Inbound::Line(line)) => {
+            Inbound::Line(line) => {
+                reader.set_busy(true);
                 let reply = server.handle_line(&line, host);
                 flush_c_stdio();
                 if let Some(d) = server.take_diagnostic() {
@@ -258,6 +399,7 @@ pub fn serve(
                     }
                 }
                 server.after_write();
+                reader.set_busy(false);
             }
         }
     };

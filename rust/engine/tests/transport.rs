@@ -85,3 +85,105 @@ fn broken_pipe_ends_serving_cleanly() {
     assert_eq!(end, ServeEnd::BrokenPipe);
     drop(in_w);
 }
+
+/// A host whose `echo` tool sleeps while `n` is 0, flagging that it runs.
+struct Slow(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl Host for Slow {
+    fn tools(&mut self) -> Vec<ToolSpec> {
+        Echo.tools()
+    }
+    fn call_tool(&mut self, i: usize, a: Option<&Map<String, Value>>, c: &CallContext) -> Result<ToolResult, ToolFailure> {
+        if a.unwrap()["n"] == 0 {
+            self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+            std::thread::sleep(std::time::Duration::from_secs(2));
+            self.0.store(false, std::sync::atomic::Ordering::SeqCst);
+        }
+        Echo.call_tool(i, a, c)
+    }
+}
+
+fn calls(from: u64, to: u64) -> String {
+    let mut buf = String::new();
+    for i in from..to {
+        buf.push_str(&format!("{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"tools/call\",\"params\":{{\"name\":\"echo\",\"arguments\":{{\"n\":{i}}}}}}}\n"));
+    }
+    buf
+}
+
+const INIT: &str = "{\"jsonrpc\":\"2.0\",\"id\":\"init\",\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}\n";
+
+#[test]
+fn requests_sent_while_a_tool_runs_are_read_and_queued() {
+    // SPEC S3: while the tool sleeps, the reader thread keeps reading, so a
+    // client writing far more than a pipe buffer (64 KB) is not blocked.
+    let running = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (in_r, mut in_w) = pipe();
+    let (mut out_r, mut out_w) = pipe();
+    let flag = std::sync::Arc::clone(&running);
+    let serving = std::thread::spawn(move || {
+        let mut host = Slow(flag);
+        let mut srv = Server::new(ServerInfo { name: "mcplite".into(), version: "1".into(), instructions: None }, &mut host);
+        serve(&mut srv, &mut host, Reader::spawn(in_r), &mut out_w, &ServeOptions::default())
+    });
+    let collector = std::thread::spawn(move || {
+        let mut s = String::new();
+        out_r.read_to_string(&mut s).unwrap();
+        s
+    });
+    in_w.write_all(INIT.as_bytes()).unwrap();
+    in_w.write_all(calls(0, 1).as_bytes()).unwrap();
+    while !running.load(std::sync::atomic::Ordering::SeqCst) {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let more = calls(1, 4001);
+    assert!(more.len() > 256 * 1024);
+    in_w.write_all(more.as_bytes()).unwrap();
+    assert!(
+        running.load(std::sync::atomic::Ordering::SeqCst),
+        "the client's writes were blocked until the tool finished"
+    );
+    drop(in_w);
+    let s = collector.join().unwrap();
+    assert_eq!(serving.join().unwrap(), ServeEnd::Eof);
+    let lines: Vec<&str> = s.lines().collect();
+    assert_eq!(lines.len(), 4002);
+    for (k, l) in lines[1..].iter().enumerate() {
+        let v: Value = serde_json::from_str(l).unwrap();
+        assert_eq!(v["id"], k as u64);
+        assert_eq!(v["result"]["content"][0]["text"], k.to_string());
+    }
+}
+
+#[test]
+fn a_client_that_writes_everything_before_reading_is_served() {
+    // Responses (~350 KB) and requests (~450 KB) both exceed the pipe
+    // buffers: the server must keep reading while its writes wait.
+    let (in_r, mut in_w) = pipe();
+    let (mut out_r, mut out_w) = pipe();
+    let serving = std::thread::spawn(move || {
+        let mut srv = server();
+        serve(&mut srv, &mut Echo, Reader::spawn(in_r), &mut out_w, &ServeOptions::default())
+    });
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    let writer = std::thread::spawn(move || {
+        in_w.write_all(INIT.as_bytes()).unwrap();
+        in_w.write_all(calls(1, 5001).as_bytes()).unwrap();
+        drop(in_w);
+        done_tx.send(()).unwrap();
+    });
+    // Only start reading once everything is written (or fail after 60 s
+    // instead of hanging).
+    done_rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the client could not write all requests before reading: the server stopped reading");
+    writer.join().unwrap();
+    let mut s = String::new();
+    out_r.read_to_string(&mut s).unwrap();
+    assert_eq!(serving.join().unwrap(), ServeEnd::Eof);
+    let lines: Vec<&str> = s.lines().collect();
+    assert_eq!(lines.len(), 5001);
+    assert!(s.len() > 256 * 1024);
+    let last: Value = serde_json::from_str(lines[5000]).unwrap();
+    assert_eq!(last["id"], 5000);
+}
