@@ -23,8 +23,13 @@
 #' tool prints with `cat()`, `print()`, `message()`, C-level `printf()` or a
 #' child process started with `system()` is sent to standard error instead, and
 #' tools cannot read the protocol's standard input (`readline()` sees an empty
-#' stream). Warnings raised by a tool are written to standard error when the
-#' call ends. Errors and interrupts inside a tool become tool-level errors
+#' stream). Warnings raised by a tool are written to standard error as they
+#' happen (tools run with `options(warn = 1)` unless `warn` is negative or at
+#' least 2, which turns them into errors), and R does not print the errors that
+#' become tool results (`show.error.messages = FALSE`); both options are
+#' restored when the server returns. A call reads as the tool's name with its
+#' arguments, e.g. `add(x = 1L, y = 2)` in warnings and `sys.call()`. Errors
+#' and interrupts inside a tool become tool-level errors
 #' (`isError: true`); the server keeps running. The exception is a tool that
 #' calls `quit()` (or `q()`): R then exits at once with the status given, the
 #' call in progress and any requests still queued get no answer, and the client
@@ -103,6 +108,8 @@ mcp_server <- function(tools, instructions = NULL) {
       "`Rscript --vanilla /absolute/path/to/server.R`."
     )
   }
+  old <- serving_options()
+  on.exit(options(old), add = TRUE)
   status <- engine_serve(spec, server_version(), instructions)
   if (startsWith(status, "error: ")) {
     abort("The server could not run: ", substring(status, 8L))
@@ -117,8 +124,9 @@ mcp_server <- function(tools, instructions = NULL) {
 #' stdio server would write (without the trailing newline), or `NULL` when the
 #' server would write nothing (notifications, client responses, blank input).
 #' Both go through the same engine as [mcp_server()]: validation, dispatch,
-#' version projection, error containment and tracing. Only the stdio
-#' transport is missing, so tool output is not redirected.
+#' version projection, error containment and tracing, with the same options
+#' while tools run (`warn`, `show.error.messages`; see [mcp_server()]). Only
+#' the stdio transport is missing, so tool output is not redirected.
 #'
 #' A session keeps the legacy protocol state (whether `initialize` was
 #' called, and the negotiated version) between calls. When `mcp_handle()` is
@@ -178,6 +186,8 @@ mcp_handle <- function(x, message) {
   } else {
     abort("`message` must be a single string of JSON or a list, not ", describe(message), ".")
   }
+  old <- serving_options()
+  on.exit(options(old), add = TRUE)
   engine_session_handle(session$ptr, session$spec, line)
 }
 
@@ -258,15 +268,18 @@ server_spec <- function(tools) {
       paste0("\"", dups, "\"", collapse = ", "), "."
     )
   }
+  funs <- lapply(specs, function(s) s$fun)
   list(
     names = names,
     descriptions = vapply(specs, function(s) s$description, character(1)),
     input_schemas = vapply(specs, function(s) s$input_schema, character(1)),
     annotations = lapply(specs, function(s) s$annotations),
     output_schemas = lapply(specs, function(s) s$output_schema),
-    funs = lapply(specs, function(s) s$fun),
-    invoke = invoke_tool,
+    funs = funs,
+    tool_env = tool_env(names, funs),
     normalize = normalize_result,
+    condition_message = conditionMessage,
+    reset_error = reset_error,
     state = new.env(parent = emptyenv())
   )
 }
@@ -287,26 +300,32 @@ tool_label <- function(x) {
   if (is_scalar_string(nm)) paste0(" (\"", nm, "\")") else ""
 }
 
-# Runs a tool call built by the engine, through R_tryEvalSilent(). Calling
-# handlers (much cheaper than tryCatch()) record an error message or an
-# interrupt in `state` before R unwinds to the engine, which then reports a
-# contained tool error. Warnings go to stderr as soon as they happen (SPEC S6);
-# with options(warn = 2) they become errors.
-invoke_tool <- function(call, state) {
-  withCallingHandlers(
-    eval(call, globalenv()),
-    error = function(e) {
-      state$error <- conditionMessage(e)
-    },
-    interrupt = function(e) {
-      state$interrupted <- TRUE
-    },
-    warning = function(w) {
-      if (isTRUE(getOption("warn", 0) >= 2)) {
-        stop(simpleError(paste0("(converted from warning) ", conditionMessage(w))))
-      }
-      cat("Warning in tool call: ", conditionMessage(w), "\n", sep = "", file = stderr())
-      invokeRestart("muffleWarning")
-    }
-  )
+# How tool calls are evaluated (rust/mcplite-r/src/rhost.rs, src/entrypoint.c):
+# each call reads `<tool name>(arg = value, ...)` and is evaluated in
+# `tool_env`, a child of the global environment where every tool's function is
+# bound under its name. Errors are caught by a calling error handler installed
+# through R's C API, which records the condition in `state`; the engine then
+# reports `conditionMessage()` as a contained tool error. An interrupt leaves
+# no condition and R's error buffer untouched (`reset_error()` puts a known
+# message there after each failure).
+tool_env <- function(names, funs) {
+  env <- new.env(parent = globalenv(), size = max(29L, 2L * length(names)))
+  for (i in seq_along(names)) {
+    assign(names[[i]], funs[[i]], envir = env)
+  }
+  env
+}
+
+reset_error <- function() stop("mcplite: no error", call. = FALSE)
+
+# Options in force while tools run (SPEC S6): warnings are printed to stderr
+# as they happen (warn = 1) unless they are errors (warn >= 2) or switched
+# off (warn < 0); R does not print the errors the engine reports as tool
+# results. Returns the old values for options().
+serving_options <- function() {
+  warn <- getOption("warn", 0)
+  if (!is.numeric(warn) || length(warn) != 1L || is.na(warn) || warn == 0) {
+    warn <- 1
+  }
+  options(warn = warn, show.error.messages = FALSE)
 }

@@ -172,6 +172,65 @@ test_that("warnings go to stderr as the call ends, and warn = 2 makes them error
   expect_match(r$content[[1]]$text, "careful")
 })
 
+test_that("a tool call reads as the tool's name with its arguments", {
+  whoami <- tool(function(x, ...) paste(deparse(sys.call()), collapse = ""), "Who am I?", name = "whoami")
+  s <- mcp_session(whoami)
+  mcp_handle(s, init_msg())
+  expect_identical(call_result(s, "whoami", '{"x":1,"y":"a"}')$content[[1]]$text, 'whoami(x = 1L, y = "a")')
+  # names that are not function names in R still work
+  dots <- tool(function(x) x * 2, "Dots.", name = "...")
+  dot1 <- tool(function(x) x * 3, "Dot one.", name = "..1")
+  s <- mcp_session(list(dots, dot1))
+  mcp_handle(s, init_msg())
+  expect_identical(call_result(s, "...", '{"x":2}')$content[[1]]$text, "4")
+  expect_identical(call_result(s, "..1", '{"x":2}')$content[[1]]$text, "6")
+})
+
+test_that("error messages come from conditionMessage(), and a signalled error that is handled is no failure", {
+  custom <- tool(function() {
+    cond <- structure(class = c("mcplite_test_error", "error", "condition"), list(message = "raw", call = NULL))
+    stop(cond)
+  }, "Custom.", name = "custom")
+  signals <- tool(function() {
+    signalCondition(simpleError("only signalled"))
+    withCallingHandlers(
+      tryCatch(stop("caught inside"), error = function(e) "recovered"),
+      error = function(e) NULL
+    )
+  }, "Signals.", name = "signals")
+  fails <- tool(function() stop("the real failure"), "Fails.", name = "fails")
+  registerS3method("conditionMessage", "mcplite_test_error", function(c) "formatted by a method", envir = globalenv())
+  s <- mcp_session(list(custom, signals, fails))
+  mcp_handle(s, init_msg())
+  r <- call_result(s, "custom")
+  expect_true(r$isError)
+  expect_identical(r$content[[1]]$text, "formatted by a method")
+  r <- call_result(s, "signals")
+  expect_false(r$isError)
+  expect_identical(r$content[[1]]$text, "recovered")
+  r <- call_result(s, "fails")
+  expect_true(r$isError)
+  expect_identical(r$content[[1]]$text, "the real failure")
+  r <- call_result(s, "signals")
+  expect_false(r$isError)
+})
+
+test_that("tools run with warnings printed as they happen and R's error printing off", {
+  seen <- tool(function() {
+    paste(getOption("warn"), getOption("show.error.messages"))
+  }, "Options.", name = "seen")
+  s <- mcp_session(seen)
+  mcp_handle(s, init_msg())
+  withr::local_options(warn = 0, show.error.messages = TRUE)
+  expect_identical(call_result(s, "seen")$content[[1]]$text, "1 FALSE")
+  expect_equal(getOption("warn"), 0)
+  expect_true(getOption("show.error.messages"))
+  withr::local_options(warn = -1)
+  expect_identical(call_result(s, "seen")$content[[1]]$text, "-1 FALSE")
+  withr::local_options(warn = 2)
+  expect_identical(call_result(s, "seen")$content[[1]]$text, "2 FALSE")
+})
+
 test_that("unencodable return values are contained errors (J3.2)", {
   env_tool <- tool(function() new.env(), "Returns an environment.", name = "env_tool")
   s <- mcp_session(env_tool)

@@ -25,6 +25,10 @@ extern "C" {
     pub fn R_FlushConsole();
     pub fn Rf_findVarInFrame(rho: SEXP, sym: SEXP) -> SEXP;
     pub fn Rf_defineVar(sym: SEXP, value: SEXP, rho: SEXP);
+    pub fn R_curErrorBuf() -> *const c_char;
+    /// src/entrypoint.c: evaluate `call` in `env` under R_ToplevelExec()
+    /// with a calling error handler that stores the condition in `slot_env`.
+    pub fn mcplite_eval_guarded(call: SEXP, env: SEXP, slot_env: SEXP, slot_sym: SEXP, value: *mut SEXP) -> c_int;
 }
 
 pub const CE_NATIVE: c_int = 0;
@@ -174,19 +178,8 @@ pub fn interrupt_pending() -> bool {
     }
 }
 
-/// R's last error message (`geterrmessage()`), without the "Error in <call> :"
-/// or "Error:" prefix and the trailing newline. Only meaningful right after
-/// an error that went through R's default handler.
-pub unsafe fn last_error_message() -> String {
-    let call = Rf_protect(Rf_lang1(Rf_install(c"geterrmessage".as_ptr())));
-    let mut err = 0;
-    let v = Rf_protect(R_tryEvalSilent(call, R_BaseEnv, &mut err));
-    let msg = scalar_string(v).and_then(Result::ok).unwrap_or_default();
-    Rf_unprotect(2);
-    strip_error_prefix(&msg)
-}
 
-fn strip_error_prefix(msg: &str) -> String {
+pub fn strip_error_prefix(msg: &str) -> String {
     let m = msg.trim_end_matches('\n');
     let rest = if let Some(r) = m.strip_prefix("Error in ") {
         match r.find(" : ") {

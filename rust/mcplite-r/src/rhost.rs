@@ -11,21 +11,34 @@ use crate::rffi::*;
 /// arguments, or the external pointer's protected value).
 pub struct RHost {
     specs: Vec<ToolSpec>,
-    funs: Vec<SEXP>,
-    /// R closure `invoke_tool(call, state)`: evaluates the call with warnings
-    /// sent to stderr; errors and interrupts are recorded in `state`.
-    invoke: SEXP,
+    /// One symbol per tool, bound to the tool's function in `tool_env`, so a
+    /// call reads `add(x = 1, y = 2)` in warnings and `sys.call()` (the
+    /// function itself for the names `...` and `..1`, `..2`, ...).
+    syms: Vec<SEXP>,
+    /// Child of the global environment holding the tool functions.
+    tool_env: SEXP,
     /// R closure `normalize_result(x)`.
     normalize: SEXP,
+    /// `base::conditionMessage`.
+    condition_message: SEXP,
+    /// R closure that fails with a fixed message: resets R's error buffer.
+    reset_error: SEXP,
     quote_sym: SEXP,
-    /// Where `invoke_tool()`'s handlers record errors and interrupts.
     state: CallState,
 }
 
+/// Where the C error handler (src/entrypoint.c) records the condition of a
+/// failed call, and what R's error buffer holds when no error happened since.
 struct CallState {
     env: SEXP,
-    sym_error: SEXP,
-    sym_interrupted: SEXP,
+    sym_condition: SEXP,
+    clean_buffer: std::cell::RefCell<Vec<u8>>,
+}
+
+
+/// R's error buffer (what `geterrmessage()` returns), as bytes.
+unsafe fn error_buffer() -> Vec<u8> {
+    std::ffi::CStr::from_ptr(R_curErrorBuf()).to_bytes().to_vec()
 }
 
 unsafe fn str_elt(x: SEXP, i: isize) -> String {
@@ -41,10 +54,11 @@ impl RHost {
         let inputs = get("input_schemas")?;
         let annotations = get("annotations")?;
         let outputs = get("output_schemas")?;
+        let tool_env = get("tool_env")?;
         let funs = get("funs")?;
         let n = Rf_xlength(names);
         let mut specs = Vec::with_capacity(n as usize);
-        let mut fvec = Vec::with_capacity(n as usize);
+        let mut syms = Vec::with_capacity(n as usize);
         for i in 0..n {
             let ann = VECTOR_ELT(annotations, i);
             let keys = list_names_chr(ann);
@@ -61,45 +75,84 @@ impl RHost {
                 annotations,
                 output_schema: if TYPEOF(out) == SEXPTYPE::STRSXP { Some(str_elt(out, 0)) } else { None },
             });
-            fvec.push(VECTOR_ELT(funs, i));
+            // `...` and `..1` cannot be looked up as functions: such tools
+            // are called through the function itself.
+            let name = &specs[i as usize].name;
+            let dots = name.starts_with("..") && (name == "..." || name[2..].bytes().all(|b| b.is_ascii_digit()));
+            syms.push(if dots { VECTOR_ELT(funs, i) } else { Rf_installChar(STRING_ELT(names, i)) });
         }
-        Ok(RHost {
+        let host = RHost {
             specs,
-            funs: fvec,
-            invoke: get("invoke")?,
+            syms,
+            tool_env,
             normalize: get("normalize")?,
+            condition_message: get("condition_message")?,
+            reset_error: get("reset_error")?,
             quote_sym: Rf_install(c"quote".as_ptr()),
             state: CallState {
                 env: get("state")?,
-                sym_error: Rf_install(c"error".as_ptr()),
-                sym_interrupted: Rf_install(c"interrupted".as_ptr()),
+                sym_condition: Rf_install(c"condition".as_ptr()),
+                clean_buffer: std::cell::RefCell::new(Vec::new()),
             },
-        })
+        };
+        Rf_defineVar(host.state.sym_condition, R_NilValue, host.state.env);
+        host.reset_error_buffer();
+        Ok(host)
     }
 
-    /// Evaluate `call` (a tool call or a normalisation), turning R errors and
-    /// interrupts into failures. The value is returned unprotected.
-    unsafe fn eval_contained(&self, call: SEXP) -> Result<SEXP, ToolFailure> {
-        let st = &self.state;
-        Rf_defineVar(st.sym_error, R_NilValue, st.env);
-        Rf_defineVar(st.sym_interrupted, R_NilValue, st.env);
-        let quoted = Rf_protect(Rf_lang2(self.quote_sym, call));
-        let wrapper = Rf_protect(Rf_lang3(self.invoke, quoted, st.env));
+    /// Put a known message in R's error buffer, so that a failed call that
+    /// left no condition can be told apart: a new message there is an error
+    /// R signalled to exiting handlers only (C stack overflow); none is an
+    /// interrupt.
+    unsafe fn reset_error_buffer(&self) {
+        let call = Rf_protect(Rf_lang1(self.reset_error));
         let mut err = 0;
-        let v = R_tryEvalSilent(wrapper, R_GlobalEnv, &mut err);
+        R_tryEvalSilent(call, R_GlobalEnv, &mut err);
+        Rf_unprotect(1);
+        *self.state.clean_buffer.borrow_mut() = error_buffer();
+    }
+
+    /// `conditionMessage(cond)`, or "" when that fails.
+    unsafe fn condition_text(&self, cond: SEXP) -> String {
+        let quoted = Rf_protect(Rf_lang2(self.quote_sym, cond));
+        let call = Rf_protect(Rf_lang2(self.condition_message, quoted));
+        let mut err = 0;
+        let v = R_tryEvalSilent(call, R_GlobalEnv, &mut err);
+        let msg = if err == 0 { scalar_string(v).and_then(Result::ok).unwrap_or_default() } else { String::new() };
         Rf_unprotect(2);
-        if err == 0 {
-            return Ok(v);
+        msg
+    }
+
+    /// Evaluate `call` (a tool call or a normalisation) in `env`, turning R
+    /// errors and interrupts into failures. The value is returned
+    /// unprotected.
+    unsafe fn eval_contained(&self, call: SEXP, env: SEXP) -> Result<SEXP, ToolFailure> {
+        let st = &self.state;
+        let mut value = R_NilValue;
+        if mcplite_eval_guarded(call, env, st.env, st.sym_condition, &mut value) == 1 {
+            if Rf_findVarInFrame(st.env, st.sym_condition) != R_NilValue {
+                // An error condition was signalled and handled inside the tool.
+                Rf_defineVar(st.sym_condition, R_NilValue, st.env);
+            }
+            return Ok(value);
         }
-        if Rf_findVarInFrame(st.env, st.sym_interrupted) != R_NilValue {
-            return Err(ToolFailure::Interrupted);
-        }
-        // Errors R signals to exiting handlers only (C stack overflow) skip
-        // the calling handler; R's own message is fresh in that case.
-        let msg = match scalar_string(Rf_findVarInFrame(st.env, st.sym_error)).and_then(Result::ok) {
-            Some(m) => m,
-            None => last_error_message(),
+        let cond = Rf_findVarInFrame(st.env, st.sym_condition);
+        let msg = if cond != R_NilValue && cond != R_UnboundValue {
+            Rf_protect(cond);
+            let m = self.condition_text(cond);
+            Rf_defineVar(st.sym_condition, R_NilValue, st.env);
+            Rf_unprotect(1);
+            m
+        } else {
+            let buf = error_buffer();
+            if buf == *st.clean_buffer.borrow() {
+                return Err(ToolFailure::Interrupted);
+            }
+            strip_error_prefix(&String::from_utf8_lossy(&buf))
         };
+        if error_buffer() != *st.clean_buffer.borrow() {
+            self.reset_error_buffer();
+        }
         Err(ToolFailure::Error(if msg.is_empty() {
             "The tool call failed with an R error that has no message.".into()
         } else {
@@ -156,7 +209,7 @@ unsafe fn object_to_list(m: &Map<String, Value>) -> SEXP {
     out
 }
 
-/// Build the call `fun(name = value, ...)`.
+/// Build the call `fun(name = value, ...)`; `fun` is the tool's symbol.
 unsafe fn build_call(fun: SEXP, args: Option<&Map<String, Value>>) -> SEXP {
     let mut tail = R_NilValue;
     let mut nprot = 0;
@@ -183,8 +236,8 @@ impl RHost {
         args: Option<&Map<String, Value>>,
         out: &mut Option<Result<ToolResult, ToolFailure>>,
     ) {
-        let call = Rf_protect(build_call(self.funs[index], args));
-        match self.eval_contained(call) {
+        let call = Rf_protect(build_call(self.syms[index], args));
+        match self.eval_contained(call, self.tool_env) {
             Err(f) => *out = Some(Err(f)),
             Ok(value) => {
                 Rf_protect(value);
@@ -213,7 +266,7 @@ impl RHost {
             // quote() keeps the value from being evaluated as an argument.
             let quoted = Rf_protect(Rf_lang2(self.quote_sym, value));
             let call = Rf_protect(Rf_lang2(self.normalize, quoted));
-            let out = match self.eval_contained(call) {
+            let out = match self.eval_contained(call, R_GlobalEnv) {
                 Err(f) => Err(f),
                 Ok(res) => {
                     Rf_protect(res);
