@@ -152,6 +152,7 @@ tool <- function(fun, description, ..., arguments = list(), name = NULL,
     name = name, description = description, arguments = arguments,
     annotations = annotations, output_schema = output_schema
   )
+  meta$checked <- validation_stamp(meta)
   attr(fun, "mcplite") <- meta
   class(fun) <- c("mcplite_tool", setdiff(oldClass(fun), "mcplite_tool"))
   fun
@@ -341,17 +342,24 @@ tool_spec <- function(x) {
     if (!is.list(meta) || is.object(meta)) {
       abort("This mcplite tool has no usable metadata; create it again with tool().")
     }
-    m <- tool_metadata(
-      name = meta[["name"]], description = meta[["description"]],
-      arguments = meta[["arguments"]], annotations = meta[["annotations"]],
-      output_schema = meta[["output_schema"]]
-    )
+    m <- validated_metadata(meta)
+    if (is.null(m)) {
+      m <- tool_metadata(
+        name = meta[["name"]], description = meta[["description"]],
+        arguments = meta[["arguments"]], annotations = meta[["annotations"]],
+        output_schema = meta[["output_schema"]]
+      )
+      m$input_schema_json <- fixed_json(m$input_schema_list)
+      if (!is.null(m$output_schema_list)) {
+        m$output_schema_json <- fixed_json(m$output_schema_list)
+      }
+    }
     return(list(
       name = m$name,
       description = m$description,
-      input_schema = fixed_json(m$input_schema_list),
+      input_schema = m$input_schema_json,
       annotations = m$annotations_json,
-      output_schema = if (is.null(m$output_schema_list)) NULL else fixed_json(m$output_schema_list),
+      output_schema = m$output_schema_json,
       fun = x
     ))
   }
@@ -362,6 +370,42 @@ tool_spec <- function(x) {
     "Expected a tool created with tool() (or an ellmer::tool() definition), not ",
     describe(x), "."
   )
+}
+
+# SPEC R1.8 validates a tool again when a server builds its registry. What
+# tool() validated is remembered in a stamp: an environment whose parent is
+# this private one (so it cannot be made without `:::`), holding a copy of
+# the inputs and results of the validation and their JSON. If the metadata is
+# still identical to that copy, validating it again would give the same
+# result and the stored one is used; any change (a modified attribute, a
+# hand-made object) means a full validation.
+stamps <- new.env(parent = emptyenv())
+
+metadata_fields <- c(
+  "name", "description", "arguments", "annotations", "output_schema",
+  "input_schema_list", "annotations_json", "output_schema_list"
+)
+
+validation_stamp <- function(meta) {
+  stamp <- new.env(parent = stamps)
+  stamp$fields <- meta[metadata_fields]
+  stamp$input_schema_json <- fixed_json(meta$input_schema_list)
+  stamp$output_schema_json <- if (!is.null(meta$output_schema_list)) fixed_json(meta$output_schema_list)
+  stamp
+}
+
+# The validated metadata (with its JSON) when `meta` still carries a genuine,
+# matching stamp; otherwise NULL.
+validated_metadata <- function(meta) {
+  stamp <- meta[["checked"]]
+  if (!is.environment(stamp) || !identical(parent.env(stamp), stamps)) {
+    return(NULL)
+  }
+  fields <- meta[metadata_fields]
+  if (!identical(stamp$fields, fields)) {
+    return(NULL)
+  }
+  c(fields, list(input_schema_json = stamp$input_schema_json, output_schema_json = stamp$output_schema_json))
 }
 
 #' @export

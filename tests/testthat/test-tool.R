@@ -310,6 +310,36 @@ test_that("tool_spec() re-validates the stored metadata", {
   expect_error(tool_spec(list(name = "x")), class = "mcplite_error")
 })
 
+test_that("tool_spec() reuses what tool() validated only while the metadata is unchanged", {
+  t <- tool(function(x, e) x, "d", name = "ok", arguments = list(
+    x = type_number("A number."), e = type_enum(c("a", "b"), required = FALSE)
+  ), annotations = list(title = "T"), output_schema = type_object(y = type_number()))
+  meta <- attr(t, "mcplite")
+  fresh <- t
+  fresh_meta <- meta
+  fresh_meta$checked <- NULL
+  attr(fresh, "mcplite") <- fresh_meta
+  # the stored result is what a full validation gives
+  expect_identical(tool_spec(t), utils::modifyList(tool_spec(fresh), list(fun = t)))
+  # a stamp does not vouch for changed or hand-made metadata
+  forged <- meta
+  forged$arguments$x <- "not a type"
+  attr(fresh, "mcplite") <- forged
+  expect_field_error(tool_spec(fresh), "arguments$x")
+  fake_stamp <- new.env()
+  fake_stamp$fields <- forged[c(
+    "name", "description", "arguments", "annotations", "output_schema",
+    "input_schema_list", "annotations_json", "output_schema_list"
+  )]
+  forged$checked <- fake_stamp
+  attr(fresh, "mcplite") <- forged
+  expect_field_error(tool_spec(fresh), "arguments$x")
+  forged <- meta
+  forged$input_schema_list$properties$x$type <- "string"
+  attr(fresh, "mcplite") <- forged
+  expect_match(tool_spec(fresh)$input_schema, '"x":{"type":"number"', fixed = TRUE)
+})
+
 test_that("a tool prints its metadata and function", {
   out <- capture.output(print(add_numbers))
   expect_identical(out[1], "<mcplite tool> add_numbers")

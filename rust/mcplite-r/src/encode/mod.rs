@@ -108,6 +108,28 @@ pub unsafe fn encode_fixed(x: SEXP, out: &mut Vec<u8>) -> Result<(), String> {
     enc.encode(x, out)
 }
 
+thread_local! {
+    static OPTION_SYMBOLS: std::cell::Cell<Option<[SEXP; 4]>> = const { std::cell::Cell::new(None) };
+}
+
+/// The symbols of the four payload options, installed once (R never frees
+/// symbols); every tool call reads the options.
+unsafe fn option_symbols() -> [SEXP; 4] {
+    OPTION_SYMBOLS.with(|c| match c.get() {
+        Some(s) => s,
+        None => {
+            let s = [
+                sym("mcplite.json.null"),
+                sym("mcplite.json.na"),
+                sym("mcplite.json.auto_unbox"),
+                sym("mcplite.json.digits"),
+            ];
+            c.set(Some(s));
+            s
+        }
+    })
+}
+
 /// Read and validate the four `mcplite.json.*` options (SPEC R6). The error
 /// message names the option in backticks and lists its allowed values.
 ///
@@ -115,7 +137,8 @@ pub unsafe fn encode_fixed(x: SEXP, out: &mut Vec<u8>) -> Result<(), String> {
 /// Call on R's main thread.
 pub unsafe fn payload_options_from_r() -> Result<EncodeOptions, String> {
     let mut o = EncodeOptions::default();
-    let null = Rf_GetOption1(sym("mcplite.json.null"));
+    let [s_null, s_na, s_au, s_digits] = option_symbols();
+    let null = Rf_GetOption1(s_null);
     if !is_nil(null) {
         match scalar_string(null).as_deref() {
             Some("null") => o.null_list = false,
@@ -128,7 +151,7 @@ pub unsafe fn payload_options_from_r() -> Result<EncodeOptions, String> {
             }
         }
     }
-    let na = Rf_GetOption1(sym("mcplite.json.na"));
+    let na = Rf_GetOption1(s_na);
     if !is_nil(na) {
         o.na = match scalar_string(na).as_deref() {
             Some("null") => NaMode::Null,
@@ -141,7 +164,7 @@ pub unsafe fn payload_options_from_r() -> Result<EncodeOptions, String> {
             }
         };
     }
-    let au = Rf_GetOption1(sym("mcplite.json.auto_unbox"));
+    let au = Rf_GetOption1(s_au);
     if !is_nil(au) {
         if ty(au) == SEXPTYPE::LGLSXP && xlen(au) == 1 && *extendr_ffi::LOGICAL(au) != NA_LGL {
             o.auto_unbox = *extendr_ffi::LOGICAL(au) != 0;
@@ -149,7 +172,7 @@ pub unsafe fn payload_options_from_r() -> Result<EncodeOptions, String> {
             return Err(format!("Option `mcplite.json.auto_unbox` must be TRUE or FALSE, not {}.", describe(au)));
         }
     }
-    let digits = Rf_GetOption1(sym("mcplite.json.digits"));
+    let digits = Rf_GetOption1(s_digits);
     if !is_nil(digits) {
         o.digits = match digits_from_r(digits, true) {
             Some(d) => d,
