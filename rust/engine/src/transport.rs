@@ -86,6 +86,11 @@ impl Framer {
         self.buf.extend_from_slice(&data[start..]);
     }
 
+    /// Is part of a line (without its LF yet) held back?
+    pub fn has_partial(&self) -> bool {
+        !self.buf.is_empty()
+    }
+
     /// End of stream: the final line without LF, if any.
     pub fn finish(&mut self) -> Option<Vec<u8>> {
         if self.buf.is_empty() {
@@ -109,9 +114,11 @@ impl Framer {
 /// single-threaded server. Once it has been busy with one message (running a
 /// tool, or writing a response the client is not reading yet) for longer than
 /// [`HANDOFF`], the reader thread reads and queues whatever arrives (SPEC S3):
-/// a client that writes everything before reading answers never blocks.
-/// Short calls never involve the reader thread, so sequential and pipelined
-/// traffic pays no thread hand-off. Bytes are read and framed under one lock,
+/// a client that writes everything before reading answers never blocks. It
+/// also reads the rest of a long line once the first part is in (a 10 MB
+/// argument arrives in many pieces; one thread looping over blocking reads
+/// does that best). Short calls never involve the reader thread, so
+/// sequential and pipelined traffic pays no thread hand-off. Bytes are read and framed under one lock,
 /// so lines reach the queue in stream order whichever thread read them.
 pub struct Reader {
     rx: Receiver<Inbound>,
@@ -132,6 +139,11 @@ struct Shared {
     tx: Sender<Inbound>,
     /// The serving thread is handling a message.
     busy: AtomicBool,
+    /// Part of a line has been read; the rest is still to come.
+    partial: AtomicBool,
+    /// The serving thread waits for the rest of a long line: the reader
+    /// thread reads it.
+    long_line: AtomicBool,
     /// Incremented for every message the serving thread handles.
     turn: AtomicU64,
     /// The reader thread sleeps until woken (no recent activity).
@@ -161,13 +173,19 @@ impl Shared {
     /// blocks: readiness is checked again under the lock, where no other
     /// thread can consume the bytes. Returns false once input has ended.
     fn pump(&self) -> bool {
+        self.pump_counted().is_some()
+    }
+
+    /// [`Shared::pump`], returning how many bytes were read (`None` once
+    /// input has ended).
+    fn pump_counted(&self) -> Option<usize> {
         let mut guard = self.input.lock().unwrap_or_else(|e| e.into_inner());
         let Input { file, framer, chunk, done } = &mut *guard;
         if *done {
-            return false;
+            return None;
         }
         if !wait_readable(self.fd, 0) {
-            return true;
+            return Some(0);
         }
         loop {
             match file.read(chunk) {
@@ -177,20 +195,21 @@ impl Shared {
                     }
                     let _ = self.tx.send(Inbound::Eof);
                     *done = true;
-                    return false;
+                    return None;
                 }
                 Ok(n) => {
                     let tx = &self.tx;
                     framer.push(&chunk[..n], &mut |l| {
                         let _ = tx.send(Inbound::Line(l));
                     });
-                    return true;
+                    self.partial.store(framer.has_partial(), Ordering::Relaxed);
+                    return Some(n);
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => {
                     let _ = self.tx.send(Inbound::Failed(e.to_string()));
                     *done = true;
-                    return false;
+                    return None;
                 }
             }
         }
@@ -203,6 +222,13 @@ impl Shared {
         loop {
             if self.stop.load(Ordering::SeqCst) {
                 return;
+            }
+            if self.long_line.load(Ordering::SeqCst) {
+                last_busy = Instant::now();
+                if wait_readable(self.fd, 100) && self.long_line.load(Ordering::SeqCst) && !self.pump() {
+                    return;
+                }
+                continue;
             }
             if self.busy.load(Ordering::SeqCst) {
                 last_busy = Instant::now();
@@ -226,7 +252,7 @@ impl Shared {
             // Idle for a while: sleep until the serving thread starts a
             // message (it wakes us when `napping` is set) or 100 ms pass.
             self.napping.store(true, Ordering::SeqCst);
-            if !self.busy.load(Ordering::SeqCst) && !self.stop.load(Ordering::SeqCst) {
+            if !self.busy.load(Ordering::SeqCst) && !self.long_line.load(Ordering::SeqCst) && !self.stop.load(Ordering::SeqCst) {
                 std::thread::park_timeout(Duration::from_millis(100));
             }
             self.napping.store(false, Ordering::SeqCst);
@@ -244,6 +270,8 @@ impl Reader {
             input: Mutex::new(Input { file: input, framer: Framer::new(), chunk: vec![0u8; 64 * 1024], done: false }),
             tx,
             busy: AtomicBool::new(false),
+            partial: AtomicBool::new(false),
+            long_line: AtomicBool::new(false),
             turn: AtomicU64::new(0),
             napping: AtomicBool::new(false),
             stop: AtomicBool::new(false),
@@ -259,18 +287,26 @@ impl Reader {
     /// The next queued message, reading stdin on this thread while the queue
     /// is empty: first by checking for up to `spin` (a client that answers
     /// quickly finds this thread still running), then by sleeping in poll()
-    /// for up to `timeout`. `None` when no complete line arrived.
+    /// for up to `timeout`. There is no spinning once part of a line has
+    /// arrived: the rest of a long line is waited for without taking the CPU
+    /// its writer needs. `None` when no complete line arrived.
     fn next(&self, spin: Duration, timeout: Duration) -> Option<Inbound> {
         if let Ok(m) = self.rx.try_recv() {
             return Some(m);
+        }
+        if self.shared.partial.load(Ordering::Relaxed) {
+            return self.rest_of_long_line(timeout);
         }
         if !spin.is_zero() {
             let t0 = Instant::now();
             loop {
                 if wait_readable(self.shared.fd, 0) {
-                    self.shared.pump();
+                    let read = self.shared.pump_counted();
                     if let Ok(m) = self.rx.try_recv() {
                         return Some(m);
+                    }
+                    if read != Some(0) {
+                        break;
                     }
                 }
                 if t0.elapsed() >= spin {
@@ -284,6 +320,19 @@ impl Reader {
             self.shared.pump();
         }
         self.rx.try_recv().ok()
+    }
+
+    /// Part of a line is in: let the reader thread read the rest (which
+    /// takes many reads for a long line) and wait for it on the channel.
+    fn rest_of_long_line(&self, timeout: Duration) -> Option<Inbound> {
+        let s = &self.shared;
+        s.long_line.store(true, Ordering::SeqCst);
+        if let Some(h) = &self.handle {
+            h.thread().unpark();
+        }
+        let got = self.rx.recv_timeout(timeout).ok();
+        s.long_line.store(false, Ordering::SeqCst);
+        got
     }
 
     /// The serving thread starts (`true`) or finished handling a message.

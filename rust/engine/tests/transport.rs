@@ -187,3 +187,40 @@ fn a_client_that_writes_everything_before_reading_is_served() {
     let last: Value = serde_json::from_str(lines[5000]).unwrap();
     assert_eq!(last["id"], 5000);
 }
+
+#[test]
+fn a_long_line_arriving_in_pieces_is_framed_whole() {
+    // The first bytes are read by the serving thread, the rest by the
+    // reader thread; the line must come out whole and in order.
+    let (in_r, mut in_w) = pipe();
+    let (mut out_r, mut out_w) = pipe();
+    let serving = std::thread::spawn(move || {
+        let mut srv = server();
+        serve(&mut srv, &mut Echo, Reader::spawn(in_r), &mut out_w, &ServeOptions::default())
+    });
+    let collector = std::thread::spawn(move || {
+        let mut s = String::new();
+        out_r.read_to_string(&mut s).unwrap();
+        s
+    });
+    in_w.write_all(INIT.as_bytes()).unwrap();
+    let pad = "x".repeat(3 << 20);
+    let long = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{{\"name\":\"echo\",\"arguments\":{{\"n\":7}}}},\"pad\":\"{pad}\"}}\n"
+    );
+    for (k, piece) in long.as_bytes().chunks(40_000).enumerate() {
+        in_w.write_all(piece).unwrap();
+        if k % 10 == 0 {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    }
+    in_w.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"ping\"}\n").unwrap();
+    drop(in_w);
+    let s = collector.join().unwrap();
+    assert_eq!(serving.join().unwrap(), ServeEnd::Eof);
+    let lines: Vec<Value> = s.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 3);
+    assert_eq!(lines[1]["id"], 7);
+    assert_eq!(lines[1]["result"]["content"][0]["text"], "7");
+    assert_eq!(lines[2]["id"], 8);
+}
