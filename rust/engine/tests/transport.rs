@@ -111,6 +111,23 @@ fn calls(from: u64, to: u64) -> String {
     buf
 }
 
+/// Serve the `Echo` host on another thread until EOF.
+fn serve_echo_in_thread(input: File, mut output: File) -> std::thread::JoinHandle<ServeEnd> {
+    std::thread::spawn(move || {
+        let mut srv = server();
+        serve(&mut srv, &mut Echo, Reader::spawn(input), &mut output, &ServeOptions::default())
+    })
+}
+
+/// Read everything the server writes, on another thread.
+fn collect_in_thread(mut output: File) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut s = String::new();
+        output.read_to_string(&mut s).unwrap();
+        s
+    })
+}
+
 const INIT: &str = "{\"jsonrpc\":\"2.0\",\"id\":\"init\",\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}\n";
 
 #[test]
@@ -119,18 +136,14 @@ fn requests_sent_while_a_tool_runs_are_read_and_queued() {
     // client writing far more than a pipe buffer (64 KB) is not blocked.
     let running = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let (in_r, mut in_w) = pipe();
-    let (mut out_r, mut out_w) = pipe();
+    let (out_r, mut out_w) = pipe();
     let flag = std::sync::Arc::clone(&running);
     let serving = std::thread::spawn(move || {
         let mut host = Slow(flag);
         let mut srv = Server::new(ServerInfo { name: "mcplite".into(), version: "1".into(), instructions: None }, &mut host);
         serve(&mut srv, &mut host, Reader::spawn(in_r), &mut out_w, &ServeOptions::default())
     });
-    let collector = std::thread::spawn(move || {
-        let mut s = String::new();
-        out_r.read_to_string(&mut s).unwrap();
-        s
-    });
+    let collector = collect_in_thread(out_r);
     in_w.write_all(INIT.as_bytes()).unwrap();
     in_w.write_all(calls(0, 1).as_bytes()).unwrap();
     while !running.load(std::sync::atomic::Ordering::SeqCst) {
@@ -160,11 +173,8 @@ fn a_client_that_writes_everything_before_reading_is_served() {
     // Responses (~350 KB) and requests (~450 KB) both exceed the pipe
     // buffers: the server must keep reading while its writes wait.
     let (in_r, mut in_w) = pipe();
-    let (mut out_r, mut out_w) = pipe();
-    let serving = std::thread::spawn(move || {
-        let mut srv = server();
-        serve(&mut srv, &mut Echo, Reader::spawn(in_r), &mut out_w, &ServeOptions::default())
-    });
+    let (mut out_r, out_w) = pipe();
+    let serving = serve_echo_in_thread(in_r, out_w);
     let (done_tx, done_rx) = std::sync::mpsc::channel();
     let writer = std::thread::spawn(move || {
         in_w.write_all(INIT.as_bytes()).unwrap();
@@ -193,16 +203,9 @@ fn a_long_line_arriving_in_pieces_is_framed_whole() {
     // The first bytes are read by the serving thread, the rest by the
     // reader thread; the line must come out whole and in order.
     let (in_r, mut in_w) = pipe();
-    let (mut out_r, mut out_w) = pipe();
-    let serving = std::thread::spawn(move || {
-        let mut srv = server();
-        serve(&mut srv, &mut Echo, Reader::spawn(in_r), &mut out_w, &ServeOptions::default())
-    });
-    let collector = std::thread::spawn(move || {
-        let mut s = String::new();
-        out_r.read_to_string(&mut s).unwrap();
-        s
-    });
+    let (out_r, out_w) = pipe();
+    let serving = serve_echo_in_thread(in_r, out_w);
+    let collector = collect_in_thread(out_r);
     in_w.write_all(INIT.as_bytes()).unwrap();
     let pad = "x".repeat(3 << 20);
     let long = format!(
