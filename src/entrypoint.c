@@ -27,9 +27,10 @@ static SEXP mcplite_eval_body(void *p) {
   return Rf_eval(d->call, d->env);
 }
 
-static void mcplite_eval_on_error(SEXP cond, void *p) {
+static SEXP mcplite_eval_on_error(SEXP cond, void *p) {
   mcplite_eval_t *d = (mcplite_eval_t *) p;
   Rf_defineVar(d->slot_sym, cond, d->slot_env);
+  return R_NilValue; // a calling handler: R carries on with the error
 }
 
 static void mcplite_eval_run(void *p) {
