@@ -118,8 +118,9 @@ impl Framer {
 /// also reads the rest of a long line once the first part is in (a 10 MB
 /// argument arrives in many pieces; one thread looping over blocking reads
 /// does that best). Short calls never involve the reader thread, so
-/// sequential and pipelined traffic pays no thread hand-off. Bytes are read and framed under one lock,
-/// so lines reach the queue in stream order whichever thread read them.
+/// sequential and pipelined traffic pays no thread hand-off. Bytes are read
+/// and framed under one lock, so lines reach the queue in stream order
+/// whichever thread read them.
 pub struct Reader {
     rx: Receiver<Inbound>,
     shared: Arc<Shared>,

@@ -35,7 +35,6 @@ struct CallState {
     clean_buffer: std::cell::RefCell<Vec<u8>>,
 }
 
-
 /// R's error buffer (what `geterrmessage()` returns), as bytes.
 unsafe fn error_buffer() -> Vec<u8> {
     std::ffi::CStr::from_ptr(R_curErrorBuf()).to_bytes().to_vec()
@@ -132,7 +131,9 @@ impl RHost {
         if mcplite_eval_guarded(call, env, st.env, st.sym_condition, &mut value) == 1 {
             if Rf_findVarInFrame(st.env, st.sym_condition) != R_NilValue {
                 // An error condition was signalled and handled inside the tool.
+                Rf_protect(value);
                 Rf_defineVar(st.sym_condition, R_NilValue, st.env);
+                Rf_unprotect(1);
             }
             return Ok(value);
         }
