@@ -7,15 +7,7 @@ use libfuzzer_sys::fuzz_target;
 use mcplite_engine::transport::Framer;
 
 fn frame(chunks: &[&[u8]]) -> Vec<Vec<u8>> {
-    let mut f = Framer::new();
-    let mut out = Vec::new();
-    for c in chunks {
-        f.push(c, &mut |l| out.push(l));
-    }
-    if let Some(l) = f.finish() {
-        out.push(l);
-    }
-    out
+    Framer::lines_of(chunks)
 }
 
 /// W1.1 read literally: skip a BOM at the very start; split on LF; drop one

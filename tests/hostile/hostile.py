@@ -348,6 +348,10 @@ def session_cases():
     def _():
         expect_tool(srv, 22, "warner", text="warned")
         wait_stderr(srv, "careful: a warning")
+        # stderr is in order: the earlier stop() calls left no R error
+        # print there (their message is the tool result, SPEC S8)
+        if 'boom "quoted"' in srv.stderr_text():
+            raise AssertionError("R printed a tool error on stderr: %r" % srv.stderr_text()[-500:])
 
     @case("tool calls message()")
     def _():

@@ -186,11 +186,8 @@ test_that("a tool call reads as the tool's name with its arguments", {
   expect_identical(call_result(s, "..1", '{"x":2}')$content[[1]]$text, "6")
 })
 
-test_that("error messages come from conditionMessage(), and a signalled error that is handled is no failure", {
-  custom <- tool(function() {
-    cond <- structure(class = c("mcplite_test_error", "error", "condition"), list(message = "raw", call = NULL))
-    stop(cond)
-  }, "Custom.", name = "custom")
+# Custom conditionMessage() methods: test-spec-conformance.R (section 10).
+test_that("a signalled error that is handled inside the tool is no failure", {
   signals <- tool(function() {
     signalCondition(simpleError("only signalled"))
     withCallingHandlers(
@@ -199,12 +196,8 @@ test_that("error messages come from conditionMessage(), and a signalled error th
     )
   }, "Signals.", name = "signals")
   fails <- tool(function() stop("the real failure"), "Fails.", name = "fails")
-  registerS3method("conditionMessage", "mcplite_test_error", function(c) "formatted by a method", envir = globalenv())
-  s <- mcp_session(list(custom, signals, fails))
+  s <- mcp_session(list(signals, fails))
   mcp_handle(s, init_msg())
-  r <- call_result(s, "custom")
-  expect_true(r$isError)
-  expect_identical(r$content[[1]]$text, "formatted by a method")
   r <- call_result(s, "signals")
   expect_false(r$isError)
   expect_identical(r$content[[1]]$text, "recovered")

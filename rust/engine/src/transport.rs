@@ -91,6 +91,18 @@ impl Framer {
         !self.buf.is_empty()
     }
 
+    /// All lines of a stream given in pieces, the final unterminated one
+    /// included (for tests and fuzzing).
+    pub fn lines_of(chunks: &[&[u8]]) -> Vec<Vec<u8>> {
+        let mut f = Framer::new();
+        let mut out = Vec::new();
+        for c in chunks {
+            f.push(c, &mut |l| out.push(l));
+        }
+        out.extend(f.finish());
+        out
+    }
+
     /// End of stream: the final line without LF, if any.
     pub fn finish(&mut self) -> Option<Vec<u8>> {
         if self.buf.is_empty() {
@@ -462,15 +474,7 @@ mod tests {
     use super::*;
 
     fn frame(chunks: &[&[u8]]) -> Vec<Vec<u8>> {
-        let mut f = Framer::new();
-        let mut out = Vec::new();
-        for c in chunks {
-            f.push(c, &mut |l| out.push(l));
-        }
-        if let Some(l) = f.finish() {
-            out.push(l);
-        }
-        out
+        Framer::lines_of(chunks)
     }
 
     #[test]
