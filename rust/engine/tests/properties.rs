@@ -11,13 +11,7 @@ use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 
 fn frame(chunks: &[&[u8]]) -> Vec<Vec<u8>> {
-    let mut f = Framer::new();
-    let mut out = Vec::new();
-    for c in chunks {
-        f.push(c, &mut |l| out.push(l));
-    }
-    out.extend(f.finish());
-    out
+    Framer::lines_of(chunks)
 }
 
 /// Bytes rich in LF, CR, BOM pieces and invalid UTF-8.
