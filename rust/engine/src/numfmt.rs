@@ -104,6 +104,51 @@ pub fn push_jsonlite_double(out: &mut Vec<u8>, val: f64, digits: NumDigits, flav
     }
 }
 
+/// Append the elements of `xs` as jsonlite prints them, each followed by a
+/// comma; `other` writes the non-finite ones (`NA`, `NaN`, `Inf`). The same
+/// bytes as `push_jsonlite_double()` per element, but the common case of
+/// fixed decimals is written with one capacity check per block of values.
+pub fn push_jsonlite_doubles(
+    out: &mut Vec<u8>,
+    xs: &[f64],
+    digits: NumDigits,
+    flavor: Flavor,
+    mut other: impl FnMut(&mut Vec<u8>, f64),
+) {
+    // bytes one fast value may touch: sign, 10 digits, point, an 8-byte
+    // store for the fraction, comma
+    const MAX: usize = 21;
+    let prec = match digits {
+        NumDigits::Decimal(n) if (1..=8).contains(&n) => n as usize,
+        _ => 0,
+    };
+    for block in xs.chunks(256) {
+        out.reserve(block.len() * MAX);
+        for (i, &v) in block.iter().enumerate() {
+            let a = v.abs();
+            if prec != 0 && a > 1e-5 && a < 2147483647.0 {
+                // SAFETY: `MAX` bytes per remaining value of the block are
+                // reserved (re-reserved after any slow-path value below).
+                unsafe {
+                    let len = out.len();
+                    let p = out.as_mut_ptr().add(len);
+                    let n = modp_dtoa2_fast(p, a, v < 0.0, prec);
+                    *p.add(n) = b',';
+                    out.set_len(len + n + 1);
+                }
+            } else {
+                if v.is_finite() {
+                    push_jsonlite_double(out, v, digits, flavor);
+                } else {
+                    other(out, v);
+                }
+                out.push(b',');
+                out.reserve((block.len() - i) * MAX);
+            }
+        }
+    }
+}
+
 const DIGITS2: &[u8; 200] = b"0001020304050607080910111213141516171819\
 2021222324252627282930313233343536373839\
 4041424344454647484950515253545556575859\
@@ -232,6 +277,12 @@ pub fn push_modp_dtoa2(out: &mut Vec<u8>, value: f64, prec: i32) {
         out.extend_from_slice(s.as_bytes());
         return;
     }
+    if (1..=8).contains(&prec) {
+        // the common case (jsonlite's default is 4 decimals) without
+        // data-dependent branches
+        write_with(out, 24, |p| unsafe { modp_dtoa2_fast(p, value, neg, prec) });
+        return;
+    }
     // SAFETY: 0 <= value <= 2^31 - 1 and 0 <= tmp < 10^9 (prec <= 9), so
     // both truncations are in range (C: `(int) value`, `(uint32_t) tmp`).
     let mut whole = unsafe { value.to_int_unchecked::<i32>() } as i64;
@@ -287,6 +338,86 @@ pub fn push_modp_dtoa2(out: &mut Vec<u8>, value: f64, prec: i32) {
         }
         n
     });
+}
+
+/// The eight decimal digits of `v < 10^8`, zero-padded, as the raw digit
+/// values 0-9 in the bytes of a little-endian word (most significant digit
+/// in the lowest byte). Two-digit lanes are split with multiply-and-shift
+/// divisions that are exact in this range.
+#[inline]
+fn eight_digits(v: u32) -> u64 {
+    debug_assert!(v < 100_000_000);
+    let v = v as u64;
+    // [abcd | efgh] in two 32-bit lanes
+    quad_digits(v / 10_000 | (v % 10_000) << 32)
+}
+
+/// The digits of two numbers below 10^4 held in the low and high 32-bit
+/// lanes of `quads`, four zero-padded digits each, laid out like
+/// `eight_digits()`.
+#[inline]
+fn quad_digits(quads: u64) -> u64 {
+    debug_assert!((quads as u32) < 10_000 && (quads >> 32) < 10_000);
+    // x / 100 for x < 10^4 is (x * 10486) >> 20
+    let hi = ((quads * 10_486) >> 20) & 0x0000_007f_0000_007f;
+    // [ab | cd | ef | gh] in four 16-bit lanes
+    let pairs = hi | (quads - 100 * hi) << 16;
+    // x / 10 for x < 100 is (x * 103) >> 10
+    let tens = ((pairs * 103) >> 10) & 0x000f_000f_000f_000f;
+    tens | (pairs - 10 * tens) << 8
+}
+
+/// `push_modp_dtoa2()` for `1 <= prec <= 8` and `0 <= value < 2^31 - 1`
+/// (sign passed apart), writing at most 20 bytes at `p` with fixed-size
+/// stores; returns the length. Same arithmetic as the C code, so the same
+/// rounding; the digits are laid out by shifting words instead of loops.
+#[inline]
+unsafe fn modp_dtoa2_fast(p: *mut u8, value: f64, neg: bool, prec: usize) -> usize {
+    // SAFETY (truncations): 0 <= value < 2^31 - 1 and 0 <= tmp < 10^8.
+    let mut whole = value.to_int_unchecked::<i32>() as u32;
+    let tmp = (value - whole as f64) * POW10[prec];
+    let mut frac = tmp.to_int_unchecked::<u32>();
+    let diff = tmp - frac as f64;
+    // round half to even on the fraction's last digit
+    frac += ((diff > 0.5) | ((diff == 0.5) & (frac & 1 == 1))) as u32;
+    let roll = frac as u64 >= POW10_INT[prec];
+    whole += roll as u32;
+    frac = if roll { 0 } else { frac };
+
+    *p = b'-';
+    let mut n = neg as usize;
+    if prec <= 4 && whole < 10_000 {
+        // whole part and fraction (scaled to four digits, so the scaling
+        // only adds trailing zeros) converted together
+        let w = quad_digits(whole as u64 | ((frac * POW10_INT[4 - prec] as u32) as u64) << 32);
+        let ascii = w + 0x3030_3030_3030_3030;
+        let lead = ((w | 1 << 24).trailing_zeros() / 8) as usize;
+        std::ptr::write_unaligned(p.add(n) as *mut u64, (ascii >> (8 * lead)).to_le());
+        n += 4 - lead;
+        let len = 8 - ((w >> 32).leading_zeros() / 8) as usize;
+        *p.add(n) = b'.';
+        std::ptr::write_unaligned(p.add(n + 1) as *mut u64, (ascii >> 32).to_le());
+        return n + len + (len != 0) as usize;
+    }
+    if whole < 100_000_000 {
+        let w = eight_digits(whole);
+        // leading zero digits are the low zero bytes; keep at least one digit
+        let lead = ((w | 1 << 56).trailing_zeros() / 8) as usize;
+        let ascii = (w + 0x3030_3030_3030_3030) >> (8 * lead);
+        std::ptr::write_unaligned(p.add(n) as *mut u64, ascii.to_le());
+        n += 8 - lead;
+    } else {
+        n += write_u64(p.add(n), whole as u64);
+    }
+    // fraction: `prec` digits, then trailing zeros dropped (none at all,
+    // and no point, when it is zero)
+    let f = eight_digits(frac) >> (8 * (8 - prec));
+    let len = 8 - (f.leading_zeros() / 8) as usize;
+    *p.add(n) = b'.';
+    // (bytes past `len` become '0' too; they lie beyond the length returned)
+    let ascii = f + 0x3030_3030_3030_3030;
+    std::ptr::write_unaligned(p.add(n + 1) as *mut u64, ascii.to_le());
+    n + len + (len != 0) as usize
 }
 
 /// Significant digits of the decimal text Rust's and zmij's formatters print
@@ -354,10 +485,91 @@ fn exact_digits(a: f64, p: usize, buf: &mut [u8; 48]) -> (usize, i32) {
     parse_digits(&tmp[..n], buf)
 }
 
+/// 5^k for 0 <= k <= 32 (5^32 * 2^53 < 2^128).
+const POW5: [u128; 33] = {
+    let mut t = [1u128; 33];
+    let mut i = 1;
+    while i < 33 {
+        t[i] = t[i - 1] * 5;
+        i += 1;
+    }
+    t
+};
+
+/// 10^k for 0 <= k <= 16.
+const POW10_U64: [u64; 17] = {
+    let mut t = [1u64; 17];
+    let mut i = 1;
+    while i < 17 {
+        t[i] = t[i - 1] * 10;
+        i += 1;
+    }
+    t
+};
+
+/// `round_digits()` by exact integer arithmetic for `p <= 16` and normal
+/// `a` whose scaling to `p` digits needs a factor 10^k with `0 <= k <= 32`
+/// (about 1e-17 <= a < 10^p): `a * 10^k = m * 5^k / 2^s` with the 53-bit
+/// significand `m`, so the scaled value's integer part and the remainder
+/// are exact, and so is the half-to-even rounding. `None` outside that range.
+#[inline]
+fn round_digits_exact(a: f64, p: usize, buf: &mut [u8; 48]) -> Option<(usize, i32)> {
+    debug_assert!((1..=16).contains(&p) && a > 0.0);
+    let bits = a.to_bits();
+    let biased = (bits >> 52) as i32;
+    if biased == 0 {
+        return None; // subnormal
+    }
+    let m = (bits & ((1 << 52) - 1)) | 1 << 52;
+    let e = biased - 1075; // a = m * 2^e
+    // floor(log10(a)) is floor(e2 * log10(2)) or one more, e2 = floor(log2(a))
+    let mut x = ((e + 52) * 78_913) >> 18;
+    let top = POW10_U64[p];
+    let mut scaled = |x: i32| -> Option<(u64, u128, u32)> {
+        let k = p as i32 - 1 - x;
+        let s = -(e + k);
+        if !(0..=32).contains(&k) || !(1..=127).contains(&s) {
+            return None;
+        }
+        let prod = m as u128 * POW5[k as usize];
+        let q = prod >> s;
+        // q < 10^(p+1) here, so it fits in 64 bits
+        Some((q as u64, prod & ((1u128 << s) - 1), s as u32))
+    };
+    let (mut q, mut rem, mut s) = scaled(x)?;
+    if q >= top {
+        x += 1;
+        (q, rem, s) = scaled(x)?;
+    }
+    if q >= top || q < POW10_U64[p - 1] {
+        return None;
+    }
+    let half = 1u128 << (s - 1);
+    q += ((rem > half) | ((rem == half) & (q & 1 == 1))) as u64;
+    if q == top {
+        q = POW10_U64[p - 1];
+        x += 1;
+    }
+    // the p digits, left-aligned in sixteen
+    let q = q * POW10_U64[16 - p];
+    let hi = eight_digits((q / 100_000_000) as u32);
+    let lo = eight_digits((q % 100_000_000) as u32);
+    buf[..8].copy_from_slice(&(hi + 0x3030_3030_3030_3030).to_le_bytes());
+    buf[8..16].copy_from_slice(&(lo + 0x3030_3030_3030_3030).to_le_bytes());
+    // trailing zero digits are the high zero bytes of the raw words
+    let zeros = if lo == 0 { 8 + hi.leading_zeros() / 8 } else { lo.leading_zeros() / 8 };
+    Some((16 - zeros as usize, x))
+}
+
 /// Digits of positive finite `a` correctly rounded to `p <= 40` significant
 /// digits (half to even on the exact value), trailing zeros removed.
 #[inline]
 fn round_digits(a: f64, p: usize, buf: &mut [u8; 48]) -> (usize, i32) {
+    if p <= 16 {
+        if let Some(r) = round_digits_exact(a, p, buf) {
+            return r;
+        }
+    }
     if p <= 15 && a >= f64::MIN_POSITIVE {
         let mut zb = zmij::Buffer::new();
         let (nd, exp) = parse_digits(zb.format_finite(a).as_bytes(), buf);
@@ -425,6 +637,26 @@ pub fn push_g(out: &mut Vec<u8>, val: f64, p: i32) {
     }
     let mut buf = [0u8; 48];
     let (nd, exp) = round_digits(a, p.min(40), &mut buf);
+    if nd <= 32 && (-4..16).contains(&exp) && exp < p as i32 && nd as i32 > exp + 1 {
+        // the common fixed layouts with fractional digits, by fixed-size
+        // copies (`buf` has 48 bytes, so 32 can always be read from 16 on)
+        write_with(out, nd + 40, |o| unsafe {
+            let src = buf.as_ptr();
+            if exp >= 0 {
+                let int_len = exp as usize + 1;
+                std::ptr::copy_nonoverlapping(src, o, 16);
+                *o.add(int_len) = b'.';
+                std::ptr::copy_nonoverlapping(src.add(int_len), o.add(int_len + 1), 32);
+                nd + 1
+            } else {
+                let zeros = (-exp - 1) as usize;
+                std::ptr::copy_nonoverlapping(b"0.000000".as_ptr(), o, 8);
+                std::ptr::copy_nonoverlapping(src, o.add(2 + zeros), 32);
+                nd + 2 + zeros
+            }
+        });
+        return;
+    }
     lay_out_g(out, &buf[..nd], exp, p);
 }
 
@@ -564,6 +796,192 @@ mod tests {
         assert_eq!(m(0.35, 1), "0.4");
         assert_eq!(m(0.0625, 3), "0.062");
         assert_eq!(m(1.5, 0), "2");
+    }
+
+    /// jsonlite's C `modp_dtoa2()` transliterated as is (digits written
+    /// backwards, then reversed), for `|value| <= 2^31 - 1`.
+    fn modp_reference(value: f64, prec: i32) -> String {
+        let prec = prec.clamp(0, 9) as usize;
+        let neg = value < 0.0;
+        let value = value.abs();
+        let mut whole = value as i32 as i64;
+        let tmp = (value - whole as f64) * POW10[prec];
+        let mut frac = tmp as u32 as u64;
+        let diff = tmp - frac as f64;
+        let bump = diff > 0.5 || (diff == 0.5 && prec > 0 && frac & 1 == 1) || (diff == 0.5 && prec == 0 && whole & 1 == 1);
+        if bump {
+            frac += 1;
+            if frac >= POW10_INT[prec] {
+                frac = 0;
+                whole += 1;
+            }
+        }
+        let mut rev = Vec::new();
+        if prec == 0 {
+            let diff = value - whole as f64;
+            if diff > 0.5 || (diff == 0.5 && whole & 1 == 1) {
+                whole += 1;
+            }
+        } else if frac != 0 {
+            let mut count = prec as i64;
+            while frac % 10 == 0 {
+                count -= 1;
+                frac /= 10;
+            }
+            loop {
+                count -= 1;
+                rev.push(b'0' + (frac % 10) as u8);
+                frac /= 10;
+                if frac == 0 {
+                    break;
+                }
+            }
+            while count > 0 {
+                rev.push(b'0');
+                count -= 1;
+            }
+            rev.push(b'.');
+        }
+        loop {
+            rev.push(b'0' + (whole % 10) as u8);
+            whole /= 10;
+            if whole == 0 {
+                break;
+            }
+        }
+        if neg {
+            rev.push(b'-');
+        }
+        rev.reverse();
+        String::from_utf8(rev).unwrap()
+    }
+
+    #[test]
+    fn eight_digit_words() {
+        for v in [0u32, 1, 9, 10, 99, 100, 1234, 9999, 10_000, 12_345_678, 99_999_999, 10_203_040] {
+            let w = eight_digits(v).to_le_bytes();
+            let text: String = w.iter().map(|d| (b'0' + d) as char).collect();
+            assert_eq!(text, format!("{v:08}"));
+        }
+    }
+
+    #[test]
+    fn modp_matches_the_c_algorithm() {
+        // a fixed-seed xorshift stream: random bit patterns in range, values
+        // with few decimals (rollover, halfway and trailing-zero cases) and
+        // the boundaries of the eight-digit whole part
+        let mut s = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        let mut values = vec![0.0, -0.0, 0.5, 1.5, 2.5, 0.99995, 0.00005, 99_999_999.99999, 100_000_000.0, 2_147_483_646.9];
+        for _ in 0..400_000 {
+            let r = next();
+            let unit = (r >> 11) as f64 / (1u64 << 53) as f64;
+            let scale = [1e-4, 1e-2, 1.0, 1e3, 1e6, 1e8, 2.1e9][(r % 7) as usize];
+            values.push(unit * scale);
+            values.push(-((r >> 20) as f64) / [1.0, 2.0, 8.0, 16.0, 100.0, 1e4][(r % 6) as usize] / 1024.0);
+            values.push((r % 100_000) as f64 / 10_000.0 + (r >> 40) as f64 % 1000.0);
+            values.push(99_999_999.0 + unit * 2.0);
+        }
+        for &v in &values {
+            if v.abs() >= 2147483647.0 {
+                continue;
+            }
+            for prec in 0..=9 {
+                assert_eq!(m(v, prec), modp_reference(v, prec), "value {v:e}, prec {prec}");
+            }
+        }
+    }
+
+    /// `round_digits()` through Rust's exact formatter only.
+    fn digits_reference(a: f64, p: usize) -> (String, i32) {
+        let mut buf = [0u8; 48];
+        let (nd, x) = exact_digits(a, p, &mut buf);
+        (String::from_utf8(buf[..nd].to_vec()).unwrap(), x)
+    }
+
+    #[test]
+    fn exact_integer_rounding_matches_the_exact_formatter() {
+        let mut s = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        let mut values = vec![1.0, 0.5, 0.125, 9.5, 99.5, 0.3, 1e-17, 1e-18, 1e15, 999999999999999.5, 123456789012345.5, 2.5e-5];
+        for _ in 0..150_000 {
+            let r = next();
+            // random bit patterns over the range it accepts and a little
+            // beyond (2^-60 to 2^56)
+            let bits = (r >> 12) | (((r % 116) + 1023 - 60) << 52);
+            values.push(f64::from_bits(bits));
+            // short decimals and exact ties at some precision
+            values.push((r % 1_000_000) as f64 / [1.0, 8.0, 100.0, 1024.0, 1e4][(r >> 40) as usize % 5]);
+        }
+        let mut checked = 0;
+        for &a in &values {
+            for p in 1..=16 {
+                let mut buf = [0u8; 48];
+                if let Some((nd, x)) = round_digits_exact(a, p, &mut buf) {
+                    checked += 1;
+                    let got = (String::from_utf8(buf[..nd].to_vec()).unwrap(), x);
+                    assert_eq!(got, digits_reference(a, p), "value {a:e}, p {p}");
+                }
+            }
+        }
+        assert!(checked > values.len() * 10, "only {checked} values took the exact path");
+    }
+
+    #[test]
+    fn fixed_layout_shortcut_matches_the_general_layout() {
+        let mut s = 0x1234_5678_9abc_def1u64;
+        for i in 0..200_000u64 {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            let a = match i % 3 {
+                0 => f64::from_bits((s >> 12) | (((s % 70) + 1023 - 20) << 52)),
+                1 => (s % 100_000_000) as f64 / 10f64.powi((s >> 50) as i32 % 12),
+                _ => (s % 1000 + 1) as f64,
+            };
+            for p in [1, 2, 6, 10, 15, 16, 17, 20] {
+                let mut general = Vec::new();
+                let mut buf = [0u8; 48];
+                let (nd, x) = round_digits(a, p, &mut buf);
+                lay_out_g(&mut general, &buf[..nd], x, p);
+                assert_eq!(g(a, p as i32), String::from_utf8(general).unwrap(), "value {a:e}, p {p}");
+            }
+        }
+    }
+
+    #[test]
+    fn batch_matches_single_values() {
+        let mut xs = vec![f64::NAN, f64::INFINITY, -0.0, 0.0, 1e-6, -2.5e9, 3.14159, -1234.56789, 1e300];
+        let mut s = 7u64;
+        for _ in 0..5000 {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            xs.push(f64::from_bits(s >> 2) % 1e7 - 5e6);
+            xs.push((s >> 11) as f64 / (1u64 << 40) as f64);
+        }
+        for digits in [NumDigits::Decimal(4), NumDigits::Decimal(0), NumDigits::Decimal(8), NumDigits::Decimal(9), NumDigits::Max, NumDigits::Signif(6)] {
+            let mut batch = Vec::new();
+            push_jsonlite_doubles(&mut batch, &xs, digits, Flavor::V1_8_4, |o, _| o.extend_from_slice(b"null"));
+            let mut single = Vec::new();
+            for &x in &xs {
+                if x.is_finite() {
+                    push_jsonlite_double(&mut single, x, digits, Flavor::V1_8_4);
+                } else {
+                    single.extend_from_slice(b"null");
+                }
+                single.push(b',');
+            }
+            assert_eq!(String::from_utf8(batch).unwrap(), String::from_utf8(single).unwrap());
+        }
     }
 
     #[test]

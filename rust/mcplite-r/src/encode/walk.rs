@@ -632,7 +632,16 @@ impl Encoder {
         // here: `na` is never "NA" outside data frame cells)
         if na != Na::Drop {
             match atom {
-                Atom::Real(p, _) => {
+                Atom::Real(p, _) if n > 0 => {
+                    if let NumMode::Jsonlite(digits, flavor) = self.num {
+                        let xs = std::slice::from_raw_parts(*p, n);
+                        numfmt::push_jsonlite_doubles(out, xs, digits, flavor, |out, v| {
+                            self.write_double(v, na, out);
+                        });
+                        // the last comma becomes the closing bracket
+                        *out.last_mut().unwrap() = b']';
+                        return Ok(());
+                    }
                     let xs = std::slice::from_raw_parts(*p, n);
                     for (i, &v) in xs.iter().enumerate() {
                         if i > 0 {
