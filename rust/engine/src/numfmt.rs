@@ -258,7 +258,26 @@ pub fn push_i64(out: &mut Vec<u8>, v: i64) {
 }
 
 const POW10: [f64; 10] = [1.0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9];
-const POW10_INT: [u64; 10] = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000, 1_000_000_000];
+/// 10^k for 0 <= k <= 16.
+const POW10_INT: [u64; 17] = [
+    1,
+    10,
+    100,
+    1_000,
+    10_000,
+    100_000,
+    1_000_000,
+    10_000_000,
+    100_000_000,
+    1_000_000_000,
+    10_000_000_000,
+    100_000_000_000,
+    1_000_000_000_000,
+    10_000_000_000_000,
+    100_000_000_000_000,
+    1_000_000_000_000_000,
+    10_000_000_000_000_000,
+];
 
 /// Port of jsonlite's `modp_dtoa2(value, buf, prec)` for the range it is
 /// used in (`|value| < 2^31 - 1`): fixed decimals, trailing zeros removed,
@@ -496,17 +515,6 @@ const POW5: [u128; 33] = {
     t
 };
 
-/// 10^k for 0 <= k <= 16.
-const POW10_U64: [u64; 17] = {
-    let mut t = [1u64; 17];
-    let mut i = 1;
-    while i < 17 {
-        t[i] = t[i - 1] * 10;
-        i += 1;
-    }
-    t
-};
-
 /// `round_digits()` by exact integer arithmetic for `p <= 16` and normal
 /// `a` whose scaling to `p` digits needs a factor 10^k with `0 <= k <= 32`
 /// (about 1e-17 <= a < 10^p): `a * 10^k = m * 5^k / 2^s` with the 53-bit
@@ -524,7 +532,7 @@ fn round_digits_exact(a: f64, p: usize, buf: &mut [u8; 48]) -> Option<(usize, i3
     let e = biased - 1075; // a = m * 2^e
     // floor(log10(a)) is floor(e2 * log10(2)) or one more, e2 = floor(log2(a))
     let mut x = ((e + 52) * 78_913) >> 18;
-    let top = POW10_U64[p];
+    let top = POW10_INT[p];
     let mut scaled = |x: i32| -> Option<(u64, u128, u32)> {
         let k = p as i32 - 1 - x;
         let s = -(e + k);
@@ -541,17 +549,17 @@ fn round_digits_exact(a: f64, p: usize, buf: &mut [u8; 48]) -> Option<(usize, i3
         x += 1;
         (q, rem, s) = scaled(x)?;
     }
-    if q >= top || q < POW10_U64[p - 1] {
+    if q >= top || q < POW10_INT[p - 1] {
         return None;
     }
     let half = 1u128 << (s - 1);
     q += ((rem > half) | ((rem == half) & (q & 1 == 1))) as u64;
     if q == top {
-        q = POW10_U64[p - 1];
+        q = POW10_INT[p - 1];
         x += 1;
     }
     // the p digits, left-aligned in sixteen
-    let q = q * POW10_U64[16 - p];
+    let q = q * POW10_INT[16 - p];
     let hi = eight_digits((q / 100_000_000) as u32);
     let lo = eight_digits((q % 100_000_000) as u32);
     buf[..8].copy_from_slice(&(hi + 0x3030_3030_3030_3030).to_le_bytes());
@@ -856,6 +864,16 @@ mod tests {
         String::from_utf8(rev).unwrap()
     }
 
+    /// A fixed-seed xorshift64 stream for the randomised comparisons.
+    fn xorshift(mut s: u64) -> impl FnMut() -> u64 {
+        move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        }
+    }
+
     #[test]
     fn eight_digit_words() {
         for v in [0u32, 1, 9, 10, 99, 100, 1234, 9999, 10_000, 12_345_678, 99_999_999, 10_203_040] {
@@ -870,13 +888,7 @@ mod tests {
         // a fixed-seed xorshift stream: random bit patterns in range, values
         // with few decimals (rollover, halfway and trailing-zero cases) and
         // the boundaries of the eight-digit whole part
-        let mut s = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            s
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
         let mut values = vec![0.0, -0.0, 0.5, 1.5, 2.5, 0.99995, 0.00005, 99_999_999.99999, 100_000_000.0, 2_147_483_646.9];
         for _ in 0..400_000 {
             let r = next();
@@ -906,13 +918,7 @@ mod tests {
 
     #[test]
     fn exact_integer_rounding_matches_the_exact_formatter() {
-        let mut s = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            s
-        };
+        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
         let mut values = vec![1.0, 0.5, 0.125, 9.5, 99.5, 0.3, 1e-17, 1e-18, 1e15, 999999999999999.5, 123456789012345.5, 2.5e-5];
         for _ in 0..150_000 {
             let r = next();
@@ -939,11 +945,9 @@ mod tests {
 
     #[test]
     fn fixed_layout_shortcut_matches_the_general_layout() {
-        let mut s = 0x1234_5678_9abc_def1u64;
+        let mut next = xorshift(0x1234_5678_9abc_def1);
         for i in 0..200_000u64 {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
+            let s = next();
             let a = match i % 3 {
                 0 => f64::from_bits((s >> 12) | (((s % 70) + 1023 - 20) << 52)),
                 1 => (s % 100_000_000) as f64 / 10f64.powi((s >> 50) as i32 % 12),
@@ -962,9 +966,9 @@ mod tests {
     #[test]
     fn batch_matches_single_values() {
         let mut xs = vec![f64::NAN, f64::INFINITY, -0.0, 0.0, 1e-6, -2.5e9, 3.14159, -1234.56789, 1e300];
-        let mut s = 7u64;
+        let mut next = xorshift(7);
         for _ in 0..5000 {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let s = next();
             xs.push(f64::from_bits(s >> 2) % 1e7 - 5e6);
             xs.push((s >> 11) as f64 / (1u64 << 40) as f64);
         }
