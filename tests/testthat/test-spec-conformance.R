@@ -426,11 +426,24 @@ test_that("J6 via mcp_handle: argument types, boundaries, empty objects, nested 
   expect_identical(jsonlite::parse_json(out)$result$content[[1]]$text, "z,a,m")
 })
 
-test_that("J6.1: the token -0 (no fraction, no exponent) arrives as integer 0L", {
-  skip("known deviation: serde_json reads the token -0 as the double -0.0 (needs the raw number token; see audit report)")
-  probe <- tool(function(n) paste(typeof(n), n), "Type of n.", name = "probe")
-  out <- mcp_handle(probe, spec_call(1, "probe", '{"n":-0}', spec_M))
-  expect_identical(jsonlite::parse_json(out)$result$content[[1]]$text, "integer 0")
+test_that("J6.1: the number token decides integer or double", {
+  # sign(1 / n) tells -0.0 (-1) from 0 (1)
+  probe <- tool(function(n) paste(typeof(n), format(n, digits = 17), sign(1 / n)), "Type of n.", name = "probe")
+  arrives_as <- function(token) {
+    out <- mcp_handle(probe, spec_call(1, "probe", paste0('{"n":', token, "}"), spec_M))
+    jsonlite::parse_json(out)$result$content[[1]]$text
+  }
+  # no fraction, no exponent, within +-2147483647: integer (so -0 is 0L)
+  expect_identical(arrives_as("-0"), "integer 0 1")
+  expect_identical(arrives_as("2147483647"), "integer 2147483647 1")
+  expect_identical(arrives_as("-2147483647"), "integer -2147483647 -1")
+  # anything else: double, keeping the sign of zero, +-Inf beyond the range
+  expect_identical(arrives_as("-0.0"), "double 0 -1")
+  expect_identical(arrives_as("-2147483648"), "double -2147483648 -1")
+  expect_identical(arrives_as("1e2"), "double 100 1")
+  expect_identical(arrives_as("12345678901234567890"), "double 12345678901234567168 1")
+  expect_identical(arrives_as("1e400"), "double Inf 0")
+  expect_identical(arrives_as("-1e400"), "double -Inf 0")
 })
 
 test_that("L6.3/L6.6: R's argument matching; error text is exactly conditionMessage()", {
@@ -833,7 +846,7 @@ test_that("S7: SIGTERM keeps its default effect", {
     sep = "\n"
   )
   res <- system2("sh", c("-c", shQuote(sh), "sh", shQuote(dir), shQuote(spec_rscript()), shQuote(script)),
-    stdout = TRUE, env = paste0("R_LIBS=", shQuote(paste(.libPaths(), collapse = .Platform$path.sep)))
+    stdout = TRUE, stderr = FALSE, env = paste0("R_LIBS=", shQuote(paste(.libPaths(), collapse = .Platform$path.sep)))
   )
   expect_length(readLines(file.path(dir, "out")), 1L)
   expect_identical(res, paste0("status=", 128L + tools::SIGTERM))

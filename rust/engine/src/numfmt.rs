@@ -533,7 +533,7 @@ fn round_digits_exact(a: f64, p: usize, buf: &mut [u8; 48]) -> Option<(usize, i3
     // floor(log10(a)) is floor(e2 * log10(2)) or one more, e2 = floor(log2(a))
     let mut x = ((e + 52) * 78_913) >> 18;
     let top = POW10_INT[p];
-    let mut scaled = |x: i32| -> Option<(u64, u128, u32)> {
+    let scaled = |x: i32| -> Option<(u64, u128, u32)> {
         let k = p as i32 - 1 - x;
         let s = -(e + k);
         if !(0..=32).contains(&k) || !(1..=127).contains(&s) {

@@ -178,12 +178,18 @@ pub unsafe fn json_to_sexp(v: &Value) -> SEXP {
         Value::Null => R_NilValue,
         Value::Bool(b) => Rf_ScalarLogical(*b as i32),
         Value::Number(n) => {
-            if let Some(i) = n.as_i64() {
-                if (-2147483647..=2147483647).contains(&i) {
-                    return Rf_ScalarInteger(i as i32);
+            // The token decides (serde_json keeps it: `arbitrary_precision`):
+            // no fraction or exponent and within +-2147483647 -> integer, so
+            // `-0` is 0L; anything else -> double, +-Inf beyond its range.
+            let token = n.as_str();
+            if !token.contains(['.', 'e', 'E']) {
+                if let Ok(i) = token.parse::<i32>() {
+                    if i != i32::MIN {
+                        return Rf_ScalarInteger(i);
+                    }
                 }
             }
-            Rf_ScalarReal(n.as_f64().unwrap_or(f64::NAN))
+            Rf_ScalarReal(token.parse::<f64>().unwrap_or(f64::NAN))
         }
         Value::String(s) => Rf_ScalarString(mkchar(s)),
         Value::Array(a) => {
