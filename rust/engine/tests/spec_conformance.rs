@@ -342,12 +342,11 @@ fn w3_ids_negative_and_large_are_valid_and_echoed() {
 
 #[test]
 fn w1_3_strict_json_numbers_of_any_precision_are_accepted() {
-    // Long mantissas, huge integers and underflowing exponents are valid JSON
-    // and not parse errors. (Numbers beyond the double range, e.g. 1e400, are
-    // rejected: an implementation limit RFC 8259 section 6 permits.)
+    // Long mantissas, huge integers, exponents beyond the double range and
+    // underflowing ones are valid JSON and not parse errors.
     let mut r = Rig::new();
     r.expect(
-        r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"big":1.7976931348623157e308,"int":123456789012345678901234567890,"tiny":1e-400,"long":0.1000000000000000000000000000001}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"big":1.7976931348623157e308,"int":123456789012345678901234567890,"tiny":1e-400,"huge":-1e400,"long":0.1000000000000000000000000000001}}"#,
         r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
     );
 }
