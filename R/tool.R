@@ -15,7 +15,10 @@
 #' @section Arguments and defaults:
 #' Clients send arguments as JSON. They reach `fun` as parsed JSON: objects
 #' and arrays become R lists (an array is *not* turned into an atomic vector),
-#' strings, numbers and booleans become length-one vectors. The schema is
+#' strings, numbers and booleans become length-one vectors. A number written
+#' without fraction or exponent that fits in R's integer range becomes an
+#' integer (`3`, `-0`), any other a double (`3.0`, `1e2`; `Inf` beyond the
+#' double range). The schema is
 #' only advertised: mcplite does not coerce or check argument values, and it
 #' does not supply defaults. An argument declared with `required = FALSE` may
 #' be left out by the client, so give it a default in the R function.
