@@ -426,6 +426,12 @@ test_that("J6 via mcp_handle: argument types, boundaries, empty objects, nested 
   expect_identical(jsonlite::parse_json(out)$result$content[[1]]$text, "z,a,m")
 })
 
+test_that("J6.1: a lone surrogate escape arrives as U+FFFD", {
+  echo <- tool(function(s) s, "Echo.", name = "echo")
+  out <- mcp_handle(echo, spec_call(1, "echo", '{"s":"a\\ud800b\\ud83d\\ude00"}', spec_M))
+  expect_identical(jsonlite::parse_json(out)$result$content[[1]]$text, "a\ufffdb\U0001F600")
+})
+
 test_that("J6.1: the number token decides integer or double", {
   # sign(1 / n) tells -0.0 (-1) from 0 (1)
   probe <- tool(function(n) paste(typeof(n), format(n, digits = 17), sign(1 / n)), "Type of n.", name = "probe")

@@ -49,19 +49,79 @@ pub fn parse_line(line: &[u8]) -> Incoming {
     if too_deep(line) {
         return Incoming::ParseError;
     }
-    let mut de = serde_json::Deserializer::from_str(text);
-    de.disable_recursion_limit();
-    let top = match TopSeed.deserialize(&mut de) {
-        Ok(t) => t,
-        Err(_) => return Incoming::ParseError,
+    let top = match parse_top(text) {
+        Some(t) => t,
+        None => {
+            // A lone surrogate escape ("\ud800") is valid JSON grammar that
+            // serde_json refuses: such escapes are read as U+FFFD, and the id
+            // token is still echoed exactly as received (W3.4).
+            let Some(fixed) = repair_lone_surrogates(text) else {
+                return Incoming::ParseError;
+            };
+            let Some(mut top) = parse_top(&fixed) else {
+                return Incoming::ParseError;
+            };
+            if let Top::Object(Envelope { id: Some(id), id_at, .. }) = &mut top {
+                // `fixed` has the original's layout: same offsets, same lengths
+                if let Some(original) = text.get(*id_at..*id_at + id.len()) {
+                    *id = original.to_owned();
+                }
+            }
+            top
+        }
     };
-    if de.end().is_err() {
-        return Incoming::ParseError;
-    }
     match top {
         Top::NotObject => Incoming::InvalidRequest { id: None },
         Top::Object(env) => classify(env),
     }
+}
+
+/// The top-level value of `text`, if it is one strict JSON value.
+fn parse_top(text: &str) -> Option<Top> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    de.disable_recursion_limit();
+    let top = TopSeed { base: text.as_ptr() as usize }.deserialize(&mut de).ok()?;
+    de.end().ok()?;
+    Some(top)
+}
+
+/// `text` with every `\uD800`-`\uDFFF` escape that is not half of a
+/// high-low pair replaced by `\uFFFD` (same length, so offsets are kept);
+/// `None` when there is none. Only escapes inside strings count.
+fn repair_lone_surrogates(text: &str) -> Option<String> {
+    let b = text.as_bytes();
+    if !b.contains(&b'\\') {
+        return None;
+    }
+    // the code unit of a `\uXXXX` escape starting at `i`
+    let unit = |i: usize| -> Option<u32> {
+        if b.get(i) != Some(&b'\\') || b.get(i + 1) != Some(&b'u') {
+            return None;
+        }
+        std::str::from_utf8(b.get(i + 2..i + 6)?).ok().and_then(|h| u32::from_str_radix(h, 16).ok())
+    };
+    let mut out: Option<Vec<u8>> = None;
+    let (mut i, mut in_str) = (0, false);
+    while i < b.len() {
+        match (in_str, b[i]) {
+            (_, b'"') => {
+                in_str = !in_str;
+                i += 1;
+            }
+            (true, b'\\') => match unit(i) {
+                Some(0xD800..=0xDBFF) if matches!(unit(i + 6), Some(0xDC00..=0xDFFF)) => i += 12,
+                Some(0xD800..=0xDFFF) => {
+                    out.get_or_insert_with(|| b.to_vec())[i..i + 6].copy_from_slice(b"\\uFFFD");
+                    i += 6;
+                }
+                // another escape: skip the backslash and the escaped byte
+                _ => i += 2,
+            },
+            _ => i += 1,
+        }
+    }
+    // only ASCII bytes were replaced by ASCII bytes
+    out.map(|v| String::from_utf8(v).expect("still UTF-8"))
 }
 
 /// Deepest nesting of arrays and objects a message may have (SPEC W1.3 asks
@@ -178,20 +238,27 @@ struct Envelope {
     jsonrpc: Option<Value>,
     method: Option<Value>,
     id: Option<String>,
+    /// Byte offset of the id token in the line.
+    id_at: usize,
     params: Option<Value>,
     has_result_or_error: bool,
 }
 
-struct TopSeed;
+/// `base`: address of the line's first byte, to locate the id token.
+struct TopSeed {
+    base: usize,
+}
 
 impl<'de> DeserializeSeed<'de> for TopSeed {
     type Value = Top;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Top, D::Error> {
-        d.deserialize_any(TopVisitor)
+        d.deserialize_any(TopVisitor { base: self.base })
     }
 }
 
-struct TopVisitor;
+struct TopVisitor {
+    base: usize,
+}
 
 macro_rules! not_object {
     ($($name:ident: $t:ty),*) => {
@@ -221,6 +288,7 @@ impl<'de> Visitor<'de> for TopVisitor {
                 "params" => env.params = Some(map.next_value()?),
                 "id" => {
                     let raw: &'de RawValue = map.next_value()?;
+                    env.id_at = (raw.get().as_ptr() as usize).wrapping_sub(self.base);
                     env.id = Some(raw.get().to_owned());
                 }
                 "result" | "error" => {
@@ -250,6 +318,24 @@ pub fn contains_nul(v: &Value) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lone_surrogate_escapes_are_replaced_in_place() {
+        let fix = |t: &str| repair_lone_surrogates(t);
+        assert_eq!(fix(r#"["\ud800"]"#).as_deref(), Some(r#"["\uFFFD"]"#));
+        assert_eq!(fix(r#"["a\udc00b","\uDBFF"]"#).as_deref(), Some(r#"["a\uFFFDb","\uFFFD"]"#));
+        // reversed pair: both halves are lone
+        assert_eq!(fix(r#"["\ude00\ud83d"]"#).as_deref(), Some(r#"["\uFFFD\uFFFD"]"#));
+        // a high half followed by a pair
+        assert_eq!(fix(r#"["\ud800\ud800\udc00"]"#).as_deref(), Some(r#"["\uFFFD\ud800\udc00"]"#));
+        // nothing to do: a pair, other escapes, an escaped backslash, no escapes
+        assert_eq!(fix(r#"["\ud83d\ude00"]"#), None);
+        assert_eq!(fix(r#"["\u0041\n\"\\"]"#), None);
+        assert_eq!(fix(r#"["\\ud800"]"#), None);
+        assert_eq!(fix(r#"{"a":1}"#), None);
+        // a high half at the very end of the text
+        assert_eq!(fix(r#""\ud800"#).as_deref(), Some(r#""\uFFFD"#));
+    }
 
     fn id_of(i: Incoming) -> Option<String> {
         match i {

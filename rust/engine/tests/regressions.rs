@@ -66,19 +66,30 @@ fn huge_numbers_outside_ids() {
 }
 
 /// A lone surrogate escape is valid JSON grammar (RFC 8259 section 8.2
-/// leaves its meaning open). As an id it is echoed byte for byte (W3.4);
-/// inside `params` serde_json refuses it and the line is a parse error.
-/// Documented, not a bug.
+/// leaves its meaning open). As an id it is echoed byte for byte (W3.4).
 #[test]
 fn lone_surrogates() {
     assert_eq!(
         answer(br#"{"jsonrpc":"2.0","id":"\udc00x","method":"ping"}"#),
         r#"{"jsonrpc":"2.0","id":"\udc00x","result":{}}"#
     );
+    // Inside params (or any other member) they are read as U+FFFD instead of
+    // failing the line; the id is still echoed as received.
     assert_eq!(
         answer(br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":"\ud800"}}"#),
-        r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#
+        r#"{"jsonrpc":"2.0","id":1,"result":{}}"#
     );
+    assert_eq!(
+        answer(br#"{"jsonrpc":"2.0","id":"\udc00x","method":"ping","x\ud800":"\udfff"}"#),
+        r#"{"jsonrpc":"2.0","id":"\udc00x","result":{}}"#
+    );
+    match parse_line(br#"{"jsonrpc":"2.0","id":"\ud800","method":"m","params":{"a":"x\udc00y"}}"#) {
+        Incoming::Message(m) => {
+            assert_eq!(m.id.as_deref(), Some(r#""\ud800""#));
+            assert_eq!(m.params, Some(serde_json::json!({"a": "x\u{fffd}y"})));
+        }
+        other => panic!("{other:?}"),
+    }
     // A correctly paired surrogate is fine everywhere.
     assert_eq!(
         answer(br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":"\ud83d\ude00"}}"#),

@@ -350,13 +350,14 @@ impl Oracle {
         let value: Value = match parse_unbounded(text) {
             Ok(v) => v,
             Err(e) => {
-                // Open cases, where the generic invariants still apply:
-                // lone surrogate escapes (RFC 8259 leaves their meaning open)
-                // and numbers beyond the f64 range, which serde_json refuses
-                // (the engine accepts them only as ids; see
-                // tests/regressions.rs, `huge_numbers_outside_ids`).
-                // Likewise serde_json's reserved member name (raw_value
-                // feature; tests/regressions.rs, `serde_json_raw_value_marker_key`).
+                // Cases this model does not predict, where the generic
+                // invariants still apply: lone surrogate escapes, which
+                // serde_json refuses and the engine reads as U+FFFD (RFC 8259
+                // leaves their meaning open; tests/regressions.rs,
+                // `lone_surrogates`), numbers out of range for a parser
+                // without `arbitrary_precision` (`huge_numbers_outside_ids`)
+                // and serde_json's reserved member name (raw_value feature;
+                // `serde_json_raw_value_marker_key`).
                 if has_lone_surrogate_escape(line)
                     || e.to_string().contains("number out of range")
                     || text.contains("$serde_json::private::")
