@@ -411,11 +411,6 @@ is_ignored_type <- function(x) {
   inherits(x, "mcplite_type_ignore") || inherits(x, "ellmer::TypeIgnore")
 }
 
-# The class each kind of mcplite type carries.
-type_kinds <- c("boolean", "integer", "number", "string", "enum", "array", "object", "from_schema", "ignore")
-type_classes <- paste0("mcplite_type_", type_kinds)
-names(type_classes) <- type_kinds
-
 # The JSON Schema of a type as an R list ready for fixed_json(), or NULL for
 # an ignored type. `where` names the place of the type in error messages.
 # Arrays in schemas (enum, required) are unnamed lists so that they encode as
@@ -435,13 +430,13 @@ type_schema <- function(x, where) {
           describe(x), ".")
   }
   kind <- x[["kind"]]
-  if (!is_scalar_string(kind) || is.na(kind_class <- type_classes[kind]) || !inherits(x, kind_class)) {
+  if (!is_scalar_string(kind) || !inherits(x, paste0("mcplite_type_", kind))) {
     abort("`", where, "` is a damaged mcplite type object; create it with a type_*() helper.")
   }
   describe_last <- function(schema) {
     d <- x[["description"]]
+    check_type_description(d, paste0(where, "$description"))
     if (!is.null(d)) {
-      check_type_description(d, paste0(where, "$description"))
       schema$description <- d
     }
     schema
@@ -497,23 +492,22 @@ type_required <- function(x) {
 # with `required` omitted when empty. `where` is used for property errors.
 object_schema <- function(properties, where, additional_properties = FALSE,
                           prop_where = function(nm) paste0(where, "$", nm)) {
-  nms <- names(properties)
-  props <- vector("list", length(nms))
-  required <- logical(length(nms))
-  for (i in seq_along(nms)) {
-    el <- properties[[i]]
-    s <- type_schema(el, prop_where(nms[[i]]))
-    if (!is.null(s)) {
-      props[[i]] <- s
-      required[[i]] <- type_required(el)
+  props <- structure(list(), names = character())
+  required <- character()
+  for (nm in names(properties)) {
+    el <- properties[[nm]]
+    s <- type_schema(el, prop_where(nm))
+    if (is.null(s)) {
+      next
+    }
+    props[[nm]] <- s
+    if (type_required(el)) {
+      required <- c(required, nm)
     }
   }
-  kept <- !vapply(props, is.null, logical(1))
-  props <- props[kept]
-  names(props) <- as.character(nms[kept])
   schema <- list(type = "object", properties = props)
-  if (any(required)) {
-    schema$required <- as.list(nms[required])
+  if (length(required) > 0L) {
+    schema$required <- as.list(required)
   }
   schema$additionalProperties <- additional_properties
   schema
