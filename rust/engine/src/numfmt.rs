@@ -91,7 +91,7 @@ pub fn push_jsonlite_double(out: &mut Vec<u8>, val: f64, digits: NumDigits, flav
         }
         NumDigits::Decimal(n) => {
             let a = val.abs();
-            if (0..10).contains(&n) && a < 2147483647.0 && a > 1e-5 {
+            if (0..10).contains(&n) && in_modp_range(a) {
                 push_modp_dtoa2(out, val, n);
             } else {
                 let p = (flavor.cap().min(a.log10().max(1.0) + n as f64)).ceil();
@@ -102,6 +102,13 @@ pub fn push_jsonlite_double(out: &mut Vec<u8>, val: f64, digits: NumDigits, flav
             }
         }
     }
+}
+
+/// Whether jsonlite prints `|x| = a` with fixed decimals (`modp_dtoa2`)
+/// rather than `%g` when `digits` is a number of decimal places.
+#[inline]
+fn in_modp_range(a: f64) -> bool {
+    a < 2147483647.0 && a > 1e-5
 }
 
 /// Append the elements of `xs` as jsonlite prints them, each followed by a
@@ -126,7 +133,7 @@ pub fn push_jsonlite_doubles(
         out.reserve(block.len() * MAX);
         for (i, &v) in block.iter().enumerate() {
             let a = v.abs();
-            if prec != 0 && a > 1e-5 && a < 2147483647.0 {
+            if prec != 0 && in_modp_range(a) {
                 // SAFETY: `MAX` bytes per remaining value of the block are
                 // reserved (re-reserved after any slow-path value below).
                 unsafe {
