@@ -14,7 +14,13 @@ fn c_g(val: f64, p: i32) -> Vec<u8> {
     // SAFETY: the buffer is large enough for %.*g with p <= 40 of any double
     // (at most ~330 characters), and the format takes an int and a double.
     let n = unsafe {
-        libc::snprintf(buf.as_mut_ptr() as *mut libc::c_char, buf.len(), b"%.*g\0".as_ptr() as *const libc::c_char, p as libc::c_int, val)
+        libc::snprintf(
+            buf.as_mut_ptr() as *mut libc::c_char,
+            buf.len(),
+            b"%.*g\0".as_ptr() as *const libc::c_char,
+            p as libc::c_int,
+            val,
+        )
     };
     buf.truncate(n as usize);
     buf
@@ -25,10 +31,27 @@ fn run(u: &mut Unstructured) -> arbitrary::Result<()> {
         0 => f64::from_bits(u64::arbitrary(u)?),
         1 => f64::arbitrary(u)?,
         2 => (i32::arbitrary(u)? as f64) / 10f64.powi(u.int_in_range(0..=12)?),
-        _ => *u.choose(&[0.0, -0.0, 0.5, 1.5, 2.5, 1e-5, 9.999999999e-6, 2147483647.0, 2147483646.5, 1e15, 1e21, 5e-324, f64::MAX, 0.1, 1.0 / 3.0])?,
+        _ => *u.choose(&[
+            0.0,
+            -0.0,
+            0.5,
+            1.5,
+            2.5,
+            1e-5,
+            9.999999999e-6,
+            2147483647.0,
+            2147483646.5,
+            1e15,
+            1e21,
+            5e-324,
+            f64::MAX,
+            0.1,
+            1.0 / 3.0,
+        ])?,
     };
     let p = if bool::arbitrary(u)? { u.int_in_range(-2i32..=41)? } else { i32::arbitrary(u)? };
-    let flavor = *u.choose(&[Flavor::from_version(1, 8, 4), Flavor::from_version(1, 8, 5), Flavor::from_version(1, 9, 0)])?;
+    let flavor =
+        *u.choose(&[Flavor::from_version(1, 8, 4), Flavor::from_version(1, 8, 5), Flavor::from_version(1, 9, 0)])?;
     let digits = match u.int_in_range(0u8..=2)? {
         0 => NumDigits::Max,
         1 => NumDigits::Signif(i32::arbitrary(u)?),
@@ -41,7 +64,13 @@ fn run(u: &mut Unstructured) -> arbitrary::Result<()> {
     assert!(got.is_ascii());
     if (-1..=40).contains(&p) {
         let want = c_g(val, p);
-        assert_eq!(got, &want[..], "push_g({val:e}, {p}): {} vs C {}", String::from_utf8_lossy(got), String::from_utf8_lossy(&want));
+        assert_eq!(
+            got,
+            &want[..],
+            "push_g({val:e}, {p}): {} vs C {}",
+            String::from_utf8_lossy(got),
+            String::from_utf8_lossy(&want)
+        );
     }
 
     if val.is_finite() {
@@ -63,7 +92,10 @@ fn run(u: &mut Unstructured) -> arbitrary::Result<()> {
         let s = std::str::from_utf8(&out).unwrap();
         let back: f64 = s.parse().unwrap_or_else(|_| panic!("modp {s:?} for {val:e} prec {prec}"));
         let places = prec.clamp(0, 9);
-        assert!((back - val).abs() <= 0.5 * 10f64.powi(-places) * (1.0 + 1e-9) + 1e-9 * val.abs(), "modp {s} for {val:e} prec {prec}");
+        assert!(
+            (back - val).abs() <= 0.5 * 10f64.powi(-places) * (1.0 + 1e-9) + 1e-9 * val.abs(),
+            "modp {s} for {val:e} prec {prec}"
+        );
     }
 
     let i = i64::arbitrary(u)?;

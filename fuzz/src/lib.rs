@@ -14,15 +14,70 @@ const MAX_DEPTH: usize = 140;
 
 /// Strings that matter to the engine, so the fuzzer hits them often.
 const WORDS: &[&str] = &[
-    "", "2.0", "1.0", "jsonrpc", "id", "method", "params", "result", "error", "_meta", "initialize",
-    "notifications/initialized", "ping", "tools/list", "tools/call", "server/discover", "resources/list",
-    "2024-11-05", "2025-06-18", "2025-11-25", "2026-07-28", "2025-03-26",
-    "io.modelcontextprotocol/protocolVersion", "io.modelcontextprotocol/clientCapabilities",
-    "io.modelcontextprotocol/clientInfo", "io.modelcontextprotocol/serverInfo", "cursor", "name", "arguments",
-    "protocolVersion", "capabilities", "clientInfo", "version", "echo", "fail", "interrupt", "blocks",
-    "structured", "big.name-1_x", "text", "image", "audio", "resource_link", "resource", "kinds", "annotations",
-    "last_modified", "lastModified", "meta", "block_meta", "is_error", "value", "message", "\u{0}", "\n", "\r\n",
-    "\"", "\\", "</", "\u{2028}", "\u{feff}", "é", "\u{1F600}", "\u{7f}",
+    "",
+    "2.0",
+    "1.0",
+    "jsonrpc",
+    "id",
+    "method",
+    "params",
+    "result",
+    "error",
+    "_meta",
+    "initialize",
+    "notifications/initialized",
+    "ping",
+    "tools/list",
+    "tools/call",
+    "server/discover",
+    "resources/list",
+    "2024-11-05",
+    "2025-06-18",
+    "2025-11-25",
+    "2026-07-28",
+    "2025-03-26",
+    "io.modelcontextprotocol/protocolVersion",
+    "io.modelcontextprotocol/clientCapabilities",
+    "io.modelcontextprotocol/clientInfo",
+    "io.modelcontextprotocol/serverInfo",
+    "cursor",
+    "name",
+    "arguments",
+    "protocolVersion",
+    "capabilities",
+    "clientInfo",
+    "version",
+    "echo",
+    "fail",
+    "interrupt",
+    "blocks",
+    "structured",
+    "big.name-1_x",
+    "text",
+    "image",
+    "audio",
+    "resource_link",
+    "resource",
+    "kinds",
+    "annotations",
+    "last_modified",
+    "lastModified",
+    "meta",
+    "block_meta",
+    "is_error",
+    "value",
+    "message",
+    "\u{0}",
+    "\n",
+    "\r\n",
+    "\"",
+    "\\",
+    "</",
+    "\u{2028}",
+    "\u{feff}",
+    "é",
+    "\u{1F600}",
+    "\u{7f}",
 ];
 
 /// A string: mostly interesting words, sometimes arbitrary.
@@ -60,7 +115,11 @@ pub fn arb_json(u: &mut Unstructured, depth: usize) -> Result<Value> {
             let n = u.int_in_range(0usize..=(MAX_DEPTH - depth))?;
             let mut v = arb_json(u, MAX_DEPTH)?;
             for _ in 0..n {
-                v = if bool::arbitrary(u)? { Value::Array(vec![v]) } else { Value::Object(Map::from_iter([("a".to_string(), v)])) };
+                v = if bool::arbitrary(u)? {
+                    Value::Array(vec![v])
+                } else {
+                    Value::Object(Map::from_iter([("a".to_string(), v)]))
+                };
             }
             v
         }
@@ -87,7 +146,10 @@ fn arb_id(u: &mut Unstructured) -> Result<Option<String>> {
         4 => Some(format!("{}{}", u.int_in_range(1u8..=9)?, "0".repeat(u.int_in_range(0usize..=60)?))),
         5 => Some(serde_json::to_string(&arb_string(u)?).unwrap()),
         6 => Some(format!("\"\\u{:04x}\"", u16::arbitrary(u)?)),
-        7 => Some((*u.choose(&["null", "true", "false", "1.5", "1.0", "1e2", "-1E+2", "01", "[]", "{}", "[1]", "\"\""])?).into()),
+        7 => Some(
+            (*u.choose(&["null", "true", "false", "1.5", "1.0", "1e2", "-1E+2", "01", "[]", "{}", "[1]", "\"\""])?)
+                .into(),
+        ),
         8 => Some(serde_json::to_string(&arb_json(u, 0)?).unwrap()),
         _ => Some(u.int_in_range(0u32..=3)?.to_string()),
     })
@@ -110,7 +172,8 @@ fn arb_meta(u: &mut Unstructured) -> Result<Value> {
                 m.insert(common::META_VERSION.into(), pv);
             }
             if u.int_in_range(0u8..=5)? > 0 {
-                let caps = if u.int_in_range(0u8..=4)? == 0 { arb_json(u, 2)? } else { Value::Object(arb_object(u, 2)?) };
+                let caps =
+                    if u.int_in_range(0u8..=4)? == 0 { arb_json(u, 2)? } else { Value::Object(arb_object(u, 2)?) };
                 m.insert(common::META_CAPS.into(), caps);
             }
             for (k, v) in arb_object(u, 2)? {
@@ -129,7 +192,18 @@ fn arb_arguments(u: &mut Unstructured) -> Result<Value> {
         _ => {
             let mut m = Map::new();
             let kinds = ["text", "image", "audio", "resource_link", "resource"];
-            for key in ["kinds", "text", "annotations", "last_modified", "block_meta", "meta", "is_error", "structured", "value", "message"] {
+            for key in [
+                "kinds",
+                "text",
+                "annotations",
+                "last_modified",
+                "block_meta",
+                "meta",
+                "is_error",
+                "structured",
+                "value",
+                "message",
+            ] {
                 if !bool::arbitrary(u)? {
                     continue;
                 }
@@ -174,7 +248,11 @@ fn arb_params(u: &mut Unstructured, method: &str) -> Result<Option<Value>> {
                         p.insert("protocolVersion".into(), pv);
                     }
                     if u.int_in_range(0u8..=6)? > 0 {
-                        let c = if u.int_in_range(0u8..=5)? == 0 { arb_json(u, 2)? } else { Value::Object(arb_object(u, 2)?) };
+                        let c = if u.int_in_range(0u8..=5)? == 0 {
+                            arb_json(u, 2)?
+                        } else {
+                            Value::Object(arb_object(u, 2)?)
+                        };
                         p.insert("capabilities".into(), c);
                     }
                     if u.int_in_range(0u8..=6)? > 0 {
@@ -182,7 +260,10 @@ fn arb_params(u: &mut Unstructured, method: &str) -> Result<Option<Value>> {
                             arb_json(u, 2)?
                         } else {
                             let mut ci = arb_object(u, 2)?;
-                            ci.insert("name".into(), if bool::arbitrary(u)? { Value::String(arb_string(u)?) } else { arb_json(u, 3)? });
+                            ci.insert(
+                                "name".into(),
+                                if bool::arbitrary(u)? { Value::String(arb_string(u)?) } else { arb_json(u, 3)? },
+                            );
                             if u.int_in_range(0u8..=5)? > 0 {
                                 ci.insert("version".into(), Value::String(arb_string(u)?));
                             }
@@ -245,10 +326,21 @@ pub fn arb_line(u: &mut Unstructured) -> Result<Vec<u8>> {
         0 => None,
         1 => Some(serde_json::to_string(&arb_json(u, 1)?).unwrap()),
         2 => Some(serde_json::to_string(&arb_string(u)?).unwrap()),
-        _ => Some(serde_json::to_string(*u.choose(&[
-            "initialize", "notifications/initialized", "ping", "tools/list", "tools/call", "tools/call",
-            "tools/call", "server/discover", "resources/list", "notifications/cancelled",
-        ])?).unwrap()),
+        _ => Some(
+            serde_json::to_string(*u.choose(&[
+                "initialize",
+                "notifications/initialized",
+                "ping",
+                "tools/list",
+                "tools/call",
+                "tools/call",
+                "tools/call",
+                "server/discover",
+                "resources/list",
+                "notifications/cancelled",
+            ])?)
+            .unwrap(),
+        ),
     };
     let method_name: String = method.as_deref().and_then(|m| serde_json::from_str(m).ok()).unwrap_or_default();
     let mut members: Vec<(String, String)> = vec![];

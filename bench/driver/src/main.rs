@@ -56,11 +56,31 @@ pub struct Plan {
 impl Plan {
     fn new(quick: bool) -> Plan {
         if quick {
-            Plan { quick, rounds: 1, w1_spawns: 2, w2_calls: 200, w2_warmup: 20, w3_calls: 500, w3_batches: 1,
-                   w4_calls: 50, w5_calls: 1, workloads: vec![] }
+            Plan {
+                quick,
+                rounds: 1,
+                w1_spawns: 2,
+                w2_calls: 200,
+                w2_warmup: 20,
+                w3_calls: 500,
+                w3_batches: 1,
+                w4_calls: 50,
+                w5_calls: 1,
+                workloads: vec![],
+            }
         } else {
-            Plan { quick, rounds: 3, w1_spawns: 3, w2_calls: 2000, w2_warmup: 200, w3_calls: 5000, w3_batches: 1,
-                   w4_calls: 300, w5_calls: 2, workloads: vec![] }
+            Plan {
+                quick,
+                rounds: 3,
+                w1_spawns: 3,
+                w2_calls: 2000,
+                w2_warmup: 200,
+                w3_calls: 5000,
+                w3_batches: 1,
+                w4_calls: 300,
+                w5_calls: 2,
+                workloads: vec![],
+            }
         }
     }
     fn wants(&self, w: &str) -> bool {
@@ -98,7 +118,12 @@ fn load_config(path: &Path) -> Vec<ServerDef> {
             id: s["id"].as_str().expect("id").to_string(),
             label: s["label"].as_str().unwrap_or(s["id"].as_str().unwrap()).to_string(),
             role: s["role"].as_str().unwrap_or("peer").to_string(),
-            cmd: s["cmd"].as_array().expect("cmd").iter().map(|a| expand_env(a.as_str().expect("cmd string"))).collect(),
+            cmd: s["cmd"]
+                .as_array()
+                .expect("cmd")
+                .iter()
+                .map(|a| expand_env(a.as_str().expect("cmd string")))
+                .collect(),
             modern: s["modern"].as_bool().unwrap_or(true),
         })
         .collect()
@@ -221,7 +246,8 @@ impl Conn {
     /// Not wait4()'s ru_maxrss: on Linux that also counts the driver's own memory, because the
     /// child's maxrss inherits the high-water mark of the address space it had before exec.
     pub fn peak_rss_mb(&self) -> Result<f64, String> {
-        let status = fs::read_to_string(format!("/proc/{}/status", self.child.id())).map_err(|e| format!("cannot read VmHWM: {e}"))?;
+        let status = fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .map_err(|e| format!("cannot read VmHWM: {e}"))?;
         status
             .lines()
             .find_map(|l| l.strip_prefix("VmHWM:"))
@@ -286,7 +312,9 @@ fn is_server_notification(line: &[u8]) -> bool {
     // Only small lines can be notifications worth parsing; responses always carry "result" or "error".
     line.len() < 4096
         && find(line, b"\"method\"")
-        && serde_json::from_slice::<Value>(line).map(|v| v.get("method").is_some() && v.get("id").is_none()).unwrap_or(false)
+        && serde_json::from_slice::<Value>(line)
+            .map(|v| v.get("method").is_some() && v.get("id").is_none())
+            .unwrap_or(false)
 }
 
 // ---------------------------------------------------------------- requests
@@ -364,8 +392,13 @@ fn start_session(def: &ServerDef, log: &Path, initialize: bool) -> Result<Conn, 
 }
 
 /// Sequential calls; returns per-call latencies in microseconds.
-fn sequential(c: &mut Conn, n: usize, warmup: usize, mut make: impl FnMut(u64) -> Vec<u8>,
-              check: &dyn Fn(&Conn, u64, &Value) -> Result<(), String>) -> Result<Vec<f64>, String> {
+fn sequential(
+    c: &mut Conn,
+    n: usize,
+    warmup: usize,
+    mut make: impl FnMut(u64) -> Vec<u8>,
+    check: &dyn Fn(&Conn, u64, &Value) -> Result<(), String>,
+) -> Result<Vec<f64>, String> {
     let mut out = Vec::with_capacity(n);
     for k in 0..(warmup + n) {
         let id = c.id();
@@ -457,7 +490,9 @@ fn w1(def: &ServerDef, plan: &Plan, log: &Path, res: &mut Results) {
                 if def.role == "runtime" {
                     let e = c.close(60);
                     let dt = t0.elapsed().as_secs_f64() * 1e3;
-                    if !e.ok { return Err("runtime did not exit cleanly".into()); }
+                    if !e.ok {
+                        return Err("runtime did not exit cleanly".into());
+                    }
                     return Ok((dt, f64::NAN, e.cpu_s * 1e3));
                 }
                 let id = c.id();
@@ -557,8 +592,15 @@ fn w2_w3_w4(def: &ServerDef, plan: &Plan, log: &Path, res: &mut Results) {
     c.close(30);
 }
 
-fn big_session(def: &ServerDef, plan: &Plan, log: &Path, res: &mut Results, metric: &str, req: &dyn Fn(u64) -> Vec<u8>,
-               check: &dyn Fn(&Value) -> Result<(), String>) {
+fn big_session(
+    def: &ServerDef,
+    plan: &Plan,
+    log: &Path,
+    res: &mut Results,
+    metric: &str,
+    req: &dyn Fn(u64) -> Vec<u8>,
+    check: &dyn Fn(&Value) -> Result<(), String>,
+) {
     let r = (|| -> Result<(Vec<f64>, f64, f64), String> {
         let mut c = start_session(def, log, true)?;
         c.set_timeout(600);
@@ -630,14 +672,20 @@ fn w5_w6(def: &ServerDef, plan: &Plan, log: &Path, res: &mut Results, big_arg: &
     }
     if plan.wants("W6") {
         let arg = big_arg.clone();
-        big_session(def, plan, log, res, "W6.arg",
+        big_session(
+            def,
+            plan,
+            log,
+            res,
+            "W6.arg",
             &move |id| {
                 let mut v = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/call\",\"params\":{{\"name\":\"text_length\",\"arguments\":{{\"text\":").into_bytes();
                 v.extend_from_slice(&arg);
                 v.extend_from_slice(b"}}}\n");
                 v
             },
-            &|r| check_tool_text(r, &BIG_CHARS.to_string()));
+            &|r| check_tool_text(r, &BIG_CHARS.to_string()),
+        );
     }
 }
 
@@ -703,7 +751,9 @@ fn self_cpu() -> f64 {
 }
 
 fn loadavg() -> String {
-    fs::read_to_string("/proc/loadavg").map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" ")).unwrap_or_default()
+    fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
 }
 
 // ---------------------------------------------------------------- main
@@ -772,10 +822,26 @@ fn main() {
         order.rotate_left(round % n.max(1));
         eprintln!("== round {}/{} (load {})", round + 1, plan.rounds, loadavg());
         let phases: [(&str, &dyn Fn(&ServerDef, &mut Results)); 4] = [
-            ("W1", &|d, r| if d.role != "echo" { w1(d, &plan, &log(&d.id), r) }),
-            ("W2", &|d, r| if d.role != "runtime" { w2_w3_w4(d, &plan, &log(&d.id), r) }),
-            ("W5", &|d, r| if d.role != "runtime" && d.role != "echo" { w5_w6(d, &plan, &log(&d.id), r, &big_arg) }),
-            ("W7", &|d, r| if d.role != "runtime" && d.role != "echo" { w7(d, &plan, &log(&d.id), r) }),
+            ("W1", &|d, r| {
+                if d.role != "echo" {
+                    w1(d, &plan, &log(&d.id), r)
+                }
+            }),
+            ("W2", &|d, r| {
+                if d.role != "runtime" {
+                    w2_w3_w4(d, &plan, &log(&d.id), r)
+                }
+            }),
+            ("W5", &|d, r| {
+                if d.role != "runtime" && d.role != "echo" {
+                    w5_w6(d, &plan, &log(&d.id), r, &big_arg)
+                }
+            }),
+            ("W7", &|d, r| {
+                if d.role != "runtime" && d.role != "echo" {
+                    w7(d, &plan, &log(&d.id), r)
+                }
+            }),
         ];
         for (name, f) in phases {
             let wanted = match name {

@@ -111,7 +111,11 @@ pub fn fmt_num(x: f64) -> String {
             }
             out.push(ch);
         }
-        if v < 0 { format!("-{out}") } else { out }
+        if v < 0 {
+            format!("-{out}")
+        } else {
+            out
+        }
     } else if a >= 100.0 {
         format!("{x:.0}")
     } else if a >= 10.0 {
@@ -171,26 +175,44 @@ pub fn goals(v: &View) -> Vec<Goal> {
     let fv = |metric: &str| floor.as_deref().and_then(|f| v.get(f, metric, Stat::Median));
 
     // W1
-    let rscript = v.servers.iter().find(|s| s.role == "runtime" && s.id == "rscript").and_then(|s| v.get(&s.id, "W1.cold_ms", Stat::Median));
+    let rscript = v
+        .servers
+        .iter()
+        .find(|s| s.role == "runtime" && s.id == "rscript")
+        .and_then(|s| v.get(&s.id, "W1.cold_ms", Stat::Median));
     {
         let mut parts = vec![];
         let mut ok = Some(true);
         for (k, metric) in [("1 tool", "W1.cold_1_ms"), ("54 tools", "W1.cold_54_ms")] {
             match (mv(metric, Stat::Median), rscript) {
                 (Some(a), Some(r)) => {
-                    parts.push(format!("{k}: {} ms = {} of `Rscript -e 0` ({} ms)", fmt_num(a), fmt_ratio(a / r), fmt_num(r)));
+                    parts.push(format!(
+                        "{k}: {} ms = {} of `Rscript -e 0` ({} ms)",
+                        fmt_num(a),
+                        fmt_ratio(a / r),
+                        fmt_num(r)
+                    ));
                     ok = ok.map(|o| o && a <= 1.2 * r);
                 }
                 _ => ok = None,
             }
         }
-        let rcpu = v.servers.iter().find(|s| s.role == "runtime" && s.id == "rscript").and_then(|s| v.get(&s.id, "W1.cpu_ms", Stat::Median));
+        let rcpu = v
+            .servers
+            .iter()
+            .find(|s| s.role == "runtime" && s.id == "rscript")
+            .and_then(|s| v.get(&s.id, "W1.cpu_ms", Stat::Median));
         for (k, metric) in [("1 tool", "W1.cpu_1_ms"), ("54 tools", "W1.cpu_54_ms")] {
             if let (Some(a), Some(r)) = (mv(metric, Stat::Median), rcpu) {
                 parts.push(format!("CPU time {k}: {} of Rscript's", fmt_ratio(a / r)));
             }
         }
-        g.push(Goal { id: "W1a", text: "cold start ≤ 1.2× bare `Rscript --vanilla -e 0` (1 and 54 tools)".into(), measured: parts.join("; "), status: status(ok) });
+        g.push(Goal {
+            id: "W1a",
+            text: "cold start ≤ 1.2× bare `Rscript --vanilla -e 0` (1 and 54 tools)".into(),
+            measured: parts.join("; "),
+            status: status(ok),
+        });
         let mut parts = vec![];
         let mut ok = Some(true);
         for (k, metric) in [("1 tool", "W1.cold_1_ms"), ("54 tools", "W1.cold_54_ms")] {
@@ -202,12 +224,20 @@ pub fn goals(v: &View) -> Vec<Goal> {
                 _ => ok = None,
             }
         }
-        g.push(Goal { id: "W1b", text: "cold start faster than every peer".into(), measured: parts.join("; "), status: status(ok) });
+        g.push(Goal {
+            id: "W1b",
+            text: "cold start faster than every peer".into(),
+            measured: parts.join("; "),
+            status: status(ok),
+        });
     }
     // W2 / W3 / W4, and W7 with the W2/W3 thresholds
     let lat = |id: &'static str, metric: &str, text: &str, factor: f64, g: &mut Vec<Goal>| {
         let r = match (mv(metric, Stat::Median), best_peer(v, metric, Stat::Median, false)) {
-            (Some(a), Some((p, b))) => (format!("{} µs vs fastest peer {p} {} µs: {} of it", fmt_num(a), fmt_num(b), fmt_ratio(a / b)), Some(a <= factor * b)),
+            (Some(a), Some((p, b))) => (
+                format!("{} µs vs fastest peer {p} {} µs: {} of it", fmt_num(a), fmt_num(b), fmt_ratio(a / b)),
+                Some(a <= factor * b),
+            ),
             (None, _) => (format!("mcplite: {}", v.na_reason(m, metric).unwrap_or("no data")), None),
             _ => ("no peer data".into(), None),
         };
@@ -215,7 +245,10 @@ pub fn goals(v: &View) -> Vec<Goal> {
     };
     let tput = |id: &'static str, metric: &str, text: &str, g: &mut Vec<Goal>| {
         let r = match (mv(metric, Stat::Median), best_peer(v, metric, Stat::Median, true)) {
-            (Some(a), Some((p, b))) => (format!("{}/s vs fastest peer {p} {}/s: {}", fmt_num(a), fmt_num(b), fmt_ratio(a / b)), Some(a >= 3.0 * b)),
+            (Some(a), Some((p, b))) => (
+                format!("{}/s vs fastest peer {p} {}/s: {}", fmt_num(a), fmt_num(b), fmt_ratio(a / b)),
+                Some(a >= 3.0 * b),
+            ),
             (None, _) => (format!("mcplite: {}", v.na_reason(m, metric).unwrap_or("no data")), None),
             _ => ("no peer data".into(), None),
         };
@@ -254,7 +287,14 @@ pub fn goals(v: &View) -> Vec<Goal> {
         g.push(Goal { id, text: text.into(), measured: parts.join("; "), status: status(ok) });
     };
     vs_floor("W5a", "W5.text_ms", "10 MB text result within 2× of the Rust floor", 2.0, false, &mut g);
-    vs_floor("W5b", "W5.frame_ms", "data frame within 3× of the Rust floor and faster than every peer", 3.0, true, &mut g);
+    vs_floor(
+        "W5b",
+        "W5.frame_ms",
+        "data frame within 3× of the Rust floor and faster than every peer",
+        3.0,
+        true,
+        &mut g,
+    );
     {
         let mut parts = vec![];
         let mut ok = Some(true);
@@ -267,9 +307,21 @@ pub fn goals(v: &View) -> Vec<Goal> {
                 _ => ok = None,
             }
         }
-        g.push(Goal { id: "W5c", text: "W5 peak RSS below every peer's".into(), measured: parts.join("; "), status: status(ok) });
+        g.push(Goal {
+            id: "W5c",
+            text: "W5 peak RSS below every peer's".into(),
+            measured: parts.join("; "),
+            status: status(ok),
+        });
     }
-    vs_floor("W6", "W6.arg_ms", "10 MB string argument within 2.5× of the Rust floor and faster than every peer", 2.5, true, &mut g);
+    vs_floor(
+        "W6",
+        "W6.arg_ms",
+        "10 MB string argument within 2.5× of the Rust floor and faster than every peer",
+        2.5,
+        true,
+        &mut g,
+    );
     lat("W7a", "W7.call_us", "(informational) modern sequential p50 ≤ 0.5× the fastest modern peer's", 0.5, &mut g);
     tput("W7b", "W7.calls_per_s", "(informational) modern pipelined throughput ≥ 3× the fastest modern peer's", &mut g);
     g
@@ -305,7 +357,8 @@ pub fn write_all(dir: &Path, servers: &[ServerDef], res: &Results, meta: &Value,
         "not_available": res.na,
         "goals": goals.iter().map(|g| json!({"id": g.id, "goal": g.text, "measured": g.measured, "status": g.status})).collect::<Vec<_>>(),
     });
-    fs::write(dir.join("results.json"), serde_json::to_string_pretty(&doc).unwrap() + "\n").expect("write results.json");
+    fs::write(dir.join("results.json"), serde_json::to_string_pretty(&doc).unwrap() + "\n")
+        .expect("write results.json");
 
     // CSV
     let mut csv = String::from("server,role,metric,unit,n,median,p25,p75,p99,min,max\n");
@@ -313,8 +366,21 @@ pub fn write_all(dir: &Path, servers: &[ServerDef], res: &Results, meta: &Value,
         if let Some(ms) = res.samples.get(&s.id) {
             for (metric, xs) in ms {
                 if let Some(x) = summarize(xs) {
-                    let _ = writeln!(csv, "{},{},{},{},{},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3}", s.id, s.role, metric, unit_of(metric),
-                                     x.n, x.median, x.p25, x.p75, x.p99, x.min, x.max);
+                    let _ = writeln!(
+                        csv,
+                        "{},{},{},{},{},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3}",
+                        s.id,
+                        s.role,
+                        metric,
+                        unit_of(metric),
+                        x.n,
+                        x.median,
+                        x.p25,
+                        x.p75,
+                        x.p99,
+                        x.min,
+                        x.max
+                    );
                 }
             }
         }
@@ -326,7 +392,9 @@ pub fn write_all(dir: &Path, servers: &[ServerDef], res: &Results, meta: &Value,
 
 fn cell(v: &View, sid: &str, r: &Row) -> String {
     match (v.get(sid, r.metric, r.stat), v.summary(sid, r.metric)) {
-        (Some(x), Some(s)) if r.stat == Stat::Median && s.n > 1 => format!("{} ({}–{})", fmt_num(x), fmt_num(s.p25), fmt_num(s.p75)),
+        (Some(x), Some(s)) if r.stat == Stat::Median && s.n > 1 => {
+            format!("{} ({}–{})", fmt_num(x), fmt_num(s.p25), fmt_num(s.p75))
+        }
         (Some(x), _) => fmt_num(x),
         _ if v.na_reason(sid, r.metric).is_some() => "n/a".into(),
         _ => "–".into(),
@@ -337,17 +405,27 @@ pub fn markdown(v: &View, goals: &[Goal], meta: &Value, run: &Value) -> String {
     let mut md = String::new();
     let date = meta["date"].as_str().unwrap_or("(unknown date)");
     let _ = writeln!(md, "# mcplite benchmark results\n");
-    let _ = writeln!(md, "Run: {date}{}; {} round(s), servers interleaved; load average {} → {}; {:.0} s.\n",
-                     if run["quick"].as_bool() == Some(true) { " (**--quick smoke run, not for quoting**)" } else { "" },
-                     run["rounds"], run["loadavg_start"].as_str().unwrap_or("?"), run["loadavg_end"].as_str().unwrap_or("?"),
-                     run["elapsed_s"].as_f64().unwrap_or(0.0));
+    let _ = writeln!(
+        md,
+        "Run: {date}{}; {} round(s), servers interleaved; load average {} → {}; {:.0} s.\n",
+        if run["quick"].as_bool() == Some(true) { " (**--quick smoke run, not for quoting**)" } else { "" },
+        run["rounds"],
+        run["loadavg_start"].as_str().unwrap_or("?"),
+        run["loadavg_end"].as_str().unwrap_or("?"),
+        run["elapsed_s"].as_f64().unwrap_or(0.0)
+    );
     if let Some(m) = meta["machine"].as_str() {
         let _ = writeln!(md, "Machine: {m}\n");
     }
     if let Some(vs) = meta["versions"].as_object() {
-        let _ = writeln!(md, "Versions: {}\n", vs.iter().map(|(k, x)| format!("{k} {}", x.as_str().unwrap_or("?"))).collect::<Vec<_>>().join(", "));
+        let _ = writeln!(
+            md,
+            "Versions: {}\n",
+            vs.iter().map(|(k, x)| format!("{k} {}", x.as_str().unwrap_or("?"))).collect::<Vec<_>>().join(", ")
+        );
     }
-    let shown: Vec<&ServerDef> = v.servers.iter().filter(|s| matches!(s.role.as_str(), "mcplite" | "peer" | "floor")).collect();
+    let shown: Vec<&ServerDef> =
+        v.servers.iter().filter(|s| matches!(s.role.as_str(), "mcplite" | "peer" | "floor")).collect();
     let mcp = v.mcplite().map(|s| s.id.clone());
 
     let _ = writeln!(md, "## Ratios (mcplite's advantage; > 1 means mcplite is better)\n");
@@ -376,7 +454,11 @@ pub fn markdown(v: &View, goals: &[Goal], meta: &Value, run: &Value) -> String {
     }
 
     let _ = writeln!(md, "\n## Absolute figures: median (p25–p75)\n");
-    let _ = writeln!(md, "| Workload | unit | {} |", shown.iter().map(|s| s.label.as_str()).collect::<Vec<_>>().join(" | "));
+    let _ = writeln!(
+        md,
+        "| Workload | unit | {} |",
+        shown.iter().map(|s| s.label.as_str()).collect::<Vec<_>>().join(" | ")
+    );
     let _ = writeln!(md, "|---|---|{}", "---|".repeat(shown.len()));
     for r in ROWS {
         let cells: Vec<String> = shown.iter().map(|s| cell(v, &s.id, r)).collect();
@@ -398,10 +480,15 @@ pub fn markdown(v: &View, goals: &[Goal], meta: &Value, run: &Value) -> String {
         let tp = v.get(&e.id, "W3.calls_per_s", Stat::Median);
         let cpu = v.get(&e.id, "driver_cpu_us_per_call", Stat::Median);
         let _ = writeln!(md, "\n## Driver overhead (against `{}`, a trivial echo server)\n", e.cmd.join(" "));
-        let _ = writeln!(md, "Round trip p50 {} µs (p99 {} µs); pipelined {} lines/s; driver CPU {} µs per request. \
+        let _ = writeln!(
+            md,
+            "Round trip p50 {} µs (p99 {} µs); pipelined {} lines/s; driver CPU {} µs per request. \
                              These bound what the driver and the pipes add to every figure above.",
-                         p50.map(|s| fmt_num(s.median)).unwrap_or("–".into()), p50.map(|s| fmt_num(s.p99)).unwrap_or("–".into()),
-                         tp.map(fmt_num).unwrap_or("–".into()), cpu.map(fmt_num).unwrap_or("–".into()));
+            p50.map(|s| fmt_num(s.median)).unwrap_or("–".into()),
+            p50.map(|s| fmt_num(s.p99)).unwrap_or("–".into()),
+            tp.map(fmt_num).unwrap_or("–".into()),
+            cpu.map(fmt_num).unwrap_or("–".into())
+        );
     }
 
     let mut nas = vec![];
@@ -413,6 +500,10 @@ pub fn markdown(v: &View, goals: &[Goal], meta: &Value, run: &Value) -> String {
     if !nas.is_empty() {
         let _ = writeln!(md, "\n## Not available\n\n{}", nas.join("\n"));
     }
-    let _ = writeln!(md, "\nServers: {}", v.servers.iter().map(|s| format!("{} = `{}`", s.label, s.cmd.join(" "))).collect::<Vec<_>>().join("; "));
+    let _ = writeln!(
+        md,
+        "\nServers: {}",
+        v.servers.iter().map(|s| format!("{} = `{}`", s.label, s.cmd.join(" "))).collect::<Vec<_>>().join("; ")
+    );
     md
 }

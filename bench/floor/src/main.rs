@@ -63,10 +63,7 @@ fn tools_array(all: bool) -> Vec<u8> {
         &mut out,
         "add",
         "Add two numbers.",
-        &[
-            ("x", r#"{"type":"number"}"#, "First number."),
-            ("y", r#"{"type":"number"}"#, "Second number."),
-        ],
+        &[("x", r#"{"type":"number"}"#, "First number."), ("y", r#"{"type":"number"}"#, "Second number.")],
     );
     if all {
         out.push(b',');
@@ -79,12 +76,7 @@ fn tools_array(all: bool) -> Vec<u8> {
         out.push(b',');
         tool_json(&mut out, "big_text", "Return a 10 MB text.", &[]);
         out.push(b',');
-        tool_json(
-            &mut out,
-            "frame",
-            "Return a 100,000 x 5 data frame as structured content.",
-            &[],
-        );
+        tool_json(&mut out, "frame", "Return a 100,000 x 5 data frame as structured content.", &[]);
         for i in 1..=50 {
             out.push(b',');
             let name = format!("tool_{i:02}");
@@ -212,7 +204,9 @@ fn handle(state: &mut State, line: &[u8], out: &mut Vec<u8>) {
     let msg: Value = match serde_json::from_slice(line) {
         Ok(v) => v,
         Err(_) => {
-            out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":\"Parse error\"}}\n");
+            out.extend_from_slice(
+                b"{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":\"Parse error\"}}\n",
+            );
             return;
         }
     };
@@ -221,11 +215,7 @@ fn handle(state: &mut State, line: &[u8], out: &mut Vec<u8>) {
     let method = obj.get("method").and_then(Value::as_str).unwrap_or("");
     let empty = Map::new();
     let params = obj.get("params").and_then(Value::as_object).unwrap_or(&empty);
-    let modern = params
-        .get("_meta")
-        .and_then(Value::as_object)
-        .and_then(|m| m.get(PV_KEY))
-        .and_then(Value::as_str)
+    let modern = params.get("_meta").and_then(Value::as_object).and_then(|m| m.get(PV_KEY)).and_then(Value::as_str)
         == Some(MODERN);
 
     out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
@@ -265,11 +255,8 @@ fn handle(state: &mut State, line: &[u8], out: &mut Vec<u8>) {
         out.extend_from_slice(b"}}\n");
     } else {
         out.truncate(start);
-        let (code, message) = if method == "tools/call" {
-            (-32602, "Invalid params")
-        } else {
-            (-32601, "Method not found")
-        };
+        let (code, message) =
+            if method == "tools/call" { (-32602, "Invalid params") } else { (-32601, "Method not found") };
         out.extend_from_slice(format!(",\"error\":{{\"code\":{code},\"message\":\"{message}\"}}}}\n").as_bytes());
     }
 }

@@ -107,12 +107,8 @@ fn server(mode: &str, port: u16, dead_port: u16, host: &mut Echo) -> Server {
         "dead" => format!("http://127.0.0.1:{dead_port}"),
         _ => return s,
     };
-    let vars: HashMap<&str, String> = [
-        ("OTEL_TRACES_EXPORTER", "otlp".to_string()),
-        ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint),
-    ]
-    .into_iter()
-    .collect();
+    let vars: HashMap<&str, String> =
+        [("OTEL_TRACES_EXPORTER", "otlp".to_string()), ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)].into_iter().collect();
     s.set_recorder(recorder_from_env(&|k| vars.get(k).cloned()));
     s
 }

@@ -76,11 +76,7 @@ pub struct Block {
 
 impl Block {
     pub fn text(text: impl Into<String>) -> Block {
-        Block {
-            content: Content::Text { text: text.into() },
-            annotations: Vec::new(),
-            meta: Vec::new(),
-        }
+        Block { content: Content::Text { text: text.into() }, annotations: Vec::new(), meta: Vec::new() }
     }
 }
 
@@ -115,10 +111,7 @@ impl ToolResult {
 
     /// One text block, `isError: false`: the shape of ordinary return values.
     pub fn text(text: impl Into<String>) -> ToolResult {
-        ToolResult {
-            content: vec![Block::text(text)],
-            ..Default::default()
-        }
+        ToolResult { content: vec![Block::text(text)], ..Default::default() }
     }
 }
 

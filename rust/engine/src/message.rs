@@ -178,16 +178,8 @@ fn classify(env: Envelope) -> Incoming {
     };
     let jsonrpc_ok = matches!(&env.jsonrpc, Some(Value::String(s)) if s == "2.0");
     match (method, jsonrpc_ok, id_valid) {
-        (Some(method), true, None) => Incoming::Message(Message {
-            id: None,
-            method,
-            params: env.params,
-        }),
-        (Some(method), true, Some(true)) => Incoming::Message(Message {
-            id: env.id,
-            method,
-            params: env.params,
-        }),
+        (Some(method), true, None) => Incoming::Message(Message { id: None, method, params: env.params }),
+        (Some(method), true, Some(true)) => Incoming::Message(Message { id: env.id, method, params: env.params }),
         (_, _, Some(true)) => Incoming::InvalidRequest { id: env.id },
         _ => Incoming::InvalidRequest { id: None },
     }
@@ -210,12 +202,24 @@ impl<'de> Visitor<'de> for SkipVisitor {
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("any JSON value")
     }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Skip, E> { Ok(Skip) }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Skip, E> { Ok(Skip) }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Skip, E> { Ok(Skip) }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Skip, E> { Ok(Skip) }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Skip, E> { Ok(Skip) }
-    fn visit_unit<E: de::Error>(self) -> Result<Skip, E> { Ok(Skip) }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Skip, E> {
+        Ok(Skip)
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Skip, E> {
+        Ok(Skip)
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Skip, E> {
+        Ok(Skip)
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Skip, E> {
+        Ok(Skip)
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Skip, E> {
+        Ok(Skip)
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Skip, E> {
+        Ok(Skip)
+    }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Skip, A::Error> {
         while seq.next_element::<Skip>()?.is_some() {}
         Ok(Skip)
@@ -366,19 +370,12 @@ mod tests {
         // MAX_DEPTH levels in all (the top object included) are fine; one
         // more is a parse error. Brackets inside strings do not count.
         let nested = |d: usize| {
-            format!(
-                "{{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"params\":{}{}}}",
-                "[".repeat(d - 1),
-                "]".repeat(d - 1)
-            )
+            format!("{{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"params\":{}{}}}", "[".repeat(d - 1), "]".repeat(d - 1))
         };
         assert!(matches!(parse_line(nested(128).as_bytes()), Incoming::Message(_)));
         assert!(matches!(parse_line(nested(MAX_DEPTH).as_bytes()), Incoming::Message(_)));
         assert!(matches!(parse_line(nested(MAX_DEPTH + 1).as_bytes()), Incoming::ParseError));
-        let in_string = format!(
-            "{{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"params\":[\"{}\\\"\"]}}",
-            "[{".repeat(2000)
-        );
+        let in_string = format!("{{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"params\":[\"{}\\\"\"]}}", "[{".repeat(2000));
         assert!(matches!(parse_line(in_string.as_bytes()), Incoming::Message(_)));
     }
 
@@ -434,4 +431,3 @@ mod tests {
         assert!(!contains_nul(&v));
     }
 }
-

@@ -537,7 +537,7 @@ fn round_digits_exact(a: f64, p: usize, buf: &mut [u8; 48]) -> Option<(usize, i3
     }
     let m = (bits & ((1 << 52) - 1)) | 1 << 52;
     let e = biased - 1075; // a = m * 2^e
-    // floor(log10(a)) is floor(e2 * log10(2)) or one more, e2 = floor(log2(a))
+                           // floor(log10(a)) is floor(e2 * log10(2)) or one more, e2 = floor(log2(a))
     let mut x = ((e + 52) * 78_913) >> 18;
     let top = POW10_INT[p];
     let scaled = |x: i32| -> Option<(u64, u128, u32)> {
@@ -823,7 +823,8 @@ mod tests {
         let tmp = (value - whole as f64) * POW10[prec];
         let mut frac = tmp as u32 as u64;
         let diff = tmp - frac as f64;
-        let bump = diff > 0.5 || (diff == 0.5 && prec > 0 && frac & 1 == 1) || (diff == 0.5 && prec == 0 && whole & 1 == 1);
+        let bump =
+            diff > 0.5 || (diff == 0.5 && prec > 0 && frac & 1 == 1) || (diff == 0.5 && prec == 0 && whole & 1 == 1);
         if bump {
             frac += 1;
             if frac >= POW10_INT[prec] {
@@ -896,7 +897,8 @@ mod tests {
         // with few decimals (rollover, halfway and trailing-zero cases) and
         // the boundaries of the eight-digit whole part
         let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
-        let mut values = vec![0.0, -0.0, 0.5, 1.5, 2.5, 0.99995, 0.00005, 99_999_999.99999, 100_000_000.0, 2_147_483_646.9];
+        let mut values =
+            vec![0.0, -0.0, 0.5, 1.5, 2.5, 0.99995, 0.00005, 99_999_999.99999, 100_000_000.0, 2_147_483_646.9];
         for _ in 0..400_000 {
             let r = next();
             let unit = (r >> 11) as f64 / (1u64 << 53) as f64;
@@ -926,7 +928,8 @@ mod tests {
     #[test]
     fn exact_integer_rounding_matches_the_exact_formatter() {
         let mut next = xorshift(0x2545_f491_4f6c_dd1d);
-        let mut values = vec![1.0, 0.5, 0.125, 9.5, 99.5, 0.3, 1e-17, 1e-18, 1e15, 999999999999999.5, 123456789012345.5, 2.5e-5];
+        let mut values =
+            vec![1.0, 0.5, 0.125, 9.5, 99.5, 0.3, 1e-17, 1e-18, 1e15, 999999999999999.5, 123456789012345.5, 2.5e-5];
         for _ in 0..150_000 {
             let r = next();
             // random bit patterns over the range it accepts and a little
@@ -979,7 +982,14 @@ mod tests {
             xs.push(f64::from_bits(s >> 2) % 1e7 - 5e6);
             xs.push((s >> 11) as f64 / (1u64 << 40) as f64);
         }
-        for digits in [NumDigits::Decimal(4), NumDigits::Decimal(0), NumDigits::Decimal(8), NumDigits::Decimal(9), NumDigits::Max, NumDigits::Signif(6)] {
+        for digits in [
+            NumDigits::Decimal(4),
+            NumDigits::Decimal(0),
+            NumDigits::Decimal(8),
+            NumDigits::Decimal(9),
+            NumDigits::Max,
+            NumDigits::Signif(6),
+        ] {
             let mut batch = Vec::new();
             push_jsonlite_doubles(&mut batch, &xs, digits, Flavor::V1_8_4, |o, _| o.extend_from_slice(b"null"));
             let mut single = Vec::new();

@@ -16,12 +16,8 @@ pub enum Version {
 }
 
 /// Discovery order (SPEC M3): preferred first.
-pub const SUPPORTED: [Version; 4] = [
-    Version::V2026_07_28,
-    Version::V2025_11_25,
-    Version::V2025_06_18,
-    Version::V2024_11_05,
-];
+pub const SUPPORTED: [Version; 4] =
+    [Version::V2026_07_28, Version::V2025_11_25, Version::V2025_06_18, Version::V2024_11_05];
 
 /// The version a legacy `initialize` settles on when the client asks for
 /// something we do not speak (SPEC L1.2).
@@ -54,12 +50,8 @@ impl Version {
         }
     }
 
-    pub const ALL: [Version; 4] = [
-        Version::V2024_11_05,
-        Version::V2025_06_18,
-        Version::V2025_11_25,
-        Version::V2026_07_28,
-    ];
+    pub const ALL: [Version; 4] =
+        [Version::V2024_11_05, Version::V2025_06_18, Version::V2025_11_25, Version::V2026_07_28];
 
     fn has_annotations(self) -> bool {
         self != Version::V2024_11_05
@@ -81,12 +73,7 @@ pub fn schema_root_is_object(schema: &str) -> bool {
     // without a depth limit, so a deep schema is judged by its root too.
     type Root<'a> = std::collections::HashMap<String, &'a serde_json::value::RawValue>;
     match serde_json::from_str::<Root>(schema) {
-        Ok(m) => {
-            m.get("type")
-                .and_then(|t| serde_json::from_str::<String>(t.get()).ok())
-                .as_deref()
-                == Some("object")
-        }
+        Ok(m) => m.get("type").and_then(|t| serde_json::from_str::<String>(t.get()).ok()).as_deref() == Some("object"),
         Err(_) => false,
     }
 }
@@ -165,14 +152,7 @@ fn write_block(out: &mut Vec<u8>, b: &Block, v: Version) {
             out.extend_from_slice(b",\"mimeType\":");
             write_str(out, mime_type);
         }
-        Content::ResourceLink {
-            uri,
-            name,
-            title,
-            description,
-            mime_type,
-            size,
-        } => {
+        Content::ResourceLink { uri, name, title, description, mime_type, size } => {
             out.extend_from_slice(b",\"uri\":");
             write_str(out, uri);
             out.extend_from_slice(b",\"name\":");
@@ -185,12 +165,7 @@ fn write_block(out: &mut Vec<u8>, b: &Block, v: Version) {
                 out.extend_from_slice(size.as_bytes());
             }
         }
-        Content::Resource {
-            uri,
-            mime_type,
-            text,
-            blob,
-        } => {
+        Content::Resource { uri, mime_type, text, blob } => {
             out.extend_from_slice(b",\"resource\":{\"uri\":");
             write_str(out, uri);
             opt_str(out, b",\"mimeType\":", mime_type);
@@ -363,7 +338,9 @@ mod tests {
         assert_eq!(tl(&obj, Version::V2024_11_05), format!("{base}}}"));
         assert_eq!(
             tl(&obj, Version::V2025_06_18),
-            format!(r#"{base},"annotations":{{"title":"T","readOnlyHint":true}},"outputSchema":{{"type":"object","properties":{{"a":{{"type":"number"}}}}}}}}"#)
+            format!(
+                r#"{base},"annotations":{{"title":"T","readOnlyHint":true}},"outputSchema":{{"type":"object","properties":{{"a":{{"type":"number"}}}}}}}}"#
+            )
         );
         assert_eq!(
             tl(&arr, Version::V2025_11_25),
@@ -407,10 +384,7 @@ mod tests {
     fn meta_merge_modern_and_legacy() {
         let r = ToolResult {
             content: vec![Block::text("x")],
-            meta: vec![
-                ("io.modelcontextprotocol/serverInfo".into(), "1".into()),
-                ("k".into(), "\"v\"".into()),
-            ],
+            meta: vec![("io.modelcontextprotocol/serverInfo".into(), "1".into()), ("k".into(), "\"v\"".into())],
             ..Default::default()
         };
         assert_eq!(
@@ -447,7 +421,9 @@ mod tests {
         );
         // 2024-11-05: a resource link turns the whole result into a tool error.
         let legacy = cr(&r, Version::V2024_11_05);
-        assert!(legacy.starts_with(r#"{"content":[{"type":"text","text":"This result cannot be sent with MCP protocol version 2024-11-05"#));
+        assert!(legacy.starts_with(
+            r#"{"content":[{"type":"text","text":"This result cannot be sent with MCP protocol version 2024-11-05"#
+        ));
         assert!(legacy.contains("resource_link"));
         assert!(legacy.ends_with(r#""isError":true}"#));
         // Only lastModified annotations: dropped entirely on 2024-11-05.
@@ -482,7 +458,12 @@ mod tests {
         };
         let link = Block {
             content: Content::ResourceLink {
-                uri: "u".into(), name: "n".into(), title: None, description: None, mime_type: None, size: None,
+                uri: "u".into(),
+                name: "n".into(),
+                title: None,
+                description: None,
+                mime_type: None,
+                size: None,
             },
             annotations: vec![],
             meta: vec![],

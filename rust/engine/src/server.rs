@@ -221,9 +221,7 @@ impl Server {
         };
         // L8: an unexpected engine failure (a panic) while handling one
         // request answers that request with -32603 and serving continues.
-        let dispatched = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            self.dispatch(&msg, host, &ctx)
-        }));
+        let dispatched = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.dispatch(&msg, host, &ctx)));
         let out = match dispatched {
             Ok(o) => o,
             Err(_) => Outcome {
@@ -245,10 +243,7 @@ impl Server {
         let id = match &msg.id {
             // Notifications: never answered (M1.2, L2.2).
             None => {
-                if modern.is_none()
-                    && msg.method == "notifications/initialized"
-                    && self.legacy.initialized
-                {
+                if modern.is_none() && msg.method == "notifications/initialized" && self.legacy.initialized {
                     self.legacy.client_initialized = true;
                 }
                 return Outcome { line: None, end: SpanEnd::default() };
@@ -292,9 +287,7 @@ impl Server {
             "notifications/initialized" => err(RpcError::new(INVALID_REQUEST), version_before),
             "initialize" => {
                 let v = match check_initialize(params) {
-                    Some(requested) => Version::parse(requested)
-                        .filter(|v| !v.is_modern())
-                        .unwrap_or(LEGACY_DEFAULT),
+                    Some(requested) => Version::parse(requested).filter(|v| !v.is_modern()).unwrap_or(LEGACY_DEFAULT),
                     None => return err(RpcError::new(INVALID_PARAMS), version_before),
                 };
                 self.legacy.initialized = true;
@@ -320,9 +313,7 @@ impl Server {
                 RpcError::detail(INVALID_PARAMS, "missing _meta io.modelcontextprotocol/protocolVersion"),
                 version_before,
             ),
-            _ if !self.legacy.initialized => {
-                err(RpcError::detail(INVALID_REQUEST, "server not initialized"), None)
-            }
+            _ if !self.legacy.initialized => err(RpcError::detail(INVALID_REQUEST, "server not initialized"), None),
             "tools/list" => {
                 let v = self.legacy.version.unwrap_or(LEGACY_DEFAULT);
                 self.tools_list(id, params, v).map_err(|e| (e, Some(v)))
@@ -351,10 +342,7 @@ impl Server {
             Some(Value::String(s)) => s,
             _ => {
                 return Err((
-                    RpcError::detail(
-                        INVALID_PARAMS,
-                        "_meta io.modelcontextprotocol/protocolVersion must be a string",
-                    ),
+                    RpcError::detail(INVALID_PARAMS, "_meta io.modelcontextprotocol/protocolVersion must be a string"),
                     None,
                 ))
             }
@@ -381,10 +369,7 @@ impl Server {
         let v = Version::V2026_07_28;
         if !matches!(meta.get(META_CAPS), Some(Value::Object(_))) {
             return Err((
-                RpcError::detail(
-                    INVALID_PARAMS,
-                    "_meta io.modelcontextprotocol/clientCapabilities must be an object",
-                ),
+                RpcError::detail(INVALID_PARAMS, "_meta io.modelcontextprotocol/clientCapabilities must be an object"),
                 Some(v),
             ));
         }

@@ -27,7 +27,7 @@ mod w3c;
 mod wire;
 
 pub use config::{Config, ExporterKind, OtlpConfig, SamplerKind};
-pub use recorder::{recorder_from_env, recorder_from_config, OtelRecorder, SCOPE_NAME};
+pub use recorder::{recorder_from_config, recorder_from_env, OtelRecorder, SCOPE_NAME};
 pub use w3c::{format_traceparent, parse_traceparent, parse_tracestate};
 
 /// What is known when a span starts (after envelope validation).

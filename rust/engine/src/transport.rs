@@ -265,7 +265,10 @@ impl Shared {
             // Idle for a while: sleep until the serving thread starts a
             // message (it wakes us when `napping` is set) or 100 ms pass.
             self.napping.store(true, Ordering::SeqCst);
-            if !self.busy.load(Ordering::SeqCst) && !self.long_line.load(Ordering::SeqCst) && !self.stop.load(Ordering::SeqCst) {
+            if !self.busy.load(Ordering::SeqCst)
+                && !self.long_line.load(Ordering::SeqCst)
+                && !self.stop.load(Ordering::SeqCst)
+            {
                 std::thread::park_timeout(Duration::from_millis(100));
             }
             self.napping.store(false, Ordering::SeqCst);

@@ -321,7 +321,10 @@ fn framing_and_envelope_errors() {
     r.expect(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#, invalid_null);
     r.expect("42", invalid_null);
     r.expect(r#"{"method":"ping"}"#, invalid_null);
-    r.expect(r#"{"jsonrpc":"2.0","id":73}"#, r#"{"jsonrpc":"2.0","id":73,"error":{"code":-32600,"message":"Invalid Request"}}"#);
+    r.expect(
+        r#"{"jsonrpc":"2.0","id":73}"#,
+        r#"{"jsonrpc":"2.0","id":73,"error":{"code":-32600,"message":"Invalid Request"}}"#,
+    );
     for bad_id in ["null", "true", "1.5", "1.0", "1e2", "[1]", "{}"] {
         r.expect(&format!(r#"{{"jsonrpc":"2.0","id":{bad_id},"method":"ping"}}"#), invalid_null);
     }
@@ -350,7 +353,8 @@ fn worked_modern_exchange_m6() {
         &format!(r#"{{"jsonrpc":"2.0","id":"b","result":{{"resultType":"complete","content":[{{"type":"text","text":"5"}}],"isError":false,{S}}}}}"#),
     );
     let list = r.send(&format!(r#"{{"jsonrpc":"2.0","id":"c","method":"tools/list","params":{{{M}}}}}"#)).unwrap();
-    assert!(list.starts_with(r#"{"jsonrpc":"2.0","id":"c","result":{"resultType":"complete","tools":[{"name":"add_numbers""#));
+    assert!(list
+        .starts_with(r#"{"jsonrpc":"2.0","id":"c","result":{"resultType":"complete","tools":[{"name":"add_numbers""#));
     assert!(list.ends_with(&format!(r#"],"ttlMs":300000,"cacheScope":"public",{S}}}}}"#)), "{list}");
     r.expect(
         &format!(r#"{{"jsonrpc":"2.0","id":"d","method":"ping","params":{{{M}}}}}"#),
@@ -413,15 +417,19 @@ fn modern_check_order_m2() {
 #[test]
 fn modern_results_have_resulttype_and_server_meta() {
     let mut r = Rig::new(None);
-    let err = r.send(&format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"boom",{M}}}}}"#)).unwrap();
+    let err =
+        r.send(&format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"boom",{M}}}}}"#)).unwrap();
     assert_eq!(
         err,
-        format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"resultType":"complete","content":[{{"type":"text","text":"{{\"reason\":\"kaboom\"}}"}}],"isError":true,{S}}}}}"#)
+        format!(
+            r#"{{"jsonrpc":"2.0","id":1,"result":{{"resultType":"complete","content":[{{"type":"text","text":"{{\"reason\":\"kaboom\"}}"}}],"isError":true,{S}}}}}"#
+        )
     );
     let sc = r.send(&format!(r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"mean_sd","arguments":{{"values":[]}},{M}}}}}"#)).unwrap();
     assert!(sc.ends_with(r#""structuredContent":{"mean":2.3333,"sd":1.5275},"_meta":{"k":1,"io.modelcontextprotocol/serverInfo":{"name":"mcplite","version":"X.Y.Z"}}}}"#), "{sc}");
     assert!(!sc.contains("ttlMs"));
-    let unknown = r.send(&format!(r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"zz",{M}}}}}"#)).unwrap();
+    let unknown =
+        r.send(&format!(r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"zz",{M}}}}}"#)).unwrap();
     assert_eq!(unknown, r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"Invalid params: unknown tool"}}"#);
 }
 

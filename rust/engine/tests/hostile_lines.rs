@@ -14,7 +14,9 @@ const M: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-2
 
 #[test]
 fn spec_exchanges_pass_the_oracle() {
-    let modern_call = format!(r#"{{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{{"name":"blocks","arguments":{{"text":"x"}},{M}}}}}"#);
+    let modern_call = format!(
+        r#"{{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{{"name":"blocks","arguments":{{"text":"x"}},{M}}}}}"#
+    );
     let modern_list = format!(r#"{{"jsonrpc":"2.0","id":"c","method":"tools/list","params":{{{M}}}}}"#);
     let modern_ping = format!(r#"{{"jsonrpc":"2.0","id":"d","method":"ping","params":{{{M}}}}}"#);
     let ls = vec![
@@ -68,9 +70,27 @@ fn malformed_blank_bom_batches() {
 #[test]
 fn every_id_type() {
     let ids = [
-        "1", "0", "-0", "-7", "\"\"", "\"a\\u0041\"", "12345678901234567890123456789012345678901234567890",
-        "null", "true", "false", "1.5", "1.0", "1e2", "-1E-2", "[]", "[1]", "{}", "{\"a\":1}", "\"\\ud800\"",
-        "\"\\n\\u2028\"", "\"</script>\"",
+        "1",
+        "0",
+        "-0",
+        "-7",
+        "\"\"",
+        "\"a\\u0041\"",
+        "12345678901234567890123456789012345678901234567890",
+        "null",
+        "true",
+        "false",
+        "1.5",
+        "1.0",
+        "1e2",
+        "-1E-2",
+        "[]",
+        "[1]",
+        "{}",
+        "{\"a\":1}",
+        "\"\\ud800\"",
+        "\"\\n\\u2028\"",
+        "\"</script>\"",
     ];
     let mut ls = vec![];
     for id in ids {
@@ -140,8 +160,18 @@ fn deep_nesting_is_a_parse_error_or_fine() {
     let mut ls = vec![];
     for depth in [10usize, 100, 128, 129, 509, 510, 511, 512, 513, 10_000, 100_000] {
         ls.push(format!("{}{}", "[".repeat(depth), "]".repeat(depth)).into_bytes());
-        ls.push(format!(r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{}{}}}"#, "{\"a\":".repeat(depth), "}".repeat(depth)).into_bytes());
-        ls.push(format!(r#"{{"jsonrpc":"2.0","id":1,"method":"ping","x":{}{}}}"#, "[".repeat(depth), "]".repeat(depth)).into_bytes());
+        ls.push(
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{}{}}}"#,
+                "{\"a\":".repeat(depth),
+                "}".repeat(depth)
+            )
+            .into_bytes(),
+        );
+        ls.push(
+            format!(r#"{{"jsonrpc":"2.0","id":1,"method":"ping","x":{}{}}}"#, "[".repeat(depth), "]".repeat(depth))
+                .into_bytes(),
+        );
     }
     run_lines(&ls).unwrap();
 }

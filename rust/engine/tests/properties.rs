@@ -52,20 +52,33 @@ fn id_token() -> impl Strategy<Value = Option<String>> {
         any::<i64>().prop_map(|i| Some(i.to_string())),
         "[0-9]{1,40}".prop_map(Some),
         ".{0,8}".prop_map(|s| Some(serde_json::to_string(&s).unwrap())),
-        prop::sample::select(vec!["null", "true", "1.5", "1e2", "-0", "[]", "{}", "\"\\u0041\""]).prop_map(|s| Some(s.to_string())),
+        prop::sample::select(vec!["null", "true", "1.5", "1e2", "-0", "[]", "{}", "\"\\u0041\""])
+            .prop_map(|s| Some(s.to_string())),
     ]
 }
 
 fn message() -> impl Strategy<Value = Vec<u8>> {
     let method = prop::sample::select(vec![
-        "initialize", "notifications/initialized", "ping", "tools/list", "tools/call", "server/discover", "x/y",
+        "initialize",
+        "notifications/initialized",
+        "ping",
+        "tools/list",
+        "tools/call",
+        "server/discover",
+        "x/y",
     ]);
     let meta = prop_oneof![
         Just(None),
-        Just(Some(json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}))),
+        Just(Some(
+            json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}})
+        )),
         Just(Some(json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28"}))),
-        Just(Some(json!({"io.modelcontextprotocol/protocolVersion": "2025-06-18", "io.modelcontextprotocol/clientCapabilities": {}}))),
-        json_value().prop_map(|v| Some(json!({"io.modelcontextprotocol/protocolVersion": v, "io.modelcontextprotocol/clientCapabilities": {}}))),
+        Just(Some(
+            json!({"io.modelcontextprotocol/protocolVersion": "2025-06-18", "io.modelcontextprotocol/clientCapabilities": {}})
+        )),
+        json_value().prop_map(|v| Some(
+            json!({"io.modelcontextprotocol/protocolVersion": v, "io.modelcontextprotocol/clientCapabilities": {}})
+        )),
         json_value().prop_map(Some),
     ];
     let init_version = prop::sample::select(vec!["2024-11-05", "2025-06-18", "2025-11-25", "2026-07-28", "1"]);

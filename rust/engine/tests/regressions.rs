@@ -24,11 +24,17 @@ fn answer(line: &[u8]) -> String {
 fn deep_id() {
     let depth = 600;
     let line = format!(r#"{{"id":{}1{},"jsonrpc":"2.0","method":"ping"}}"#, "[".repeat(depth), "]".repeat(depth));
-    assert_eq!(answer(line.as_bytes()), r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#);
+    assert_eq!(
+        answer(line.as_bytes()),
+        r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#
+    );
     // Within the limit, an array id is merely invalid (W3.1).
     let depth = 200;
     let line = format!(r#"{{"id":{}1{},"jsonrpc":"2.0","method":"ping"}}"#, "[".repeat(depth), "]".repeat(depth));
-    assert_eq!(answer(line.as_bytes()), r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}"#);
+    assert_eq!(
+        answer(line.as_bytes()),
+        r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}"#
+    );
 }
 
 /// The deep-id case above must at least never crash, however deep.
@@ -168,7 +174,10 @@ fn shallow_object_output_schema_is_listed() {
 fn serde_json_raw_value_marker_key() {
     let key = "$serde_json::private::RawValue";
     let in_id = format!(r#"{{"jsonrpc":"2.0","id":{{"{key}":1}},"method":"ping"}}"#);
-    assert_eq!(answer(in_id.as_bytes()), r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}"#);
+    assert_eq!(
+        answer(in_id.as_bytes()),
+        r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}"#
+    );
     let in_params = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"{key}":1}}}}"#);
     let out = answer(in_params.as_bytes());
     // Today: Parse error (see above). Either way: one valid line, no crash.

@@ -72,10 +72,8 @@ struct Rig {
 impl Rig {
     fn new() -> Rig {
         let mut host = Fake { calls: vec![] };
-        let server = Server::new(
-            ServerInfo { name: "mcplite".into(), version: "9.9.9".into(), instructions: None },
-            &mut host,
-        );
+        let server =
+            Server::new(ServerInfo { name: "mcplite".into(), version: "9.9.9".into(), instructions: None }, &mut host);
         Rig { server, host }
     }
     fn send(&mut self, line: &str) -> Option<String> {
@@ -276,7 +274,15 @@ fn l6_1_call_params_shapes() {
     let mut r = Rig::new();
     r.init("2025-11-25");
     let invalid = r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params"}}"#;
-    for p in ["null", "[]", r#""echo""#, r#"{"name":null}"#, r#"{"name":["echo"]}"#, r#"{"name":"echo","arguments":"{}"}"#, r#"{"name":"echo","arguments":1}"#] {
+    for p in [
+        "null",
+        "[]",
+        r#""echo""#,
+        r#"{"name":null}"#,
+        r#"{"name":["echo"]}"#,
+        r#"{"name":"echo","arguments":"{}"}"#,
+        r#"{"name":"echo","arguments":1}"#,
+    ] {
         r.expect(&format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{p}}}"#), invalid);
     }
     // Exact name match: no case folding, no trimming, no prefix match.
@@ -299,7 +305,10 @@ fn w2_envelope_edge_cases() {
     let null_invalid = err("null", r#"{"code":-32600,"message":"Invalid Request"}"#);
     // jsonrpc must be exactly the string "2.0".
     for j in ["2", "2.0", r#""2.0 ""#, r#""2""#, "null"] {
-        r.expect(&format!(r#"{{"jsonrpc":{j},"id":4,"method":"ping"}}"#), &err("4", r#"{"code":-32600,"message":"Invalid Request"}"#));
+        r.expect(
+            &format!(r#"{{"jsonrpc":{j},"id":4,"method":"ping"}}"#),
+            &err("4", r#"{"code":-32600,"message":"Invalid Request"}"#),
+        );
     }
     r.expect(r#"{"id":"x","method":"ping"}"#, &err("\"x\"", r#"{"code":-32600,"message":"Invalid Request"}"#));
     // Invalid id and invalid envelope: id null.
@@ -307,13 +316,19 @@ fn w2_envelope_edge_cases() {
     r.expect("{}", &null_invalid);
     // A method member makes it a request even with result/error present.
     r.expect(r#"{"jsonrpc":"2.0","id":1,"method":"ping","result":{}}"#, r#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
-    r.expect(r#"{"jsonrpc":"2.0","id":1,"method":5,"error":{}}"#, &err("1", r#"{"code":-32600,"message":"Invalid Request"}"#));
+    r.expect(
+        r#"{"jsonrpc":"2.0","id":1,"method":5,"error":{}}"#,
+        &err("1", r#"{"code":-32600,"message":"Invalid Request"}"#),
+    );
     // Client responses are ignored whatever else they hold (W2.2).
     r.silent(r#"{"result":null}"#);
     r.silent(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-1,"message":"x"}}"#);
     r.silent(r#"{"jsonrpc":"1.0","id":[1],"result":1}"#);
     // Other members are ignored; member order does not matter.
-    r.expect(r#"{"method":"ping","x":[1,{"y":2}],"id":"o","jsonrpc":"2.0"}"#, r#"{"jsonrpc":"2.0","id":"o","result":{}}"#);
+    r.expect(
+        r#"{"method":"ping","x":[1,{"y":2}],"id":"o","jsonrpc":"2.0"}"#,
+        r#"{"jsonrpc":"2.0","id":"o","result":{}}"#,
+    );
     // State untouched by all of the above.
     assert_eq!(r.server.legacy, Default::default());
 }
@@ -322,7 +337,10 @@ fn w2_envelope_edge_cases() {
 fn w3_ids_negative_and_large_are_valid_and_echoed() {
     let mut r = Rig::new();
     for id in ["-5", "0", "99999999999999999999999999999999", r#""\ud83d\ude00""#, r#""\"""#] {
-        r.expect(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#), &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#));
+        r.expect(
+            &format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#),
+            &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#),
+        );
     }
     // Not JSON at all (leading zero, plus sign): parse errors.
     for id in ["01", "+1", "-"] {
@@ -386,7 +404,9 @@ fn m2_3_version_check_is_exact() {
         let got = r.send(&format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{"_meta":{{"io.modelcontextprotocol/protocolVersion":"{v}","io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#)).unwrap();
         assert_eq!(
             got,
-            format!(r#"{{"jsonrpc":"2.0","id":1,"error":{{"code":-32022,"message":"Unsupported protocol version","data":{{"supported":["2026-07-28","2025-11-25","2025-06-18","2024-11-05"],"requested":"{v}"}}}}}}"#)
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"error":{{"code":-32022,"message":"Unsupported protocol version","data":{{"supported":["2026-07-28","2025-11-25","2025-06-18","2024-11-05"],"requested":"{v}"}}}}}}"#
+            )
         );
     }
     // Other version types: the string check (M2.2) comes first.
@@ -421,9 +441,18 @@ fn m4_modern_tools_call_params_follow_l6() {
 fn p1_rich_result_per_version() {
     // Legacy versions, then the modern one, for the same tool result.
     let expected = [
-        ("2024-11-05", r#"{"content":[{"type":"text","text":"t","annotations":{"priority":0.5,"x-ext":null}}],"isError":false,"_meta":{"r":2}}"#),
-        ("2025-06-18", r#"{"content":[{"type":"text","text":"t","annotations":{"priority":0.5,"lastModified":"2025-01-01","x-ext":null},"_meta":{"b":1}}],"isError":false,"structuredContent":{"ok":true},"_meta":{"r":2}}"#),
-        ("2025-11-25", r#"{"content":[{"type":"text","text":"t","annotations":{"priority":0.5,"lastModified":"2025-01-01","x-ext":null},"_meta":{"b":1}}],"isError":false,"structuredContent":{"ok":true},"_meta":{"r":2}}"#),
+        (
+            "2024-11-05",
+            r#"{"content":[{"type":"text","text":"t","annotations":{"priority":0.5,"x-ext":null}}],"isError":false,"_meta":{"r":2}}"#,
+        ),
+        (
+            "2025-06-18",
+            r#"{"content":[{"type":"text","text":"t","annotations":{"priority":0.5,"lastModified":"2025-01-01","x-ext":null},"_meta":{"b":1}}],"isError":false,"structuredContent":{"ok":true},"_meta":{"r":2}}"#,
+        ),
+        (
+            "2025-11-25",
+            r#"{"content":[{"type":"text","text":"t","annotations":{"priority":0.5,"lastModified":"2025-01-01","x-ext":null},"_meta":{"b":1}}],"isError":false,"structuredContent":{"ok":true},"_meta":{"r":2}}"#,
+        ),
     ];
     for (v, want) in expected {
         let mut r = Rig::new();
@@ -482,7 +511,12 @@ impl Host for Panicky {
             output_schema: None,
         }]
     }
-    fn call_tool(&mut self, _: usize, _: Option<&Map<String, Value>>, _: &CallContext) -> Result<ToolResult, ToolFailure> {
+    fn call_tool(
+        &mut self,
+        _: usize,
+        _: Option<&Map<String, Value>>,
+        _: &CallContext,
+    ) -> Result<ToolResult, ToolFailure> {
         panic!("engine bug stand-in");
     }
 }
@@ -490,10 +524,8 @@ impl Host for Panicky {
 #[test]
 fn l8_unexpected_failure_is_internal_error_for_that_request_only() {
     let mut host = Panicky;
-    let mut server = Server::new(
-        ServerInfo { name: "mcplite".into(), version: "9.9.9".into(), instructions: None },
-        &mut host,
-    );
+    let mut server =
+        Server::new(ServerInfo { name: "mcplite".into(), version: "9.9.9".into(), instructions: None }, &mut host);
     let mut send = |line: &str| {
         let out = server.handle_line(line.as_bytes(), &mut host);
         server.after_write();
@@ -509,6 +541,8 @@ fn l8_unexpected_failure_is_internal_error_for_that_request_only() {
     // The server keeps serving with its legacy state intact.
     assert_eq!(
         send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#).as_deref(),
-        Some(r#"{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"boom","description":"Panics.","inputSchema":{"type":"object","properties":{},"additionalProperties":false}}]}}"#)
+        Some(
+            r#"{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"boom","description":"Panics.","inputSchema":{"type":"object","properties":{},"additionalProperties":false}}]}}"#
+        )
     );
 }

@@ -66,10 +66,7 @@ struct Run {
 }
 
 fn server(host: &mut FakeHost) -> Server {
-    Server::new(
-        ServerInfo { name: "t".into(), version: "1".into(), instructions: None },
-        host,
-    )
+    Server::new(ServerInfo { name: "t".into(), version: "1".into(), instructions: None }, host)
 }
 
 fn run_with(lines: &[String], traced: bool) -> Run {
@@ -459,9 +456,7 @@ impl opentelemetry_sdk::trace::SpanExporter for KeepOnShutdown {
 #[test]
 fn shutdown_is_idempotent_and_ends_an_open_span() {
     let exporter = InMemorySpanExporter::default();
-    let provider = SdkTracerProvider::builder()
-        .with_simple_exporter(KeepOnShutdown(exporter.clone()))
-        .build();
+    let provider = SdkTracerProvider::builder().with_simple_exporter(KeepOnShutdown(exporter.clone())).build();
     let mut rec = OtelRecorder::from_provider(provider);
     let meta = json!({"traceparent": TP});
     let ctx = rec.start(&mcplite_engine::telemetry::SpanStart {

@@ -21,7 +21,12 @@ impl Host for Echo {
             output_schema: None,
         }]
     }
-    fn call_tool(&mut self, _i: usize, a: Option<&Map<String, Value>>, _c: &CallContext) -> Result<ToolResult, ToolFailure> {
+    fn call_tool(
+        &mut self,
+        _i: usize,
+        a: Option<&Map<String, Value>>,
+        _c: &CallContext,
+    ) -> Result<ToolResult, ToolFailure> {
         Ok(ToolResult::text(a.unwrap()["n"].to_string()))
     }
 }
@@ -93,7 +98,12 @@ impl Host for Slow {
     fn tools(&mut self) -> Vec<ToolSpec> {
         Echo.tools()
     }
-    fn call_tool(&mut self, i: usize, a: Option<&Map<String, Value>>, c: &CallContext) -> Result<ToolResult, ToolFailure> {
+    fn call_tool(
+        &mut self,
+        i: usize,
+        a: Option<&Map<String, Value>>,
+        c: &CallContext,
+    ) -> Result<ToolResult, ToolFailure> {
         if a.unwrap()["n"] == 0 {
             self.0.store(true, std::sync::atomic::Ordering::SeqCst);
             std::thread::sleep(std::time::Duration::from_secs(2));
@@ -140,7 +150,8 @@ fn requests_sent_while_a_tool_runs_are_read_and_queued() {
     let flag = std::sync::Arc::clone(&running);
     let serving = std::thread::spawn(move || {
         let mut host = Slow(flag);
-        let mut srv = Server::new(ServerInfo { name: "mcplite".into(), version: "1".into(), instructions: None }, &mut host);
+        let mut srv =
+            Server::new(ServerInfo { name: "mcplite".into(), version: "1".into(), instructions: None }, &mut host);
         serve(&mut srv, &mut host, Reader::spawn(in_r), &mut out_w, &ServeOptions::default())
     });
     let collector = collect_in_thread(out_r);

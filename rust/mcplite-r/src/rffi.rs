@@ -178,7 +178,6 @@ pub fn interrupt_pending() -> bool {
     }
 }
 
-
 pub fn strip_error_prefix(msg: &str) -> String {
     let m = msg.trim_end_matches('\n');
     let rest = if let Some(r) = m.strip_prefix("Error in ") {

@@ -61,11 +61,7 @@ impl RHost {
         for i in 0..n {
             let ann = VECTOR_ELT(annotations, i);
             let keys = list_names_chr(ann);
-            let annotations = keys
-                .into_iter()
-                .enumerate()
-                .map(|(j, k)| (k, str_elt(ann, j as isize)))
-                .collect();
+            let annotations = keys.into_iter().enumerate().map(|(j, k)| (k, str_elt(ann, j as isize))).collect();
             let out = VECTOR_ELT(outputs, i);
             specs.push(ToolSpec {
                 name: str_elt(names, i),
@@ -406,10 +402,7 @@ unsafe fn read_tool_result(x: SEXP) -> Result<ToolResult, String> {
     let structured = match list_get(x, "structured_content") {
         Some(s) if TYPEOF(s) != SEXPTYPE::NILSXP => {
             let mut buf = Vec::new();
-            if TYPEOF(s) == SEXPTYPE::VECSXP
-                && Rf_xlength(s) == 0
-                && Rf_getAttrib(s, R_ClassSymbol) == R_NilValue
-            {
+            if TYPEOF(s) == SEXPTYPE::VECSXP && Rf_xlength(s) == 0 && Rf_getAttrib(s, R_ClassSymbol) == R_NilValue {
                 buf.extend_from_slice(b"{}");
             } else {
                 let opts = payload::options()?;

@@ -87,10 +87,7 @@ pub(crate) fn glob_match(pat: &str, name: &str) -> bool {
 }
 
 fn any_match(list: &str, names: &[&str]) -> bool {
-    list.split(',')
-        .map(str::trim)
-        .filter(|p| !p.is_empty())
-        .any(|p| names.iter().any(|n| glob_match(p, n)))
+    list.split(',').map(str::trim).filter(|p| !p.is_empty()).any(|p| names.iter().any(|n| glob_match(p, n)))
 }
 
 /// Is mcplite's scope switched off by `OTEL_R_SUPPRESS_SCOPES` or
@@ -164,12 +161,7 @@ fn parse_ms(
     Duration::from_millis(default)
 }
 
-fn parse_count(
-    env: &dyn Fn(&str) -> Option<String>,
-    key: &str,
-    default: usize,
-    warn: &mut dyn FnMut(String),
-) -> usize {
+fn parse_count(env: &dyn Fn(&str) -> Option<String>, key: &str, default: usize, warn: &mut dyn FnMut(String)) -> usize {
     match get(env, key) {
         None => default,
         Some(v) => match v.parse::<usize>() {
@@ -201,9 +193,7 @@ fn parse_sampler(env: &dyn Fn(&str) -> Option<String>, warn: &mut dyn FnMut(Stri
         Some("traceidratio") => SamplerKind::TraceIdRatio(ratio(warn)),
         Some("parentbased_traceidratio") => SamplerKind::ParentBasedTraceIdRatio(ratio(warn)),
         Some(other) => {
-            warn(format!(
-                "unsupported OTEL_TRACES_SAMPLER={other:?}; using parentbased_always_on"
-            ));
+            warn(format!("unsupported OTEL_TRACES_SAMPLER={other:?}; using parentbased_always_on"));
             SamplerKind::ParentBasedAlwaysOn
         }
     }
@@ -248,19 +238,14 @@ fn parse_http_url(url: &str) -> Result<(String, u16, String), String> {
 }
 
 fn valid_header_name(k: &str) -> bool {
-    !k.is_empty()
-        && k.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+    !k.is_empty() && k.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
 }
 
-fn otlp_config(
-    env: &dyn Fn(&str) -> Option<String>,
-    warn: &mut dyn FnMut(String),
-) -> Option<OtlpConfig> {
+fn otlp_config(env: &dyn Fn(&str) -> Option<String>, warn: &mut dyn FnMut(String)) -> Option<OtlpConfig> {
     let url = match get(env, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") {
         Some(u) => u,
         None => {
-            let base = get(env, "OTEL_EXPORTER_OTLP_ENDPOINT")
-                .unwrap_or_else(|| "http://localhost:4318".to_string());
+            let base = get(env, "OTEL_EXPORTER_OTLP_ENDPOINT").unwrap_or_else(|| "http://localhost:4318".to_string());
             format!("{}/v1/traces", base.trim_end_matches('/'))
         }
     };
@@ -297,22 +282,14 @@ fn otlp_config(
             }
         }
     }
-    let timeout = parse_ms(
-        env,
-        &["OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT"],
-        10_000,
-        warn,
-    );
+    let timeout = parse_ms(env, &["OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT"], 10_000, warn);
     Some(OtlpConfig { url, host, port, path, headers, timeout })
 }
 
 impl Config {
     /// Resolve the configuration. `None` means tracing is off. Problems are
     /// reported through `warn` (one message each).
-    pub fn from_env(
-        env: &dyn Fn(&str) -> Option<String>,
-        warn: &mut dyn FnMut(String),
-    ) -> Option<Config> {
+    pub fn from_env(env: &dyn Fn(&str) -> Option<String>, warn: &mut dyn FnMut(String)) -> Option<Config> {
         let (var, value) = match get(env, "OTEL_R_TRACES_EXPORTER") {
             Some(v) => ("OTEL_R_TRACES_EXPORTER", v),
             None => ("OTEL_TRACES_EXPORTER", get(env, "OTEL_TRACES_EXPORTER")?),
@@ -364,19 +341,12 @@ impl Config {
                 Vec::new()
             }),
         };
-        let from_attrs = resource
-            .iter()
-            .rev()
-            .find(|(k, _)| k == "service.name")
-            .map(|(_, v)| v.clone());
+        let from_attrs = resource.iter().rev().find(|(k, _)| k == "service.name").map(|(_, v)| v.clone());
         resource.retain(|(k, _)| k != "service.name");
-        let service_name = get(env, "OTEL_SERVICE_NAME")
-            .or(from_attrs)
-            .unwrap_or_else(|| "R".to_string());
+        let service_name = get(env, "OTEL_SERVICE_NAME").or(from_attrs).unwrap_or_else(|| "R".to_string());
         let sampler = parse_sampler(env, warn);
         let max_queue_size = parse_count(env, "OTEL_BSP_MAX_QUEUE_SIZE", 2048, warn);
-        let max_export_batch_size =
-            parse_count(env, "OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 512, warn).min(max_queue_size);
+        let max_export_batch_size = parse_count(env, "OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 512, warn).min(max_queue_size);
         let schedule_delay = parse_ms(env, &["OTEL_BSP_SCHEDULE_DELAY"], 5_000, warn);
         let export_timeout = parse_ms(env, &["OTEL_BSP_EXPORT_TIMEOUT"], 30_000, warn);
         Some(Config {
@@ -399,8 +369,7 @@ mod tests {
     use std::collections::HashMap;
 
     fn cfg(vars: &[(&str, &str)]) -> (Option<Config>, Vec<String>) {
-        let m: HashMap<String, String> =
-            vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let m: HashMap<String, String> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         let env = move |k: &str| m.get(k).cloned();
         let mut warnings = Vec::new();
         let c = Config::from_env(&env, &mut |w| warnings.push(w));
@@ -415,10 +384,7 @@ mod tests {
         // The R-specific variable wins, even when it says none.
         assert_eq!(cfg(&[("OTEL_R_TRACES_EXPORTER", "none"), ("OTEL_TRACES_EXPORTER", "stderr")]).0, None);
         assert!(cfg(&[("OTEL_R_TRACES_EXPORTER", "stderr"), ("OTEL_TRACES_EXPORTER", "none")]).0.is_some());
-        assert_eq!(
-            cfg(&[("OTEL_TRACES_EXPORTER", "stderr"), ("OTEL_SDK_DISABLED", "TRUE")]).0,
-            None
-        );
+        assert_eq!(cfg(&[("OTEL_TRACES_EXPORTER", "stderr"), ("OTEL_SDK_DISABLED", "TRUE")]).0, None);
         assert!(cfg(&[("OTEL_TRACES_EXPORTER", "stderr"), ("OTEL_SDK_DISABLED", "false")]).0.is_some());
     }
 
@@ -467,10 +433,7 @@ mod tests {
         let o = c.unwrap().otlp.unwrap();
         assert_eq!(o.url, "http://127.0.0.1:9999/base/v1/traces");
         assert_eq!((o.host.as_str(), o.port, o.path.as_str()), ("127.0.0.1", 9999, "/base/v1/traces"));
-        assert_eq!(
-            o.headers,
-            vec![("authorization".into(), "Bearer x".into()), ("X-A".into(), "2".into())]
-        );
+        assert_eq!(o.headers, vec![("authorization".into(), "Bearer x".into()), ("X-A".into(), "2".into())]);
         assert_eq!(o.timeout, Duration::from_millis(2500));
 
         // The signal-specific endpoint is used as is.
@@ -485,17 +448,11 @@ mod tests {
         assert_eq!(o.timeout, Duration::from_millis(7));
 
         // https is refused with a warning (tracing off).
-        let (c, w) = cfg(&[
-            ("OTEL_TRACES_EXPORTER", "otlp"),
-            ("OTEL_EXPORTER_OTLP_ENDPOINT", "https://example.com"),
-        ]);
+        let (c, w) = cfg(&[("OTEL_TRACES_EXPORTER", "otlp"), ("OTEL_EXPORTER_OTLP_ENDPOINT", "https://example.com")]);
         assert!(c.is_none());
         assert_eq!(w.len(), 1);
         // Header injection is refused.
-        let (c, w) = cfg(&[
-            ("OTEL_TRACES_EXPORTER", "otlp"),
-            ("OTEL_EXPORTER_OTLP_HEADERS", "a=b%0D%0AHost: evil"),
-        ]);
+        let (c, w) = cfg(&[("OTEL_TRACES_EXPORTER", "otlp"), ("OTEL_EXPORTER_OTLP_HEADERS", "a=b%0D%0AHost: evil")]);
         assert!(c.unwrap().otlp.unwrap().headers.is_empty());
         assert_eq!(w.len(), 1);
     }

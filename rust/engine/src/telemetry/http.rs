@@ -18,15 +18,9 @@ fn remaining(deadline: Instant) -> Result<Duration, String> {
 }
 
 /// POST `body` to the configured endpoint. Returns the HTTP status code.
-pub(crate) fn post(
-    cfg: &OtlpConfig,
-    content_type: &str,
-    body: &[u8],
-    deadline: Instant,
-) -> Result<u16, String> {
-    let addrs = (cfg.host.as_str(), cfg.port)
-        .to_socket_addrs()
-        .map_err(|e| format!("cannot resolve {}: {e}", cfg.host))?;
+pub(crate) fn post(cfg: &OtlpConfig, content_type: &str, body: &[u8], deadline: Instant) -> Result<u16, String> {
+    let addrs =
+        (cfg.host.as_str(), cfg.port).to_socket_addrs().map_err(|e| format!("cannot resolve {}: {e}", cfg.host))?;
     let mut last = String::from("no address");
     let mut stream = None;
     for a in addrs {
@@ -59,9 +53,7 @@ pub(crate) fn post(
     }
     head.push_str("\r\n");
     s.set_write_timeout(Some(remaining(deadline)?)).map_err(|e| e.to_string())?;
-    s.write_all(head.as_bytes())
-        .and_then(|_| s.write_all(body))
-        .map_err(|e| format!("sending failed: {e}"))?;
+    s.write_all(head.as_bytes()).and_then(|_| s.write_all(body)).map_err(|e| format!("sending failed: {e}"))?;
     // Read the status line.
     let mut buf = Vec::with_capacity(256);
     let mut chunk = [0u8; 512];

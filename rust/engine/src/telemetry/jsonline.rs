@@ -76,9 +76,7 @@ fn any_value(out: &mut Vec<u8>, v: &AnyValue) {
             out.extend_from_slice(b"\"bytesValue\":\"");
             const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
             for c in b.chunks(3) {
-                let n = (c[0] as u32) << 16
-                    | (*c.get(1).unwrap_or(&0) as u32) << 8
-                    | *c.get(2).unwrap_or(&0) as u32;
+                let n = (c[0] as u32) << 16 | (*c.get(1).unwrap_or(&0) as u32) << 8 | *c.get(2).unwrap_or(&0) as u32;
                 out.push(B64[(n >> 18) as usize & 63]);
                 out.push(B64[(n >> 12) as usize & 63]);
                 out.push(if c.len() > 1 { B64[(n >> 6) as usize & 63] } else { b'=' });

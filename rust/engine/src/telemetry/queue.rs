@@ -126,9 +126,7 @@ impl SpanProcessor for QueueProcessor {
         // once per full batch.
         match self.tx.try_send(span) {
             Ok(()) => {
-                if self.tx.len() >= self.wake_at
-                    && !self.counters.wake_pending.swap(true, Ordering::AcqRel)
-                {
+                if self.tx.len() >= self.wake_at && !self.counters.wake_pending.swap(true, Ordering::AcqRel) {
                     let _ = self.ctl.send(Ctl::Wake);
                 }
             }
@@ -159,10 +157,9 @@ impl SpanProcessor for QueueProcessor {
                     let _ = h.join();
                 }
             }
-            Err(_) => diag(&format!(
-                "flushing spans did not finish within {} ms; unsent spans are lost",
-                timeout.as_millis()
-            )),
+            Err(_) => {
+                diag(&format!("flushing spans did not finish within {} ms; unsent spans are lost", timeout.as_millis()))
+            }
         }
         let full = self.counters.queue_full.load(Ordering::Relaxed);
         let failed = self.counters.export_failed.load(Ordering::Relaxed);
@@ -200,11 +197,7 @@ fn worker(
         let n = spans.as_ref().map_or(0, |v| v.len()) as u64;
         let last = exporters.len().saturating_sub(1);
         for (i, exporter) in exporters.iter_mut().enumerate() {
-            let data = if i == last {
-                spans.take().unwrap_or_default()
-            } else {
-                spans.clone().unwrap_or_default()
-            };
+            let data = if i == last { spans.take().unwrap_or_default() } else { spans.clone().unwrap_or_default() };
             if let Err(e) = exporter.export(data, deadline) {
                 counters.export_failed.fetch_add(n, Ordering::Relaxed);
                 if !warned {
@@ -303,11 +296,8 @@ mod tests {
     fn full_queue_drops_without_blocking() {
         let (release_tx, release) = unbounded();
         let exported = Arc::new(AtomicUsize::new(0));
-        let p = QueueProcessor::new(
-            vec![Box::new(Stuck { release, exported: Arc::clone(&exported) })],
-            settings(4, 0),
-        )
-        .unwrap();
+        let p = QueueProcessor::new(vec![Box::new(Stuck { release, exported: Arc::clone(&exported) })], settings(4, 0))
+            .unwrap();
         let counters = Arc::clone(&p.counters);
         let provider = SdkTracerProvider::builder().with_span_processor(p).build();
         let tracer = provider.tracer("t");
@@ -353,11 +343,9 @@ mod tests {
     fn shutdown_is_bounded_when_the_exporter_hangs() {
         let (_keep, release) = unbounded::<()>();
         let exported = Arc::new(AtomicUsize::new(0));
-        let p = QueueProcessor::new(
-            vec![Box::new(Stuck { release, exported: Arc::clone(&exported) })],
-            settings(10, 0),
-        )
-        .unwrap();
+        let p =
+            QueueProcessor::new(vec![Box::new(Stuck { release, exported: Arc::clone(&exported) })], settings(10, 0))
+                .unwrap();
         let provider = SdkTracerProvider::builder().with_span_processor(p).build();
         provider.tracer("t").in_span("x", |_| {});
         // The exporter holds the batch for its 30 s export timeout; shutdown

@@ -3,12 +3,10 @@
 use std::borrow::Cow;
 use std::time::Duration;
 
-use opentelemetry::trace::{
-    Span as _, SpanKind, Status, TraceContextExt, Tracer as _, TracerProvider as _,
-};
+use opentelemetry::trace::{Span as _, SpanKind, Status, TraceContextExt, Tracer as _, TracerProvider as _};
 use opentelemetry::{Context, InstrumentationScope, KeyValue};
-use opentelemetry_sdk::trace::{Sampler, SdkTracer, SdkTracerProvider, Span};
 use opentelemetry_sdk::resource::TelemetryResourceDetector;
+use opentelemetry_sdk::trace::{Sampler, SdkTracer, SdkTracerProvider, Span};
 use opentelemetry_sdk::Resource;
 
 use super::config::{Config, ExporterKind, SamplerKind};
@@ -77,9 +75,7 @@ impl OtelRecorder {
     /// Record through `provider` (any processors and exporters; tests use the
     /// SDK's in-memory exporter). The scope is `r.package.mcplite`.
     pub fn from_provider(provider: SdkTracerProvider) -> OtelRecorder {
-        let scope = InstrumentationScope::builder(SCOPE_NAME)
-            .with_version(env!("CARGO_PKG_VERSION"))
-            .build();
+        let scope = InstrumentationScope::builder(SCOPE_NAME).with_version(env!("CARGO_PKG_VERSION")).build();
         let tracer = provider.tracer_with_scope(scope);
         OtelRecorder { provider, tracer, current: None, shutdown_timeout: SHUTDOWN_TIMEOUT, done: false }
     }
@@ -192,9 +188,7 @@ fn sampler(k: SamplerKind) -> Sampler {
         SamplerKind::TraceIdRatio(r) => Sampler::TraceIdRatioBased(r),
         SamplerKind::ParentBasedAlwaysOn => Sampler::ParentBased(Box::new(Sampler::AlwaysOn)),
         SamplerKind::ParentBasedAlwaysOff => Sampler::ParentBased(Box::new(Sampler::AlwaysOff)),
-        SamplerKind::ParentBasedTraceIdRatio(r) => {
-            Sampler::ParentBased(Box::new(Sampler::TraceIdRatioBased(r)))
-        }
+        SamplerKind::ParentBasedTraceIdRatio(r) => Sampler::ParentBased(Box::new(Sampler::TraceIdRatioBased(r))),
     }
 }
 
@@ -222,11 +216,7 @@ pub fn recorder_from_config(c: &Config) -> Option<OtelRecorder> {
         }
     }
     // stderr alone: write each span as soon as it ends.
-    let schedule_delay = if c.exporters == [ExporterKind::Stderr] {
-        Duration::ZERO
-    } else {
-        c.schedule_delay
-    };
+    let schedule_delay = if c.exporters == [ExporterKind::Stderr] { Duration::ZERO } else { c.schedule_delay };
     let settings = QueueSettings {
         max_queue_size: c.max_queue_size,
         schedule_delay,

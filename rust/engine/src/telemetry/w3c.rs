@@ -64,9 +64,7 @@ fn key_char(b: u8) -> bool {
 
 fn valid_key(k: &[u8]) -> bool {
     match k.iter().position(|&b| b == b'@') {
-        None => {
-            !k.is_empty() && k.len() <= 256 && k[0].is_ascii_lowercase() && k.iter().all(|&b| key_char(b))
-        }
+        None => !k.is_empty() && k.len() <= 256 && k[0].is_ascii_lowercase() && k.iter().all(|&b| key_char(b)),
         Some(at) => {
             let (tenant, system) = (&k[..at], &k[at + 1..]);
             !tenant.is_empty()
@@ -161,8 +159,7 @@ mod tests {
         assert!(f.is_sampled());
         let sc = SpanContext::new(t, s, f, true, TraceState::default());
         assert_eq!(format_traceparent(&sc), OK);
-        let (_, _, f0) =
-            parse_traceparent("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00").unwrap();
+        let (_, _, f0) = parse_traceparent("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00").unwrap();
         assert!(!f0.is_sampled());
         // A future version may append fields after a dash.
         assert!(parse_traceparent("01-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-xyz").is_some());

@@ -95,9 +95,7 @@ fn any_value(out: &mut Vec<u8>, v: &Value) {
             Array::Bool(v) => v.iter().for_each(|x| nested(o, 1, |o| any_value(o, &Value::Bool(*x)))),
             Array::I64(v) => v.iter().for_each(|x| nested(o, 1, |o| any_value(o, &Value::I64(*x)))),
             Array::F64(v) => v.iter().for_each(|x| nested(o, 1, |o| any_value(o, &Value::F64(*x)))),
-            Array::String(v) => v
-                .iter()
-                .for_each(|x| nested(o, 1, |o| bytes_field(o, 1, x.as_str().as_bytes()))),
+            Array::String(v) => v.iter().for_each(|x| nested(o, 1, |o| bytes_field(o, 1, x.as_str().as_bytes()))),
             _ => {}
         }),
         _ => {}
@@ -260,9 +258,8 @@ mod tests {
     fn same_messages_as_the_official_transform() {
         let exp = InMemorySpanExporter::default();
         let provider = SdkTracerProvider::builder().with_simple_exporter(exp.clone()).build();
-        let t1 = provider.tracer_with_scope(
-            InstrumentationScope::builder("r.package.mcplite").with_version("0.1.0").build(),
-        );
+        let t1 = provider
+            .tracer_with_scope(InstrumentationScope::builder("r.package.mcplite").with_version("0.1.0").build());
         let t2 = provider.tracer("other");
         let parent = SpanContext::new(
             TraceId::from_hex("4bf92f3577b34da6a3ce929d0e0e4736").unwrap(),

@@ -249,9 +249,17 @@ pub fn valid_id(raw: &str, v: &Value) -> bool {
 pub enum Expect {
     Nothing,
     /// An error with this exact id text, code and message.
-    Error { id: String, code: i64, message: String, data: Option<Value> },
+    Error {
+        id: String,
+        code: i64,
+        message: String,
+        data: Option<Value>,
+    },
     /// A result (checked structurally by kind).
-    Result { id: String, kind: ResultKind },
+    Result {
+        id: String,
+        kind: ResultKind,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -436,7 +444,11 @@ impl Oracle {
             };
         }
         if !matches!(meta.get(META_CAPS), Some(Value::Object(_))) {
-            return err(id, -32602, "Invalid params: _meta io.modelcontextprotocol/clientCapabilities must be an object");
+            return err(
+                id,
+                -32602,
+                "Invalid params: _meta io.modelcontextprotocol/clientCapabilities must be an object",
+            );
         }
         let v = Version::V2026_07_28;
         match method {
@@ -604,20 +616,14 @@ pub fn raw_id(out: &[u8]) -> String {
 }
 
 /// Check one exchange against the oracle's expectation.
-pub fn check_exchange(
-    expect: &Expect,
-    out: Option<&[u8]>,
-    new_calls: &[CallRecord],
-) -> Result<(), String> {
+pub fn check_exchange(expect: &Expect, out: Option<&[u8]>, new_calls: &[CallRecord]) -> Result<(), String> {
     let calls_expected = matches!(expect, Expect::Result { kind: ResultKind::Call(..), .. }) as usize;
     if new_calls.len() != calls_expected {
         return Err(format!("host called {} times, expected {calls_expected} ({expect:?})", new_calls.len()));
     }
     let out = match (expect, out) {
         (Expect::Nothing, None) => return Ok(()),
-        (Expect::Nothing, Some(o)) => {
-            return Err(format!("unexpected response {}", clip(&String::from_utf8_lossy(o))))
-        }
+        (Expect::Nothing, Some(o)) => return Err(format!("unexpected response {}", clip(&String::from_utf8_lossy(o)))),
         (_, None) => return Err(format!("no response, expected {expect:?}")),
         (_, Some(o)) => o,
     };
@@ -705,11 +711,8 @@ fn check_result(kind: &ResultKind, r: &Value, calls: &[CallRecord]) -> Result<()
             check_server_meta(&r["_meta"])?;
         }
         ResultKind::List(v) => {
-            let want: &[&str] = if v.is_modern() {
-                &["resultType", "tools", "ttlMs", "cacheScope", "_meta"]
-            } else {
-                &["tools"]
-            };
+            let want: &[&str] =
+                if v.is_modern() { &["resultType", "tools", "ttlMs", "cacheScope", "_meta"] } else { &["tools"] };
             if keys(r) != want {
                 return Err(format!("tools/list members {:?} for {}", keys(r), v.as_str()));
             }
@@ -940,8 +943,7 @@ pub fn check_call_result(r: &Value, res: &ToolResult, v: Version) -> Result<(), 
         }
     }
     if v.is_modern() {
-        let mut m: Vec<(String, String)> =
-            res.meta.iter().filter(|(k, _)| k != SERVER_INFO_KEY).cloned().collect();
+        let mut m: Vec<(String, String)> = res.meta.iter().filter(|(k, _)| k != SERVER_INFO_KEY).cloned().collect();
         m.push((SERVER_INFO_KEY.into(), js(&server_info_value())));
         check_members(&r["_meta"], &m, "result _meta")?;
     } else if !res.meta.is_empty() {
@@ -1013,7 +1015,9 @@ pub fn run_lines(lines: &[Vec<u8>]) -> Result<usize, String> {
             oracle.version = server.legacy.version;
         }
     }
-    if oracle.initialized != server.legacy.initialized || (oracle.initialized && oracle.version != server.legacy.version) {
+    if oracle.initialized != server.legacy.initialized
+        || (oracle.initialized && oracle.version != server.legacy.version)
+    {
         return Err(format!("legacy state diverged: oracle {oracle:?}, server {:?}", server.legacy));
     }
     Ok(responses)

@@ -144,10 +144,7 @@ pub unsafe fn payload_options_from_r() -> Result<EncodeOptions, String> {
             Some("null") => o.null_list = false,
             Some("list") => o.null_list = true,
             _ => {
-                return Err(format!(
-                    "Option `mcplite.json.null` must be \"null\" or \"list\", not {}.",
-                    describe(null)
-                ))
+                return Err(format!("Option `mcplite.json.null` must be \"null\" or \"list\", not {}.", describe(null)))
             }
         }
     }
@@ -255,7 +252,12 @@ unsafe fn describe(x: SEXP) -> String {
     }
     let atomic = matches!(
         ty(x),
-        SEXPTYPE::LGLSXP | SEXPTYPE::INTSXP | SEXPTYPE::REALSXP | SEXPTYPE::CPLXSXP | SEXPTYPE::STRSXP | SEXPTYPE::RAWSXP
+        SEXPTYPE::LGLSXP
+            | SEXPTYPE::INTSXP
+            | SEXPTYPE::REALSXP
+            | SEXPTYPE::CPLXSXP
+            | SEXPTYPE::STRSXP
+            | SEXPTYPE::RAWSXP
     );
     if atomic && xlen(x) == 1 {
         return format!("a {cls} scalar");
@@ -293,7 +295,13 @@ unsafe fn result_to_r(res: Result<Vec<u8>, String>) -> Robj {
 
 /// Payload encoding with explicit R arguments (SPEC J2.2); `na` and
 /// `digits` are `NULL` when missing.
-unsafe fn json_encode_args(x: &Robj, auto_unbox: &Robj, null: &Robj, na: &Robj, digits: &Robj) -> Result<Vec<u8>, String> {
+unsafe fn json_encode_args(
+    x: &Robj,
+    auto_unbox: &Robj,
+    null: &Robj,
+    na: &Robj,
+    digits: &Robj,
+) -> Result<Vec<u8>, String> {
     let au = auto_unbox.get();
     let auto_unbox = if ty(au) == SEXPTYPE::LGLSXP && xlen(au) >= 1 {
         *extendr_ffi::LOGICAL(au) == 1

@@ -300,7 +300,10 @@ impl Encoder {
                 for i in 0..xlen(sup) {
                     let c = char_bytes(STRING_ELT(sup, i as R_xlen_t));
                     if let Some(k) = kind_of_class(c) {
-                        if matches!(k, Kind::Num | Kind::Lgl | Kind::Chr | Kind::List | Kind::Cplx | Kind::Raw | Kind::Function) {
+                        if matches!(
+                            k,
+                            Kind::Num | Kind::Lgl | Kind::Chr | Kind::List | Kind::Cplx | Kind::Raw | Kind::Function
+                        ) {
                             return Ok((k, usize::MAX));
                         }
                     }
@@ -617,7 +620,13 @@ impl Encoder {
         Ok((atom, na))
     }
 
-    unsafe fn atom_value(&mut self, atom: &Atom, na: Option<Na>, auto_unbox: bool, out: &mut Vec<u8>) -> Result<(), String> {
+    unsafe fn atom_value(
+        &mut self,
+        atom: &Atom,
+        na: Option<Na>,
+        auto_unbox: bool,
+        out: &mut Vec<u8>,
+    ) -> Result<(), String> {
         let na = na.unwrap_or(atom.default_na());
         let n = atom.len();
         if auto_unbox && n == 1 {
@@ -889,7 +898,13 @@ impl Encoder {
     /// A data frame as an array of row objects (jsonlite `dataframe =
     /// "rows"`). With `rows`, the row texts are collected there instead
     /// (`collapse = FALSE`) and `out` is scratch.
-    unsafe fn data_frame(&mut self, x: SEXP, ctx: Ctx, out: &mut Vec<u8>, rows: Option<&mut Pieces>) -> Result<(), String> {
+    unsafe fn data_frame(
+        &mut self,
+        x: SEXP,
+        ctx: Ctx,
+        out: &mut Vec<u8>,
+        rows: Option<&mut Pieces>,
+    ) -> Result<(), String> {
         use SEXPTYPE::*;
         if ty(x) != VECSXP {
             return Err(format!("unsupported data frame of type {}", type_class(x)));
@@ -953,12 +968,22 @@ impl Encoder {
             } else {
                 let cls = Cls::of(c);
                 let (kind, at) = self.dispatch(c, &cls)?;
-                let unname = matches!(ty(c), VECSXP | LISTSXP)
-                    && !inherits(c, b"data.frame")
-                    && !is_nil(attr(c, R_NamesSymbol));
+                let unname =
+                    matches!(ty(c), VECSXP | LISTSXP) && !inherits(c, b"data.frame") && !is_nil(attr(c, R_NamesSymbol));
                 match kind {
-                    Kind::Num | Kind::Lgl | Kind::Chr | Kind::Factor | Kind::Int64 | Kind::Date | Kind::Posix
-                    | Kind::Json | Kind::Function | Kind::AsChar | Kind::Cplx | Kind::Raw | Kind::Blob => {
+                    Kind::Num
+                    | Kind::Lgl
+                    | Kind::Chr
+                    | Kind::Factor
+                    | Kind::Int64
+                    | Kind::Date
+                    | Kind::Posix
+                    | Kind::Json
+                    | Kind::Function
+                    | Kind::AsChar
+                    | Kind::Cplx
+                    | Kind::Raw
+                    | Kind::Blob => {
                         let (atom, na) = self.to_atom(&mut prot, c, kind, &cls, at, cctx)?;
                         let na = na.unwrap_or(atom.default_na());
                         Col::Atom(atom, na)
@@ -971,10 +996,7 @@ impl Encoder {
                 Col::Pieces(p) => p.len(),
             };
             if len != nrow {
-                return Err(format!(
-                    "values must be length {nrow},\n but FUN(X[[{}]]) result is length {len}",
-                    j + 1
-                ));
+                return Err(format!("values must be length {nrow},\n but FUN(X[[{}]]) result is length {len}", j + 1));
             }
             writers.push(w);
         }
@@ -1078,8 +1100,12 @@ impl Encoder {
         use SEXPTYPE::*;
         let dimv = attr(x, R_DimSymbol);
         let dims: Vec<usize> = match ty(dimv) {
-            INTSXP => std::slice::from_raw_parts(INTEGER(dimv), xlen(dimv)).iter().map(|&d| d.max(0) as usize).collect(),
-            REALSXP => std::slice::from_raw_parts(REAL(dimv), xlen(dimv)).iter().map(|&d| d.max(0.0) as usize).collect(),
+            INTSXP => {
+                std::slice::from_raw_parts(INTEGER(dimv), xlen(dimv)).iter().map(|&d| d.max(0) as usize).collect()
+            }
+            REALSXP => {
+                std::slice::from_raw_parts(REAL(dimv), xlen(dimv)).iter().map(|&d| d.max(0.0) as usize).collect()
+            }
             _ => Vec::new(),
         };
         let na2 = if ctx.na == Some(Na::Drop) { ctx.oldna } else { ctx.na };
