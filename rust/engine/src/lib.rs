@@ -6,6 +6,7 @@
 //! and writes responses. Tools are run by a [`host::Host`], which the R bridge
 //! implements with R closures and the tests implement with fakes.
 
+pub mod client;
 pub mod host;
 pub mod json;
 pub mod message;

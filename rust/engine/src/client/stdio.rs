@@ -1,0 +1,520 @@
+//! The stdio link: an MCP server started as a child process.
+//!
+//! - The child gets its own process group, so closing can signal everything
+//!   it started (an `npx` wrapper and its `node`, a shell and its command),
+//!   and a Ctrl-C typed at the R console reaches R, not the server. On Linux
+//!   the child also gets SIGTERM if R dies without closing it.
+//! - A reader thread frames the child's stdout with the engine's [`Framer`],
+//!   parses each line and queues it; lines longer than the limit are dropped
+//!   and reported instead of being buffered without bound.
+//! - A second thread keeps a bounded tail of the child's stderr (never
+//!   copied to R's stdout or stderr), for error messages.
+//! - Writes are non-blocking with a deadline, so a server that stops reading
+//!   cannot hang R, and SIGPIPE is blocked around them (R's own SIGPIPE
+//!   handler would raise an R error in the middle of Rust code).
+//! - Closing follows the stdio shutdown sequence: close stdin, wait a
+//!   bounded time, then SIGTERM and SIGKILL to the process group; the child
+//!   is always reaped.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, ChildStderr, ChildStdout, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{unbounded, Receiver, Sender};
+use serde_json::Value;
+
+use super::tail::Tail;
+use super::{ClientError, Event, FailureContext, Link, Outgoing};
+use crate::transport::Framer;
+
+/// How to start a server.
+#[derive(Debug, Clone, Default)]
+pub struct StdioSpec {
+    /// Program: a path, or a name looked up on the child's `PATH`.
+    pub program: String,
+    pub args: Vec<String>,
+    /// The child's complete environment; `None` inherits the parent's.
+    pub env: Option<Vec<(String, String)>>,
+    /// Working directory; `None` keeps the parent's.
+    pub cwd: Option<String>,
+    /// Longest accepted line on the child's stdout, in bytes.
+    pub max_line: usize,
+    /// Bytes of stderr kept.
+    pub stderr_cap: usize,
+    /// After stdin is closed, how long the child may take to exit before it
+    /// is sent SIGTERM (and as long again before SIGKILL).
+    pub grace: Duration,
+}
+
+impl StdioSpec {
+    pub fn new(program: impl Into<String>, args: Vec<String>) -> StdioSpec {
+        StdioSpec {
+            program: program.into(),
+            args,
+            env: None,
+            cwd: None,
+            max_line: 64 << 20,
+            stderr_cap: 16 << 10,
+            grace: Duration::from_secs(1),
+        }
+    }
+}
+
+pub struct StdioLink {
+    child: Child,
+    pid: i32,
+    stdin: Option<File>,
+    rx: Receiver<Event>,
+    stderr: Arc<Mutex<Tail>>,
+    threads: Vec<JoinHandle<()>>,
+    grace: Duration,
+    /// How the process ended, once known.
+    ended: Option<String>,
+    reaped: bool,
+}
+
+/// Run `f` on a new thread with every signal blocked, so R's signal
+/// handlers (SIGINT, SIGPIPE) only ever run on R's own thread.
+fn spawn_masked<F: FnOnce() + Send + 'static>(name: &str, f: F) -> io::Result<JoinHandle<()>> {
+    // SAFETY: sigset manipulation on stack values.
+    unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old);
+        let h = std::thread::Builder::new().name(name.into()).spawn(f);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+        h
+    }
+}
+
+impl StdioLink {
+    pub fn spawn(spec: &StdioSpec) -> Result<StdioLink, ClientError> {
+        if let Some(dir) = &spec.cwd {
+            if !std::path::Path::new(dir).is_dir() {
+                return Err(ClientError::Spawn(format!("the working directory `{dir}` does not exist")));
+            }
+        }
+        let mut cmd = Command::new(&spec.program);
+        cmd.args(&spec.args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        if let Some(env) = &spec.env {
+            cmd.env_clear();
+            cmd.envs(env.iter().map(|(k, v)| (k, v)));
+        }
+        if let Some(dir) = &spec.cwd {
+            cmd.current_dir(dir);
+        }
+        cmd.process_group(0);
+        #[cfg(target_os = "linux")]
+        // SAFETY: prctl() is async-signal-safe; nothing else runs between
+        // fork and exec.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+                Ok(())
+            });
+        }
+        let mut child = cmd.spawn().map_err(|e| {
+            let why = match e.kind() {
+                io::ErrorKind::NotFound => "no such program on the PATH".to_string(),
+                io::ErrorKind::PermissionDenied => "permission denied (not executable?)".to_string(),
+                _ => e.to_string(),
+            };
+            ClientError::Spawn(format!("cannot start `{}`: {why}", spec.program))
+        })?;
+        let pid = child.id() as i32;
+        let stdin: OwnedFd = child.stdin.take().expect("piped stdin").into();
+        let stdin = File::from(stdin);
+        set_nonblocking(stdin.as_raw_fd());
+        let stdout = child.stdout.take().expect("piped stdout");
+        let stderr_pipe = child.stderr.take().expect("piped stderr");
+        let (tx, rx) = unbounded();
+        let stderr = Arc::new(Mutex::new(Tail::new(spec.stderr_cap)));
+        let mut threads = Vec::new();
+        let max_line = spec.max_line.max(64 << 10);
+        let spawned = spawn_masked("mcplite-client-out", move || read_stdout(stdout, tx, max_line)).and_then(|h| {
+            threads.push(h);
+            let tail = Arc::clone(&stderr);
+            spawn_masked("mcplite-client-err", move || read_stderr(stderr_pipe, tail))
+        });
+        let mut link = StdioLink {
+            child,
+            pid,
+            stdin: Some(stdin),
+            rx,
+            stderr,
+            threads,
+            grace: spec.grace,
+            ended: None,
+            reaped: false,
+        };
+        match spawned {
+            Ok(h) => link.threads.push(h),
+            Err(e) => {
+                link.close();
+                return Err(ClientError::Spawn(format!("cannot start a reader thread: {e}")));
+            }
+        }
+        Ok(link)
+    }
+
+    /// The process id of the child (tests and diagnostics).
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    fn write_all(
+        &mut self,
+        buf: &[u8],
+        deadline: Instant,
+        interrupted: &mut dyn FnMut() -> bool,
+    ) -> Result<(), ClientError> {
+        let Some(stdin) = &self.stdin else {
+            return Err(ClientError::Closed("the connection is closed".into()));
+        };
+        let fd = stdin.as_raw_fd();
+        let _sigpipe = SigpipeBlock::new();
+        let mut off = 0;
+        while off < buf.len() {
+            // SAFETY: writing from a live slice to our own descriptor.
+            let n = unsafe { libc::write(fd, buf[off..].as_ptr().cast(), buf.len() - off) };
+            if n >= 0 {
+                off += n as usize;
+                continue;
+            }
+            let err = io::Error::last_os_error();
+            match err.raw_os_error() {
+                Some(libc::EINTR) => continue,
+                Some(libc::EAGAIN) => {
+                    let now = Instant::now();
+                    if now >= deadline {
+                        return Err(self.broken_write(off, ClientError::Timeout(Duration::ZERO)));
+                    }
+                    if interrupted() {
+                        return Err(self.broken_write(off, ClientError::Interrupted));
+                    }
+                    let ms = deadline.saturating_duration_since(now).min(Duration::from_millis(25)).as_millis();
+                    let mut p = libc::pollfd { fd, events: libc::POLLOUT, revents: 0 };
+                    // SAFETY: one valid pollfd on the stack.
+                    unsafe { libc::poll(&mut p, 1, ms.max(1) as i32) };
+                }
+                Some(libc::EPIPE) => return Err(ClientError::Closed("the server closed its standard input".into())),
+                _ => return Err(ClientError::Closed(format!("writing to the server failed: {err}"))),
+            }
+        }
+        Ok(())
+    }
+
+    /// A write stopped part-way: the stream now holds half a message, so
+    /// the connection cannot be used any more.
+    fn broken_write(&mut self, written: usize, e: ClientError) -> ClientError {
+        if written > 0 {
+            self.stdin = None;
+        }
+        e
+    }
+
+    /// The child's exit, without reaping it (so its process group id stays
+    /// reserved until [`StdioLink::close`] has signalled the group).
+    fn peek_exit(&mut self) -> Option<String> {
+        if self.ended.is_some() {
+            return self.ended.clone();
+        }
+        // SAFETY: waitid on our own child with a zeroed siginfo.
+        unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            let r = libc::waitid(
+                libc::P_PID,
+                self.pid as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+            );
+            if r != 0 || info.si_pid() == 0 {
+                return None;
+            }
+            let status = info.si_status();
+            self.ended = Some(match info.si_code {
+                libc::CLD_EXITED => format!("exited with status {status}"),
+                libc::CLD_KILLED | libc::CLD_DUMPED => format!("was killed by signal {}", signal_name(status)),
+                _ => "ended".to_string(),
+            });
+        }
+        self.ended.clone()
+    }
+
+    fn wait_exit(&mut self, limit: Duration) -> Option<String> {
+        let t0 = Instant::now();
+        loop {
+            if let Some(e) = self.peek_exit() {
+                return Some(e);
+            }
+            if t0.elapsed() >= limit {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    fn signal_group(&self, sig: i32) {
+        // SAFETY: kill() on our child's process group.
+        unsafe {
+            libc::kill(-self.pid, sig);
+        }
+    }
+}
+
+fn signal_name(sig: i32) -> String {
+    match sig {
+        libc::SIGTERM => "SIGTERM".into(),
+        libc::SIGKILL => "SIGKILL".into(),
+        libc::SIGINT => "SIGINT".into(),
+        libc::SIGSEGV => "SIGSEGV".into(),
+        libc::SIGABRT => "SIGABRT".into(),
+        libc::SIGPIPE => "SIGPIPE".into(),
+        libc::SIGHUP => "SIGHUP".into(),
+        n => n.to_string(),
+    }
+}
+
+fn set_nonblocking(fd: i32) {
+    // SAFETY: fcntl on our own pipe descriptor.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        if flags >= 0 {
+            libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
+        }
+    }
+}
+
+/// Blocks SIGPIPE on this thread; on drop, discards a SIGPIPE raised
+/// meanwhile and restores the mask.
+struct SigpipeBlock {
+    old: libc::sigset_t,
+    set: libc::sigset_t,
+}
+
+impl SigpipeBlock {
+    fn new() -> SigpipeBlock {
+        // SAFETY: sigset manipulation on stack values.
+        unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            let mut old: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, libc::SIGPIPE);
+            libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
+            SigpipeBlock { old, set }
+        }
+    }
+}
+
+impl Drop for SigpipeBlock {
+    fn drop(&mut self) {
+        // SAFETY: as above; sigtimedwait with a zero timeout never blocks.
+        unsafe {
+            if libc::sigismember(&self.old, libc::SIGPIPE) == 0 {
+                let mut pending: libc::sigset_t = std::mem::zeroed();
+                libc::sigpending(&mut pending);
+                if libc::sigismember(&pending, libc::SIGPIPE) == 1 {
+                    let zero = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+                    libc::sigtimedwait(&self.set, std::ptr::null_mut(), &zero);
+                }
+            }
+            libc::pthread_sigmask(libc::SIG_SETMASK, &self.old, std::ptr::null_mut());
+        }
+    }
+}
+
+/// A short, printable excerpt of a line that is not a JSON-RPC message.
+pub(crate) fn excerpt(line: &[u8]) -> String {
+    const MAX: usize = 200;
+    let s = String::from_utf8_lossy(&line[..line.len().min(MAX)]).into_owned();
+    if line.len() > MAX {
+        format!("{s}... ({} bytes)", line.len())
+    } else {
+        s
+    }
+}
+
+/// Parse one framed line and queue what it holds.
+pub(crate) fn emit_line(line: &[u8], tx: &Sender<Event>) {
+    if line.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n')) {
+        return;
+    }
+    match serde_json::from_slice::<Value>(line) {
+        Ok(Value::Array(items)) if !items.is_empty() => {
+            for v in items {
+                let _ = tx.send(Event::Message(v));
+            }
+        }
+        Ok(v @ Value::Object(_)) => {
+            let _ = tx.send(Event::Message(v));
+        }
+        _ => {
+            let _ = tx.send(Event::Garbage(excerpt(line)));
+        }
+    }
+}
+
+fn read_stdout(mut out: ChildStdout, tx: Sender<Event>, max_line: usize) {
+    let mut framer = Framer::new();
+    let mut chunk = vec![0u8; 64 << 10];
+    // bytes of the line being received, before this chunk
+    let mut current = 0usize;
+    let mut skipping = false;
+    loop {
+        let n = match out.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                let _ = tx.send(Event::Closed(Some(format!("reading the server's output failed: {e}"))));
+                return;
+            }
+        };
+        let mut data = &chunk[..n];
+        if skipping {
+            match memchr::memchr(b'\n', data) {
+                None => continue,
+                Some(i) => {
+                    skipping = false;
+                    data = &data[i + 1..];
+                }
+            }
+        }
+        let first = memchr::memchr(b'\n', data);
+        if current + first.unwrap_or(data.len()) > max_line {
+            let _ = tx.send(Event::Oversize(max_line));
+            framer = Framer::new();
+            current = 0;
+            match first {
+                Some(i) => data = &data[i + 1..],
+                None => {
+                    skipping = true;
+                    continue;
+                }
+            }
+        }
+        framer.push(data, &mut |line| emit_line(&line, &tx));
+        current = match memchr::memrchr(b'\n', data) {
+            Some(i) => data.len() - i - 1,
+            None => current + data.len(),
+        };
+    }
+    if !skipping {
+        if let Some(line) = framer.finish() {
+            emit_line(&line, &tx);
+        }
+    }
+    let _ = tx.send(Event::Closed(None));
+}
+
+fn read_stderr(mut err: ChildStderr, tail: Arc<Mutex<Tail>>) {
+    let mut chunk = vec![0u8; 8 << 10];
+    loop {
+        match err.read(&mut chunk) {
+            Ok(0) => return,
+            Ok(n) => tail.lock().unwrap_or_else(|e| e.into_inner()).push(&chunk[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(_) => return,
+        }
+    }
+}
+
+impl Link for StdioLink {
+    fn send(
+        &mut self,
+        line: &[u8],
+        _out: &Outgoing,
+        deadline: Instant,
+        interrupted: &mut dyn FnMut() -> bool,
+    ) -> Result<(), ClientError> {
+        self.write_all(line, deadline, interrupted)
+    }
+
+    fn recv(&mut self, _id: u64, wait: Duration) -> Option<Event> {
+        match self.rx.try_recv() {
+            Ok(e) => Some(e),
+            Err(_) if wait.is_zero() => None,
+            Err(_) => self.rx.recv_timeout(wait).ok(),
+        }
+    }
+
+    fn cancel(&mut self, id: u64, reason: &str) {
+        let mut line = super::wire::notification_line(
+            "notifications/cancelled",
+            &[("requestId", &id.to_string()), ("reason", &super::wire::json_string(reason))],
+        );
+        line.push(b'\n');
+        let deadline = Instant::now() + Duration::from_secs(1);
+        let _ = self.write_all(&line, deadline, &mut || false);
+    }
+
+    fn finish(&mut self, _id: u64) {}
+
+    fn respond(&mut self, line: &[u8]) {
+        let mut line = line.to_vec();
+        line.push(b'\n');
+        let deadline = Instant::now() + Duration::from_secs(1);
+        let _ = self.write_all(&line, deadline, &mut || false);
+    }
+
+    fn context(&mut self) -> FailureContext {
+        // The output closed: give the process a moment to finish exiting.
+        let ended = self.wait_exit(Duration::from_millis(500));
+        FailureContext { ended, stderr: self.stderr_text() }
+    }
+
+    fn stderr_text(&self) -> String {
+        self.stderr.lock().unwrap_or_else(|e| e.into_inner()).text()
+    }
+
+    fn close(&mut self) -> String {
+        if self.reaped {
+            return self.ended.clone().unwrap_or_else(|| "closed".into());
+        }
+        // 1. Close the server's input: the usual signal to exit.
+        self.stdin = None;
+        let mut how = self.wait_exit(self.grace);
+        // 2. SIGTERM to the whole group, then SIGKILL.
+        if how.is_none() {
+            self.signal_group(libc::SIGTERM);
+            how = self.wait_exit(self.grace).map(|e| format!("{e} (sent SIGTERM after it did not exit on its own)"));
+        }
+        if how.is_none() {
+            self.signal_group(libc::SIGKILL);
+            how = self.wait_exit(Duration::from_secs(5)).map(|e| format!("{e} (sent SIGKILL)"));
+        }
+        // Anything the server left behind in its group goes too, while the
+        // unreaped leader keeps the group id reserved.
+        self.signal_group(libc::SIGTERM);
+        let _ = self.child.wait();
+        self.reaped = true;
+        // Reader threads end at EOF; do not wait long for a pipe that some
+        // process outside the group still holds open.
+        let t0 = Instant::now();
+        while self.threads.iter().any(|h| !h.is_finished()) && t0.elapsed() < Duration::from_millis(200) {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        for h in self.threads.drain(..) {
+            if h.is_finished() {
+                let _ = h.join();
+            }
+        }
+        let how = how.unwrap_or_else(|| "did not exit".into());
+        self.ended = Some(how.clone());
+        how
+    }
+
+    fn set_version(&mut self, _version: &str) {}
+}
+
+impl Drop for StdioLink {
+    fn drop(&mut self) {
+        self.close();
+    }
+}

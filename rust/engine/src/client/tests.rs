@@ -1,0 +1,573 @@
+//! Client logic against scripted in-memory servers, and the stdio link
+//! against small shell scripts (real processes, pipes and signals).
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use super::*;
+
+/// A scripted server: given each message the client sends, returns what
+/// the server sends back.
+type Script = Box<dyn FnMut(&Value) -> Vec<Event> + Send>;
+
+struct FakeLink {
+    script: Script,
+    queue: VecDeque<Event>,
+    sent: Arc<Mutex<Vec<Value>>>,
+    cancelled: Arc<Mutex<Vec<u64>>>,
+}
+
+impl Link for FakeLink {
+    fn send(
+        &mut self,
+        line: &[u8],
+        _out: &Outgoing,
+        _deadline: Instant,
+        _interrupted: &mut dyn FnMut() -> bool,
+    ) -> Result<(), ClientError> {
+        assert_eq!(line.last(), Some(&b'\n'));
+        let v: Value = serde_json::from_slice(line).expect("client sends JSON");
+        self.sent.lock().unwrap().push(v.clone());
+        let out = (self.script)(&v);
+        self.queue.extend(out);
+        Ok(())
+    }
+    fn recv(&mut self, _id: u64, wait: Duration) -> Option<Event> {
+        let e = self.queue.pop_front();
+        if e.is_none() {
+            std::thread::sleep(wait.min(Duration::from_millis(5)));
+        }
+        e
+    }
+    fn cancel(&mut self, id: u64, _reason: &str) {
+        self.cancelled.lock().unwrap().push(id);
+    }
+    fn finish(&mut self, _id: u64) {}
+    fn respond(&mut self, line: &[u8]) {
+        let v: Value = serde_json::from_slice(line).unwrap();
+        self.sent.lock().unwrap().push(v);
+    }
+    fn context(&mut self) -> FailureContext {
+        FailureContext { ended: Some("exited with status 1".into()), stderr: "boom".into() }
+    }
+    fn stderr_text(&self) -> String {
+        String::new()
+    }
+    fn set_version(&mut self, _version: &str) {}
+    fn close(&mut self) -> String {
+        "closed".into()
+    }
+}
+
+struct Fake {
+    sent: Arc<Mutex<Vec<Value>>>,
+    cancelled: Arc<Mutex<Vec<u64>>>,
+}
+
+fn fake(script: impl FnMut(&Value) -> Vec<Event> + Send + 'static) -> (Box<dyn Link>, Fake) {
+    let sent = Arc::new(Mutex::new(Vec::new()));
+    let cancelled = Arc::new(Mutex::new(Vec::new()));
+    let link = FakeLink {
+        script: Box::new(script),
+        queue: VecDeque::new(),
+        sent: Arc::clone(&sent),
+        cancelled: Arc::clone(&cancelled),
+    };
+    (Box::new(link), Fake { sent, cancelled })
+}
+
+fn msg(v: Value) -> Event {
+    Event::Message(v)
+}
+
+fn result(id: &Value, r: Value) -> Event {
+    msg(json!({"jsonrpc": "2.0", "id": id, "result": r}))
+}
+
+fn error(id: &Value, code: i64, message: &str) -> Event {
+    msg(json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}))
+}
+
+fn method(v: &Value) -> &str {
+    v["method"].as_str().unwrap_or("")
+}
+
+fn opts() -> Options {
+    Options { probe_timeout: Duration::from_millis(100), timeout: Duration::from_secs(5), ..Options::default() }
+}
+
+fn never() -> impl FnMut() -> bool {
+    || false
+}
+
+fn discover_result() -> Value {
+    json!({"resultType": "complete", "supportedVersions": ["2026-07-28", "2025-11-25"],
+           "capabilities": {"tools": {}}, "instructions": "Be nice.",
+           "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "modern", "version": "1.0"}}})
+}
+
+/// A modern server with one `echo` tool.
+fn modern_server(v: &Value) -> Vec<Event> {
+    let id = &v["id"];
+    match method(v) {
+        "server/discover" => vec![result(id, discover_result())],
+        "tools/call" => {
+            assert_eq!(v["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"], "2026-07-28");
+            assert_eq!(v["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"], json!({}));
+            let text = v["params"]["arguments"]["text"].clone();
+            vec![result(id, json!({"resultType": "complete", "content": [{"type": "text", "text": text}]}))]
+        }
+        m => vec![error(id, -32601, &format!("no {m}"))],
+    }
+}
+
+/// A legacy server: errors before `initialize`, echoes a supported version.
+fn legacy_server(answer_version: &'static str) -> impl FnMut(&Value) -> Vec<Event> + Send {
+    let mut initialized = false;
+    move |v| {
+        let id = &v["id"];
+        match method(v) {
+            "initialize" => {
+                initialized = true;
+                vec![result(
+                    id,
+                    json!({"protocolVersion": answer_version, "capabilities": {"tools": {}},
+                           "serverInfo": {"name": "legacy", "version": "0.1"}}),
+                )]
+            }
+            "notifications/initialized" => vec![],
+            _ if !initialized => vec![error(id, -32600, "not initialized")],
+            "tools/list" => vec![result(id, json!({"tools": [{"name": "a", "inputSchema": {"type": "object"}}]}))],
+            _ => vec![error(id, -32601, "Method not found")],
+        }
+    }
+}
+
+#[test]
+fn modern_servers_are_recognised_by_discovery() {
+    let (link, f) = fake(modern_server);
+    let mut c = Connection::establish(link, &opts(), &mut never()).unwrap();
+    assert_eq!(c.era(), Era::Modern);
+    assert_eq!(c.version(), "2026-07-28");
+    assert_eq!(c.server_info().unwrap()["name"], "modern");
+    assert_eq!(c.instructions(), Some("Be nice."));
+    let sent = f.sent.lock().unwrap().clone();
+    assert_eq!(sent.len(), 1);
+    assert_eq!(method(&sent[0]), "server/discover");
+    assert_eq!(sent[0]["params"]["_meta"]["io.modelcontextprotocol/clientInfo"]["name"], "mcplite");
+    let r = c.call_tool("echo", r#"{"text":"hi"}"#, Duration::from_secs(1), &mut never()).unwrap();
+    assert_eq!(r["content"][0]["text"], "hi");
+}
+
+#[test]
+fn legacy_servers_get_initialize_after_a_failed_probe() {
+    let (link, f) = fake(legacy_server("2025-06-18"));
+    let mut c = Connection::establish(link, &opts(), &mut never()).unwrap();
+    assert_eq!(c.era(), Era::Legacy);
+    assert_eq!(c.version(), "2025-06-18");
+    assert_eq!(c.server_info().unwrap()["name"], "legacy");
+    let methods: Vec<String> = f.sent.lock().unwrap().iter().map(|v| method(v).to_string()).collect();
+    assert_eq!(methods, ["server/discover", "initialize", "notifications/initialized"]);
+    let init = f.sent.lock().unwrap()[1].clone();
+    assert_eq!(init["params"]["protocolVersion"], "2025-11-25");
+    assert_eq!(init["params"]["capabilities"], json!({}));
+    assert!(init["params"].get("_meta").is_none());
+    let tools = c.list_tools(Duration::from_secs(1), &mut never()).unwrap();
+    assert_eq!(tools.len(), 1);
+    // legacy requests carry no modern _meta
+    let last = f.sent.lock().unwrap().last().cloned().unwrap();
+    assert!(last.get("params").is_none(), "{last}");
+}
+
+#[test]
+fn a_silent_probe_falls_back_after_the_probe_timeout() {
+    let mut inner = legacy_server("2025-11-25");
+    let (link, f) = fake(move |v| if method(v) == "server/discover" { vec![] } else { inner(v) });
+    let t0 = Instant::now();
+    let c = Connection::establish(link, &opts(), &mut never()).unwrap();
+    assert!(t0.elapsed() >= Duration::from_millis(100));
+    assert_eq!(c.era(), Era::Legacy);
+    assert_eq!(c.version(), "2025-11-25");
+    // the probe was not cancelled (a legacy server never saw it as a request)
+    assert!(f.cancelled.lock().unwrap().is_empty());
+}
+
+#[test]
+fn a_late_discover_answer_wins_over_initialize() {
+    // The server reads the probe only after the client gave up waiting:
+    // it answers both, discover first.
+    let mut probe_id = Value::Null;
+    let (link, _f) = fake(move |v| match method(v) {
+        "server/discover" => {
+            probe_id = v["id"].clone();
+            vec![]
+        }
+        "initialize" => vec![result(&probe_id, discover_result()), error(&v["id"], -32601, "Method not found")],
+        _ => vec![],
+    });
+    let c = Connection::establish(link, &opts(), &mut never()).unwrap();
+    assert_eq!(c.era(), Era::Modern);
+}
+
+#[test]
+fn unsupported_version_errors_follow_the_supported_list() {
+    let (link, f) = fake(|v| {
+        let id = &v["id"];
+        match method(v) {
+            "server/discover" => vec![msg(json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32022,
+                "message": "Unsupported protocol version",
+                "data": {"supported": ["2025-06-18"], "requested": "2026-07-28"}}}))],
+            "initialize" => vec![result(id, json!({"protocolVersion": "2025-06-18", "capabilities": {}}))],
+            _ => vec![],
+        }
+    });
+    let c = Connection::establish(link, &opts(), &mut never()).unwrap();
+    assert_eq!(c.version(), "2025-06-18");
+    assert_eq!(f.sent.lock().unwrap()[1]["params"]["protocolVersion"], "2025-06-18");
+
+    let (link, _) = fake(|v| {
+        vec![msg(json!({"jsonrpc": "2.0", "id": v["id"], "error": {"code": -32022, "message": "Unsupported",
+            "data": {"supported": ["2099-01-01"], "requested": "2026-07-28"}}}))]
+    });
+    let e = Connection::establish(link, &opts(), &mut never()).err().unwrap();
+    assert_eq!(e.kind(), "protocol");
+    assert!(e.to_string().contains("2099-01-01"), "{e}");
+}
+
+#[test]
+fn an_explicit_version_skips_or_forbids_the_fallback() {
+    let (link, f) = fake(legacy_server("2024-11-05"));
+    let o = Options { protocol: Some("2024-11-05".into()), ..opts() };
+    let c = Connection::establish(link, &o, &mut never()).unwrap();
+    assert_eq!(c.version(), "2024-11-05");
+    assert_eq!(method(&f.sent.lock().unwrap()[0]), "initialize");
+
+    let (link, _) = fake(legacy_server("2025-11-25"));
+    let o = Options { protocol: Some(MODERN.into()), ..opts() };
+    let e = Connection::establish(link, &o, &mut never()).err().unwrap();
+    assert!(e.to_string().contains("does not speak protocol 2026-07-28"), "{e}");
+}
+
+#[test]
+fn initialize_answers_are_checked() {
+    let (link, _) = fake(legacy_server("1999-01-01"));
+    let e = Connection::establish(link, &opts(), &mut never()).err().unwrap();
+    assert!(e.to_string().contains("\"1999-01-01\""), "{e}");
+    let (link, _) = fake(|v| vec![error(&v["id"], -32603, "broken")]);
+    let e = Connection::establish(link, &opts(), &mut never()).err().unwrap();
+    assert!(e.to_string().contains("rejected `initialize` (-32603: broken)"), "{e}");
+}
+
+#[test]
+fn tool_lists_follow_cursors_and_stop_on_loops() {
+    let (link, f) = fake(|v| {
+        let id = &v["id"];
+        match (method(v), v["params"]["cursor"].as_str()) {
+            ("server/discover", _) => vec![result(id, discover_result())],
+            ("tools/list", None) => vec![result(id, json!({"tools": [{"name": "a"}], "nextCursor": "p2"}))],
+            ("tools/list", Some("p2")) => vec![result(id, json!({"tools": [{"name": "b"}], "nextCursor": "p3"}))],
+            ("tools/list", Some("p3")) => vec![result(id, json!({"tools": [{"name": "c"}]}))],
+            _ => vec![error(id, -32602, "bad cursor")],
+        }
+    });
+    let mut c = Connection::establish(link, &opts(), &mut never()).unwrap();
+    let tools = c.list_tools(Duration::from_secs(1), &mut never()).unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["a", "b", "c"]);
+    assert_eq!(f.sent.lock().unwrap().len(), 4);
+
+    let (link, _) = fake(|v| {
+        let id = &v["id"];
+        match method(v) {
+            "server/discover" => vec![result(id, discover_result())],
+            _ => vec![result(id, json!({"tools": [], "nextCursor": "same"}))],
+        }
+    });
+    let mut c = Connection::establish(link, &opts(), &mut never()).unwrap();
+    let e = c.list_tools(Duration::from_secs(1), &mut never()).err().unwrap();
+    assert!(e.to_string().contains("does not end"), "{e}");
+}
+
+#[test]
+fn progress_is_reported_and_extends_the_timeout() {
+    let (link, f) = fake(|v| {
+        let id = &v["id"];
+        match method(v) {
+            "server/discover" => vec![result(id, discover_result())],
+            "tools/call" => {
+                let token = v["params"]["_meta"]["progressToken"].clone();
+                assert_eq!(token, *id);
+                vec![
+                    msg(json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                               "params": {"progressToken": 999, "progress": 7}})),
+                    msg(json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                               "params": {"progressToken": token, "progress": 1, "total": 2}})),
+                    msg(json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                               "params": {"progressToken": token, "progress": 2, "total": 2, "message": "done"}})),
+                    result(id, json!({"content": []})),
+                ]
+            }
+            _ => vec![],
+        }
+    });
+    let mut c = Connection::establish(link, &opts(), &mut never()).unwrap();
+    let id = c
+        .start("tools/call", Some("slow"), &[("name", "\"slow\"")], true, Duration::from_secs(1), &mut never())
+        .unwrap();
+    let mut seen = Vec::new();
+    let r = c
+        .wait(
+            id,
+            Duration::from_secs(1),
+            Duration::from_secs(2),
+            &mut |p| seen.push(p["progress"].clone()),
+            &mut never(),
+        )
+        .unwrap();
+    assert_eq!(r["content"], json!([]));
+    assert_eq!(seen, [json!(1), json!(2)]);
+    assert!(f.cancelled.lock().unwrap().is_empty());
+}
+
+#[test]
+fn timeouts_and_interrupts_cancel_the_request() {
+    let (link, f) = fake(|v| match method(v) {
+        "server/discover" => vec![result(&v["id"], discover_result())],
+        _ => vec![],
+    });
+    let mut c = Connection::establish(link, &opts(), &mut never()).unwrap();
+    let e = c.call_tool("slow", "{}", Duration::from_millis(60), &mut never()).err().unwrap();
+    assert_eq!(e, ClientError::Timeout(Duration::from_millis(60)));
+    assert_eq!(*f.cancelled.lock().unwrap(), [2]);
+    let mut n = 0;
+    let e = c
+        .call_tool("slow", "{}", Duration::from_secs(10), &mut || {
+            n += 1;
+            n > 2
+        })
+        .err()
+        .unwrap();
+    assert_eq!(e, ClientError::Interrupted);
+    assert_eq!(*f.cancelled.lock().unwrap(), [2, 3]);
+    // the connection is still usable
+    assert!(c.is_open());
+}
+
+#[test]
+fn server_requests_are_answered_and_noise_is_noted() {
+    let (link, f) = fake(|v| {
+        let id = &v["id"];
+        match method(v) {
+            "server/discover" => vec![result(id, discover_result())],
+            "tools/call" => vec![
+                msg(json!({"jsonrpc": "2.0", "id": "s1", "method": "ping"})),
+                msg(json!({"jsonrpc": "2.0", "id": "s2", "method": "sampling/createMessage", "params": {}})),
+                Event::Garbage("hello from print()".into()),
+                msg(json!({"jsonrpc": "2.0", "id": 12345, "result": {}})),
+                result(id, json!({"content": [], "isError": false})),
+            ],
+            _ => vec![],
+        }
+    });
+    let mut c = Connection::establish(link, &opts(), &mut never()).unwrap();
+    c.call_tool("x", "{}", Duration::from_secs(1), &mut never()).unwrap();
+    let sent = f.sent.lock().unwrap().clone();
+    let replies: Vec<&Value> = sent.iter().filter(|v| v.get("method").is_none()).collect();
+    assert_eq!(replies.len(), 2);
+    assert_eq!(*replies[0], json!({"jsonrpc": "2.0", "id": "s1", "result": {}}));
+    assert_eq!(replies[1]["error"]["code"], -32601);
+    assert_eq!(c.garbage(), (1, Some("hello from print()")));
+}
+
+#[test]
+fn failures_are_reported() {
+    // the server exits mid-call
+    let (link, _) = fake(|v| match method(v) {
+        "server/discover" => vec![result(&v["id"], discover_result())],
+        _ => vec![Event::Garbage("partial output".into()), Event::Closed(None)],
+    });
+    let mut c = Connection::establish(link, &opts(), &mut never()).unwrap();
+    let e = c.call_tool("x", "{}", Duration::from_secs(1), &mut never()).err().unwrap();
+    assert_eq!(e.kind(), "closed");
+    let m = e.to_string();
+    assert!(m.contains("exited with status 1") && m.contains("partial output"), "{m}");
+    assert!(!c.is_open());
+    let again = c.call_tool("x", "{}", Duration::from_secs(1), &mut never()).err().unwrap();
+    assert_eq!(again.kind(), "closed");
+
+    // JSON-RPC errors keep code, message and data
+    let (link, _) = fake(|v| match method(v) {
+        "server/discover" => vec![result(&v["id"], discover_result())],
+        _ => vec![msg(json!({"jsonrpc": "2.0", "id": v["id"],
+                             "error": {"code": -32602, "message": "Invalid params", "data": {"why": 1}}}))],
+    });
+    let mut c = Connection::establish(link, &opts(), &mut never()).unwrap();
+    match c.call_tool("x", "{}", Duration::from_secs(1), &mut never()) {
+        Err(ClientError::Rpc { code: -32602, message, data: Some(d) }) => {
+            assert_eq!(message, "Invalid params");
+            assert_eq!(d["why"], 1);
+        }
+        other => panic!("{other:?}"),
+    }
+
+    // oversize lines and unsupported results
+    let (link, f) = fake(|v| match method(v) {
+        "server/discover" => vec![result(&v["id"], discover_result())],
+        "tools/list" => vec![Event::Oversize(1000)],
+        _ => vec![result(&v["id"], json!({"resultType": "input_required", "inputRequests": {}}))],
+    });
+    let mut c = Connection::establish(link, &opts(), &mut never()).unwrap();
+    let e = c.list_tools(Duration::from_secs(1), &mut never()).err().unwrap();
+    assert!(e.to_string().contains("longer than 1000 bytes"), "{e}");
+    assert_eq!(f.cancelled.lock().unwrap().len(), 1);
+    let e = c.call_tool("x", "{}", Duration::from_secs(1), &mut never()).err().unwrap();
+    assert!(e.to_string().contains("multi round-trip"), "{e}");
+}
+
+// ---------------------------------------------------------------------------
+// The stdio link with real processes. The client numbers its requests 1, 2,
+// 3, ..., so a shell script can answer them without parsing JSON.
+
+fn sh(script: &str) -> StdioSpec {
+    let mut s = StdioSpec::new("/bin/sh", vec!["-c".into(), script.into()]);
+    s.grace = Duration::from_millis(300);
+    s
+}
+
+const LEGACY_SH: &str = r#"
+read probe; echo '{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}'
+read init; echo '{"jsonrpc":"2.0","id":2,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"sh","version":"1"}}}'
+read initialized
+"#;
+
+/// Is `pid` a live process (not gone, not a zombie waiting for a reaper)?
+fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+#[test]
+fn stdio_round_trip_and_clean_close() {
+    let script = format!(
+        "{LEGACY_SH}
+read call; echo 'not json'; echo '{{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{{\"content\":[{{\"type\":\"text\",\"text\":\"hi\"}}]}}}}'
+echo 'bye' >&2
+cat >/dev/null"
+    );
+    let mut c = Connection::stdio(&sh(&script), &opts(), &mut never()).unwrap();
+    assert_eq!(c.version(), "2025-06-18");
+    let r = c.call_tool("x", "{}", Duration::from_secs(5), &mut never()).unwrap();
+    assert_eq!(r["content"][0]["text"], "hi");
+    assert_eq!(c.garbage(), (1, Some("not json")));
+    let how = c.close();
+    assert_eq!(how, "exited with status 0");
+    assert!(c.stderr_text().contains("bye"));
+    assert_eq!(c.close(), how);
+    assert_eq!(c.call_tool("x", "{}", Duration::from_secs(1), &mut never()).err().unwrap().kind(), "closed");
+}
+
+#[test]
+fn stdio_exit_mid_call_names_the_status_and_keeps_stderr() {
+    let script = format!("{LEGACY_SH}\nread call; echo 'fatal: out of cheese' >&2; exit 3");
+    let mut c = Connection::stdio(&sh(&script), &opts(), &mut never()).unwrap();
+    let t0 = Instant::now();
+    let e = c.call_tool("x", "{}", Duration::from_secs(30), &mut never()).err().unwrap();
+    assert!(t0.elapsed() < Duration::from_secs(5));
+    assert_eq!(e.kind(), "closed");
+    assert!(e.to_string().contains("exited with status 3"), "{e}");
+    assert!(c.stderr_text().contains("out of cheese"));
+    // writing to the dead server does not raise SIGPIPE
+    assert_eq!(c.call_tool("x", "{}", Duration::from_secs(1), &mut never()).err().unwrap().kind(), "closed");
+}
+
+#[test]
+fn stdio_spawn_failures() {
+    let e = Connection::stdio(&StdioSpec::new("/nonexistent/mcp-server", vec![]), &opts(), &mut never()).err().unwrap();
+    assert_eq!(e.kind(), "spawn");
+    assert!(e.to_string().contains("/nonexistent/mcp-server"), "{e}");
+    let mut s = sh("true");
+    s.cwd = Some("/nonexistent-dir".into());
+    let e = Connection::stdio(&s, &opts(), &mut never()).err().unwrap();
+    assert!(e.to_string().contains("working directory"), "{e}");
+    // a program that exits at once
+    let e = Connection::stdio(&sh("echo 'usage: server --token' >&2; exit 2"), &opts(), &mut never()).err().unwrap();
+    assert_eq!(e.kind(), "closed");
+    assert!(e.to_string().contains("exited with status 2"), "{e}");
+}
+
+#[test]
+fn stdio_environment_and_directory() {
+    let script = format!(
+        "{LEGACY_SH}\nread call; printf '{{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{{\"env\":\"%s\",\"home\":\"%s\",\"dir\":\"%s\"}}}}\\n' \"$MCP_TEST\" \"${{HOME:-unset}}\" \"$(pwd)\"; cat >/dev/null"
+    );
+    let mut s = sh(&script);
+    s.env = Some(vec![("MCP_TEST".into(), "yes".into()), ("PATH".into(), "/usr/bin:/bin".into())]);
+    s.cwd = Some("/tmp".into());
+    let mut c = Connection::stdio(&s, &opts(), &mut never()).unwrap();
+    let r = c.call_tool("x", "{}", Duration::from_secs(5), &mut never()).unwrap();
+    assert_eq!(r, json!({"env": "yes", "home": "unset", "dir": "/tmp"}));
+}
+
+#[test]
+fn stdio_close_escalates_and_leaves_no_process() {
+    // ignores EOF and SIGTERM, and has a child of its own
+    let script = format!("{LEGACY_SH}\ntrap '' TERM; sleep 100 & echo $! >&2; while :; do sleep 1; done");
+    let mut s = sh(&script);
+    s.grace = Duration::from_millis(200);
+    let mut c = Connection::stdio(&s, &opts(), &mut never()).unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    let grandchild: i32 = c.stderr_text().trim().parse().expect("pid on stderr");
+    assert!(alive(grandchild));
+    let how = c.close();
+    assert!(how.contains("SIGKILL"), "{how}");
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(!alive(grandchild), "the server's own child survived");
+}
+
+#[test]
+fn stdio_timeouts_and_oversize_lines() {
+    let script = format!(
+        "{LEGACY_SH}\nread call; head -c 300000 /dev/zero | tr '\\0' a; echo; \
+         read cancel; echo \"$cancel\" >&2; \
+         read call2; echo '{{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{{\"ok\":true}}}}'; cat >/dev/null"
+    );
+    let mut s = sh(&script);
+    s.max_line = 100_000;
+    let mut c = Connection::stdio(&s, &opts(), &mut never()).unwrap();
+    let e = c.call_tool("x", "{}", Duration::from_secs(5), &mut never()).err().unwrap();
+    assert!(e.to_string().contains("longer than 100000 bytes"), "{e}");
+    // the dropped line was followed by a notification of cancellation
+    let r = c.call_tool("y", "{}", Duration::from_secs(5), &mut never()).unwrap();
+    assert_eq!(r["ok"], true);
+    let t0 = Instant::now();
+    while !c.stderr_text().contains("requestId") && t0.elapsed() < Duration::from_secs(2) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(c.stderr_text().contains("\"notifications/cancelled\""), "{}", c.stderr_text());
+    assert!(c.stderr_text().contains("\"requestId\":3"));
+
+    let script = format!("{LEGACY_SH}\ncat >/dev/null");
+    let mut c = Connection::stdio(&sh(&script), &opts(), &mut never()).unwrap();
+    let t0 = Instant::now();
+    let e = c.call_tool("x", "{}", Duration::from_millis(200), &mut never()).err().unwrap();
+    assert_eq!(e.kind(), "timeout");
+    assert!(t0.elapsed() < Duration::from_secs(2));
+}
+
+#[test]
+fn stdio_writes_to_a_server_that_stops_reading_time_out() {
+    let script = format!("{LEGACY_SH}\nsleep 30");
+    let mut c = Connection::stdio(&sh(&script), &opts(), &mut never()).unwrap();
+    let big = format!("{{\"text\":\"{}\"}}", "x".repeat(4 << 20));
+    let t0 = Instant::now();
+    let e = c.call_tool("x", &big, Duration::from_millis(300), &mut never()).err().unwrap();
+    assert_eq!(e.kind(), "timeout");
+    assert!(t0.elapsed() < Duration::from_secs(3));
+    // half a message went out: the connection is unusable, and says so
+    assert!(c.call_tool("x", "{}", Duration::from_secs(1), &mut never()).is_err());
+}
