@@ -7,6 +7,7 @@ use extendr_api::prelude::*;
 use mcplite_engine::transport::{serve, ServeOptions};
 use mcplite_engine::{Server, ServerInfo};
 
+mod client;
 pub mod encode;
 mod payload;
 mod rffi;
@@ -103,6 +104,7 @@ extendr_module! {
     mod mcplite;
     use trace_env;
     use encode;
+    use client;
     fn engine_is_serving;
     fn engine_serve;
     fn engine_session_new;

@@ -1,0 +1,267 @@
+//! The R side of the MCP client (R/client.R): thin entry points over the
+//! engine's `client::Connection`. Results come back as R values converted
+//! by the same JSON -> R rules tools receive their arguments by (RULES J6);
+//! failures come back as a list of class `mcplite_client_failure` that the R
+//! wrapper raises as a classed condition. Waiting is done in slices so that
+//! R keeps control: a pending interrupt ends a wait at once.
+
+use std::time::{Duration, Instant};
+
+use extendr_api::prelude::*;
+use mcplite_engine::client::{ClientError, Connection, Options, Poll, StdioSpec};
+use serde_json::Value;
+
+use crate::rffi;
+use crate::rhost::json_to_sexp;
+
+/// A connection owned by R (an external pointer; dropping it closes the
+/// server, also when R exits).
+pub struct ClientHandle {
+    conn: Connection,
+}
+
+fn interrupted() -> bool {
+    rffi::interrupt_pending()
+}
+
+/// JSON -> R. Strings holding U+0000 cannot exist in R: such characters are
+/// replaced by U+FFFD first.
+fn to_r(mut v: Value) -> Robj {
+    if mcplite_engine::message::contains_nul(&v) {
+        replace_nul(&mut v);
+    }
+    // SAFETY: main thread; the value is protected by the Robj wrapper.
+    unsafe { Robj::from_sexp(json_to_sexp(&v)) }
+}
+
+fn replace_nul(v: &mut Value) {
+    match v {
+        Value::String(s) => {
+            if s.contains('\0') {
+                *s = s.replace('\0', "\u{FFFD}");
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(replace_nul),
+        Value::Object(m) => {
+            let old = std::mem::take(m);
+            for (k, mut e) in old {
+                replace_nul(&mut e);
+                m.insert(k.replace('\0', "\u{FFFD}"), e);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `list(kind, message, code, data)` of class `mcplite_client_failure`.
+fn failure(e: &ClientError) -> Robj {
+    let (code, data) = match e {
+        ClientError::Rpc { code, data, .. } => {
+            (Robj::from(*code as f64), data.clone().map(to_r).unwrap_or(Robj::from(())))
+        }
+        ClientError::Http { status, .. } => (Robj::from(*status as f64), Robj::from(())),
+        _ => (Robj::from(()), Robj::from(())),
+    };
+    let message = match e {
+        ClientError::Rpc { message, .. } => message.clone(),
+        other => other.to_string(),
+    };
+    let seconds = match e {
+        ClientError::Timeout(d) => Robj::from(d.as_secs_f64()),
+        _ => Robj::from(()),
+    };
+    let mut l = list!(kind = e.kind(), message = message, code = code, data = data, seconds = seconds);
+    let _ = l.set_class(&["mcplite_client_failure"]);
+    l.into()
+}
+
+unsafe fn strings(x: &Robj) -> Vec<String> {
+    let s = x.get();
+    if rffi::TYPEOF(s) != rffi::SEXPTYPE::STRSXP {
+        return Vec::new();
+    }
+    (0..rffi::Rf_xlength(s)).map(|i| rffi::charsxp_utf8(rffi::STRING_ELT(s, i)).unwrap_or_default()).collect()
+}
+
+unsafe fn names_of(x: &Robj) -> Vec<String> {
+    rffi::list_names(x.get())
+}
+
+fn opt_string(x: &Robj) -> Option<String> {
+    x.as_str().map(String::from)
+}
+
+fn seconds(x: f64) -> Duration {
+    if x.is_finite() && x > 0.0 {
+        Duration::from_secs_f64(x.min(1e9))
+    } else {
+        Duration::from_secs(1_000_000_000)
+    }
+}
+
+fn options(protocol: &Robj, timeout: f64, probe_timeout: f64, client_version: &str) -> Options {
+    Options {
+        protocol: opt_string(protocol),
+        timeout: seconds(timeout),
+        probe_timeout: seconds(probe_timeout),
+        client_name: "mcplite".into(),
+        client_version: client_version.into(),
+    }
+}
+
+fn connected(res: Result<Connection, ClientError>) -> Robj {
+    match res {
+        Ok(conn) => ExternalPtr::new(ClientHandle { conn }).into(),
+        Err(e) => failure(&e),
+    }
+}
+
+/// Start a server over stdio and negotiate. `env`: NULL (inherit) or a
+/// named character vector (the complete environment); `cwd`: NULL or a
+/// path; `protocol`: NULL (negotiate) or a version.
+/// @noRd
+#[extendr]
+#[allow(clippy::too_many_arguments)]
+fn client_connect_stdio(
+    program: &str,
+    args: Robj,
+    env: Robj,
+    cwd: Robj,
+    protocol: Robj,
+    timeout: f64,
+    probe_timeout: f64,
+    max_line: f64,
+    client_version: &str,
+) -> Robj {
+    let mut spec = StdioSpec::new(program, unsafe { strings(&args) });
+    if !env.is_null() {
+        let (keys, values) = unsafe { (names_of(&env), strings(&env)) };
+        spec.env = Some(keys.into_iter().zip(values).collect());
+    }
+    spec.cwd = opt_string(&cwd);
+    if max_line.is_finite() && max_line >= 1.0 {
+        spec.max_line = max_line as usize;
+    }
+    let opts = options(&protocol, timeout, probe_timeout, client_version);
+    connected(Connection::stdio(&spec, &opts, &mut interrupted))
+}
+
+/// Facts about the connection: era, version, server identity, ...
+/// @noRd
+#[extendr]
+fn client_info(handle: ExternalPtr<ClientHandle>) -> Robj {
+    let c = &handle.conn;
+    let era = match c.era() {
+        mcplite_engine::client::Era::Modern => "modern",
+        mcplite_engine::client::Era::Legacy => "legacy",
+    };
+    let opt = |v: Option<&Value>| v.cloned().map(to_r).unwrap_or(Robj::from(()));
+    list!(
+        era = era,
+        version = c.version(),
+        supported_versions = c.supported_versions().to_vec(),
+        server_info = opt(c.server_info()),
+        capabilities = opt(c.capabilities()),
+        instructions = c.instructions().map(Robj::from).unwrap_or(Robj::from(())),
+        open = c.is_open()
+    )
+    .into()
+}
+
+/// Every tool the server lists (pages followed), or a failure.
+/// @noRd
+#[extendr]
+fn client_list_tools(mut handle: ExternalPtr<ClientHandle>, timeout: f64) -> Robj {
+    match handle.conn.list_tools(seconds(timeout), &mut interrupted) {
+        Ok(tools) => to_r(Value::Array(tools)),
+        Err(e) => failure(&e),
+    }
+}
+
+/// Send `tools/call` with the arguments object given as JSON text; returns
+/// the request id (a double), or a failure.
+/// @noRd
+#[extendr]
+fn client_call_start(
+    mut handle: ExternalPtr<ClientHandle>,
+    name: &str,
+    arguments: &str,
+    progress: bool,
+    timeout: f64,
+) -> Robj {
+    let n = mcplite_engine::client::wire::json_string(name);
+    let members = [("name", n.as_str()), ("arguments", arguments)];
+    match handle.conn.start("tools/call", Some(name), &members, progress, seconds(timeout), &mut interrupted) {
+        Ok(id) => Robj::from(id as f64),
+        Err(e) => failure(&e),
+    }
+}
+
+/// Wait up to `wait` seconds for request `id`: `list(status = "done",
+/// value = <result>)`, `list(status = "progress", value = <params>)`,
+/// `list(status = "pending")`, `list(status = "interrupted")` (the user
+/// pressed Ctrl-C; the interrupt is consumed and the caller re-signals it)
+/// or a failure.
+/// @noRd
+#[extendr]
+fn client_poll(mut handle: ExternalPtr<ClientHandle>, id: f64, wait: f64) -> Robj {
+    let id = id as u64;
+    let end = Instant::now() + seconds(wait.max(0.0)).min(Duration::from_secs(3600));
+    loop {
+        let slice = end.saturating_duration_since(Instant::now()).min(Duration::from_millis(20));
+        match handle.conn.poll(id, slice) {
+            Poll::Done(Ok(v)) => return list!(status = "done", value = to_r(v)).into(),
+            Poll::Done(Err(e)) => return failure(&e),
+            Poll::Progress(p) => return list!(status = "progress", value = to_r(p)).into(),
+            Poll::Pending => {
+                if interrupted() {
+                    return list!(status = "interrupted").into();
+                }
+                if Instant::now() >= end {
+                    return list!(status = "pending").into();
+                }
+            }
+        }
+    }
+}
+
+/// Abandon request `id` (sends `notifications/cancelled` on stdio).
+/// @noRd
+#[extendr]
+fn client_cancel(mut handle: ExternalPtr<ClientHandle>, id: f64, reason: &str) {
+    handle.conn.cancel(id as u64, reason);
+}
+
+/// Close the connection (idempotent); returns how the server ended.
+/// @noRd
+#[extendr]
+fn client_close(mut handle: ExternalPtr<ClientHandle>) -> String {
+    handle.conn.close()
+}
+
+/// The kept tail of the server's stderr.
+/// @noRd
+#[extendr]
+fn client_stderr(handle: ExternalPtr<ClientHandle>) -> String {
+    handle.conn.stderr_text()
+}
+
+/// Is the connection usable?
+/// @noRd
+#[extendr]
+fn client_is_open(handle: ExternalPtr<ClientHandle>) -> bool {
+    handle.conn.is_open()
+}
+
+extendr_module! {
+    mod client;
+    fn client_connect_stdio;
+    fn client_info;
+    fn client_list_tools;
+    fn client_call_start;
+    fn client_poll;
+    fn client_cancel;
+    fn client_close;
+    fn client_stderr;
+    fn client_is_open;
+}
