@@ -45,7 +45,7 @@ ID_ITEM = re.compile(r"(" + ID + r")(" + STEPS + r")?")
 ID_LIST = re.compile(r"\s+(" + ID + STEPS + r"?(?:" + SEP + ID + STEPS + r"?)*)")
 SECTION_LIST = re.compile(r"\s+[Ss]ections?\s+([0-9]+(?:" + SEP + r"[0-9]+)*)")
 BARE_SECTION = re.compile(r"\s+([0-9]+)(?![0-9.])")
-RULES_WORD = re.compile(r"\bRULES\b(?!\.md)")
+RULES_WORD = re.compile(r"\bRULES\b(?!\\?\.md)")
 DOTTED = re.compile(r"(?<![\w.\-#])([RJWLMPSTE][0-9]{1,2}(?:\.[0-9]+)+)(?![\w]|\.[0-9])")
 COMMENT_LEAD = re.compile(r"^\s*(?://[!/]?|#'?|\*|--|;+|\"\"\")?\s*")
 
