@@ -512,7 +512,8 @@ mcp_connect_config <- function(path, servers = NULL, on_error = c("stop", "warn"
 #'   `protocol_version`, `era` (`"modern"` for 2026-07-28, `"legacy"` for the
 #'   `initialize` versions), `server` (the server's `name`, `version` and
 #'   other identity fields, or `NULL`), `capabilities`, `instructions`,
-#'   `supported_versions` (modern servers) and `open`. `mcp_stderr()`: a
+#'   `supported_versions` (modern servers), `open` and `pid` (the process id
+#'   of a server started over stdio, `NULL` for HTTP). `mcp_stderr()`: a
 #'   character vector of lines.
 #' @export
 #' @examples
@@ -543,7 +544,8 @@ mcp_server_info <- function(x) {
     capabilities = info$capabilities,
     instructions = info$instructions,
     supported_versions = info$supported_versions,
-    open = info$open
+    open = info$open,
+    pid = if (is.null(info$pid)) NULL else as.integer(info$pid)
   )
 }
 
@@ -551,7 +553,10 @@ mcp_server_info <- function(x) {
 #' @export
 mcp_stderr <- function(x) {
   check_connection(x, open = FALSE)
-  text <- .Call(wrap__client_stderr, x$ptr)
+  split_lines(.Call(wrap__client_stderr, x$ptr))
+}
+
+split_lines <- function(text) {
   if (!nzchar(text)) {
     return(character())
   }
@@ -778,7 +783,7 @@ stderr_excerpt <- function(lines, n = 10L) {
 client_fail <- function(x, f, method, tool = NULL) {
   server <- x$name
   what <- if (!is.null(tool)) paste0("the call to `", tool, "`") else paste0("`", method, "`")
-  stderr <- if (!is.null(x$ptr)) mcp_stderr(x) else character()
+  stderr <- if (!is.null(x$ptr)) mcp_stderr(x) else split_lines(attr(f, "stderr", exact = TRUE) %||% "")
   kind <- f$kind
   if (identical(kind, "interrupted")) {
     signal_interrupt()
@@ -986,39 +991,38 @@ read_client_config <- function(path) {
 }
 
 check_config_entry <- function(nm, e) {
-  where <- paste0("`mcpServers$", nm, "`")
+  field <- function(f = NULL) paste0("`mcpServers$", nm, if (!is.null(f)) paste0("$", f), "`")
   if (!is.list(e) || (length(e) > 0L && is.null(names(e)))) {
-    abort(where, " must be an object.")
+    abort(field(), " must be an object.")
   }
   if (isTRUE(e$disabled)) {
     return(invisible())
   }
   type <- e[["type"]]
   if (!is.null(type) && !(is_scalar_string(type) && type %in% c("stdio", "http", "streamable-http", "streamableHttp"))) {
-    abort(where, " has `type` ", if (is_scalar_string(type)) paste0("\"", type, "\"") else describe(type),
+    abort(field("type"), " is ", if (is_scalar_string(type)) paste0("\"", type, "\"") else describe(type),
           "; only \"stdio\", \"http\" and \"streamable-http\" servers are supported.")
   }
   has_cmd <- !is.null(e[["command"]])
   has_url <- !is.null(e[["url"]])
   if (has_cmd == has_url) {
-    abort(where, " must have either `command` (a local server) or `url` (a remote server).")
+    abort(field(), " must have either `command` (a local server) or `url` (a remote server).")
   }
   strings <- function(x) is.list(x) && all(vapply(x, is_scalar_string, logical(1)))
+  object_of_strings <- function(x) strings(x) && (length(x) == 0L || !is.null(names(x)))
   if (has_cmd) {
-    if (!is_scalar_string(e$command)) abort(where, "$command must be a string.")
-    if (!is.null(e$args) && !strings(e$args)) abort(where, "$args must be an array of strings.")
-    if (!is.null(e$env) && !(strings(e$env) && (length(e$env) == 0L || !is.null(names(e$env))))) {
-      abort(where, "$env must be an object of strings.")
-    }
-    if (!is.null(e$cwd) && !is_scalar_string(e$cwd)) abort(where, "$cwd must be a string.")
+    if (!is_scalar_string(e$command)) abort(field("command"), " must be a string.")
+    if (!is.null(e$args) && !strings(e$args)) abort(field("args"), " must be an array of strings.")
+    if (!is.null(e$env) && !object_of_strings(e$env)) abort(field("env"), " must be an object of strings.")
+    if (!is.null(e$cwd) && !is_scalar_string(e$cwd)) abort(field("cwd"), " must be a string.")
   } else {
-    if (!is_scalar_string(e$url)) abort(where, "$url must be a string.")
-    if (!is.null(e$headers) && !(strings(e$headers) && (length(e$headers) == 0L || !is.null(names(e$headers))))) {
-      abort(where, "$headers must be an object of strings.")
+    if (!is_scalar_string(e$url)) abort(field("url"), " must be a string.")
+    if (!is.null(e$headers) && !object_of_strings(e$headers)) {
+      abort(field("headers"), " must be an object of strings.")
     }
   }
   if (!is.null(e$timeout) && !(is.numeric(e$timeout) && length(e$timeout) == 1L && e$timeout > 0)) {
-    abort(where, "$timeout must be a positive number of seconds.")
+    abort(field("timeout"), " must be a positive number of seconds.")
   }
   invisible()
 }

@@ -8,7 +8,7 @@
 use std::time::{Duration, Instant};
 
 use extendr_api::prelude::*;
-use mcplite_engine::client::{ClientError, Connection, Options, Poll, StdioSpec};
+use mcplite_engine::client::{ClientError, ConnectError, Connection, Options, Poll, StdioSpec};
 use serde_json::Value;
 
 use crate::rffi;
@@ -109,10 +109,14 @@ fn options(protocol: &Robj, timeout: f64, probe_timeout: f64, client_version: &s
     }
 }
 
-fn connected(res: Result<Connection, ClientError>) -> Robj {
+fn connected(res: Result<Connection, ConnectError>) -> Robj {
     match res {
         Ok(conn) => ExternalPtr::new(ClientHandle { conn }).into(),
-        Err(e) => failure(&e),
+        Err(e) => {
+            let mut f = failure(&e.error);
+            let _ = f.set_attrib("stderr", e.stderr);
+            f
+        }
     }
 }
 
@@ -163,7 +167,8 @@ fn client_info(handle: ExternalPtr<ClientHandle>) -> Robj {
         server_info = opt(c.server_info()),
         capabilities = opt(c.capabilities()),
         instructions = c.instructions().map(Robj::from).unwrap_or(Robj::from(())),
-        open = c.is_open()
+        open = c.is_open(),
+        pid = c.pid().map(|p| Robj::from(p as f64)).unwrap_or(Robj::from(()))
     )
     .into()
 }

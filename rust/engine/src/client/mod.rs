@@ -105,6 +105,32 @@ impl fmt::Display for ClientError {
     }
 }
 
+/// A failed connection attempt: why, and what the server wrote to stderr
+/// before it was shut down.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConnectError {
+    pub error: ClientError,
+    pub stderr: String,
+}
+
+impl ConnectError {
+    pub fn kind(&self) -> &'static str {
+        self.error.kind()
+    }
+}
+
+impl From<ClientError> for ConnectError {
+    fn from(error: ClientError) -> Self {
+        ConnectError { error, stderr: String::new() }
+    }
+}
+
+impl fmt::Display for ConnectError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.error.fmt(f)
+    }
+}
+
 pub(crate) fn human_duration(d: Duration) -> String {
     let s = d.as_secs_f64();
     if s >= 1.0 && (s - s.round()).abs() < 1e-9 {
@@ -175,6 +201,10 @@ pub trait Link: Send {
     fn set_version(&mut self, version: &str);
     /// Shut down; returns how the server ended.
     fn close(&mut self) -> String;
+    /// The server's process id (stdio).
+    fn pid(&self) -> Option<i32> {
+        None
+    }
 }
 
 /// Which protocol era the connection speaks.
@@ -258,7 +288,7 @@ impl Connection {
         spec: &StdioSpec,
         opts: &Options,
         interrupted: &mut dyn FnMut() -> bool,
-    ) -> Result<Connection, ClientError> {
+    ) -> Result<Connection, ConnectError> {
         let link = StdioLink::spawn(spec)?;
         Connection::establish(Box::new(link), opts, interrupted)
     }
@@ -268,7 +298,7 @@ impl Connection {
         link: Box<dyn Link>,
         opts: &Options,
         interrupted: &mut dyn FnMut() -> bool,
-    ) -> Result<Connection, ClientError> {
+    ) -> Result<Connection, ConnectError> {
         let mut info = Vec::new();
         info.extend_from_slice(b"{\"name\":");
         crate::json::write_str(&mut info, &opts.client_name);
@@ -295,9 +325,9 @@ impl Connection {
         match c.handshake(opts, interrupted) {
             Ok(()) => Ok(c),
             Err(e) => {
-                let e = c.with_context(e);
+                let error = c.with_context(e);
                 c.close();
-                Err(e)
+                Err(ConnectError { error, stderr: c.stderr_text() })
             }
         }
     }
@@ -327,6 +357,11 @@ impl Connection {
 
     pub fn instructions(&self) -> Option<&str> {
         self.instructions.as_deref()
+    }
+
+    /// The server's process id (stdio only).
+    pub fn pid(&self) -> Option<i32> {
+        self.link.pid()
     }
 
     /// The kept tail of the server's stderr.

@@ -163,11 +163,6 @@ impl StdioLink {
         Ok(link)
     }
 
-    /// The process id of the child (tests and diagnostics).
-    pub fn pid(&self) -> i32 {
-        self.pid
-    }
-
     fn write_all(
         &mut self,
         buf: &[u8],
@@ -511,6 +506,10 @@ impl Link for StdioLink {
     }
 
     fn set_version(&mut self, _version: &str) {}
+
+    fn pid(&self) -> Option<i32> {
+        Some(self.pid)
+    }
 }
 
 impl Drop for StdioLink {

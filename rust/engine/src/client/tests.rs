@@ -498,6 +498,7 @@ fn stdio_spawn_failures() {
     let e = Connection::stdio(&sh("echo 'usage: server --token' >&2; exit 2"), &opts(), &mut never()).err().unwrap();
     assert_eq!(e.kind(), "closed");
     assert!(e.to_string().contains("exited with status 2"), "{e}");
+    assert_eq!(e.stderr, "usage: server --token\n");
 }
 
 #[test]
