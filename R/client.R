@@ -20,8 +20,8 @@
 #' over real stdio, for example from testthat.
 #'
 #' `mcp_close()` ends a connection: it closes the server's standard input,
-#' waits for the server to exit, and if it does not, stops it with SIGTERM
-#' and then SIGKILL (sent to the server's whole process group, so programs it
+#' waits up to 2 seconds for the server to exit, and if it does not, stops it
+#' with SIGTERM and then (2 seconds later) SIGKILL (sent to the server's whole process group, so programs it
 #' started go too). Connections that are no longer referenced are closed the
 #' same way when R's garbage collector runs, and when R exits.
 #'
@@ -791,7 +791,7 @@ client_fail <- function(x, f, method, tool = NULL) {
   if (identical(kind, "rpc")) {
     client_abort(
       paste0("MCP server `", server, "` answered ", what, " with JSON-RPC error ", f$code, ": ", f$message),
-      "mcplite_rpc_error", code = f$code, error_message = f$message, data = f$data, server = server
+      "mcplite_rpc_error", code = as.integer(f$code), error_message = f$message, data = f$data, server = server
     )
   }
   if (identical(kind, "timeout")) {
@@ -814,7 +814,8 @@ client_fail <- function(x, f, method, tool = NULL) {
   )
   client_abort(
     paste0(intro, f$message, ".", stderr_excerpt(stderr)),
-    "mcplite_connection_error", reason = kind, status = f$code, server = server, stderr = stderr
+    "mcplite_connection_error", reason = kind, status = if (is.null(f$code)) NULL else as.integer(f$code),
+    server = server, stderr = stderr
   )
 }
 
@@ -1098,7 +1099,7 @@ connect_http <- function(url, headers, name, timeout, protocol) {
   ptr <- .Call(
     wrap__client_connect_http, url, unname(headers), names(headers) %||% character(),
     if (identical(protocol, "auto")) NULL else protocol,
-    timeout, probe_timeout(), client_version()
+    timeout, probe_timeout(), max_message(), client_version()
   )
   new_connection(ptr, name, "http", url, timeout)
 }

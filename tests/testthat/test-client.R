@@ -161,7 +161,7 @@ test_that("tool errors and JSON-RPC errors are distinct classed conditions", {
   expect_identical(err$text, "The file does not exist.")
 
   err <- expect_client_error(mcp_call(server, "no_such_tool"), "mcplite_rpc_error")
-  expect_identical(err$code, -32602)
+  expect_identical(err$code, -32602L)
   expect_identical(err$error_message, "Invalid params: unknown tool")
   expect_match(conditionMessage(err), "everything.R", fixed = TRUE)
   expect_false(inherits(err, "mcplite_tool_error"))

@@ -8,7 +8,7 @@
 use std::time::{Duration, Instant};
 
 use extendr_api::prelude::*;
-use mcplite_engine::client::{ClientError, ConnectError, Connection, Options, Poll, StdioSpec};
+use mcplite_engine::client::{ClientError, ConnectError, Connection, HttpSpec, Options, Poll, StdioSpec};
 use serde_json::Value;
 
 use crate::rffi;
@@ -36,11 +36,7 @@ fn to_r(mut v: Value) -> Robj {
 
 fn replace_nul(v: &mut Value) {
     match v {
-        Value::String(s) => {
-            if s.contains('\0') {
-                *s = s.replace('\0', "\u{FFFD}");
-            }
-        }
+        Value::String(s) if s.contains('\0') => *s = s.replace('\0', "\u{FFFD}"),
         Value::Array(a) => a.iter_mut().for_each(replace_nul),
         Value::Object(m) => {
             let old = std::mem::take(m);
@@ -57,7 +53,7 @@ fn replace_nul(v: &mut Value) {
 fn failure(e: &ClientError) -> Robj {
     let (code, data) = match e {
         ClientError::Rpc { code, data, .. } => {
-            (Robj::from(*code as f64), data.clone().map(to_r).unwrap_or(Robj::from(())))
+            (Robj::from(*code as f64), data.clone().map(|d| to_r(*d)).unwrap_or(Robj::from(())))
         }
         ClientError::Http { status, .. } => (Robj::from(*status as f64), Robj::from(())),
         _ => (Robj::from(()), Robj::from(())),
@@ -75,16 +71,21 @@ fn failure(e: &ClientError) -> Robj {
     l.into()
 }
 
-unsafe fn strings(x: &Robj) -> Vec<String> {
-    let s = x.get();
-    if rffi::TYPEOF(s) != rffi::SEXPTYPE::STRSXP {
-        return Vec::new();
+/// The elements of a character vector as UTF-8 (empty for other types).
+fn strings(x: &Robj) -> Vec<String> {
+    // SAFETY: main thread; `x` is protected by its Robj.
+    unsafe {
+        let s = x.get();
+        if rffi::TYPEOF(s) != rffi::SEXPTYPE::STRSXP {
+            return Vec::new();
+        }
+        (0..rffi::Rf_xlength(s)).map(|i| rffi::charsxp_utf8(rffi::STRING_ELT(s, i)).unwrap_or_default()).collect()
     }
-    (0..rffi::Rf_xlength(s)).map(|i| rffi::charsxp_utf8(rffi::STRING_ELT(s, i)).unwrap_or_default()).collect()
 }
 
-unsafe fn names_of(x: &Robj) -> Vec<String> {
-    rffi::list_names(x.get())
+fn names_of(x: &Robj) -> Vec<String> {
+    // SAFETY: as above.
+    unsafe { rffi::list_names(x.get()) }
 }
 
 fn opt_string(x: &Robj) -> Option<String> {
@@ -137,9 +138,9 @@ fn client_connect_stdio(
     max_line: f64,
     client_version: &str,
 ) -> Robj {
-    let mut spec = StdioSpec::new(program, unsafe { strings(&args) });
+    let mut spec = StdioSpec::new(program, strings(&args));
     if !env.is_null() {
-        let (keys, values) = unsafe { (names_of(&env), strings(&env)) };
+        let (keys, values) = (names_of(&env), strings(&env));
         spec.env = Some(keys.into_iter().zip(values).collect());
     }
     spec.cwd = opt_string(&cwd);
@@ -148,6 +149,31 @@ fn client_connect_stdio(
     }
     let opts = options(&protocol, timeout, probe_timeout, client_version);
     connected(Connection::stdio(&spec, &opts, &mut interrupted))
+}
+
+/// Connect to a Streamable HTTP endpoint and negotiate. `values`/`names`:
+/// the extra headers (already interpolated).
+/// @noRd
+#[extendr]
+#[allow(clippy::too_many_arguments)]
+fn client_connect_http(
+    url: &str,
+    values: Robj,
+    names: Robj,
+    protocol: Robj,
+    timeout: f64,
+    probe_timeout: f64,
+    max_message: f64,
+    client_version: &str,
+) -> Robj {
+    let mut spec = HttpSpec::new(url);
+    let (keys, vals) = (strings(&names), strings(&values));
+    spec.headers = keys.into_iter().zip(vals).collect();
+    if max_message.is_finite() && max_message >= 1.0 {
+        spec.max_message = max_message as usize;
+    }
+    let opts = options(&protocol, timeout, probe_timeout, client_version);
+    connected(Connection::http(&spec, &opts, &mut interrupted))
 }
 
 /// Facts about the connection: era, version, server identity, ...
@@ -261,6 +287,7 @@ fn client_is_open(handle: ExternalPtr<ClientHandle>) -> bool {
 extendr_module! {
     mod client;
     fn client_connect_stdio;
+    fn client_connect_http;
     fn client_info;
     fn client_list_tools;
     fn client_call_start;

@@ -21,6 +21,7 @@
 //! A request is abandoned (timeout, interrupt) with `notifications/cancelled`
 //! on stdio or by closing its stream on HTTP; a late answer is ignored.
 
+pub mod http;
 pub mod stdio;
 mod tail;
 pub mod wire;
@@ -31,6 +32,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+pub use http::{HttpLink, HttpSpec};
 pub use stdio::{StdioLink, StdioSpec};
 use wire::{classify, error_parts, json_string, request_line, Kind, Member};
 
@@ -46,6 +48,9 @@ pub const LEGACY: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-1
 
 /// The legacy revision the client asks for first.
 pub const LEGACY_PREFERRED: &str = "2025-11-25";
+
+/// Why a link failed when the server just went away.
+const CLOSED: &str = "the server closed the connection";
 
 /// Every version string `protocol` may name.
 pub fn known_version(v: &str) -> bool {
@@ -66,7 +71,7 @@ pub enum ClientError {
     /// The user interrupted R.
     Interrupted,
     /// The server answered with a JSON-RPC error.
-    Rpc { code: i64, message: String, data: Option<Value> },
+    Rpc { code: i64, message: String, data: Option<Box<Value>> },
     /// The HTTP endpoint answered with an error status.
     Http { status: u16, message: String },
     /// The server broke the protocol (or asked for something the client
@@ -153,6 +158,10 @@ pub enum Event {
     Oversize(usize),
     /// The server closed its output (with the reason when reading failed).
     Closed(Option<String>),
+    /// This request failed; the connection stays usable (HTTP).
+    Failed(ClientError),
+    /// A notification or response was accepted (HTTP 202).
+    Accepted,
 }
 
 /// What the link may need to know about an outgoing message (HTTP mirrors
@@ -163,6 +172,8 @@ pub struct Outgoing<'a> {
     pub method: &'a str,
     /// `params.name` of a `tools/call`.
     pub name: Option<&'a str>,
+    /// The protocol version a modern request claims in its `_meta`.
+    pub version: Option<&'a str>,
 }
 
 /// What is known after a link failed.
@@ -293,6 +304,16 @@ impl Connection {
         Connection::establish(Box::new(link), opts, interrupted)
     }
 
+    /// Connect to a Streamable HTTP endpoint and negotiate.
+    pub fn http(
+        spec: &HttpSpec,
+        opts: &Options,
+        interrupted: &mut dyn FnMut() -> bool,
+    ) -> Result<Connection, ConnectError> {
+        let link = HttpLink::open(spec)?;
+        Connection::establish(Box::new(link), opts, interrupted)
+    }
+
     /// Negotiate over an open link. On failure the link is closed.
     pub fn establish(
         link: Box<dyn Link>,
@@ -411,7 +432,9 @@ impl Connection {
                     ))),
                 }
             }
-            Err(e @ (ClientError::Rpc { .. } | ClientError::Timeout(_))) => {
+            Err(
+                e @ (ClientError::Rpc { .. } | ClientError::Timeout(_) | ClientError::Http { status: 400..=499, .. }),
+            ) => {
                 if !fallback {
                     return Err(ClientError::Protocol(format!(
                         "the server does not speak protocol {MODERN}: server/discover failed ({e})"
@@ -533,7 +556,7 @@ impl Connection {
         self.link.set_version(chosen);
         let mut note = wire::notification_line("notifications/initialized", &[]);
         note.push(b'\n');
-        let out = Outgoing { id: None, method: "notifications/initialized", name: None };
+        let out = Outgoing { id: None, method: "notifications/initialized", name: None, version: None };
         self.link.send(&note, &out, deadline, interrupted).map_err(|e| self.mark_dead(e))?;
         Ok(())
     }
@@ -591,9 +614,10 @@ impl Connection {
         let id = self.next_id;
         self.next_id += 1;
         let meta: Vec<Member> = meta.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let modern = meta.iter().any(|(k, _)| *k == "io.modelcontextprotocol/protocolVersion");
         let mut line = request_line(id, method, members, &meta);
         line.push(b'\n');
-        let out = Outgoing { id: Some(id), method, name };
+        let out = Outgoing { id: Some(id), method, name, version: modern.then_some(MODERN) };
         match self.link.send(&line, &out, deadline, interrupted) {
             Ok(()) => {
                 self.pending.insert(id, None);
@@ -609,6 +633,7 @@ impl Connection {
             ClientError::Closed(m) => {
                 let ctx = self.link.context();
                 ClientError::Closed(match ctx.ended {
+                    Some(how) if m == CLOSED => format!("the server {how}"),
                     Some(how) => format!("{m}; the server {how}"),
                     None => m,
                 })
@@ -678,9 +703,15 @@ impl Connection {
                          set by the `mcplite.client_max_message` option)"
                     ))));
                 }
+                Event::Failed(e) => {
+                    self.pending.remove(&id);
+                    self.link.finish(id);
+                    return Poll::Done(Err(e));
+                }
+                Event::Accepted => {}
                 Event::Closed(reason) => {
                     self.pending.remove(&id);
-                    let what = reason.unwrap_or_else(|| "the server closed the connection".into());
+                    let what = reason.unwrap_or_else(|| CLOSED.into());
                     let e = self.mark_dead(ClientError::Closed(what));
                     return Poll::Done(Err(self.with_context(e)));
                 }

@@ -60,7 +60,7 @@ impl StdioSpec {
             cwd: None,
             max_line: 64 << 20,
             stderr_cap: 16 << 10,
-            grace: Duration::from_secs(1),
+            grace: Duration::from_secs(2),
         }
     }
 }

@@ -147,14 +147,14 @@ fn id_number(v: &Value) -> Option<u64> {
 
 /// The pieces of a JSON-RPC error object, tolerating sloppy servers: a
 /// missing message becomes empty, a non-integer code becomes 0.
-pub fn error_parts(e: &Value) -> (i64, String, Option<Value>) {
+pub fn error_parts(e: &Value) -> (i64, String, Option<Box<Value>>) {
     let code = e.get("code").and_then(|c| c.as_i64().or_else(|| c.as_f64().map(|f| f as i64))).unwrap_or(0);
     let message = match e.get("message") {
         Some(Value::String(s)) => s.clone(),
         Some(other) => other.to_string(),
         None => String::new(),
     };
-    (code, message, e.get("data").cloned())
+    (code, message, e.get("data").cloned().map(Box::new))
 }
 
 #[cfg(test)]

@@ -32,7 +32,7 @@ if (process.argv[2] === 'http') {
       body: ['GET', 'HEAD'].includes(req.method) ? undefined : body,
       signal: controller.signal,
     });
-    const response = await handler(request);
+    const response = await handler.fetch(request);
     res.writeHead(response.status, Object.fromEntries(response.headers));
     if (response.body) {
       try {

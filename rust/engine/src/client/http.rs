@@ -1,0 +1,510 @@
+//! The Streamable HTTP link: every message is an HTTP POST to the MCP
+//! endpoint; a request is answered with one JSON object or with an SSE stream
+//! that carries the request's notifications (progress) and then its answer.
+//!
+//! - Each request runs on its own worker thread (signals blocked, like the
+//!   stdio readers) that feeds the request's channel; R waits on it in
+//!   slices, as for stdio. Abandoning a request shuts the agent down, which
+//!   closes the response stream at once (the cancellation signal of this
+//!   transport); for legacy versions, where a disconnect is not a
+//!   cancellation, `notifications/cancelled` is posted first.
+//! - Modern requests mirror the body in headers: `MCP-Protocol-Version`,
+//!   `Mcp-Method` and, for `tools/call`, `Mcp-Name` (Base64 sentinel form
+//!   when the name is not a plain header value). Legacy requests after
+//!   `initialize` carry `MCP-Protocol-Version` and the `Mcp-Session-Id` the
+//!   server assigned; closing a legacy session sends DELETE.
+//! - An error status whose body is a JSON-RPC error is delivered as that
+//!   error (a modern server answers an unsupported version with 400 and
+//!   `-32022`); any other error status is an HTTP failure of that request.
+//!   Either way the connection stays usable.
+//!
+//! The HTTP client is `ureq`, built without TLS: `https://` URLs are refused
+//! with a clear message.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{unbounded, Receiver, Sender};
+use serde_json::Value;
+
+use super::stdio::{emit_line, excerpt};
+use super::{ClientError, Event, FailureContext, Link, Outgoing};
+
+/// Where and how to connect.
+#[derive(Debug, Clone, Default)]
+pub struct HttpSpec {
+    pub url: String,
+    /// Extra headers sent with every request.
+    pub headers: Vec<(String, String)>,
+    /// Longest accepted message (JSON body or SSE event), in bytes.
+    pub max_message: usize,
+}
+
+impl HttpSpec {
+    pub fn new(url: impl Into<String>) -> HttpSpec {
+        HttpSpec { url: url.into(), headers: Vec::new(), max_message: 64 << 20 }
+    }
+}
+
+pub struct HttpLink {
+    spec: HttpSpec,
+    agent: ureq::Agent,
+    /// The negotiated legacy version (sent as `MCP-Protocol-Version`).
+    version: Option<String>,
+    session: Arc<Mutex<Option<String>>>,
+    requests: HashMap<u64, Receiver<Event>>,
+}
+
+fn new_agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_connect(Some(Duration::from_secs(30)))
+        .max_redirects(0)
+        .user_agent(concat!("mcplite/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .into()
+}
+
+fn spawn_masked<F: FnOnce() + Send + 'static>(f: F) -> bool {
+    // SAFETY: sigset manipulation on stack values.
+    unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old);
+        let ok = std::thread::Builder::new().name("mcplite-client-http".into()).spawn(f).is_ok();
+        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+        ok
+    }
+}
+
+/// A header value as the protocol wants it: as is when it is plain visible
+/// ASCII without surrounding whitespace, otherwise `=?base64?...?=`.
+pub fn header_value(v: &str) -> String {
+    let safe_bytes = v.bytes().all(|b| b == b' ' || b == b'\t' || (0x21..=0x7e).contains(&b));
+    let padded = v.starts_with([' ', '\t']) || v.ends_with([' ', '\t']);
+    let sentinel = v.starts_with("=?base64?") && v.ends_with("?=");
+    if !v.is_empty() && safe_bytes && !padded && !sentinel {
+        v.to_string()
+    } else {
+        format!("=?base64?{}?=", base64(v.as_bytes()))
+    }
+}
+
+fn base64(data: &[u8]) -> String {
+    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
+    for c in data.chunks(3) {
+        let n = (c[0] as u32) << 16 | (*c.get(1).unwrap_or(&0) as u32) << 8 | *c.get(2).unwrap_or(&0) as u32;
+        out.push(T[(n >> 18) as usize & 63] as char);
+        out.push(T[(n >> 12) as usize & 63] as char);
+        out.push(if c.len() > 1 { T[(n >> 6) as usize & 63] as char } else { '=' });
+        out.push(if c.len() > 2 { T[n as usize & 63] as char } else { '=' });
+    }
+    out
+}
+
+/// What one POST needs, moved to its worker thread.
+struct Post {
+    agent: ureq::Agent,
+    url: String,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+    id: Option<u64>,
+    max: usize,
+    session: Arc<Mutex<Option<String>>>,
+}
+
+/// Why a request failed, for a connection failure.
+fn transport_error(e: ureq::Error) -> ClientError {
+    match e {
+        ureq::Error::Io(io) => match io.kind() {
+            std::io::ErrorKind::ConnectionRefused => ClientError::Connect("connection refused".into()),
+            std::io::ErrorKind::TimedOut => ClientError::Connect("timed out connecting".into()),
+            _ => ClientError::Connect(io.to_string()),
+        },
+        ureq::Error::HostNotFound => ClientError::Connect("host not found".into()),
+        other => ClientError::Connect(other.to_string()),
+    }
+}
+
+impl Post {
+    /// Send the POST and deliver what comes back. Runs on a worker thread
+    /// (requests) or the caller's thread (notifications).
+    fn run(self, tx: &Sender<Event>) {
+        let mut req = self.agent.post(&self.url);
+        for (k, v) in &self.headers {
+            req = req.header(k.as_str(), v.as_str());
+        }
+        let resp = match req.send(&self.body[..]) {
+            Ok(r) => r,
+            Err(e) => {
+                let _ = tx.send(Event::Failed(transport_error(e)));
+                return;
+            }
+        };
+        let status = resp.status().as_u16();
+        let header = |name: &str| resp.headers().get(name).and_then(|v| v.to_str().ok()).map(String::from);
+        let content_type = header("content-type").unwrap_or_default().to_ascii_lowercase();
+        if let Some(sid) = header("mcp-session-id") {
+            *self.session.lock().unwrap_or_else(|e| e.into_inner()) = Some(sid);
+        }
+        let mut body = resp.into_body().into_reader();
+        if !(200..300).contains(&status) {
+            let mut text = Vec::new();
+            let _ = (&mut body).take(64 << 10).read_to_end(&mut text);
+            let _ = tx.send(self.error_status(status, &text));
+            return;
+        }
+        if self.id.is_none() {
+            // a notification or a response: 202 Accepted (any 2xx will do)
+            let _ = tx.send(Event::Accepted);
+            return;
+        }
+        if content_type.starts_with("text/event-stream") {
+            self.read_sse(body, tx);
+        } else if content_type.starts_with("application/json") {
+            let mut text = Vec::new();
+            match (&mut body).take(self.max as u64 + 1).read_to_end(&mut text) {
+                Ok(n) if n > self.max => {
+                    let _ = tx.send(Event::Oversize(self.max));
+                }
+                Ok(_) => emit_line(&text, tx),
+                Err(e) => {
+                    let _ = tx.send(Event::Failed(ClientError::Closed(format!("reading the answer failed: {e}"))));
+                }
+            }
+            let _ = tx.send(Event::Failed(ClientError::Protocol(
+                "the server's HTTP answer held no JSON-RPC response to the request".into(),
+            )));
+        } else {
+            let _ = tx.send(Event::Failed(ClientError::Protocol(format!(
+                "the server answered with HTTP {status} and content type \"{content_type}\" instead of JSON or an \
+                 event stream"
+            ))));
+        }
+    }
+
+    /// An error status: a JSON-RPC error in the body is delivered as such.
+    fn error_status(&self, status: u16, body: &[u8]) -> Event {
+        if let Ok(Value::Object(mut m)) = serde_json::from_slice::<Value>(body) {
+            if m.get("error").is_some_and(Value::is_object) && m.get("result").is_none() {
+                if m.get("id").is_none_or(Value::is_null) {
+                    if let Some(id) = self.id {
+                        m.insert("id".into(), Value::from(id));
+                    }
+                }
+                m.entry("jsonrpc").or_insert(Value::from("2.0"));
+                return Event::Message(Value::Object(m));
+            }
+        }
+        let text = String::from_utf8_lossy(body);
+        let text = text.trim();
+        let message = match status {
+            401 => "unauthorized: the server wants credentials (set an Authorization header in `headers`)".into(),
+            403 => "forbidden: the credentials were refused".into(),
+            404 => "not found: is the URL the server's MCP endpoint?".into(),
+            405 => "method not allowed: the URL does not accept MCP requests by POST".into(),
+            _ => match text.is_empty() {
+                true => "the server reported an error".into(),
+                false => excerpt(text.as_bytes()),
+            },
+        };
+        Event::Failed(ClientError::Http { status, message })
+    }
+
+    /// Read an SSE stream: `data:` lines of one event are joined; every event
+    /// is one JSON-RPC message. Stops after the answer to the request.
+    fn read_sse(&self, body: impl Read, tx: &Sender<Event>) {
+        let mut reader = BufReader::with_capacity(64 << 10, body);
+        let mut data: Vec<u8> = Vec::new();
+        let mut line = Vec::new();
+        let mut over = false;
+        let want = self.id;
+        loop {
+            line.clear();
+            let n = match (&mut reader).take(self.max as u64 + 2).read_until(b'\n', &mut line) {
+                Ok(n) => n,
+                Err(e) => {
+                    let _ = tx.send(Event::Failed(ClientError::Closed(format!("the event stream broke: {e}"))));
+                    return;
+                }
+            };
+            if n == 0 {
+                break;
+            }
+            if line.last() != Some(&b'\n') && n > self.max {
+                // a line over the limit: drop the event it belongs to
+                over = true;
+                let _ = skip_line(&mut reader);
+                continue;
+            }
+            while matches!(line.last(), Some(b'\n' | b'\r')) {
+                line.pop();
+            }
+            if line.is_empty() {
+                if over {
+                    let _ = tx.send(Event::Oversize(self.max));
+                } else if !data.is_empty() && self.dispatch(&data, tx, want) {
+                    return;
+                }
+                over = false;
+                data.clear();
+                continue;
+            }
+            if let Some(rest) = line.strip_prefix(b"data:") {
+                let rest = rest.strip_prefix(b" ").unwrap_or(rest);
+                if !data.is_empty() {
+                    data.push(b'\n');
+                }
+                data.extend_from_slice(rest);
+                if data.len() > self.max {
+                    over = true;
+                    data.clear();
+                }
+            }
+            // `event:`, `id:`, `retry:` and comments need nothing here
+        }
+        if !data.is_empty() && !over && self.dispatch(&data, tx, want) {
+            return;
+        }
+        let _ = tx.send(Event::Failed(ClientError::Closed(
+            "the server ended the event stream without answering the request".into(),
+        )));
+    }
+
+    /// Deliver one event's data; true when it was the answer to `want`.
+    fn dispatch(&self, data: &[u8], tx: &Sender<Event>, want: Option<u64>) -> bool {
+        let answer = match serde_json::from_slice::<Value>(data) {
+            Ok(v) => {
+                let is_answer = v.get("method").is_none()
+                    && (v.get("result").is_some() || v.get("error").is_some())
+                    && v.get("id").and_then(Value::as_u64) == want;
+                let _ = tx.send(Event::Message(v));
+                is_answer
+            }
+            Err(_) => {
+                let _ = tx.send(Event::Garbage(excerpt(data)));
+                false
+            }
+        };
+        answer
+    }
+}
+
+fn skip_line(r: &mut impl BufRead) -> std::io::Result<()> {
+    loop {
+        let buf = r.fill_buf()?;
+        if buf.is_empty() {
+            return Ok(());
+        }
+        match memchr::memchr(b'\n', buf) {
+            Some(i) => {
+                r.consume(i + 1);
+                return Ok(());
+            }
+            None => {
+                let n = buf.len();
+                r.consume(n);
+            }
+        }
+    }
+}
+
+impl HttpLink {
+    pub fn open(spec: &HttpSpec) -> Result<HttpLink, ClientError> {
+        let url = spec.url.trim();
+        if url.len() >= 8 && url[..8].eq_ignore_ascii_case("https://") {
+            return Err(ClientError::Connect(
+                "https:// URLs need TLS support, which this build of mcplite does not include".into(),
+            ));
+        }
+        if !(url.len() > 7 && url[..7].eq_ignore_ascii_case("http://")) {
+            return Err(ClientError::Connect(format!("`{url}` is not an http:// URL")));
+        }
+        Ok(HttpLink {
+            spec: HttpSpec { url: url.to_string(), ..spec.clone() },
+            agent: new_agent(),
+            version: None,
+            session: Arc::new(Mutex::new(None)),
+            requests: HashMap::new(),
+        })
+    }
+
+    fn post(&self, body: &[u8], out: &Outgoing) -> Post {
+        let mut headers = vec![
+            ("Content-Type".to_string(), "application/json".to_string()),
+            ("Accept".to_string(), "application/json, text/event-stream".to_string()),
+        ];
+        match out.version {
+            Some(v) => {
+                headers.push(("MCP-Protocol-Version".into(), v.into()));
+                headers.push(("Mcp-Method".into(), header_value(out.method)));
+                if let Some(name) = out.name {
+                    headers.push(("Mcp-Name".into(), header_value(name)));
+                }
+            }
+            None => {
+                if let Some(v) = &self.version {
+                    headers.push(("MCP-Protocol-Version".into(), v.clone()));
+                }
+                if let Some(sid) = self.session.lock().unwrap_or_else(|e| e.into_inner()).clone() {
+                    headers.push(("Mcp-Session-Id".into(), sid));
+                }
+            }
+        }
+        headers.extend(self.spec.headers.iter().cloned());
+        let body = body.strip_suffix(b"\n").unwrap_or(body).to_vec();
+        Post {
+            agent: self.agent.clone(),
+            url: self.spec.url.clone(),
+            headers,
+            body,
+            id: out.id,
+            max: self.spec.max_message.max(64 << 10),
+            session: Arc::clone(&self.session),
+        }
+    }
+
+    /// Post a notification (or a response) and wait for its 202.
+    fn post_now(&mut self, body: &[u8], out: &Outgoing, limit: Duration) -> Result<(), ClientError> {
+        let (tx, rx) = unbounded();
+        let post = self.post(body, out);
+        if !spawn_masked(move || post.run(&tx)) {
+            return Err(ClientError::Connect("cannot start an HTTP thread".into()));
+        }
+        match rx.recv_timeout(limit) {
+            Ok(Event::Accepted) => Ok(()),
+            Ok(Event::Failed(e)) => Err(e),
+            Ok(Event::Message(v)) => {
+                let (code, message, data) = super::wire::error_parts(v.get("error").unwrap_or(&Value::Null));
+                Err(ClientError::Rpc { code, message, data })
+            }
+            Ok(_) => Err(ClientError::Protocol("unexpected answer to a notification".into())),
+            Err(_) => Err(ClientError::Timeout(limit)),
+        }
+    }
+}
+
+impl Link for HttpLink {
+    fn send(
+        &mut self,
+        line: &[u8],
+        out: &Outgoing,
+        deadline: Instant,
+        _interrupted: &mut dyn FnMut() -> bool,
+    ) -> Result<(), ClientError> {
+        let Some(id) = out.id else {
+            let limit = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
+            return self.post_now(line, out, limit);
+        };
+        let (tx, rx) = unbounded();
+        let post = self.post(line, out);
+        if !spawn_masked(move || post.run(&tx)) {
+            return Err(ClientError::Connect("cannot start an HTTP thread".into()));
+        }
+        self.requests.insert(id, rx);
+        Ok(())
+    }
+
+    fn recv(&mut self, id: u64, wait: Duration) -> Option<Event> {
+        let rx = self.requests.get(&id)?;
+        match rx.try_recv() {
+            Ok(e) => Some(e),
+            Err(_) if wait.is_zero() => None,
+            Err(_) => rx.recv_timeout(wait).ok(),
+        }
+    }
+
+    fn cancel(&mut self, id: u64, reason: &str) {
+        if self.requests.remove(&id).is_none() {
+            return;
+        }
+        if self.version.is_some() {
+            // Legacy Streamable HTTP: a disconnect is not a cancellation.
+            let line = super::wire::notification_line(
+                "notifications/cancelled",
+                &[("requestId", &id.to_string()), ("reason", &super::wire::json_string(reason))],
+            );
+            let out = Outgoing { id: None, method: "notifications/cancelled", name: None, version: None };
+            let _ = self.post_now(&line, &out, Duration::from_secs(2));
+        }
+        // Closing the response stream: shut the agent's connections down.
+        std::mem::replace(&mut self.agent, new_agent()).shutdown();
+    }
+
+    fn finish(&mut self, id: u64) {
+        self.requests.remove(&id);
+    }
+
+    fn respond(&mut self, line: &[u8]) {
+        let out = Outgoing { id: None, method: "", name: None, version: None };
+        let _ = self.post_now(line, &out, Duration::from_secs(5));
+    }
+
+    fn context(&mut self) -> FailureContext {
+        FailureContext::default()
+    }
+
+    fn stderr_text(&self) -> String {
+        String::new()
+    }
+
+    fn set_version(&mut self, version: &str) {
+        if version != super::MODERN {
+            self.version = Some(version.to_string());
+        }
+    }
+
+    fn close(&mut self) -> String {
+        self.requests.clear();
+        let sid = self.session.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(sid) = sid {
+            // End the legacy session; a server may refuse with 405.
+            let agent = new_agent();
+            let mut req = agent.delete(&self.spec.url).header("Mcp-Session-Id", sid.as_str());
+            if let Some(v) = &self.version {
+                req = req.header("MCP-Protocol-Version", v.as_str());
+            }
+            for (k, v) in &self.spec.headers {
+                req = req.header(k.as_str(), v.as_str());
+            }
+            let (tx, rx) = unbounded::<()>();
+            spawn_masked(move || {
+                let _ = req.call();
+                let _ = tx.send(());
+            });
+            let _ = rx.recv_timeout(Duration::from_secs(2));
+        }
+        std::mem::replace(&mut self.agent, new_agent()).shutdown();
+        "closed".into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_values_use_the_base64_sentinel_when_needed() {
+        assert_eq!(header_value("us-west1"), "us-west1");
+        assert_eq!(header_value("Hello, 世界"), "=?base64?SGVsbG8sIOS4lueVjA==?=");
+        assert_eq!(header_value(" padded "), "=?base64?IHBhZGRlZCA=?=");
+        assert_eq!(header_value("line1\nline2"), "=?base64?bGluZTEKbGluZTI=?=");
+        assert_eq!(header_value("=?base64?literal?="), "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?=");
+        assert_eq!(base64(b""), "");
+        assert_eq!(base64(b"f"), "Zg==");
+        assert_eq!(base64(b"fo"), "Zm8=");
+        assert_eq!(base64(b"foo"), "Zm9v");
+    }
+
+    #[test]
+    fn https_and_other_schemes_are_refused() {
+        let e = HttpLink::open(&HttpSpec::new("https://example.com/mcp")).err().unwrap();
+        assert!(e.to_string().contains("TLS"), "{e}");
+        let e = HttpLink::open(&HttpSpec::new("ftp://example.com/mcp")).err().unwrap();
+        assert!(e.to_string().contains("not an http:// URL"), "{e}");
+    }
+}

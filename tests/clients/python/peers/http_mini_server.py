@@ -1,0 +1,112 @@
+"""A minimal modern (2026-07-28) Streamable HTTP MCP server for mcplite's
+client tests, standard library only, plus endpoints that fail on purpose.
+
+    python3 http_mini_server.py PORT
+
+POST /mcp              server/discover, tools/list, tools/call:
+                         headers  -> structured content: the request's headers
+                         stream   -> an SSE answer: two progress events, then the result
+                         hang     -> never answers (until the client goes away)
+POST /status/<code>    answers with that HTTP status and a non-JSON-RPC body
+anything else          404
+"""
+
+import json
+import sys
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+META = {"io.modelcontextprotocol/serverInfo": {"name": "mini-http", "version": "0.1"}}
+TOOLS = [
+    {"name": "headers", "description": "Report the request's headers.", "inputSchema": {"type": "object"}},
+    {"name": "stream", "description": "Answer on an event stream.", "inputSchema": {"type": "object"}},
+    {"name": "hang", "description": "Never answer.", "inputSchema": {"type": "object"}},
+]
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def reply(self, status, body, ctype="application/json", extra=None):
+        data = body.encode() if isinstance(body, str) else body
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(data)))
+        for k, v in (extra or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        if self.path.startswith("/status/"):
+            code = int(self.path.rsplit("/", 1)[1])
+            extra = {"WWW-Authenticate": 'Bearer realm="mcp"'} if code == 401 else None
+            self.reply(code, "<html><body>nope</body></html>", "text/html", extra)
+            return
+        if self.path != "/mcp":
+            self.reply(404, "not found", "text/plain")
+            return
+        msg = json.loads(body)
+        if "id" not in msg:
+            self.send_response(202)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        rid, method, params = msg["id"], msg["method"], msg.get("params") or {}
+        version = params.get("_meta", {}).get("io.modelcontextprotocol/protocolVersion")
+        if version != "2026-07-28":
+            err = {"code": -32022, "message": "Unsupported protocol version",
+                   "data": {"supported": ["2026-07-28"], "requested": version}}
+            self.reply(400, json.dumps({"jsonrpc": "2.0", "id": rid, "error": err}))
+            return
+
+        def result(r):
+            r = {"resultType": "complete", **r, "_meta": META}
+            return json.dumps({"jsonrpc": "2.0", "id": rid, "result": r})
+
+        if method == "server/discover":
+            self.reply(200, result({"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}}))
+        elif method == "tools/list":
+            self.reply(200, result({"tools": TOOLS}))
+        elif method == "tools/call" and params.get("name") == "headers":
+            hdrs = {k.lower(): v for k, v in self.headers.items()}
+            self.reply(200, result({"content": [{"type": "text", "text": "ok"}], "structuredContent": hdrs}))
+        elif method == "tools/call" and params.get("name") == "stream":
+            token = params["_meta"].get("progressToken")
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            events = []
+            for i in (1, 2):
+                if token is not None:
+                    events.append({"jsonrpc": "2.0", "method": "notifications/progress",
+                                   "params": {"progressToken": token, "progress": i, "total": 2}})
+            events.append(json.loads(result({"content": [{"type": "text", "text": "streamed"}]})))
+            for e in events:
+                self.wfile.write(b": keep-alive\n\nevent: message\ndata: " + json.dumps(e).encode() + b"\n\n")
+                self.wfile.flush()
+                time.sleep(0.05)
+            self.close_connection = True
+        elif method == "tools/call" and params.get("name") == "hang":
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            try:
+                for _ in range(600):
+                    self.wfile.write(b": waiting\n\n")
+                    self.wfile.flush()
+                    time.sleep(0.1)
+            except (BrokenPipeError, ConnectionResetError):
+                print("mini: the client closed the stream", file=sys.stderr, flush=True)
+            self.close_connection = True
+        else:
+            err = {"code": -32601, "message": "Method not found"}
+            self.reply(404, json.dumps({"jsonrpc": "2.0", "id": rid, "error": err}))
+
+
+if __name__ == "__main__":
+    ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()

@@ -1,0 +1,211 @@
+# The MCP client over Streamable HTTP: the official SDK servers in both eras
+# (Python low-level and MCPServer, TypeScript 1.x and 2.x), server-everything,
+# a minimal modern server written here (headers, event streams, hangs) and
+# endpoints that answer 401/404/500. Servers run under processx.
+
+skip_on_cran()
+skip_if_not_installed("processx")
+
+free_port <- function() {
+  for (i in 1:50) {
+    port <- sample(20000:60000, 1L)
+    busy <- suppressWarnings(tryCatch({
+      con <- socketConnection("127.0.0.1", port, open = "r+b", blocking = TRUE, timeout = 1)
+      close(con)
+      TRUE
+    }, error = function(e) FALSE))
+    if (!busy) return(port)
+  }
+  stop("no free port")
+}
+
+# Start `command args... <extra>` and wait until it accepts connections on
+# `port`. R's LD_LIBRARY_PATH is not passed on (it breaks some Python builds).
+start_http_server <- function(command, args, port, env = character()) {
+  penv <- Sys.getenv()
+  penv <- c(penv[setdiff(names(penv), "LD_LIBRARY_PATH")], env)
+  errfile <- tempfile(fileext = ".log")
+  p <- processx::process$new(command, args, stdout = "|", stderr = errfile, env = penv, cleanup_tree = TRUE)
+  attr(p, "errfile") <- errfile
+  for (i in 1:150) {
+    up <- suppressWarnings(tryCatch({
+      con <- socketConnection("127.0.0.1", port, open = "r+b", blocking = TRUE, timeout = 1)
+      close(con)
+      TRUE
+    }, error = function(e) FALSE))
+    if (up) return(p)
+    if (!p$is_alive()) break
+    Sys.sleep(0.1)
+  }
+  p$kill()
+  err <- paste(readLines(errfile, warn = FALSE), collapse = "\n")
+  skip(paste("HTTP test server did not start:", substr(err, 1, 300)))
+}
+
+server_stderr <- function(p) paste(readLines(attr(p, "errfile"), warn = FALSE), collapse = "\n")
+
+url_of <- function(port, path = "/mcp") sprintf("http://127.0.0.1:%d%s", port, path)
+
+test_that("SDK servers over Streamable HTTP, both eras, progress and cancellation", {
+  peers <- list()
+  venv <- Sys.getenv("MCPLITE_VENV", "/root/.cache/mcplite-venv")
+  py <- file.path(venv, "bin", "python")
+  if (file.exists(py)) {
+    dir <- normalizePath(test_path("..", "clients", "python", "peers"))
+    peers$py_lowlevel <- list(py, file.path(dir, "lowlevel_server.py"), c("auto", "2025-11-25"), "2026-07-28", TRUE)
+    peers$py_mcpserver <- list(py, file.path(dir, "mcpserver_server.py"), c("auto", "2025-06-18"), "2026-07-28", FALSE)
+  }
+  node <- Sys.which("node")
+  ndir <- test_path("..", "clients", "node")
+  if (nzchar(node) && dir.exists(file.path(ndir, "node_modules", "@modelcontextprotocol", "server"))) {
+    ndir <- normalizePath(ndir)
+    peers$ts_sdk1 <- list(node, file.path(ndir, "peers", "sdk1_server.mjs"), c("auto", "2024-11-05"), "2025-11-25", TRUE)
+    peers$ts_server2 <- list(node, file.path(ndir, "peers", "server2_server.mjs"), c("auto", "2025-11-25"), "2026-07-28", TRUE)
+  }
+  skip_if(length(peers) == 0L, "no peer servers installed (scripts/deps/20-clients.sh)")
+  for (name in names(peers)) {
+    p <- peers[[name]]
+    port <- free_port()
+    proc <- start_http_server(p[[1]], c(p[[2]], "http", port), port)
+    for (era in p[[3]]) {
+      conn <- mcp_connect(url = url_of(port), name = name, protocol = era)
+      info <- mcp_server_info(conn)
+      expect_identical(info$protocol_version, if (era == "auto") p[[4]] else era, info = name)
+      expect_null(info$pid)
+      expect_true(all(c("echo", "add", "fail", "slow") %in% names(mcp_list_tools(conn))), info = name)
+      expect_equal(mcp_call(conn, "add", list(x = 1, y = 2.5))$structured_content$sum, 3.5, info = name)
+      expect_identical(mcp_call(conn, "echo", list(text = "\u00e9t\u00e9"))$content[[1]]$text, "\u00e9t\u00e9")
+      expect_error(mcp_call(conn, "fail", list(message = "bad")), class = "mcplite_tool_error", info = name)
+      seen <- 0L
+      res <- mcp_call(conn, "slow", list(steps = 3L, delay = 0.05), progress = function(...) seen <<- seen + 1L)
+      expect_identical(res$content[[1]]$text, "done")
+      expect_identical(seen, 3L, info = paste(name, era))
+      system2("/bin/sh", c("-c", shQuote(sprintf("sleep 0.5; kill -INT %d", Sys.getpid()))), wait = FALSE)
+      got <- tryCatch(mcp_call(conn, "slow", list(steps = 100L, delay = 0.1)), interrupt = function(e) "interrupted")
+      expect_identical(got, "interrupted", info = name)
+      expect_identical(mcp_call(conn, "echo", list(text = "after"))$content[[1]]$text, "after", info = name)
+      mcp_close(conn)
+    }
+    if (isTRUE(p[[5]])) {
+      # the server saw each abandoned call as cancelled
+      Sys.sleep(1)
+      proc$kill()
+      err <- server_stderr(proc)
+      expect_identical(lengths(regmatches(err, gregexpr("peer: slow was cancelled", err, fixed = TRUE))),
+                       length(p[[3]]), info = name)
+    } else {
+      proc$kill()
+    }
+  }
+})
+
+test_that("server-everything over Streamable HTTP", {
+  node <- Sys.which("node")
+  index <- test_path("..", "clients", "node", "node_modules", "@modelcontextprotocol", "server-everything",
+                     "dist", "index.js")
+  skip_if(!nzchar(node) || !file.exists(index), "server-everything not installed")
+  port <- free_port()
+  proc <- start_http_server(node, c(normalizePath(index), "streamableHttp"), port, c(PORT = as.character(port)))
+  on.exit(proc$kill())
+  ev <- mcp_connect(url = url_of(port), name = "everything")
+  on.exit(mcp_close(ev), add = TRUE, after = FALSE)
+  expect_identical(mcp_server_info(ev)$protocol_version, "2025-11-25")
+  expect_identical(mcp_call(ev, "echo", list(message = "over http"))$content[[1]]$text, "Echo: over http")
+  seen <- c()
+  mcp_call(ev, "trigger-long-running-operation", list(duration = 0.3, steps = 3L),
+           progress = function(progress, total, message) seen <<- c(seen, progress))
+  expect_equal(seen, c(1, 2, 3))
+  expect_identical(mcp_call(ev, "get-tiny-image")$content[[2]]$type, "image")
+})
+
+test_that("headers: ${ENV} interpolation, protocol headers, event streams, timeouts", {
+  python <- Sys.which("python3")
+  skip_if(!nzchar(python), "python3 not found")
+  port <- free_port()
+  proc <- start_http_server(python, c(normalizePath(test_path("..", "clients", "python", "peers", "http_mini_server.py")), port), port)
+  on.exit(proc$kill())
+  withr::local_envvar(MCPLITE_TEST_TOKEN = "s3cret")
+  conn <- mcp_connect(url = url_of(port), headers = c(Authorization = "Bearer ${MCPLITE_TEST_TOKEN}", `X-Team` = "r"))
+  on.exit(mcp_close(conn), add = TRUE, after = FALSE)
+  expect_identical(conn$name, sprintf("127.0.0.1:%d", port))
+  expect_identical(mcp_server_info(conn)$server$name, "mini-http")
+  h <- mcp_call(conn, "headers")$structured_content
+  expect_identical(h$authorization, "Bearer s3cret")
+  expect_identical(h$`x-team`, "r")
+  expect_identical(h$`mcp-protocol-version`, "2026-07-28")
+  expect_identical(h$`mcp-method`, "tools/call")
+  expect_identical(h$`mcp-name`, "headers")
+  expect_match(h$accept, "application/json")
+  expect_match(h$accept, "text/event-stream")
+
+  seen <- c()
+  res <- mcp_call(conn, "stream", progress = function(progress, total, message) seen <<- c(seen, progress))
+  expect_identical(res$content[[1]]$text, "streamed")
+  expect_equal(seen, c(1, 2))
+
+  err <- tryCatch(mcp_call(conn, "hang", timeout = 0.5), error = function(e) e)
+  expect_s3_class(err, "mcplite_timeout_error")
+  # closing the stream cancelled the call on the server
+  deadline <- Sys.time() + 5
+  while (!grepl("closed the stream", server_stderr(proc)) && Sys.time() < deadline) Sys.sleep(0.1)
+  expect_match(server_stderr(proc), "mini: the client closed the stream")
+  expect_identical(mcp_call(conn, "headers")$content[[1]]$text, "ok")
+
+  err <- tryCatch(mcp_call(conn, "unknown-method-tool"), error = function(e) e)
+  expect_s3_class(err, "mcplite_rpc_error")
+
+  # header checks
+  expect_field_error(mcp_connect(url = url_of(port), headers = c(Authorization = "${MCPLITE_UNSET_VAR_X}")),
+                     "headers$Authorization")
+  expect_field_error(mcp_connect(url = url_of(port), headers = c(`Mcp-Session-Id` = "x")), "headers")
+  expect_field_error(mcp_connect(url = url_of(port), headers = c(A = "x", a = "y")), "headers")
+  expect_field_error(mcp_connect(url = "localhost:3000/mcp"), "url")
+  expect_field_error(mcp_connect(url = url_of(port), env = c(A = "b")), "url")
+})
+
+test_that("HTTP failures: 401, 404, 500, not an MCP endpoint, connection refused, https", {
+  python <- Sys.which("python3")
+  skip_if(!nzchar(python), "python3 not found")
+  port <- free_port()
+  proc <- start_http_server(python, c(normalizePath(test_path("..", "clients", "python", "peers", "http_mini_server.py")), port), port)
+  on.exit(proc$kill())
+  for (code in c(401L, 404L, 500L)) {
+    err <- tryCatch(mcp_connect(url = url_of(port, paste0("/status/", code)), name = "bad"), error = function(e) e)
+    expect_s3_class(err, "mcplite_connection_error")
+    expect_identical(err$reason, "http", info = code)
+    expect_identical(err$status, code)
+    expect_match(conditionMessage(err), paste0("HTTP ", code), info = code)
+  }
+  err <- tryCatch(mcp_connect(url = url_of(port, "/status/401")), error = function(e) e)
+  expect_match(conditionMessage(err), "credentials")
+  err <- tryCatch(mcp_connect(url = url_of(port, "/status/200")), error = function(e) e)
+  expect_s3_class(err, "mcplite_connection_error")
+  expect_match(conditionMessage(err), "instead of JSON or an event stream")
+
+  closed <- free_port()
+  err <- tryCatch(mcp_connect(url = url_of(closed), name = "nobody"), error = function(e) e)
+  expect_s3_class(err, "mcplite_connection_error")
+  expect_identical(err$reason, "connect")
+  expect_match(conditionMessage(err), "Cannot connect to MCP server `nobody`: connection refused", fixed = TRUE)
+
+  err <- tryCatch(mcp_connect(url = "https://127.0.0.1:1/mcp"), error = function(e) e)
+  expect_s3_class(err, "mcplite_connection_error")
+  expect_match(conditionMessage(err), "TLS")
+})
+
+test_that("configuration files may name remote servers", {
+  python <- Sys.which("python3")
+  skip_if(!nzchar(python), "python3 not found")
+  port <- free_port()
+  proc <- start_http_server(python, c(normalizePath(test_path("..", "clients", "python", "peers", "http_mini_server.py")), port), port)
+  on.exit(proc$kill())
+  withr::local_envvar(MCPLITE_TEST_TOKEN = "t0k")
+  config <- withr::local_tempfile(fileext = ".json")
+  writeLines(sprintf('{"mcpServers": {"remote": {"type": "http", "url": "%s", "timeout": 5,
+    "headers": {"Authorization": "Bearer ${MCPLITE_TEST_TOKEN}"}}}}', url_of(port)), config)
+  servers <- mcp_connect_config(config)
+  on.exit(mcp_close(servers), add = TRUE, after = FALSE)
+  expect_identical(servers$remote$transport, "http")
+  expect_identical(mcp_call(servers$remote, "headers")$structured_content$authorization, "Bearer t0k")
+  expect_identical(names(mcp_tools(servers)), c("headers", "stream", "hang"))
+})
