@@ -7,7 +7,7 @@
 
 # Bump when the rendering below changes: cached files of another version are
 # ignored.
-docs_cache_format <- 2L
+docs_cache_format <- 3L
 
 docs_memory <- new.env(parent = emptyenv())
 
@@ -44,36 +44,45 @@ docs_cache_key <- function(package, path, format) {
   )
 }
 
+# The rendered help pages documenting the functions `fnames`:
 # list(aliases = c(alias = topic), topics = list(topic = doc), failed = c(topic = reason),
-# error = NULL or the reason the whole help database could not be read).
-package_docs <- function(package, path, format, cache) {
+# error = NULL or the reason the help database could not be read, key).
+# A cache entry collects the pages rendered so far; pages are rendered only
+# when a function needs one that the entry does not hold yet.
+package_docs <- function(package, path, format, cache, fnames) {
   key <- docs_cache_key(package, path, format)
+  use_cache <- !isFALSE(cache)
   slot <- paste(package, format, sep = "\r")
-  hit <- docs_memory[[slot]]
-  if (cache_usable(cache) && !is.null(hit) && identical(hit$key, key)) {
-    return(hit)
-  }
-  dir <- if (cache_usable(cache)) docs_cache_dir(cache)
+  dir <- if (use_cache) docs_cache_dir(cache)
   file <- if (!is.null(dir)) file.path(dir, paste0("rd-", package, "-", format, ".rds"))
-  if (!is.null(file) && file.exists(file)) {
-    hit <- tryCatch(readRDS(file), error = function(e) NULL)
-    if (is.list(hit) && identical(hit$key, key)) {
-      docs_memory[[slot]] <- hit
-      return(hit)
+  entry <- if (use_cache) docs_memory[[slot]]
+  if (!is.list(entry) || !identical(entry$key, key)) {
+    entry <- NULL
+    if (!is.null(file) && file.exists(file)) {
+      entry <- tryCatch(readRDS(file), error = function(e) NULL)
+      if (!is.list(entry) || !identical(entry$key, key)) entry <- NULL
     }
   }
-  docs <- read_package_docs(package, path, format)
-  docs$key <- key
-  if (cache_usable(cache)) {
-    docs_memory[[slot]] <- docs
-    if (!is.null(file) && is.null(docs$error)) {
-      write_cache_file(docs, dir, file)
+  if (is.null(entry)) {
+    entry <- read_help_index(path)
+    entry$key <- key
+  }
+  if (!is.null(entry$error)) {
+    return(entry)
+  }
+  needed <- unique(unname(entry$aliases[fnames]))
+  needed <- needed[!is.na(needed) & !needed %in% c(names(entry$topics), names(entry$failed))]
+  if (length(needed) > 0L) {
+    entry <- render_help_pages(entry, package, path, format, needed)
+    if (use_cache && !is.null(file) && is.null(entry$error)) {
+      write_cache_file(entry, dir, file)
     }
   }
-  docs
+  if (use_cache) {
+    docs_memory[[slot]] <- entry
+  }
+  entry
 }
-
-cache_usable <- function(cache) !isFALSE(cache)
 
 # Written to a temporary file first and renamed, so a concurrent reader never
 # sees half a file. A cache that cannot be written is simply not used.
@@ -88,36 +97,45 @@ write_cache_file <- function(value, dir, file) {
   invisible()
 }
 
-read_package_docs <- function(package, path, format) {
+read_help_index <- function(path) {
   out <- list(aliases = character(), topics = list(), failed = character(), error = NULL)
   aliases_file <- file.path(path, "help", "aliases.rds")
   if (!file.exists(aliases_file)) {
     out$error <- "the package has no installed help pages"
     return(out)
   }
+  aliases <- tryCatch(readRDS(aliases_file), error = function(e) e)
+  if (inherits(aliases, "error") || !is.character(aliases)) {
+    out$error <- "its help index could not be read"
+    return(out)
+  }
+  out$aliases <- aliases
+  out
+}
+
+render_help_pages <- function(entry, package, path, format, topics) {
   db <- tryCatch(
-    list(
-      aliases = readRDS(aliases_file),
-      rd = suppressWarnings(tools::Rd_db(package, lib.loc = dirname(path)))
-    ),
+    suppressWarnings(tools::Rd_db(package, lib.loc = dirname(path))),
     error = function(e) e
   )
   if (inherits(db, "error")) {
-    out$error <- paste0("its help pages could not be read: ", conditionMessage(db))
-    return(out)
+    entry$error <- paste0("its help pages could not be read: ", conditionMessage(db))
+    return(entry)
   }
-  out$aliases <- db$aliases
-  topics <- names(db$rd)
-  for (i in seq_along(db$rd)) {
-    topic <- sub("\\.[Rr]d$", "", topics[[i]])
-    doc <- tryCatch(rd_topic_doc(db$rd[[i]], format), error = function(e) e)
-    if (inherits(doc, "error")) {
-      out$failed[[topic]] <- conditionMessage(doc)
+  names(db) <- sub("\\.[Rr]d$", "", names(db))
+  for (topic in topics) {
+    doc <- if (is.null(db[[topic]])) {
+      simpleError("the help page is missing from the help database")
     } else {
-      out$topics[[topic]] <- doc
+      tryCatch(rd_topic_doc(db[[topic]], format), error = function(e) e)
+    }
+    if (inherits(doc, "error")) {
+      entry$failed[[topic]] <- conditionMessage(doc)
+    } else {
+      entry$topics[[topic]] <- doc
     }
   }
-  out
+  entry
 }
 
 # One parsed help page -> list(title, description, value, arguments = c(name = text)).

@@ -201,7 +201,7 @@ package_tools <- function(package, include = NULL, exclude = NULL, pattern = NUL
     }
   }
   limits <- shape_limits()
-  pkg_docs <- package_docs(package, path, docs, cache)
+  pkg_docs <- package_docs(package, path, docs, cache, names(funs))
   version <- as.character(utils::packageVersion(package, lib.loc = dirname(path)))
 
   out <- list()
@@ -227,8 +227,9 @@ package_tools <- function(package, include = NULL, exclude = NULL, pattern = NUL
     built <- tryCatch(
       build_package_tool(package, fname, funs[[fname]], ns, tool_name, doc$topic, ov,
                          annotations, shaped, limits, formulas, docs),
-      mcplite_override_error = function(e) stop(e),
-      error = function(e) e
+      # Problems with the user's overrides are errors; anything else
+      # skips this one function.
+      error = function(e) if (inherits(e, "mcplite_override_error")) stop(e) else e
     )
     if (inherits(built, "error")) {
       notes$failed <- c(notes$failed, paste0(fname, " (", conditionMessage(built), ")"))
@@ -971,7 +972,7 @@ simplify_json <- function(value) {
   if (all(vapply(value, is_record, logical(1)))) {
     cols <- unique(unlist(lapply(value, names), use.names = FALSE))
     columns <- lapply(cols, function(col) {
-      simplify_json(lapply(value, function(r) r[[col]] %||% NA))
+      simplify_json(lapply(value, function(r) r[[col]]))
     })
     if (all(vapply(columns, is.atomic, logical(1)))) {
       names(columns) <- cols
