@@ -3,11 +3,13 @@
 # plain text or Markdown, plus the alias -> topic index. Parsing every help
 # page of a large package and rendering it is the expensive part of building
 # a package's tools, so the result is cached in memory and on disk (see
-# package_docs()).
+# package_docs()), together with what package_tools() inferred from each
+# function (`inferred`, by `formulas` choice): both depend only on the
+# installed package, which the cache key identifies.
 
 # Bump when the rendering below changes: cached files of another version are
 # ignored.
-docs_cache_format <- 3L
+docs_cache_format <- 4L
 
 docs_memory <- new.env(parent = emptyenv())
 
@@ -52,10 +54,9 @@ docs_cache_key <- function(package, path, format) {
 package_docs <- function(package, path, format, cache, fnames) {
   key <- docs_cache_key(package, path, format)
   use_cache <- !isFALSE(cache)
-  slot <- paste(package, format, sep = "\r")
   dir <- if (use_cache) docs_cache_dir(cache)
   file <- if (!is.null(dir)) file.path(dir, paste0("rd-", package, "-", format, ".rds"))
-  entry <- if (use_cache) docs_memory[[slot]]
+  entry <- if (use_cache) docs_memory[[paste(package, format, sep = "\r")]]
   if (!is.list(entry) || !identical(entry$key, key)) {
     entry <- NULL
     if (!is.null(file) && file.exists(file)) {
@@ -74,14 +75,25 @@ package_docs <- function(package, path, format, cache, fnames) {
   needed <- needed[!is.na(needed) & !needed %in% c(names(entry$topics), names(entry$failed))]
   if (length(needed) > 0L) {
     entry <- render_help_pages(entry, package, path, format, needed)
-    if (use_cache && !is.null(file) && is.null(entry$error)) {
-      write_cache_file(entry, dir, file)
-    }
-  }
-  if (use_cache) {
-    docs_memory[[slot]] <- entry
+    save_package_docs(entry, package, format, cache)
+  } else if (use_cache) {
+    docs_memory[[paste(package, format, sep = "\r")]] <- entry
   }
   entry
+}
+
+# Store an updated cache entry (package_tools() adds the inferred schemas of
+# the functions it built to the entry of their package).
+save_package_docs <- function(entry, package, format, cache) {
+  if (isFALSE(cache)) {
+    return(invisible())
+  }
+  docs_memory[[paste(package, format, sep = "\r")]] <- entry
+  dir <- docs_cache_dir(cache)
+  if (!is.null(dir) && is.null(entry$error)) {
+    write_cache_file(entry, dir, file.path(dir, paste0("rd-", package, "-", format, ".rds")))
+  }
+  invisible()
 }
 
 # Written to a temporary file first and renamed, so a concurrent reader never

@@ -210,6 +210,9 @@ package_tools <- function(package, include = NULL, exclude = NULL, pattern = NUL
   if (!is.null(pkg_docs$error)) {
     notes$no_docs <- pkg_docs$error
   }
+  md <- identical(docs, "markdown")
+  inferred_cache <- pkg_docs$inferred[[formulas]] %||% list()
+  n_cached <- length(inferred_cache)
   for (fname in names(funs)) {
     ov <- overrides[[fname]] %||% list()
     tool_name <- ov$name %||% paste0(prefix, fname)
@@ -224,9 +227,21 @@ package_tools <- function(package, include = NULL, exclude = NULL, pattern = NUL
     } else if (is.null(doc$topic) && is.null(ov$description)) {
       notes$undocumented <- c(notes$undocumented, fname)
     }
+    inferred <- inferred_cache[[fname]]
+    if (is.null(inferred)) {
+      inferred <- tryCatch(
+        infer_function(package, fname, funs[[fname]], ns, doc$topic, formulas, md),
+        error = function(e) e
+      )
+      if (inherits(inferred, "error")) {
+        notes$failed <- c(notes$failed, paste0(fname, " (", conditionMessage(inferred), ")"))
+        next
+      }
+      inferred_cache[[fname]] <- inferred
+    }
     built <- tryCatch(
-      build_package_tool(package, fname, funs[[fname]], ns, tool_name, doc$topic, ov,
-                         annotations, shaped, limits, formulas, docs),
+      build_package_tool(fname, funs[[fname]], inferred, tool_name, ov, annotations, shaped,
+                         limits, md),
       # Problems with the user's overrides are errors; anything else
       # skips this one function.
       error = function(e) if (inherits(e, "mcplite_override_error")) stop(e) else e
@@ -244,6 +259,10 @@ package_tools <- function(package, include = NULL, exclude = NULL, pattern = NUL
     assign("package_info", list(package = package, version = version, fun = fname),
            envir = environment(built))
     out[[tool_name]] <- built
+  }
+  if (length(inferred_cache) > n_cached) {
+    pkg_docs$inferred[[formulas]] <- inferred_cache
+    save_package_docs(pkg_docs, package, docs, cache)
   }
   if (!quiet) {
     report_package_notes(package, notes)
@@ -473,14 +492,26 @@ function_doc <- function(fname, docs) {
 
 # -- one tool ------------------------------------------------------------------
 
-# A tool, or a string saying why the function cannot be served.
-build_package_tool <- function(package, fname, fun, ns, tool_name, doc, ov, annotations,
-                               shaped, limits, formulas, docs) {
-  md <- identical(docs, "markdown")
+# What a function's tool looks like, from the installed package alone (its
+# formals, body and help page): cached with the rendered help pages.
+# list(args = list(<arg> = list(schema, required, formula) or
+# list(unsupported, required)), description, title)
+infer_function <- function(package, fname, fun, ns, doc, formulas, md) {
   sig <- function_formals(fun, fname, ns)
   argdocs <- doc_kinds(doc)
+  args <- list()
+  for (arg in setdiff(names(sig$formals), "...")) {
+    args[[arg]] <- infer_argument(arg, sig$formals[[arg]], sig, argdocs, formulas)
+  }
+  list(args = args, description = tool_description(package, fname, fun, doc, md),
+       title = doc$title)
+}
+
+# A tool, or a string saying why the function cannot be served.
+build_package_tool <- function(fname, fun, inferred, tool_name, ov, annotations, shaped,
+                               limits, md) {
   override_args <- ov$arguments %||% list()
-  unknown <- setdiff(names(override_args), names(sig$formals))
+  unknown <- setdiff(names(override_args), names(inferred$args))
   if (length(unknown) > 0L) {
     abort("`overrides$", fname, "$arguments` names arguments that ", fname, "() does not have: ",
           quote_names(unknown), ".", class = "mcplite_override_error")
@@ -488,10 +519,7 @@ build_package_tool <- function(package, fname, fun, ns, tool_name, doc, ov, anno
   props <- list()
   required <- character()
   convert <- list()
-  for (arg in names(sig$formals)) {
-    if (arg == "...") {
-      next
-    }
+  for (arg in names(inferred$args)) {
     if (!is.null(override_args[[arg]])) {
       type <- override_args[[arg]]
       schema <- type_schema(type, paste0("overrides$", fname, "$arguments$", arg))
@@ -505,7 +533,7 @@ build_package_tool <- function(package, fname, fun, ns, tool_name, doc, ov, anno
       convert[[arg]] <- schema_converter(schema)
       next
     }
-    info <- infer_argument(arg, sig$formals[[arg]], sig, argdocs, formulas)
+    info <- inferred$args[[arg]]
     if (!is.null(info$unsupported)) {
       if (info$required) {
         return(paste0(arg, ": ", info$unsupported))
@@ -516,7 +544,7 @@ build_package_tool <- function(package, fname, fun, ns, tool_name, doc, ov, anno
     if (info$required) {
       required <- c(required, arg)
     }
-    convert[[arg]] <- info$convert
+    convert[[arg]] <- if (isTRUE(info$formula)) formula_from_json else schema_converter(info$schema)
   }
   for (arg in names(ov$convert)) {
     if (!arg %in% names(props)) {
@@ -526,8 +554,9 @@ build_package_tool <- function(package, fname, fun, ns, tool_name, doc, ov, anno
     convert[[arg]] <- ov$convert[[arg]]
   }
   if (shaped) {
-    for (nm in names(shape_properties(limits, md))) {
-      props[[nm]] <- shape_properties(limits, md)[[nm]]
+    shape_props <- shape_properties(limits, md)
+    for (nm in names(shape_props)) {
+      props[[nm]] <- shape_props[[nm]]
     }
   }
   schema <- list(type = "object", properties = if (length(props)) props else structure(list(), names = character()))
@@ -536,9 +565,9 @@ build_package_tool <- function(package, fname, fun, ns, tool_name, doc, ov, anno
   }
   schema$additionalProperties <- FALSE
 
-  description <- ov$description %||% tool_description(package, fname, fun, doc, md)
+  description <- ov$description %||% inferred$description
   ann <- annotations
-  title <- ov$title %||% doc$title
+  title <- ov$title %||% inferred$title
   if (!is.null(title) && nzchar(title) && is.null(ann$title)) {
     ann <- c(list(title = title), ann)
   }
@@ -674,7 +703,7 @@ scan_body <- function(b, usage) {
 
 # -- type inference --------------------------------------------------------------
 
-# list(schema, required, convert) or list(unsupported = reason, required).
+# list(schema, required, formula) or list(unsupported = reason, required).
 infer_argument <- function(arg, default, sig, argdocs, formulas) {
   doc <- argdocs$docs[arg]
   doc <- if (length(doc) == 1L && !is.na(doc)) unname(doc) else NULL
@@ -732,12 +761,10 @@ infer_argument <- function(arg, default, sig, argdocs, formulas) {
   if (is.null(schema)) {
     schema <- structure(list(), names = character())
   }
-  if (doc_kind == "formula" && identical(schema$type, "string") && lit$kind != "value") {
-    convert <- formula_from_json
+  formula <- doc_kind == "formula" && identical(schema$type, "string") && lit$kind != "value"
+  if (formula) {
     doc <- paste0(doc %||% "", if (!is.null(doc)) " " else "",
                   "Write the formula as a string, e.g. \"y ~ x\".")
-  } else {
-    convert <- schema_converter(schema)
   }
   if (!is.null(doc) && nzchar(doc)) {
     schema$description <- doc
@@ -745,7 +772,7 @@ infer_argument <- function(arg, default, sig, argdocs, formulas) {
   if (!is.null(default_json)) {
     schema$default <- default_json
   }
-  list(schema = schema, required = required, convert = convert)
+  list(schema = schema, required = required, formula = formula)
 }
 
 # The JSON kind of an atomic default, refined by the documentation (a whole

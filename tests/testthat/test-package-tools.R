@@ -422,7 +422,7 @@ test_that("a help page that cannot be rendered, or a damaged help database, neve
   expect_match(tool_spec(tl$documented)$description, "^R function")
 })
 
-test_that("rendered help pages are cached on disk and in memory, keyed by the installed files", {
+test_that("rendered help pages and inferred schemas are cached, keyed by the installed files", {
   dir <- file.path(tempdir(), "mcplite-cache-test")
   unlink(dir, recursive = TRUE)
   rm(list = ls(docs_memory), envir = docs_memory)
@@ -432,11 +432,12 @@ test_that("rendered help pages are cached on disk and in memory, keyed by the in
   # A fresh session (empty memory cache) reads the file, with the same result.
   rm(list = ls(docs_memory), envir = docs_memory)
   cached <- readRDS(file)
-  cached$topics[[1]]$title <- "Changed in the cache"
+  expect_true(all(names(a) %in% names(cached$inferred$omit)))
+  cached$inferred$omit$file_ext$description <- "Changed in the cache"
   saveRDS(cached, file)
   b <- package_tools("tools", cache = dir, quiet = TRUE)
-  changed <- Filter(function(t) identical(tool_spec(t)$annotations[["title"]], "\"Changed in the cache\""), b)
-  expect_gt(length(changed), 0L)
+  expect_identical(tool_spec(b$file_ext)$description, "Changed in the cache")
+  expect_identical(mcp_manifest(b[names(b) != "file_ext"]), mcp_manifest(a[names(a) != "file_ext"]))
   # A stale key (other package files) is ignored and the file rewritten.
   rm(list = ls(docs_memory), envir = docs_memory)
   cached$key$files <- c("0@0", "0@0")
