@@ -77,6 +77,7 @@
 #' # Files: the MIME type comes from the file's signature.
 #' path <- tempfile(fileext = ".png")
 #' png(path, width = 64, height = 64)
+#' par(mar = c(0, 0, 0, 0))
 #' plot.new()
 #' rect(0, 0, 1, 1, col = "steelblue")
 #' invisible(dev.off())

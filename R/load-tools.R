@@ -38,7 +38,7 @@
 #' writeLines(c(
 #'   "library(mcplite)",
 #'   "options(mcplite.json.digits = I(6))",
-#'   "add <- tool(function(x, y) x + y, \"Add two numbers.\",",
+#'   "add <- tool(function(x, y) x + y, \"Add two numbers.\", name = \"add\",",
 #'   "  arguments = list(x = type_number(), y = type_number()))",
 #'   "mcp_server(add, instructions = \"Arithmetic.\")"
 #' ), script)
