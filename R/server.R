@@ -138,7 +138,8 @@ mcp_server <- function(tools, instructions = NULL) {
 #' @param x A session from `mcp_session()`, or tools as accepted by
 #'   [mcp_server()].
 #' @param message One JSON-RPC message: a JSON string, or an R list that is
-#'   converted to JSON (named lists become objects).
+#'   converted to JSON (named lists become objects; see "Messages given as R
+#'   lists" below).
 #' @return `mcp_session()`: an object of class `mcplite_session`.
 #'   `mcp_handle()`: a single string of JSON, or `NULL`.
 #' @export
@@ -172,7 +173,8 @@ mcp_session <- function(tools, instructions = NULL) {
 
 #' @rdname mcp_session
 #' @export
-mcp_handle <- function(x, message) {
+mcp_handle <- function(x, message, signal = FALSE) {
+  check_signal(signal)
   session <- if (inherits(x, "mcplite_session")) x else mcp_session(x)
   if (missing(message)) {
     abort("`message` is required: supply one JSON-RPC message as JSON text or a list.")
@@ -182,13 +184,13 @@ mcp_handle <- function(x, message) {
   } else if (is_scalar_string(message)) {
     message
   } else if (is.list(message) && !is.object(message)) {
-    fixed_json(message)
+    fixed_json(request_objects(message))
   } else {
     abort("`message` must be a single string of JSON or a list, not ", describe(message), ".")
   }
   old <- serving_options()
   on.exit(options(old), add = TRUE)
-  engine_session_handle(session$ptr, session$spec, line)
+  handle_line(session, line, signal)
 }
 
 #' @export

@@ -14,7 +14,7 @@ void R_init_mcplite(void *dll) {
 //
 // The error handler is a calling handler installed with the C API (much
 // cheaper than an R-level withCallingHandlers() per call): it stores the
-// condition in `slot_env` under `slot_sym`, then R carries on unwinding.
+// condition in `slot_env` under `slot_sym` and unwinds (tool-unwind.c).
 #include <Rinternals.h>
 
 typedef struct {
@@ -27,10 +27,13 @@ static SEXP mcplite_eval_body(void *p) {
   return Rf_eval(d->call, d->env);
 }
 
+void mcplite_unwind_handled_error(void); // tool-unwind.c
+
 static SEXP mcplite_eval_on_error(SEXP cond, void *p) {
   mcplite_eval_t *d = (mcplite_eval_t *) p;
   Rf_defineVar(d->slot_sym, cond, d->slot_env);
-  return R_NilValue; // a calling handler: R carries on with the error
+  mcplite_unwind_handled_error(); // does not return
+  return R_NilValue;
 }
 
 static void mcplite_eval_run(void *p) {
