@@ -31,6 +31,16 @@ direct_text <- function(value) {
 
 stats_tools <- function(...) package_tools("stats", quiet = TRUE, ...)
 
+# The value of `expr` and every message it emitted (muffled).
+with_messages <- function(expr) {
+  msgs <- character()
+  value <- withCallingHandlers(expr, message = function(m) {
+    msgs <<- c(msgs, conditionMessage(m))
+    invokeRestart("muffleMessage")
+  })
+  list(value = value, messages = msgs)
+}
+
 test_that("titles, descriptions and argument docs come from the help page", {
   tl <- stats_tools(include = c("qnorm", "median"))
   expect_named(tl, c("median", "qnorm"))
@@ -360,14 +370,9 @@ damaged_fixture <- function(edit = NULL, bytes = NULL) {
 test_that("undocumented functions keep their signature; unusable ones are skipped", {
   lib <- fixture_lib()
   withr::local_libpaths(lib, action = "prefix")
-  msgs <- character()
-  tl <- withCallingHandlers(
-    package_tools("mcplitefixture", cache = FALSE),
-    message = function(m) {
-      msgs <<- c(msgs, conditionMessage(m))
-      invokeRestart("muffleMessage")
-    }
-  )
+  res <- with_messages(package_tools("mcplitefixture", cache = FALSE))
+  tl <- res$value
+  msgs <- res$messages
   expect_named(tl, c("documented", "in_env", "titled_twice", "undocumented"))
   expect_true(any(grepl("without a help page.*\"undocumented\"", msgs)))
   expect_true(any(grepl("apply_fun \\(f: function\\)", msgs)))
@@ -402,10 +407,9 @@ test_that("a help page that cannot be rendered, or a damaged help database, neve
   # Docs are read from the copy the namespace is loaded from.
   unloadNamespace("mcplitefixture")
   withr::defer(unloadNamespace("mcplitefixture"))
-  expect_message(
-    tl <- package_tools("mcplitefixture", cache = FALSE),
-    "could not be used: documented \\(help page documented: .*title"
-  )
+  res <- with_messages(package_tools("mcplitefixture", cache = FALSE))
+  tl <- res$value
+  expect_true(any(grepl("could not be used: documented \\(help page documented: .*title", res$messages)))
   expect_true(all(c("documented", "titled_twice", "undocumented") %in% names(tl)))
   expect_match(tool_spec(tl$documented)$description, "no help page")
   expect_identical(tool_spec(tl$in_env)$annotations[["title"]], "\"Apply\"")
@@ -414,10 +418,9 @@ test_that("a help page that cannot be rendered, or a damaged help database, neve
   lib <- damaged_fixture(bytes = as.raw(rep(0x42, 64)))
   withr::local_libpaths(lib, action = "prefix")
   unloadNamespace("mcplitefixture")
-  expect_message(
-    tl <- package_tools("mcplitefixture", cache = FALSE),
-    "no help pages used, its help pages could not be read"
-  )
+  res <- with_messages(package_tools("mcplitefixture", cache = FALSE))
+  tl <- res$value
+  expect_true(any(grepl("no help pages used, its help pages could not be read", res$messages)))
   expect_true(all(c("documented", "undocumented") %in% names(tl)))
   expect_match(tool_spec(tl$documented)$description, "^R function")
 })
