@@ -34,7 +34,7 @@
 #' @seealso [package_tools()], [mcp_server()], [mcp_session()]
 #' @export
 #' @examples
-#' tools <- package_tools("stats", include = c("median", "sd"))
+#' tools <- package_tools("stats", include = c("median", "sd"), cache = FALSE)
 #' manifest <- mcp_manifest(tools, instructions = "Descriptive statistics.")
 #' cat(manifest)
 #'

@@ -100,7 +100,8 @@
 #' on disk in `getOption("mcplite.cache_dir")` or else
 #' `tools::R_user_dir("mcplite", "cache")`. A cache entry is used only for
 #' the same installed package files, R version, mcplite version and `docs`
-#' format, so a reinstalled or upgraded package is read again. The tools are
+#' format, so a reinstalled or upgraded package is read again; there is one
+#' file per package and format, replaced when it is out of date. The tools are
 #' the same with or without the cache.
 #'
 #' @param package The name of an installed package, as a single string.
@@ -142,13 +143,14 @@
 #' @seealso [tool()], [mcp_server()], [mcp_manifest()]
 #' @export
 #' @examples
-#' tools <- package_tools("stats", include = c("median", "qnorm", "p.adjust"))
+#' # (cache = FALSE keeps these examples from writing to the user's cache.)
+#' tools <- package_tools("stats", include = c("median", "qnorm", "p.adjust"), cache = FALSE)
 #' names(tools)
 #' tools$p.adjust
 #' tools$median(x = list(1, 5, 2))
 #'
 #' # Data-frame results sliced by the client, with a total row count.
-#' csv <- package_tools("utils", include = "read.csv", shape = TRUE)
+#' csv <- package_tools("utils", include = "read.csv", shape = TRUE, cache = FALSE)
 #' csv$read.csv(text = "a,b\n1,x\n2,y\n3,z", .limit = 2)$structured_content
 #'
 #' \dontrun{
