@@ -25,11 +25,7 @@ fn dup_cloexec(fd: i32) -> io::Result<i32> {
 }
 
 fn flush_all() {
-    // SAFETY: flush R's console and every C stdio stream.
-    unsafe {
-        crate::rffi::R_FlushConsole();
-        libc::fflush(std::ptr::null_mut());
-    }
+    crate::rapi::flush_console();
 }
 
 impl StdioGuard {
