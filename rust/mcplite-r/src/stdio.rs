@@ -80,7 +80,9 @@ impl Drop for StdioGuard {
 }
 
 /// Spawn the reader thread with every signal blocked, so R's handlers never
-/// run on it (ENGINE-NOTES pitfall 5).
+/// run on it: they touch R's state, which belongs to the main thread (a
+/// SIGINT handled on the reader would set R's interrupt flag from another
+/// thread, or be lost).
 pub fn spawn_reader_masked(input: File) -> mcplite_engine::transport::Reader {
     // SAFETY: sigset manipulation on stack values.
     unsafe {
