@@ -135,7 +135,8 @@ pub unsafe fn call(fun: SEXP, args: Option<&Map<String, Value>>) -> Result<SEXP>
         for (k, v) in args.iter().rev() {
             let val = prot.add(value(v));
             tail = prot.add(Rf_lcons(val, tail));
-            SET_TAG(tail, Rf_installChar(strings::mk_char(k.as_bytes())));
+            let name = prot.add(strings::mk_char(k.as_bytes()));
+            SET_TAG(tail, Rf_installChar(name));
         }
         Ok(Rf_lcons(fun, tail))
     }

@@ -141,8 +141,9 @@ impl RHost {
             let quoted = prot.add(Rf_lang2(self.quote_sym, cond));
             let call = prot.add(Rf_lang2(self.condition_message, quoted));
             match try_eval(call, R_GlobalEnv) {
+                // protected: the translation to UTF-8 may allocate
                 Ok(v) if ty(v) == SEXPTYPE::STRSXP && xlen(v) >= 1 && STRING_ELT(v, 0) != R_NaString => {
-                    strings::text(STRING_ELT(v, 0)).unwrap_or_default()
+                    strings::text(STRING_ELT(prot.add(v), 0)).unwrap_or_default()
                 }
                 _ => String::new(),
             }
