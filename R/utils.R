@@ -1,14 +1,6 @@
 # Internal helpers shared by the whole package.
 
-# Raise an error of class `mcplite_error` (plus any extra classes). Messages
-# name the offending argument in backticks and say what is expected.
-abort <- function(message, ..., class = NULL, call = NULL) {
-  cnd <- structure(
-    class = c(class, "mcplite_error", "error", "condition"),
-    list(message = paste0(message, ...), call = call)
-  )
-  stop(cnd)
-}
+# abort(), the helper that raises mcplite's errors, is in R/conditions.R.
 
 is_scalar_string <- function(x) {
   is.character(x) && length(x) == 1L && !is.na(x)
