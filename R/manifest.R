@@ -129,7 +129,7 @@ check_manifest_listing <- function(session, modern, entries) {
   expected <- paste0(prefix, listing, ",")
   if (!startsWith(line, expected)) {
     abort("The manifest's tool list differs from the server's tools/list answer; ",
-          "please report this as a bug in mcplite.")
+          "please report this as a bug in mcplite.", class = error_class("internal"))
   }
   invisible(TRUE)
 }

@@ -246,7 +246,7 @@ package_tools <- function(package, include = NULL, exclude = NULL, pattern = NUL
                          limits, md),
       # Problems with the user's overrides are errors; anything else
       # skips this one function.
-      error = function(e) if (inherits(e, "mcplite_override_error")) stop(e) else e
+      error = function(e) if (inherits(e, "mcplite_override_error")) abort(conditionMessage(e)) else e
     )
     if (inherits(built, "error")) {
       notes$failed <- c(notes$failed, paste0(fname, " (", conditionMessage(built), ")"))
@@ -365,11 +365,10 @@ select_exports <- function(package, ns, exports, include, exclude, pattern, excl
 
 override_fields <- c("name", "title", "description", "arguments", "annotations", "shape", "convert")
 
-# Overrides are the user's own input: problems are errors (class
-# mcplite_override_error too, so that they are never turned into a skipped
-# tool).
+# Overrides are the user's own input: problems are errors (plain
+# mcplite_error, like every argument check).
 check_overrides <- function(overrides, selected, package) {
-  fail <- function(...) abort(..., class = "mcplite_override_error")
+  fail <- function(...) abort(...)
   if (!is_named_list(overrides)) {
     fail("`overrides` must be a named list (one entry per function name), not ",
          describe_json_shape(overrides), ".")
@@ -1075,7 +1074,7 @@ package_tool_value <- function(res) {
   ok <- tryCatch({
     payload_json(res)
     TRUE
-  }, mcplite_json_error = function(e) FALSE)
+  }, mcplite_error_json = function(e) FALSE)
   if (ok) res else paste(utils::capture.output(print(res)), collapse = "\n")
 }
 
