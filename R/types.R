@@ -384,7 +384,9 @@ check_schema_object <- function(schema, arg) {
     abort("`", arg, "` must describe a JSON object (a named list, or {}), not ",
           describe_json_shape(schema), ".")
   }
-  bad <- find_unencodable(schema)
+  # The quick walk builds no path strings; the path is looked for only when
+  # something is wrong (tool() and type_from_schema() both run this check).
+  bad <- if (!all_plain_json(schema)) find_unencodable(schema)
   if (!is.null(bad)) {
     abort("`", arg, "` must contain only plain JSON values; ", bad, ".")
   }
@@ -412,6 +414,24 @@ describe_json_shape <- function(x) {
 
 # Walk a value; return a description of the first function, environment,
 # classed list or other non-data object found, or NULL.
+# TRUE when `x` holds nothing find_unencodable() would report.
+all_plain_json <- function(x) {
+  if (is.list(x)) {
+    if (is.object(x)) {
+      return(FALSE)
+    }
+    for (el in x) {
+      if (!all_plain_json(el)) {
+        return(FALSE)
+      }
+    }
+    return(TRUE)
+  }
+  !(is.function(x) || is.environment(x) || isS4(x) ||
+    typeof(x) %in% c("S4", "object", "externalptr", "symbol", "language",
+                     "closure", "builtin", "special", "promise"))
+}
+
 find_unencodable <- function(x, path = "") {
   here <- if (nzchar(path)) paste0("`", path, "`") else "the root"
   if (is.function(x)) {
