@@ -221,16 +221,16 @@ mcp_close <- function(x) {
 #'
 #' @section Errors:
 #' Every error is an R condition of class `mcplite_error` and
-#' `mcplite_client_error`, plus one of:
-#' * `mcplite_tool_error`: the tool ran and reported an error (`isError:
+#' `mcplite_error_client`, plus one of:
+#' * `mcplite_error_tool`: the tool ran and reported an error (`isError:
 #'   true`). The message is the text of the error; the condition's `text`
 #'   holds that text and `result` the whole result.
-#' * `mcplite_rpc_error`: the server answered with a JSON-RPC error (for
+#' * `mcplite_error_rpc`: the server answered with a JSON-RPC error (for
 #'   example an unknown tool). The condition holds `code`, `error_message`
 #'   and `data`.
-#' * `mcplite_timeout_error`: no answer within `timeout` seconds (or
+#' * `mcplite_error_timeout`: no answer within `timeout` seconds (or
 #'   `max_time`); the request was cancelled on the server.
-#' * `mcplite_connection_error`: the server could not be started or reached,
+#' * `mcplite_error_connection`: the server could not be started or reached,
 #'   exited, closed the connection, or broke the protocol. Its `reason` is one
 #'   of `"spawn"`, `"connect"`, `"closed"`, `"http"` (with `status`) or
 #'   `"protocol"`, and `stderr` holds the end of the server's standard error.
@@ -285,7 +285,7 @@ mcp_close <- function(x) {
 #' # errors are classed conditions
 #' tryCatch(
 #'   mcp_call(server, "no_such_tool"),
-#'   mcplite_rpc_error = function(e) e$code
+#'   mcplite_error_rpc = function(e) e$code
 #' )
 #' mcp_close(server)
 #' }
@@ -331,7 +331,7 @@ mcp_list_tools <- function(x, ..., timeout = NULL) {
 #' objects with the same name, description, input and output schema (through
 #' [type_from_schema()]) and annotations. Each is an R function that calls the
 #' remote tool with its (named) arguments and returns the [tool_result()] of
-#' [mcp_call()]; a tool-level error is raised as a `mcplite_tool_error`. The
+#' [mcp_call()]; a tool-level error is raised as a `mcplite_error_tool`. The
 #' tools can be passed to [mcp_server()] like any other, alone or next to
 #' local tools, which makes a proxy or an aggregator of several servers a few
 #' lines of code (see the examples).
@@ -607,7 +607,7 @@ check_connection <- function(x, open = TRUE) {
   if (open && !.Call(wrap__client_is_open, x$ptr)) {
     client_abort(
       paste0("The connection to MCP server `", x$name, "` is closed; connect again with `mcp_connect()`."),
-      "mcplite_connection_error", reason = "closed", server = x$name, stderr = character()
+      "mcplite_error_connection", reason = "closed", server = x$name, stderr = character()
     )
   }
   invisible(x)
@@ -762,7 +762,7 @@ signal_interrupt <- function() {
 
 client_abort <- function(message, class, ...) {
   cnd <- structure(
-    class = c(class, "mcplite_client_error", "mcplite_error", "error", "condition"),
+    class = c(class, "mcplite_error_client", "mcplite_error", "error", "condition"),
     list(message = message, call = NULL, ...)
   )
   stop(cnd)
@@ -791,14 +791,14 @@ client_fail <- function(x, f, method, tool = NULL) {
   if (identical(kind, "rpc")) {
     client_abort(
       paste0("MCP server `", server, "` answered ", what, " with JSON-RPC error ", f$code, ": ", f$message),
-      "mcplite_rpc_error", code = as.integer(f$code), error_message = f$message, data = f$data, server = server
+      "mcplite_error_rpc", code = as.integer(f$code), error_message = f$message, data = f$data, server = server
     )
   }
   if (identical(kind, "timeout")) {
     client_abort(
       paste0("MCP server `", server, "` did not answer ", what, " within ", format_seconds(f$seconds),
              "; the request was cancelled.", stderr_excerpt(stderr)),
-      "mcplite_timeout_error", seconds = f$seconds, server = server, stderr = stderr
+      "mcplite_error_timeout", seconds = f$seconds, server = server, stderr = stderr
     )
   }
   intro <- switch(kind,
@@ -814,7 +814,7 @@ client_fail <- function(x, f, method, tool = NULL) {
   )
   client_abort(
     paste0(intro, f$message, ".", stderr_excerpt(stderr)),
-    "mcplite_connection_error", reason = kind, status = if (is.null(f$code)) NULL else as.integer(f$code),
+    "mcplite_error_connection", reason = kind, status = if (is.null(f$code)) NULL else as.integer(f$code),
     server = server, stderr = stderr
   )
 }
@@ -845,7 +845,7 @@ tool_definition <- function(t) {
   )
 }
 
-# A CallToolResult -> mcplite_tool_result, or a mcplite_tool_error.
+# A CallToolResult -> mcplite_tool_result, or a mcplite_error_tool.
 call_result <- function(x, tool, value) {
   if (!is.list(value)) {
     client_fail(x, list(kind = "protocol", message = "the result is not an object"), "tools/call", tool)
@@ -862,7 +862,7 @@ call_result <- function(x, tool, value) {
     text <- paste(texts[!is.na(texts)], collapse = "\n")
     client_abort(
       if (nzchar(text)) text else paste0("Tool `", tool, "` on MCP server `", x$name, "` reported an error."),
-      "mcplite_tool_error", text = text, result = res, tool = tool, server = x$name
+      "mcplite_error_tool", text = text, result = res, tool = tool, server = x$name
     )
   }
   res

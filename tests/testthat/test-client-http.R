@@ -75,7 +75,7 @@ test_that("SDK servers over Streamable HTTP, both eras, progress and cancellatio
       expect_true(all(c("echo", "add", "fail", "slow") %in% names(mcp_list_tools(conn))), info = name)
       expect_equal(mcp_call(conn, "add", list(x = 1, y = 2.5))$structured_content$sum, 3.5, info = name)
       expect_identical(mcp_call(conn, "echo", list(text = "\u00e9t\u00e9"))$content[[1]]$text, "\u00e9t\u00e9")
-      expect_error(mcp_call(conn, "fail", list(message = "bad")), class = "mcplite_tool_error", info = name)
+      expect_error(mcp_call(conn, "fail", list(message = "bad")), class = "mcplite_error_tool", info = name)
       seen <- 0L
       res <- mcp_call(conn, "slow", list(steps = 3L, delay = 0.05), progress = function(...) seen <<- seen + 1L)
       expect_identical(res$content[[1]]$text, "done")
@@ -144,7 +144,7 @@ test_that("headers: ${ENV} interpolation, protocol headers, event streams, timeo
   expect_equal(seen, c(1, 2))
 
   err <- tryCatch(mcp_call(conn, "hang", timeout = 0.5), error = function(e) e)
-  expect_s3_class(err, "mcplite_timeout_error")
+  expect_s3_class(err, "mcplite_error_timeout")
   # closing the stream cancelled the call on the server
   deadline <- Sys.time() + 5
   while (!grepl("closed the stream", server_stderr(proc)) && Sys.time() < deadline) Sys.sleep(0.1)
@@ -152,7 +152,7 @@ test_that("headers: ${ENV} interpolation, protocol headers, event streams, timeo
   expect_identical(mcp_call(conn, "headers")$content[[1]]$text, "ok")
 
   err <- tryCatch(mcp_call(conn, "unknown-method-tool"), error = function(e) e)
-  expect_s3_class(err, "mcplite_rpc_error")
+  expect_s3_class(err, "mcplite_error_rpc")
 
   # header checks
   expect_field_error(mcp_connect(url = url_of(port), headers = c(Authorization = "${MCPLITE_UNSET_VAR_X}")),
@@ -171,7 +171,7 @@ test_that("HTTP failures: 401, 404, 500, not an MCP endpoint, connection refused
   on.exit(proc$kill())
   for (code in c(401L, 404L, 500L)) {
     err <- tryCatch(mcp_connect(url = url_of(port, paste0("/status/", code)), name = "bad"), error = function(e) e)
-    expect_s3_class(err, "mcplite_connection_error")
+    expect_s3_class(err, "mcplite_error_connection")
     expect_identical(err$reason, "http", info = code)
     expect_identical(err$status, code)
     expect_match(conditionMessage(err), paste0("HTTP ", code), info = code)
@@ -179,17 +179,17 @@ test_that("HTTP failures: 401, 404, 500, not an MCP endpoint, connection refused
   err <- tryCatch(mcp_connect(url = url_of(port, "/status/401")), error = function(e) e)
   expect_match(conditionMessage(err), "credentials")
   err <- tryCatch(mcp_connect(url = url_of(port, "/status/200")), error = function(e) e)
-  expect_s3_class(err, "mcplite_connection_error")
+  expect_s3_class(err, "mcplite_error_connection")
   expect_match(conditionMessage(err), "instead of JSON or an event stream")
 
   closed <- free_port()
   err <- tryCatch(mcp_connect(url = url_of(closed), name = "nobody"), error = function(e) e)
-  expect_s3_class(err, "mcplite_connection_error")
+  expect_s3_class(err, "mcplite_error_connection")
   expect_identical(err$reason, "connect")
   expect_match(conditionMessage(err), "Cannot connect to MCP server `nobody`: connection refused", fixed = TRUE)
 
   err <- tryCatch(mcp_connect(url = "https://127.0.0.1:1/mcp"), error = function(e) e)
-  expect_s3_class(err, "mcplite_connection_error")
+  expect_s3_class(err, "mcplite_error_connection")
   expect_match(conditionMessage(err), "TLS")
 })
 

@@ -43,19 +43,19 @@ sdk_peers <- function() {
     dir <- normalizePath(test_path("..", "clients", "python", "peers"))
     out$py_lowlevel <- list(command = py, args = file.path(dir, "lowlevel_server.py"),
                             eras = c("auto", "2025-11-25", "2024-11-05"), auto = "2026-07-28",
-                            unknown = "mcplite_rpc_error", cancel_log = TRUE, crash = TRUE, tools = 5L)
+                            unknown = "mcplite_error_rpc", cancel_log = TRUE, crash = TRUE, tools = 5L)
     out$py_mcpserver <- list(command = py, args = file.path(dir, "mcpserver_server.py"),
                              eras = c("auto", "2025-06-18"), auto = "2026-07-28",
-                             unknown = "mcplite_tool_error", cancel_log = FALSE, crash = FALSE, tools = 4L)
+                             unknown = "mcplite_error_tool", cancel_log = FALSE, crash = FALSE, tools = 4L)
   }
   node <- peer_node()
   if (!is.null(node)) {
     out$ts_sdk1 <- list(command = node$node, args = file.path(node$dir, "peers", "sdk1_server.mjs"),
                         eras = c("auto", "2024-11-05"), auto = "2025-11-25",
-                        unknown = "mcplite_tool_error", cancel_log = TRUE, crash = TRUE, tools = 5L)
+                        unknown = "mcplite_error_tool", cancel_log = TRUE, crash = TRUE, tools = 5L)
     out$ts_server2 <- list(command = node$node, args = file.path(node$dir, "peers", "server2_server.mjs"),
                            eras = c("auto", "2025-06-18"), auto = "2026-07-28",
-                           unknown = "mcplite_rpc_error", cancel_log = TRUE, crash = TRUE, tools = 5L)
+                           unknown = "mcplite_error_rpc", cancel_log = TRUE, crash = TRUE, tools = 5L)
   }
   out
 }
@@ -82,7 +82,7 @@ test_that("SDK servers work in every era they offer", {
       res <- mcp_call(conn, "add", list(x = 1, y = 2.5))
       expect_equal(res$structured_content$sum, 3.5, info = name)
       expect_identical(res$content[[1]]$type, "text", info = name)
-      expect_error(mcp_call(conn, "fail", list(message = "bad")), class = "mcplite_tool_error", info = name)
+      expect_error(mcp_call(conn, "fail", list(message = "bad")), class = "mcplite_error_tool", info = name)
       expect_error(mcp_call(conn, "no_such_tool"), class = p$unknown, info = paste(name, era))
       seen <- list()
       res <- mcp_call(conn, "slow", list(steps = 3L, delay = 0.05),
@@ -134,7 +134,7 @@ test_that("an SDK server exiting mid-call gives a clear error with its stderr", 
   for (name in names(peers)) {
     conn <- connect_peer(name, peers[[name]])
     err <- tryCatch(mcp_call(conn, "crash"), error = function(e) e)
-    expect_s3_class(err, "mcplite_connection_error")
+    expect_s3_class(err, "mcplite_error_connection")
     expect_identical(err$reason, "closed")
     expect_match(conditionMessage(err), paste0("MCP server `", name, "` closed the connection during the call to `crash`: the server exited with status 3"), fixed = TRUE)
     expect_match(conditionMessage(err), "peer: crashing on purpose", fixed = TRUE)
@@ -206,7 +206,7 @@ test_that("server-everything: its many tool shapes, progress and errors", {
   expect_equal(seen, c(0.25, 0.5, 0.75, 1))
   expect_match(res$content[[1]]$text, "Long running operation completed")
 
-  expect_error(mcp_call(ev, "echo", list(wrong = 1)), class = "mcplite_tool_error")
+  expect_error(mcp_call(ev, "echo", list(wrong = 1)), class = "mcplite_error_tool")
   expect_error(mcp_call(ev, "no-such-tool"), class = "mcplite_error")
 
   proxies <- mcp_tools(ev)

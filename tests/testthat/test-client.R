@@ -38,7 +38,7 @@ expect_client_error <- function(expr, class) {
     NULL
   }, error = function(e) e)
   expect_s3_class(err, class)
-  expect_s3_class(err, "mcplite_client_error")
+  expect_s3_class(err, "mcplite_error_client")
   expect_s3_class(err, "mcplite_error")
   invisible(err)
 }
@@ -88,7 +88,7 @@ test_that("legacy-only servers are reached through the initialize fallback", {
   # insisting on the modern version fails instead of falling back
   err <- expect_client_error(
     sh_connect("cat >/dev/null", protocol = "2026-07-28"),
-    "mcplite_connection_error"
+    "mcplite_error_connection"
   )
   expect_match(conditionMessage(err), "does not speak protocol 2026-07-28")
 })
@@ -152,23 +152,23 @@ test_that("every content type becomes the package's content objects", {
 test_that("tool errors and JSON-RPC errors are distinct classed conditions", {
   server <- mcp_connect_script(server_script())
   on.exit(mcp_close(server))
-  err <- expect_client_error(mcp_call(server, "fail", list(message = "{\"a\": 1}")), "mcplite_tool_error")
+  err <- expect_client_error(mcp_call(server, "fail", list(message = "{\"a\": 1}")), "mcplite_error_tool")
   expect_identical(conditionMessage(err), "{\"a\": 1}")
   expect_identical(err$text, "{\"a\": 1}")
   expect_true(err$result$is_error)
   expect_identical(err$tool, "fail")
-  err <- expect_client_error(mcp_call(server, "flagged_error"), "mcplite_tool_error")
+  err <- expect_client_error(mcp_call(server, "flagged_error"), "mcplite_error_tool")
   expect_identical(err$text, "The file does not exist.")
 
-  err <- expect_client_error(mcp_call(server, "no_such_tool"), "mcplite_rpc_error")
+  err <- expect_client_error(mcp_call(server, "no_such_tool"), "mcplite_error_rpc")
   expect_identical(err$code, -32602L)
   expect_identical(err$error_message, "Invalid params: unknown tool")
   expect_match(conditionMessage(err), "everything.R", fixed = TRUE)
-  expect_false(inherits(err, "mcplite_tool_error"))
+  expect_false(inherits(err, "mcplite_error_tool"))
   # on 2024-11-05 audio and resource links are a tool error
   old <- mcp_connect_script(server_script(), protocol = "2024-11-05")
   on.exit(mcp_close(old), add = TRUE)
-  err <- expect_client_error(mcp_call(old, "all_content"), "mcplite_tool_error")
+  err <- expect_client_error(mcp_call(old, "all_content"), "mcplite_error_tool")
   expect_match(err$text, "2024-11-05")
   # the connection is still usable after errors
   expect_identical(mcp_call(server, "echo", list(text = "ok"))$content[[1]]$text, "ok")
@@ -194,13 +194,13 @@ test_that("bad arguments to the client are mcplite_error naming the argument", {
 })
 
 test_that("a server that is not there, or exits, fails clearly with its stderr", {
-  err <- expect_client_error(mcp_connect("/nonexistent/mcp-server"), "mcplite_connection_error")
+  err <- expect_client_error(mcp_connect("/nonexistent/mcp-server"), "mcplite_error_connection")
   expect_identical(err$reason, "spawn")
   expect_match(conditionMessage(err), "Cannot start MCP server `mcp-server`", fixed = TRUE)
 
   err <- expect_client_error(
     mcp_connect("/bin/sh", c("-c", "echo 'missing token: set GITHUB_TOKEN' >&2; exit 2"), name = "gh"),
-    "mcplite_connection_error"
+    "mcplite_error_connection"
   )
   expect_identical(err$reason, "closed")
   expect_match(conditionMessage(err), "exited with status 2")
@@ -209,14 +209,14 @@ test_that("a server that is not there, or exits, fails clearly with its stderr",
 
   # exit in the middle of a call: no hang, the status and stderr are named
   server <- mcp_connect_script(test_path("..", "clients", "servers", "client-crash.R"))
-  err <- expect_client_error(mcp_call(server, "crash"), "mcplite_connection_error")
+  err <- expect_client_error(mcp_call(server, "crash"), "mcplite_error_connection")
   expect_identical(err$reason, "closed")
   msg <- conditionMessage(err)
   expect_match(msg, "MCP server `client-crash.R` closed the connection during the call to `crash`", fixed = TRUE)
   expect_match(msg, "exited with status 3")
   expect_match(msg, "crash: giving up", fixed = TRUE)
   expect_false(mcp_server_info(server)$open)
-  err <- expect_client_error(mcp_call(server, "crash"), "mcplite_connection_error")
+  err <- expect_client_error(mcp_call(server, "crash"), "mcplite_error_connection")
   expect_match(conditionMessage(err), "closed")
   expect_identical(mcp_close(server), "exited with status 3")
 })
@@ -225,13 +225,13 @@ test_that("a server that never answers times out, and the request is cancelled",
   withr::local_options(mcplite.client_probe_timeout = 0.2)
   err <- expect_client_error(
     mcp_connect("/bin/sh", c("-c", "cat >/dev/null"), timeout = 0.5, name = "silent"),
-    "mcplite_timeout_error"
+    "mcplite_error_timeout"
   )
   expect_match(conditionMessage(err), "MCP server `silent` did not answer", fixed = TRUE)
 
   conn <- sh_connect("read call; read cancel; echo \"$cancel\" >&2; read call2; echo '{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{\"content\":[]}}'; cat >/dev/null")
   on.exit(mcp_close(conn))
-  err <- expect_client_error(mcp_call(conn, "slow", timeout = 0.3), "mcplite_timeout_error")
+  err <- expect_client_error(mcp_call(conn, "slow", timeout = 0.3), "mcplite_error_timeout")
   expect_identical(err$seconds, 0.3)
   expect_match(conditionMessage(err), "within 0.3 s; the request was cancelled")
   # the next call goes through, and the server saw notifications/cancelled for id 3
@@ -249,7 +249,7 @@ test_that("garbage and huge lines on stdout are reported, not fatal", {
     sep = "\n"
   ))
   expect_identical(mcp_call(conn, "a")$content[[1]]$text, "fine")
-  err <- expect_client_error(mcp_call(conn, "b"), "mcplite_connection_error")
+  err <- expect_client_error(mcp_call(conn, "b"), "mcplite_error_connection")
   expect_match(conditionMessage(err), "3 lines that are not JSON-RPC, the last: fatal: lost the plot", fixed = TRUE)
   mcp_close(conn)
 
@@ -260,7 +260,7 @@ test_that("garbage and huge lines on stdout are reported, not fatal", {
     sep = "\n"
   ))
   on.exit(mcp_close(conn))
-  err <- expect_client_error(mcp_call(conn, "big"), "mcplite_connection_error")
+  err <- expect_client_error(mcp_call(conn, "big"), "mcplite_error_connection")
   expect_identical(err$reason, "protocol")
   expect_match(conditionMessage(err), "longer than 100000 bytes")
   expect_identical(mcp_call(conn, "small")$content, list())
@@ -295,7 +295,7 @@ test_that("progress never extends a call beyond max_time", {
   n <- 0L
   err <- expect_client_error(
     mcp_call(conn, "forever", timeout = 0.5, max_time = 1, progress = function(...) n <<- n + 1L),
-    "mcplite_timeout_error"
+    "mcplite_error_timeout"
   )
   expect_identical(err$seconds, 1)
   expect_gt(n, 2L)
@@ -323,7 +323,7 @@ test_that("closing, garbage collection and R exiting end the server process", {
   expect_identical(mcp_close(server), "exited with status 0")
   expect_false(process_alive(pid))
   expect_identical(mcp_close(server), "exited with status 0")
-  err <- expect_client_error(mcp_call(server, "echo", list(text = "x")), "mcplite_connection_error")
+  err <- expect_client_error(mcp_call(server, "echo", list(text = "x")), "mcplite_error_connection")
   expect_match(conditionMessage(err), "is closed")
 
   server <- mcp_connect_script(server_script())
@@ -383,7 +383,7 @@ test_that("mcp_tools() makes callable, servable mcplite tools", {
   # callable directly
   expect_identical(tools$add(x = 2, y = 3)$content[[1]]$text, "5")
   expect_error(tools$add(2, 3), class = "mcplite_error")
-  expect_error(tools$fail(message = "no"), class = "mcplite_tool_error")
+  expect_error(tools$fail(message = "no"), class = "mcplite_error_tool")
   # the same listing as the original server, through the engine
   session <- mcp_session(tools)
   listed <- jsonlite::fromJSON(mcp_handle(session, list(
@@ -413,7 +413,7 @@ test_that("a proxy server re-serves another server's tools over stdio", {
   expect_identical(mcp_call(proxy, "up_add", list(x = 40, y = 2))$content[[1]]$text, "42")
   res <- mcp_call(proxy, "up_stats", list(values = list(1, 2, 3)))
   expect_identical(res$structured_content$n, 3L)
-  err <- expect_client_error(mcp_call(proxy, "up_fail", list(message = "deep")), "mcplite_tool_error")
+  err <- expect_client_error(mcp_call(proxy, "up_fail", list(message = "deep")), "mcplite_error_tool")
   expect_identical(err$text, "deep")
   types <- vapply(mcp_call(proxy, "up_all_content")$content, function(b) b$type, character(1))
   expect_identical(types, c("text", "image", "audio", "resource_link", "resource", "resource"))
@@ -446,7 +446,7 @@ test_that("configuration files connect to each server", {
   bad <- file.path(dir, "bad.json")
   writeLines('{"mcpServers": {"ok": {"command": "/bin/sh", "args": ["-c", "cat"]}, "missing": {"command": "/nonexistent/srv"}}}', bad)
   withr::local_options(mcplite.client_probe_timeout = 0.2)
-  expect_error(mcp_connect_config(bad, servers = "missing"), class = "mcplite_connection_error")
+  expect_error(mcp_connect_config(bad, servers = "missing"), class = "mcplite_error_connection")
   expect_warning(none <- mcp_connect_config(bad, servers = "missing", on_error = "warn"), "Cannot start")
   expect_identical(none, list())
 

@@ -11,8 +11,7 @@ use extendr_api::prelude::*;
 use mcplite_engine::client::{ClientError, ConnectError, Connection, HttpSpec, Options, Poll, StdioSpec};
 use serde_json::Value;
 
-use crate::rffi;
-use crate::rhost::json_to_sexp;
+use crate::rapi::{self, eval::take_interrupt};
 
 /// A connection owned by R (an external pointer; dropping it closes the
 /// server, also when R exits).
@@ -21,7 +20,7 @@ pub struct ClientHandle {
 }
 
 fn interrupted() -> bool {
-    rffi::interrupt_pending()
+    take_interrupt()
 }
 
 /// JSON -> R. Strings holding U+0000 cannot exist in R: such characters are
@@ -30,8 +29,9 @@ fn to_r(mut v: Value) -> Robj {
     if mcplite_engine::message::contains_nul(&v) {
         replace_nul(&mut v);
     }
-    // SAFETY: main thread; the value is protected by the Robj wrapper.
-    unsafe { Robj::from_sexp(json_to_sexp(&v)) }
+    // SAFETY: called from `.Call` entry points on R's main thread; the
+    // result is protected by the Robj wrapper at once.
+    unsafe { Robj::from_sexp(crate::decode::value(&v)) }
 }
 
 fn replace_nul(v: &mut Value) {
@@ -76,16 +76,18 @@ fn strings(x: &Robj) -> Vec<String> {
     // SAFETY: main thread; `x` is protected by its Robj.
     unsafe {
         let s = x.get();
-        if rffi::TYPEOF(s) != rffi::SEXPTYPE::STRSXP {
+        if rapi::ty(s) != rapi::SEXPTYPE::STRSXP {
             return Vec::new();
         }
-        (0..rffi::Rf_xlength(s)).map(|i| rffi::charsxp_utf8(rffi::STRING_ELT(s, i)).unwrap_or_default()).collect()
+        (0..rapi::xlen(s))
+            .map(|i| rapi::strings::text(rapi::STRING_ELT(s, i as rapi::R_xlen_t)).unwrap_or_default())
+            .collect()
     }
 }
 
 fn names_of(x: &Robj) -> Vec<String> {
     // SAFETY: as above.
-    unsafe { rffi::list_names(x.get()) }
+    unsafe { rapi::names_of(x.get()) }
 }
 
 fn opt_string(x: &Robj) -> Option<String> {
