@@ -107,12 +107,10 @@
 #'   "  arguments = list(x = type_number(), y = type_number()))",
 #'   "mcp_server(add)"
 #' ), script)
-#' \donttest{
 #' server <- mcp_connect_script(script)
 #' server
 #' mcp_call(server, "add", list(x = 1, y = 2))
 #' mcp_close(server)
-#' }
 #'
 #' \dontrun{
 #' # A server from npm, and a remote one
@@ -276,7 +274,6 @@ mcp_close <- function(x) {
 #'   "  arguments = list(values = type_array(type_number())))",
 #'   "mcp_server(mean_sd)"
 #' ), script)
-#' \donttest{
 #' server <- mcp_connect_script(script)
 #' names(mcp_list_tools(server))
 #' res <- mcp_call(server, "mean_sd", list(values = c(1, 2, 4)))
@@ -288,7 +285,6 @@ mcp_close <- function(x) {
 #'   mcplite_error_rpc = function(e) e$code
 #' )
 #' mcp_close(server)
-#' }
 mcp_call <- function(x, tool, arguments = list(), ..., timeout = NULL, progress = NULL,
                      max_time = NULL) {
   check_dots_empty(...)
@@ -302,12 +298,37 @@ mcp_call <- function(x, tool, arguments = list(), ..., timeout = NULL, progress 
   if (!is.null(progress) && !is.function(progress)) {
     abort("`progress` must be NULL or a function, not ", describe(progress), ".")
   }
-  id <- .Call(wrap__client_call_start, x$ptr, tool, args_json, !is.null(progress), timeout)
-  if (inherits(id, "mcplite_client_failure")) {
-    client_fail(x, id, "tools/call", tool)
+  ev <- .Call(wrap__client_call, x$ptr, tool, args_json, !is.null(progress), timeout, max_time)
+  if (identical(x$transport, "http") && inherits(ev, "mcplite_client_failure") && identical(ev$kind, "rpc") &&
+      identical(as.integer(ev$code), -32020L)) {
+    # HeaderMismatch: the tool's `x-mcp-header` arguments are not known yet
+    # (or changed); list the tools and try once more.
+    mcp_list_tools(x, timeout = timeout)
+    ev <- .Call(wrap__client_call, x$ptr, tool, args_json, !is.null(progress), timeout, max_time)
   }
-  value <- client_wait(x, id, timeout, max_time, progress, "tools/call", tool)
-  call_result(x, tool, value)
+  repeat {
+    if (inherits(ev, "mcplite_client_failure")) {
+      client_fail(x, ev, "tools/call", tool)
+    }
+    status <- ev$status
+    if (identical(status, "done")) {
+      return(call_result(x, tool, ev$value))
+    }
+    if (identical(status, "interrupted")) {
+      signal_interrupt()
+    }
+    # progress: the callback runs in R; if it fails or is interrupted, the
+    # request is cancelled on the server
+    id <- ev$id
+    finished <- FALSE
+    on.exit(if (!finished) .Call(wrap__client_cancel, x$ptr, id, "cancelled by the client"))
+    p <- ev$value
+    if (!is.null(progress)) {
+      progress(p$progress, p$total, p$message)
+    }
+    finished <- TRUE
+    ev <- .Call(wrap__client_wait, x$ptr, id)
+  }
 }
 
 #' @rdname mcp_call
@@ -319,6 +340,11 @@ mcp_list_tools <- function(x, ..., timeout = NULL) {
   tools <- .Call(wrap__client_list_tools, x$ptr, timeout)
   if (inherits(tools, "mcplite_client_failure")) {
     client_fail(x, tools, "tools/list")
+  }
+  rejected <- attr(tools, "rejected", exact = TRUE)
+  if (length(rejected) > 0L) {
+    warning("MCP server `", x$name, "` listed tools with invalid `x-mcp-header` annotations, left out: ",
+            paste(rejected, collapse = "; "), call. = FALSE)
   }
   defs <- lapply(tools, tool_definition)
   names(defs) <- vapply(defs, function(d) d$name %||% "", character(1))
@@ -363,13 +389,11 @@ mcp_list_tools <- function(x, ..., timeout = NULL) {
 #'   "  arguments = list(x = type_number(), y = type_number()))",
 #'   "mcp_server(add)"
 #' ), script)
-#' \donttest{
 #' server <- mcp_connect_script(script)
 #' tools <- mcp_tools(server)
 #' tools$add
 #' tools$add(x = 1, y = 2)$content[[1]]$text
 #' mcp_close(server)
-#' }
 #'
 #' \dontrun{
 #' # An aggregator: a server script that serves its own tool and every tool
@@ -456,12 +480,10 @@ mcp_tools <- function(x, prefix = NULL) {
 #'     "env": {"R_LIBS": "%s"}}}}',
 #'   file.path(R.home("bin"), "Rscript"), script, paste(.libPaths(), collapse = ":")
 #' ), config)
-#' \donttest{
 #' servers <- mcp_connect_config(config)
 #' names(servers)
 #' mcp_call(servers$adder, "add", list(x = 2, y = 3))
 #' mcp_close(servers)
-#' }
 mcp_connect_config <- function(path, servers = NULL, on_error = c("stop", "warn")) {
   on_error <- match_choice(on_error, c("stop", "warn"), "on_error")
   entries <- read_client_config(path)
@@ -524,7 +546,6 @@ mcp_connect_config <- function(path, servers = NULL, on_error = c("stop", "warn"
 #'   "  arguments = list(x = type_number(), y = type_number()))",
 #'   "mcp_server(add, instructions = \"Arithmetic.\")"
 #' ), script)
-#' \donttest{
 #' server <- mcp_connect_script(script)
 #' info <- mcp_server_info(server)
 #' info$protocol_version
@@ -532,7 +553,6 @@ mcp_connect_config <- function(path, servers = NULL, on_error = c("stop", "warn"
 #' info$instructions
 #' mcp_stderr(server)
 #' mcp_close(server)
-#' }
 mcp_server_info <- function(x) {
   check_connection(x, open = FALSE)
   info <- .Call(wrap__client_info, x$ptr)
@@ -703,53 +723,11 @@ arguments_json <- function(arguments) {
   if (!is_named_list(arguments, empty_ok = FALSE)) {
     abort("`arguments` must have unique, non-empty names (one per tool argument).")
   }
-  tryCatch(
-    payload_json(arguments),
-    error = function(e) {
-      abort("`arguments` cannot be converted to JSON: ", conditionMessage(e))
-    }
-  )
-}
-
-# Wait for request `id` in slices; progress calls the callback and restarts
-# the timeout clock within max_time. The request is cancelled on the server
-# if R leaves this function any other way than with its answer.
-client_wait <- function(x, id, timeout, max_time, progress, method, tool = NULL) {
-  finished <- FALSE
-  on.exit(if (!finished) .Call(wrap__client_cancel, x$ptr, id, "cancelled by the client"))
-  start <- Sys.time()
-  hard <- start + max_time
-  deadline <- min(start + timeout, hard)
-  repeat {
-    left <- as.double(difftime(deadline, Sys.time(), units = "secs"))
-    if (left <= 0) {
-      finished <- TRUE
-      .Call(wrap__client_cancel, x$ptr, id, "timed out")
-      limit <- if (deadline >= hard) max_time else timeout
-      client_fail(x, list(kind = "timeout", message = "", seconds = limit), method, tool)
-    }
-    ev <- .Call(wrap__client_poll, x$ptr, id, min(left, 0.25))
-    if (inherits(ev, "mcplite_client_failure")) {
-      finished <- TRUE
-      client_fail(x, ev, method, tool)
-    }
-    status <- ev$status
-    if (identical(status, "done")) {
-      finished <- TRUE
-      return(ev$value)
-    }
-    if (identical(status, "progress")) {
-      p <- ev$value
-      if (!is.null(progress)) {
-        progress(p$progress, p$total, p$message)
-      }
-      deadline <- min(Sys.time() + timeout, hard)
-    } else if (identical(status, "interrupted")) {
-      finished <- TRUE
-      .Call(wrap__client_cancel, x$ptr, id, "interrupted by the user")
-      signal_interrupt()
-    }
+  json <- .Call(wrap__payload_json_impl, arguments)
+  if (inherits(json, "mcplite_bridge_error")) {
+    abort("`arguments` cannot be converted to JSON: ", json[["message"]], class = error_class(json[["kind"]]))
   }
+  json
 }
 
 # Re-signal a user interrupt that the engine consumed while waiting: the
@@ -872,6 +850,11 @@ call_result <- function(x, tool, value) {
 # that fail mcplite's checks are dropped (with a warning); a block of an
 # unknown type becomes a text block holding its JSON.
 block_from_wire <- function(b) {
+  # The common case, a plain text block: what content_text(text) makes.
+  if (length(b) == 2L && identical(b[["type"]], "text") && is_scalar_string(b[["text"]])) {
+    return(structure(list(type = "text", text = b[["text"]], annotations = list(), meta = list()),
+                     class = c("mcplite_content_text", "mcplite_content")))
+  }
   build <- function(ann, meta) {
     switch(b[["type"]] %||% "",
       text = content_text(b[["text"]], ann, meta),

@@ -163,6 +163,27 @@ test_that("headers: ${ENV} interpolation, protocol headers, event streams, timeo
   expect_field_error(mcp_connect(url = url_of(port), env = c(A = "b")), "url")
 })
 
+test_that("x-mcp-header arguments are mirrored into Mcp-Param headers; invalid tools are left out", {
+  python <- Sys.which("python3")
+  skip_if(!nzchar(python), "python3 not found")
+  port <- free_port()
+  proc <- start_http_server(python, c(normalizePath(test_path("..", "clients", "python", "peers", "http_mini_server.py")), port), port)
+  on.exit(proc$kill())
+  conn <- mcp_connect(url = url_of(port), name = "mini")
+  on.exit(mcp_close(conn), add = TRUE, after = FALSE)
+  # before the tools are listed, the server's HeaderMismatch makes the
+  # client list them and try again
+  expect_warning(res <- mcp_call(conn, "route", list(region = "us-west1", query = "q")), "bad_header")
+  expect_identical(res$structured_content, list(`mcp-param-region` = "us-west1"))
+  expect_warning(tools <- mcp_list_tools(conn), "`bad_header`: x-mcp-header \"N\" is on a property that is not")
+  expect_false("bad_header" %in% names(tools))
+  expect_true("route" %in% names(tools))
+  res <- mcp_call(conn, "route", list(region = "Hello, \u4e16\u754c", opts = list(tenant = 42L)))
+  expect_identical(res$structured_content$`mcp-param-region`, "=?base64?SGVsbG8sIOS4lueVjA==?=")
+  expect_identical(res$structured_content$`mcp-param-tenant`, "42")
+  expect_identical(mcp_call(conn, "route", list(query = "no region"))$structured_content, structure(list(), names = character()))
+})
+
 test_that("HTTP failures: 401, 404, 500, not an MCP endpoint, connection refused, https", {
   python <- Sys.which("python3")
   skip_if(!nzchar(python), "python3 not found")
@@ -207,5 +228,5 @@ test_that("configuration files may name remote servers", {
   on.exit(mcp_close(servers), add = TRUE, after = FALSE)
   expect_identical(servers$remote$transport, "http")
   expect_identical(mcp_call(servers$remote, "headers")$structured_content$authorization, "Bearer t0k")
-  expect_identical(names(mcp_tools(servers)), c("headers", "stream", "hang"))
+  expect_identical(suppressWarnings(names(mcp_tools(servers))), c("headers", "stream", "hang", "route"))
 })

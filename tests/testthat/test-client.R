@@ -45,7 +45,7 @@ expect_client_error <- function(expr, class) {
 
 test_that("the three-line server test: start a script, call a tool, stop it", {
   server <- mcp_connect_script(server_script())
-  expect_identical(mcp_call(server, "add", list(x = 1, y = 2.5))$content[[1]]$text, "3.5")
+  expect_identical(mcp_call(server, "add", list(x = 1, y = 2.5))$content[[1]], content_text("3.5"))
   expect_identical(mcp_close(server), "exited with status 0")
 })
 

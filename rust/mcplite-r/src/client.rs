@@ -5,6 +5,7 @@
 //! wrapper raises as a classed condition. Waiting is done in slices so that
 //! R keeps control: a pending interrupt ends a wait at once.
 
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use extendr_api::prelude::*;
@@ -17,6 +18,8 @@ use crate::rapi::{self, eval::take_interrupt};
 /// server, also when R exits).
 pub struct ClientHandle {
     conn: Connection,
+    /// Calls in progress.
+    waiters: HashMap<u64, Waiter>,
 }
 
 fn interrupted() -> bool {
@@ -114,7 +117,7 @@ fn options(protocol: &Robj, timeout: f64, probe_timeout: f64, client_version: &s
 
 fn connected(res: Result<Connection, ConnectError>) -> Robj {
     match res {
-        Ok(conn) => ExternalPtr::new(ClientHandle { conn }).into(),
+        Ok(conn) => ExternalPtr::new(ClientHandle { conn, waiters: HashMap::new() }).into(),
         Err(e) => {
             let mut f = failure(&e.error);
             let _ = f.set_attrib("stderr", e.stderr);
@@ -206,52 +209,102 @@ fn client_info(handle: ExternalPtr<ClientHandle>) -> Robj {
 #[extendr]
 fn client_list_tools(mut handle: ExternalPtr<ClientHandle>, timeout: f64) -> Robj {
     match handle.conn.list_tools(seconds(timeout), &mut interrupted) {
-        Ok(tools) => to_r(Value::Array(tools)),
+        Ok(tools) => {
+            let mut out = to_r(Value::Array(tools));
+            let rejected = handle.conn.take_rejected();
+            if !rejected.is_empty() {
+                let text: Vec<String> = rejected.iter().map(|(n, why)| format!("`{n}`: {why}")).collect();
+                let _ = out.set_attrib("rejected", text);
+            }
+            out
+        }
         Err(e) => failure(&e),
     }
 }
 
-/// Send `tools/call` with the arguments object given as JSON text; returns
-/// the request id (a double), or a failure.
+/// The clock of a call in progress: `timeout` of silence is allowed, each
+/// progress notification restarts it, never beyond `hard`.
+struct Waiter {
+    timeout: Duration,
+    max: Duration,
+    hard: Instant,
+    deadline: Instant,
+}
+
+/// Send `tools/call` (the arguments object given as JSON text) and wait for
+/// it: see [`client_wait`] for what comes back; the request id is in `id`.
 /// @noRd
 #[extendr]
-fn client_call_start(
+fn client_call(
     mut handle: ExternalPtr<ClientHandle>,
     name: &str,
     arguments: &str,
     progress: bool,
     timeout: f64,
+    max_time: f64,
 ) -> Robj {
     let n = mcplite_engine::client::wire::json_string(name);
     let members = [("name", n.as_str()), ("arguments", arguments)];
-    match handle.conn.start("tools/call", Some(name), &members, progress, seconds(timeout), &mut interrupted) {
-        Ok(id) => Robj::from(id as f64),
+    let timeout = seconds(timeout);
+    let max = seconds(max_time).max(timeout);
+    match handle.conn.start("tools/call", Some(name), &members, progress, timeout, &mut interrupted) {
+        Ok(id) => {
+            let now = Instant::now();
+            let hard = now.checked_add(max).unwrap_or(now + Duration::from_secs(1 << 30));
+            let deadline = now.checked_add(timeout).unwrap_or(hard).min(hard);
+            handle.waiters.insert(id, Waiter { timeout, max, hard, deadline });
+            wait_for(&mut handle, id)
+        }
         Err(e) => failure(&e),
     }
 }
 
-/// Wait up to `wait` seconds for request `id`: `list(status = "done",
-/// value = <result>)`, `list(status = "progress", value = <params>)`,
-/// `list(status = "pending")`, `list(status = "interrupted")` (the user
-/// pressed Ctrl-C; the interrupt is consumed and the caller re-signals it)
-/// or a failure.
+/// Keep waiting for call `id` (after a progress notification):
+/// `list(status = "done", id, value = <result>)`, `list(status =
+/// "progress", id, value = <params>)` (the clock restarts), `list(status =
+/// "interrupted", id)` (the user pressed Ctrl-C: the request was cancelled
+/// and the interrupt consumed; the caller signals it again), or a failure
+/// (a timeout cancels the request).
 /// @noRd
 #[extendr]
-fn client_poll(mut handle: ExternalPtr<ClientHandle>, id: f64, wait: f64) -> Robj {
-    let id = id as u64;
-    let end = Instant::now() + seconds(wait.max(0.0)).min(Duration::from_secs(3600));
+fn client_wait(mut handle: ExternalPtr<ClientHandle>, id: f64) -> Robj {
+    wait_for(&mut handle, id as u64)
+}
+
+fn wait_for(handle: &mut ClientHandle, id: u64) -> Robj {
+    let Some(w) = handle.waiters.get(&id) else {
+        return failure(&ClientError::Protocol(format!("request {id} is not in progress")));
+    };
+    let (timeout, max, hard) = (w.timeout, w.max, w.hard);
+    let mut deadline = w.deadline;
+    let idr = Robj::from(id as f64);
     loop {
-        let slice = end.saturating_duration_since(Instant::now()).min(Duration::from_millis(20));
-        match handle.conn.poll(id, slice) {
-            Poll::Done(Ok(v)) => return list!(status = "done", value = to_r(v)).into(),
-            Poll::Done(Err(e)) => return failure(&e),
-            Poll::Progress(p) => return list!(status = "progress", value = to_r(p)).into(),
+        let now = Instant::now();
+        if now >= deadline {
+            handle.waiters.remove(&id);
+            handle.conn.cancel(id, "timed out");
+            return failure(&ClientError::Timeout(if deadline >= hard { max } else { timeout }));
+        }
+        match handle.conn.poll(id, deadline.saturating_duration_since(now).min(Duration::from_millis(20))) {
+            Poll::Done(r) => {
+                handle.waiters.remove(&id);
+                return match r {
+                    Ok(v) => list!(status = "done", id = idr, value = to_r(v)).into(),
+                    Err(e) => failure(&e),
+                };
+            }
+            Poll::Progress(p) => {
+                deadline = Instant::now().checked_add(timeout).unwrap_or(hard).min(hard);
+                if let Some(w) = handle.waiters.get_mut(&id) {
+                    w.deadline = deadline;
+                }
+                return list!(status = "progress", id = idr, value = to_r(p)).into();
+            }
             Poll::Pending => {
                 if interrupted() {
-                    return list!(status = "interrupted").into();
-                }
-                if Instant::now() >= end {
-                    return list!(status = "pending").into();
+                    handle.waiters.remove(&id);
+                    handle.conn.cancel(id, "interrupted by the user");
+                    return list!(status = "interrupted", id = idr).into();
                 }
             }
         }
@@ -262,6 +315,7 @@ fn client_poll(mut handle: ExternalPtr<ClientHandle>, id: f64, wait: f64) -> Rob
 /// @noRd
 #[extendr]
 fn client_cancel(mut handle: ExternalPtr<ClientHandle>, id: f64, reason: &str) {
+    handle.waiters.remove(&(id as u64));
     handle.conn.cancel(id as u64, reason);
 }
 
@@ -292,8 +346,8 @@ extendr_module! {
     fn client_connect_http;
     fn client_info;
     fn client_list_tools;
-    fn client_call_start;
-    fn client_poll;
+    fn client_call;
+    fn client_wait;
     fn client_cancel;
     fn client_close;
     fn client_stderr;

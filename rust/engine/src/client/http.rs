@@ -171,7 +171,9 @@ impl Post {
                 Ok(n) if n > self.max => {
                     let _ = tx.send(Event::Oversize(self.max));
                 }
-                Ok(_) => emit_line(&text, tx),
+                Ok(_) => emit_line(&text, &mut |e| {
+                    let _ = tx.send(e);
+                }),
                 Err(e) => {
                     let _ = tx.send(Event::Failed(ClientError::Closed(format!("reading the answer failed: {e}"))));
                 }
@@ -345,6 +347,7 @@ impl HttpLink {
                 if let Some(name) = out.name {
                     headers.push(("Mcp-Name".into(), header_value(name)));
                 }
+                headers.extend(out.headers.iter().cloned());
             }
             None => {
                 if let Some(v) = &self.version {
@@ -428,7 +431,7 @@ impl Link for HttpLink {
                 "notifications/cancelled",
                 &[("requestId", &id.to_string()), ("reason", &super::wire::json_string(reason))],
             );
-            let out = Outgoing { id: None, method: "notifications/cancelled", name: None, version: None };
+            let out = Outgoing { id: None, method: "notifications/cancelled", name: None, version: None, headers: &[] };
             let _ = self.post_now(&line, &out, Duration::from_secs(2));
         }
         // Closing the response stream: shut the agent's connections down.
@@ -440,7 +443,7 @@ impl Link for HttpLink {
     }
 
     fn respond(&mut self, line: &[u8]) {
-        let out = Outgoing { id: None, method: "", name: None, version: None };
+        let out = Outgoing { id: None, method: "", name: None, version: None, headers: &[] };
         let _ = self.post_now(line, &out, Duration::from_secs(5));
     }
 
@@ -450,6 +453,10 @@ impl Link for HttpLink {
 
     fn stderr_text(&self) -> String {
         String::new()
+    }
+
+    fn mirrors_params(&self) -> bool {
+        true
     }
 
     fn set_version(&mut self, version: &str) {

@@ -22,6 +22,7 @@
 //! on stdio or by closing its stream on HTTP; a late answer is ignored.
 
 pub mod http;
+pub mod params;
 pub mod stdio;
 mod tail;
 pub mod wire;
@@ -174,6 +175,8 @@ pub struct Outgoing<'a> {
     pub name: Option<&'a str>,
     /// The protocol version a modern request claims in its `_meta`.
     pub version: Option<&'a str>,
+    /// `Mcp-Param-*` headers of a `tools/call` (HTTP).
+    pub headers: &'a [(String, String)],
 }
 
 /// What is known after a link failed.
@@ -215,6 +218,10 @@ pub trait Link: Send {
     /// The server's process id (stdio).
     fn pid(&self) -> Option<i32> {
         None
+    }
+    /// Does this transport mirror `x-mcp-header` arguments (HTTP)?
+    fn mirrors_params(&self) -> bool {
+        false
     }
 }
 
@@ -291,6 +298,10 @@ pub struct Connection {
     dead: Option<ClientError>,
     closed: Option<String>,
     client_info: String,
+    /// `x-mcp-header` arguments of each listed tool (modern HTTP).
+    params: HashMap<String, Vec<params::HeaderParam>>,
+    /// Tools left out of the last listing, and why.
+    rejected: Vec<(String, String)>,
 }
 
 impl Connection {
@@ -342,6 +353,8 @@ impl Connection {
             dead: None,
             closed: None,
             client_info: String::from_utf8(info).expect("UTF-8"),
+            params: HashMap::new(),
+            rejected: Vec::new(),
         };
         match c.handshake(opts, interrupted) {
             Ok(()) => Ok(c),
@@ -556,7 +569,7 @@ impl Connection {
         self.link.set_version(chosen);
         let mut note = wire::notification_line("notifications/initialized", &[]);
         note.push(b'\n');
-        let out = Outgoing { id: None, method: "notifications/initialized", name: None, version: None };
+        let out = Outgoing { id: None, method: "notifications/initialized", name: None, version: None, headers: &[] };
         self.link.send(&note, &out, deadline, interrupted).map_err(|e| self.mark_dead(e))?;
         Ok(())
     }
@@ -617,7 +630,14 @@ impl Connection {
         let modern = meta.iter().any(|(k, _)| *k == "io.modelcontextprotocol/protocolVersion");
         let mut line = request_line(id, method, members, &meta);
         line.push(b'\n');
-        let out = Outgoing { id: Some(id), method, name, version: modern.then_some(MODERN) };
+        let headers = match (modern, name.and_then(|n| self.params.get(n))) {
+            (true, Some(p)) if method == "tools/call" => {
+                let args = members.iter().find(|(k, _)| *k == "arguments").map(|(_, v)| *v).unwrap_or("{}");
+                serde_json::from_str(args).map(|a| params::headers_for(p, &a)).unwrap_or_default()
+            }
+            _ => Vec::new(),
+        };
+        let out = Outgoing { id: Some(id), method, name, version: modern.then_some(MODERN), headers: &headers };
         match self.link.send(&line, &out, deadline, interrupted) {
             Ok(()) => {
                 self.pending.insert(id, None);
@@ -917,9 +937,39 @@ impl Connection {
                     }
                     cursor = Some(next.clone());
                 }
-                _ => return Ok(tools),
+                _ => return Ok(self.check_header_params(tools)),
             }
         }
+    }
+
+    /// Over modern HTTP, remember each tool's `x-mcp-header` arguments and
+    /// leave out tools whose annotations are invalid (see
+    /// [`Connection::take_rejected`]).
+    fn check_header_params(&mut self, tools: Vec<Value>) -> Vec<Value> {
+        self.rejected.clear();
+        if !(self.link.mirrors_params() && self.era == Era::Modern) {
+            return tools;
+        }
+        self.params.clear();
+        let mut kept = Vec::with_capacity(tools.len());
+        for t in tools {
+            let name = t.get("name").and_then(Value::as_str).unwrap_or("").to_string();
+            match params::header_params(t.get("inputSchema").unwrap_or(&Value::Null)) {
+                Ok(p) => {
+                    if !p.is_empty() {
+                        self.params.insert(name, p);
+                    }
+                    kept.push(t);
+                }
+                Err(why) => self.rejected.push((name, why)),
+            }
+        }
+        kept
+    }
+
+    /// Tools the last [`Connection::list_tools`] left out, with the reason.
+    pub fn take_rejected(&mut self) -> Vec<(String, String)> {
+        std::mem::take(&mut self.rejected)
     }
 
     /// Call a tool: `arguments` is the arguments object as JSON text.

@@ -4,9 +4,11 @@
 //!   it started (an `npx` wrapper and its `node`, a shell and its command),
 //!   and a Ctrl-C typed at the R console reaches R, not the server. On Linux
 //!   the child also gets SIGTERM if R dies without closing it.
-//! - A reader thread frames the child's stdout with the engine's [`Framer`],
-//!   parses each line and queues it; lines longer than the limit are dropped
-//!   and reported instead of being buffered without bound.
+//! - The child's stdout is read by the thread that waits for an answer (R's
+//!   own thread, sleeping in poll() on the pipe), framed with the engine's
+//!   [`Framer`] and parsed; lines longer than the limit are dropped and
+//!   reported instead of being buffered without bound. Between calls the
+//!   pipe is not read: a server never writes much unasked.
 //! - A second thread keeps a bounded tail of the child's stderr (never
 //!   copied to R's stdout or stderr), for error messages.
 //! - Writes are non-blocking with a deadline, so a server that stops reading
@@ -16,6 +18,7 @@
 //!   bounded time, then SIGTERM and SIGKILL to the process group; the child
 //!   is always reaped.
 
+use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{self, Read};
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -25,7 +28,6 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{unbounded, Receiver, Sender};
 use serde_json::Value;
 
 use super::tail::Tail;
@@ -69,7 +71,7 @@ pub struct StdioLink {
     child: Child,
     pid: i32,
     stdin: Option<File>,
-    rx: Receiver<Event>,
+    out: Output,
     stderr: Arc<Mutex<Tail>>,
     threads: Vec<JoinHandle<()>>,
     grace: Duration,
@@ -133,22 +135,16 @@ impl StdioLink {
         set_nonblocking(stdin.as_raw_fd());
         let stdout = child.stdout.take().expect("piped stdout");
         let stderr_pipe = child.stderr.take().expect("piped stderr");
-        let (tx, rx) = unbounded();
         let stderr = Arc::new(Mutex::new(Tail::new(spec.stderr_cap)));
-        let mut threads = Vec::new();
-        let max_line = spec.max_line.max(64 << 10);
-        let spawned = spawn_masked("mcplite-client-out", move || read_stdout(stdout, tx, max_line)).and_then(|h| {
-            threads.push(h);
-            let tail = Arc::clone(&stderr);
-            spawn_masked("mcplite-client-err", move || read_stderr(stderr_pipe, tail))
-        });
+        let tail = Arc::clone(&stderr);
+        let spawned = spawn_masked("mcplite-client-err", move || read_stderr(stderr_pipe, tail));
         let mut link = StdioLink {
             child,
             pid,
             stdin: Some(stdin),
-            rx,
+            out: Output::new(stdout, spec.max_line.max(64 << 10)),
             stderr,
-            threads,
+            threads: Vec::new(),
             grace: spec.grace,
             ended: None,
             reaped: false,
@@ -263,6 +259,10 @@ impl StdioLink {
     }
 }
 
+/// How long a waiting call looks for the answer before sleeping in poll()
+/// (a server that answers at once then costs no wake-up; bench/client).
+const SPIN: Duration = Duration::from_micros(50);
+
 fn signal_name(sig: i32) -> String {
     match sig {
         libc::SIGTERM => "SIGTERM".into(),
@@ -335,77 +335,136 @@ pub(crate) fn excerpt(line: &[u8]) -> String {
     }
 }
 
-/// Parse one framed line and queue what it holds.
-pub(crate) fn emit_line(line: &[u8], tx: &Sender<Event>) {
+/// Parse one framed line and deliver what it holds.
+pub(crate) fn emit_line(line: &[u8], emit: &mut dyn FnMut(Event)) {
     if line.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n')) {
         return;
     }
     match serde_json::from_slice::<Value>(line) {
         Ok(Value::Array(items)) if !items.is_empty() => {
             for v in items {
-                let _ = tx.send(Event::Message(v));
+                emit(Event::Message(v));
             }
         }
-        Ok(v @ Value::Object(_)) => {
-            let _ = tx.send(Event::Message(v));
-        }
-        _ => {
-            let _ = tx.send(Event::Garbage(excerpt(line)));
-        }
+        Ok(v @ Value::Object(_)) => emit(Event::Message(v)),
+        _ => emit(Event::Garbage(excerpt(line))),
     }
 }
 
-fn read_stdout(mut out: ChildStdout, tx: Sender<Event>, max_line: usize) {
-    let mut framer = Framer::new();
-    let mut chunk = vec![0u8; 64 << 10];
-    // bytes of the line being received, before this chunk
-    let mut current = 0usize;
-    let mut skipping = false;
-    loop {
-        let n = match out.read(&mut chunk) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => {
-                let _ = tx.send(Event::Closed(Some(format!("reading the server's output failed: {e}"))));
+/// The server's stdout, read on the waiting thread itself: when R waits for
+/// an answer it sleeps in poll() on the pipe and wakes when the answer
+/// arrives, with no thread in between. Lines are framed with the engine's
+/// [`Framer`]; a line longer than `max_line` is dropped and reported.
+struct Output {
+    file: File,
+    framer: Framer,
+    chunk: Vec<u8>,
+    /// Bytes of the line being received, before the current chunk.
+    current: usize,
+    /// Dropping the rest of an over-long line.
+    skipping: bool,
+    max_line: usize,
+    queue: VecDeque<Event>,
+    done: bool,
+}
+
+impl Output {
+    fn new(out: ChildStdout, max_line: usize) -> Output {
+        let fd: OwnedFd = out.into();
+        let file = File::from(fd);
+        set_nonblocking(file.as_raw_fd());
+        Output {
+            file,
+            framer: Framer::new(),
+            chunk: vec![0u8; 64 << 10],
+            current: 0,
+            skipping: false,
+            max_line,
+            queue: VecDeque::new(),
+            done: false,
+        }
+    }
+
+    /// Wait up to `ms` milliseconds for output and queue what it holds.
+    fn pump(&mut self, ms: i32) {
+        if self.done {
+            return;
+        }
+        let mut p = libc::pollfd { fd: self.file.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+        // SAFETY: one valid pollfd on the stack.
+        if unsafe { libc::poll(&mut p, 1, ms) } <= 0 {
+            return;
+        }
+        // Read what is there (a long answer arrives in many pieces).
+        loop {
+            let n = match self.file.read(&mut self.chunk) {
+                Ok(0) => {
+                    self.finish(None);
+                    return;
+                }
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) => {
+                    self.finish(Some(format!("reading the server's output failed: {e}")));
+                    return;
+                }
+            };
+            self.take(n);
+            if n < self.chunk.len() && !self.queue.is_empty() {
                 return;
             }
-        };
+        }
+    }
+
+    fn take(&mut self, n: usize) {
+        let chunk = std::mem::take(&mut self.chunk);
         let mut data = &chunk[..n];
-        if skipping {
+        if self.skipping {
             match memchr::memchr(b'\n', data) {
-                None => continue,
+                None => {
+                    self.chunk = chunk;
+                    return;
+                }
                 Some(i) => {
-                    skipping = false;
+                    self.skipping = false;
                     data = &data[i + 1..];
                 }
             }
         }
         let first = memchr::memchr(b'\n', data);
-        if current + first.unwrap_or(data.len()) > max_line {
-            let _ = tx.send(Event::Oversize(max_line));
-            framer = Framer::new();
-            current = 0;
+        if self.current + first.unwrap_or(data.len()) > self.max_line {
+            self.queue.push_back(Event::Oversize(self.max_line));
+            self.framer = Framer::new();
+            self.current = 0;
             match first {
                 Some(i) => data = &data[i + 1..],
                 None => {
-                    skipping = true;
-                    continue;
+                    self.skipping = true;
+                    self.chunk = chunk;
+                    return;
                 }
             }
         }
-        framer.push(data, &mut |line| emit_line(&line, &tx));
-        current = match memchr::memrchr(b'\n', data) {
+        let queue = &mut self.queue;
+        self.framer.push(data, &mut |line| emit_line(&line, &mut |e| queue.push_back(e)));
+        self.current = match memchr::memrchr(b'\n', data) {
             Some(i) => data.len() - i - 1,
-            None => current + data.len(),
+            None => self.current + data.len(),
         };
+        self.chunk = chunk;
     }
-    if !skipping {
-        if let Some(line) = framer.finish() {
-            emit_line(&line, &tx);
+
+    fn finish(&mut self, failure: Option<String>) {
+        if !self.skipping {
+            if let Some(line) = self.framer.finish() {
+                let queue = &mut self.queue;
+                emit_line(&line, &mut |e| queue.push_back(e));
+            }
         }
+        self.queue.push_back(Event::Closed(failure));
+        self.done = true;
     }
-    let _ = tx.send(Event::Closed(None));
 }
 
 fn read_stderr(mut err: ChildStderr, tail: Arc<Mutex<Tail>>) {
@@ -432,11 +491,30 @@ impl Link for StdioLink {
     }
 
     fn recv(&mut self, _id: u64, wait: Duration) -> Option<Event> {
-        match self.rx.try_recv() {
-            Ok(e) => Some(e),
-            Err(_) if wait.is_zero() => None,
-            Err(_) => self.rx.recv_timeout(wait).ok(),
+        if self.out.queue.is_empty() && !self.out.done {
+            // An answer usually comes within microseconds: look for it
+            // without sleeping for a moment before sleeping in poll().
+            let t0 = Instant::now();
+            let spin = SPIN.min(wait);
+            while self.out.queue.is_empty() && !self.out.done {
+                self.out.pump(0);
+                if t0.elapsed() >= spin {
+                    break;
+                }
+                std::hint::spin_loop();
+            }
         }
+        if self.out.queue.is_empty() {
+            let end = Instant::now() + wait;
+            loop {
+                let ms = end.saturating_duration_since(Instant::now()).as_micros().div_ceil(1000);
+                self.out.pump(ms.min(i32::MAX as u128) as i32);
+                if !self.out.queue.is_empty() || self.out.done || Instant::now() >= end {
+                    break;
+                }
+            }
+        }
+        self.out.queue.pop_front()
     }
 
     fn cancel(&mut self, id: u64, reason: &str) {

@@ -7,6 +7,10 @@ POST /mcp              server/discover, tools/list, tools/call:
                          headers  -> structured content: the request's headers
                          stream   -> an SSE answer: two progress events, then the result
                          hang     -> never answers (until the client goes away)
+                         route    -> x-mcp-header arguments: answers 400 / -32020 unless
+                                     Mcp-Param-Region matches `region` (Base64 sentinel
+                                     decoded), else the Mcp-Param-* headers it got
+                       `bad_header` is listed with an invalid x-mcp-header (on a number)
 POST /status/<code>    answers with that HTTP status and a non-JSON-RPC body
 anything else          404
 """
@@ -21,6 +25,17 @@ TOOLS = [
     {"name": "headers", "description": "Report the request's headers.", "inputSchema": {"type": "object"}},
     {"name": "stream", "description": "Answer on an event stream.", "inputSchema": {"type": "object"}},
     {"name": "hang", "description": "Never answer.", "inputSchema": {"type": "object"}},
+    {"name": "route", "description": "Mirror arguments into headers.", "inputSchema": {
+        "type": "object",
+        "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "opts": {"type": "object", "properties": {"tenant": {"type": "integer", "x-mcp-header": "Tenant"}}},
+            "query": {"type": "string"},
+        },
+    }},
+    {"name": "bad_header", "description": "An invalid annotation.", "inputSchema": {
+        "type": "object", "properties": {"n": {"type": "number", "x-mcp-header": "N"}},
+    }},
 ]
 
 
@@ -91,6 +106,18 @@ class Handler(BaseHTTPRequestHandler):
                 self.wfile.flush()
                 time.sleep(0.05)
             self.close_connection = True
+        elif method == "tools/call" and params.get("name") == "route":
+            import base64
+            got = self.headers.get("Mcp-Param-Region")
+            if got is not None and got.startswith("=?base64?") and got.endswith("?="):
+                got = base64.b64decode(got[9:-2]).decode()
+            want = (params.get("arguments") or {}).get("region")
+            if got != want:
+                err = {"code": -32020, "message": f"Header mismatch: Mcp-Param-Region {got!r} vs body {want!r}"}
+                self.reply(400, json.dumps({"jsonrpc": "2.0", "id": rid, "error": err}))
+                return
+            mirrored = {k.lower(): v for k, v in self.headers.items() if k.lower().startswith("mcp-param-")}
+            self.reply(200, result({"content": [{"type": "text", "text": "routed"}], "structuredContent": mirrored}))
         elif method == "tools/call" and params.get("name") == "hang":
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
