@@ -11,7 +11,7 @@
 //! What a line holds: the method (an unknown one cut to 64 characters), the
 //! request id (cut to 64), the era, the protocol version, the tool name (a
 //! registered one; an unknown one cut to 64), the duration, the outcome and,
-//! for errors, the code and the fixed message sent. Never tool arguments,
+//! for errors, the code and the fixed message sent (`error`). Never tool arguments,
 //! results, `_meta` or condition messages.
 
 use std::time::Instant;
@@ -120,7 +120,7 @@ impl SpanRecorder for LogRecorder {
                 duration_ms,
                 outcome,
                 code = e.error_code,
-                message = message.as_deref(),
+                error = message.as_deref(),
                 "{}",
                 if e.notification { "handled" } else { "answered" }
             );

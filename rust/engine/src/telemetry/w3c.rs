@@ -121,7 +121,7 @@ pub fn parse_tracestate(s: &str) -> Option<TraceState> {
     TraceState::from_key_value(pairs).ok()
 }
 
-/// The remote parent carried in `params._meta` (SPEC T6): `traceparent`
+/// The remote parent carried in `params._meta` (RULES T6): `traceparent`
 /// must be a string and `tracestate` absent or a string; anything else, or
 /// an invalid `traceparent`, gives `None`. An invalid `tracestate` string is
 /// dropped (the W3C rule) while the `traceparent` is still honoured.
