@@ -1,6 +1,7 @@
-"""End-to-end per-call latency of a real stdio server (Rscript) with tracing
-off versus on (OTLP/HTTP batch export to a loopback sink, and the stderr
-exporter into /dev/null). N pipelined tools/call requests are fed from a file;
+"""End-to-end per-call latency of a real stdio server (Rscript) with telemetry
+off versus on: spans over OTLP/HTTP batch export to a loopback sink, spans and
+metrics over OTLP/HTTP, spans with the stderr exporter into /dev/null, and the
+MCPLITE_LOG=info diagnostics into /dev/null. N pipelined tools/call requests are fed from a file;
 per-call time = (time for N calls - time for 0 calls) / N, which removes R's
 startup. Modes alternate; medians are reported. Not a test: numbers depend on
 the machine's load.
@@ -64,12 +65,15 @@ def run(path: str, env: dict) -> float:
 def main() -> None:
     srv = ThreadingHTTPServer(("127.0.0.1", 0), Sink)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
-    base = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    base = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_") and k != "MCPLITE_LOG"}
+    endpoint = f"http://127.0.0.1:{srv.server_address[1]}"
     modes = {
         "off": {},
-        "otlp": {"OTEL_TRACES_EXPORTER": "otlp",
-                 "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{srv.server_address[1]}"},
+        "otlp": {"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint},
+        "otlp+metrics": {"OTEL_TRACES_EXPORTER": "otlp", "OTEL_METRICS_EXPORTER": "otlp",
+                         "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint},
         "stderr": {"OTEL_TRACES_EXPORTER": "stderr"},
+        "log": {"MCPLITE_LOG": "info"},
     }
     tmp = tempfile.mkdtemp()
     full, empty = os.path.join(tmp, "full.jsonl"), os.path.join(tmp, "empty.jsonl")
@@ -85,10 +89,10 @@ def main() -> None:
             per_call[m].append((t_full - t_empty) / N * 1e6)
     off = statistics.median(per_call["off"])
     print(f"end to end through Rscript, {N} pipelined tools/call, {ROUNDS} rounds (medians)")
-    print(f"off     {off:7.2f} us/call")
-    for m in ("otlp", "stderr"):
+    print(f"{'off':12} {off:7.2f} us/call")
+    for m in list(modes)[1:]:
         v = statistics.median(per_call[m])
-        print(f"{m:7} {v:7.2f} us/call  overhead {v - off:+6.2f} us/call  ratio {v / off:.2f}")
+        print(f"{m:12} {v:7.2f} us/call  overhead {v - off:+6.2f} us/call  ratio {v / off:.2f}")
     print("all rounds:", {m: [round(x, 2) for x in v] for m, v in per_call.items()})
     print(f"OTLP bytes received: {Sink.spans_bytes}")
     shutil.rmtree(tmp)

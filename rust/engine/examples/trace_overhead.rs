@@ -13,7 +13,8 @@
 //!
 //! Rounds alternate between modes; the median per-message time is reported.
 //!
-//! Usage: cargo run --release -p mcplite-engine --example trace_overhead [messages] [rounds]
+//! Usage: cargo run --release -p mcplite-engine --example trace_overhead [messages] [rounds] [modes]
+//! (`modes`: a comma-separated subset, `off` always included.)
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -142,12 +143,17 @@ fn main() {
         .collect();
     // "off2" is a second tracing-off server: the off/off2 ratio is the noise
     // floor (tracing off costs one `Option` check per message).
-    let modes = ["off", "off2", "spans", "metrics", "both", "dead", "log"];
+    let all = ["off", "off2", "spans", "metrics", "both", "dead", "log"];
+    let chosen: Vec<&str> = match args.get(3) {
+        Some(list) => all.iter().copied().filter(|m| *m == "off" || list.split(',').any(|x| x == *m)).collect(),
+        None => all.to_vec(),
+    };
+    let modes = chosen.as_slice();
     let mut results: HashMap<&str, Vec<f64>> = HashMap::new();
     let mut cpu: HashMap<&str, Vec<f64>> = HashMap::new();
     let mut other: HashMap<&str, Vec<f64>> = HashMap::new();
     for round in 0..=rounds {
-        for mode in modes {
+        for &mode in modes {
             let mut host = Echo;
             let mut srv = server(mode, port, dead_port, &mut host);
             srv.handle_line(init, &mut host);
@@ -198,7 +204,7 @@ fn main() {
             );
         }
     }
-    for mode in modes {
+    for &mode in modes {
         println!(
             "other threads (exporter, test sink) {mode:5} {:8.3} us CPU/message",
             median(other.get_mut(mode).unwrap()) / 1e3

@@ -13,8 +13,8 @@ use mcplite_engine::server::{Server, ServerInfo};
 use mcplite_engine::telemetry::recorder_from_env;
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
-use opentelemetry_proto::tonic::metrics::v1::{metric, HistogramDataPoint};
 use opentelemetry_proto::tonic::common::v1::{any_value, KeyValue};
+use opentelemetry_proto::tonic::metrics::v1::{metric, HistogramDataPoint};
 use prost::Message;
 use serde_json::{json, Value};
 

@@ -60,7 +60,9 @@ fn transcript() -> Vec<String> {
         line(json!({"jsonrpc":"2.0","id":2,"method":"tools/list"})),
         line(json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"x":SECRET}}})),
         line(json!({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"nope","arguments":{}}})),
-        line(json!({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"fail","arguments":{"message":SECRET}}})),
+        line(
+            json!({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"fail","arguments":{"message":SECRET}}}),
+        ),
         "{not json".into(),
     ]
 }

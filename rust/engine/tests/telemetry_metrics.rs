@@ -41,7 +41,9 @@ fn points(all: &[ResourceMetrics], name: &str) -> Vec<Point> {
         assert_eq!(sm.scope().schema_url(), Some(SCHEMA_URL));
         for m in sm.metrics().filter(|m| m.name() == name) {
             assert_eq!(m.unit(), "s");
-            let AggregatedMetrics::F64(MetricData::Histogram(h)) = m.data() else { panic!("{name} is not a histogram") };
+            let AggregatedMetrics::F64(MetricData::Histogram(h)) = m.data() else {
+                panic!("{name} is not a histogram")
+            };
             for dp in h.data_points() {
                 out.push(Point {
                     attrs: dp.attributes().map(|kv| (kv.key.to_string(), kv.value.to_string())).collect(),
@@ -192,7 +194,8 @@ fn sessions_end_at_the_next_initialize_and_at_shutdown() {
 
 #[test]
 fn attribute_limit_applies_to_metrics() {
-    let all = run(&[init(1), call(2, "structured", json!({}))], Limits { span_value_length: None, value_length: Some(5) });
+    let all =
+        run(&[init(1), call(2, "structured", json!({}))], Limits { span_value_length: None, value_length: Some(5) });
     let ops = points(&all, OPERATION_DURATION);
     assert!(!ops.is_empty());
     for p in &ops {
