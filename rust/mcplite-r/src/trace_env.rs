@@ -92,18 +92,23 @@ pub fn with_trace_env<T>(ctx: &CallContext, f: impl FnOnce() -> T) -> T {
         Some(tp) => tp,
     };
     let old = VARS.map(|v| std::env::var(v).ok());
-    let new = [Some(tp.as_str()), ctx.tracestate.as_deref(), ctx.baggage.as_deref()];
-    for (i, value) in new.iter().enumerate() {
-        match value.filter(|v| !v.is_empty()) {
+    let new =
+        [Some(tp.as_str()), ctx.tracestate.as_deref(), ctx.baggage.as_deref()].map(|v| v.filter(|v| !v.is_empty()));
+    // Each environment call scans the whole environment: a variable that is
+    // unset before and during the call is left alone.
+    let touched = [0, 1, 2].map(|i| new[i].is_some() || old[i].is_some());
+    for i in 0..3 {
+        match new[i] {
             Some(v) => put_var(i, v),
-            None => std::env::remove_var(VARS[i]),
+            None if touched[i] => std::env::remove_var(VARS[i]),
+            None => {}
         }
     }
     CURRENT.with(|c| *c.borrow_mut() = Some(ctx.clone()));
     let out = f();
     CURRENT.with(|c| *c.borrow_mut() = None);
-    for (name, value) in VARS.iter().zip(&old) {
-        restore_var(name, value.as_deref());
+    for i in (0..3).filter(|&i| touched[i]) {
+        restore_var(VARS[i], old[i].as_deref());
     }
     out
 }
