@@ -221,31 +221,17 @@ def test_metrics_exported_periodically(receiver):
 
 
 @pytest.mark.skipif(rotel_binary() is None, reason="rotel (PyPI) not installed")
-def test_metrics_through_rotel_collector(receiver):
-    collector = start_rotel(receiver.endpoint)
-    try:
-        p, _ = run_server({
-            "OTEL_R_METRICS_EXPORTER": "otlp",
-            "OTEL_METRICS_EXPORTER": "none",
-            "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": collector.endpoint + "/v1/metrics",
-        })
-        assert p.returncode == 0, p.stderr.decode()
-        check_pure_protocol(p.stdout)
-        points = receiver.wait_for_metric("mcp.server.session.duration", timeout=20)
-        assert points, collector.log()[-2000:]
-        check_metrics(points)
-    finally:
-        collector.stop()
-
-
-@pytest.mark.skipif(rotel_binary() is None, reason="rotel (PyPI) not installed")
 def test_otlp_http_through_rotel_collector(receiver):
+    """Spans and metrics through a real collector (Rotel) to the receiver."""
     collector = start_rotel(receiver.endpoint)
     try:
         p, _ = run_server({
             "OTEL_R_TRACES_EXPORTER": "http",
             "OTEL_TRACES_EXPORTER": "none",
             "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": collector.endpoint + "/v1/traces",
+            "OTEL_R_METRICS_EXPORTER": "otlp",
+            "OTEL_METRICS_EXPORTER": "none",
+            "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": collector.endpoint + "/v1/metrics",
             "OTEL_SERVICE_NAME": "R",
         })
         assert p.returncode == 0, p.stderr.decode()
@@ -253,6 +239,9 @@ def test_otlp_http_through_rotel_collector(receiver):
         spans = receiver.wait_for(len(EXPECTED_NAMES), timeout=20)
         assert len(spans) == len(EXPECTED_NAMES), collector.log()[-2000:]
         check_spans(spans, responses)
+        points = receiver.wait_for_metric("mcp.server.session.duration", timeout=20)
+        assert points, collector.log()[-2000:]
+        check_metrics(points)
     finally:
         collector.stop()
 
