@@ -185,9 +185,16 @@ fn dead_collector_costs_nothing_but_spans() {
 fn off_configurations_install_nothing() {
     let none: HashMap<&str, &str> = HashMap::new();
     assert!(recorder_from_env(&|k| none.get(k).map(|s| s.to_string())).is_none());
-    let sup: HashMap<&str, &str> =
-        [("OTEL_TRACES_EXPORTER", "stderr"), ("OTEL_R_SUPPRESS_SCOPES", "mcplite")].into_iter().collect();
-    assert!(recorder_from_env(&|k| sup.get(k).map(|s| s.to_string())).is_none());
+    let off = |pairs: &[(&str, &str)]| {
+        let m: HashMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        recorder_from_env(&|k| m.get(k).cloned()).is_none()
+    };
+    assert!(off(&[("OTEL_TRACES_EXPORTER", "stderr"), ("OTEL_R_SUPPRESS_SCOPES", "mcplite")]));
+    assert!(off(&[("OTEL_METRICS_EXPORTER", "stderr"), ("OTEL_R_SUPPRESS_SCOPES", "mcplite")]));
+    assert!(off(&[("OTEL_TRACES_EXPORTER", "none"), ("OTEL_METRICS_EXPORTER", "none"), ("MCPLITE_LOG", "off")]));
+    assert!(off(&[("OTEL_METRICS_EXPORTER", "otlp"), ("OTEL_SDK_DISABLED", "true")]));
+    // Logging alone is independent of the OpenTelemetry switches.
+    assert!(!off(&[("MCPLITE_LOG", "info"), ("OTEL_SDK_DISABLED", "true")]));
 }
 
 /// Every histogram data point of `name` in `req`, with its scope.
