@@ -216,7 +216,16 @@ impl Server {
                     None
                 };
                 let meta = params.and_then(|p| p.get("_meta")).and_then(Value::as_object);
-                r.start(&SpanStart { method: &msg.method, id: msg.id.as_deref(), tool_name, meta })
+                let tool_registered = tool_name.is_some_and(|n| self.by_name.contains_key(n));
+                let modern = modern_meta(msg.params.as_ref()).is_some();
+                r.start(&SpanStart {
+                    method: &msg.method,
+                    id: msg.id.as_deref(),
+                    tool_name,
+                    tool_registered,
+                    modern,
+                    meta,
+                })
             }
         };
         // L8: an unexpected engine failure (a panic) while handling one
@@ -226,7 +235,11 @@ impl Server {
             Ok(o) => o,
             Err(_) => Outcome {
                 line: msg.id.as_deref().map(|id| error_line(Some(id), INTERNAL_ERROR, "Internal error", None)),
-                end: SpanEnd { error_code: msg.id.as_ref().map(|_| INTERNAL_ERROR), ..Default::default() },
+                end: SpanEnd {
+                    error_code: msg.id.as_ref().map(|_| INTERNAL_ERROR),
+                    error_message: msg.id.as_ref().map(|_| ("Internal error", None)),
+                    ..Default::default()
+                },
             },
         };
         if self.recorder.is_some() {
@@ -267,7 +280,12 @@ impl Server {
                 }
                 Outcome {
                     line: Some(line),
-                    end: SpanEnd { error_code: Some(e.code), protocol_version: version, ..Default::default() },
+                    end: SpanEnd {
+                        error_code: Some(e.code),
+                        error_message: Some((standard_message(e.code), e.detail)),
+                        protocol_version: version,
+                        ..Default::default()
+                    },
                 }
             }
         }
