@@ -15,7 +15,7 @@
 use serde_json::{Map, Value};
 
 use crate::host::CallContext;
-use crate::projection::Version;
+use crate::version::Version;
 
 mod config;
 mod http;
@@ -55,8 +55,12 @@ pub struct SpanEnd {
     pub notification: bool,
 }
 
-/// Records one SERVER span per envelope-valid message.
-pub trait SpanRecorder {
+/// Records one SERVER span per envelope-valid message. `Send`, so that a
+/// [`crate::server::Server`] holding one can be shared between threads.
+/// Spans are strictly sequential: `end` ends the span `start` began last;
+/// the dispatcher's [`crate::server::Reply`] calls `end` when it is written
+/// or dropped.
+pub trait SpanRecorder: Send {
     /// Start the span for a message. The returned context is exposed to the
     /// tool while it runs (`TRACEPARENT`).
     fn start(&mut self, start: &SpanStart) -> CallContext;

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use mcplite_engine::host::{CallContext, Host, ToolFailure, ToolResult, ToolSpec};
-use mcplite_engine::server::{Server, ServerInfo};
+use mcplite_engine::server::{LegacyState, Server, ServerInfo};
 use mcplite_engine::telemetry::{OtelRecorder, SpanRecorder, SCOPE_NAME};
 use opentelemetry::trace::{SpanId, SpanKind, Status, TraceId};
 use opentelemetry::Value as OtelValue;
@@ -78,9 +78,9 @@ fn run_with(lines: &[String], traced: bool) -> Run {
         srv.set_recorder(Some(Box::new(OtelRecorder::from_provider(provider))));
     }
     let mut responses = Vec::new();
+    let mut legacy = LegacyState::default();
     for l in lines {
-        let r = srv.handle_line(l.as_bytes(), &mut host);
-        srv.after_write();
+        let r = srv.handle(&mut legacy, l.as_bytes(), &mut host).into_line();
         responses.push(r.map(|b| String::from_utf8(b).unwrap()));
     }
     let spans = exporter.get_finished_spans().unwrap();

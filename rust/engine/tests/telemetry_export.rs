@@ -8,7 +8,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use mcplite_engine::host::{CallContext, Host, ToolFailure, ToolResult, ToolSpec};
-use mcplite_engine::server::{Server, ServerInfo};
+use mcplite_engine::server::{LegacyState, Server, ServerInfo};
 use mcplite_engine::telemetry::recorder_from_env;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::{any_value, KeyValue};
@@ -111,9 +111,9 @@ fn otlp_http_export_from_env() {
         json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}),
         json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{},"_meta":{"traceparent":tp}}}),
     ];
+    let mut legacy = LegacyState::default();
     for l in &lines {
-        srv.handle_line(l.to_string().as_bytes(), &mut host);
-        srv.after_write();
+        drop(srv.handle(&mut legacy, l.to_string().as_bytes(), &mut host));
     }
     // The batch goes out on the schedule delay, without a shutdown.
     let mut spans = Vec::new();
@@ -171,8 +171,7 @@ fn dead_collector_costs_nothing_but_spans() {
     srv.set_recorder(Some(rec));
     let ping = json!({"jsonrpc":"2.0","id":1,"method":"ping"}).to_string();
     for _ in 0..2000 {
-        let r = srv.handle_line(ping.as_bytes(), &mut host).unwrap();
-        srv.after_write();
+        let r = srv.handle(&mut LegacyState::default(), ping.as_bytes(), &mut host).into_line().unwrap();
         assert!(r.starts_with(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}"));
     }
     srv.shutdown_recorder();

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use extendr_api::prelude::*;
 use mcplite_engine::transport::{serve, ServeOptions};
-use mcplite_engine::{Server, ServerInfo};
+use mcplite_engine::{LegacyState, Server, ServerInfo};
 
 pub mod encode;
 mod payload;
@@ -53,7 +53,7 @@ fn engine_serve(spec: Robj, version: &str, instructions: Robj) -> String {
             stdio::StdioGuard::install().map_err(|e| format!("cannot set up stdio: {e}"))?;
         stdio::keep_large_buffers();
         let reader = stdio::spawn_reader_masked(input);
-        let end = serve(&mut server, &mut host, reader, &mut output, &ServeOptions::default());
+        let end = serve(&server, &mut host, reader, &mut output, &ServeOptions::default());
         server.shutdown_recorder();
         drop(output);
         guard.restore();
@@ -66,10 +66,12 @@ fn engine_serve(spec: Robj, version: &str, instructions: Robj) -> String {
     }
 }
 
-/// An in-process session: a prepared server plus its host.
+/// An in-process session: a prepared server, its host and its legacy
+/// session state.
 struct Session {
     server: Server,
     host: RHost,
+    legacy: LegacyState,
 }
 
 /// Create a session (external pointer), or return an error string. The spec
@@ -83,7 +85,7 @@ fn engine_session_new(spec: Robj, version: &str, instructions: Robj) -> Robj {
     };
     let mut server = Server::new(server_info(version, instructions), &mut host);
     server.set_recorder(trace_env::recorder_from_process_env());
-    ExternalPtr::new(Session { server, host }).into()
+    ExternalPtr::new(Session { server, host, legacy: LegacyState::default() }).into()
 }
 
 /// Handle one message; returns the response line or NULL.
@@ -91,8 +93,8 @@ fn engine_session_new(spec: Robj, version: &str, instructions: Robj) -> Robj {
 #[extendr]
 fn engine_session_handle(mut session: ExternalPtr<Session>, _spec: Robj, line: &str) -> Robj {
     let s: &mut Session = &mut session;
-    let reply = s.server.handle_line(line.as_bytes(), &mut s.host);
-    s.server.after_write();
+    // Handing the line back is the write: the span ends here.
+    let reply = s.server.handle(&mut s.legacy, line.as_bytes(), &mut s.host).into_line();
     match reply {
         Some(bytes) => Robj::from(String::from_utf8_lossy(&bytes).into_owned()),
         None => Robj::from(()),
