@@ -24,36 +24,49 @@
 //! line), `long_line` (the serving thread waits for the rest of it),
 //! `napping` (the reader thread sleeps until woken), `stop`.
 //!
+//! The serving thread, per message:
+//!
 //! ```text
-//!  serving thread                             reader thread (states)
-//!  --------------                             ----------------------
-//!  WAIT: take a queued line, else                WATCHING: park HANDOFF, look again
-//!  read the stream itself (spin,                   |
-//!  then poll up to `poll`)                         | no message for NAP_AFTER
-//!    |                                             v
-//!    | a line                                    NAPPING: park up to 100 ms
-//!    v                                             |
-//!  busy = true, turn += 1,  ------------------->   | busy (woken at once)
-//!  unpark if napping                               v
-//!    |                                           GRACE: park one HANDOFF
-//!  HANDLE: dispatch, run the tool,                 |
-//!  write the reply                                 | still busy, same turn
-//!    |                                             v
-//!    |                                           READING: poll + pump
-//!    v                                             |  (queue what arrives)
-//!  busy = false  ------------------------------>   v
-//!    |                                           WATCHING
-//!    v
-//!  WAIT ...
-//!
-//!  WAIT with `partial` set:
-//!  long_line = true, unpark,  ----------------> LONG LINE: poll + pump
-//!  wait on the queue                               |  until long_line clears
-//!  long_line = false  ------------------------->   v
-//!                                                (the state the flags give)
-//!
-//!  `stop` (Reader::stop) ------------------------> exit, from any state
+//!  WAIT    take a queued line; else read the stream itself: check for up to
+//!          `spin`, then sleep in poll for up to `poll` (`partial` set: set
+//!          long_line, unpark the reader, wait on the queue, clear long_line)
+//!  START   turn += 1, busy = true; unpark the reader if it is napping
+//!  HANDLE  dispatch, run the tool, write the reply
+//!  END     busy = false; back to WAIT
 //! ```
+//!
+//! The reader thread, one state per pass of its loop, chosen from the flags:
+//!
+//! ```text
+//!                 idle < NAP_AFTER
+//!                    +------+
+//!                    |      v
+//!  +---------+ !busy +----------+ idle >= NAP_AFTER +---------+
+//!  | READING |------>| WATCHING |------------------>| NAPPING |
+//!  +---------+       +----------+                   +---------+
+//!       ^             |        ^                         |
+//!       |   busy, new |        | !busy                   | busy, new turn
+//!       |        turn v        |                         | (START unparks it)
+//!       |            +----------+                        |
+//!       +------------|  GRACE   |<-----------------------+
+//!   busy, same turn  +----------+
+//!   (one HANDOFF on)
+//!
+//!  WATCHING  park one HANDOFF, look again
+//!  NAPPING   napping = true, park up to 100 ms unless woken
+//!  GRACE     park one HANDOFF: a short call is over before the reader
+//!            thread reads anything
+//!  READING   poll (up to 100 ms) and pump whatever arrives, while busy
+//!  any state --long_line set--> LONG LINE: poll and pump while long_line,
+//!                               then the state the flags give
+//!  any state --stop--> exit
+//! ```
+//!
+//! A short call: WAIT reads the line, START, HANDLE and END happen within
+//! one HANDOFF, so the reader thread sees at most GRACE and never reads. A
+//! long call (a tool running for seconds): after one HANDOFF the reader
+//! thread is READING, so a client writing more requests is never blocked;
+//! they wait in the queue, and WAIT takes them in order.
 //!
 //! The reader thread checks its flags at least every 100 ms, so
 //! [`Reader::stop`] returns within about that long.
