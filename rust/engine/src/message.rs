@@ -87,7 +87,7 @@ pub fn parse_line(line: &[u8]) -> Incoming {
     };
     if too_deep(line) {
         // Reading it whole would recurse too deep: read the top level only.
-        return parse_shallow(text, Limit::Depth);
+        return parse_shallow(text, repair_lone_surrogates(text), Limit::Depth);
     }
     let top = match parse_top(text) {
         Some(t) => t,
@@ -108,7 +108,7 @@ pub fn parse_line(line: &[u8]) -> Incoming {
                 }
                 // Not JSON (a parse error), or JSON that the full reader
                 // cannot decode (W1.4).
-                None => return parse_shallow(text, Limit::ReservedName),
+                None => return parse_shallow(text, fixed, Limit::ReservedName),
             }
         }
     };
@@ -228,11 +228,10 @@ fn decode_bounded(json: &str) -> Option<Value> {
 /// checked and read: a line that is not one strict JSON value is still a
 /// parse error, anything else is classified like any line, and an
 /// envelope-valid message carries the limit it exceeded in
-/// [`Message::over_limit`].
-fn parse_shallow(text: &str, hint: Limit) -> Incoming {
-    // Lone surrogate escapes are read as U+FFFD here too; `src` keeps the
-    // layout of `text`, so the id token is taken from `text`.
-    let fixed = repair_lone_surrogates(text);
+/// [`Message::over_limit`]. `fixed` is `text` with lone surrogate escapes
+/// replaced ([`repair_lone_surrogates`]), if it had any.
+fn parse_shallow(text: &str, fixed: Option<String>, hint: Limit) -> Incoming {
+    // `src` keeps the layout of `text`, so the id token is taken from `text`.
     let src: &str = fixed.as_deref().unwrap_or(text);
     let mut de = serde_json::Deserializer::from_str(src);
     let seed = ShallowSeed { base: src.as_ptr() as usize };
@@ -634,6 +633,9 @@ mod tests {
         ] {
             assert_eq!(over_limit(parse_line(line.as_bytes())), (Some("\"a\"".into()), outside), "{line}");
         }
+        // Leading and trailing JSON whitespace, as on the main path.
+        let line = format!(" \t{{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"x\",\"params\":{deep}}}\r ");
+        assert_eq!(over_limit(parse_line(line.as_bytes())), (Some("5".into()), params));
         // The id is echoed byte for byte, wherever it stands.
         let line = format!(r#"{{"params":{deep},"method":"x","id":"\u0041\ud800","jsonrpc":"2.0"}}"#);
         assert_eq!(over_limit(parse_line(line.as_bytes())), (Some(r#""\u0041\ud800""#.into()), params));
