@@ -422,6 +422,39 @@ mod tests {
         );
     }
 
+    fn text(f: impl FnOnce(&mut Vec<u8>)) -> String {
+        let mut o = Vec::new();
+        f(&mut o);
+        String::from_utf8(o).unwrap()
+    }
+
+    #[test]
+    fn envelopes_per_version() {
+        assert_eq!(server_info_json("mcplite", "0.1.0"), SI);
+        assert_eq!(
+            text(|o| write_initialize_result(o, Version::V2025_06_18, SI, None)),
+            r#"{"protocolVersion":"2025-06-18","capabilities":{"tools":{"listChanged":false}},"serverInfo":{"name":"mcplite","version":"0.1.0"}}"#
+        );
+        assert_eq!(
+            text(|o| write_discover_result(o, SI, Some("a\nb"))),
+            r#"{"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25","2025-06-18","2024-11-05"],"capabilities":{"tools":{"listChanged":false}},"instructions":"a\nb","ttlMs":300000,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcplite","version":"0.1.0"}}}"#
+        );
+        assert_eq!(text(|o| write_tools_list_result(o, b"[]", Version::V2024_11_05, SI)), r#"{"tools":[]}"#);
+        assert_eq!(
+            text(|o| write_tools_list_result(o, b"[]", Version::V2026_07_28, SI)),
+            r#"{"resultType":"complete","tools":[],"ttlMs":300000,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcplite","version":"0.1.0"}}}"#
+        );
+        assert_eq!(
+            text(|o| write_unsupported_version_data(o, "x\"")),
+            r#"{"supported":["2026-07-28","2025-11-25","2025-06-18","2024-11-05"],"requested":"x\""}"#
+        );
+        let tools = [tool(Some(r#"{"type":"array"}"#))];
+        let l = Listings::new(&tools);
+        for v in Version::ALL {
+            assert_eq!(l.get(v), tools_array(&tools, v).as_slice());
+        }
+    }
+
     #[test]
     fn schema_root_check_is_direct() {
         assert!(schema_root_is_object(r#"{"type":"object"}"#));
