@@ -25,7 +25,9 @@
 #' read files, download URLs, guess MIME types, or encode, decode or check
 #' base64: `data` and `blob` must already be base64 strings. Getting the data,
 #' the MIME type and the URI right, and deciding what may be shared and how
-#' large it may be, is up to the tool author.
+#' large it may be, is up to the tool author. [content_plot()],
+#' [content_image_file()] and [content_audio_file()] do the reading and
+#' encoding for plots and files and return these same blocks.
 #'
 #' mcplite serves tools only. A resource link just passes on the URI you
 #' supply; mcplite does not make it readable and does not implement
@@ -58,7 +60,7 @@
 #' @return A validated content block (class `"mcplite_content"`) for use in
 #'   [tool_result()].
 #'
-#' @seealso [tool_result()]
+#' @seealso [tool_result()]; [content-files] for plots and files.
 #' @examples
 #' content_text("The answer is 42.")
 #'
@@ -162,8 +164,7 @@ check_string_field <- function(x, arg, nonempty = FALSE, null_ok = FALSE) {
   ok <- is_scalar_string(x) && !is.object(x) && (!nonempty || nzchar(x))
   if (!ok) {
     what <- if (nonempty) "a non-empty string" else "a single string"
-    abort("`", arg, "` must be ", if (null_ok) "NULL or ", what, ", not ",
-          if (is_scalar_string(x) && !nzchar(x)) "an empty string" else describe(x), ".")
+    abort("`", arg, "` must be ", if (null_ok) "NULL or ", what, ", not ", describe(x), ".")
   }
   invisible(x)
 }
@@ -189,7 +190,7 @@ check_content_fields <- function(type, f) {
       )
       if (!ok) {
         abort("`size` must be NULL or a whole, non-negative, finite number of bytes, not ",
-              describe(size), if (is.numeric(size) && length(size) == 1L) paste0(" (", size, ")"), ".")
+              describe(size), ".")
       }
     },
     resource = {
@@ -238,8 +239,7 @@ check_content_annotations <- function(annotations, arg = "annotations") {
       ok <- is.numeric(v) && !is.object(v) && length(v) == 1L && !is.na(v) && is.finite(v) &&
         v >= 0 && v <= 1
       if (!ok) {
-        abort(field, " must be a finite number between 0 and 1, not ", describe(v),
-              if (is.numeric(v) && length(v) == 1L) paste0(" (", v, ")"), ".")
+        abort(field, " must be a finite number between 0 and 1, not ", describe(v), ".")
       }
     } else if (key == "last_modified") {
       if (!is_scalar_string(v) || is.object(v)) {

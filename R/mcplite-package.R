@@ -14,9 +14,11 @@
 #' callable from R. A tool can return any R value: character vectors become
 #' text and other values become JSON text. To send images, audio, resource
 #' links, embedded resources, structured output or result metadata, return a
-#' [tool_result()] built from the [content constructors][content_text()]. The
-#' [mcplite-results] topic lists the exact conversions and the options that
-#' tune the JSON.
+#' [tool_result()] built from the [content constructors][content_text()]
+#' ([content_plot()] and [content_image_file()] turn plots and files into
+#' image blocks). The [mcplite-results] topic lists the exact conversions and
+#' the options that tune the JSON; check them before returning statistics
+#' (see "Numbers, missing values and matrices" in [tool_result()]).
 #'
 #' Schemas describe arguments to the client; they neither validate values nor
 #' grant permissions. Each tool is responsible for checking its input, for
@@ -35,7 +37,8 @@
 #' variables (see [mcp_server()] and [mcp_trace_context()]).
 #'
 #' [mcp_session()] and [mcp_handle()] run the same engine in process, which is
-#' how to test tools and servers without a client.
+#' how to test tools and servers without a client; [mcp_load_tools()] loads
+#' the tools of a server script for such tests.
 #'
 #' The guides "Get started" (`vignette("mcplite", package = "mcplite")`),
 #' "Write tools" (`vignette("write-tools", package = "mcplite")`) and "Return

@@ -49,6 +49,7 @@
 #' | `list(values = c(a = 1, b = 2))` | `{"values":[1,2]}` |
 #' | `character(0)` | `[]` |
 #' | `pi` | `3.1416` (4 decimal places) |
+#' | `c(1.08e-05, 9.9e-06, 5.1e-05)` | `[0,9.9e-06,0.0001]` (4 decimal places; see `mcplite.json.digits`) |
 #' | `123456.789` | `123456.789` |
 #' | `NA` (logical) | `null` |
 #' | `c(TRUE, NA)` | `[true,null]` |
@@ -56,7 +57,7 @@
 #' | `c(NA_real_, NaN, Inf, -Inf)` | `["NA","NaN","Inf","-Inf"]` |
 #' | `factor("lo")` | `"lo"` |
 #' | `as.Date("2024-01-02")` | `"2024-01-02"` |
-#' | `matrix(1:4, 2)` | `[[1,3],[2,4]]` (row by row) |
+#' | `matrix(1:4, 2)` | `[[1,3],[2,4]]` (row by row; row and column names are dropped, see [matrix_to_list()]) |
 #' | `data.frame(x = 1:2, y = c("a", NA))` | `[{"x":1,"y":"a"},{"x":2}]` (missing cells left out) |
 #' | `I(1)` | `[1]` |
 #' | `jsonlite::unbox(1)` | `1` |

@@ -35,6 +35,13 @@
 #' call in progress and any requests still queued get no answer, and the client
 #' sees the server close. Responses already written are complete.
 #'
+#' Arguments are passed by name, as R matches them: an argument the function
+#' does not take fails the call with R's own message (`unused argument`), and a
+#' missing one with R's `argument "x" is missing`, both as tool-level errors
+#' the client can act on. An argument with an empty name (`{"": 1}`), which
+#' no R call can have, is a tool-level error that says so; the function is
+#' not called.
+#'
 #' Tools own input validation, output conformance, permissions and safe side
 #' effects: schemas describe arguments, they do not authorise or sandbox
 #' anything. Tool arguments arrive as values parsed from JSON and are never
@@ -94,12 +101,6 @@ mcp_server <- function(tools, instructions = NULL) {
   check_instructions(instructions)
   spec <- server_spec(tools)
   check_payload_options()
-  if (engine_is_serving()) {
-    abort(
-      "A server is already running in this process; ",
-      "`mcp_server()` cannot be started again until it returns."
-    )
-  }
   if (interactive() && isatty(stdin())) {
     abort(
       "`mcp_server()` blocks the console and talks to an MCP client over stdin and stdout, ",
@@ -110,10 +111,9 @@ mcp_server <- function(tools, instructions = NULL) {
   }
   old <- serving_options()
   on.exit(options(old), add = TRUE)
-  status <- engine_serve(spec, server_version(), instructions)
-  if (startsWith(status, "error: ")) {
-    abort("The server could not run: ", substring(status, 8L))
-  }
+  # Errors (a server already running in this process, stdio that cannot be
+  # set up) are raised by the wrapper with their classes (?mcplite_error).
+  engine_serve(spec, server_version(), instructions)
   invisible(NULL)
 }
 
@@ -138,7 +138,8 @@ mcp_server <- function(tools, instructions = NULL) {
 #' @param x A session from `mcp_session()`, or tools as accepted by
 #'   [mcp_server()].
 #' @param message One JSON-RPC message: a JSON string, or an R list that is
-#'   converted to JSON (named lists become objects).
+#'   converted to JSON (named lists become objects; see "Messages given as R
+#'   lists" below).
 #' @return `mcp_session()`: an object of class `mcplite_session`.
 #'   `mcp_handle()`: a single string of JSON, or `NULL`.
 #' @export
@@ -164,15 +165,13 @@ mcp_session <- function(tools, instructions = NULL) {
   spec <- server_spec(tools)
   check_payload_options()
   ptr <- engine_session_new(spec, server_version(), instructions)
-  if (is.character(ptr)) {
-    abort("The session could not be created: ", substring(ptr, 8L))
-  }
   structure(list(ptr = ptr, spec = spec, instructions = instructions), class = "mcplite_session")
 }
 
 #' @rdname mcp_session
 #' @export
-mcp_handle <- function(x, message) {
+mcp_handle <- function(x, message, signal = FALSE) {
+  check_signal(signal)
   session <- if (inherits(x, "mcplite_session")) x else mcp_session(x)
   if (missing(message)) {
     abort("`message` is required: supply one JSON-RPC message as JSON text or a list.")
@@ -182,13 +181,13 @@ mcp_handle <- function(x, message) {
   } else if (is_scalar_string(message)) {
     message
   } else if (is.list(message) && !is.object(message)) {
-    fixed_json(message)
+    fixed_json(request_objects(message))
   } else {
     abort("`message` must be a single string of JSON or a list, not ", describe(message), ".")
   }
   old <- serving_options()
   on.exit(options(old), add = TRUE)
-  engine_session_handle(session$ptr, session$spec, line)
+  handle_line(session, line, signal)
 }
 
 #' @export
@@ -300,14 +299,16 @@ tool_label <- function(x) {
   if (is_scalar_string(nm)) paste0(" (\"", nm, "\")") else ""
 }
 
-# How tool calls are evaluated (rust/mcplite-r/src/rhost.rs, src/entrypoint.c):
+# How tool calls are evaluated (rust/mcplite-r/src/host.rs, src/entrypoint.c):
 # each call reads `<tool name>(arg = value, ...)` and is evaluated in
 # `tool_env`, a child of the global environment where every tool's function is
 # bound under its name. Errors are caught by a calling error handler installed
 # through R's C API, which records the condition in `state`; the engine then
-# reports `conditionMessage()` as a contained tool error. An interrupt leaves
-# no condition and R's error buffer untouched (`reset_error()` puts a known
-# message there after each failure).
+# reports `conditionMessage()` as a contained tool error. Errors R signals to
+# exiting handlers only (C stack overflow) skip that handler: their message
+# is read with geterrmessage(). An interrupt leaves no condition and the error
+# message untouched (`reset_error()` puts a known message there after each
+# failure).
 tool_env <- function(names, funs) {
   env <- new.env(parent = globalenv(), size = max(29L, 2L * length(names)))
   for (i in seq_along(names)) {

@@ -27,6 +27,30 @@
 #' `output_schema` is up to the tool. The fallback text is produced when
 #' `tool_result()` runs, with the options in force at that moment.
 #'
+#' @section Numbers, missing values and matrices:
+#' `structured_content` is written with `jsonlite`'s defaults unless you
+#' change the payload options, and three of those defaults lose information
+#' that statistical output needs. Check them before returning model fits,
+#' tests or summaries:
+#'
+#' * **Numbers keep 4 decimal places**, not 4 significant digits, so small
+#'   values are rounded away: a p-value of `1.08e-05` is sent as `0`, a
+#'   standard error of `0.00903` as `0.009`, and
+#'   `c(1.08e-05, 9.9e-06, 5.1e-05, 3.1e-11)` becomes
+#'   `[0,9.9e-06,0.0001,3.1e-11]` (values below `1e-05` are written in
+#'   scientific notation instead, so the rounding is not even monotonic).
+#'   For statistical output set `options(mcplite.json.digits = I(6))` (six
+#'   significant digits) or `options(mcplite.json.digits = NA)` (15
+#'   significant digits) at the top of the server script.
+#' * **Missing values in numbers are strings.** `NA_real_`, `NaN` and `Inf`
+#'   are sent as `"NA"`, `"NaN"` and `"Inf"`, which a client that validates
+#'   the result against a `type_number()` field rejects, dropping the whole
+#'   result. Set `options(mcplite.json.na = "null")` and declare such fields
+#'   with `type_number(nullable = TRUE)` (see [tool-types]).
+#' * **Matrices lose their row and column names**: `cor()` output becomes
+#'   nested arrays of numbers. Convert named matrices with
+#'   [matrix_to_list()], or return a data frame.
+#'
 #' @section Tool errors:
 #' With `is_error = TRUE` the result is still a normal MCP tool result, but
 #' flagged as a tool-level error (`isError: true`), so the model can read the
@@ -46,7 +70,9 @@
 #'   `structured_content`, `is_error` and `meta`.
 #'
 #' @seealso [mcplite-results], [content_text()], [content_image()],
-#'   [content_audio()], [content_resource_link()], [content_resource()]
+#'   [content_audio()], [content_resource_link()], [content_resource()];
+#'   [content_plot()] and [content_image_file()] to return plots and images,
+#'   [matrix_to_list()] for named matrices.
 #' @examples
 #' tool_result(content_text("Done."))
 #'
@@ -62,6 +88,15 @@
 #' res$content[[1]]$text
 #'
 #' tool_result(content_text("The file does not exist."), is_error = TRUE)
+#'
+#' # Small numbers: the default 4 decimal places, then 6 significant digits.
+#' p_values <- c(1.08e-05, 9.9e-06, 5.1e-05, 3.1e-11)
+#' tool_result(structured_content = list(p = p_values))$content[[1]]$text
+#' local({
+#'   old <- options(mcplite.json.digits = I(6))
+#'   on.exit(options(old))
+#'   tool_result(structured_content = list(p = p_values))$content[[1]]$text
+#' })
 #' @export
 tool_result <- function(content = list(), structured_content = NULL,
                         is_error = FALSE, meta = list()) {

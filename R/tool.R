@@ -10,7 +10,9 @@
 #' its own or in a list, to [mcp_server()].
 #'
 #' Everything is checked when `tool()` runs, so a server never fails later
-#' when a client lists its tools.
+#' when a client lists its tools. Error messages name the tool (by its name
+#' and the start of its description), so the failing one is easy to find in
+#' a script that defines many.
 #'
 #' @section Arguments and defaults:
 #' Clients send arguments as JSON. They reach `fun` as parsed JSON: objects
@@ -22,6 +24,23 @@
 #' only advertised: mcplite does not coerce or check argument values, and it
 #' does not supply defaults. An argument declared with `required = FALSE` may
 #' be left out by the client, so give it a default in the R function.
+#'
+#' Arguments are matched to `fun`'s arguments by name, so every argument the
+#' schema advertises must be one that `fun` can take: `tool()` fails when
+#' `fun` has no argument of that name and no `...`.
+#'
+#' @section One call at a time:
+#' A server runs its tools on R's single main thread, one call at a time, in
+#' the order the requests arrive. While a tool runs, everything else waits:
+#' requests that arrive meanwhile (other calls, `tools/list`, `ping`) are read
+#' and queued, and answered only when the tool returns. A tool that takes
+#' three seconds therefore delays every request behind it by three seconds.
+#' mcplite does not stop a running tool when the client gives up on it.
+#'
+#' So keep tools quick. Do expensive set-up once, at the top of the server
+#' script; cap the amount of work an argument can ask for (rows, iterations,
+#' bootstrap replicates); cache results that are requested again; and split
+#' long jobs into several calls the model can make in turn.
 #'
 #' @section Return values:
 #' Whatever `fun` returns is sent back as one text block. A character vector
@@ -110,7 +129,24 @@
 #' @export
 tool <- function(fun, description, ..., arguments = list(), name = NULL,
                  annotations = list(), output_schema = NULL) {
-  fun_expr <- substitute(fun)
+  fun_expr <- if (missing(fun)) NULL else substitute(fun)
+  no_description <- missing(description)
+  # Every error names the tool, so that the failing one is easy to find in a
+  # script with many. The description is read only when an error is
+  # reported, so the checks keep their documented order (RULES R1.2).
+  tryCatch(
+    new_tool(fun, fun_expr, description, ..., arguments = arguments, name = name,
+             annotations = annotations, output_schema = output_schema),
+    mcplite_error = function(e) {
+      desc <- if (no_description) NULL else tryCatch(description, error = function(e) NULL)
+      e$message <- paste0("In ", tool_context(fun_expr, desc, name), ": ", conditionMessage(e))
+      stop(e)
+    }
+  )
+}
+
+new_tool <- function(fun, fun_expr, description, ..., arguments, name, annotations,
+                     output_schema) {
   if (missing(fun)) {
     abort("`fun` is required: the R function to expose as a tool.")
   }
@@ -131,7 +167,8 @@ tool <- function(fun, description, ..., arguments = list(), name = NULL,
   }
   if (...length() > 0L) {
     abort(
-      "`...` must be empty, but ", ...length(), " extra argument(s) were supplied. ",
+      "`...` must be empty, but ", ...length(), " extra argument",
+      if (...length() > 1L) "s were" else " was", " supplied. ",
       "Describe the tool's arguments in `arguments`, ",
       "for example `arguments = list(x = type_number())`."
     )
@@ -151,14 +188,52 @@ tool <- function(fun, description, ..., arguments = list(), name = NULL,
       )
     }
   }
+  # Schemas are encoded as the server will encode them: with a UTF-8
+  # character type (see use_utf8_ctype()), so that non-ASCII text written in
+  # a UTF-8 script comes out the same when R starts in the C locale.
+  restore_locale <- use_utf8_ctype()
+  on.exit(restore_locale(), add = TRUE)
   meta <- tool_metadata(
     name = name, description = description, arguments = arguments,
-    annotations = annotations, output_schema = output_schema
+    annotations = annotations, output_schema = output_schema, fun = fun
   )
   meta$checked <- validation_stamp(meta)
   attr(fun, "mcplite") <- meta
   class(fun) <- c("mcplite_tool", setdiff(oldClass(fun), "mcplite_tool"))
   fun
+}
+
+# How tool()'s errors name the tool: its name (given or taken from `fun`)
+# and the start of its description; failing both, the expression given as
+# `fun`.
+tool_context <- function(fun_expr, description, name) {
+  if (!is_scalar_string(name) && is.symbol(fun_expr)) {
+    name <- as.character(fun_expr)
+  }
+  desc <- NULL
+  if (is_scalar_string(description) && nzchar(description)) {
+    desc <- encodeString(shorten_text(description, 50L), quote = "\"")
+  }
+  if (is_scalar_string(name)) {
+    label <- paste0("tool ", encodeString(name, quote = "\""))
+    return(if (is.null(desc)) label else paste0(label, " (", desc, ")"))
+  }
+  if (!is.null(desc)) {
+    return(paste0("the tool described as ", desc))
+  }
+  if (is.null(fun_expr)) {
+    return("tool()")
+  }
+  expr <- paste(deparse(fun_expr, width.cutoff = 60L, nlines = 1L), collapse = " ")
+  paste0("tool(", shorten_text(expr, 40L), ", ...)")
+}
+
+shorten_text <- function(x, n) {
+  if (isTRUE(nchar(x, type = "chars", allowNA = TRUE) > n)) {
+    paste0(substr(x, 1L, n - 3L), "...")
+  } else {
+    x
+  }
 }
 
 is_valid_tool_name <- function(name) {
@@ -182,12 +257,16 @@ check_tool_name <- function(name) {
 
 # Validate (checks 4 to 7 of SPEC R1.2, plus the description) and compute
 # the schemas. Returns the raw inputs and the computed R lists.
-tool_metadata <- function(name, description, arguments, annotations, output_schema) {
+tool_metadata <- function(name, description, arguments, annotations, output_schema,
+                          fun = NULL) {
   check_tool_name(name)
   if (!is_scalar_string(description)) {
     abort("`description` must be a single string, not ", describe(description), ".")
   }
   input_schema <- arguments_schema(arguments)
+  if (is.function(fun)) {
+    check_arguments_callable(input_schema, fun)
+  }
   annotations_json <- map_annotations(annotations)
   output <- output_schema_list(output_schema)
   list(
@@ -217,9 +296,9 @@ arguments_schema <- function(arguments) {
   }
   if (is_type(arguments)) {
     abort(
-      "`arguments` must be a named list of type helpers, or a single ",
-      "type_from_schema() object; a single ", type_label(arguments),
-      " is not accepted. Wrap the argument types in `list()`."
+      "`arguments` must be a named list of type helpers or a single ",
+      "type_from_schema() object, not ", type_label(arguments), ". ",
+      "Wrap the argument types in `list()`, e.g. `list(x = type_number())`."
     )
   }
   if (!is.list(arguments) || is.object(arguments)) {
@@ -243,13 +322,42 @@ arguments_schema <- function(arguments) {
   object_schema(arguments, "arguments", additional_properties = FALSE)
 }
 
-type_label <- function(x) {
-  if (inherits(x, "mcplite_type")) {
-    kind <- x[["kind"]]
-    paste0("type_", if (is_scalar_string(kind)) kind else "?", "() helper")
-  } else {
-    paste0("<", class(x)[1L], "> object")
+# Every property the input schema advertises must be an argument `fun` can
+# take (a formal of that name, or `...`); otherwise each call that uses it
+# would fail with "unused argument".
+check_arguments_callable <- function(input_schema, fun) {
+  formal_names <- names(formals(fun))
+  if ("..." %in% formal_names) {
+    return(invisible())
   }
+  props <- input_schema[["properties"]]
+  declared <- if (is.list(props)) names(props) else NULL
+  unknown <- setdiff(declared[!is.na(declared) & nzchar(declared)], formal_names)
+  if (length(unknown) == 0L) {
+    return(invisible())
+  }
+  takes <- if (length(formal_names) == 0L) {
+    "`fun` takes no arguments"
+  } else {
+    paste0("`fun` takes ", and_list(paste0("`", formal_names, "`")))
+  }
+  one <- length(unknown) == 1L
+  abort(
+    "`arguments` declares ", and_list(paste0("`", unknown, "`")),
+    ", which `fun` cannot take: it has no argument ",
+    if (one) "of that name" else "of those names",
+    " and no `...` (", takes, "). Rename ", if (one) "the argument" else "them",
+    ", add ", if (one) "it" else "them", " to the function, or remove ",
+    if (one) "it" else "them", " from `arguments`."
+  )
+}
+
+# "a type_string() helper", "an ellmer <ellmer::TypeBasic> type", ...
+type_label <- function(x) {
+  if (inherits(x, "ellmer::Type")) {
+    return(paste0("an ellmer <", class(x)[1L], "> type"))
+  }
+  describe(x)
 }
 
 annotation_keys <- c(
@@ -293,7 +401,7 @@ map_annotations <- function(annotations, arg = "annotations") {
     if (wire[i] %in% hints && !is_true_false(v)) {
       abort(field, " must be TRUE or FALSE, not ", describe(v), ".")
     }
-    if (wire[i] == "title" && !is_scalar_string(v)) {
+    if (wire[i] == "title" && (!is_scalar_string(v) || is.object(v))) {
       abort(field, " must be a single string, not ", describe(v), ".")
     }
     out[i] <- value_json(v, field, arg)
@@ -347,10 +455,12 @@ tool_spec <- function(x) {
     }
     m <- validated_metadata(meta)
     if (is.null(m)) {
+      restore_locale <- use_utf8_ctype()
+      on.exit(restore_locale(), add = TRUE)
       m <- tool_metadata(
         name = meta[["name"]], description = meta[["description"]],
         arguments = meta[["arguments"]], annotations = meta[["annotations"]],
-        output_schema = meta[["output_schema"]]
+        output_schema = meta[["output_schema"]], fun = x
       )
       m$input_schema_json <- fixed_json(m$input_schema_list)
       if (!is.null(m$output_schema_list)) {
@@ -413,6 +523,10 @@ validated_metadata <- function(meta) {
 
 #' @export
 print.mcplite_tool <- function(x, ...) {
+  # Printed with the character type the server uses, so that the text comes
+  # out the same in the C locale as under a UTF-8 one.
+  restore_locale <- use_utf8_ctype()
+  on.exit(restore_locale(), add = TRUE)
   meta <- attr(x, "mcplite", exact = TRUE)
   spec <- tryCatch(tool_spec(x), error = function(e) e)
   cat("<mcplite tool> ", meta[["name"]] %||% "?", "\n", sep = "")

@@ -44,10 +44,41 @@
 #' outputs conform to it, is up to the tool author, as are domain validation,
 #' access control, safe side effects and output limits.
 #'
+#' @section Values that may be null:
+#' `required = FALSE` lets a property be *left out*; `nullable = TRUE` lets
+#' it be *present with the value `null`*. A nullable type is advertised with
+#' two JSON types, for example `type_number(nullable = TRUE)` as
+#' `{"type":["number","null"]}`; a nullable `type_enum()` also lists `null`
+#' among its values.
+#'
+#' This matters most for output schemas. By default a missing number in
+#' structured content is written the way `jsonlite` writes it, as the string
+#' `"NA"` (see [mcplite-results]), which a client that validates results
+#' against `{"type":"number"}` rejects, discarding the whole result. To send
+#' missing values as `null` instead, set `options(mcplite.json.na = "null")`
+#' at the top of the server script and declare the fields that can be
+#' missing with `nullable = TRUE`:
+#'
+#' ```
+#' options(mcplite.json.na = "null")
+#' output_schema = type_object(
+#'   estimate = type_number(),
+#'   p_value = type_number("P-value; null when it cannot be computed.", nullable = TRUE)
+#' )
+#' ```
+#'
+#' Nullable types can be used anywhere, including in `arguments`, where a
+#' JSON `null` reaches the function as `NULL`. The root of an input schema is
+#' always an object and never nullable; a nullable root `output_schema` is
+#' advertised only to 2026-07-28 clients, since the 2025 revisions require
+#' the root type to be exactly `"object"` (see [mcp_server()]).
+#'
 #' @param description,.description A short description of the value, or
 #'   `NULL` for none.
 #' @param required,.required `TRUE` if the property must be supplied, `FALSE`
 #'   if it may be omitted. Only affects the parent's `required` list.
+#' @param nullable,.nullable `TRUE` if the value may also be JSON `null`
+#'   (see "Values that may be null"); `FALSE` (the default) if not.
 #' @param values A non-empty atomic vector (character, factor, integer, double
 #'   or logical) of distinct, non-missing allowed values.
 #' @param items The type of the array's elements: another type helper (or an
@@ -69,6 +100,9 @@
 #' type_enum(c("low", "high"), description = "Priority.")
 #'
 #' type_array(type_integer(), description = "Integer values.")
+#'
+#' # A number that may be null, e.g. a statistic that cannot always be computed.
+#' type_number("P-value.", nullable = TRUE)
 #'
 #' type_object(
 #'   .description = "A labeled score.",
@@ -103,48 +137,58 @@ check_type_required <- function(x, arg) {
   invisible(x)
 }
 
-scalar_type <- function(kind, description, required) {
+check_type_nullable <- function(x, arg) {
+  if (!is_true_false(x)) {
+    abort("`", arg, "` must be TRUE or FALSE, not ", describe(x), ".")
+  }
+  invisible(x)
+}
+
+scalar_type <- function(kind, description, required, nullable) {
   check_type_description(description, "description")
   check_type_required(required, "required")
-  new_type(kind, list(kind = kind, description = description, required = required))
+  check_type_nullable(nullable, "nullable")
+  new_type(kind, list(kind = kind, description = description, required = required,
+                      nullable = nullable))
 }
 
 #' @rdname tool-types
 #' @export
-type_boolean <- function(description = NULL, required = TRUE) {
-  scalar_type("boolean", description, required)
+type_boolean <- function(description = NULL, required = TRUE, nullable = FALSE) {
+  scalar_type("boolean", description, required, nullable)
 }
 
 #' @rdname tool-types
 #' @export
-type_integer <- function(description = NULL, required = TRUE) {
-  scalar_type("integer", description, required)
+type_integer <- function(description = NULL, required = TRUE, nullable = FALSE) {
+  scalar_type("integer", description, required, nullable)
 }
 
 #' @rdname tool-types
 #' @export
-type_number <- function(description = NULL, required = TRUE) {
-  scalar_type("number", description, required)
+type_number <- function(description = NULL, required = TRUE, nullable = FALSE) {
+  scalar_type("number", description, required, nullable)
 }
 
 #' @rdname tool-types
 #' @export
-type_string <- function(description = NULL, required = TRUE) {
-  scalar_type("string", description, required)
+type_string <- function(description = NULL, required = TRUE, nullable = FALSE) {
+  scalar_type("string", description, required, nullable)
 }
 
 #' @rdname tool-types
 #' @export
-type_enum <- function(values, description = NULL, required = TRUE) {
+type_enum <- function(values, description = NULL, required = TRUE, nullable = FALSE) {
   if (missing(values)) {
     abort("`values` is required: a non-empty atomic vector of allowed values.")
   }
   enum <- check_enum_values(values)
   check_type_description(description, "description")
   check_type_required(required, "required")
+  check_type_nullable(nullable, "nullable")
   new_type("enum", list(
     kind = "enum", values = enum$values, value_type = enum$type,
-    description = description, required = required
+    description = description, required = required, nullable = nullable
   ))
 }
 
@@ -182,7 +226,7 @@ check_enum_values <- function(values, arg = "values") {
 
 #' @rdname tool-types
 #' @export
-type_array <- function(items, description = NULL, required = TRUE) {
+type_array <- function(items, description = NULL, required = TRUE, nullable = FALSE) {
   if (missing(items)) {
     abort("`items` is required: a type helper describing the array's elements.")
   }
@@ -192,16 +236,17 @@ type_array <- function(items, description = NULL, required = TRUE) {
   }
   check_type_description(description, "description")
   check_type_required(required, "required")
+  check_type_nullable(nullable, "nullable")
   # Computing the schema now surfaces problems with ellmer items eagerly.
   type_schema(items, "items")
   new_type("array", list(kind = "array", items = items, description = description,
-                         required = required))
+                         required = required, nullable = nullable))
 }
 
 #' @rdname tool-types
 #' @export
 type_object <- function(.description = NULL, ..., .required = TRUE,
-                        .additional_properties = FALSE) {
+                        .additional_properties = FALSE, .nullable = FALSE) {
   check_type_description(.description, ".description")
   properties <- list(...)
   check_properties(properties, "...")
@@ -210,9 +255,11 @@ type_object <- function(.description = NULL, ..., .required = TRUE,
     abort("`.additional_properties` must be TRUE or FALSE, not ",
           describe(.additional_properties), ".")
   }
+  check_type_nullable(.nullable, ".nullable")
   x <- new_type("object", list(
     kind = "object", properties = properties, description = .description,
-    required = .required, additional_properties = .additional_properties
+    required = .required, additional_properties = .additional_properties,
+    nullable = .nullable
   ))
   type_schema(x, "...")
   x
@@ -247,6 +294,10 @@ type_from_schema <- function(text = NULL, path = NULL) {
   if (is.null(text) == is.null(path)) {
     abort("Supply exactly one of `text` and `path`.")
   }
+  # JSON text is read as the server reads it, with a UTF-8 character type:
+  # in the C locale a UTF-8 script's strings would otherwise be mangled.
+  restore_locale <- use_utf8_ctype()
+  on.exit(restore_locale(), add = TRUE)
   if (!is.null(path)) {
     if (!is_scalar_string(path)) {
       abort("`path` must be a single string (a file path), not ", describe(path), ".")
@@ -433,7 +484,20 @@ type_schema <- function(x, where) {
   if (!is_scalar_string(kind) || !inherits(x, paste0("mcplite_type_", kind))) {
     abort("`", where, "` is a damaged mcplite type object; create it with a type_*() helper.")
   }
+  # A nullable type also admits JSON null: "type" becomes [<type>, "null"]
+  # (and an enum lists null among its values).
+  nullable <- x[["nullable"]]
+  if (!is.null(nullable) && !is_true_false(nullable)) {
+    abort("`", where, "$nullable` must be TRUE or FALSE.")
+  }
+  nullable <- isTRUE(nullable)
   describe_last <- function(schema) {
+    if (nullable) {
+      schema$type <- list(schema$type, "null")
+      if (!is.null(schema$enum)) {
+        schema$enum <- c(schema$enum, list(NULL))
+      }
+    }
     d <- x[["description"]]
     check_type_description(d, paste0(where, "$description"))
     if (!is.null(d)) {
@@ -515,11 +579,14 @@ object_schema <- function(properties, where, additional_properties = FALSE,
 
 #' @export
 print.mcplite_type <- function(x, ...) {
+  restore_locale <- use_utf8_ctype()
+  on.exit(restore_locale(), add = TRUE)
   kind <- x[["kind"]]
   label <- if (identical(kind, "from_schema")) "schema" else kind
   cat("<mcplite type: ", label, ">", sep = "")
   if (!identical(kind, "ignore") && !identical(kind, "from_schema")) {
     cat(if (isTRUE(x[["required"]])) " required" else " optional")
+    if (isTRUE(x[["nullable"]])) cat(", nullable")
   }
   cat("\n")
   schema <- tryCatch(type_schema(x, "x"), error = function(e) NULL)

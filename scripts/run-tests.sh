@@ -42,9 +42,9 @@ export MCPLITE_LIB
 export R_LIBS="$MCPLITE_LIB${R_LIBS:+:$R_LIBS}"
 export MCPLITE_VENV="${MCPLITE_VENV:-/root/.cache/mcplite-venv}"
 
-# 1. Rust
+# 1. Rust (engine and bridge crates)
 echo "== cargo test"
-cargo test --workspace --exclude mcplite-r 2>&1 | tee "$log_dir/cargo.log" | grep -E "^test result|FAILED|panicked" || true
+cargo test --workspace 2>&1 | tee "$log_dir/cargo.log" | grep -E "^test result|FAILED|panicked" || true
 p=$(grep -E "^test result" "$log_dir/cargo.log" | sed -E 's/.* ([0-9]+) passed; ([0-9]+) failed.*/\1/' | awk '{s+=$1} END {print s+0}')
 f=$(grep -E "^test result" "$log_dir/cargo.log" | sed -E 's/.* ([0-9]+) passed; ([0-9]+) failed.*/\2/' | awk '{s+=$1} END {print s+0}')
 if ! grep -q "^test result" "$log_dir/cargo.log" || grep -q "^error" "$log_dir/cargo.log"; then f=$((${f:-0} + 1)); fi

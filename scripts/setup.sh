@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Install what mcplite needs on Debian 12 (as root), then build and install
-# the package. Idempotent: already-installed pieces are skipped.
+# Install what mcplite needs on Debian 12 (as root), then build the package
+# (with its vignettes) and install it. Idempotent: already-installed pieces
+# are skipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 pkgs="r-base-dev r-cran-jsonlite r-cran-testthat r-cran-processx r-cran-withr
 r-cran-roxygen2 r-cran-knitr r-cran-rmarkdown r-cran-pkgdown r-cran-tibble r-cran-png
+r-cran-hms r-cran-data.table r-cran-blob r-cran-bit64
 pandoc qpdf make python3-venv"
 missing=""
 for p in $pkgs; do
@@ -22,12 +24,23 @@ if ! command -v cargo >/dev/null 2>&1 && [ -x "$HOME/.cargo/bin/cargo" ]; then
 fi
 command -v cargo >/dev/null 2>&1 || { echo "cargo (Rust) is required: see https://rustup.rs" >&2; exit 1; }
 
+# Build the source package (which builds the guides, the vignettes) and
+# install the tarball, so that vignette(package = "mcplite") finds them. Both
+# steps share one cargo target directory, so Rust is compiled once.
+root=$(pwd)
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
 lib="${MCPLITE_LIB:-}"
-echo "== building and installing mcplite${lib:+ into $lib}"
+log=/tmp/mcplite-install.log
+build_dir=$(mktemp -d)
+trap 'rm -rf "$build_dir"' EXIT
+echo "== building mcplite (with its vignettes)"
+(cd "$build_dir" && R CMD build "$root") >"$log" 2>&1 || { cat "$log"; exit 1; }
+tarball=$(ls "$build_dir"/mcplite_*.tar.gz)
+echo "== installing mcplite${lib:+ into $lib}"
 if [ -n "$lib" ]; then
   mkdir -p "$lib"
-  R CMD INSTALL --no-test-load --library="$lib" . >/tmp/mcplite-install.log 2>&1 || { cat /tmp/mcplite-install.log; exit 1; }
+  R CMD INSTALL --no-test-load --library="$lib" "$tarball" >>"$log" 2>&1 || { cat "$log"; exit 1; }
 else
-  R CMD INSTALL --no-test-load . >/tmp/mcplite-install.log 2>&1 || { cat /tmp/mcplite-install.log; exit 1; }
+  R CMD INSTALL --no-test-load "$tarball" >>"$log" 2>&1 || { cat "$log"; exit 1; }
 fi
 echo "== mcplite installed"

@@ -8,14 +8,19 @@ void R_init_mcplite(void *dll) {
   R_init_mcplite_extendr(dll);
 }
 
-// Evaluating a tool call (used by rust/mcplite-r/src/rhost.rs). Written in C
-// so that R's longjmp on an error or interrupt only crosses C frames: it ends
-// at the R_ToplevelExec() context opened here, never inside Rust code.
+// The two places where R code runs under the tool host
+// (rust/mcplite-r/src/host.rs). Written in C so that R's longjmp on an error
+// or interrupt only crosses C frames: it ends at the R_ToplevelExec() context
+// opened here, never inside Rust code. Only R's documented API is used.
+#include <Rinternals.h>
+
+// --- Evaluating a tool call ------------------------------------------------
 //
 // The error handler is a calling handler installed with the C API (much
 // cheaper than an R-level withCallingHandlers() per call): it stores the
-// condition in `slot_env` under `slot_sym`, then R carries on unwinding.
-#include <Rinternals.h>
+// condition in `slot_env` under `slot_sym` and unwinds (tool-unwind.c).
+// Errors R signals to exiting handlers only (C stack overflow) skip it; the
+// host reads their message with geterrmessage().
 
 typedef struct {
   SEXP call, env, slot_env, slot_sym, value;
@@ -27,10 +32,13 @@ static SEXP mcplite_eval_body(void *p) {
   return Rf_eval(d->call, d->env);
 }
 
+void mcplite_unwind_handled_error(void); // tool-unwind.c
+
 static SEXP mcplite_eval_on_error(SEXP cond, void *p) {
   mcplite_eval_t *d = (mcplite_eval_t *) p;
   Rf_defineVar(d->slot_sym, cond, d->slot_env);
-  return R_NilValue; // a calling handler: R carries on with the error
+  mcplite_unwind_handled_error(); // does not return
+  return R_NilValue;
 }
 
 static void mcplite_eval_run(void *p) {
@@ -46,4 +54,43 @@ int mcplite_eval_guarded(SEXP call, SEXP env, SEXP slot_env, SEXP slot_sym, SEXP
   Rboolean ok = R_ToplevelExec(mcplite_eval_run, &d);
   *value = d.value;
   return ok && d.done;
+}
+
+// --- Interrupts while idle ------------------------------------------------------
+//
+// R_CheckUserInterrupt() runs R's interrupt handling when the user pressed
+// Ctrl-C (SIGINT). Under an exiting handler for "interrupt" conditions the
+// interrupt ends in that handler, before R's default handling (which would
+// write a blank line to stderr); R_ToplevelExec() contains anything else
+// R_CheckUserInterrupt() may raise (a time limit set with setTimeLimit()).
+// The handler is established with R_tryCatch(), which evaluates R code: a few
+// microseconds, spent only while the server waits for requests.
+
+typedef struct {
+  int hit;
+} mcplite_interrupt_t;
+
+static SEXP mcplite_interrupt_body(void *p) {
+  (void) p;
+  R_CheckUserInterrupt();
+  return R_NilValue;
+}
+
+static SEXP mcplite_interrupt_caught(SEXP cond, void *p) {
+  (void) cond;
+  ((mcplite_interrupt_t *) p)->hit = 1;
+  return R_NilValue;
+}
+
+static void mcplite_interrupt_run(void *p) {
+  SEXP classes = PROTECT(Rf_mkString("interrupt"));
+  R_tryCatch(mcplite_interrupt_body, NULL, classes, mcplite_interrupt_caught, p, NULL, NULL);
+  UNPROTECT(1);
+}
+
+// 1 when an interrupt was pending (it is consumed), else 0.
+int mcplite_take_interrupt(void) {
+  mcplite_interrupt_t d = {0};
+  R_ToplevelExec(mcplite_interrupt_run, &d);
+  return d.hit;
 }

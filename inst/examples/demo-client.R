@@ -38,6 +38,6 @@ for (step in exchange) {
     cat("   (notification: no response)\n")
   }
 }
-close(p$get_input_connection())
+invisible(close(p$get_input_connection()))
 invisible(p$wait(10000))
 cat("server exited with status", p$get_exit_status(), "\n")

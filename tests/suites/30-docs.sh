@@ -134,6 +134,10 @@ for (b in blocks) {
     installed <- file.exists(file.path(lib, "mcplite", "DESCRIPTION"))
     report(status == 0L && installed, paste("quick start install runs:", b$body[[1]]),
            tail(readLines(log, warn = FALSE), 20))
+    # The help pages point to vignette("mcplite") and the other guides.
+    guides <- sort(sub("\\.html$", "", list.files(file.path(lib, "mcplite", "doc"), "\\.html$")))
+    report(all(c("mcplite", "return-results", "write-tools") %in% guides),
+           "the quick start install installs the guides (vignettes)", guides)
     if (!installed) Sys.setenv(R_LIBS = paste(.libPaths(), collapse = .Platform$path.sep))
   } else if (startsWith(b$kind, "file ")) {
     writeLines(b$body, file.path(dir, sub("^file ", "", b$kind)))

@@ -137,9 +137,12 @@ config_from_subprocess <- function(lib, script, var) {
     "cfg <- mcplite::mcp_client_config(%s); writeLines(cfg$json, %s)",
     deparse(script), deparse(out)
   )
-  env <- c(R_LIBS = "", R_LIBS_USER = tempfile())
+  # The site libraries must still hold mcplite's dependencies, also under
+  # R CMD check, which runs tests with a site library setting of its own.
+  site <- unique(c(.Library.site, dirname(find.package("jsonlite"))))
+  env <- c(R_LIBS = "", R_LIBS_USER = tempfile(), R_LIBS_SITE = paste(site, collapse = .Platform$path.sep))
   env[[var]] <- if (var == "R_LIBS_SITE") {
-    paste(c(lib, .Library.site), collapse = .Platform$path.sep)
+    paste(c(lib, site), collapse = .Platform$path.sep)
   } else {
     lib
   }

@@ -157,6 +157,27 @@ test_that("the modern protocol and legacy messages share one stream", {
   expect_identical(res$lines[6], '{"jsonrpc":"2.0","id":"f","result":{}}')
 })
 
+test_that("an empty argument name is a tool error naming the problem, and serving continues", {
+  res <- run_server(c(
+    init_line(1, "2025-11-25"),
+    call_line(2, "add", '{"":1,"y":2}'),
+    call_line(3, "add", '{"x":1,"y":2}')
+  ))
+  expect_identical(res$status, 0L)
+  expect_length(res$lines, 3L)
+  expect_all_responses(res$lines)
+  expect_identical(res$lines[2], paste0(
+    '{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":',
+    '"The arguments contain an empty name (\\"\\"); every argument must be named as in the tool\'s input schema."}],',
+    '"isError":true}}'
+  ))
+  expect_identical(
+    res$lines[3],
+    '{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"3"}],"isError":false}}'
+  )
+  expect_false(grepl("mcplite", res$stderr, fixed = TRUE))
+})
+
 test_that("stray tool output never reaches stdout", {
   res <- run_server(c(
     init_line(1, "2025-11-25"),

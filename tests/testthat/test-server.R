@@ -157,6 +157,63 @@ test_that("arguments arrive as parsed JSON (J6) and tool errors are contained", 
   expect_match(r$content[[1]]$text, "unused argument")
 })
 
+test_that("argument names R cannot bind are tool errors that say so, not mcplite's fault", {
+  add <- tool(function(x, y) x + y, "Add.", name = "add",
+    arguments = list(x = type_number(), y = type_number()))
+  s <- mcp_session(add)
+  mcp_handle(s, init_msg())
+  r <- call_result(s, "add", '{"":1,"y":2}')
+  expect_true(r$isError)
+  expect_identical(
+    r$content[[1]]$text,
+    "The arguments contain an empty name (\"\"); every argument must be named as in the tool's input schema."
+  )
+  long <- strrep("x", 10001L)
+  r <- call_result(s, "add", sprintf('{"x":1,"%s":2}', long))
+  expect_true(r$isError)
+  expect_identical(
+    r$content[[1]]$text,
+    "The arguments contain a name of 10001 bytes; R accepts names of at most 10000 bytes."
+  )
+  for (r in list(call_result(s, "add", '{"":1}'), call_result(s, "add", sprintf('{"%s":1}', long)))) {
+    expect_false(grepl("mcplite", r$content[[1]]$text, fixed = TRUE))
+  }
+  # the longest name R accepts is passed on (R reports it as unused)
+  r <- call_result(s, "add", sprintf('{"x":1,"y":2,"%s":3}', strrep("x", 10000L)))
+  expect_true(r$isError)
+  expect_match(r$content[[1]]$text, "^unused argument")
+  expect_identical(call_result(s, "add", '{"x":1,"y":2}')$content[[1]]$text, "3")
+})
+
+test_that("a C stack overflow inside a tool is contained with R's message", {
+  deep <- tool(function() {
+    options(expressions = 500000)
+    f <- function(n) f(n + 1)
+    f(0)
+  }, "Recurses until the C stack is exhausted.", name = "deep")
+  fails <- tool(function() stop("plain failure"), "Fails.", name = "fails")
+  ok <- tool(function() "fine", "Works.", name = "ok")
+  s <- mcp_session(list(deep, fails, ok))
+  mcp_handle(s, init_msg())
+  for (i in 1:2) {
+    r <- call_result(s, "deep")
+    expect_true(r$isError)
+    # signalled to exiting handlers only: read from R's error message
+    expect_match(r$content[[1]]$text, "^C stack usage +[0-9]+ is too close to the limit$")
+    r <- call_result(s, "fails")
+    expect_identical(r$content[[1]]$text, "plain failure")
+    expect_identical(call_result(s, "ok")$content[[1]]$text, "fine")
+  }
+  # a tool that calls try() leaves R's error message changed; later failures
+  # still report their own message
+  tries <- tool(function() inherits(try(stop("inner"), silent = TRUE), "try-error"), "Tries.", name = "tries")
+  s <- mcp_session(list(tries, deep, fails))
+  mcp_handle(s, init_msg())
+  expect_identical(call_result(s, "tries")$content[[1]]$text, "true")
+  expect_match(call_result(s, "deep")$content[[1]]$text, "^C stack usage")
+  expect_identical(call_result(s, "fails")$content[[1]]$text, "plain failure")
+})
+
 test_that("warnings go to stderr as the call ends, and warn = 2 makes them errors", {
   warns <- tool(function() {
     warning("careful")
@@ -189,7 +246,7 @@ test_that("a tool call reads as the tool's name with its arguments", {
 # Custom conditionMessage() methods: test-spec-conformance.R (section 10).
 test_that("a signalled error that is handled inside the tool is no failure", {
   signals <- tool(function() {
-    signalCondition(simpleError("only signalled"))
+    try(signalCondition(simpleError("only signalled")), silent = TRUE)
     withCallingHandlers(
       tryCatch(stop("caught inside"), error = function(e) "recovered"),
       error = function(e) NULL

@@ -523,23 +523,55 @@ test_that("P4: projection emits author schemas verbatim, valid or not", {
   )
 })
 
-test_that("J1.3: a string that is not valid UTF-8 is a contained tool error", {
+test_that("J1.3: bytes that are not valid UTF-8 are written as <xx>, as jsonlite writes them", {
   skip_if_not(l10n_info()[["UTF-8"]], "needs a UTF-8 session")
+  spec_default_options()
   bad <- rawToChar(as.raw(c(0x61, 0xff, 0x62)))
+  marked <- bad
+  Encoding(marked) <- "UTF-8"
   plain <- tool(function() bad, "Invalid UTF-8 text.", name = "plain")
   block <- tool(function() tool_result(content_text(bad)), "Invalid UTF-8 block.", name = "block")
   listed <- tool(function() list(a = bad), "Invalid UTF-8 in a JSON value.", name = "listed")
+  named <- tool(function() stats::setNames(list(1L), bad), "Invalid UTF-8 in a name.", name = "named")
   structured <- tool(function() tool_result(content_text("ok"), structured_content = list(a = bad)),
                      "Invalid UTF-8 in structured content.", name = "structured")
-  s <- mcp_session(list(plain, block, listed, structured))
+  # marked UTF-8 although it is not: jsonlite writes the raw byte, the wire <ff>
+  mislabelled <- tool(function() list(a = marked), "Mislabelled UTF-8.", name = "mislabelled")
+  s <- mcp_session(list(plain, block, listed, named, structured, mislabelled))
   mcp_handle(s, spec_init("2025-11-25"))
-  for (nm in c("plain", "block", "listed", "structured")) {
+  expected <- list(
+    plain = "a<ff>b", block = "a<ff>b", listed = '{"a":"a<ff>b"}', named = '{"a<ff>b":1}',
+    structured = "ok", mislabelled = '{"a":"a<ff>b"}'
+  )
+  for (nm in names(expected)) {
+    out <- mcp_handle(s, spec_call(2, nm))
+    expect_true(validUTF8(out), info = nm)
+    res <- jsonlite::parse_json(out)$result
+    expect_false(res$isError, info = nm)
+    expect_identical(res$content[[1]]$text, expected[[nm]], info = nm)
+  }
+  out <- jsonlite::parse_json(mcp_handle(s, spec_call(3, "structured")))$result
+  expect_identical(out$structuredContent, list(a = "a<ff>b"))
+  # the values are jsonlite's own (the listed tool's payload JSON)
+  expect_identical(
+    enc2utf8(as.character(jsonlite::toJSON(list(a = bad), auto_unbox = TRUE))),
+    '{"a":"a<ff>b"}'
+  )
+})
+
+test_that("J1.3: a string marked \"bytes\" is a contained tool error", {
+  raw_bytes <- rawToChar(as.raw(c(0x61, 0xff, 0x62)))
+  Encoding(raw_bytes) <- "bytes"
+  plain <- tool(function() raw_bytes, "Bytes text.", name = "plain")
+  listed <- tool(function() list(a = raw_bytes), "Bytes in a JSON value.", name = "listed")
+  s <- mcp_session(list(plain, listed))
+  mcp_handle(s, spec_init("2025-11-25"))
+  for (nm in c("plain", "listed")) {
     out <- mcp_handle(s, spec_call(2, nm))
     expect_true(validUTF8(out), info = nm)
     res <- jsonlite::parse_json(out)$result
     expect_true(res$isError, info = nm)
-    expect_length(res$content, 1L)
-    expect_match(res$content[[1]]$text, "UTF-8", info = nm)
+    expect_match(res$content[[1]]$text, "\"bytes\" encoding", info = nm)
   }
   expect_identical(mcp_handle(s, '{"jsonrpc":"2.0","id":3,"method":"ping"}'), '{"jsonrpc":"2.0","id":3,"result":{}}')
 })

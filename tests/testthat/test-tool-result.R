@@ -253,3 +253,36 @@ test_that("returned results reach the wire through the server (R4.4)", {
   expect_true(res$isError)
   expect_match(res$content[[1]]$text, "`text`", fixed = TRUE)
 })
+
+test_that("errors for NA and wrong types say what was given", {
+  expect_snapshot(error = TRUE, {
+    tool_result(content_text("x"), is_error = NA)
+    tool_result(content_text("x"), is_error = "yes")
+    tool_result("just text")
+    tool_result(list(content_text("x"), "y"))
+  })
+})
+
+test_that("small numbers: the documented rounding example, and the fix", {
+  p <- c(1.08e-05, 9.9e-06, 5.1e-05, 3.1e-11)
+  withr::local_options(mcplite.json.digits = NULL)
+  # jsonlite's default of 4 decimal places, exactly as documented
+  expect_identical(tool_result(structured_content = p)$content[[1]]$text, "[0,9.9e-06,0.0001,3.1e-11]")
+  expect_identical(
+    tool_result(structured_content = list(p_value = 1.08e-05, se = 0.00903))$content[[1]]$text,
+    '{"p_value":0,"se":0.009}'
+  )
+  expect_identical(
+    tool_result(structured_content = p)$content[[1]]$text,
+    as.character(jsonlite::toJSON(p, auto_unbox = TRUE))
+  )
+  # the recommended setting for statistical output
+  withr::local_options(mcplite.json.digits = I(6))
+  expect_identical(tool_result(structured_content = p)$content[[1]]$text, "[1.08e-05,9.9e-06,5.1e-05,3.1e-11]")
+  expect_identical(
+    tool_result(structured_content = list(p_value = 1.08e-05, se = 0.00903))$content[[1]]$text,
+    '{"p_value":1.08e-05,"se":0.00903}'
+  )
+  withr::local_options(mcplite.json.digits = NA)
+  expect_identical(tool_result(structured_content = p)$content[[1]]$text, "[1.08e-05,9.9e-06,5.1e-05,3.1e-11]")
+})

@@ -416,3 +416,144 @@ test_that("tool() can re-describe an ellmer tool definition", {
   expect_identical(t(1, 2), 3)
   expect_identical(tool_spec(t)$name, "add2")
 })
+
+# Error messages name the tool and say what was given ----------------------
+
+test_that("tool()'s errors name the tool by name and description", {
+  expect_snapshot(error = TRUE, {
+    tool(function(x) x, "Add two numbers.", name = "add",
+         annotations = list(read_only_hint = "yes"))
+    tool(function(x) x, "Add two numbers and return the result, rounded to the given digits.",
+         arguments = list(x = type_number()))
+    add <- function(x) x
+    tool(add, NA_character_)
+    tool(function(x) x)
+    tool()
+    tool(sum, "Sum.", name = "total")
+  })
+})
+
+test_that("the tool's label is added once and keeps the error's class", {
+  err <- expect_field_error(
+    tool(function() 1, "Says one.", name = "one", arguments = 1),
+    "arguments"
+  )
+  expect_match(conditionMessage(err), "^In tool \"one\" \\(\"Says one.\"\\): `arguments`")
+  expect_identical(lengths(regmatches(conditionMessage(err), gregexpr("In tool", conditionMessage(err)))), 1L)
+  # mcp_server() validation names the tool its own way, without the prefix
+  one <- tool(function() 1, "Says one.", name = "one")
+  attr(one, "mcplite")$name <- "not valid"
+  err <- expect_field_error(mcp_session(one), "tools[[1]]")
+  expect_false(grepl("In tool", conditionMessage(err), fixed = TRUE))
+})
+
+test_that("NA and wrong types are described in plain words", {
+  expect_snapshot(error = TRUE, {
+    tool(function() 1, NA_character_, name = "a")
+    tool(function() 1, 42, name = "a")
+    tool(function() 1, c("two", "strings"), name = "a")
+    tool(function() 1, "d", name = NA_character_)
+    tool(function() 1, "d", name = "a", annotations = list(title = NA_character_))
+    tool(function() 1, "d", name = "a", annotations = list(title = I("Title")))
+    tool(function() 1, "d", name = "a", annotations = list(open_world_hint = NA))
+    tool(function() 1, "d", name = "a", output_schema = type_string())
+    tool(function() 1, "d", name = "a", arguments = type_string())
+    tool(function(x) 1, "d", name = "a", arguments = list(x = "string"))
+  })
+})
+
+# Declared arguments the function cannot take ------------------------------
+
+test_that("declared arguments must be arguments of fun (or fun has ...)", {
+  expect_snapshot(error = TRUE, {
+    tool(function(x) x, "d", name = "a", arguments = list(zzz = type_string()))
+    tool(function() 1, "d", name = "a", arguments = list(x = type_string(), y = type_number()))
+    tool(function(x) x, "d", name = "a", arguments = type_from_schema(
+      '{"type":"object","properties":{"x":{"type":"string"},"q":{"type":"string"}}}'
+    ))
+  })
+  # `...` takes anything; ignored arguments are not advertised and not checked
+  expect_s3_class(tool(function(...) 1, "d", name = "a", arguments = list(zzz = type_string())),
+                  "mcplite_tool")
+  expect_s3_class(tool(function(x) x, "d", name = "a",
+                       arguments = list(x = type_string(), internal = type_ignore())),
+                  "mcplite_tool")
+  # a declared argument with a default, and a complete schema without properties
+  expect_s3_class(tool(function(x = 1) x, "d", name = "a", arguments = list(x = type_number())),
+                  "mcplite_tool")
+  expect_s3_class(tool(function() 1, "d", name = "a", arguments = type_from_schema('{"type":"object"}')),
+                  "mcplite_tool")
+})
+
+test_that("mcp_server() re-validation also checks the function's arguments", {
+  a <- tool(function(x) x, "d", name = "a", arguments = list(x = type_string()))
+  meta <- attr(a, "mcplite")
+  meta$arguments <- list(y = type_string())
+  attr(a, "mcplite") <- meta
+  err <- expect_field_error(mcp_session(a), "tools[[1]]")
+  expect_match(conditionMessage(err), "`y`", fixed = TRUE)
+})
+
+# Non-ASCII text when R starts in the C locale -----------------------------
+
+# Run `lines` as an R script with no environment at all (as MCP clients start
+# servers: no LANG, no LC_*), or with LANG=C.UTF-8. The script finds this
+# build of mcplite through .libPaths(), not through the environment.
+run_script_bare <- function(lines, utf8, stdin = NULL) {
+  script <- tempfile(fileext = ".R")
+  on.exit(unlink(script))
+  libs <- paste0('"', .libPaths(), '"', collapse = ", ")
+  writeLines(enc2utf8(c(paste0(".libPaths(c(", libs, "))"), lines)), script, useBytes = TRUE)
+  env <- if (utf8) c(LANG = "C.UTF-8") else c(MCPLITE_TEST_BARE = "1")
+  processx::run(file.path(R.home("bin"), "Rscript"), c("--vanilla", script),
+                env = env, stdin = stdin, error_on_status = FALSE, timeout = 60)
+}
+
+test_that("non-ASCII schema text is the same in the C locale as under C.UTF-8", {
+  skip_on_cran()
+  skip_on_os("windows")
+  skip_if_not_installed("processx")
+  tool_lines <- c(
+    "library(mcplite)",
+    "t1 <- tool(function(size, day, n) size, \"Gr\u00f6\u00dfe messen \u65e5\u672c\",",
+    "  name = \"measure\",",
+    "  arguments = list(",
+    "    size = type_number(\"gr\u00f6\u00dfer \U0001F600\"),",
+    "    day = type_enum(c(\"\u65e5\u672c\", \"Stra\u00dfe\"), \"Tag\"),",
+    "    n = type_from_schema('{\"type\":\"integer\",\"default\":\"gr\u00fc\u00df\",\"title\":\"Z\u00e4hler\"}')",
+    "  ),",
+    "  annotations = list(title = \"Titel \u65e5\u672c\"),",
+    "  output_schema = type_object(`\u00f6l` = type_string(\"\u00d6l\")))"
+  )
+  request <- tempfile()
+  on.exit(unlink(request))
+  writeLines(paste0(
+    '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{',
+    '"io.modelcontextprotocol/protocolVersion":"2026-07-28",',
+    '"io.modelcontextprotocol/clientCapabilities":{}}}}'
+  ), request)
+  server <- c(tool_lines, "mcp_server(t1)")
+  bare <- run_script_bare(server, utf8 = FALSE, stdin = request)
+  utf8 <- run_script_bare(server, utf8 = TRUE, stdin = request)
+  expect_identical(bare$status, 0L, info = bare$stderr)
+  expect_identical(utf8$status, 0L, info = utf8$stderr)
+  expect_identical(bare$stdout, utf8$stdout)
+  listed <- jsonlite::fromJSON(bare$stdout, simplifyVector = FALSE)$result$tools[[1]]
+  expect_identical(listed$description, "Gr\u00f6\u00dfe messen \u65e5\u672c")
+  props <- listed$inputSchema$properties
+  expect_identical(props$size$description, "gr\u00f6\u00dfer \U0001F600")
+  expect_identical(unlist(props$day$enum), c("\u65e5\u672c", "Stra\u00dfe"))
+  expect_identical(props$n$default, "gr\u00fc\u00df")
+  expect_identical(props$n$title, "Z\u00e4hler")
+  expect_identical(listed$annotations$title, "Titel \u65e5\u672c")
+  expect_identical(names(listed$outputSchema$properties), "\u00f6l")
+  expect_identical(listed$outputSchema$properties[[1]]$description, "\u00d6l")
+
+  # print(tool) writes the same bytes in both locales
+  printer <- c(tool_lines, "print(t1)")
+  bare <- run_script_bare(printer, utf8 = FALSE)
+  utf8 <- run_script_bare(printer, utf8 = TRUE)
+  expect_identical(bare$stdout, utf8$stdout)
+  expect_match(bare$stdout, "gr\u00f6\u00dfer", fixed = TRUE)
+  expect_match(bare$stdout, "Titel \u65e5\u672c", fixed = TRUE)
+})

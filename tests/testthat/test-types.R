@@ -277,3 +277,96 @@ test_that("type_from_schema() handles a UTF-8 BOM and non-UTF-8 marked text", {
   writeBin(c(charToRaw('{"d":"'), as.raw(0xe9), charToRaw('"}')), bad)
   expect_field_error(type_from_schema(path = bad), "path")
 })
+
+# Nullable types ------------------------------------------------------------
+
+test_that("nullable types admit JSON null", {
+  expect_identical(schema_json(type_number(nullable = TRUE)), '{"type":["number","null"]}')
+  expect_identical(
+    schema_json(type_number("P-value.", nullable = TRUE)),
+    '{"type":["number","null"],"description":"P-value."}'
+  )
+  expect_identical(schema_json(type_boolean(nullable = TRUE)), '{"type":["boolean","null"]}')
+  expect_identical(schema_json(type_integer(nullable = TRUE)), '{"type":["integer","null"]}')
+  expect_identical(schema_json(type_string(nullable = TRUE)), '{"type":["string","null"]}')
+  expect_identical(
+    schema_json(type_enum(c("lo", "hi"), nullable = TRUE)),
+    '{"type":["string","null"],"enum":["lo","hi",null]}'
+  )
+  expect_identical(
+    schema_json(type_array(type_number(nullable = TRUE), nullable = TRUE)),
+    '{"type":["array","null"],"items":{"type":["number","null"]}}'
+  )
+  expect_identical(
+    schema_json(type_object(x = type_number(), .nullable = TRUE)),
+    '{"type":["object","null"],"properties":{"x":{"type":"number"}},"required":["x"],"additionalProperties":false}'
+  )
+  # nullable is independent of required
+  expect_identical(
+    schema_json(type_object(p = type_number(required = FALSE, nullable = TRUE))),
+    '{"type":"object","properties":{"p":{"type":["number","null"]}},"additionalProperties":false}'
+  )
+  # the default stays exactly as before
+  expect_identical(schema_json(type_number()), '{"type":"number"}')
+  expect_identical(schema_json(type_enum(1:2)), '{"type":"integer","enum":[1,2]}')
+})
+
+test_that("nullable must be TRUE or FALSE", {
+  expect_snapshot(error = TRUE, {
+    type_number(nullable = NA)
+    type_enum("a", nullable = "yes")
+    type_array(type_string(), nullable = 1)
+    type_object(.nullable = NULL)
+  })
+})
+
+test_that("nullable types print as such", {
+  expect_output(print(type_number(nullable = TRUE)), "required, nullable")
+  expect_output(print(type_number()), "required\n{", fixed = TRUE)
+})
+
+test_that("nullable output fields are projected for every protocol version", {
+  fit <- tool(
+    function() tool_result(structured_content = list(estimate = 1.5, p_value = NA_real_)),
+    "Fit.", name = "fit",
+    output_schema = type_object(estimate = type_number(), p_value = type_number(nullable = TRUE))
+  )
+  point <- tool(function() tool_result(structured_content = list(x = 1)), "Point.", name = "point",
+                output_schema = type_object(x = type_number(), .nullable = TRUE))
+  withr::local_options(mcplite.json.na = "null")
+  listing <- function(version) {
+    s <- mcp_session(list(fit, point))
+    if (version == "2026-07-28") {
+      msg <- list(jsonrpc = "2.0", id = 2, method = "tools/list", params = list(`_meta` = list(
+        "io.modelcontextprotocol/protocolVersion" = version,
+        "io.modelcontextprotocol/clientCapabilities" = list()
+      )))
+    } else {
+      mcp_handle(s, list(jsonrpc = "2.0", id = 1, method = "initialize", params = list(
+        protocolVersion = version, capabilities = list(),
+        clientInfo = list(name = "t", version = "1")
+      )))
+      msg <- list(jsonrpc = "2.0", id = 2, method = "tools/list")
+    }
+    jsonlite::fromJSON(mcp_handle(s, msg), simplifyVector = FALSE)$result$tools
+  }
+  expect_null(listing("2024-11-05")[[1]]$outputSchema)
+  for (v in c("2025-06-18", "2025-11-25", "2026-07-28")) {
+    tools <- listing(v)
+    expect_identical(tools[[1]]$outputSchema$properties$p_value$type, list("number", "null"), info = v)
+    # a nullable root is not "object": only 2026-07-28 carries it
+    if (v == "2026-07-28") {
+      expect_identical(tools[[2]]$outputSchema$type, list("object", "null"))
+    } else {
+      expect_null(tools[[2]]$outputSchema, info = v)
+    }
+  }
+  # with mcplite.json.na = "null" the missing p-value is null, as the schema allows
+  res <- mcp_handle(fit, list(jsonrpc = "2.0", id = 3, method = "tools/call", params = list(
+    name = "fit", `_meta` = list(
+      "io.modelcontextprotocol/protocolVersion" = "2026-07-28",
+      "io.modelcontextprotocol/clientCapabilities" = list()
+    )
+  )))
+  expect_match(res, '"structuredContent":{"estimate":1.5,"p_value":null}', fixed = TRUE)
+})

@@ -10,6 +10,8 @@
 //! Rounds alternate between modes; the median per-message time is reported.
 //!
 //! Usage: cargo run --release -p mcplite-engine --example trace_overhead [messages] [rounds]
+// A benchmark program: its report goes to stdout.
+#![allow(clippy::print_stdout)]
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};

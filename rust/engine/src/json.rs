@@ -123,14 +123,14 @@ pub fn write_shortest_f64(out: &mut Vec<u8>, x: f64) {
     }
     if k <= n && n <= 21 {
         out.extend_from_slice(&digits);
-        out.extend(std::iter::repeat(b'0').take((n - k) as usize));
+        out.extend(std::iter::repeat_n(b'0', (n - k) as usize));
     } else if 0 < n && n <= 21 {
         out.extend_from_slice(&digits[..n as usize]);
         out.push(b'.');
         out.extend_from_slice(&digits[n as usize..]);
     } else if -6 < n && n <= 0 {
         out.extend_from_slice(b"0.");
-        out.extend(std::iter::repeat(b'0').take((-n) as usize));
+        out.extend(std::iter::repeat_n(b'0', (-n) as usize));
         out.extend_from_slice(&digits);
     } else {
         out.push(digits[0]);

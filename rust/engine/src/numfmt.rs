@@ -205,30 +205,41 @@ fn n_digits32(v: u64) -> usize {
 }
 
 /// Write `v`, which has exactly `n` decimal digits, at `p`.
+///
+/// # Safety
+/// `p` must be valid for writes of `n` bytes, and `n` must be the digit
+/// count of `v` (as [`n_digits`] gives it), so no write lands before `p`.
 #[inline]
 unsafe fn write_u64_n(p: *mut u8, mut v: u64, n: usize) {
-    let mut i = n;
-    while v >= 100 {
-        let r = (v % 100) as usize * 2;
-        v /= 100;
-        i -= 2;
-        *p.add(i) = DIGITS2[r];
-        *p.add(i + 1) = DIGITS2[r + 1];
-    }
-    if v >= 10 {
-        let r = v as usize * 2;
-        *p.add(i - 2) = DIGITS2[r];
-        *p.add(i - 1) = DIGITS2[r + 1];
-    } else {
-        *p.add(i - 1) = b'0' + v as u8;
+    // SAFETY: every index written is below `n` (the caller's contract).
+    unsafe {
+        let mut i = n;
+        while v >= 100 {
+            let r = (v % 100) as usize * 2;
+            v /= 100;
+            i -= 2;
+            *p.add(i) = DIGITS2[r];
+            *p.add(i + 1) = DIGITS2[r + 1];
+        }
+        if v >= 10 {
+            let r = v as usize * 2;
+            *p.add(i - 2) = DIGITS2[r];
+            *p.add(i - 1) = DIGITS2[r + 1];
+        } else {
+            *p.add(i - 1) = b'0' + v as u8;
+        }
     }
 }
 
-/// Write `v` in decimal at `p` (room for 20 bytes); returns the length.
+/// Write `v` in decimal at `p`; returns the length.
+///
+/// # Safety
+/// `p` must be valid for writes of 20 bytes (the longest `u64`).
 #[inline]
 unsafe fn write_u64(p: *mut u8, v: u64) -> usize {
     let n = n_digits(v);
-    write_u64_n(p, v, n);
+    // SAFETY: `n` is the digit count of `v`, at most 20.
+    unsafe { write_u64_n(p, v, n) };
     n
 }
 
@@ -397,53 +408,61 @@ fn quad_digits(quads: u64) -> u64 {
 /// (sign passed apart), writing at most 20 bytes at `p` with fixed-size
 /// stores; returns the length. Same arithmetic as the C code, so the same
 /// rounding; the digits are laid out by shifting words instead of loops.
+///
+/// # Safety
+/// `p` must be valid for writes of 20 bytes, `1 <= prec <= 8` and
+/// `0 <= value < 2^31 - 1` (the truncations below rely on the range).
 #[inline]
 unsafe fn modp_dtoa2_fast(p: *mut u8, value: f64, neg: bool, prec: usize) -> usize {
-    // SAFETY (truncations): 0 <= value < 2^31 - 1 and 0 <= tmp < 10^8.
-    let mut whole = value.to_int_unchecked::<i32>() as u32;
-    let tmp = (value - whole as f64) * POW10[prec];
-    let mut frac = tmp.to_int_unchecked::<u32>();
-    let diff = tmp - frac as f64;
-    // round half to even on the fraction's last digit
-    frac += ((diff > 0.5) | ((diff == 0.5) & (frac & 1 == 1))) as u32;
-    let roll = frac as u64 >= POW10_INT[prec];
-    whole += roll as u32;
-    frac = if roll { 0 } else { frac };
+    // SAFETY: the whole function writes at most 20 bytes at `p` (two 8-byte
+    // stores after at most 1 + 8 digit bytes, or `write_u64` + 9 bytes), and
+    // the truncations hold: 0 <= value < 2^31 - 1 and 0 <= tmp < 10^8.
+    unsafe {
+        let mut whole = value.to_int_unchecked::<i32>() as u32;
+        let tmp = (value - whole as f64) * POW10[prec];
+        let mut frac = tmp.to_int_unchecked::<u32>();
+        let diff = tmp - frac as f64;
+        // round half to even on the fraction's last digit
+        frac += ((diff > 0.5) | ((diff == 0.5) & (frac & 1 == 1))) as u32;
+        let roll = frac as u64 >= POW10_INT[prec];
+        whole += roll as u32;
+        frac = if roll { 0 } else { frac };
 
-    *p = b'-';
-    let mut n = neg as usize;
-    if prec <= 4 && whole < 10_000 {
-        // whole part and fraction (scaled to four digits, so the scaling
-        // only adds trailing zeros) converted together
-        let w = quad_digits(whole as u64 | ((frac * POW10_INT[4 - prec] as u32) as u64) << 32);
-        let ascii = w + 0x3030_3030_3030_3030;
-        let lead = ((w | 1 << 24).trailing_zeros() / 8) as usize;
-        std::ptr::write_unaligned(p.add(n) as *mut u64, (ascii >> (8 * lead)).to_le());
-        n += 4 - lead;
-        let len = 8 - ((w >> 32).leading_zeros() / 8) as usize;
+        *p = b'-';
+        let mut n = neg as usize;
+        if prec <= 4 && whole < 10_000 {
+            // whole part and fraction (scaled to four digits, so the scaling
+            // only adds trailing zeros) converted together
+            let w = quad_digits(whole as u64 | ((frac * POW10_INT[4 - prec] as u32) as u64) << 32);
+            let ascii = w + 0x3030_3030_3030_3030;
+            let lead = ((w | 1 << 24).trailing_zeros() / 8) as usize;
+            std::ptr::write_unaligned(p.add(n) as *mut u64, (ascii >> (8 * lead)).to_le());
+            n += 4 - lead;
+            let len = 8 - ((w >> 32).leading_zeros() / 8) as usize;
+            *p.add(n) = b'.';
+            std::ptr::write_unaligned(p.add(n + 1) as *mut u64, (ascii >> 32).to_le());
+            return n + len + (len != 0) as usize;
+        }
+        if whole < 100_000_000 {
+            let w = eight_digits(whole);
+            // leading zero digits are the low zero bytes; keep at least one digit
+            let lead = ((w | 1 << 56).trailing_zeros() / 8) as usize;
+            let ascii = (w + 0x3030_3030_3030_3030) >> (8 * lead);
+            std::ptr::write_unaligned(p.add(n) as *mut u64, ascii.to_le());
+            n += 8 - lead;
+        } else {
+            n += write_u64(p.add(n), whole as u64);
+        }
+        // fraction: `prec` digits, then trailing zeros dropped (none at all,
+        // and no point, when it is zero)
+        let f = eight_digits(frac) >> (8 * (8 - prec));
+        let len = 8 - (f.leading_zeros() / 8) as usize;
         *p.add(n) = b'.';
-        std::ptr::write_unaligned(p.add(n + 1) as *mut u64, (ascii >> 32).to_le());
-        return n + len + (len != 0) as usize;
+        // (bytes past `len` become '0' too; they lie beyond the length returned)
+        let ascii = f + 0x3030_3030_3030_3030;
+        std::ptr::write_unaligned(p.add(n + 1) as *mut u64, ascii.to_le());
+        n + len + (len != 0) as usize
     }
-    if whole < 100_000_000 {
-        let w = eight_digits(whole);
-        // leading zero digits are the low zero bytes; keep at least one digit
-        let lead = ((w | 1 << 56).trailing_zeros() / 8) as usize;
-        let ascii = (w + 0x3030_3030_3030_3030) >> (8 * lead);
-        std::ptr::write_unaligned(p.add(n) as *mut u64, ascii.to_le());
-        n += 8 - lead;
-    } else {
-        n += write_u64(p.add(n), whole as u64);
-    }
-    // fraction: `prec` digits, then trailing zeros dropped (none at all,
-    // and no point, when it is zero)
-    let f = eight_digits(frac) >> (8 * (8 - prec));
-    let len = 8 - (f.leading_zeros() / 8) as usize;
-    *p.add(n) = b'.';
-    // (bytes past `len` become '0' too; they lie beyond the length returned)
-    let ascii = f + 0x3030_3030_3030_3030;
-    std::ptr::write_unaligned(p.add(n + 1) as *mut u64, ascii.to_le());
-    n + len + (len != 0) as usize
 }
 
 /// Significant digits of the decimal text Rust's and zmij's formatters print

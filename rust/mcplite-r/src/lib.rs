@@ -1,5 +1,14 @@
 //! extendr bridge between R and the mcplite engine. The only crate that
 //! touches R objects.
+//!
+//! Modules: `rapi` (the one layer over R's C API), `error` (the one error
+//! type and its conversion for R), `host` (the engine's `Host`: tool calls)
+//! with `decode` (JSON -> R arguments) and `result` (return value -> tool
+//! result), `encode` (R -> JSON), `stdio` (file descriptors while serving),
+//! `trace_env` (trace context for tools). This file holds the entry points
+//! of the server and of in-process sessions.
+
+#![deny(unsafe_op_in_unsafe_fn)]
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -7,14 +16,17 @@ use extendr_api::prelude::*;
 use mcplite_engine::transport::{serve, ServeOptions};
 use mcplite_engine::{LegacyState, Server, ServerInfo};
 
+mod decode;
 pub mod encode;
-mod payload;
-mod rffi;
-mod rhost;
+mod error;
+mod host;
+mod rapi;
+mod result;
 mod stdio;
 mod trace_env;
 
-use rhost::RHost;
+use error::{to_r, Error, Kind};
+use host::RHost;
 
 static SERVING: AtomicBool = AtomicBool::new(false);
 
@@ -26,31 +38,28 @@ fn server_info(version: &str, instructions: Robj) -> ServerInfo {
     }
 }
 
-unsafe fn make_host(spec: &Robj) -> std::result::Result<RHost, String> {
-    RHost::from_spec(spec.get())
+/// The host for the spec made by R's `server_spec()`.
+fn make_host(spec: &Robj) -> error::Result<RHost> {
+    // SAFETY: called from an entry point (R's main thread); `spec` is a
+    // `.Call` argument that R keeps alive while serving, or is stored
+    // beside the session's external pointer (R/server.R).
+    unsafe { RHost::from_spec(spec.get()) }
 }
 
-/// Is a server already running in this process?
+/// Serve over stdio until EOF. Returns how serving ended ("eof", ...). Only
+/// one server runs in a process at a time (a tool cannot start another).
 /// @noRd
 #[extendr]
-fn engine_is_serving() -> bool {
-    SERVING.load(Ordering::SeqCst)
-}
-
-/// Serve over stdio until EOF. Returns how serving ended, or a string
-/// starting with "error: " (the R wrapper raises it as a condition).
-/// @noRd
-#[extendr]
-fn engine_serve(spec: Robj, version: &str, instructions: Robj) -> String {
+fn engine_serve(spec: Robj, version: &str, instructions: Robj) -> Robj {
     if SERVING.swap(true, Ordering::SeqCst) {
-        return "error: a server is already running in this process".into();
+        return Error::new(Kind::ServerRunning, error::SERVER_RUNNING).into_r();
     }
-    let res = (|| -> std::result::Result<String, String> {
-        let mut host = unsafe { make_host(&spec)? };
+    let res = (|| -> error::Result<String> {
+        let mut host = make_host(&spec)?;
         let mut server = Server::new(server_info(version, instructions), &mut host);
         server.set_recorder(trace_env::recorder_from_process_env());
         let (mut guard, input, mut output) =
-            stdio::StdioGuard::install().map_err(|e| format!("cannot set up stdio: {e}"))?;
+            stdio::StdioGuard::install().map_err(|e| Error::new(Kind::Stdio, format!("cannot set up stdio: {e}")))?;
         stdio::keep_large_buffers();
         let reader = stdio::spawn_reader_masked(input);
         let end = serve(&server, &mut host, reader, &mut output, &ServeOptions::default());
@@ -60,10 +69,7 @@ fn engine_serve(spec: Robj, version: &str, instructions: Robj) -> String {
         Ok(end.as_str().to_string())
     })();
     SERVING.store(false, Ordering::SeqCst);
-    match res {
-        Ok(s) => s,
-        Err(e) => format!("error: {e}"),
-    }
+    to_r(res.map_err(|e| e.context("The server could not run: ")))
 }
 
 /// An in-process session: a prepared server, its host and its legacy
@@ -74,29 +80,36 @@ struct Session {
     legacy: LegacyState,
 }
 
-/// Create a session (external pointer), or return an error string. The spec
-/// must be kept alive by R.
+/// Create a session (an external pointer). The spec must be kept alive by
+/// R (R/server.R stores it beside the pointer).
 /// @noRd
 #[extendr]
 fn engine_session_new(spec: Robj, version: &str, instructions: Robj) -> Robj {
-    let mut host = match unsafe { make_host(&spec) } {
-        Ok(h) => h,
-        Err(e) => return Robj::from(format!("error: {e}")),
-    };
-    let mut server = Server::new(server_info(version, instructions), &mut host);
-    server.set_recorder(trace_env::recorder_from_process_env());
-    ExternalPtr::new(Session { server, host, legacy: LegacyState::default() }).into()
+    let res = make_host(&spec).map(|mut host| {
+        let mut server = Server::new(server_info(version, instructions), &mut host);
+        server.set_recorder(trace_env::recorder_from_process_env());
+        Robj::from(ExternalPtr::new(Session { server, host, legacy: LegacyState::default() }))
+    });
+    to_r(res.map_err(|e| e.context("The session could not be created: ")))
 }
+
+/// The message of a session whose external pointer is gone.
+const SESSION_GONE: &str = "This session cannot be used: it was saved and restored (for example with `saveRDS()`) or \
+                            copied from another R process. Create a new one with `mcp_session()`.";
 
 /// Handle one message; returns the response line or NULL.
 /// @noRd
 #[extendr]
-fn engine_session_handle(mut session: ExternalPtr<Session>, _spec: Robj, line: &str) -> Robj {
+fn engine_session_handle(session: Robj, _spec: Robj, line: &str) -> Robj {
+    let mut session = match ExternalPtr::<Session>::try_from(&session) {
+        Ok(s) => s,
+        Err(_) => return Error::new(Kind::Session, SESSION_GONE).into_r(),
+    };
     let s: &mut Session = &mut session;
     // Handing the line back is the write: the span ends here.
     let reply = s.server.handle(&mut s.legacy, line.as_bytes(), &mut s.host).into_line();
     match reply {
-        Some(bytes) => Robj::from(String::from_utf8_lossy(&bytes).into_owned()),
+        Some(bytes) => Robj::from(rapi::strings::into_valid_utf8(bytes)),
         None => Robj::from(()),
     }
 }
@@ -105,7 +118,6 @@ extendr_module! {
     mod mcplite;
     use trace_env;
     use encode;
-    fn engine_is_serving;
     fn engine_serve;
     fn engine_session_new;
     fn engine_session_handle;

@@ -25,11 +25,7 @@ fn dup_cloexec(fd: i32) -> io::Result<i32> {
 }
 
 fn flush_all() {
-    // SAFETY: flush R's console and every C stdio stream.
-    unsafe {
-        crate::rffi::R_FlushConsole();
-        libc::fflush(std::ptr::null_mut());
-    }
+    crate::rapi::flush_console();
 }
 
 impl StdioGuard {
@@ -84,7 +80,9 @@ impl Drop for StdioGuard {
 }
 
 /// Spawn the reader thread with every signal blocked, so R's handlers never
-/// run on it (ENGINE-NOTES pitfall 5).
+/// run on it: they touch R's state, which belongs to the main thread (a
+/// SIGINT handled on the reader would set R's interrupt flag from another
+/// thread, or be lost).
 pub fn spawn_reader_masked(input: File) -> mcplite_engine::transport::Reader {
     // SAFETY: sigset manipulation on stack values.
     unsafe {

@@ -1,0 +1,85 @@
+# Errors raised by mcplite: one helper that raises them (abort()), one class
+# hierarchy (documented below), and the conversion of the errors the Rust
+# bridge returns (bridge_value()).
+
+#' Errors raised by mcplite
+#'
+#' Every error mcplite raises is a condition of class `mcplite_error` (and
+#' `error`, `condition`), so a handler for `mcplite_error` catches all of them.
+#' Its message names the offending argument or option in backticks and says
+#' what was expected. Errors of the kinds below have a more specific class as
+#' well, in front of `mcplite_error`; handle that class to react to one kind
+#' only, and test for it with `testthat::expect_error(class = ...)`.
+#'
+#' * `mcplite_error_server_running`: [mcp_server()] was called while a server
+#'   is already running in the same process (for example from inside a tool).
+#' * `mcplite_error_stdio`: [mcp_server()] could not set up standard input and
+#'   output for the protocol.
+#' * `mcplite_error_option`: one of the `mcplite.json.*` options (see
+#'   [mcplite-results]) is invalid. Raised wherever the options are read:
+#'   [mcp_server()], [mcp_session()], [tool_result()].
+#' * `mcplite_error_json`: an R value cannot be converted to JSON, for
+#'   example an environment in a message given to [mcp_handle()] as a list.
+#'   These errors also have the older class `mcplite_json_error`.
+#' * `mcplite_error_session`: a session made by [mcp_session()] cannot be
+#'   used because it was saved and restored (for example with [saveRDS()]);
+#'   sessions live in one R process only.
+#' * `mcplite_error_internal`: mcplite broke one of its own invariants. This
+#'   is a bug; please report it.
+#'
+#' Errors that only check arguments (for example from [tool()], the [type
+#' helpers][type_string()] or the [content constructors][content_text()])
+#' have the class `mcplite_error` alone.
+#'
+#' Errors inside tools while a server runs are not raised in the calling R
+#' session: they become tool-level errors (`isError: true`) that the client
+#' receives, as described in [mcp_server()].
+#'
+#' @name mcplite_error
+#' @aliases mcplite_error_server_running mcplite_error_stdio
+#'   mcplite_error_option mcplite_error_json mcplite_error_session
+#'   mcplite_error_internal
+#' @seealso [conditionMessage()], [tryCatch()].
+#' @examples
+#' session <- mcp_session(list())
+#'
+#' # A value that cannot be converted to JSON
+#' tryCatch(
+#'   mcp_handle(session, list(jsonrpc = "2.0", id = 1, method = "ping", params = new.env())),
+#'   mcplite_error_json = function(e) conditionMessage(e)
+#' )
+#'
+#' # An invalid option
+#' old <- options(mcplite.json.na = "maybe")
+#' tryCatch(mcp_session(list()), mcplite_error_option = function(e) class(e))
+#' options(old)
+NULL
+
+# Raise an error of class `mcplite_error` (plus any more specific classes in
+# `class`, first). Messages name the offending argument in backticks and say
+# what is expected.
+abort <- function(message, ..., class = NULL, call = NULL) {
+  cnd <- structure(
+    class = c(class, "mcplite_error", "error", "condition"),
+    list(message = paste0(message, ...), call = call)
+  )
+  stop(cnd)
+}
+
+# The classes of an error of the given kind ("json", "option", ...), most
+# specific first, without "mcplite_error" itself.
+error_class <- function(kind) {
+  c(paste0("mcplite_error_", kind), if (identical(kind, "json")) "mcplite_json_error")
+}
+
+# The value a Rust entry point returned, or, when it returned the marker of
+# an error (rust/mcplite-r/src/error.rs: a list of class
+# "mcplite_bridge_error" with `kind` and `message`), that error raised with
+# the classes of its kind. Every wrapper in R/extendr-wrappers.R returns
+# through this function.
+bridge_value <- function(x) {
+  if (inherits(x, "mcplite_bridge_error")) {
+    abort(x[["message"]], class = error_class(x[["kind"]]))
+  }
+  x
+}

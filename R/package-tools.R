@@ -1,0 +1,1195 @@
+# package_tools(): tools for the exported functions of an installed package,
+# with names, descriptions and argument schemas taken from the function's
+# formals and its installed help page. Every tool is made by tool(), so the
+# server treats it like any hand-written tool.
+
+#' Serve an installed package's functions as tools
+#'
+#' @description
+#' `package_tools()` turns the exported functions of an installed package
+#' into [tool()] objects without writing anything per tool: the tool name is
+#' the function name, the title, description and argument descriptions come
+#' from the function's installed help page, and the input schema is inferred
+#' from the function's formals and its documentation. Pass the result, alone
+#' or together with other tools, to [mcp_server()]. [mcp_manifest()] writes
+#' the resulting catalogue to a file that can be committed and checked in CI.
+#'
+#' @section Descriptions:
+#' The help page that documents a function (through its `\alias`) gives the
+#' tool's title (sent as the `title` annotation), its description (the
+#' page's Description section followed by its Value section) and the
+#' description of each argument (its `\arguments` entry). They are rendered
+#' as Markdown or, with `docs = "text"`, as plain text. A function without a
+#' help page, or whose help page cannot be rendered, is still served: its
+#' description is its R signature, and a message names it.
+#'
+#' @section Argument schemas:
+#' Each formal argument becomes a property of the input schema; arguments
+#' without a default are required. The JSON type is inferred, in this order:
+#'
+#' 1. from an override (see `overrides`);
+#' 2. from a literal default value: `TRUE`/`FALSE`/`NA` is a boolean, an
+#'    integer a JSON integer, any other number a JSON number, a string a
+#'    string, and a vector of several values an array of them. A character
+#'    vector that the function passes to [match.arg()] is an enum of its
+#'    values (an array of them with `several.ok = TRUE`), and its first value
+#'    is advertised as the default. Constants such as `p.adjust.methods` are
+#'    looked up in the package namespace; other default expressions (calls
+#'    such as `length(x)`) are never evaluated;
+#' 3. from the first words of the argument's documentation: "logical ...",
+#'    "integer ...", "numeric ..."/"number ...", "character string ..." and
+#'    "character vector ..." give a boolean, integer, number, string or array
+#'    of strings; "function", "formula" and "environment" mark values that
+#'    JSON cannot carry;
+#' 4. otherwise the property accepts any JSON value (an empty schema).
+#'
+#' A `NULL` default makes the argument optional, typed from its
+#' documentation. An argument without a default that the function tests with
+#' `missing()` is optional too. For an S3 generic such as `t.test()`, whose
+#' own formals are little more than `x, ...`, the formals of its default
+#' method are used as well (they reach the method through `...`).
+#'
+#' `...` is never part of the schema. Functions and environments are never
+#' accepted from a client: such an argument is left out of the schema, so the
+#' R default applies. Formulas are left out too, unless `formulas = "string"`:
+#' the argument is then a string such as `"y ~ x"`, parsed and checked to be
+#' a formula (nothing in the string is evaluated when it is converted, but a
+#' model function evaluates the formula's terms later, so only enable this
+#' for clients you trust). A function with a required argument that cannot be
+#' sent as JSON is skipped, and a message names it.
+#'
+#' @section Argument values:
+#' Clients send JSON, and a JSON array reaches R as a list. Before the
+#' function is called, each argument is converted: a value for a boolean,
+#' integer, number or string property (or an array of them) becomes an
+#' atomic vector of that type, with `null` elements as `NA`. A value for an
+#' untyped property is simplified the way `jsonlite` simplifies: an array of
+#' scalars of one kind becomes an atomic vector and an array of objects with
+#' scalar members a data frame. A formula string becomes a formula. The
+#' function is then called with the arguments the client sent, by name.
+#'
+#' A result that cannot be converted to JSON (a fitted model, a test result
+#' of class `htest`, ...) is returned as the text R prints for it; anything
+#' else is returned as the function returns it (see [mcplite-results]).
+#'
+#' @section Shaping data-frame results:
+#' Tools named in `shape` (or all, with `shape = TRUE`) get four extra
+#' optional arguments, prefixed with a dot so that they never collide with
+#' the function's own:
+#'
+#' * `.limit`: the maximum number of rows to return. Its default is
+#'   `getOption("mcplite.shape.limit", 200)`, and larger values are lowered
+#'   to `getOption("mcplite.shape.max_limit", 5000)`. Both options are read
+#'   when the tools are built.
+#' * `.offset`: the number of rows to skip first (default 0).
+#' * `.columns`: the names of the columns to keep.
+#' * `.format`: `"records"` (default), `"csv"` or `"markdown"`: how the rows
+#'   are written in the text content.
+#'
+#' When the function returns a data frame, the tool returns a
+#' [tool_result()] whose structured content holds `total_rows` (the row count
+#' before slicing), `offset`, `limit`, `returned_rows`, `columns` and the
+#' selected `rows` as records, so a client always knows whether it saw only a
+#' slice. With `"records"` the text content is that structured content as
+#' JSON; with `"csv"` or `"markdown"` it is a line giving the counts followed
+#' by the table. Other results are returned unchanged.
+#'
+#' @section Caching:
+#' Reading and rendering the help pages of a large package takes a few
+#' seconds, so the rendered text is cached: in memory for the R session, and
+#' on disk in `getOption("mcplite.cache_dir")` or else
+#' `tools::R_user_dir("mcplite", "cache")`. A cache entry is used only for
+#' the same installed package files, R version, mcplite version and `docs`
+#' format, so a reinstalled or upgraded package is read again; there is one
+#' file per package and format, replaced when it is out of date. The tools are
+#' the same with or without the cache.
+#'
+#' @param package The name of an installed package, as a single string.
+#' @param include `NULL` for every exported function, or a character vector
+#'   of exported function names.
+#' @param exclude A character vector of function names to leave out. Names
+#'   that are not exported are ignored.
+#' @param pattern,exclude_pattern `NULL`, or a single Perl-compatible regular
+#'   expression: keep only the functions whose name matches `pattern`, and
+#'   drop those whose name matches `exclude_pattern`.
+#' @param prefix A string put in front of every tool name, for example
+#'   `"stats_"` to keep the tools of several packages apart. Functions whose
+#'   name does not make a valid tool name (1 to 128 ASCII letters, digits,
+#'   `_`, `.` or `-`) are skipped with a message.
+#' @param overrides A named list with one entry per function name, each a
+#'   named list of some of: `name` (the tool name), `title`, `description`,
+#'   `arguments` (a named list of type helpers such as [type_string()] that
+#'   replace the inferred type of those arguments, or [type_ignore()] to hide
+#'   one; the type's `required` flag applies), `annotations` (merged over the
+#'   others), `shape` (`TRUE` or `FALSE`) and `convert` (a named list of
+#'   functions, each turning the JSON value of one argument into the R value
+#'   passed to the function).
+#' @param annotations A named list of tool annotations (see [tool()]) given to
+#'   every tool, for example `list(read_only_hint = TRUE)`. The title from the
+#'   help page is added unless `annotations` or an override sets one.
+#' @param shape `TRUE` to add the result-shaping arguments to every tool,
+#'   `FALSE` (default) for none, or a character vector of function names.
+#' @param formulas `"omit"` (default) to leave formula arguments out, or
+#'   `"string"` to accept them as strings.
+#' @param docs `"markdown"` (default) or `"text"`: how help text is rendered.
+#' @param cache `TRUE` (default) to cache rendered help pages in memory and
+#'   on disk, `FALSE` for no cache, or the path of a directory for the disk
+#'   cache.
+#' @param quiet `TRUE` to suppress the messages about undocumented and
+#'   skipped functions.
+#'
+#' @return A named list of tools made by [tool()], named by tool name and
+#'   ordered by function name.
+#' @seealso [tool()], [mcp_server()], [mcp_manifest()]
+#' @export
+#' @examples
+#' # (cache = FALSE keeps these examples from writing to the user's cache.)
+#' tools <- package_tools("stats", include = c("median", "qnorm", "p.adjust"), cache = FALSE)
+#' names(tools)
+#' tools$p.adjust
+#' tools$median(x = list(1, 5, 2))
+#'
+#' # Data-frame results sliced by the client, with a total row count.
+#' csv <- package_tools("utils", include = "read.csv", shape = TRUE, cache = FALSE)
+#' csv$read.csv(text = "a,b\n1,x\n2,y\n3,z", .limit = 2)$structured_content
+#'
+#' \dontrun{
+#' # server.R: every exported function of stats as a tool.
+#' mcplite::mcp_server(mcplite::package_tools("stats"))
+#' }
+package_tools <- function(package, include = NULL, exclude = NULL, pattern = NULL,
+                          exclude_pattern = NULL, prefix = "", overrides = list(),
+                          annotations = list(), shape = FALSE,
+                          formulas = c("omit", "string"), docs = c("markdown", "text"),
+                          cache = TRUE, quiet = FALSE) {
+  if (missing(package)) {
+    abort("`package` is required: the name of an installed package, e.g. \"stats\".")
+  }
+  path <- check_installed_package(package)
+  formulas <- check_choice(formulas, c("omit", "string"), "formulas")
+  docs <- check_choice(docs, c("markdown", "text"), "docs")
+  check_name_vector(include, "include", null_ok = TRUE)
+  check_name_vector(exclude, "exclude", null_ok = TRUE)
+  check_regex(pattern, "pattern")
+  check_regex(exclude_pattern, "exclude_pattern")
+  if (!is_scalar_string(prefix)) {
+    abort("`prefix` must be a single string, not ", describe(prefix), ".")
+  }
+  if (!(is_true_false(cache) || is_scalar_string(cache))) {
+    abort("`cache` must be TRUE, FALSE or a directory path, not ", describe(cache), ".")
+  }
+  if (!is_true_false(quiet)) {
+    abort("`quiet` must be TRUE or FALSE, not ", describe(quiet), ".")
+  }
+  map_annotations(annotations, "annotations")
+  if (!(is_true_false(shape) || (is.character(shape) && !anyNA(shape)))) {
+    abort("`shape` must be TRUE, FALSE or a character vector of function names, not ",
+          describe(shape), ".")
+  }
+  ns <- tryCatch(
+    suppressPackageStartupMessages(loadNamespace(package, lib.loc = dirname(path))),
+    error = function(e) {
+      abort("`package` \"", package, "\" is installed but could not be loaded: ", conditionMessage(e))
+    }
+  )
+  exports <- sort(getNamespaceExports(ns), method = "radix")
+  funs <- select_exports(package, ns, exports, include, exclude, pattern, exclude_pattern)
+  overrides <- check_overrides(overrides, names(funs), package)
+  if (is.character(shape)) {
+    unknown <- setdiff(shape, names(funs))
+    if (length(unknown) > 0L) {
+      abort("`shape` names functions that are not selected from ", package, ": ",
+            quote_names(unknown), ".")
+    }
+  }
+  limits <- shape_limits()
+  pkg_docs <- package_docs(package, path, docs, cache, names(funs))
+  version <- as.character(utils::packageVersion(package, lib.loc = dirname(path)))
+
+  out <- list()
+  notes <- list(undocumented = character(), bad_name = character(), unusable = character(),
+                failed = character())
+  if (!is.null(pkg_docs$error)) {
+    notes$no_docs <- pkg_docs$error
+  }
+  md <- identical(docs, "markdown")
+  inferred_cache <- pkg_docs$inferred[[formulas]] %||% list()
+  n_cached <- length(inferred_cache)
+  for (fname in names(funs)) {
+    ov <- overrides[[fname]] %||% list()
+    tool_name <- ov$name %||% paste0(prefix, fname)
+    if (!is_valid_tool_name(tool_name)) {
+      notes$bad_name <- c(notes$bad_name, fname)
+      next
+    }
+    shaped <- ov$shape %||% (isTRUE(shape) || fname %in% shape)
+    doc <- function_doc(fname, pkg_docs)
+    if (!is.null(doc$failed)) {
+      notes$failed <- c(notes$failed, paste0(fname, " (", doc$failed, ")"))
+    } else if (is.null(doc$topic) && is.null(ov$description)) {
+      notes$undocumented <- c(notes$undocumented, fname)
+    }
+    inferred <- inferred_cache[[fname]]
+    if (is.null(inferred)) {
+      inferred <- tryCatch(
+        infer_function(package, fname, funs[[fname]], ns, doc$topic, formulas, md),
+        error = function(e) e
+      )
+      if (inherits(inferred, "error")) {
+        notes$failed <- c(notes$failed, paste0(fname, " (", conditionMessage(inferred), ")"))
+        next
+      }
+      inferred_cache[[fname]] <- inferred
+    }
+    built <- tryCatch(
+      build_package_tool(fname, funs[[fname]], inferred, tool_name, ov, annotations, shaped,
+                         limits, md),
+      # Problems with the user's overrides are errors; anything else
+      # skips this one function.
+      error = function(e) if (inherits(e, "mcplite_override_error")) abort(conditionMessage(e)) else e
+    )
+    if (inherits(built, "error")) {
+      notes$failed <- c(notes$failed, paste0(fname, " (", conditionMessage(built), ")"))
+      next
+    }
+    if (is.character(built)) {
+      notes$unusable <- c(notes$unusable, paste0(fname, " (", built, ")"))
+      next
+    }
+    # Where the tool comes from, for mcp_manifest(); kept in the tool
+    # function's environment so that printing the tool stays unchanged.
+    assign("package_info", list(package = package, version = version, fun = fname),
+           envir = environment(built))
+    out[[tool_name]] <- built
+  }
+  if (length(inferred_cache) > n_cached) {
+    pkg_docs$inferred[[formulas]] <- inferred_cache
+    save_package_docs(pkg_docs, package, docs, cache)
+  }
+  if (!quiet) {
+    report_package_notes(package, notes)
+  }
+  out
+}
+
+# -- checks -------------------------------------------------------------------
+
+check_installed_package <- function(package) {
+  if (!is_scalar_string(package) || !nzchar(package)) {
+    abort("`package` must be the name of an installed package as a single string, not ",
+          describe(package), ".")
+  }
+  path <- find.package(package, quiet = TRUE)
+  if (length(path) == 0L) {
+    abort("`package` must name an installed package, but \"", package,
+          "\" is not installed in any library of `.libPaths()`.")
+  }
+  path[[1L]]
+}
+
+check_choice <- function(x, choices, arg) {
+  if (identical(x, choices)) {
+    return(choices[[1L]])
+  }
+  if (!is_scalar_string(x) || !x %in% choices) {
+    abort("`", arg, "` must be one of ", paste0("\"", choices, "\"", collapse = " or "),
+          ", not ", if (is_scalar_string(x)) paste0("\"", x, "\"") else describe(x), ".")
+  }
+  x
+}
+
+check_name_vector <- function(x, arg, null_ok = FALSE) {
+  if (is.null(x) && null_ok) {
+    return(invisible(x))
+  }
+  if (!is.character(x) || anyNA(x)) {
+    abort("`", arg, "` must be NULL or a character vector of function names, not ",
+          describe(x), ".")
+  }
+  invisible(x)
+}
+
+check_regex <- function(x, arg) {
+  if (is.null(x)) {
+    return(invisible(x))
+  }
+  if (!is_scalar_string(x)) {
+    abort("`", arg, "` must be NULL or a single regular expression, not ", describe(x), ".")
+  }
+  ok <- tryCatch({
+    grepl(x, "", perl = TRUE)
+    TRUE
+  }, error = function(e) FALSE, warning = function(w) FALSE)
+  if (!ok) {
+    abort("`", arg, "` is not a valid regular expression: \"", x, "\".")
+  }
+  invisible(x)
+}
+
+quote_names <- function(x, max = 10L) {
+  shown <- paste0("\"", utils::head(x, max), "\"", collapse = ", ")
+  if (length(x) > max) paste0(shown, " and ", length(x) - max, " more") else shown
+}
+
+# The selected exports that are functions, in name order.
+select_exports <- function(package, ns, exports, include, exclude, pattern, exclude_pattern) {
+  if (!is.null(include)) {
+    missing_names <- setdiff(include, exports)
+    if (length(missing_names) > 0L) {
+      abort("`include` names objects that ", package, " does not export: ",
+            quote_names(missing_names), ".")
+    }
+    names <- exports[exports %in% include]
+  } else {
+    names <- exports
+  }
+  names <- setdiff(names, exclude)
+  if (!is.null(pattern)) {
+    names <- names[grepl(pattern, names, perl = TRUE)]
+  }
+  if (!is.null(exclude_pattern)) {
+    names <- names[!grepl(exclude_pattern, names, perl = TRUE)]
+  }
+  funs <- list()
+  for (nm in names) {
+    obj <- getExportedValue(ns, nm)
+    if (is.function(obj)) {
+      funs[[nm]] <- obj
+    } else if (!is.null(include)) {
+      abort("`include` names \"", nm, "\", which ", package, " exports but which is ",
+            describe(obj), ", not a function.")
+    }
+  }
+  funs
+}
+
+override_fields <- c("name", "title", "description", "arguments", "annotations", "shape", "convert")
+
+# Overrides are the user's own input: problems are errors (plain
+# mcplite_error, like every argument check).
+check_overrides <- function(overrides, selected, package) {
+  fail <- function(...) abort(...)
+  if (!is_named_list(overrides)) {
+    fail("`overrides` must be a named list (one entry per function name), not ",
+         describe_json_shape(overrides), ".")
+  }
+  unknown <- setdiff(names(overrides), selected)
+  if (length(unknown) > 0L) {
+    fail("`overrides` names functions that are not selected from ", package, ": ",
+         quote_names(unknown), ".")
+  }
+  for (fname in names(overrides)) {
+    ov <- overrides[[fname]]
+    where <- paste0("overrides$", fname)
+    if (!is_named_list(ov)) {
+      fail("`", where, "` must be a named list, not ", describe_json_shape(ov), ".")
+    }
+    bad <- setdiff(names(ov), override_fields)
+    if (length(bad) > 0L) {
+      fail("`", where, "` has unknown fields ", quote_names(bad), "; use ",
+           paste0("`", override_fields, "`", collapse = ", "), ".")
+    }
+    if (!is.null(ov$name) && !is_valid_tool_name(ov$name)) {
+      fail("`", where, "$name` must be 1 to 128 ASCII letters, digits, `_`, `.` or `-`, not ",
+           if (is_scalar_string(ov$name)) paste0("\"", ov$name, "\"") else describe(ov$name), ".")
+    }
+    for (field in c("title", "description")) {
+      if (!is.null(ov[[field]]) && !is_scalar_string(ov[[field]])) {
+        fail("`", where, "$", field, "` must be a single string, not ", describe(ov[[field]]), ".")
+      }
+    }
+    if (!is.null(ov$shape) && !is_true_false(ov$shape)) {
+      fail("`", where, "$shape` must be TRUE or FALSE, not ", describe(ov$shape), ".")
+    }
+    if (!is.null(ov$annotations)) {
+      tryCatch(map_annotations(ov$annotations, paste0(where, "$annotations")),
+               mcplite_error = function(e) fail(conditionMessage(e)))
+    }
+    args <- ov$arguments
+    if (!is.null(args)) {
+      if (!is_named_list(args)) {
+        fail("`", where, "$arguments` must be a named list of type helpers, not ",
+             describe_json_shape(args), ".")
+      }
+      for (a in names(args)) {
+        if (!is_type(args[[a]])) {
+          fail("`", where, "$arguments$", a, "` must be a type helper such as type_string(), not ",
+               describe(args[[a]]), ".")
+        }
+        tryCatch(type_schema(args[[a]], paste0(where, "$arguments$", a)),
+                 mcplite_error = function(e) fail(conditionMessage(e)))
+      }
+    }
+    conv <- ov$convert
+    if (!is.null(conv)) {
+      if (!is_named_list(conv) || !all(vapply(conv, is.function, logical(1)))) {
+        fail("`", where, "$convert` must be a named list of functions, not ",
+             describe_json_shape(conv), ".")
+      }
+    }
+  }
+  overrides
+}
+
+shape_limits <- function() {
+  read <- function(opt, default) {
+    v <- getOption(opt, default)
+    if (!is.numeric(v) || length(v) != 1L || is.na(v) || v < 1 || v != round(v) || v > .Machine$integer.max) {
+      abort("The option `", opt, "` must be a whole number of rows of at least 1, not ",
+            describe(v), ".")
+    }
+    as.integer(v)
+  }
+  max <- read("mcplite.shape.max_limit", 5000L)
+  default <- read("mcplite.shape.limit", 200L)
+  list(default = min(default, max), max = max)
+}
+
+report_package_notes <- function(package, notes) {
+  say <- function(...) {
+    msg <- paste0("package_tools(\"", package, "\"): ", ...)
+    message(structure(
+      class = c("mcplite_package_tools_message", "message", "condition"),
+      list(message = paste0(msg, "\n"), call = NULL)
+    ))
+  }
+  if (!is.null(notes$no_docs)) {
+    say("no help pages used, ", notes$no_docs, ".")
+  }
+  if (length(notes$undocumented) > 0L && is.null(notes$no_docs)) {
+    say(length(notes$undocumented), " function(s) without a help page are served with their ",
+        "name and signature only: ", quote_names(notes$undocumented), ".")
+  }
+  if (length(notes$failed) > 0L) {
+    say(length(notes$failed), " help page(s) or function(s) could not be used: ",
+        paste(utils::head(notes$failed, 10L), collapse = "; "),
+        if (length(notes$failed) > 10L) paste0(" and ", length(notes$failed) - 10L, " more"), ".")
+  }
+  if (length(notes$unusable) > 0L) {
+    say("skipped ", length(notes$unusable), " function(s) with a required argument that JSON ",
+        "cannot carry: ", paste(utils::head(notes$unusable, 10L), collapse = ", "),
+        if (length(notes$unusable) > 10L) paste0(" and ", length(notes$unusable) - 10L, " more"), ".")
+  }
+  if (length(notes$bad_name) > 0L) {
+    say("skipped ", length(notes$bad_name), " function(s) whose name is not a valid tool name: ",
+        quote_names(notes$bad_name), ".")
+  }
+}
+
+# -- documentation -------------------------------------------------------------
+
+# list(topic = rendered doc or NULL, failed = reason or NULL)
+function_doc <- function(fname, docs) {
+  topic <- docs$aliases[fname]
+  if (length(topic) == 0L || is.na(topic)) {
+    return(list(topic = NULL, failed = NULL))
+  }
+  topic <- unname(topic)
+  if (!is.null(docs$failed) && !is.na(docs$failed[topic])) {
+    return(list(topic = NULL, failed = paste0("help page ", topic, ": ", docs$failed[[topic]])))
+  }
+  list(topic = docs$topics[[topic]], failed = NULL)
+}
+
+# -- one tool ------------------------------------------------------------------
+
+# What a function's tool looks like, from the installed package alone (its
+# formals, body and help page): cached with the rendered help pages.
+# list(args = list(<arg> = list(schema, required, formula) or
+# list(unsupported, required)), description, title)
+infer_function <- function(package, fname, fun, ns, doc, formulas, md) {
+  sig <- function_formals(fun, fname, ns)
+  argdocs <- doc_kinds(doc)
+  args <- list()
+  for (arg in setdiff(names(sig$formals), "...")) {
+    args[[arg]] <- infer_argument(arg, sig$formals[[arg]], sig, argdocs, formulas)
+  }
+  list(args = args, description = tool_description(package, fname, fun, doc, md),
+       title = doc$title)
+}
+
+# A tool, or a string saying why the function cannot be served.
+build_package_tool <- function(fname, fun, inferred, tool_name, ov, annotations, shaped,
+                               limits, md) {
+  override_args <- ov$arguments %||% list()
+  unknown <- setdiff(names(override_args), names(inferred$args))
+  if (length(unknown) > 0L) {
+    abort("`overrides$", fname, "$arguments` names arguments that ", fname, "() does not have: ",
+          quote_names(unknown), ".", class = "mcplite_override_error")
+  }
+  props <- list()
+  required <- character()
+  convert <- list()
+  for (arg in names(inferred$args)) {
+    if (!is.null(override_args[[arg]])) {
+      type <- override_args[[arg]]
+      schema <- type_schema(type, paste0("overrides$", fname, "$arguments$", arg))
+      if (is.null(schema)) {
+        next
+      }
+      props[[arg]] <- schema
+      if (type_required(type)) {
+        required <- c(required, arg)
+      }
+      convert[[arg]] <- schema_converter(schema)
+      next
+    }
+    info <- inferred$args[[arg]]
+    if (!is.null(info$unsupported)) {
+      if (info$required) {
+        return(paste0(arg, ": ", info$unsupported))
+      }
+      next
+    }
+    props[[arg]] <- info$schema
+    if (info$required) {
+      required <- c(required, arg)
+    }
+    convert[[arg]] <- if (isTRUE(info$formula)) formula_from_json else schema_converter(info$schema)
+  }
+  for (arg in names(ov$convert)) {
+    if (!arg %in% names(props)) {
+      abort("`overrides$", fname, "$convert$", arg, "` is for an argument that is not in the ",
+            "schema of ", fname, "().", class = "mcplite_override_error")
+    }
+    convert[[arg]] <- ov$convert[[arg]]
+  }
+  if (shaped) {
+    shape_props <- shape_properties(limits, md)
+    for (nm in names(shape_props)) {
+      props[[nm]] <- shape_props[[nm]]
+    }
+  }
+  schema <- list(type = "object", properties = if (length(props)) props else structure(list(), names = character()))
+  if (length(required) > 0L) {
+    schema$required <- as.list(required)
+  }
+  schema$additionalProperties <- FALSE
+
+  description <- ov$description %||% inferred$description
+  ann <- annotations
+  title <- ov$title %||% inferred$title
+  if (!is.null(title) && nzchar(title) && is.null(ann$title)) {
+    ann <- c(list(title = title), ann)
+  }
+  for (nm in names(ov$annotations)) {
+    ann[nm] <- list(ov$annotations[[nm]])
+  }
+  if (!is.null(ov$title)) {
+    ann$title <- ov$title
+  }
+  wrapper <- package_tool_wrapper(fun, fname, convert, if (shaped) limits)
+  tool(wrapper, description, arguments = type_from_schema(schema), name = tool_name,
+       annotations = ann)
+}
+
+tool_description <- function(package, fname, fun, doc, md) {
+  if (is.null(doc)) {
+    sig <- signature_text(package, fname, fun)
+    return(if (md) paste0("R function `", sig, "` (no help page).") else
+      paste0("R function ", sig, " (no help page)."))
+  }
+  parts <- doc$description
+  if (nzchar(doc$value)) {
+    parts <- c(parts, paste0(if (md) "**Value:** " else "Value: ", doc$value))
+  }
+  paste(parts[nzchar(parts)], collapse = "\n\n")
+}
+
+signature_text <- function(package, fname, fun) {
+  f <- formals(args(fun) %||% fun)
+  parts <- vapply(names(f), function(nm) {
+    if (is_missing_arg(f[[nm]])) {
+      return(nm)
+    }
+    paste(nm, "=", paste(deparse(f[[nm]], width.cutoff = 500L), collapse = " "))
+  }, character(1))
+  paste0(package, "::", fname, "(", paste(parts, collapse = ", "), ")")
+}
+
+is_missing_arg <- function(x) is.symbol(x) && identical(as.character(x), "")
+
+# Formals to describe, with the environment their defaults refer to, the
+# names of arguments used with match.arg() (and whether several.ok) and
+# those tested with missing().
+function_formals <- function(fun, fname, ns) {
+  f <- formals(args(fun) %||% fun) %||% list()
+  bodies <- list(body(fun))
+  env <- environment(fun) %||% ns
+  if (is_s3_generic(fun)) {
+    method <- utils::getS3method(fname, "default", optional = TRUE, envir = ns)
+    if (is.function(method) && !is.primitive(method)) {
+      mf <- formals(method)
+      extra <- setdiff(names(mf), names(f))
+      for (nm in names(mf)) {
+        if (nm %in% names(f) && nm != "..." && is_missing_arg(f[[nm]])) {
+          f[nm] <- list(mf[[nm]])
+        }
+      }
+      f <- c(f, mf[extra])
+      bodies <- c(bodies, list(body(method)))
+    }
+  }
+  usage <- list(match_arg = character(), several_ok = character(), missing = character(),
+                match_call = FALSE)
+  for (b in bodies) {
+    usage <- scan_body(b, usage)
+  }
+  no_default <- names(f)[vapply(f, is_missing_arg, logical(1)) & names(f) != "..."]
+  list(formals = f, env = env, match_arg = usage$match_arg, several_ok = usage$several_ok,
+       tested_missing = usage$missing, match_call = usage$match_call,
+       first_without_default = no_default[1L])
+}
+
+is_s3_generic <- function(fun) {
+  if (is.primitive(fun) || !"UseMethod" %in% all.names(body(fun))) {
+    return(FALSE)
+  }
+  found <- FALSE
+  walk <- function(e) {
+    if (found) return()
+    if (is.call(e)) {
+      if (identical(e[[1L]], as.name("UseMethod"))) {
+        found <<- TRUE
+        return()
+      }
+      for (i in seq_along(e)) if (is.call(e[[i]])) walk(e[[i]])
+    }
+  }
+  walk(body(fun))
+  found
+}
+
+# Record match.arg(name, ...) and missing(name) uses in a function body.
+scan_body <- function(b, usage) {
+  used <- all.names(b)
+  if ("match.call" %in% used) {
+    usage$match_call <- TRUE
+  }
+  if (!any(c("match.arg", "missing") %in% used)) {
+    return(usage)
+  }
+  walk <- function(e) {
+    if (!is.call(e)) {
+      return()
+    }
+    head <- e[[1L]]
+    if (is.symbol(head) && identical(as.character(head), "match.call")) {
+      usage$match_call <<- TRUE
+    } else if (is.symbol(head) && length(e) >= 2L) {
+      fn <- as.character(head)
+      if (fn == "match.arg") {
+        args <- as.list(e)[-1L]
+        nms <- names(args) %||% rep("", length(args))
+        pos <- which(nms == "")
+        target <- if ("arg" %in% nms) args[["arg"]] else if (length(pos)) args[[pos[1L]]]
+        if (is.symbol(target)) {
+          usage$match_arg <<- c(usage$match_arg, as.character(target))
+          sok <- args[["several.ok"]]
+          if (isTRUE(sok) || identical(sok, quote(TRUE))) {
+            usage$several_ok <<- c(usage$several_ok, as.character(target))
+          }
+        }
+      } else if (fn == "missing" && is.symbol(e[[2L]])) {
+        usage$missing <<- c(usage$missing, as.character(e[[2L]]))
+      }
+    }
+    for (i in seq_along(e)) {
+      if (is.call(e[[i]])) walk(e[[i]])
+    }
+  }
+  if (is.call(b)) walk(b)
+  usage
+}
+
+# -- type inference --------------------------------------------------------------
+
+# list(schema, required, formula) or list(unsupported = reason, required).
+infer_argument <- function(arg, default, sig, argdocs, formulas) {
+  doc <- argdocs$docs[arg]
+  doc <- if (length(doc) == 1L && !is.na(doc)) unname(doc) else NULL
+  doc_kind <- if (is.null(doc)) "none" else argdocs$kinds[[arg]]
+  optional <- !is.null(doc) && isTRUE(argdocs$optional[[arg]])
+  has_default <- !is_missing_arg(default)
+  required <- !has_default && !(arg %in% sig$tested_missing) && !optional &&
+    !(sig$match_call && !identical(arg, sig$first_without_default))
+  lit <- if (has_default) default_literal(default, sig, arg) else list(kind = "none")
+  if (lit$kind == "function" || (lit$kind %in% c("none", "null", "unknown") &&
+                                  doc_kind %in% c("function", "environment"))) {
+    kind <- if (lit$kind == "function") "function" else doc_kind
+    # Model-building functions (those using match.call()) treat such
+    # arguments as optional: leave them out instead of skipping the tool.
+    return(list(unsupported = kind, required = required && !sig$match_call))
+  }
+  if (lit$kind %in% c("none", "null", "unknown") && doc_kind == "formula" && formulas == "omit") {
+    return(list(unsupported = "formula", required = required))
+  }
+  schema <- NULL
+  default_json <- NULL
+  if (lit$kind == "value") {
+    v <- lit$value
+    if (is.character(v) && length(v) > 1L && arg %in% sig$match_arg) {
+      enum <- list(type = "string", enum = as.list(unique(v)))
+      if (arg %in% sig$several_ok) {
+        schema <- list(type = "array", items = enum)
+      } else {
+        schema <- enum
+        default_json <- v[[1L]]
+      }
+    } else {
+      kind <- json_kind(v, doc_kind)
+      if (!is.null(kind)) {
+        if (length(v) == 1L) {
+          schema <- list(type = kind)
+          if (!is.na(v)) default_json <- v
+        } else if (length(v) > 1L) {
+          schema <- list(type = "array", items = list(type = kind))
+        }
+      }
+    }
+  } else if (lit$kind %in% c("none", "null", "unknown")) {
+    schema <- switch(doc_kind,
+      boolean = list(type = "boolean"),
+      integer = list(type = "integer"),
+      number = list(type = "number"),
+      numbers = list(type = "array", items = list(type = "number")),
+      string = list(type = "string"),
+      strings = list(type = "array", items = list(type = "string")),
+      formula = list(type = "string"),
+      NULL
+    )
+  }
+  if (is.null(schema)) {
+    schema <- structure(list(), names = character())
+  }
+  formula <- doc_kind == "formula" && identical(schema$type, "string") && lit$kind != "value"
+  if (formula) {
+    doc <- paste0(doc %||% "", if (!is.null(doc)) " " else "",
+                  "Write the formula as a string, e.g. \"y ~ x\".")
+  }
+  if (!is.null(doc) && nzchar(doc)) {
+    schema$description <- doc
+  }
+  if (!is.null(default_json)) {
+    schema$default <- default_json
+  }
+  list(schema = schema, required = required, formula = formula)
+}
+
+# The JSON kind of an atomic default, refined by the documentation (a whole
+# number documented as an integer is an integer).
+json_kind <- function(v, doc_kind) {
+  if (is.logical(v)) {
+    return("boolean")
+  }
+  if (is.integer(v)) {
+    return("integer")
+  }
+  if (is.double(v)) {
+    whole <- all(is.na(v) | (is.finite(v) & v == round(v)))
+    return(if (whole && doc_kind == "integer") "integer" else "number")
+  }
+  if (is.character(v)) {
+    return("string")
+  }
+  NULL
+}
+
+# What a default expression is, without evaluating calls: list(kind = "value",
+# value) for an atomic constant (literals, c() of literals, negated numbers,
+# and symbols bound to atomic constants in the function's environment);
+# kind "null", "function" or "unknown" otherwise.
+default_literal <- function(expr, sig, arg) {
+  v <- constant_value(expr, sig)
+  if (inherits(v, "mcplite_not_constant")) {
+    return(list(kind = "unknown"))
+  }
+  if (is.null(v)) {
+    return(list(kind = "null"))
+  }
+  if (is.function(v)) {
+    return(list(kind = "function"))
+  }
+  if (is.atomic(v) && !is.object(v) && typeof(v) %in% c("logical", "integer", "double", "character") &&
+      length(v) >= 1L && !(is.double(v) && any(is.infinite(v) | is.nan(v)))) {
+    return(list(kind = "value", value = unname(v)))
+  }
+  list(kind = "unknown")
+}
+
+not_constant <- structure(list(), class = "mcplite_not_constant")
+
+# A constant, or `not_constant` when the expression is not a constant.
+constant_value <- function(expr, sig) {
+  unknown <- not_constant
+  if (is.null(expr) || (is.atomic(expr) && length(expr) <= 1L)) {
+    return(expr)
+  }
+  if (is.symbol(expr)) {
+    nm <- as.character(expr)
+    if (nm %in% names(sig$formals) || !nzchar(nm)) {
+      return(unknown)
+    }
+    if (nm %in% c("T", "F")) {
+      return(nm == "T")
+    }
+    if (!exists(nm, envir = sig$env, inherits = TRUE)) {
+      return(unknown)
+    }
+    where <- env_of(nm, sig$env)
+    if (!is.null(where) && bindingIsActive(nm, where)) {
+      return(unknown)
+    }
+    value <- get(nm, envir = sig$env, inherits = TRUE)
+    if (is.function(value) || (is.atomic(value) && !is.object(value) && length(value) <= 64L)) {
+      return(value)
+    }
+    return(unknown)
+  }
+  if (is.call(expr) && is.symbol(expr[[1L]])) {
+    fn <- as.character(expr[[1L]])
+    parts <- as.list(expr)[-1L]
+    if (fn == "c" && is.null(names(parts)) && length(parts) > 0L) {
+      vals <- lapply(parts, constant_value, sig = sig)
+      ok <- all(vapply(vals, function(v) is.atomic(v) && !is.null(v) && length(v) == 1L &&
+                         !is.object(v), logical(1)))
+      if (ok) {
+        return(do.call(c, vals))
+      }
+    }
+    if (fn == "-" && length(parts) == 1L && is.numeric(parts[[1L]]) && length(parts[[1L]]) == 1L) {
+      return(-parts[[1L]])
+    }
+    if (fn == "function") {
+      return(function() NULL)
+    }
+  }
+  unknown
+}
+
+env_of <- function(nm, env) {
+  while (!identical(env, emptyenv())) {
+    if (exists(nm, envir = env, inherits = FALSE)) {
+      return(env)
+    }
+    env <- parent.env(env)
+  }
+  NULL
+}
+
+# "an optional data frame ...", "optional; ..." (vectorised).
+doc_optional <- function(docs) {
+  !is.na(docs) & grepl("^\\W*(an? )?optional\\b", tolower(docs), perl = TRUE)
+}
+
+# The kind of value each argument documentation starts by describing
+# (vectorised; computed once per help page and cached with it).
+doc_types <- function(docs) {
+  out <- rep("none", length(docs))
+  text <- tolower(gsub("[`*'\"]", "", docs, perl = TRUE))
+  text <- sub("^\\s*(\\(|either\\s)?\\s*", "", text, perl = TRUE)
+  filler <- paste0(
+    "^((an?|the|optional|single|one|positive|non-negative|nonnegative|strictly|scalar|",
+    "length-one|length one|non-empty|\\(non-empty\\)|usually|typically)\\s+)+"
+  )
+  text <- sub(filler, "", text, perl = TRUE)
+  rules <- c(
+    "function" = "^(function\\b|r function\\b)",
+    "formula" = "^(formula\\b|object of class formula|model formula|symbolic description)",
+    "environment" = "^environment\\b",
+    "boolean" = "^logical\\b",
+    "numbers" = "^(integer vector|vector of integers|numeric vector|vector of numbers)",
+    "integer" = "^(integer\\b|whole number)",
+    "number" = "^(numeric value|number\\b|numeric scalar|real number|numeric(\\W|$))",
+    "strings" = "^(character vector|vector of character|vector of strings)",
+    "string" = "^(character string|string\\b|character(\\W|$))"
+  )
+  todo <- !is.na(docs) & nzchar(text)
+  for (kind in names(rules)) {
+    hit <- todo & grepl(rules[[kind]], text, perl = TRUE)
+    out[hit] <- kind
+    todo <- todo & !hit
+  }
+  out
+}
+
+# The documented kinds of a function's arguments: from the cached help page,
+# or computed now.
+doc_kinds <- function(doc) {
+  docs <- doc$arguments %||% character()
+  kinds <- doc$kinds
+  if (is.null(kinds) || length(kinds) != length(docs)) {
+    kinds <- doc_types(unname(docs))
+  }
+  optional <- doc$optional
+  if (is.null(optional) || length(optional) != length(docs)) {
+    optional <- doc_optional(unname(docs))
+  }
+  list(docs = docs, kinds = stats::setNames(kinds, names(docs)),
+       optional = stats::setNames(optional, names(docs)))
+}
+
+# -- converting JSON values ------------------------------------------------------
+
+# A function turning the parsed JSON value of an argument into the R value
+# for the schema's type.
+schema_converter <- function(schema) {
+  type <- schema$type
+  if (identical(type, "array")) {
+    item <- schema$items$type
+    if (is_scalar_string(item) && item %in% c("boolean", "integer", "number", "string")) {
+      return(function(value) as_atomic(value, item))
+    }
+    return(simplify_json)
+  }
+  if (is_scalar_string(type) && type %in% c("boolean", "integer", "number", "string")) {
+    return(function(value) as_atomic(value, type))
+  }
+  simplify_json
+}
+
+as_atomic <- function(value, type) {
+  if (is.list(value) && !is.object(value)) {
+    if (!all(vapply(value, function(v) is.null(v) || (is.atomic(v) && length(v) == 1L), logical(1)))) {
+      return(value)
+    }
+    value <- lapply(value, function(v) if (is.null(v)) NA else v)
+    value <- if (length(value)) unlist(value, use.names = FALSE) else NULL
+  }
+  if (is.null(value) || !is.atomic(value)) {
+    return(value)
+  }
+  switch(type,
+    number = if (is.numeric(value) || all(is.na(value))) as.double(value) else value,
+    integer = if (is.double(value) && all(is.na(value) | value == round(value)) &&
+                  all(is.na(value) | abs(value) <= .Machine$integer.max)) as.integer(value) else
+      if (is.logical(value) && all(is.na(value))) as.integer(value) else value,
+    string = if (is.logical(value) && all(is.na(value))) as.character(value) else value,
+    boolean = value
+  )
+}
+
+# jsonlite-style simplification of a parsed JSON value: arrays of scalars of
+# one kind become atomic vectors, arrays of objects with scalar members data
+# frames; objects are simplified member by member.
+simplify_json <- function(value) {
+  if (!is.list(value) || is.object(value) || length(value) == 0L) {
+    return(value)
+  }
+  if (!is.null(names(value))) {
+    for (i in seq_along(value)) {
+      if (!is.null(value[[i]])) value[[i]] <- simplify_json(value[[i]])
+    }
+    return(value)
+  }
+  scalar <- function(v) is.null(v) || (is.atomic(v) && length(v) == 1L)
+  if (all(vapply(value, scalar, logical(1)))) {
+    kinds <- unique(vapply(value, function(v) if (is.null(v)) "null" else typeof(v), character(1)))
+    kinds <- setdiff(kinds, "null")
+    if (length(kinds) == 0L) {
+      return(value)
+    }
+    if (all(kinds %in% c("integer", "double")) || length(kinds) == 1L) {
+      return(unlist(lapply(value, function(v) if (is.null(v)) NA else v), use.names = FALSE))
+    }
+    return(value)
+  }
+  is_record <- function(v) {
+    is.list(v) && !is.null(names(v)) && length(v) > 0L && all(vapply(v, scalar, logical(1)))
+  }
+  if (all(vapply(value, is_record, logical(1)))) {
+    cols <- unique(unlist(lapply(value, names), use.names = FALSE))
+    columns <- lapply(cols, function(col) {
+      simplify_json(lapply(value, function(r) r[[col]]))
+    })
+    if (all(vapply(columns, is.atomic, logical(1)))) {
+      names(columns) <- cols
+      return(as.data.frame(columns, stringsAsFactors = FALSE, check.names = FALSE,
+                           optional = TRUE))
+    }
+  }
+  lapply(value, function(v) if (is.null(v)) v else simplify_json(v))
+}
+
+# A formula from its text: the string must parse to a single `~` call. The
+# call is turned into a formula without evaluating any of its terms.
+formula_from_json <- function(value) {
+  if (!is_scalar_string(value)) {
+    stop("a formula must be given as a single string such as \"y ~ x\"", call. = FALSE)
+  }
+  expr <- tryCatch(str2lang(value), error = function(e) NULL)
+  if (!is.call(expr) || !identical(expr[[1L]], as.name("~"))) {
+    stop("\"", value, "\" is not a formula such as \"y ~ x\"", call. = FALSE)
+  }
+  stats::as.formula(expr, env = globalenv())
+}
+
+# -- calling the function -------------------------------------------------------
+
+# The tool function: converts the arguments, calls the package function by
+# its name (so that warnings and sys.call() read `median(...)`), and shapes
+# or converts the result.
+package_tool_wrapper <- function(fun, fname, convert, limits) {
+  force(fun)
+  force(convert)
+  force(limits)
+  # Arguments are passed as values; language objects among them (formulas)
+  # are wrapped in quote(), which is all this environment has to resolve.
+  call_env <- new.env(parent = baseenv())
+  assign(fname, fun, envir = call_env)
+  function(...) {
+    args <- list(...)
+    nms <- names(args)
+    if (length(args) > 0L && (is.null(nms) || any(!nzchar(nms)))) {
+      stop("all arguments must be named", call. = FALSE)
+    }
+    shaping <- NULL
+    if (!is.null(limits)) {
+      shaping <- shape_request(args, limits)
+      args <- args[!names(args) %in% shape_argument_names]
+    }
+    for (nm in intersect(names(args), names(convert))) {
+      if (!is.null(args[[nm]])) {
+        args[nm] <- list(convert[[nm]](args[[nm]]))
+      }
+    }
+    for (i in seq_along(args)) {
+      if (is.language(args[[i]])) {
+        args[[i]] <- call("quote", args[[i]])
+      }
+    }
+    res <- do.call(fname, args, envir = call_env)
+    if (!is.null(shaping) && is.data.frame(res)) {
+      return(shape_rows(res, shaping))
+    }
+    package_tool_value(res)
+  }
+}
+
+# Values that cannot be sent as JSON are sent as the text R prints for them.
+package_tool_value <- function(res) {
+  if (is.null(res) || is.character(res) || inherits(res, "mcplite_tool_result")) {
+    return(res)
+  }
+  ok <- tryCatch({
+    payload_json(res)
+    TRUE
+  }, mcplite_error_json = function(e) FALSE)
+  if (ok) res else paste(utils::capture.output(print(res)), collapse = "\n")
+}
+
+# -- shaping ----------------------------------------------------------------------
+
+shape_argument_names <- c(".limit", ".offset", ".columns", ".format")
+
+shape_properties <- function(limits, md) {
+  code <- function(x) if (md) paste0("`", x, "`") else x
+  list(
+    .limit = list(
+      type = "integer", minimum = 0L, maximum = limits$max, default = limits$default,
+      description = paste0("When the result is a data frame: the maximum number of rows to return ",
+                           "(at most ", limits$max, ").")
+    ),
+    .offset = list(
+      type = "integer", minimum = 0L, default = 0L,
+      description = "When the result is a data frame: the number of rows to skip first."
+    ),
+    .columns = list(
+      type = "array", items = list(type = "string"),
+      description = "When the result is a data frame: the columns to keep (default: all)."
+    ),
+    .format = list(
+      type = "string", enum = list("records", "csv", "markdown"), default = "records",
+      description = paste0("When the result is a data frame: how the rows are written in the text ",
+                           "content. The structured content always has ", code("total_rows"), ".")
+    )
+  )
+}
+
+shape_request <- function(args, limits) {
+  whole <- function(v, name, default) {
+    if (is.null(v)) {
+      return(default)
+    }
+    if (!is.numeric(v) || length(v) != 1L || is.na(v) || v < 0 || v != round(v)) {
+      stop("`", name, "` must be a whole number of at least 0", call. = FALSE)
+    }
+    v
+  }
+  limit <- min(whole(args[[".limit"]], ".limit", limits$default), limits$max)
+  offset <- min(whole(args[[".offset"]], ".offset", 0), .Machine$integer.max)
+  columns <- args[[".columns"]]
+  if (!is.null(columns)) {
+    columns <- as_atomic(columns, "string")
+    if (!is.character(columns) || anyNA(columns)) {
+      stop("`.columns` must be an array of column names", call. = FALSE)
+    }
+  }
+  format <- args[[".format"]] %||% "records"
+  if (!is_scalar_string(format) || !format %in% c("records", "csv", "markdown")) {
+    stop("`.format` must be \"records\", \"csv\" or \"markdown\"", call. = FALSE)
+  }
+  list(limit = as.integer(limit), offset = offset, columns = columns, format = format)
+}
+
+shape_rows <- function(df, req) {
+  total <- nrow(df)
+  if (!is.null(req$columns)) {
+    unknown <- setdiff(req$columns, names(df))
+    if (length(unknown) > 0L) {
+      stop("`.columns` names columns that the result does not have: ",
+           paste(unknown, collapse = ", "), "; its columns are: ",
+           paste(names(df), collapse = ", "), call. = FALSE)
+    }
+    df <- df[, req$columns, drop = FALSE]
+  }
+  first <- min(req$offset, total)
+  last <- min(req$offset + req$limit, total)
+  rows <- df[seq_len(last - first) + first, , drop = FALSE]
+  structured <- list(
+    total_rows = total,
+    offset = as.integer(req$offset),
+    limit = req$limit,
+    returned_rows = nrow(rows),
+    columns = I(names(rows)),
+    rows = rows
+  )
+  if (req$format == "records") {
+    return(tool_result(structured_content = structured))
+  }
+  summary <- if (nrow(rows) == 0L) {
+    paste0("No rows returned (offset ", req$offset, ") of ", total, " in total.")
+  } else {
+    paste0("Rows ", first + 1L, " to ", last, " of ", total, ".")
+  }
+  table <- if (req$format == "csv") rows_csv(rows) else rows_markdown(rows)
+  tool_result(content = list(content_text(summary), content_text(table)),
+              structured_content = structured)
+}
+
+has_row_names <- function(df) is.character(attr(df, "row.names"))
+
+rows_csv <- function(df) {
+  con <- textConnection("csv_lines", "w", local = TRUE)
+  on.exit(close(con))
+  utils::write.csv(df, con, row.names = has_row_names(df), na = "")
+  paste(textConnectionValue(con), collapse = "\n")
+}
+
+rows_markdown <- function(df) {
+  cells <- lapply(df, function(col) {
+    text <- if (is.numeric(col)) format(col, trim = TRUE, digits = 7L) else as.character(col)
+    text[is.na(col)] <- ""
+    gsub("|", "\\|", gsub("[\r\n]+", " ", text), fixed = TRUE)
+  })
+  header <- names(df)
+  if (has_row_names(df)) {
+    cells <- c(list(row.names(df)), cells)
+    header <- c("", header)
+  }
+  line <- function(x) paste0("| ", paste(x, collapse = " | "), " |")
+  body <- if (nrow(df) > 0L) {
+    vapply(seq_len(nrow(df)), function(i) line(vapply(cells, `[`, "", i)), character(1))
+  }
+  paste(c(line(header), line(rep("---", length(header))), body), collapse = "\n")
+}

@@ -1,0 +1,259 @@
+//! The R side of the engine's `Host` trait: the tool registry read from the
+//! server spec, and the evaluation of tool calls with R errors and
+//! interrupts contained (RULES L6.6). Turning the returned value into a
+//! result is `crate::result`; the arguments are converted by
+//! `crate::decode`.
+
+use std::cell::RefCell;
+
+use mcplite_engine::{CallContext, Host, ToolFailure, ToolResult, ToolSpec};
+use serde_json::{Map, Value};
+
+use crate::error::{Error, Result};
+use crate::rapi::eval::{error_buffer, strip_error_prefix, take_interrupt, toplevel, try_eval};
+use crate::rapi::*;
+use crate::{decode, result};
+
+/// Everything the host needs from R, kept alive by the caller (the `.Call`
+/// arguments, or the spec stored beside the session's external pointer):
+/// the `SEXP`s below are never protected by the host itself.
+pub struct RHost {
+    specs: Vec<ToolSpec>,
+    /// One symbol per tool, bound to the tool's function in `tool_env`, so a
+    /// call reads `add(x = 1, y = 2)` in warnings and `sys.call()` (the
+    /// function itself for the names `...` and `..1`, `..2`, ...).
+    syms: Vec<SEXP>,
+    /// Child of the global environment holding the tool functions.
+    tool_env: SEXP,
+    /// R closure `normalize_result(x)`.
+    pub(crate) normalize: SEXP,
+    /// `base::conditionMessage`.
+    condition_message: SEXP,
+    /// R closure that fails with a fixed message: resets R's error buffer.
+    reset_error: SEXP,
+    pub(crate) quote_sym: SEXP,
+    state: CallState,
+}
+
+/// Where the C error handler (src/entrypoint.c) records the condition of a
+/// failed call, and what R's error buffer holds when no error happened
+/// since the last reset.
+struct CallState {
+    env: SEXP,
+    sym_condition: SEXP,
+    clean_buffer: RefCell<Vec<u8>>,
+}
+
+/// The message of a tool call that failed in the bridge's own R calls (an
+/// allocation failure while building the call or the result).
+const ABORTED: &str = "The tool call was aborted by an R error inside mcplite.";
+
+/// The message of an R error without a message.
+const NO_MESSAGE: &str = "The tool call failed with an R error that has no message.";
+
+impl RHost {
+    /// Build from the flattened server spec made by R's `server_spec()`.
+    ///
+    /// # Safety
+    /// The SEXP contract holds for `spec`, which stays protected for the
+    /// whole life of the host (the host keeps `SEXP`s pointing into it).
+    pub unsafe fn from_spec(spec: SEXP) -> Result<RHost> {
+        let get = |n: &str| {
+            // SAFETY: caller's contract.
+            unsafe { list_get(spec, n) }.ok_or_else(|| Error::internal(format!("the server spec lacks `{n}`")))
+        };
+        let names = get("names")?;
+        let descriptions = get("descriptions")?;
+        let inputs = get("input_schemas")?;
+        let annotations = get("annotations")?;
+        let outputs = get("output_schemas")?;
+        let funs = get("funs")?;
+        // SAFETY: caller's contract: the members are the vectors and lists
+        // server_spec() builds, one element per tool.
+        unsafe {
+            let n = xlen(names);
+            let mut specs = Vec::with_capacity(n);
+            let mut syms = Vec::with_capacity(n);
+            for i in 0..n as R_xlen_t {
+                let ann = VECTOR_ELT(annotations, i);
+                let annotations =
+                    names_of(ann).into_iter().enumerate().map(|(j, k)| (k, str_elt(ann, j as R_xlen_t))).collect();
+                let out = VECTOR_ELT(outputs, i);
+                specs.push(ToolSpec {
+                    name: str_elt(names, i),
+                    description: str_elt(descriptions, i),
+                    input_schema: str_elt(inputs, i),
+                    annotations,
+                    output_schema: if ty(out) == SEXPTYPE::STRSXP { Some(str_elt(out, 0)) } else { None },
+                });
+                // `...` and `..1` cannot be looked up as functions: such
+                // tools are called through the function itself.
+                let name = &specs[i as usize].name;
+                let dots = name.starts_with("..") && (name == "..." || name[2..].bytes().all(|b| b.is_ascii_digit()));
+                syms.push(if dots { VECTOR_ELT(funs, i) } else { Rf_installChar(STRING_ELT(names, i)) });
+            }
+            let host = RHost {
+                specs,
+                syms,
+                tool_env: get("tool_env")?,
+                normalize: get("normalize")?,
+                condition_message: get("condition_message")?,
+                reset_error: get("reset_error")?,
+                quote_sym: sym("quote"),
+                state: CallState {
+                    env: get("state")?,
+                    sym_condition: sym("condition"),
+                    clean_buffer: RefCell::new(Vec::new()),
+                },
+            };
+            Rf_defineVar(host.state.sym_condition, R_NilValue, host.state.env);
+            host.reset_error_buffer();
+            Ok(host)
+        }
+    }
+
+    /// Put a known message in R's error buffer, so that a failed call that
+    /// left no condition can be told apart: a new message there is an error
+    /// R signalled to exiting handlers only (C stack overflow); none is an
+    /// interrupt.
+    ///
+    /// # Safety
+    /// Main thread; the spec is alive (type documentation).
+    unsafe fn reset_error_buffer(&self) {
+        // SAFETY: caller's contract; the failure is the point.
+        unsafe {
+            let mut prot = Protect::new();
+            let call = prot.add(Rf_lang1(self.reset_error));
+            let _ = try_eval(call, R_GlobalEnv);
+            *self.state.clean_buffer.borrow_mut() = error_buffer();
+        }
+    }
+
+    /// `conditionMessage(cond)`, or "" when that fails.
+    ///
+    /// # Safety
+    /// The SEXP contract holds for `cond`.
+    unsafe fn condition_text(&self, cond: SEXP) -> String {
+        // SAFETY: caller's contract; quote() keeps the condition from being
+        // evaluated as an argument.
+        unsafe {
+            let mut prot = Protect::new();
+            let quoted = prot.add(Rf_lang2(self.quote_sym, cond));
+            let call = prot.add(Rf_lang2(self.condition_message, quoted));
+            match try_eval(call, R_GlobalEnv) {
+                // protected: the translation to UTF-8 may allocate
+                Ok(v) if ty(v) == SEXPTYPE::STRSXP && xlen(v) >= 1 && STRING_ELT(v, 0) != R_NaString => {
+                    strings::text(STRING_ELT(prot.add(v), 0)).unwrap_or_default()
+                }
+                _ => String::new(),
+            }
+        }
+    }
+
+    /// Evaluate `call` (a tool call or a normalisation) in `env`, turning R
+    /// errors and interrupts into failures. The value is unprotected.
+    ///
+    /// # Safety
+    /// The SEXP contract holds for `call` and `env`.
+    pub(crate) unsafe fn eval_contained(&self, call: SEXP, env: SEXP) -> std::result::Result<SEXP, ToolFailure> {
+        let st = &self.state;
+        // SAFETY: caller's contract; the C function contains R's longjmps.
+        unsafe {
+            let mut value = R_NilValue;
+            if mcplite_eval_guarded(call, env, st.env, st.sym_condition, &mut value) == 1 {
+                if Rf_findVarInFrame(st.env, st.sym_condition) != R_NilValue {
+                    // An error condition was signalled and handled inside the tool.
+                    let mut prot = Protect::new();
+                    prot.add(value);
+                    Rf_defineVar(st.sym_condition, R_NilValue, st.env);
+                }
+                return Ok(value);
+            }
+            let cond = Rf_findVarInFrame(st.env, st.sym_condition);
+            let msg = if cond != R_NilValue && cond != R_UnboundValue {
+                let mut prot = Protect::new();
+                prot.add(cond);
+                let m = self.condition_text(cond);
+                Rf_defineVar(st.sym_condition, R_NilValue, st.env);
+                m
+            } else {
+                let buf = error_buffer();
+                if buf == *st.clean_buffer.borrow() {
+                    return Err(ToolFailure::Interrupted);
+                }
+                strip_error_prefix(&strings::escape_invalid(&buf))
+            };
+            if error_buffer() != *st.clean_buffer.borrow() {
+                self.reset_error_buffer();
+            }
+            Err(ToolFailure::Error(if msg.is_empty() { NO_MESSAGE.into() } else { msg }))
+        }
+    }
+
+    /// Runs inside `toplevel()`: builds the call, evaluates it, converts the
+    /// value.
+    ///
+    /// # Safety
+    /// Main thread, under `toplevel()`; the spec is alive.
+    unsafe fn call_inner(
+        &self,
+        index: usize,
+        args: Option<&Map<String, Value>>,
+    ) -> std::result::Result<ToolResult, ToolFailure> {
+        // SAFETY: caller's contract; the call and the value are protected
+        // while they are used.
+        unsafe {
+            let mut prot = Protect::new();
+            let call = prot.add(decode::call(self.syms[index], args).map_err(Error::into_tool_failure)?);
+            let value = prot.add(self.eval_contained(call, self.tool_env)?);
+            result::from_value(self, value)
+        }
+    }
+}
+
+/// Element `i` of character vector `x` as text ("" for `NA`).
+///
+/// # Safety
+/// The SEXP contract holds for `x`, a character vector longer than `i`.
+unsafe fn str_elt(x: SEXP, i: R_xlen_t) -> String {
+    // SAFETY: caller's contract.
+    unsafe {
+        let c = STRING_ELT(x, i);
+        if c == R_NaString {
+            String::new()
+        } else {
+            strings::text(c).unwrap_or_default()
+        }
+    }
+}
+
+impl Host for RHost {
+    fn tools(&mut self) -> Vec<ToolSpec> {
+        self.specs.clone()
+    }
+
+    fn call_tool(
+        &mut self,
+        index: usize,
+        arguments: Option<&Map<String, Value>>,
+        ctx: &CallContext,
+    ) -> std::result::Result<ToolResult, ToolFailure> {
+        let mut out = None;
+        let this = &*self;
+        let ok = crate::trace_env::with_trace_env(ctx, || {
+            // SAFETY: the engine calls the host on R's main thread; the spec
+            // outlives the host (RHost documentation); toplevel() contains
+            // R errors raised by the bridge's own allocations.
+            toplevel(|| out = Some(unsafe { this.call_inner(index, arguments) }))
+        });
+        match out {
+            Some(r) => r,
+            None if !ok && take_interrupt() => Err(ToolFailure::Interrupted),
+            None => Err(ToolFailure::Error(ABORTED.into())),
+        }
+    }
+
+    fn interrupt_pending(&mut self) -> bool {
+        take_interrupt()
+    }
+}

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Write src/rust-vendor.tar.xz: the sources of every crate in Cargo.lock, as
+# `cargo vendor` lays them out (each with its .cargo-checksum.json, which
+# cargo verifies when it builds from them). R CMD build then ships it inside
+# the source tarball, and src/Makevars builds from it with `cargo --offline`,
+# so the tarball installs with no network (as CRAN and R-universe build).
+# The git repository never holds vendored code: the file is in .gitignore.
+#
+#   bash scripts/vendor.sh          # then: R CMD build .
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$PATH:$HOME/.cargo/bin"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cargo vendor --locked --quiet "$tmp/vendor" >/dev/null
+tar -C "$tmp" -cJf "$tmp/rust-vendor.tar.xz" vendor
+mv "$tmp/rust-vendor.tar.xz" src/rust-vendor.tar.xz
+echo "src/rust-vendor.tar.xz: $(ls "$tmp/vendor" | wc -l) crates, $(du -k src/rust-vendor.tar.xz | cut -f1) KiB"

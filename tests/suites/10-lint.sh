@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Lint gate, run by scripts/run-tests.sh (and alone: bash tests/suites/10-lint.sh):
+#   1. rustfmt: the workspace and the fuzz/bench crates are formatted (rustfmt.toml);
+#   2. clippy: every crate of the workspace, all targets, no warnings;
+#   3. roxygen: man/ and NAMESPACE are what roxygen2 makes from R/ today;
+#   4. the minimum Rust version is the same in Cargo.toml, DESCRIPTION and src/Makevars.
+# Prints "N passed, N failed" last and exits non-zero on any failure.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+root=$(pwd)
+export PATH="$PATH:$HOME/.cargo/bin"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+pass=0
+fail=0
+check() { # name log command...
+  local name=$1 log=$2
+  shift 2
+  if "$@" >"$log" 2>&1; then
+    pass=$((pass + 1))
+    echo "ok   - $name"
+  else
+    fail=$((fail + 1))
+    echo "FAIL - $name"
+    tail -40 "$log" | sed 's/^/       /'
+  fi
+}
+
+fmt_all() {
+  cargo fmt --all --check || return 1
+  local d
+  for d in fuzz bench/floor bench/driver; do
+    (cd "$d" && cargo fmt --check) || return 1
+  done
+}
+check "cargo fmt --check (workspace, fuzz, bench)" "$work/fmt.log" fmt_all
+
+check "cargo clippy --workspace --all-targets -D warnings" "$work/clippy.log" \
+  cargo clippy --workspace --all-targets --locked -- -D warnings
+
+roxygen_in_sync() {
+  local copy="$work/pkg"
+  mkdir -p "$copy"
+  cp -R DESCRIPTION NAMESPACE R man "$copy/"
+  # the R code is loaded from the installed package (the copy has no src/)
+  (cd "$copy" && Rscript --vanilla -e 'suppressMessages(roxygen2::roxygenise(roclets = c("rd", "namespace"), load_code = roxygen2::load_installed))') || return 1
+  diff -r "$root/man" "$copy/man" && diff "$root/NAMESPACE" "$copy/NAMESPACE"
+}
+check "man/ and NAMESPACE match roxygen2 (run roxygen2::roxygenise())" "$work/roxygen.log" roxygen_in_sync
+
+msrv_consistent() {
+  local cargo desc make
+  cargo=$(sed -n 's/^rust-version *= *"\([0-9.]*\)".*/\1/p' Cargo.toml)
+  desc=$(tr '\n' ' ' <DESCRIPTION | sed -n 's/.*rustc >= \([0-9.]*\).*/\1/p')
+  make=$(sed -n 's/^MIN_RUSTC *= *\([0-9.]*\).*/\1/p' src/Makevars)
+  echo "Cargo.toml: $cargo, DESCRIPTION: $desc, src/Makevars: $make"
+  [ -n "$cargo" ] && [ "$cargo" = "$desc" ] && [ "$cargo" = "$make" ]
+}
+check "minimum Rust version agrees (Cargo.toml, DESCRIPTION, src/Makevars)" "$work/msrv.log" msrv_consistent
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

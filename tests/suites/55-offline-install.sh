@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# The source tarball installs with no network at all, as CRAN and R-universe
+# build packages: scripts/vendor.sh + R CMD build, then R CMD INSTALL of the
+# tarball inside a new network namespace (`unshare -n`: only a loopback
+# device, which is down) with an empty CARGO_HOME, so neither crates.io nor a
+# local registry cache can be used. The installed package then serves the
+# example server through an MCP session (stdio, inside the same namespace).
+# Needs root (unshare). Prints "N passed, N failed" last.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+root=$(pwd)
+export PATH="$PATH:$HOME/.cargo/bin"
+work=$(mktemp -d)
+trap 'rm -rf "$work" "$root/src/rust-vendor.tar.xz"' EXIT
+
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "ok   - $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL - $1"; [ -n "${2:-}" ] && [ -f "$2" ] && tail -30 "$2" | sed 's/^/       /'; }
+finish() { echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; exit $?; }
+
+if ! unshare -n true 2>/dev/null; then
+  bad "unshare -n works here (needs root)"
+  finish
+fi
+
+version=$(sed -n 's/^Version: *//p' DESCRIPTION)
+if bash scripts/vendor.sh >"$work/vendor.log" 2>&1 &&
+  (cd "$work" && R CMD build --no-build-vignettes --no-manual "$root") >"$work/build.log" 2>&1 &&
+  tar -tzf "$work/mcplite_$version.tar.gz" >"$work/contents.txt" &&
+  grep -qx "mcplite/src/rust-vendor.tar.xz" "$work/contents.txt"; then
+  ok "R CMD build ships the vendored crates ($(tail -1 "$work/vendor.log"))"
+else
+  bad "R CMD build ships the vendored crates" "$work/build.log"
+  finish
+fi
+
+if git -C "$root" ls-files --error-unmatch src/rust-vendor.tar.xz >/dev/null 2>&1 || [ -n "$(git -C "$root" ls-files | grep -E '(^|/)vendor/' || true)" ]; then
+  bad "the git repository holds no vendored code"
+else
+  ok "the git repository holds no vendored code"
+fi
+
+mkdir -p "$work/lib" "$work/cargo-home"
+# No network, an empty cargo home, and no target dir from the environment.
+if unshare -n env -u CARGO_TARGET_DIR CARGO_HOME="$work/cargo-home" \
+  R CMD INSTALL --no-test-load --library="$work/lib" "$work/mcplite_$version.tar.gz" >"$work/install.log" 2>&1; then
+  ok "the tarball installs inside a network namespace with no network"
+else
+  bad "the tarball installs inside a network namespace with no network" "$work/install.log"
+  finish
+fi
+if grep -q "Downloading\|Updating crates.io" "$work/install.log"; then
+  bad "nothing was downloaded during the install" "$work/install.log"
+else
+  ok "nothing was downloaded during the install"
+fi
+
+# An MCP session with the example server from the offline-installed library.
+{
+  printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"offline","version":"1"}}}'
+  printf '%s\n' '{"jsonrpc":"2.0","method":"notifications/initialized"}'
+  printf '%s\n' '{"jsonrpc":"2.0","id":2,"method":"tools/list"}'
+  printf '%s\n' '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"add_numbers","arguments":{"x":2,"y":40}}}'
+} >"$work/session.in"
+if unshare -n env R_LIBS="$work/lib" Rscript --vanilla "$work/lib/mcplite/examples/server.R" \
+  <"$work/session.in" >"$work/session.out" 2>"$work/session.err" &&
+  python3 - "$work/session.out" <<'PY'; then
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+by_id = {m["id"]: m for m in lines}
+assert [m["id"] for m in lines] == [1, 2, 3], lines
+assert by_id[1]["result"]["protocolVersion"] == "2025-11-25"
+assert "add_numbers" in [t["name"] for t in by_id[2]["result"]["tools"]]
+assert by_id[3]["result"]["content"][0]["text"] == "42", by_id[3]
+PY
+  ok "the offline-installed package serves the example server (initialize, tools/list, tools/call)"
+else
+  cat "$work/session.err" >>"$work/session.out"
+  bad "the offline-installed package serves the example server" "$work/session.out"
+fi
+
+finish

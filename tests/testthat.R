@@ -1,0 +1,6 @@
+# Runs the testthat suite under R CMD check. Tests that need the repository
+# (../shared schemas, client SDKs) or a long time skip themselves there.
+library(testthat)
+library(mcplite)
+
+test_check("mcplite")

@@ -1,0 +1,589 @@
+# package_tools() and mcp_manifest() on real installed packages (stats,
+# utils, tools) and on a small package built and installed by the tests
+# (undocumented functions, exported data, damaged help pages).
+
+cache_dir <- file.path(tempdir(), "mcplite-pkgtools-cache")
+old_cache_opt <- options(mcplite.cache_dir = cache_dir)
+withr::defer(options(old_cache_opt), teardown_env())
+
+modern_meta <- list(
+  `io.modelcontextprotocol/protocolVersion` = "2026-07-28",
+  `io.modelcontextprotocol/clientCapabilities` = structure(list(), names = character())
+)
+
+# tools/call through the engine; returns the parsed result.
+call_tool <- function(session, name, args = structure(list(), names = character())) {
+  line <- mcp_handle(session, list(
+    jsonrpc = "2.0", id = 1L, method = "tools/call",
+    params = list(name = name, arguments = args, `_meta` = modern_meta)
+  ))
+  jsonlite::parse_json(line, simplifyVector = FALSE)$result
+}
+
+input_schema <- function(x) jsonlite::parse_json(tool_spec(x)$input_schema, simplifyVector = FALSE)
+
+# The text a hand-written tool returning `value` sends (the server's ordinary
+# conversion of the value of a direct call).
+direct_text <- function(value) {
+  direct <- tool(function() value, "Direct call.", name = "direct")
+  call_tool(mcp_session(direct), "direct")$content[[1]]$text
+}
+
+stats_tools <- function(...) package_tools("stats", quiet = TRUE, ...)
+
+# The value of `expr` and every message it emitted (muffled).
+with_messages <- function(expr) {
+  msgs <- character()
+  value <- withCallingHandlers(expr, message = function(m) {
+    msgs <<- c(msgs, conditionMessage(m))
+    invokeRestart("muffleMessage")
+  })
+  list(value = value, messages = msgs)
+}
+
+test_that("titles, descriptions and argument docs come from the help page", {
+  tl <- stats_tools(include = c("qnorm", "median"))
+  expect_named(tl, c("median", "qnorm"))
+  spec <- tool_spec(tl$qnorm)
+  expect_identical(spec$annotations[["title"]], "\"The Normal Distribution\"")
+  expect_match(spec$description, "^Density, distribution function, quantile function")
+  expect_match(spec$description, "**Value:** `dnorm` gives the density", fixed = TRUE)
+  schema <- input_schema(tl$qnorm)
+  expect_identical(schema$properties$p$description, "vector of probabilities.")
+  expect_identical(
+    schema$properties$lower.tail$description,
+    "logical; if TRUE (default), probabilities are P[X \\le x] otherwise, P[X > x]."
+  )
+  text <- stats_tools(include = "median", docs = "text")
+  expect_false(grepl("`", tool_spec(text$median)$description, fixed = TRUE))
+  expect_match(tool_spec(tl$median)$description, "`x`", fixed = TRUE)
+})
+
+test_that("schemas are inferred from defaults, match.arg() choices and docs", {
+  tl <- stats_tools(include = c("qnorm", "p.adjust", "t.test", "cor", "quantile", "median"))
+  q <- input_schema(tl$qnorm)
+  expect_identical(names(q$properties), c("p", "mean", "sd", "lower.tail", "log.p"))
+  expect_identical(q$required, list("p"))
+  expect_identical(q$properties$mean[c("type", "default")], list(type = "number", default = 0L))
+  expect_identical(q$properties$lower.tail[c("type", "default")], list(type = "boolean", default = TRUE))
+  expect_false(q$additionalProperties)
+
+  # A constant vector in the namespace used with match.arg() is an enum.
+  p <- input_schema(tl$p.adjust)
+  expect_identical(unlist(p$properties$method$enum), stats::p.adjust.methods)
+  expect_identical(p$properties$method$default, "holm")
+  expect_identical(p$properties$p$type, "array")
+
+  # An S3 generic is described with its default method's arguments; `...` never appears.
+  t <- input_schema(tl$t.test)
+  expect_true(all(c("x", "y", "alternative", "mu", "paired", "conf.level") %in% names(t$properties)))
+  expect_false("..." %in% names(t$properties))
+  expect_identical(unlist(t$properties$alternative$enum), c("two.sided", "less", "greater"))
+  expect_identical(t$required, list("x"))
+  # A NULL default is optional and typed from the docs ("an optional numeric vector").
+  expect_identical(t$properties$y$type, "array")
+
+  # A whole-number default documented as an integer is an integer.
+  expect_identical(input_schema(tl$quantile)$properties$type$type, "integer")
+  # Without a default or a typed description, any JSON value is accepted.
+  expect_null(input_schema(tl$median)$properties$x$type)
+  expect_false("..." %in% names(input_schema(tl$median)$properties))
+})
+
+test_that("formulas are left out unless a string form is chosen", {
+  expect_message(
+    tl <- package_tools("stats", include = c("lm", "xtabs")),
+    "lm \\(formula: formula\\)"
+  )
+  expect_named(tl, "xtabs")
+  expect_false("formula" %in% names(input_schema(tl$xtabs)$properties))
+
+  tl <- stats_tools(include = "lm", formulas = "string")
+  schema <- input_schema(tl$lm)
+  expect_identical(schema$properties$formula$type, "string")
+  # Model functions (match.call()) only require their first argument.
+  expect_identical(schema$required, list("formula"))
+  # Functions (na.action) are never accepted from a client.
+  expect_false("na.action" %in% names(schema$properties))
+
+  session <- mcp_session(tl)
+  df <- data.frame(y = c(1, 3, 2, 5, 4), x = 1:5)
+  records <- lapply(seq_len(nrow(df)), function(i) as.list(df[i, ]))
+  res <- call_tool(session, "lm", list(formula = "y ~ x", data = records))
+  expect_false(res$isError)
+  fit <- stats::lm(y ~ x, data = df)
+  expect_match(res$content[[1]]$text, format(stats::coef(fit)[["x"]], digits = 4), fixed = TRUE)
+  # Only a formula is accepted: the string is not evaluated.
+  marker <- file.path(tempdir(), "mcplite-formula-marker")
+  bad <- call_tool(session, "lm", list(formula = sprintf("file.create('%s')", marker)))
+  expect_true(bad$isError)
+  expect_match(bad$content[[1]]$text, "is not a formula")
+  expect_false(file.exists(marker))
+})
+
+test_that("tools called through the server return what a direct call returns", {
+  tl <- stats_tools(include = c("median", "qnorm", "p.adjust", "quantile", "sd", "t.test", "cor"))
+  session <- mcp_session(tl)
+  same <- function(name, args, value) {
+    res <- call_tool(session, name, args)
+    expect_false(res$isError, info = name)
+    expect_identical(res$content[[1]]$text, direct_text(value), info = name)
+  }
+  same("median", list(x = list(1, 5, 2, 10)), stats::median(c(1, 5, 2, 10)))
+  same("qnorm", list(p = 0.975, mean = 1, sd = 2), stats::qnorm(0.975, mean = 1, sd = 2))
+  same("p.adjust", list(p = list(0.01, 0.02, 0.04), method = "BH"),
+       stats::p.adjust(c(0.01, 0.02, 0.04), method = "BH"))
+  same("quantile", list(x = as.list(1:9), probs = list(0.1, 0.5), type = 6L),
+       stats::quantile(1:9, probs = c(0.1, 0.5), type = 6L))
+  same("sd", list(x = list(2, 4, 4, 4, 5, 5, 7, 9)), stats::sd(c(2, 4, 4, 4, 5, 5, 7, 9)))
+  same("cor", list(x = list(1, 2, 3, 4), y = list(2, 4, 5, 9), method = "spearman"),
+       stats::cor(c(1, 2, 3, 4), c(2, 4, 5, 9), method = "spearman"))
+  # A result that JSON cannot carry (class htest) is sent as R prints it.
+  res <- call_tool(session, "t.test", list(x = list(1, 2, 3, 5), mu = 1))
+  expect_identical(
+    res$content[[1]]$text,
+    paste(utils::capture.output(print(stats::t.test(c(1, 2, 3, 5), mu = 1))), collapse = "\n")
+  )
+  # R errors are tool errors, the server keeps going.
+  err <- call_tool(session, "qnorm", list(p = "a"))
+  expect_true(err$isError)
+  expect_false(call_tool(session, "median", list(x = list(1)))$isError)
+})
+
+test_that("JSON values are converted to R vectors and data frames", {
+  expect_identical(as_atomic(list(1L, 2.5, NULL), "number"), c(1, 2.5, NA))
+  expect_identical(as_atomic(list(1L, 2L), "number"), c(1, 2))
+  expect_identical(as_atomic(3, "integer"), 3L)
+  expect_identical(as_atomic(list("a", NULL), "string"), c("a", NA))
+  expect_identical(simplify_json(list(TRUE, FALSE)), c(TRUE, FALSE))
+  expect_identical(simplify_json(list(1L, "a")), list(1L, "a"))
+  expect_identical(
+    simplify_json(list(list(a = 1L, b = "x"), list(a = 2L))),
+    data.frame(a = 1:2, b = c("x", NA), stringsAsFactors = FALSE)
+  )
+  expect_identical(simplify_json(list(k = list(1L, 2L))), list(k = 1:2))
+  expect_s3_class(formula_from_json("y ~ x + z"), "formula")
+  expect_error(formula_from_json("q()"), "not a formula")
+})
+
+test_that("data-frame results are shaped with .limit, .offset, .columns and .format", {
+  withr::local_options(mcplite.shape.limit = 4L, mcplite.shape.max_limit = 6L)
+  tl <- package_tools("utils", include = c("read.csv", "head"), shape = "read.csv", quiet = TRUE)
+  schema <- input_schema(tl$read.csv)
+  expect_identical(schema$properties$.limit[c("type", "minimum", "maximum", "default")],
+                   list(type = "integer", minimum = 0L, maximum = 6L, default = 4L))
+  expect_identical(unlist(schema$properties$.format$enum), c("records", "csv", "markdown"))
+  expect_false(".limit" %in% names(input_schema(tl$head)$properties))
+
+  csv <- paste(c("id,name,score", sprintf("%d,n%d,%s", 1:10, 1:10, 1:10 / 4)), collapse = "\n")
+  full <- utils::read.csv(text = csv)
+  session <- mcp_session(tl)
+
+  res <- call_tool(session, "read.csv", list(text = csv, .limit = 3L, .offset = 4L))
+  sc <- res$structuredContent
+  expect_identical(sc[c("total_rows", "offset", "limit", "returned_rows")],
+                   list(total_rows = 10L, offset = 4L, limit = 3L, returned_rows = 3L))
+  expect_identical(vapply(sc$rows, function(r) r$id, 1L), full$id[5:7])
+  expect_identical(vapply(sc$rows, function(r) r$score, 1), full$score[5:7])
+  expect_identical(jsonlite::parse_json(res$content[[1]]$text, simplifyVector = FALSE), sc)
+
+  # The default limit and the hard maximum come from the options.
+  expect_identical(call_tool(session, "read.csv", list(text = csv))$structuredContent$returned_rows, 4L)
+  big <- call_tool(session, "read.csv", list(text = csv, .limit = 100L))$structuredContent
+  expect_identical(big[c("limit", "returned_rows")], list(limit = 6L, returned_rows = 6L))
+  # Past the end: no rows, still the total.
+  end <- call_tool(session, "read.csv", list(text = csv, .offset = 20L))$structuredContent
+  expect_identical(end[c("total_rows", "returned_rows")], list(total_rows = 10L, returned_rows = 0L))
+
+  cols <- call_tool(session, "read.csv", list(text = csv, .columns = list("score", "id"), .limit = 2L))
+  expect_identical(unlist(cols$structuredContent$columns), c("score", "id"))
+  expect_identical(names(cols$structuredContent$rows[[1]]), c("score", "id"))
+
+  as_csv <- call_tool(session, "read.csv", list(text = csv, .format = "csv", .offset = 2L, .limit = 2L))
+  expect_identical(as_csv$content[[1]]$text, "Rows 3 to 4 of 10.")
+  expect_identical(
+    as_csv$content[[2]]$text,
+    paste(utils::capture.output(utils::write.csv(full[3:4, ], row.names = FALSE)), collapse = "\n")
+  )
+  expect_identical(as_csv$structuredContent$total_rows, 10L)
+
+  md <- call_tool(session, "read.csv", list(text = csv, .format = "markdown", .limit = 2L,
+                                             .columns = list("name", "score")))
+  expect_identical(md$content[[2]]$text, "| name | score |\n| --- | --- |\n| n1 | 0.25 |\n| n2 | 0.50 |")
+
+  bad_col <- call_tool(session, "read.csv", list(text = csv, .columns = list("nope")))
+  expect_true(bad_col$isError)
+  expect_match(bad_col$content[[1]]$text, "nope")
+  expect_true(call_tool(session, "read.csv", list(text = csv, .format = "xml"))$isError)
+  expect_true(call_tool(session, "read.csv", list(text = csv, .limit = -1L))$isError)
+
+  # Results that are not data frames are returned unchanged.
+  shaped_head <- package_tools("utils", include = "head", shape = TRUE, quiet = TRUE)
+  res <- call_tool(mcp_session(shaped_head), "head", list(x = list(3, 1, 2), n = 2L, .limit = 1L))
+  expect_identical(res$content[[1]]$text, direct_text(utils::head(c(3, 1, 2), n = 2L)))
+  expect_null(res$structuredContent)
+})
+
+test_that("overrides replace inferred pieces without writing the tool", {
+  tl <- stats_tools(
+    include = c("median", "qnorm"),
+    annotations = list(read_only_hint = TRUE),
+    overrides = list(median = list(
+      name = "sample_median", title = "Median", description = "The median of numbers.",
+      arguments = list(x = type_array(type_number(), "The numbers.")),
+      annotations = list(idempotent_hint = TRUE)
+    ))
+  )
+  expect_named(tl, c("sample_median", "qnorm"))
+  spec <- tool_spec(tl$sample_median)
+  expect_identical(spec$description, "The median of numbers.")
+  expect_identical(spec$annotations,
+                   c(title = "\"Median\"", readOnlyHint = "true", idempotentHint = "true"))
+  expect_identical(input_schema(tl$sample_median)$properties$x,
+                   list(type = "array", items = list(type = "number"), description = "The numbers."))
+  expect_identical(tool_spec(tl$qnorm)$annotations[["readOnlyHint"]], "true")
+
+  hidden <- stats_tools(include = "qnorm", overrides = list(qnorm = list(
+    arguments = list(log.p = type_ignore(), mean = type_integer("Mean.", required = TRUE)),
+    convert = list(p = function(v) 1 - unlist(v))
+  )))
+  schema <- input_schema(hidden$qnorm)
+  expect_false("log.p" %in% names(schema$properties))
+  expect_identical(schema$required, list("p", "mean"))
+  res <- call_tool(mcp_session(hidden), "qnorm", list(p = 0.025, mean = 1L))
+  expect_identical(res$content[[1]]$text, direct_text(stats::qnorm(0.975, mean = 1)))
+
+  expect_field_error(stats_tools(include = "qnorm", overrides = list(nope = list())), "overrides")
+  expect_field_error(stats_tools(include = "qnorm", overrides = list(qnorm = list(colour = 1))),
+                     "overrides$qnorm")
+  expect_field_error(
+    stats_tools(include = "qnorm", overrides = list(qnorm = list(arguments = list(p = "number")))),
+    "overrides$qnorm$arguments$p"
+  )
+  expect_field_error(
+    stats_tools(include = "qnorm", overrides = list(qnorm = list(arguments = list(zz = type_string())))),
+    "overrides$qnorm$arguments"
+  )
+})
+
+test_that("bad input gives clear errors naming the argument", {
+  err <- expect_field_error(package_tools("mcpliteNoSuchPackage"), "package")
+  expect_match(conditionMessage(err), "\"mcpliteNoSuchPackage\" is not installed")
+  expect_field_error(package_tools(c("stats", "utils")), "package")
+  err <- expect_field_error(package_tools("base", include = "pi"), "include")
+  expect_match(conditionMessage(err), "\"pi\".*not a function")
+  err <- expect_field_error(package_tools("stats", include = "no_such_export"), "include")
+  expect_match(conditionMessage(err), "no_such_export")
+  expect_field_error(package_tools("stats", pattern = "("), "pattern")
+  expect_field_error(package_tools("stats", docs = "html"), "docs")
+  expect_field_error(package_tools("stats", shape = "no_such_fun", include = "median"), "shape")
+  expect_field_error(package_tools("stats", annotations = list(read_only_hint = "yes")),
+                     "annotations$read_only_hint")
+  # Exports that are not functions are simply not candidates.
+  expect_false("pi" %in% names(package_tools("base", pattern = "^p", quiet = TRUE)))
+})
+
+test_that("include, exclude, patterns and prefix select and name the tools", {
+  tl <- stats_tools(pattern = "^p(norm|binom|t)$", exclude = "pt", prefix = "stats_")
+  expect_named(tl, c("stats_pbinom", "stats_pnorm"))
+  tl <- stats_tools(include = c("qnorm", "pnorm", "dnorm"), exclude_pattern = "^d")
+  expect_named(tl, c("pnorm", "qnorm"))
+  expect_message(package_tools("stats", include = "tsp<-"), "not a valid tool name")
+})
+
+# -- a package built by the tests ------------------------------------------------
+
+fixture_lib <- local({
+  lib <- NULL
+  function() {
+    if (!is.null(lib)) {
+      return(lib)
+    }
+    src <- file.path(tempdir(), "mcplitefixture")
+    dir.create(file.path(src, "R"), recursive = TRUE, showWarnings = FALSE)
+    dir.create(file.path(src, "man"), showWarnings = FALSE)
+    writeLines(c(
+      "Package: mcplitefixture", "Version: 1.2.3", "Title: Fixture", "Description: Fixture.",
+      "License: MIT", "Author: a", "Maintainer: a <a@example.org>", "Encoding: UTF-8"
+    ), file.path(src, "DESCRIPTION"))
+    writeLines(c("export(documented, undocumented, titled_twice, some_data, apply_fun, in_env)"),
+               file.path(src, "NAMESPACE"))
+    writeLines(c(
+      "documented <- function(n = 2L, label = c('a', 'b'), flag = FALSE) {",
+      "  label <- match.arg(label); data.frame(i = seq_len(n), label = label, flag = flag)",
+      "}",
+      "undocumented <- function(x, y = 1.5) x * y",
+      "titled_twice <- function(z) z",
+      "apply_fun <- function(f, x) f(x)",
+      "in_env <- function(x, envir = parent.frame()) x",
+      "some_data <- 1:3"
+    ), file.path(src, "R", "code.R"))
+    writeLines(c(
+      "\\name{documented}", "\\alias{documented}", "\\alias{titled_twice}",
+      "\\title{Make a \\emph{small} table}",
+      "\\description{Builds a data frame with \\code{n} rows.}",
+      "\\usage{documented(n = 2L, label = c('a', 'b'), flag = FALSE)\ntitled_twice(z)}",
+      "\\arguments{\\item{n}{an integer: the number of rows.}",
+      "\\item{label}{the label.}\\item{flag}{logical flag.}\\item{z}{a character string.}}",
+      "\\value{A data frame.}"
+    ), file.path(src, "man", "documented.Rd"))
+    writeLines(c(
+      "\\name{apply_fun}", "\\alias{apply_fun}", "\\alias{in_env}", "\\title{Apply}",
+      "\\description{Apply.}", "\\usage{apply_fun(f, x)\nin_env(x, envir = parent.frame())}",
+      "\\arguments{\\item{f}{a function to apply.}\\item{x}{anything.}",
+      "\\item{envir}{an environment.}}"
+    ), file.path(src, "man", "apply_fun.Rd"))
+    out <- file.path(tempdir(), "mcplite-fixture-lib")
+    dir.create(out, showWarnings = FALSE)
+    status <- system2(file.path(R.home("bin"), "R"),
+                      c("CMD", "INSTALL", "--no-test-load", paste0("--library=", shQuote(out)), shQuote(src)),
+                      stdout = FALSE, stderr = FALSE)
+    if (status != 0) stop("could not install the fixture package")
+    lib <<- out
+    out
+  }
+})
+
+# A copy of the installed fixture in a new library, with its help database
+# rewritten from `edit(<parsed help pages>)` (the way R stores them at install
+# time) or overwritten with `bytes`. A new path each time: R keeps lazy-load
+# databases it has read in memory.
+damaged_fixture <- function(edit = NULL, bytes = NULL) {
+  lib <- fixture_lib()
+  out <- tempfile("mcplite-damaged-lib")
+  dir.create(out)
+  file.copy(file.path(lib, "mcplitefixture"), out, recursive = TRUE)
+  help <- file.path(out, "mcplitefixture", "help", "mcplitefixture")
+  if (!is.null(edit)) {
+    db <- edit(tools::Rd_db("mcplitefixture", lib.loc = lib))
+    env <- new.env()
+    for (nm in names(db)) assign(sub("\\.Rd$", "", nm), db[[nm]], envir = env)
+    makeLazyLoadDB <- get("makeLazyLoadDB", envir = asNamespace("tools"))
+    makeLazyLoadDB(env, help)
+  }
+  if (!is.null(bytes)) {
+    writeBin(bytes, paste0(help, ".rdb"))
+  }
+  out
+}
+
+test_that("undocumented functions keep their signature; unusable ones are skipped", {
+  lib <- fixture_lib()
+  withr::local_libpaths(lib, action = "prefix")
+  res <- with_messages(package_tools("mcplitefixture", cache = FALSE))
+  tl <- res$value
+  msgs <- res$messages
+  expect_named(tl, c("documented", "in_env", "titled_twice", "undocumented"))
+  expect_true(any(grepl("without a help page.*\"undocumented\"", msgs)))
+  expect_true(any(grepl("apply_fun \\(f: function\\)", msgs)))
+  expect_identical(
+    tool_spec(tl$undocumented)$description,
+    "R function `mcplitefixture::undocumented(x, y = 1.5)` (no help page)."
+  )
+  u <- input_schema(tl$undocumented)
+  expect_identical(u$required, list("x"))
+  expect_identical(u$properties$y, list(type = "number", default = 1.5))
+  # An optional environment argument is left out, the R default applies.
+  expect_named(input_schema(tl$in_env)$properties, "x")
+  # Two functions on one help page share its title.
+  expect_identical(tool_spec(tl$titled_twice)$annotations[["title"]], "\"Make a small table\"")
+  expect_identical(input_schema(tl$titled_twice)$properties$z$type, "string")
+  d <- input_schema(tl$documented)
+  expect_identical(d$properties$n[c("type", "default")], list(type = "integer", default = 2L))
+  expect_identical(unlist(d$properties$label$enum), c("a", "b"))
+  res <- call_tool(mcp_session(tl), "documented", list(n = 3L, label = "b"))
+  expect_identical(res$content[[1]]$text, direct_text(mcplitefixture::documented(3L, "b")))
+})
+
+test_that("a help page that cannot be rendered, or a damaged help database, never breaks the catalogue", {
+  # One page without a title: its functions are served without docs.
+  lib <- damaged_fixture(edit = function(db) {
+    rd <- db[["documented.Rd"]]
+    keep <- vapply(rd, function(s) !identical(attr(s, "Rd_tag"), "\\title"), logical(1))
+    db[["documented.Rd"]] <- structure(rd[keep], class = "Rd")
+    db
+  })
+  withr::local_libpaths(lib, action = "prefix")
+  # Docs are read from the copy the namespace is loaded from.
+  unloadNamespace("mcplitefixture")
+  withr::defer(unloadNamespace("mcplitefixture"))
+  res <- with_messages(package_tools("mcplitefixture", cache = FALSE))
+  tl <- res$value
+  expect_true(any(grepl("could not be used: documented \\(help page documented: .*title", res$messages)))
+  expect_true(all(c("documented", "titled_twice", "undocumented") %in% names(tl)))
+  expect_match(tool_spec(tl$documented)$description, "no help page")
+  expect_identical(tool_spec(tl$in_env)$annotations[["title"]], "\"Apply\"")
+
+  # A help database that cannot be read at all.
+  lib <- damaged_fixture(bytes = as.raw(rep(0x42, 64)))
+  withr::local_libpaths(lib, action = "prefix")
+  unloadNamespace("mcplitefixture")
+  res <- with_messages(package_tools("mcplitefixture", cache = FALSE))
+  tl <- res$value
+  expect_true(any(grepl("no help pages used, its help pages could not be read", res$messages)))
+  expect_true(all(c("documented", "undocumented") %in% names(tl)))
+  expect_match(tool_spec(tl$documented)$description, "^R function")
+})
+
+test_that("rendered help pages and inferred schemas are cached, keyed by the installed files", {
+  dir <- file.path(tempdir(), "mcplite-cache-test")
+  unlink(dir, recursive = TRUE)
+  rm(list = ls(docs_memory), envir = docs_memory)
+  a <- package_tools("tools", cache = dir, quiet = TRUE)
+  file <- file.path(dir, "rd-tools-markdown.rds")
+  expect_true(file.exists(file))
+  # A fresh session (empty memory cache) reads the file, with the same result.
+  rm(list = ls(docs_memory), envir = docs_memory)
+  cached <- readRDS(file)
+  expect_true(all(names(a) %in% names(cached$inferred$omit)))
+  cached$inferred$omit$file_ext$description <- "Changed in the cache"
+  saveRDS(cached, file)
+  b <- package_tools("tools", cache = dir, quiet = TRUE)
+  expect_identical(tool_spec(b$file_ext)$description, "Changed in the cache")
+  expect_identical(mcp_manifest(b[names(b) != "file_ext"]), mcp_manifest(a[names(a) != "file_ext"]))
+  # A stale key (other package files) is ignored and the file rewritten.
+  rm(list = ls(docs_memory), envir = docs_memory)
+  cached$key$files <- c("0@0", "0@0")
+  saveRDS(cached, file)
+  c2 <- package_tools("tools", cache = dir, quiet = TRUE)
+  expect_identical(mcp_manifest(c2), mcp_manifest(a))
+  expect_identical(readRDS(file)$key, docs_cache_key("tools", find.package("tools"), "markdown"))
+  # Without a cache the result is the same.
+  expect_identical(mcp_manifest(package_tools("tools", cache = FALSE, quiet = TRUE)), mcp_manifest(a))
+})
+
+# -- manifest ----------------------------------------------------------------------
+
+test_that("the manifest lists the catalogue exactly as the server sends it", {
+  tl <- c(stats_tools(include = c("median", "qnorm")),
+          list(tool(function(x) x, "Echo.", name = "echo", arguments = list(x = type_string()),
+                    output_schema = type_object(x = type_string()))))
+  text <- mcp_manifest(tl, instructions = "Use the tools.")
+  expect_s3_class(text, "json")
+  m <- jsonlite::parse_json(text, simplifyVector = FALSE)
+  expect_named(m, c("manifestVersion", "server", "protocolVersions", "instructions", "packages", "tools"))
+  expect_identical(m$server, list(name = "mcplite", version = as.character(utils::packageVersion("mcplite"))))
+  expect_identical(unlist(m$protocolVersions), c("2026-07-28", "2025-11-25", "2025-06-18", "2024-11-05"))
+  expect_identical(m$instructions, "Use the tools.")
+  expect_identical(m$packages, list(list(package = "stats", version = as.character(getRversion()))))
+  expect_identical(vapply(m$tools, function(t) t$name, ""), c("median", "qnorm", "echo"))
+
+  # Each tool line is, byte for byte, an element of the server's tools/list.
+  listing <- mcp_handle(mcp_session(tl, "Use the tools."), list(
+    jsonrpc = "2.0", id = 7L, method = "tools/list", params = list(`_meta` = modern_meta)
+  ))
+  lines <- strsplit(text, "\n", fixed = TRUE)[[1]]
+  tool_lines <- sub(",$", "", sub("^    ", "", lines[grepl("^    \\{", lines)]))
+  expect_length(tool_lines, 3L)
+  expect_true(grepl(paste0("\"tools\":[", paste(tool_lines, collapse = ","), "]"), listing, fixed = TRUE))
+
+  expect_match(mcp_manifest(list()), "\"tools\": []", fixed = TRUE)
+  expect_match(mcp_manifest(list()), "\"instructions\": null", fixed = TRUE)
+  expect_field_error(mcp_manifest(tl, path = 1), "path")
+  expect_field_error(mcp_manifest(list(1)), "tools[[1]]")
+})
+
+test_that("the manifest is byte-identical across runs and processes", {
+  skip_if_not_installed("processx")
+  code <- '
+    args <- commandArgs(TRUE)
+    options(mcplite.cache_dir = args[[2]])
+    tools <- c(mcplite::package_tools("stats", quiet = TRUE),
+               mcplite::package_tools("utils", include = c("head", "read.csv"), shape = TRUE, quiet = TRUE))
+    mcplite::mcp_manifest(tools, instructions = "Statistics.", path = args[[1]])
+  '
+  run <- function(path, cache) {
+    res <- processx::run(file.path(R.home("bin"), "Rscript"), c("--vanilla", "-e", code, path, cache),
+                         env = c("current", R_LIBS = paste(.libPaths(), collapse = ":")),
+                         error_on_status = FALSE)
+    expect_identical(res$status, 0L, info = res$stderr)
+    readBin(path, "raw", file.info(path)$size)
+  }
+  cold <- file.path(tempdir(), "mcplite-cold-cache")
+  unlink(cold, recursive = TRUE)
+  first <- run(tempfile(fileext = ".json"), cold)
+  second <- run(tempfile(fileext = ".json"), cold)
+  expect_identical(first, second)
+
+  tools <- c(package_tools("stats", quiet = TRUE),
+             package_tools("utils", include = c("head", "read.csv"), shape = TRUE, quiet = TRUE))
+  here <- tempfile(fileext = ".json")
+  mcp_manifest(tools, instructions = "Statistics.", path = here)
+  expect_identical(readBin(here, "raw", file.info(here)$size), first)
+  expect_identical(charToRaw(mcp_manifest(tools, instructions = "Statistics.")), first)
+  expect_false(any(first == as.raw(0x0d)))
+})
+
+# -- schema validity ------------------------------------------------------------------
+
+venv_python <- function() {
+  py <- file.path(Sys.getenv("MCPLITE_VENV", "/root/.cache/mcplite-venv"), "bin", "python")
+  if (file.exists(py)) py else NULL
+}
+
+schema_dir <- function() {
+  dirs <- c(Sys.getenv("MCPLITE_SCHEMA_DIR"),
+            file.path(test_path(), "..", "..", "..", "shared", "mcp-schema"),
+            file.path(test_path(), "..", "..", "shared", "mcp-schema"))
+  dirs <- dirs[nzchar(dirs) & file.exists(file.path(dirs, "2026-07-28.json"))]
+  if (length(dirs)) normalizePath(dirs[[1]]) else NULL
+}
+
+test_that("every generated tool of stats, utils and tools is valid against every MCP schema", {
+  py <- venv_python()
+  schemas <- schema_dir()
+  skip_if(is.null(py), "no Python venv with jsonschema")
+  skip_if(is.null(schemas), "official MCP schemas not reachable")
+  tools <- c(package_tools("stats", quiet = TRUE),
+             package_tools("utils", shape = TRUE, quiet = TRUE),
+             package_tools("tools", formulas = "string", quiet = TRUE))
+  expect_gt(length(tools), 600L)
+  # The tools/list result the server sends in each protocol version.
+  listings <- list()
+  for (version in c("2024-11-05", "2025-06-18", "2025-11-25")) {
+    session <- mcp_session(tools)
+    mcp_handle(session, list(jsonrpc = "2.0", id = 0L, method = "initialize", params = list(
+      protocolVersion = version, capabilities = structure(list(), names = character()),
+      clientInfo = list(name = "test", version = "1")
+    )))
+    listings[[version]] <- mcp_handle(session, list(jsonrpc = "2.0", id = 1L, method = "tools/list"))
+  }
+  listings[["2026-07-28"]] <- mcp_handle(mcp_session(tools), list(
+    jsonrpc = "2.0", id = 1L, method = "tools/list", params = list(`_meta` = modern_meta)
+  ))
+  responses <- tempfile(fileext = ".json")
+  writeLines(paste0("{", paste0("\"", names(listings), "\":", unlist(listings), collapse = ","), "}"),
+             responses, useBytes = TRUE)
+  script <- '
+import json, sys
+import jsonschema
+from referencing import Registry, Resource
+responses = json.load(open(sys.argv[1], encoding="utf-8"))
+schema_dir = sys.argv[2]
+bad = []
+counts = {}
+for version, response in responses.items():
+    doc = json.load(open(f"{schema_dir}/{version}.json", encoding="utf-8"))
+    section = "$defs" if "$defs" in doc else "definitions"
+    uri = f"urn:mcp-schema:{version}"
+    registry = Registry().with_resource(uri, Resource.from_contents(doc))
+    cls = jsonschema.validators.validator_for(doc)
+    validator = cls({"$ref": f"{uri}#/{section}/ListToolsResult"}, registry=registry)
+    result = response["result"]
+    for err in validator.iter_errors(result):
+        bad.append(f"{version}: {list(err.absolute_path)[:3]}: {err.message[:200]}")
+    for tool in result["tools"]:
+        try:
+            jsonschema.Draft202012Validator.check_schema(tool["inputSchema"])
+        except jsonschema.SchemaError as e:
+            bad.append(f"{version} {tool[\'name\']}: not valid JSON Schema: {e.message[:200]}")
+    counts[version] = len(result["tools"])
+print(json.dumps({"counts": counts, "errors": bad[:20]}))
+'
+  script_file <- tempfile(fileext = ".py")
+  writeLines(script, script_file)
+  out <- system2(py, c(script_file, shQuote(responses), shQuote(schemas)), stdout = TRUE, stderr = TRUE)
+  res <- jsonlite::parse_json(paste(out, collapse = "\n"))
+  expect_identical(unlist(res$counts), stats::setNames(rep(length(tools), 4L), names(listings)))
+  expect_identical(unlist(res$errors), NULL, info = paste(unlist(res$errors), collapse = "\n"))
+})
