@@ -26,7 +26,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use mcplite_engine::host::{CallContext, Host, ToolFailure, ToolResult, ToolSpec};
-use mcplite_engine::server::{Server, ServerInfo};
+use mcplite_engine::server::{LegacyState, Server, ServerInfo};
 use mcplite_engine::telemetry::recorder_from_env;
 use serde_json::Value;
 
@@ -157,17 +157,17 @@ fn main() {
     for round in 0..=rounds {
         for &mode in modes {
             let mut host = Echo;
-            let mut srv = server(mode, port, dead_port, &mut host);
-            srv.handle_line(init, &mut host);
-            srv.after_write();
+            let srv = server(mode, port, dead_port, &mut host);
+            let mut legacy = LegacyState::default();
+            drop(srv.handle(&mut legacy, init, &mut host));
             let t0 = Instant::now();
             let c0 = thread_cpu_ns();
             let p0 = process_cpu_ns();
             let mut bytes = 0usize;
             for l in &lines {
-                let r = srv.handle_line(l, &mut host);
-                bytes += r.map_or(0, |b| b.len());
-                srv.after_write();
+                let r = srv.handle(&mut legacy, l, &mut host);
+                bytes += r.line().map_or(0, |b| b.len());
+                drop(r);
             }
             let ns = t0.elapsed().as_nanos() as f64 / n as f64;
             let cpu_ns = (thread_cpu_ns() - c0) / n as f64;

@@ -31,7 +31,7 @@
 use serde_json::{Map, Value};
 
 use crate::host::CallContext;
-use crate::projection::Version;
+use crate::version::Version;
 
 mod attrs;
 mod config;
@@ -102,8 +102,12 @@ impl SpanEnd {
     }
 }
 
-/// Receives one start and one end per envelope-valid message.
-pub trait SpanRecorder {
+/// Receives one start and one end per envelope-valid message. `Send`, so
+/// that a [`crate::server::Server`] holding one can be shared between
+/// threads. Spans are strictly sequential: `end` ends the span `start` began
+/// last; the dispatcher's [`crate::server::Reply`] calls `end` when it is
+/// written or dropped.
+pub trait SpanRecorder: Send {
     /// A message starts. The returned context is exposed to the tool while it
     /// runs (`TRACEPARENT`, `TRACESTATE`, `BAGGAGE`).
     fn start(&mut self, start: &SpanStart) -> CallContext;

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use mcplite_engine::host::{CallContext, Host, ToolFailure, ToolResult, ToolSpec};
-use mcplite_engine::server::{Server, ServerInfo};
+use mcplite_engine::server::{LegacyState, Server, ServerInfo};
 use mcplite_engine::telemetry::{
     parse_traceparent, Limits, OtelRecorder, SpanRecorder, SpanStart, CLIENT_STRING_LIMIT, SCHEMA_URL, SCOPE_NAME,
 };
@@ -86,9 +86,9 @@ fn run_custom(lines: &[String], traced: bool, adjust: impl FnOnce(OtelRecorder) 
         srv.set_recorder(Some(Box::new(adjust(OtelRecorder::from_provider(provider)))));
     }
     let mut responses = Vec::new();
+    let mut legacy = LegacyState::default();
     for l in lines {
-        let r = srv.handle_line(l.as_bytes(), &mut host);
-        srv.after_write();
+        let r = srv.handle(&mut legacy, l.as_bytes(), &mut host).into_line();
         responses.push(r.map(|b| String::from_utf8(b).unwrap()));
     }
     let spans = exporter.get_finished_spans().unwrap();

@@ -9,7 +9,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use mcplite_engine::host::{CallContext, Host, ToolFailure, ToolResult, ToolSpec};
-use mcplite_engine::server::{Server, ServerInfo};
+use mcplite_engine::server::{LegacyState, Server, ServerInfo};
 use mcplite_engine::telemetry::recorder_from_env;
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
@@ -114,9 +114,9 @@ fn otlp_http_export_from_env() {
         json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}),
         json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{},"_meta":{"traceparent":tp}}}),
     ];
+    let mut legacy = LegacyState::default();
     for l in &lines {
-        srv.handle_line(l.to_string().as_bytes(), &mut host);
-        srv.after_write();
+        drop(srv.handle(&mut legacy, l.to_string().as_bytes(), &mut host));
     }
     // The batch goes out on the schedule delay, without a shutdown.
     let mut spans = Vec::new();
@@ -174,8 +174,7 @@ fn dead_collector_costs_nothing_but_spans() {
     srv.set_recorder(Some(rec));
     let ping = json!({"jsonrpc":"2.0","id":1,"method":"ping"}).to_string();
     for _ in 0..2000 {
-        let r = srv.handle_line(ping.as_bytes(), &mut host).unwrap();
-        srv.after_write();
+        let r = srv.handle(&mut LegacyState::default(), ping.as_bytes(), &mut host).into_line().unwrap();
         assert!(r.starts_with(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}"));
     }
     srv.shutdown_recorder();
@@ -236,9 +235,9 @@ fn otlp_http_metrics_from_env() {
         json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{}}}),
         json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{}}}),
     ];
+    let mut legacy = LegacyState::default();
     for l in &lines {
-        srv.handle_line(l.to_string().as_bytes(), &mut host);
-        srv.after_write();
+        drop(srv.handle(&mut legacy, l.to_string().as_bytes(), &mut host));
     }
     // Exported on the interval, without a shutdown (hang guard only).
     let deadline = Instant::now() + Duration::from_secs(20);

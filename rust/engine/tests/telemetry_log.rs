@@ -8,6 +8,7 @@ use std::io::Write;
 use std::sync::{Arc, Mutex};
 
 use common::{new_server, FakeHost};
+use mcplite_engine::server::LegacyState;
 use mcplite_engine::telemetry::{Fanout, LogRecorder, OtelRecorder, SpanRecorder};
 use opentelemetry_sdk::trace::SdkTracerProvider;
 use serde_json::{json, Value};
@@ -70,11 +71,11 @@ fn transcript() -> Vec<String> {
 fn run(rec: Box<dyn SpanRecorder>) -> Vec<Option<Vec<u8>>> {
     let mut host = FakeHost::default();
     let mut srv = new_server(&mut host);
+    let mut legacy = LegacyState::default();
     srv.set_recorder(Some(rec));
     let mut out = Vec::new();
     for l in transcript() {
-        out.push(srv.handle_line(l.as_bytes(), &mut host));
-        srv.after_write();
+        out.push(srv.handle(&mut legacy, l.as_bytes(), &mut host).into_line());
     }
     srv.shutdown_recorder();
     out
@@ -125,15 +126,10 @@ fn logging_beside_spans_changes_no_response() {
     let (alone, _) = log_recorder(Level::DEBUG);
     assert_eq!(with_both, run(Box::new(alone)));
     let mut host = FakeHost::default();
-    let mut srv = new_server(&mut host);
-    let plain: Vec<Option<Vec<u8>>> = transcript()
-        .iter()
-        .map(|l| {
-            let r = srv.handle_line(l.as_bytes(), &mut host);
-            srv.after_write();
-            r
-        })
-        .collect();
+    let srv = new_server(&mut host);
+    let mut legacy = LegacyState::default();
+    let plain: Vec<Option<Vec<u8>>> =
+        transcript().iter().map(|l| srv.handle(&mut legacy, l.as_bytes(), &mut host).into_line()).collect();
     assert_eq!(with_both, plain);
     assert!(!cap.lines().is_empty());
 }

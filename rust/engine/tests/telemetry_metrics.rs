@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use common::{new_server, FakeHost};
+use mcplite_engine::server::LegacyState;
 use mcplite_engine::telemetry::{
     Limits, MetricsRecorder, OPERATION_DURATION, OPERATION_DURATION_BOUNDARIES, SCHEMA_URL, SCOPE_NAME,
     SESSION_DURATION,
@@ -80,10 +81,10 @@ fn run(lines: &[String], limits: Limits) -> Vec<ResourceMetrics> {
     let (provider, exporter) = provider(Duration::from_secs(3600));
     let mut host = FakeHost::default();
     let mut srv = new_server(&mut host);
+    let mut legacy = LegacyState::default();
     srv.set_recorder(Some(Box::new(MetricsRecorder::from_provider(provider).with_limits(limits))));
     for l in lines {
-        srv.handle_line(l.as_bytes(), &mut host);
-        srv.after_write();
+        drop(srv.handle(&mut legacy, l.as_bytes(), &mut host));
     }
     srv.shutdown_recorder();
     exporter.get_finished_metrics().unwrap()
@@ -209,9 +210,9 @@ fn exported_periodically_without_shutdown() {
     let (provider, exporter) = provider(Duration::from_millis(50));
     let mut host = FakeHost::default();
     let mut srv = new_server(&mut host);
+    let mut legacy = LegacyState::default();
     srv.set_recorder(Some(Box::new(MetricsRecorder::from_provider(provider))));
-    srv.handle_line(init(1).as_bytes(), &mut host);
-    srv.after_write();
+    drop(srv.handle(&mut legacy, init(1).as_bytes(), &mut host));
     // Hang guard only: the reader exports every 50 ms.
     let deadline = Instant::now() + Duration::from_secs(20);
     let mut got = Vec::new();

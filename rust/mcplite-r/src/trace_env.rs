@@ -55,7 +55,7 @@ mod slots {
         let need = name.len() + 1 + value.len() + 1;
         SLOTS.with(|s| {
             let mut s = s.borrow_mut();
-            if !s[i].as_ref().is_some_and(|b| b.len() >= need) {
+            if s[i].as_ref().is_none_or(|b| b.len() < need) {
                 // Never freed: the environment may still point at an older
                 // buffer (after an unwind skipped the restore).
                 s[i] = Some(Box::leak(vec![0u8; need.max(super::MIN_CAP[i])].into_boxed_slice()));

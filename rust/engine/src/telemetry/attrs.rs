@@ -15,7 +15,7 @@ use std::borrow::Cow;
 
 use opentelemetry::{Key, KeyValue, StringValue, Value};
 
-use crate::projection::Version;
+use crate::version::Version;
 
 /// `mcp.method.name` (and the span name) of a method that is not an MCP
 /// method.

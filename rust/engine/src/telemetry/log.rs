@@ -21,7 +21,7 @@ use tracing::{dispatcher, Dispatch, Level};
 use super::attrs::{claimed_modern_version, truncate, Session};
 use super::{SpanEnd, SpanRecorder, SpanStart};
 use crate::host::CallContext;
-use crate::projection::Version;
+use crate::version::Version;
 
 /// Longest client-chosen text (method, id, tool name) in a log line.
 const LOG_STRING_LIMIT: usize = 64;

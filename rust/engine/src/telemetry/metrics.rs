@@ -27,7 +27,7 @@ use super::export::{diag, masked, Counters, Reporting, StderrMetrics, UreqClient
 use super::spans::{otlp_headers, resource, scope};
 use super::{SpanEnd, SpanRecorder, SpanStart};
 use crate::host::CallContext;
-use crate::projection::Version;
+use crate::version::Version;
 
 /// Name of the per-operation histogram.
 pub const OPERATION_DURATION: &str = "mcp.server.operation.duration";

@@ -21,7 +21,7 @@ use super::export::{diag, masked, Counters, Gate, Reporting, StderrSpans, UreqCl
 use super::w3c::{baggage_from_meta, format_traceparent, remote_parent};
 use super::{SpanEnd, SpanRecorder, SpanStart};
 use crate::host::CallContext;
-use crate::projection::Version;
+use crate::version::Version;
 
 /// The instrumentation scope of mcplite's spans and metrics.
 pub const SCOPE_NAME: &str = "r.package.mcplite";
