@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Tracing overhead benchmarks (SPEC section 8 speed goal): per-message cost
-# with tracing off vs OTLP batch export on.
+# Telemetry overhead benchmarks (RULES section 8 speed goal): per-message cost
+# with telemetry off vs spans, spans + metrics, and MCPLITE_LOG on.
 #   1. engine only (Rust, release): rust/engine/examples/trace_overhead.rs
 #   2. end to end through a real Rscript stdio server: bench/trace_overhead.py
 # Usage: bench/trace_overhead.sh [messages] [rounds]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Dependencies of the tracing end-to-end suite (tests/suites/30-telemetry.sh),
+# Dependencies of the telemetry end-to-end suite (tests/suites/30-telemetry.sh),
 # idempotent: a Python venv with the official OTLP protobuf bindings
 # (opentelemetry-proto), the Rotel collector (PyPI rotel, which ships the
 # rotel-agent binary) and pytest.
@@ -19,6 +19,7 @@ if ! "$venv/bin/python" - <<'PY' >/dev/null 2>&1
 import pathlib
 import pytest  # noqa: F401
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2  # noqa: F401
+from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2  # noqa: F401
 import rotel
 assert (pathlib.Path(rotel.__file__).parent / "rotel-agent").exists()
 PY

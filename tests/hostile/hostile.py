@@ -321,10 +321,18 @@ def session_cases():
 
     @case("10,000-deep nesting")
     def _():
-        deep = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":%s"x"%s}}}' % (
-            "[" * 10000, "]" * 10000)
-        expect_error(srv, deep, -32700)
-        expect_error(srv, "[" * 10000 + "]" * 10000, -32700)
+        # Well-formed but over the nesting limit (RULES W1.4): answered with
+        # the request's id, never run; id null only when no id can be read.
+        nest = ("[" * 10000, "]" * 10000)
+        too_deep = "Invalid params: nesting deeper than the limit of 512 levels"
+        deep = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":%s"x"%s}}}' % nest
+        expect_error(srv, deep, -32602, "1", too_deep)
+        modern = call("m", "echo", {"text": 0}, modern=True).replace('"text":0', '"text":%s"x"%s' % nest)
+        expect_error(srv, modern, -32602, '"m"', too_deep)
+        params = '{"jsonrpc":"2.0","id":2,"method":"tools/list","params":%s1%s}' % nest
+        expect_error(srv, params, -32602, "2", too_deep)
+        expect_error(srv, "[" * 10000 + "]" * 10000, -32600, "null", "Invalid Request")
+        expect_error(srv, "[" * 10000, -32700, "null", "Parse error")
 
     @case("invalid UTF-8 bytes")
     def _():

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Tracing end to end (SPEC section 8): a real stdio server exporting spans
-# over OTLP/HTTP to a loopback receiver that decodes them with the official
-# opentelemetry-proto package, directly and through the Rotel collector; the
-# stderr exporter; stdout/console redirection; unknown exporters; a dead
-# collector; TRACEPARENT in a tool's child process. See tests/telemetry/.
+# Telemetry end to end (RULES section 8): a real stdio server exporting spans
+# and metrics over OTLP/HTTP to a loopback receiver that decodes them with the
+# official opentelemetry-proto package, directly and through the Rotel
+# collector; the stderr exporters; stdout/console redirection; unknown
+# exporters; a dead collector; bounded attributes; TRACEPARENT/BAGGAGE in a
+# tool's child process and the ambient link. See tests/telemetry/.
 # Needs the package installed in $MCPLITE_LIB and scripts/deps/30-telemetry.sh.
 # Last line: "N passed, N failed"; exit status non-zero on any failure.
 set -uo pipefail

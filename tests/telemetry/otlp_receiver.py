@@ -1,9 +1,10 @@
-"""A small OTLP/HTTP trace receiver for the tests, plus helpers to run the
-Rotel collector in front of it.
+"""A small OTLP/HTTP receiver for the tests, plus helpers to run the Rotel
+collector in front of it.
 
-The receiver decodes every POST body as an `ExportTraceServiceRequest` with the
-official `opentelemetry-proto` package and keeps the spans, each with its
-resource and instrumentation scope."""
+The receiver decodes every POST body with the official `opentelemetry-proto`
+package: `/v1/metrics` as an `ExportMetricsServiceRequest` (keeping every
+histogram data point), anything else as an `ExportTraceServiceRequest`
+(keeping the spans), each with its resource and instrumentation scope."""
 
 from __future__ import annotations
 
@@ -19,7 +20,9 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
+from opentelemetry.proto.metrics.v1 import metrics_pb2
 from opentelemetry.proto.trace.v1 import trace_pb2
 
 
@@ -39,6 +42,7 @@ class ReceivedSpan:
     resource: dict
     scope_name: str
     scope_version: str
+    schema_url: str = ""
 
     @property
     def name(self) -> str:
@@ -62,10 +66,40 @@ class ReceivedSpan:
 
 
 @dataclass
+class ReceivedPoint:
+    """One histogram data point of a metrics export."""
+    metric: str
+    unit: str
+    point: metrics_pb2.HistogramDataPoint
+    resource: dict
+    scope_name: str
+    schema_url: str
+
+    @property
+    def attributes(self) -> dict:
+        return attrs(self.point.attributes)
+
+
+def histogram_points(req, scope_filter=None) -> list:
+    out = []
+    for rm in req.resource_metrics:
+        res = attrs(rm.resource.attributes)
+        for sm in rm.scope_metrics:
+            for m in sm.metrics:
+                if m.WhichOneof("data") != "histogram":
+                    continue
+                for dp in m.histogram.data_points:
+                    out.append(ReceivedPoint(m.name, m.unit, dp, res, sm.scope.name, sm.schema_url))
+    return out
+
+
+@dataclass
 class Receiver:
     server: ThreadingHTTPServer
     spans: list = field(default_factory=list)
     requests: list = field(default_factory=list)
+    # One list of histogram points per metrics request, in arrival order.
+    metric_exports: list = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -77,6 +111,14 @@ class Receiver:
         return f"http://127.0.0.1:{self.port}"
 
     def add(self, path: str, headers: dict, body: bytes) -> None:
+        if path.endswith("/v1/metrics"):
+            mreq = metrics_service_pb2.ExportMetricsServiceRequest()
+            mreq.ParseFromString(body)
+            points = histogram_points(mreq)
+            with self.lock:
+                self.requests.append((path, headers))
+                self.metric_exports.append(points)
+            return
         req = trace_service_pb2.ExportTraceServiceRequest()
         req.ParseFromString(body)
         got = []
@@ -84,10 +126,22 @@ class Receiver:
             res = attrs(rs.resource.attributes)
             for ss in rs.scope_spans:
                 for sp in ss.spans:
-                    got.append(ReceivedSpan(sp, res, ss.scope.name, ss.scope.version))
+                    got.append(ReceivedSpan(sp, res, ss.scope.name, ss.scope.version, ss.schema_url))
         with self.lock:
             self.requests.append((path, headers))
             self.spans.extend(got)
+
+    def wait_for_metric(self, name: str, timeout: float = 15.0) -> list:
+        """The points of the last export that has metric `name`."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with self.lock:
+                for export in reversed(self.metric_exports):
+                    if any(p.metric == name for p in export):
+                        return list(export)
+            if time.monotonic() >= deadline:
+                return []
+            time.sleep(0.05)
 
     def wait_for(self, n: int, timeout: float = 15.0) -> list:
         deadline = time.monotonic() + timeout
@@ -116,7 +170,7 @@ def start_receiver() -> Receiver:
             if self.headers.get("Content-Encoding", "").lower() == "gzip":
                 body = gzip.decompress(body)
             try:
-                holder["r"].add(self.path, dict(self.headers), body)
+                holder["r"].add(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
                 status, out = 200, trace_service_pb2.ExportTraceServiceResponse().SerializeToString()
             except Exception as e:  # undecodable: a failure the test will see
                 status, out = 400, str(e).encode()

@@ -36,4 +36,17 @@ chatty <- tool(
   description = "Prints to stdout while running."
 )
 
-mcp_server(list(echo, child_traceparent, fails, chatty))
+child_env <- tool(
+  function() {
+    # What a child process inherits, and what mcp_trace_context() says.
+    env <- function(v) system(paste("printenv", v, "|| true"), intern = TRUE)
+    jsonlite::toJSON(list(
+      TRACEPARENT = env("TRACEPARENT"), BAGGAGE = env("BAGGAGE"),
+      ctx_baggage = unname(mcp_trace_context()["baggage"])
+    ), auto_unbox = TRUE)
+  },
+  name = "child_env",
+  description = "Report the trace variables a child process sees."
+)
+
+mcp_server(list(echo, child_traceparent, fails, chatty, child_env))

@@ -1,5 +1,6 @@
-# mcp_trace_context() and the TRACEPARENT/TRACESTATE carrier (SPEC T9),
-# through in-process sessions. Sampling is switched off so nothing is
+# mcp_trace_context() and the TRACEPARENT/TRACESTATE/BAGGAGE carrier
+# (RULES T9), through in-process sessions; MCPLITE_LOG through a real stdio
+# server. Sampling is switched off so nothing is
 # exported (the span context still propagates); exporters are tested end to
 # end in tests/suites/*-telemetry.sh.
 
@@ -12,7 +13,9 @@ ctx_tool <- tool(
       ctx = as.list(ctx),
       env_tp = Sys.getenv("TRACEPARENT", "<unset>"),
       env_ts = Sys.getenv("TRACESTATE", "<unset>"),
-      child = system("printenv TRACEPARENT || true", intern = TRUE)
+      env_bg = Sys.getenv("BAGGAGE", "<unset>"),
+      child = system("printenv TRACEPARENT || true", intern = TRUE),
+      child_bg = system("printenv BAGGAGE || true", intern = TRUE)
     ), auto_unbox = TRUE)
   },
   name = "ctx",
@@ -95,4 +98,114 @@ test_that("suppressing the mcplite scope switches the context off", {
   seen <- seen_by_tool(s, 1, sprintf(',"traceparent":"%s"', remote_tp))
   expect_length(seen$ctx, 0)
   expect_equal(seen$env_tp, "<unset>")
+})
+
+test_that("client baggage reaches mcp_trace_context() and BAGGAGE, then is restored", {
+  withr::local_envvar(
+    OTEL_R_TRACES_EXPORTER = "stderr", OTEL_TRACES_SAMPLER = "always_off",
+    TRACEPARENT = NA, TRACESTATE = NA, BAGGAGE = "outer=1"
+  )
+  s <- mcp_session(ctx_tool)
+  seen <- seen_by_tool(s, 1, sprintf(
+    ',"traceparent":"%s","baggage":"userId=alice,serverNode=DF%%2028"', remote_tp
+  ))
+  members <- sort(strsplit(seen$ctx$baggage, ",")[[1]])
+  expect_equal(members, c("serverNode=DF%2028", "userId=alice"))
+  expect_named(seen$ctx, c("traceparent", "baggage"))
+  expect_equal(seen$env_bg, seen$ctx$baggage)
+  expect_equal(seen$child_bg, seen$ctx$baggage)
+  expect_equal(Sys.getenv("BAGGAGE"), "outer=1")
+
+  # Baggage without a traceparent still arrives; other shapes are ignored
+  # (and BAGGAGE is unset for the call).
+  only <- seen_by_tool(s, 2, ',"baggage":"k=v"')
+  expect_equal(only$ctx$baggage, "k=v")
+  bad <- seen_by_tool(s, 3, ',"baggage":["k=v"]')
+  expect_null(bad$ctx$baggage)
+  expect_equal(bad$env_bg, "<unset>")
+})
+
+test_that("with tracing off, baggage is not read", {
+  withr::local_envvar(OTEL_TRACES_EXPORTER = NA, OTEL_R_TRACES_EXPORTER = NA, BAGGAGE = NA)
+  s <- mcp_session(ctx_tool)
+  seen <- seen_by_tool(s, 1, ',"baggage":"k=v"')
+  expect_length(seen$ctx, 0)
+  expect_equal(seen$env_bg, "<unset>")
+})
+
+test_that("MCPLITE_LOG=debug logs every message on stderr and leaves stdout to the protocol", {
+  skip_if_not_installed("processx")
+  skip_on_cran()
+  script <- withr::local_tempfile(fileext = ".R")
+  writeLines(c(
+    "library(mcplite)",
+    "echo <- tool(function(text) paste('echo:', text), name = 'echo',",
+    "  description = 'Echo.', arguments = list(text = type_string('Text.')))",
+    "mcp_server(echo)"
+  ), script)
+  secret <- "s3cr3t-log-argument"
+  lines <- c(
+    '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}',
+    '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+    '{"jsonrpc":"2.0","id":2,"method":"tools/list"}',
+    sprintf('{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"%s"}}}', secret),
+    '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"nope","arguments":{}}}'
+  )
+  input <- withr::local_tempfile()
+  writeLines(lines, input)
+  run <- function(level) {
+    env <- c("current", R_LIBS = paste(.libPaths(), collapse = .Platform$path.sep))
+    env <- c(env, OTEL_TRACES_EXPORTER = "none", OTEL_METRICS_EXPORTER = "none")
+    if (!is.na(level)) env <- c(env, MCPLITE_LOG = level)
+    processx::run(
+      file.path(R.home("bin"), "Rscript"), c("--vanilla", script),
+      stdin = input, env = env, error_on_status = FALSE, timeout = 60
+    )
+  }
+  res <- run("debug")
+  expect_equal(res$status, 0L)
+  # stdout: exactly the four responses, nothing else.
+  out <- strsplit(res$stdout, "\n")[[1]]
+  expect_length(out, 4)
+  ids <- vapply(out, function(l) jsonlite::fromJSON(l)$id, numeric(1), USE.NAMES = FALSE)
+  expect_equal(ids, c(1, 2, 3, 4))
+  err <- strsplit(res$stderr, "\n")[[1]]
+  log <- grep("mcplite:", err, value = TRUE, fixed = TRUE)
+  expect_length(grep(" received ", log, fixed = TRUE), 5)
+  expect_length(grep(" (answered|handled) ", log), 5)
+  expect_true(any(grepl('answered method="tools/list" id="2".*version="2025-06-18".*outcome="ok"', log)))
+  expect_true(any(grepl('received method="tools/call" id="3" tool="echo" known_tool=true era="legacy"', log, fixed = TRUE)))
+  expect_true(any(grepl('outcome="error" code=-32602 error="Invalid params: unknown tool"', log, fixed = TRUE)))
+  expect_true(any(grepl("logging on spans=\"off\" metrics=\"off\"", log)))
+  expect_false(grepl(secret, res$stderr, fixed = TRUE))
+
+  # info: answers only. Unset: no log line at all, same responses.
+  info <- run("info")
+  expect_equal(info$stdout, res$stdout)
+  expect_length(grep(" received ", info$stderr, fixed = TRUE), 0)
+  expect_length(grep(" answered ", strsplit(info$stderr, "\n")[[1]], fixed = TRUE), 4)
+  quiet <- run(NA)
+  expect_equal(quiet$stdout, res$stdout)
+  expect_false(grepl("mcplite: (received|answered)", quiet$stderr))
+  expect_false(grepl("answered", quiet$stderr, fixed = TRUE))
+})
+
+test_that("an unknown MCPLITE_LOG value warns once and logs nothing", {
+  skip_if_not_installed("processx")
+  skip_on_cran()
+  script <- withr::local_tempfile(fileext = ".R")
+  writeLines(c("library(mcplite)", "mcp_server(list())"), script)
+  input <- withr::local_tempfile()
+  writeLines('{"jsonrpc":"2.0","id":1,"method":"ping"}', input)
+  res <- processx::run(
+    file.path(R.home("bin"), "Rscript"), c("--vanilla", script),
+    stdin = input, error_on_status = FALSE, timeout = 60,
+    env = c("current", R_LIBS = paste(.libPaths(), collapse = .Platform$path.sep), MCPLITE_LOG = "loud")
+  )
+  expect_equal(res$status, 0L)
+  expect_equal(jsonlite::fromJSON(res$stdout)$id, 1)
+  warn <- grep("MCPLITE_LOG", strsplit(res$stderr, "\n")[[1]], value = TRUE)
+  expect_length(warn, 1)
+  expect_match(warn, '"loud"', fixed = TRUE)
+  expect_false(grepl("answered", res$stderr, fixed = TRUE))
 })

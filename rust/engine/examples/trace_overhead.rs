@@ -1,15 +1,20 @@
-//! Per-message cost of span recording inside the engine (run by
+//! Per-message cost of telemetry inside the engine (run by
 //! bench/trace_overhead.sh; not a test). A `Server` with a trivial host
 //! handles pre-built `tools/call` lines in a tight loop, in these modes:
 //!
-//! * `off`, `off2`: no recorder installed (tracing off), twice: the noise floor;
-//! * `otlp`: the recorder from `recorder_from_env` with OTLP/HTTP batch export
-//!   to a loopback sink that accepts every request;
-//! * `dead`: the same, but nobody listens at the endpoint (spans are dropped).
+//! * `off`, `off2`: no recorder installed (telemetry off), twice: the noise
+//!   floor;
+//! * `spans`: the recorders from `recorder_from_env` with OTLP/HTTP batch
+//!   export of spans to a loopback sink that accepts every request;
+//! * `metrics`: metrics only (OTLP/HTTP, default 60 s interval);
+//! * `both`: spans and metrics;
+//! * `dead`: spans, but nobody listens at the endpoint (spans are dropped);
+//! * `log`: `MCPLITE_LOG=info` (one line per message, to stderr).
 //!
 //! Rounds alternate between modes; the median per-message time is reported.
 //!
-//! Usage: cargo run --release -p mcplite-engine --example trace_overhead [messages] [rounds]
+//! Usage: cargo run --release -p mcplite-engine --example trace_overhead [messages] [rounds] [modes]
+//! (`modes`: a comma-separated subset, `off` always included.)
 // A benchmark program: its report goes to stdout.
 #![allow(clippy::print_stdout)]
 
@@ -21,7 +26,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use mcplite_engine::host::{CallContext, Host, ToolFailure, ToolResult, ToolSpec};
-use mcplite_engine::server::{Server, ServerInfo};
+use mcplite_engine::server::{LegacyState, Server, ServerInfo};
 use mcplite_engine::telemetry::recorder_from_env;
 use serde_json::Value;
 
@@ -104,13 +109,21 @@ extern "C" {
 
 fn server(mode: &str, port: u16, dead_port: u16, host: &mut Echo) -> Server {
     let mut s = Server::new(ServerInfo { name: "b".into(), version: "1".into(), instructions: None }, host);
-    let endpoint = match mode {
-        "otlp" => format!("http://127.0.0.1:{port}"),
-        "dead" => format!("http://127.0.0.1:{dead_port}"),
+    let live = format!("http://127.0.0.1:{port}");
+    let dead = format!("http://127.0.0.1:{dead_port}");
+    let vars: Vec<(&str, String)> = match mode {
+        "spans" => vec![("OTEL_TRACES_EXPORTER", "otlp".into()), ("OTEL_EXPORTER_OTLP_ENDPOINT", live)],
+        "metrics" => vec![("OTEL_METRICS_EXPORTER", "otlp".into()), ("OTEL_EXPORTER_OTLP_ENDPOINT", live)],
+        "both" => vec![
+            ("OTEL_TRACES_EXPORTER", "otlp".into()),
+            ("OTEL_METRICS_EXPORTER", "otlp".into()),
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", live),
+        ],
+        "dead" => vec![("OTEL_TRACES_EXPORTER", "otlp".into()), ("OTEL_EXPORTER_OTLP_ENDPOINT", dead)],
+        "log" => vec![("MCPLITE_LOG", "info".into())],
         _ => return s,
     };
-    let vars: HashMap<&str, String> =
-        [("OTEL_TRACES_EXPORTER", "otlp".to_string()), ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)].into_iter().collect();
+    let vars: HashMap<&str, String> = vars.into_iter().collect();
     s.set_recorder(recorder_from_env(&|k| vars.get(k).cloned()));
     s
 }
@@ -132,24 +145,29 @@ fn main() {
         .collect();
     // "off2" is a second tracing-off server: the off/off2 ratio is the noise
     // floor (tracing off costs one `Option` check per message).
-    let modes = ["off", "off2", "otlp", "dead"];
+    let all = ["off", "off2", "spans", "metrics", "both", "dead", "log"];
+    let chosen: Vec<&str> = match args.get(3) {
+        Some(list) => all.iter().copied().filter(|m| *m == "off" || list.split(',').any(|x| x == *m)).collect(),
+        None => all.to_vec(),
+    };
+    let modes = chosen.as_slice();
     let mut results: HashMap<&str, Vec<f64>> = HashMap::new();
     let mut cpu: HashMap<&str, Vec<f64>> = HashMap::new();
     let mut other: HashMap<&str, Vec<f64>> = HashMap::new();
     for round in 0..=rounds {
-        for mode in modes {
+        for &mode in modes {
             let mut host = Echo;
-            let mut srv = server(mode, port, dead_port, &mut host);
-            srv.handle_line(init, &mut host);
-            srv.after_write();
+            let srv = server(mode, port, dead_port, &mut host);
+            let mut legacy = LegacyState::default();
+            drop(srv.handle(&mut legacy, init, &mut host));
             let t0 = Instant::now();
             let c0 = thread_cpu_ns();
             let p0 = process_cpu_ns();
             let mut bytes = 0usize;
             for l in &lines {
-                let r = srv.handle_line(l, &mut host);
-                bytes += r.map_or(0, |b| b.len());
-                srv.after_write();
+                let r = srv.handle(&mut legacy, l, &mut host);
+                bytes += r.line().map_or(0, |b| b.len());
+                drop(r);
             }
             let ns = t0.elapsed().as_nanos() as f64 / n as f64;
             let cpu_ns = (thread_cpu_ns() - c0) / n as f64;
@@ -178,7 +196,7 @@ fn main() {
     for (label, table) in [("wall", &mut results), ("cpu ", &mut cpu)] {
         let off = median(table.get_mut("off").unwrap());
         println!("{label} off   {:8.3} us/message", off / 1e3);
-        for mode in ["off2", "otlp", "dead"] {
+        for mode in &modes[1..] {
             let m = median(table.get_mut(mode).unwrap());
             println!(
                 "{label} {mode:5} {:8.3} us/message  overhead {:+.3} us/message  ratio {:.2}",
@@ -188,7 +206,7 @@ fn main() {
             );
         }
     }
-    for mode in modes {
+    for &mode in modes {
         println!(
             "other threads (exporter, test sink) {mode:5} {:8.3} us CPU/message",
             median(other.get_mut(mode).unwrap()) / 1e3

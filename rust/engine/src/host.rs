@@ -126,11 +126,14 @@ pub enum ToolFailure {
 }
 
 /// Trace context of the server span, handed to the host while a tool runs
-/// (SPEC T9).
+/// (SPEC T9): the span's W3C `traceparent` and `tracestate`, and the W3C
+/// baggage the client sent in `params._meta.baggage`. All `None` when
+/// tracing is off.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct CallContext {
     pub traceparent: Option<String>,
     pub tracestate: Option<String>,
+    pub baggage: Option<String>,
 }
 
 /// The host side: R in production, a fake in tests.

@@ -1,10 +1,42 @@
 //! mcplite-engine: the protocol engine of the mcplite R package.
 //!
 //! Pure Rust, no R inside. It frames stdio lines, validates JSON-RPC
-//! envelopes, dispatches legacy (2024-11-05, 2025-06-18, 2025-11-25) and
-//! modern (2026-07-28) MCP requests, projects results per protocol version
-//! and writes responses. Tools are run by a [`host::Host`], which the R bridge
-//! implements with R closures and the tests implement with fakes.
+//! envelopes, dispatches legacy (initialize handshake) and modern
+//! (stateless, per-request `_meta`) MCP requests, projects results per
+//! protocol version and writes responses. Tools are run by a [`host::Host`],
+//! which the R bridge implements with R closures and the tests implement
+//! with fakes.
+//!
+//! # Modules
+//!
+//! * [`message`]: one line's bytes to a classified message (strict JSON,
+//!   envelope rules, the engine's limits).
+//! * [`server`]: the dispatcher. [`Server`] holds the shared state
+//!   (registry, prepared listings, identity, span recorder);
+//!   [`Server::handle`] takes one message and the caller's [`LegacyState`]
+//!   and returns a [`Reply`] that ends the message's span when it is written
+//!   or dropped. It knows nothing of stdio.
+//! * [`version`]: the protocol version registry: which versions exist, their
+//!   order, what each can carry, the modern `_meta` keys, and how a
+//!   message's era is read.
+//! * [`projection`]: every envelope and result whose shape differs by
+//!   version. Adding a protocol version touches only `version` and
+//!   `projection`.
+//! * [`transport`]: the stdio transport (framer, reader hand-off, serve
+//!   loop; platform pieces in one private module).
+//! * [`host`]: the boundary to whatever runs the tools.
+//! * [`json`], [`numfmt`]: JSON text writing shared with the R bridge.
+//! * [`telemetry`]: OpenTelemetry spans per message.
+//!
+//! # One request, stdin to stdout
+//!
+//! [`transport::Reader`] reads bytes and [`transport::Framer`] cuts them
+//! into lines; [`transport::serve`] hands each line to [`Server::handle`],
+//! which classifies it ([`message::parse_line`]), starts the span, reads the
+//! era ([`version::era_of`]), routes it (legacy session or modern claim),
+//! calls [`Host::call_tool`] for `tools/call`, and writes the answer with
+//! [`projection`]; the serve loop writes the [`Reply`] as one line
+//! ([`Reply::write_line`]), which ends the span.
 
 pub mod client;
 pub mod host;
@@ -15,7 +47,8 @@ pub mod projection;
 pub mod server;
 pub mod telemetry;
 pub mod transport;
+pub mod version;
 
 pub use host::{Block, CallContext, Content, Host, ToolFailure, ToolResult, ToolSpec};
-pub use projection::Version;
-pub use server::{Server, ServerInfo};
+pub use server::{LegacyState, Reply, Server, ServerInfo};
+pub use version::Version;

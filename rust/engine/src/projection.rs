@@ -1,70 +1,19 @@
-//! Every difference between protocol versions lives here (SPEC section 6).
+//! Every envelope and result whose shape differs by protocol version is
+//! written here (RULES section 6); [`crate::version`] says which versions
+//! exist and what each can carry. Together they hold every difference
+//! between protocol versions.
 //!
 //! The dispatcher decides *which* version applies to a message; this module
-//! decides what a tool listing or a tool result looks like in that version.
+//! decides what the answer looks like in that version: the `initialize`
+//! result, the `server/discover` result, the `tools/list` result and its
+//! tool objects, tool results and contained tool errors, and the data of the
+//! unsupported-version error. The JSON-RPC frame around a result or an
+//! error (`{"jsonrpc":"2.0","id":…,`) is the same in every version and is
+//! written by the dispatcher.
 
 use crate::host::{Block, Content, ToolResult, ToolSpec};
 use crate::json::write_str;
-
-/// The protocol versions mcplite speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Version {
-    V2024_11_05,
-    V2025_06_18,
-    V2025_11_25,
-    V2026_07_28,
-}
-
-/// Discovery order (SPEC M3): preferred first.
-pub const SUPPORTED: [Version; 4] =
-    [Version::V2026_07_28, Version::V2025_11_25, Version::V2025_06_18, Version::V2024_11_05];
-
-/// The version a legacy `initialize` settles on when the client asks for
-/// something we do not speak (SPEC L1.2).
-pub const LEGACY_DEFAULT: Version = Version::V2025_11_25;
-
-impl Version {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Version::V2024_11_05 => "2024-11-05",
-            Version::V2025_06_18 => "2025-06-18",
-            Version::V2025_11_25 => "2025-11-25",
-            Version::V2026_07_28 => "2026-07-28",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Version> {
-        SUPPORTED.iter().copied().find(|v| v.as_str() == s)
-    }
-
-    pub fn is_modern(self) -> bool {
-        self == Version::V2026_07_28
-    }
-
-    pub fn index(self) -> usize {
-        match self {
-            Version::V2024_11_05 => 0,
-            Version::V2025_06_18 => 1,
-            Version::V2025_11_25 => 2,
-            Version::V2026_07_28 => 3,
-        }
-    }
-
-    pub const ALL: [Version; 4] =
-        [Version::V2024_11_05, Version::V2025_06_18, Version::V2025_11_25, Version::V2026_07_28];
-
-    fn has_annotations(self) -> bool {
-        self != Version::V2024_11_05
-    }
-
-    fn has_block_meta(self) -> bool {
-        self != Version::V2024_11_05
-    }
-
-    fn has_last_modified(self) -> bool {
-        self != Version::V2024_11_05
-    }
-}
+use crate::version::{Admit, PerVersion, Version, META_SERVER_INFO, SUPPORTED};
 
 /// Does this JSON text have a root member `"type": "object"`? Used to decide
 /// whether a legacy client may see an output schema.
@@ -99,15 +48,16 @@ pub fn write_tool(out: &mut Vec<u8>, tool: &ToolSpec, v: Version) {
     write_str(out, &tool.description);
     out.extend_from_slice(b",\"inputSchema\":");
     out.extend_from_slice(tool.input_schema.as_bytes());
-    if v.has_annotations() && !tool.annotations.is_empty() {
+    let f = v.features();
+    if f.tool_annotations && !tool.annotations.is_empty() {
         out.extend_from_slice(b",\"annotations\":");
         write_members(out, &tool.annotations);
     }
     if let Some(schema) = &tool.output_schema {
-        let emit = match v {
-            Version::V2024_11_05 => false,
-            Version::V2025_06_18 | Version::V2025_11_25 => schema_root_is_object(schema),
-            Version::V2026_07_28 => true,
+        let emit = match f.output_schema {
+            Admit::Never => false,
+            Admit::Objects => schema_root_is_object(schema),
+            Admit::Any => true,
         };
         if emit {
             out.extend_from_slice(b",\"outputSchema\":");
@@ -117,7 +67,7 @@ pub fn write_tool(out: &mut Vec<u8>, tool: &ToolSpec, v: Version) {
     out.push(b'}');
 }
 
-/// The `tools` array for one version (prepared once per server).
+/// The `tools` array for one version.
 pub fn tools_array(tools: &[ToolSpec], v: Version) -> Vec<u8> {
     let mut out = Vec::with_capacity(256 * tools.len() + 2);
     out.push(b'[');
@@ -129,6 +79,22 @@ pub fn tools_array(tools: &[ToolSpec], v: Version) -> Vec<u8> {
     }
     out.push(b']');
     out
+}
+
+/// The `tools` arrays of every version, prepared once per server: a
+/// `tools/list` answer copies one of them.
+#[derive(Debug, Clone)]
+pub struct Listings(PerVersion<Vec<u8>>);
+
+impl Listings {
+    pub fn new(tools: &[ToolSpec]) -> Listings {
+        Listings(Version::ALL.map(|v| tools_array(tools, v)))
+    }
+
+    /// The `tools` array (JSON text) for version `v`.
+    pub fn get(&self, v: Version) -> &[u8] {
+        &self.0[v.index()]
+    }
 }
 
 fn opt_str(out: &mut Vec<u8>, key: &[u8], val: &Option<String>) {
@@ -174,11 +140,13 @@ fn write_block(out: &mut Vec<u8>, b: &Block, v: Version) {
             out.push(b'}');
         }
     }
-    // Annotations: R order, last_modified renamed (or dropped on 2024-11-05).
+    // Annotations: R order, last_modified renamed (or dropped where the
+    // version has no lastModified).
+    let f = v.features();
     let mut first = true;
     for (k, val) in &b.annotations {
         let key: &str = if k == "last_modified" {
-            if !v.has_last_modified() {
+            if !f.last_modified {
                 continue;
             }
             "lastModified"
@@ -194,21 +162,19 @@ fn write_block(out: &mut Vec<u8>, b: &Block, v: Version) {
     if !first {
         out.push(b'}');
     }
-    if v.has_block_meta() && !b.meta.is_empty() {
+    if f.block_meta && !b.meta.is_empty() {
         out.extend_from_slice(b",\"_meta\":");
         write_members(out, &b.meta);
     }
     out.push(b'}');
 }
 
-/// Server identity used in modern `_meta` (SPEC M4.3).
-pub const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
-
 /// Write a projected `CallToolResult` object. `server_info` is the JSON text
 /// of `{"name":…,"version":…}`, used for modern results. Returns whether the
 /// written result has `isError: true`.
 pub fn write_call_result(out: &mut Vec<u8>, r: &ToolResult, v: Version, server_info: &str) -> bool {
-    if v == Version::V2024_11_05 {
+    let f = v.features();
+    if !f.audio_and_links {
         // P3: audio and resource links cannot be represented.
         let mut bad: Vec<&'static str> = Vec::new();
         for b in &r.content {
@@ -219,7 +185,8 @@ pub fn write_call_result(out: &mut Vec<u8>, r: &ToolResult, v: Version, server_i
         }
         if !bad.is_empty() {
             let text = format!(
-                "This result cannot be sent with MCP protocol version 2024-11-05, which has no {} content. Return text, image or resource content instead.",
+                "This result cannot be sent with MCP protocol version {}, which has no {} content. Return text, image or resource content instead.",
+                v.as_str(),
                 bad.join(" or ")
             );
             write_error_result(out, &text, v, server_info);
@@ -227,7 +194,7 @@ pub fn write_call_result(out: &mut Vec<u8>, r: &ToolResult, v: Version, server_i
         }
     }
     out.push(b'{');
-    if v.is_modern() {
+    if f.modern {
         out.extend_from_slice(b"\"resultType\":\"complete\",");
     }
     out.extend_from_slice(b"\"content\":[");
@@ -240,20 +207,20 @@ pub fn write_call_result(out: &mut Vec<u8>, r: &ToolResult, v: Version, server_i
     out.extend_from_slice(b"],\"isError\":");
     out.extend_from_slice(if r.is_error { b"true" } else { b"false" });
     if let Some(sc) = &r.structured {
-        let emit = match v {
-            Version::V2024_11_05 => false,
-            Version::V2025_06_18 | Version::V2025_11_25 => sc.as_bytes().first() == Some(&b'{'),
-            Version::V2026_07_28 => true,
+        let emit = match f.structured_content {
+            Admit::Never => false,
+            Admit::Objects => sc.as_bytes().first() == Some(&b'{'),
+            Admit::Any => true,
         };
         if emit {
             out.extend_from_slice(b",\"structuredContent\":");
             out.extend_from_slice(sc.as_bytes());
         }
     }
-    if v.is_modern() {
+    if f.modern {
         out.extend_from_slice(b",\"_meta\":{");
         for (k, val) in &r.meta {
-            if k == SERVER_INFO_KEY {
+            if k == META_SERVER_INFO {
                 continue;
             }
             write_str(out, k);
@@ -261,7 +228,7 @@ pub fn write_call_result(out: &mut Vec<u8>, r: &ToolResult, v: Version, server_i
             out.extend_from_slice(val.as_bytes());
             out.push(b',');
         }
-        write_str(out, SERVER_INFO_KEY);
+        write_str(out, META_SERVER_INFO);
         out.push(b':');
         out.extend_from_slice(server_info.as_bytes());
         out.push(b'}');
@@ -285,7 +252,7 @@ pub fn write_error_result(out: &mut Vec<u8>, text: &str, v: Version, server_info
     out.extend_from_slice(b"}],\"isError\":true");
     if v.is_modern() {
         out.extend_from_slice(b",\"_meta\":{");
-        write_str(out, SERVER_INFO_KEY);
+        write_str(out, META_SERVER_INFO);
         out.push(b':');
         out.extend_from_slice(server_info.as_bytes());
         out.push(b'}');
@@ -296,10 +263,113 @@ pub fn write_error_result(out: &mut Vec<u8>, text: &str, v: Version, server_info
 /// Write the modern trailing `_meta` with only the server identity.
 pub fn write_server_meta(out: &mut Vec<u8>, server_info: &str) {
     out.extend_from_slice(b"\"_meta\":{");
-    write_str(out, SERVER_INFO_KEY);
+    write_str(out, META_SERVER_INFO);
     out.push(b':');
     out.extend_from_slice(server_info.as_bytes());
     out.push(b'}');
+}
+
+/// The server identity object `{"name":…,"version":…}` as JSON text: the
+/// `serverInfo` of `initialize` and the [`META_SERVER_INFO`] value of modern
+/// results. Encoded once per server.
+pub fn server_info_json(name: &str, version: &str) -> String {
+    let mut si = Vec::with_capacity(name.len() + version.len() + 24);
+    si.extend_from_slice(b"{\"name\":");
+    write_str(&mut si, name);
+    si.extend_from_slice(b",\"version\":");
+    write_str(&mut si, version);
+    si.push(b'}');
+    String::from_utf8(si).expect("JSON text of UTF-8 strings is UTF-8")
+}
+
+/// `capabilities` of this server, the same in every version: tools only,
+/// and the list never changes.
+const CAPABILITIES: &[u8] = b"\"capabilities\":{\"tools\":{\"listChanged\":false}}";
+
+/// How long (and for whom) a modern client may cache discovery and listing
+/// results (RULES M3, M4).
+const CACHE_HINTS: &[u8] = b"\"ttlMs\":300000,\"cacheScope\":\"public\"";
+
+fn write_instructions(out: &mut Vec<u8>, instructions: Option<&str>) {
+    if let Some(instr) = instructions {
+        out.extend_from_slice(b",\"instructions\":");
+        write_str(out, instr);
+    }
+}
+
+/// The result object of a legacy `initialize` that settled on `v`
+/// (RULES L3).
+pub fn write_initialize_result(out: &mut Vec<u8>, v: Version, server_info: &str, instructions: Option<&str>) {
+    out.extend_from_slice(b"{\"protocolVersion\":");
+    write_str(out, v.as_str());
+    out.push(b',');
+    out.extend_from_slice(CAPABILITIES);
+    out.extend_from_slice(b",\"serverInfo\":");
+    out.extend_from_slice(server_info.as_bytes());
+    write_instructions(out, instructions);
+    out.push(b'}');
+}
+
+/// The result object of a modern `server/discover` (RULES M3): the
+/// versions in discovery order, capabilities, instructions, cache hints and
+/// the server identity.
+pub fn write_discover_result(out: &mut Vec<u8>, server_info: &str, instructions: Option<&str>) {
+    out.extend_from_slice(b"{\"resultType\":\"complete\",\"supportedVersions\":");
+    write_version_list(out);
+    out.push(b',');
+    out.extend_from_slice(CAPABILITIES);
+    write_instructions(out, instructions);
+    out.push(b',');
+    out.extend_from_slice(CACHE_HINTS);
+    out.push(b',');
+    write_server_meta(out, server_info);
+    out.push(b'}');
+}
+
+/// The result object of `tools/list` in version `v` around the prepared
+/// `tools` array `listing` (see [`Listings`]).
+pub fn write_tools_list_result(out: &mut Vec<u8>, listing: &[u8], v: Version, server_info: &str) {
+    if v.is_modern() {
+        out.extend_from_slice(b"{\"resultType\":\"complete\",\"tools\":");
+        out.extend_from_slice(listing);
+        out.push(b',');
+        out.extend_from_slice(CACHE_HINTS);
+        out.push(b',');
+        write_server_meta(out, server_info);
+        out.push(b'}');
+    } else {
+        out.extend_from_slice(b"{\"tools\":");
+        out.extend_from_slice(listing);
+        out.push(b'}');
+    }
+}
+
+/// A rough size of a `tools/list` result around `listing`, to reserve the
+/// response buffer once.
+pub fn tools_list_result_len(listing: &[u8]) -> usize {
+    listing.len() + 200
+}
+
+/// The `data` of the unsupported-version error (RULES M2.3): the versions
+/// we speak, in discovery order, and the version the client asked for.
+pub fn write_unsupported_version_data(out: &mut Vec<u8>, requested: &str) {
+    out.extend_from_slice(b"{\"supported\":");
+    write_version_list(out);
+    out.extend_from_slice(b",\"requested\":");
+    write_str(out, requested);
+    out.push(b'}');
+}
+
+/// `["2026-07-28",…]`: [`SUPPORTED`] in discovery order.
+fn write_version_list(out: &mut Vec<u8>) {
+    out.push(b'[');
+    for (i, v) in SUPPORTED.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_str(out, v.as_str());
+    }
+    out.push(b']');
 }
 
 #[cfg(test)]
@@ -350,6 +420,39 @@ mod tests {
             tl(&arr, Version::V2026_07_28),
             format!(r#"{base},"annotations":{{"title":"T","readOnlyHint":true}},"outputSchema":{{"type":"array"}}}}"#)
         );
+    }
+
+    fn text(f: impl FnOnce(&mut Vec<u8>)) -> String {
+        let mut o = Vec::new();
+        f(&mut o);
+        String::from_utf8(o).unwrap()
+    }
+
+    #[test]
+    fn envelopes_per_version() {
+        assert_eq!(server_info_json("mcplite", "0.1.0"), SI);
+        assert_eq!(
+            text(|o| write_initialize_result(o, Version::V2025_06_18, SI, None)),
+            r#"{"protocolVersion":"2025-06-18","capabilities":{"tools":{"listChanged":false}},"serverInfo":{"name":"mcplite","version":"0.1.0"}}"#
+        );
+        assert_eq!(
+            text(|o| write_discover_result(o, SI, Some("a\nb"))),
+            r#"{"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25","2025-06-18","2024-11-05"],"capabilities":{"tools":{"listChanged":false}},"instructions":"a\nb","ttlMs":300000,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcplite","version":"0.1.0"}}}"#
+        );
+        assert_eq!(text(|o| write_tools_list_result(o, b"[]", Version::V2024_11_05, SI)), r#"{"tools":[]}"#);
+        assert_eq!(
+            text(|o| write_tools_list_result(o, b"[]", Version::V2026_07_28, SI)),
+            r#"{"resultType":"complete","tools":[],"ttlMs":300000,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcplite","version":"0.1.0"}}}"#
+        );
+        assert_eq!(
+            text(|o| write_unsupported_version_data(o, "x\"")),
+            r#"{"supported":["2026-07-28","2025-11-25","2025-06-18","2024-11-05"],"requested":"x\""}"#
+        );
+        let tools = [tool(Some(r#"{"type":"array"}"#))];
+        let l = Listings::new(&tools);
+        for v in Version::ALL {
+            assert_eq!(l.get(v), tools_array(&tools, v).as_slice());
+        }
     }
 
     #[test]

@@ -1,16 +1,47 @@
-//! The dispatcher: one classified message in, at most one response line out
-//! (SPEC sections 3, 4 and 5). Version-specific shapes are delegated to
-//! [`crate::projection`].
+//! The dispatcher: one message in, at most one response line out (RULES
+//! sections 3, 4 and 5), for any transport.
+//!
+//! # API
+//!
+//! * [`Server`] holds what every client shares: the tool registry, the
+//!   `tools/list` arrays prepared per version, the server identity and the
+//!   span recorder. It is built once ([`Server::new`]) and then only read:
+//!   it is `Send + Sync`, so a transport may share it between threads.
+//! * [`LegacyState`] is one legacy session (RULES L1): whether `initialize`
+//!   was answered and which version it settled on. The caller owns it: the
+//!   stdio transport and an in-process session hold one each; an HTTP
+//!   transport holds one per `MCP-Session-Id`. Modern messages never read
+//!   or write it, so a caller that knows a message is modern may pass a
+//!   scratch default.
+//! * [`Server::handle`] takes one message's bytes (one stdio line, one HTTP
+//!   body) and returns a [`Reply`]: the response line, if any, a stderr
+//!   diagnostic, if any, and the outcome. [`Server::handle_parsed`] does the
+//!   same for a message the caller already parsed with
+//!   [`crate::message::parse_line`] (to look at its method, id or era
+//!   first).
+//! * The [`Reply`] ends the message's span, when tracing is on, exactly
+//!   once: when [`Reply::write_line`] has written it, or else when the reply
+//!   is dropped. No caller can forget it.
+//!
+//! Tool calls run on the caller's thread through the [`Host`] it passes; no
+//! other request touches the host.
+//!
+//! Everything that differs between protocol versions is decided by
+//! [`crate::version`] and written by [`crate::projection`]; this module
+//! only routes.
 
 use std::collections::HashMap;
+use std::io::{self, Write};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use serde_json::{Map, Value};
 
 use crate::host::{CallContext, Host, ToolFailure, ToolSpec};
 use crate::json::write_str;
 use crate::message::{contains_nul, parse_line, Incoming, Message};
-use crate::projection::{self, Version, LEGACY_DEFAULT, SUPPORTED};
+use crate::projection::{self, Listings};
 use crate::telemetry::{SpanEnd, SpanRecorder, SpanStart};
+use crate::version::{self, ClaimError, Era, Version, LEGACY_DEFAULT};
 
 pub const PARSE_ERROR: i64 = -32700;
 pub const INVALID_REQUEST: i64 = -32600;
@@ -19,11 +50,12 @@ pub const INVALID_PARAMS: i64 = -32602;
 pub const INTERNAL_ERROR: i64 = -32603;
 pub const UNSUPPORTED_VERSION: i64 = -32022;
 
-const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-const META_CAPS: &str = "io.modelcontextprotocol/clientCapabilities";
-
 /// Text of the contained error for an interrupted call.
 pub const INTERRUPTED_TEXT: &str = "The tool call was interrupted.";
+
+/// Stderr diagnostic for an ignored client-sent response (RULES W2.2).
+pub const CLIENT_RESPONSE_DIAGNOSTIC: &str =
+    "ignored a JSON-RPC response sent by the client (this server sends no requests)";
 
 /// Server identity and instructions.
 #[derive(Debug, Clone)]
@@ -33,35 +65,158 @@ pub struct ServerInfo {
     pub instructions: Option<String>,
 }
 
-/// Legacy session state (SPEC L1.1). Modern requests never touch it.
+/// One legacy session (RULES L1.1), owned by the caller of
+/// [`Server::handle`]. Modern requests never touch it.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct LegacyState {
+    /// `initialize` was answered with a result.
     pub initialized: bool,
+    /// The version the last `initialize` settled on.
     pub version: Option<Version>,
+    /// `notifications/initialized` arrived after `initialize`.
     pub client_initialized: bool,
 }
 
-/// A prepared server: registry, precomputed listings and legacy state.
+impl LegacyState {
+    /// The negotiated version, once `initialize` was answered.
+    pub fn negotiated(&self) -> Option<Version> {
+        if self.initialized {
+            self.version
+        } else {
+            None
+        }
+    }
+}
+
+type Recorder = Mutex<Box<dyn SpanRecorder>>;
+
+/// The dispatcher's shared state: registry, prepared listings, identity
+/// and span recorder (see the module documentation).
 pub struct Server {
     info: ServerInfo,
+    /// `{"name":…,"version":…}`, encoded once.
     server_info_json: String,
     tools: Vec<ToolSpec>,
     by_name: HashMap<String, usize>,
-    /// `tools` arrays per version, prepared once.
-    listings: [Vec<u8>; 4],
-    pub legacy: LegacyState,
-    recorder: Option<Box<dyn SpanRecorder>>,
-    pending_end: Option<SpanEnd>,
-    /// Diagnostic for stderr about the last line (SPEC W2.2), taken by the
-    /// transport with [`Server::take_diagnostic`].
-    diagnostic: Option<&'static str>,
+    listings: Listings,
+    /// `None` when tracing is off: then no span work happens at all.
+    recorder: Option<Recorder>,
 }
 
-/// Stderr diagnostic for an ignored client-sent response (SPEC W2.2).
-pub const CLIENT_RESPONSE_DIAGNOSTIC: &str =
-    "ignored a JSON-RPC response sent by the client (this server sends no requests)";
+// A transport may share one server between threads.
+const _: fn() = || {
+    fn shared<T: Send + Sync>() {}
+    shared::<Server>();
+};
 
-/// Outcome of handling one message, for the span.
+fn lock(r: &Recorder) -> MutexGuard<'_, Box<dyn SpanRecorder>> {
+    r.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The answer to one message: the response line (without LF), if any, the
+/// stderr diagnostic owed, if any, and the outcome.
+///
+/// When tracing is on, the reply holds the message's open span and ends it
+/// exactly once: [`Reply::write_line`] ends it after the line is written
+/// (RULES T1: "ends after its response is written"), and dropping the reply
+/// ends it otherwise. A transport that sends the line some other way (an
+/// HTTP body) keeps the reply until the line is sent, then drops it.
+#[must_use = "a reply holds the response line; dropping it ends the span"]
+pub struct Reply<'s> {
+    line: Option<Vec<u8>>,
+    diagnostic: Option<&'static str>,
+    outcome: SpanEnd,
+    /// The recorder whose open span this reply ends; `None` without a span.
+    span: Option<&'s Recorder>,
+}
+
+impl<'s> Reply<'s> {
+    fn silent() -> Reply<'s> {
+        Reply { line: None, diagnostic: None, outcome: SpanEnd::default(), span: None }
+    }
+
+    fn unspanned(line: Vec<u8>, code: i64) -> Reply<'s> {
+        Reply {
+            line: Some(line),
+            diagnostic: None,
+            outcome: SpanEnd { error_code: Some(code), ..Default::default() },
+            span: None,
+        }
+    }
+
+    /// The response line (without LF), if the message is answered.
+    pub fn line(&self) -> Option<&[u8]> {
+        self.line.as_deref()
+    }
+
+    /// Move the response line out; the span stays open until the reply is
+    /// dropped (send the line first, then drop the reply).
+    pub fn take_line(&mut self) -> Option<Vec<u8>> {
+        self.line.take()
+    }
+
+    /// The response line; the span ends now. For in-process callers, for
+    /// whom handing the line back is the write.
+    pub fn into_line(mut self) -> Option<Vec<u8>> {
+        self.line.take()
+    }
+
+    /// The stderr diagnostic owed for this message (RULES W2.2), if any. The
+    /// stdio transport prints it; in-process callers may ignore it.
+    pub fn diagnostic(&self) -> Option<&'static str> {
+        self.diagnostic
+    }
+
+    /// The JSON-RPC error code of the response, when it is an error (for a
+    /// transport's status code).
+    pub fn error_code(&self) -> Option<i64> {
+        self.outcome.error_code
+    }
+
+    /// The protocol version the answer was written for, when known (the
+    /// legacy session's, or the modern claim's).
+    pub fn protocol_version(&self) -> Option<Version> {
+        self.outcome.protocol_version
+    }
+
+    /// Was the message a notification (never answered)?
+    pub fn is_notification(&self) -> bool {
+        self.outcome.notification
+    }
+
+    /// Write the response as one line (line + LF), flush, then end the span
+    /// (also when writing fails). Nothing is written for an unanswered
+    /// message.
+    pub fn write_line(mut self, out: &mut dyn Write) -> io::Result<()> {
+        if let Some(mut line) = self.line.take() {
+            line.push(b'\n');
+            out.write_all(&line)?;
+            out.flush()?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Reply<'_> {
+    fn drop(&mut self) {
+        if let Some(r) = self.span.take() {
+            lock(r).end(&self.outcome);
+        }
+    }
+}
+
+impl std::fmt::Debug for Reply<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reply")
+            .field("line", &self.line.as_deref().map(String::from_utf8_lossy))
+            .field("diagnostic", &self.diagnostic)
+            .field("outcome", &self.outcome)
+            .field("span_open", &self.span.is_some())
+            .finish()
+    }
+}
+
+/// Outcome of dispatching one message, for the reply and the span.
 struct Outcome {
     line: Option<Vec<u8>>,
     end: SpanEnd,
@@ -98,7 +253,8 @@ fn standard_message(code: i64) -> &'static str {
 struct RpcError {
     code: i64,
     detail: Option<&'static str>,
-    data: Option<String>,
+    /// JSON text of `error.data`.
+    data: Option<Vec<u8>>,
 }
 
 impl RpcError {
@@ -118,17 +274,6 @@ fn result_open(id: &str, cap: usize) -> Vec<u8> {
     out
 }
 
-/// Is this message a modern one (SPEC M1.1)? Returns its `_meta`.
-fn modern_meta(params: Option<&Value>) -> Option<&Map<String, Value>> {
-    match params {
-        Some(Value::Object(p)) => match p.get("_meta") {
-            Some(Value::Object(m)) if m.contains_key(META_VERSION) => Some(m),
-            _ => None,
-        },
-        _ => None,
-    }
-}
-
 impl Server {
     /// Build a server from the host's registry.
     pub fn new(info: ServerInfo, host: &mut dyn Host) -> Server {
@@ -137,77 +282,62 @@ impl Server {
     }
 
     pub fn with_tools(info: ServerInfo, tools: Vec<ToolSpec>) -> Server {
-        let mut si = Vec::new();
-        si.extend_from_slice(b"{\"name\":");
-        write_str(&mut si, &info.name);
-        si.extend_from_slice(b",\"version\":");
-        write_str(&mut si, &info.version);
-        si.push(b'}');
+        let server_info_json = projection::server_info_json(&info.name, &info.version);
         let by_name = tools.iter().enumerate().map(|(i, t)| (t.name.clone(), i)).collect();
-        let listings = Version::ALL.map(|v| projection::tools_array(&tools, v));
-        Server {
-            info,
-            server_info_json: String::from_utf8(si).expect("utf8"),
-            tools,
-            by_name,
-            listings,
-            legacy: LegacyState::default(),
-            recorder: None,
-            pending_end: None,
-            diagnostic: None,
-        }
+        let listings = Listings::new(&tools);
+        Server { info, server_info_json, tools, by_name, listings, recorder: None }
     }
 
     pub fn tools(&self) -> &[ToolSpec] {
         &self.tools
     }
 
-    /// Install a span recorder (tracing on).
+    /// Server identity and instructions.
+    pub fn info(&self) -> &ServerInfo {
+        &self.info
+    }
+
+    /// Install a span recorder (tracing on), or remove it.
     pub fn set_recorder(&mut self, r: Option<Box<dyn SpanRecorder>>) {
-        self.recorder = r;
+        self.recorder = r.map(Mutex::new);
     }
 
     /// Flush and stop the span recorder, if any.
-    pub fn shutdown_recorder(&mut self) {
-        if let Some(r) = self.recorder.as_mut() {
-            r.shutdown();
+    pub fn shutdown_recorder(&self) {
+        if let Some(r) = &self.recorder {
+            lock(r).shutdown();
         }
     }
 
-    /// Handle one line. Returns the response line (without LF), if any.
-    /// Call [`Server::after_write`] once the line has been written.
-    pub fn handle_line(&mut self, line: &[u8], host: &mut dyn Host) -> Option<Vec<u8>> {
-        self.diagnostic = None;
-        match parse_line(line) {
-            Incoming::Blank => None,
-            Incoming::ClientResponse => {
-                self.diagnostic = Some(CLIENT_RESPONSE_DIAGNOSTIC);
-                None
-            }
-            Incoming::ParseError => Some(error_line(None, PARSE_ERROR, "Parse error", None)),
+    /// Handle one message: `message` is one line without its LF (or one
+    /// HTTP body). `session` is the legacy session the message belongs to
+    /// (see [`LegacyState`]); `host` runs the tool of a `tools/call`.
+    pub fn handle(&self, session: &mut LegacyState, message: &[u8], host: &mut dyn Host) -> Reply<'_> {
+        self.handle_parsed(session, parse_line(message), host)
+    }
+
+    /// [`Server::handle`] for a message already parsed with
+    /// [`crate::message::parse_line`].
+    pub fn handle_parsed(&self, session: &mut LegacyState, incoming: Incoming, host: &mut dyn Host) -> Reply<'_> {
+        match incoming {
+            Incoming::Blank => Reply::silent(),
+            Incoming::ClientResponse => Reply {
+                line: None,
+                diagnostic: Some(CLIENT_RESPONSE_DIAGNOSTIC),
+                outcome: SpanEnd::default(),
+                span: None,
+            },
+            Incoming::ParseError => Reply::unspanned(error_line(None, PARSE_ERROR, "Parse error", None), PARSE_ERROR),
             Incoming::InvalidRequest { id } => {
-                Some(error_line(id.as_deref(), INVALID_REQUEST, "Invalid Request", None))
+                Reply::unspanned(error_line(id.as_deref(), INVALID_REQUEST, "Invalid Request", None), INVALID_REQUEST)
             }
-            Incoming::Message(msg) => self.handle_message(msg, host),
+            Incoming::Message(msg) => self.handle_message(session, msg, host),
         }
     }
 
-    /// The stderr diagnostic owed for the last handled line, if any (SPEC
-    /// W2.2). The stdio transport prints it; in-process callers may ignore it.
-    pub fn take_diagnostic(&mut self) -> Option<&'static str> {
-        self.diagnostic.take()
-    }
-
-    /// End the span of the last message (after its response was written).
-    pub fn after_write(&mut self) {
-        if let (Some(end), Some(r)) = (self.pending_end.take(), self.recorder.as_mut()) {
-            r.end(&end);
-        }
-    }
-
-    fn handle_message(&mut self, msg: Message, host: &mut dyn Host) -> Option<Vec<u8>> {
-        let ctx = match self.recorder.as_mut() {
-            None => CallContext::default(),
+    fn handle_message(&self, session: &mut LegacyState, msg: Message, host: &mut dyn Host) -> Reply<'_> {
+        let (ctx, span) = match &self.recorder {
+            None => (CallContext::default(), None),
             Some(r) => {
                 let params = msg.params.as_ref().and_then(Value::as_object);
                 let tool_name = if msg.method == "tools/call" {
@@ -216,92 +346,115 @@ impl Server {
                     None
                 };
                 let meta = params.and_then(|p| p.get("_meta")).and_then(Value::as_object);
-                r.start(&SpanStart { method: &msg.method, id: msg.id.as_deref(), tool_name, meta })
+                let tool_registered = tool_name.is_some_and(|n| self.by_name.contains_key(n));
+                let modern = matches!(version::era_of(msg.params.as_ref()), Era::Modern { .. });
+                let start =
+                    SpanStart { method: &msg.method, id: msg.id.as_deref(), tool_name, tool_registered, modern, meta };
+                (lock(r).start(&start), Some(r))
             }
         };
         // L8: an unexpected engine failure (a panic) while handling one
         // request answers that request with -32603 and serving continues.
-        let dispatched = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.dispatch(&msg, host, &ctx)));
+        let dispatched =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.dispatch(session, &msg, host, &ctx)));
         let out = match dispatched {
             Ok(o) => o,
             Err(_) => Outcome {
                 line: msg.id.as_deref().map(|id| error_line(Some(id), INTERNAL_ERROR, "Internal error", None)),
-                end: SpanEnd { error_code: msg.id.as_ref().map(|_| INTERNAL_ERROR), ..Default::default() },
+                end: SpanEnd {
+                    error_code: msg.id.as_ref().map(|_| INTERNAL_ERROR),
+                    error_message: msg.id.as_ref().map(|_| ("Internal error", None)),
+                    ..Default::default()
+                },
             },
         };
-        if self.recorder.is_some() {
-            let mut end = out.end;
-            end.notification = msg.id.is_none();
-            self.pending_end = Some(end);
-        }
-        out.line
+        let mut outcome = out.end;
+        outcome.notification = msg.id.is_none();
+        Reply { line: out.line, diagnostic: None, outcome, span }
     }
 
-    fn dispatch(&mut self, msg: &Message, host: &mut dyn Host, ctx: &CallContext) -> Outcome {
+    fn dispatch(&self, session: &mut LegacyState, msg: &Message, host: &mut dyn Host, ctx: &CallContext) -> Outcome {
         let params = msg.params.as_ref();
-        let modern = modern_meta(params);
-        let id = match &msg.id {
+        let era = version::era_of(params);
+        let res = match (&msg.id, msg.over_limit) {
             // Notifications: never answered (M1.2, L2.2).
-            None => {
-                if modern.is_none() && msg.method == "notifications/initialized" && self.legacy.initialized {
-                    self.legacy.client_initialized = true;
+            (None, over_limit) => {
+                if over_limit.is_none()
+                    && era == Era::Legacy
+                    && msg.method == "notifications/initialized"
+                    && session.initialized
+                {
+                    session.client_initialized = true;
                 }
                 return Outcome { line: None, end: SpanEnd::default() };
             }
-            Some(id) => id.as_str(),
-        };
-        let res = match modern {
-            Some(meta) => self.dispatch_modern(id, &msg.method, params, meta, host, ctx),
-            None => self.dispatch_legacy(id, &msg.method, params, host, ctx),
+            // W1.4: well-formed but over an engine limit; answered, never run.
+            (Some(_), Some(over)) => {
+                let code = if over.in_params { INVALID_PARAMS } else { INVALID_REQUEST };
+                let version = match era {
+                    Era::Legacy => session.negotiated(),
+                    Era::Modern { .. } => None,
+                };
+                Err((RpcError::detail(code, over.limit.detail()), version))
+            }
+            (Some(id), None) => match era {
+                Era::Modern { meta } => self.dispatch_modern(id, &msg.method, params, meta, host, ctx),
+                Era::Legacy => self.dispatch_legacy(session, id, &msg.method, params, host, ctx),
+            },
         };
         match res {
             Ok(o) => o,
             Err((e, version)) => {
-                let mut line = error_line(Some(id), e.code, standard_message(e.code), e.detail);
+                let id = msg.id.as_deref();
+                let mut line = error_line(id, e.code, standard_message(e.code), e.detail);
                 if let Some(data) = e.data {
                     // Insert `,"data":…` before the closing `}}`.
                     line.truncate(line.len() - 2);
                     line.extend_from_slice(b",\"data\":");
-                    line.extend_from_slice(data.as_bytes());
+                    line.extend_from_slice(&data);
                     line.extend_from_slice(b"}}");
                 }
                 Outcome {
                     line: Some(line),
-                    end: SpanEnd { error_code: Some(e.code), protocol_version: version, ..Default::default() },
+                    end: SpanEnd {
+                        error_code: Some(e.code),
+                        error_message: Some((standard_message(e.code), e.detail)),
+                        protocol_version: version,
+                        ..Default::default()
+                    },
                 }
             }
         }
     }
 
     fn dispatch_legacy(
-        &mut self,
+        &self,
+        session: &mut LegacyState,
         id: &str,
         method: &str,
         params: Option<&Value>,
         host: &mut dyn Host,
         ctx: &CallContext,
     ) -> Result<Outcome, (RpcError, Option<Version>)> {
-        let version_before = if self.legacy.initialized { self.legacy.version } else { None };
+        let version_before = session.negotiated();
         let err = |e: RpcError, v: Option<Version>| Err((e, v));
         match method {
             "notifications/initialized" => err(RpcError::new(INVALID_REQUEST), version_before),
             "initialize" => {
                 let v = match check_initialize(params) {
-                    Some(requested) => Version::parse(requested).filter(|v| !v.is_modern()).unwrap_or(LEGACY_DEFAULT),
+                    Some(requested) => version::negotiate_legacy(requested),
                     None => return err(RpcError::new(INVALID_PARAMS), version_before),
                 };
-                self.legacy.initialized = true;
-                self.legacy.version = Some(v);
+                session.initialized = true;
+                session.version = Some(v);
                 let mut out = result_open(id, 200);
-                out.extend_from_slice(b"{\"protocolVersion\":");
-                write_str(&mut out, v.as_str());
-                out.extend_from_slice(b",\"capabilities\":{\"tools\":{\"listChanged\":false}},\"serverInfo\":");
-                out.extend_from_slice(self.server_info_json.as_bytes());
-                if let Some(instr) = &self.info.instructions {
-                    out.extend_from_slice(b",\"instructions\":");
-                    write_str(&mut out, instr);
-                }
-                out.extend_from_slice(b"}}");
+                projection::write_initialize_result(
+                    &mut out,
+                    v,
+                    &self.server_info_json,
+                    self.info.instructions.as_deref(),
+                );
+                out.push(b'}');
                 Ok(ok(out, Some(v)))
             }
             "ping" => {
@@ -309,17 +462,14 @@ impl Server {
                 out.extend_from_slice(b"{}}");
                 Ok(ok(out, version_before))
             }
-            "server/discover" => err(
-                RpcError::detail(INVALID_PARAMS, "missing _meta io.modelcontextprotocol/protocolVersion"),
-                version_before,
-            ),
-            _ if !self.legacy.initialized => err(RpcError::detail(INVALID_REQUEST, "server not initialized"), None),
+            "server/discover" => err(RpcError::detail(INVALID_PARAMS, version::MISSING_CLAIM), version_before),
+            _ if !session.initialized => err(RpcError::detail(INVALID_REQUEST, "server not initialized"), None),
             "tools/list" => {
-                let v = self.legacy.version.unwrap_or(LEGACY_DEFAULT);
+                let v = session.version.unwrap_or(LEGACY_DEFAULT);
                 self.tools_list(id, params, v).map_err(|e| (e, Some(v)))
             }
             "tools/call" => {
-                let v = self.legacy.version.unwrap_or(LEGACY_DEFAULT);
+                let v = session.version.unwrap_or(LEGACY_DEFAULT);
                 self.tools_call(id, params, v, host, ctx).map_err(|e| (e, Some(v)))
             }
             _ => err(RpcError::new(METHOD_NOT_FOUND), version_before),
@@ -327,7 +477,7 @@ impl Server {
     }
 
     fn dispatch_modern(
-        &mut self,
+        &self,
         id: &str,
         method: &str,
         params: Option<&Value>,
@@ -338,67 +488,33 @@ impl Server {
         if !matches!(method, "server/discover" | "tools/list" | "tools/call") {
             return Err((RpcError::new(METHOD_NOT_FOUND), None));
         }
-        let claimed = match meta.get(META_VERSION) {
-            Some(Value::String(s)) => s,
-            _ => {
-                return Err((
-                    RpcError::detail(INVALID_PARAMS, "_meta io.modelcontextprotocol/protocolVersion must be a string"),
-                    None,
-                ))
+        let v = match version::check_modern_claim(meta) {
+            Ok(v) => v,
+            Err(ClaimError::NotString) => {
+                return Err((RpcError::detail(INVALID_PARAMS, version::CLAIM_NOT_STRING), None))
+            }
+            Err(ClaimError::Unsupported { requested }) => {
+                let mut data = Vec::new();
+                projection::write_unsupported_version_data(&mut data, requested);
+                return Err((RpcError { code: UNSUPPORTED_VERSION, detail: None, data: Some(data) }, None));
+            }
+            Err(ClaimError::CapsNotObject(v)) => {
+                return Err((RpcError::detail(INVALID_PARAMS, version::CAPS_NOT_OBJECT), Some(v)))
             }
         };
-        if claimed != Version::V2026_07_28.as_str() {
-            let mut data = Vec::new();
-            data.extend_from_slice(b"{\"supported\":[");
-            for (i, v) in SUPPORTED.iter().enumerate() {
-                if i > 0 {
-                    data.push(b',');
-                }
-                write_str(&mut data, v.as_str());
-            }
-            data.extend_from_slice(b"],\"requested\":");
-            write_str(&mut data, claimed);
-            data.push(b'}');
-            let e = RpcError {
-                code: UNSUPPORTED_VERSION,
-                detail: None,
-                data: Some(String::from_utf8(data).expect("utf8")),
-            };
-            return Err((e, None));
-        }
-        let v = Version::V2026_07_28;
-        if !matches!(meta.get(META_CAPS), Some(Value::Object(_))) {
-            return Err((
-                RpcError::detail(INVALID_PARAMS, "_meta io.modelcontextprotocol/clientCapabilities must be an object"),
-                Some(v),
-            ));
-        }
         let r = match method {
-            "server/discover" => Ok(self.discover(id)),
+            "server/discover" => Ok(self.discover(id, v)),
             "tools/list" => self.tools_list(id, params, v),
             _ => self.tools_call(id, params, v, host, ctx),
         };
         r.map_err(|e| (e, Some(v)))
     }
 
-    fn discover(&self, id: &str) -> Outcome {
+    fn discover(&self, id: &str, v: Version) -> Outcome {
         let mut out = result_open(id, 300);
-        out.extend_from_slice(b"{\"resultType\":\"complete\",\"supportedVersions\":[");
-        for (i, v) in SUPPORTED.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            write_str(&mut out, v.as_str());
-        }
-        out.extend_from_slice(b"],\"capabilities\":{\"tools\":{\"listChanged\":false}}");
-        if let Some(instr) = &self.info.instructions {
-            out.extend_from_slice(b",\"instructions\":");
-            write_str(&mut out, instr);
-        }
-        out.extend_from_slice(b",\"ttlMs\":300000,\"cacheScope\":\"public\",");
-        projection::write_server_meta(&mut out, &self.server_info_json);
-        out.extend_from_slice(b"}}");
-        ok(out, Some(Version::V2026_07_28))
+        projection::write_discover_result(&mut out, &self.server_info_json, self.info.instructions.as_deref());
+        out.push(b'}');
+        ok(out, Some(v))
     }
 
     fn tools_list(&self, id: &str, params: Option<&Value>, v: Version) -> Result<Outcome, RpcError> {
@@ -418,19 +534,10 @@ impl Server {
             }
             Some(_) => return Err(RpcError::new(INVALID_PARAMS)),
         }
-        let listing = &self.listings[v.index()];
-        let mut out = result_open(id, listing.len() + 200);
-        if v.is_modern() {
-            out.extend_from_slice(b"{\"resultType\":\"complete\",\"tools\":");
-            out.extend_from_slice(listing);
-            out.extend_from_slice(b",\"ttlMs\":300000,\"cacheScope\":\"public\",");
-            projection::write_server_meta(&mut out, &self.server_info_json);
-            out.extend_from_slice(b"}}");
-        } else {
-            out.extend_from_slice(b"{\"tools\":");
-            out.extend_from_slice(listing);
-            out.extend_from_slice(b"}}");
-        }
+        let listing = self.listings.get(v);
+        let mut out = result_open(id, projection::tools_list_result_len(listing));
+        projection::write_tools_list_result(&mut out, listing, v, &self.server_info_json);
+        out.push(b'}');
         Ok(ok(out, Some(v)))
     }
 

@@ -2,7 +2,7 @@
 //! response lines out (SPEC sections 3, 4, 5 and the worked examples L9, M6).
 
 use mcplite_engine::host::{Block, CallContext, Content, Host, ToolFailure, ToolResult, ToolSpec};
-use mcplite_engine::{Server, ServerInfo};
+use mcplite_engine::{LegacyState, Server, ServerInfo};
 use serde_json::{Map, Value};
 
 struct Fake {
@@ -88,6 +88,8 @@ impl Host for Fake {
 
 struct Rig {
     server: Server,
+    /// The connection's legacy session, owned by the caller.
+    legacy: LegacyState,
     host: Fake,
 }
 
@@ -102,11 +104,10 @@ impl Rig {
             },
             &mut host,
         );
-        Rig { server, host }
+        Rig { server, legacy: LegacyState::default(), host }
     }
     fn send(&mut self, line: &str) -> Option<String> {
-        let out = self.server.handle_line(line.as_bytes(), &mut self.host);
-        self.server.after_write();
+        let out = self.server.handle(&mut self.legacy, line.as_bytes(), &mut self.host).into_line();
         out.map(|b| String::from_utf8(b).expect("responses are UTF-8"))
     }
     fn expect(&mut self, line: &str, want: &str) {
@@ -136,7 +137,7 @@ fn worked_legacy_exchange_l9() {
         r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{"listChanged":false}},"serverInfo":{"name":"mcplite","version":"X.Y.Z"},"instructions":"Arithmetic helpers."}}"#,
     );
     r.silent(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-    assert!(r.server.legacy.client_initialized);
+    assert!(r.legacy.client_initialized);
     let list = r.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#).unwrap();
     assert!(list.starts_with(r#"{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"add_numbers","description":"Add two numbers and return the result.","inputSchema":{"type":"object","properties":{"x":{"type":"number","description":"First number."},"y":{"type":"number","description":"Second number."}},"required":["x","y"],"additionalProperties":false},"annotations":{"title":"Add","readOnlyHint":true}},{"name":"mean_sd","#), "{list}");
     assert!(list.contains(r#""outputSchema":{"type":"object""#));
@@ -212,7 +213,7 @@ fn initialize_params_are_checked() {
     for line in bad {
         let mut r = Rig::new(None);
         r.expect(line, r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params"}}"#);
-        assert!(!r.server.legacy.initialized, "state untouched for {line}");
+        assert!(!r.legacy.initialized, "state untouched for {line}");
     }
 }
 
@@ -226,7 +227,7 @@ fn legacy_dispatch_order() {
     );
     // L2.2: notifications do nothing, even tools/call; initialized before initialize is ignored.
     r.silent(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-    assert!(!r.server.legacy.client_initialized);
+    assert!(!r.legacy.client_initialized);
     r.silent(r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"add_numbers","arguments":{"x":1,"y":2}}}"#);
     r.silent(r#"{"jsonrpc":"2.0","method":"whatever"}"#);
     assert!(r.host.calls.is_empty());
@@ -337,7 +338,7 @@ fn framing_and_envelope_errors() {
         );
     }
     let bytes = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"x\":\"\xff\"}";
-    let out = r.server.handle_line(bytes, &mut r.host).unwrap();
+    let out = r.server.handle(&mut r.legacy, bytes, &mut r.host).into_line().unwrap();
     assert_eq!(String::from_utf8(out).unwrap(), parse);
 }
 
@@ -372,7 +373,7 @@ fn worked_modern_exchange_m6() {
         r#"{"jsonrpc":"2.0","id":"g","method":"tools/list"}"#,
         r#"{"jsonrpc":"2.0","id":"g","error":{"code":-32600,"message":"Invalid Request: server not initialized"}}"#,
     );
-    assert!(!r.server.legacy.initialized);
+    assert!(!r.legacy.initialized);
 }
 
 #[test]
@@ -440,7 +441,7 @@ fn eras_interleave_without_sharing_state() {
     let modern = r.send(&format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{{M}}}}}"#)).unwrap();
     // Modern sees annotations and output schemas regardless of the legacy version.
     assert!(modern.contains("annotations") && modern.contains("outputSchema"));
-    assert_eq!(r.server.legacy.version, Some(mcplite_engine::Version::V2024_11_05));
+    assert_eq!(r.legacy.version, Some(mcplite_engine::Version::V2024_11_05));
     let legacy = r.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#).unwrap();
     assert!(!legacy.contains("annotations") && !legacy.contains("resultType") && !legacy.contains("ttlMs"));
     // A claimed initialize is a modern request: -32601, legacy state kept.
@@ -448,7 +449,7 @@ fn eras_interleave_without_sharing_state() {
         &format!(r#"{{"jsonrpc":"2.0","id":3,"method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{{}},"clientInfo":{{"name":"a","version":"1"}},{M}}}}}"#),
         r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"Method not found"}}"#,
     );
-    assert_eq!(r.server.legacy.version, Some(mcplite_engine::Version::V2024_11_05));
+    assert_eq!(r.legacy.version, Some(mcplite_engine::Version::V2024_11_05));
     let call = r.send(r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"add_numbers","arguments":{"x":1,"y":1}}}"#).unwrap();
     assert_eq!(call, r#"{"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"2"}],"isError":false}}"#);
     r.expect(r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#, r#"{"jsonrpc":"2.0","id":5,"result":{}}"#);

@@ -3,7 +3,7 @@
 //! complement `dispatch.rs` with the cases it does not pin down.
 
 use mcplite_engine::host::{Block, CallContext, Content, Host, ToolFailure, ToolResult, ToolSpec};
-use mcplite_engine::{Server, ServerInfo, Version};
+use mcplite_engine::{LegacyState, Server, ServerInfo, Version};
 use serde_json::{Map, Value};
 
 /// Records every call; tool 0 echoes its arguments as JSON text, tool 1
@@ -66,7 +66,11 @@ impl Host for Fake {
 
 struct Rig {
     server: Server,
+    /// The connection's legacy session, owned by the caller.
+    legacy: LegacyState,
     host: Fake,
+    /// The stderr diagnostic owed for the last line.
+    diagnostic: Option<&'static str>,
 }
 
 impl Rig {
@@ -74,12 +78,12 @@ impl Rig {
         let mut host = Fake { calls: vec![] };
         let server =
             Server::new(ServerInfo { name: "mcplite".into(), version: "9.9.9".into(), instructions: None }, &mut host);
-        Rig { server, host }
+        Rig { server, legacy: LegacyState::default(), host, diagnostic: None }
     }
     fn send(&mut self, line: &str) -> Option<String> {
-        let out = self.server.handle_line(line.as_bytes(), &mut self.host);
-        self.server.after_write();
-        out.map(|b| String::from_utf8(b).unwrap())
+        let reply = self.server.handle(&mut self.legacy, line.as_bytes(), &mut self.host);
+        self.diagnostic = reply.diagnostic();
+        reply.into_line().map(|b| String::from_utf8(b).unwrap())
     }
     #[track_caller]
     fn expect(&mut self, line: &str, want: &str) {
@@ -153,7 +157,7 @@ fn s10_out_of_scope_methods_modern() {
     }
     // A claimed notifications/initialized with an id is a modern request
     // (-32601), not the legacy -32600 of L2.1, and leaves legacy state alone.
-    assert_eq!(r.server.legacy, Default::default());
+    assert_eq!(r.legacy, Default::default());
 }
 
 #[test]
@@ -171,8 +175,8 @@ fn s10_notifications_are_ignored_and_cancel_nothing() {
         r.silent(&format!(r#"{{"jsonrpc":"2.0","method":"{m}","params":{{{M}}}}}"#));
     }
     // Still initialized with the same version: notifications change nothing.
-    assert!(r.server.legacy.initialized);
-    assert_eq!(r.server.legacy.version, Some(Version::V2025_06_18));
+    assert!(r.legacy.initialized);
+    assert_eq!(r.legacy.version, Some(Version::V2025_06_18));
     assert!(r.host.calls.is_empty());
 }
 
@@ -207,7 +211,7 @@ fn l2_2_notifications_of_requests_have_no_effect() {
     let mut r = Rig::new();
     // An initialize notification does not initialize.
     r.silent(&init_line("2025-06-18").replace(r#""id":0,"#, ""));
-    assert!(!r.server.legacy.initialized);
+    assert!(!r.legacy.initialized);
     r.expect(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#, &err("1", NOT_INIT));
     // A tools/call notification never runs the tool, before or after initialize.
     r.silent(r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"echo","arguments":{}}}"#);
@@ -215,10 +219,10 @@ fn l2_2_notifications_of_requests_have_no_effect() {
     r.silent(r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"echo","arguments":{}}}"#);
     assert!(r.host.calls.is_empty());
     // notifications/initialized sets only the informational flag.
-    let before = r.server.legacy.clone();
+    let before = r.legacy.clone();
     r.silent(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-    assert!(r.server.legacy.client_initialized);
-    assert_eq!(r.server.legacy.version, before.version);
+    assert!(r.legacy.client_initialized);
+    assert_eq!(r.legacy.version, before.version);
 }
 
 #[test]
@@ -226,7 +230,7 @@ fn m1_2_claimed_initialized_notification_changes_no_state() {
     let mut r = Rig::new();
     r.init("2025-06-18");
     r.silent(&format!(r#"{{"jsonrpc":"2.0","method":"notifications/initialized","params":{{{M}}}}}"#));
-    assert!(!r.server.legacy.client_initialized);
+    assert!(!r.legacy.client_initialized);
 }
 
 #[test]
@@ -237,8 +241,8 @@ fn l3_failed_reinitialize_keeps_state_and_reinitialize_replaces_version() {
         r#"{"jsonrpc":"2.0","id":5,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{}}}"#,
         r#"{"jsonrpc":"2.0","id":5,"error":{"code":-32602,"message":"Invalid params"}}"#,
     );
-    assert!(r.server.legacy.initialized);
-    assert_eq!(r.server.legacy.version, Some(Version::V2024_11_05));
+    assert!(r.legacy.initialized);
+    assert_eq!(r.legacy.version, Some(Version::V2024_11_05));
     // Still 2024-11-05: no annotations, no outputSchema.
     r.expect(
         r#"{"jsonrpc":"2.0","id":6,"method":"tools/list"}"#,
@@ -250,7 +254,7 @@ fn l3_failed_reinitialize_keeps_state_and_reinitialize_replaces_version() {
         out,
         r#"{"jsonrpc":"2.0","id":7,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{"listChanged":false}},"serverInfo":{"name":"mcplite","version":"9.9.9"}}}"#
     );
-    assert_eq!(r.server.legacy.version, Some(Version::V2025_06_18));
+    assert_eq!(r.legacy.version, Some(Version::V2025_06_18));
 }
 
 #[test]
@@ -330,7 +334,7 @@ fn w2_envelope_edge_cases() {
         r#"{"jsonrpc":"2.0","id":"o","result":{}}"#,
     );
     // State untouched by all of the above.
-    assert_eq!(r.server.legacy, Default::default());
+    assert_eq!(r.legacy, Default::default());
 }
 
 #[test]
@@ -386,6 +390,124 @@ fn w1_3_parse_errors_for_non_strict_json() {
     }
     // Trailing JSON whitespace is fine.
     r.expect("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"} \t ", r#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
+}
+
+/// `n` nested arrays around `1`: JSON nesting `n` levels deep.
+fn arrays(n: usize) -> String {
+    format!("{}1{}", "[".repeat(n), "]".repeat(n))
+}
+
+const TOO_DEEP_PARAMS: &str =
+    r#"{"code":-32602,"message":"Invalid params: nesting deeper than the limit of 512 levels"}"#;
+const TOO_DEEP_REQUEST: &str =
+    r#"{"code":-32600,"message":"Invalid Request: nesting deeper than the limit of 512 levels"}"#;
+
+#[test]
+fn w1_4_too_deep_requests_are_answered_with_their_id_legacy() {
+    let mut r = Rig::new();
+    let deep = arrays(10_000);
+    // Before initialize too: the limit is checked first.
+    r.expect(&format!(r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{deep}}}"#), &err("1", TOO_DEEP_PARAMS));
+    r.init("2025-06-18");
+    let before = r.legacy.clone();
+    // params 10,000 arrays deep
+    r.expect(
+        &format!(r#"{{"jsonrpc":"2.0","id":"p","method":"tools/call","params":{deep}}}"#),
+        &err(r#""p""#, TOO_DEEP_PARAMS),
+    );
+    // a tool argument that deep: the tool never runs
+    r.expect(
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{"name":"echo","arguments":{{"x":{deep}}}}}}}"#
+        ),
+        &err("7", TOO_DEEP_PARAMS),
+    );
+    // an initialize that deep changes no state
+    r.expect(
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":8,"method":"initialize","params":{{"protocolVersion":"2024-11-05","capabilities":{{"x":{deep}}},"clientInfo":{{"name":"t","version":"1"}}}}}}"#
+        ),
+        &err("8", TOO_DEEP_PARAMS),
+    );
+    // outside params: -32600, id still echoed (the id may come last)
+    r.expect(
+        &format!(r#"{{"jsonrpc":"2.0","method":"tools/list","extra":{deep},"id":-0}}"#),
+        &err("-0", TOO_DEEP_REQUEST),
+    );
+    // just over the limit (512 levels in all with the top object, plus one)
+    r.expect(
+        &format!(r#"{{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{}}}"#, arrays(512)),
+        &err("9", TOO_DEEP_PARAMS),
+    );
+    // a notification is still never answered, and changes nothing
+    r.silent(&format!(r#"{{"jsonrpc":"2.0","method":"notifications/initialized","params":{deep}}}"#));
+    assert_eq!(r.host.calls, Vec::<Option<String>>::new());
+    assert_eq!(r.legacy, before);
+    assert!(!r.legacy.client_initialized);
+    // and the session goes on
+    r.expect(
+        r#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"echo","arguments":{"a":[[1]]}}}"#,
+        r#"{"jsonrpc":"2.0","id":10,"result":{"content":[{"type":"text","text":"{\"a\":[[1]]}"}],"isError":false}}"#,
+    );
+}
+
+#[test]
+fn w1_4_too_deep_requests_are_answered_with_their_id_modern() {
+    let mut r = Rig::new();
+    let deep = arrays(10_000);
+    // a tool argument 10,000 arrays deep, with a valid claim
+    r.expect(
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"echo","arguments":{{"x":{deep}}},{M}}}}}"#
+        ),
+        &err("1", TOO_DEEP_PARAMS),
+    );
+    // params itself 10,000 arrays deep (no claim can be read: still the id)
+    r.expect(
+        &format!(r#"{{"jsonrpc":"2.0","id":"m","method":"tools/list","params":{deep}}}"#),
+        &err(r#""m""#, TOO_DEEP_PARAMS),
+    );
+    // deep _meta beside the claim
+    r.expect(
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":2,"method":"server/discover","params":{{"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}},"x":{deep}}}}}}}"#
+        ),
+        &err("2", TOO_DEEP_PARAMS),
+    );
+    // outside params
+    r.expect(
+        &format!(r#"{{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{{{M}}},"x":{deep}}}"#),
+        &err("3", TOO_DEEP_REQUEST),
+    );
+    // a modern notification: silent
+    r.silent(&format!(
+        r#"{{"jsonrpc":"2.0","method":"tools/call","params":{{"name":"echo","arguments":{deep},{M}}}}}"#
+    ));
+    assert_eq!(r.host.calls, Vec::<Option<String>>::new());
+    assert_eq!(r.legacy, Default::default());
+}
+
+#[test]
+fn w1_4_id_null_only_when_no_valid_id_can_be_read() {
+    let mut r = Rig::new();
+    let deep = arrays(10_000);
+    let invalid = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}"#;
+    // a batch (W2.1), an invalid id (W2.3), an id that is itself too deep
+    r.expect(&format!("[{deep}]"), invalid);
+    r.expect(&format!(r#"{{"jsonrpc":"2.0","id":1.5,"method":"ping","params":{deep}}}"#), invalid);
+    r.expect(&format!(r#"{{"jsonrpc":"2.0","id":{deep},"method":"ping"}}"#), invalid);
+    // envelope-invalid with a valid id (W2.3)
+    r.expect(
+        &format!(r#"{{"jsonrpc":"1.0","id":4,"method":"ping","params":{deep}}}"#),
+        r#"{"jsonrpc":"2.0","id":4,"error":{"code":-32600,"message":"Invalid Request"}}"#,
+    );
+    // a client response that deep is still only a client response (W2.2)
+    r.silent(&format!(r#"{{"jsonrpc":"2.0","id":5,"result":{deep}}}"#));
+    // not JSON: a parse error however deep (W1.3)
+    let parse = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#;
+    r.expect(&format!(r#"{{"jsonrpc":"2.0","id":6,"method":"ping","params":{}}}"#, "[".repeat(10_000)), parse);
+    r.expect(&format!(r#"{{"jsonrpc":"2.0","id":6,"method":"ping","params":{deep}}} x"#), parse);
+    r.expect(&format!(r#"{{"jsonrpc":"2.0","id":6,"method":"ping","params":{deep},}}"#), parse);
 }
 
 #[test]
@@ -474,11 +596,11 @@ fn m5_modern_requests_never_need_or_touch_legacy_state() {
     let mut r = Rig::new();
     let list = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{{M}}}}}"#);
     let before = r.send(&list).unwrap();
-    assert_eq!(r.server.legacy, Default::default());
+    assert_eq!(r.legacy, Default::default());
     r.init("2024-11-05");
     // The legacy handshake does not change modern answers.
     assert_eq!(r.send(&list).unwrap(), before);
-    assert_eq!(r.server.legacy.version, Some(Version::V2024_11_05));
+    assert_eq!(r.legacy.version, Some(Version::V2024_11_05));
 }
 
 #[test]
@@ -486,15 +608,15 @@ fn w2_2_client_responses_owe_one_stderr_diagnostic() {
     use mcplite_engine::server::CLIENT_RESPONSE_DIAGNOSTIC;
     let mut r = Rig::new();
     r.silent(r#"{"jsonrpc":"2.0","id":5,"result":{}}"#);
-    assert_eq!(r.server.take_diagnostic(), Some(CLIENT_RESPONSE_DIAGNOSTIC));
+    assert_eq!(r.diagnostic.take(), Some(CLIENT_RESPONSE_DIAGNOSTIC));
     // Taken once; other lines (blank, notification, request) owe none.
-    assert_eq!(r.server.take_diagnostic(), None);
+    assert_eq!(r.diagnostic.take(), None);
     r.silent(r#"{"jsonrpc":"2.0","id":6,"error":{"code":1,"message":"x"}}"#);
     r.silent("");
-    assert_eq!(r.server.take_diagnostic(), None, "a later line clears an untaken diagnostic");
+    assert_eq!(r.diagnostic.take(), None, "a later line clears an untaken diagnostic");
     for line in [r#"{"jsonrpc":"2.0","method":"x"}"#, r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#, "[]", "{"] {
         r.send(line);
-        assert_eq!(r.server.take_diagnostic(), None, "{line}");
+        assert_eq!(r.diagnostic.take(), None, "{line}");
     }
 }
 
@@ -524,11 +646,11 @@ impl Host for Panicky {
 #[test]
 fn l8_unexpected_failure_is_internal_error_for_that_request_only() {
     let mut host = Panicky;
-    let mut server =
+    let server =
         Server::new(ServerInfo { name: "mcplite".into(), version: "9.9.9".into(), instructions: None }, &mut host);
+    let mut legacy = LegacyState::default();
     let mut send = |line: &str| {
-        let out = server.handle_line(line.as_bytes(), &mut host);
-        server.after_write();
+        let out = server.handle(&mut legacy, line.as_bytes(), &mut host).into_line();
         out.map(|b| String::from_utf8(b).unwrap())
     };
     assert!(send(&init_line("2025-11-25")).unwrap().contains("\"result\""));

@@ -1,13 +1,15 @@
-//! Span recording end to end inside the engine (SPEC T1–T7): a real `Server`
+//! Span recording end to end inside the engine (RULES T1–T7): a real `Server`
 //! driven through transcripts with a fake host, spans captured by the
 //! OpenTelemetry SDK's in-memory exporter.
 
 use std::collections::HashMap;
 
 use mcplite_engine::host::{CallContext, Host, ToolFailure, ToolResult, ToolSpec};
-use mcplite_engine::server::{Server, ServerInfo};
-use mcplite_engine::telemetry::{OtelRecorder, SpanRecorder, SCOPE_NAME};
-use opentelemetry::trace::{SpanId, SpanKind, Status, TraceId};
+use mcplite_engine::server::{LegacyState, Server, ServerInfo};
+use mcplite_engine::telemetry::{
+    parse_traceparent, Limits, OtelRecorder, SpanRecorder, SpanStart, CLIENT_STRING_LIMIT, SCHEMA_URL, SCOPE_NAME,
+};
+use opentelemetry::trace::{SpanContext, SpanId, SpanKind, Status, TraceId, TraceState};
 use opentelemetry::Value as OtelValue;
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
 use serde_json::{json, Value};
@@ -70,17 +72,23 @@ fn server(host: &mut FakeHost) -> Server {
 }
 
 fn run_with(lines: &[String], traced: bool) -> Run {
+    run_custom(lines, traced, |r| r)
+}
+
+/// Run a transcript with a recorder adjusted by `adjust` (limits, ambient
+/// context).
+fn run_custom(lines: &[String], traced: bool, adjust: impl FnOnce(OtelRecorder) -> OtelRecorder) -> Run {
     let exporter = InMemorySpanExporter::default();
     let mut host = FakeHost::default();
     let mut srv = server(&mut host);
     if traced {
         let provider = SdkTracerProvider::builder().with_simple_exporter(exporter.clone()).build();
-        srv.set_recorder(Some(Box::new(OtelRecorder::from_provider(provider))));
+        srv.set_recorder(Some(Box::new(adjust(OtelRecorder::from_provider(provider)))));
     }
     let mut responses = Vec::new();
+    let mut legacy = LegacyState::default();
     for l in lines {
-        let r = srv.handle_line(l.as_bytes(), &mut host);
-        srv.after_write();
+        let r = srv.handle(&mut legacy, l.as_bytes(), &mut host).into_line();
         responses.push(r.map(|b| String::from_utf8(b).unwrap()));
     }
     let spans = exporter.get_finished_spans().unwrap();
@@ -167,13 +175,14 @@ fn one_span_per_legacy_message_with_names_and_attributes() {
             "tools/list",
             "tools/call echo",
             "ping",
-            "no/such",
+            "_OTHER",
             "notifications/cancelled"
         ]
     );
     for s in &r.spans {
         assert_eq!(s.span_kind, SpanKind::Server);
         assert_eq!(s.instrumentation_scope.name(), SCOPE_NAME);
+        assert_eq!(s.instrumentation_scope.schema_url(), Some(SCHEMA_URL));
         let a = attrs(s);
         assert_eq!(a["network.transport"], "pipe");
         assert_eq!(a["mcp.method.name"], s.name.split(' ').next().unwrap());
@@ -183,8 +192,9 @@ fn one_span_per_legacy_message_with_names_and_attributes() {
     assert_eq!(a["jsonrpc.request.id"], "1");
     assert_eq!(a["mcp.protocol.version"], "2025-06-18");
     assert_eq!(r.spans[0].status, Status::Unset);
-    // A notification: start attributes only.
-    assert_eq!(keys(&r.spans[1]), ["mcp.method.name", "network.transport"]);
+    // A notification: start attributes plus the session's protocol version.
+    assert_eq!(keys(&r.spans[1]), ["mcp.method.name", "mcp.protocol.version", "network.transport"]);
+    assert_eq!(attrs(&r.spans[1])["mcp.protocol.version"], "2025-06-18");
     // A string id is recorded by value, a big number by its token text.
     assert_eq!(attrs(&r.spans[2])["jsonrpc.request.id"], "list-\"1\"");
     let a = attrs(&r.spans[3]);
@@ -204,13 +214,16 @@ fn one_span_per_legacy_message_with_names_and_attributes() {
             "network.transport"
         ]
     );
-    // Unknown method: JSON-RPC error, status from the standard message.
+    // Unknown method: a fixed name, the original kept as an attribute;
+    // JSON-RPC error, status description = the message sent.
     let a = attrs(&r.spans[5]);
+    assert_eq!(a["mcp.method.name"], "_OTHER");
+    assert_eq!(a["rpc.method_original"], "no/such");
     assert_eq!(a["error.type"], "-32601");
     assert_eq!(a["rpc.response.status_code"], "-32601");
     let msg = response_json(&r.responses[5])["error"]["message"].as_str().unwrap().to_string();
     assert_eq!(r.spans[5].status, Status::error(msg));
-    assert_eq!(keys(&r.spans[6]), ["mcp.method.name", "network.transport"]);
+    assert_eq!(keys(&r.spans[6]), ["mcp.method.name", "mcp.protocol.version", "network.transport"]);
     // Every span is a root (no traceparent given) with distinct ids.
     let mut ids: Vec<SpanId> = r.spans.iter().map(|s| s.span_context.span_id()).collect();
     ids.dedup();
@@ -232,11 +245,14 @@ fn errors_and_tool_errors() {
     ];
     let r = run(&lines);
     assert_eq!(r.spans.len(), lines.len());
-    // Pre-initialization error: no protocol version known yet.
+    // Pre-initialization error: no protocol version known yet; the status
+    // description is the whole message sent, fixed detail included.
     let a = attrs(&r.spans[0]);
     assert_eq!(a["error.type"], "-32600");
     assert!(!a.contains_key("mcp.protocol.version"));
-    assert!(matches!(r.spans[0].status, Status::Error { .. }));
+    let msg = response_json(&r.responses[0])["error"]["message"].as_str().unwrap().to_string();
+    assert_eq!(msg, "Invalid Request: server not initialized");
+    assert_eq!(r.spans[0].status, Status::error(msg));
     // A failing tool and an isError result: tool_error, no status description.
     for i in [2, 3] {
         let a = attrs(&r.spans[i]);
@@ -245,29 +261,30 @@ fn errors_and_tool_errors() {
         assert_eq!(r.spans[i].status, Status::error(""));
         assert_eq!(response_json(&r.responses[i])["result"]["isError"], json!(true));
     }
-    // Unknown tool and invalid params: -32602, names per T3.
-    assert_eq!(r.spans[4].name, "tools/call missing");
+    // Unknown tool: the span is not named after it (bounded names); the
+    // attribute keeps it. Invalid params: -32602.
+    assert_eq!(r.spans[4].name, "tools/call");
     assert_eq!(attrs(&r.spans[4])["gen_ai.tool.name"], "missing");
-    for i in [4, 5] {
+    for (i, want) in [(4, "Invalid params: unknown tool"), (5, "Invalid params")] {
         let a = attrs(&r.spans[i]);
         assert_eq!(a["error.type"], "-32602");
         assert_eq!(a["rpc.response.status_code"], "-32602");
         assert_eq!(a["mcp.protocol.version"], "2025-06-18");
-        let Status::Error { description } = &r.spans[i].status else { panic!() };
         let msg = response_json(&r.responses[i])["error"]["message"].as_str().unwrap().to_string();
-        assert!(msg.starts_with(description.as_ref()), "{msg} vs {description}");
-        assert_eq!(description, "Invalid params");
+        assert_eq!(msg, want);
+        assert_eq!(r.spans[i].status, Status::error(msg));
     }
     // A non-string tool name: plain method name, no gen_ai.tool.name.
     assert_eq!(r.spans[6].name, "tools/call");
     let a = attrs(&r.spans[6]);
     assert_eq!(a["gen_ai.operation.name"], "execute_tool");
     assert!(!a.contains_key("gen_ai.tool.name"));
-    // A tools/call notification: start attributes only, never run.
+    // A tools/call notification: start attributes (and the session's
+    // version) only, never run.
     assert_eq!(r.spans[7].name, "tools/call echo");
     assert_eq!(
         keys(&r.spans[7]),
-        ["gen_ai.operation.name", "gen_ai.tool.name", "mcp.method.name", "network.transport"]
+        ["gen_ai.operation.name", "gen_ai.tool.name", "mcp.method.name", "mcp.protocol.version", "network.transport"]
     );
     assert_eq!(r.spans[7].status, Status::Unset);
 }
@@ -378,7 +395,7 @@ fn remote_parent_from_meta() {
 
 #[test]
 fn nothing_private_is_recorded() {
-    let secret_meta = json!({"traceparent": TP, "tracestate": TS, "note": SECRET_ARG});
+    let secret_meta = json!({"traceparent": TP, "tracestate": TS, "baggage": "k=s3cr3t-baggage", "note": SECRET_ARG});
     let lines = vec![
         init(json!(1)),
         line(json!({"jsonrpc":"2.0","id":2,"method":"tools/call",
@@ -392,8 +409,9 @@ fn nothing_private_is_recorded() {
     // The secrets did reach the tools and the responses...
     assert!(r.responses[1].as_deref().unwrap().contains(SECRET_ARG));
     assert!(r.responses[2].as_deref().unwrap().contains(SECRET_COND));
-    let forbidden_values = [SECRET_ARG, SECRET_RESULT, SECRET_COND, SECRET_CLIENT, TS, &TP[3..35], "opaque42"];
-    let forbidden_keys = ["argument", "result", "content", "message", "_meta", "traceparent", "tracestate"];
+    let forbidden_values =
+        [SECRET_ARG, SECRET_RESULT, SECRET_COND, SECRET_CLIENT, TS, &TP[3..35], "opaque42", "s3cr3t-baggage"];
+    let forbidden_keys = ["argument", "result", "content", "message", "_meta", "traceparent", "tracestate", "baggage"];
     for s in &r.spans {
         // ... but never any span field.
         let mut texts: Vec<String> = vec![s.name.to_string()];
@@ -459,14 +477,154 @@ fn shutdown_is_idempotent_and_ends_an_open_span() {
     let provider = SdkTracerProvider::builder().with_simple_exporter(KeepOnShutdown(exporter.clone())).build();
     let mut rec = OtelRecorder::from_provider(provider);
     let meta = json!({"traceparent": TP});
-    let ctx = rec.start(&mcplite_engine::telemetry::SpanStart {
+    let ctx = rec.start(&SpanStart {
         method: "tools/call",
         id: Some("1"),
         tool_name: Some("x"),
+        tool_registered: true,
+        modern: false,
         meta: meta.as_object(),
     });
     assert!(ctx.traceparent.unwrap().starts_with("00-4bf92f3577b34da6a3ce929d0e0e4736-"));
     rec.shutdown();
     rec.shutdown();
     assert_eq!(exporter.get_finished_spans().unwrap().len(), 1);
+}
+
+#[test]
+fn client_strings_stay_bounded() {
+    let long_method = "m".repeat(5000);
+    let long_tool = "t".repeat(5000);
+    let long_id = format!("\"{}\"", "i".repeat(5000));
+    let lines = vec![
+        init(json!(1)),
+        line(json!({"jsonrpc":"2.0","id":2,"method":long_method})),
+        call(json!(3), &long_tool, json!({})),
+        format!(r#"{{"jsonrpc":"2.0","id":{long_id},"method":"ping"}}"#),
+        line(json!({"jsonrpc":"2.0","method":long_method})),
+    ];
+    let r = run(&lines);
+    assert_eq!(r.spans.len(), 5);
+    let names: Vec<&str> = r.spans.iter().map(|s| s.name.as_ref()).collect();
+    assert_eq!(names, ["initialize", "_OTHER", "tools/call", "ping", "_OTHER"]);
+    let a = attrs(&r.spans[1]);
+    assert_eq!(a["mcp.method.name"], "_OTHER");
+    assert_eq!(a["rpc.method_original"], "m".repeat(CLIENT_STRING_LIMIT));
+    assert_eq!(attrs(&r.spans[4])["rpc.method_original"].len(), CLIENT_STRING_LIMIT);
+    let a = attrs(&r.spans[2]);
+    assert_eq!(a["gen_ai.tool.name"], "t".repeat(CLIENT_STRING_LIMIT));
+    assert_eq!(a["error.type"], "-32602");
+    assert_eq!(attrs(&r.spans[3])["jsonrpc.request.id"], "i".repeat(CLIENT_STRING_LIMIT));
+    // No value anywhere longer than the bound.
+    for s in &r.spans {
+        assert!(s.name.len() <= 64, "{}", s.name);
+        for kv in &s.attributes {
+            assert!(kv.value.as_str().chars().count() <= CLIENT_STRING_LIMIT, "{}", kv.key);
+        }
+    }
+}
+
+#[test]
+fn attribute_length_limits_are_honoured() {
+    let lines = vec![
+        init(json!(1)),
+        call(json!("request-id-0123456789"), "soft_error", json!({})),
+        line(json!({"jsonrpc":"2.0","id":3,"method":"no/such/method"})),
+    ];
+    let limits = Limits { span_value_length: Some(6), value_length: Some(100) };
+    let r = run_custom(&lines, true, |rec| rec.with_limits(limits));
+    assert_eq!(r.spans.len(), 3);
+    for s in &r.spans {
+        for kv in &s.attributes {
+            assert!(kv.value.as_str().chars().count() <= 6, "{} = {}", kv.key, kv.value);
+        }
+    }
+    let a = attrs(&r.spans[1]);
+    assert_eq!(a["jsonrpc.request.id"], "reques");
+    assert_eq!(a["gen_ai.tool.name"], "soft_e");
+    assert_eq!(a["error.type"], "tool_e");
+    assert_eq!(a["mcp.protocol.version"], "2025-0");
+    // Span names are not attributes: a registered tool keeps its full name.
+    assert_eq!(r.spans[1].name, "tools/call soft_error");
+    assert_eq!(attrs(&r.spans[2])["rpc.method_original"], "no/suc");
+}
+
+#[test]
+fn baggage_reaches_tools_and_nothing_else() {
+    let with_meta = |id: i64, meta: Value| {
+        line(json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
+            "params":{"name":"echo","arguments":{},"_meta":meta}}))
+    };
+    let lines = vec![
+        init(json!(0)),
+        with_meta(1, json!({"traceparent": TP, "baggage": "userId=alice,serverNode=DF%2028"})),
+        with_meta(2, json!({"baggage": "only=baggage"})),
+        with_meta(3, json!({"traceparent": TP, "baggage": ["not", "a", "string"]})),
+        with_meta(4, json!({"traceparent": "00-XYZ", "baggage": "k=v;prop"})),
+        call(json!(5), "echo", json!({})),
+    ];
+    let r = run(&lines);
+    let seen: Vec<Option<String>> = r.host.seen.iter().map(|c| c.baggage.clone()).collect();
+    let sorted = |b: &Option<String>| {
+        let mut v: Vec<String> = b.as_deref().unwrap_or("").split(',').map(String::from).collect();
+        v.sort();
+        v
+    };
+    assert_eq!(sorted(&seen[0]), ["serverNode=DF%2028", "userId=alice"]);
+    // Baggage does not need a traceparent, and a bad traceparent does not
+    // spoil it; other shapes are ignored.
+    assert_eq!(seen[1].as_deref(), Some("only=baggage"));
+    assert_eq!(seen[2], None);
+    assert_eq!(seen[3].as_deref(), Some("k=v;prop"));
+    assert_eq!(seen[4], None);
+    // Tracing off: nothing is read at all.
+    let off = run_with(&lines, false);
+    assert!(off.host.seen.iter().all(|c| c.baggage.is_none()));
+}
+
+#[test]
+fn ambient_context_becomes_a_link() {
+    let (t, s, f) = parse_traceparent("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01").unwrap();
+    let ambient = SpanContext::new(t, s, f, true, TraceState::default());
+    let lines = vec![
+        init(json!(1)),
+        line(json!({"jsonrpc":"2.0","id":2,"method":"tools/call",
+            "params":{"name":"echo","arguments":{},"_meta":{"traceparent":TP}}})),
+    ];
+    let r = run_custom(&lines, true, |rec| rec.with_ambient(Some(ambient.clone())));
+    assert_eq!(r.spans.len(), 2);
+    for sp in &r.spans {
+        assert_eq!(sp.links.len(), 1);
+        assert_eq!(sp.links[0].span_context, ambient);
+    }
+    // The ambient context is a link, never the parent: without _meta the
+    // span is a root, with _meta its parent is the client's span.
+    assert_eq!(r.spans[0].parent_span_id, SpanId::INVALID);
+    assert_ne!(r.spans[0].span_context.trace_id(), t);
+    assert_eq!(r.spans[1].parent_span_id, SpanId::from_hex("00f067aa0ba902b7").unwrap());
+}
+
+#[test]
+fn notification_versions() {
+    let modern_note = |version: &str| {
+        line(json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"_meta":{
+            "io.modelcontextprotocol/protocolVersion":version}}}))
+    };
+    let lines = vec![
+        initialized(), // before any handshake: no version
+        modern_note("2026-07-28"),
+        modern_note("2099-01-01"),
+        init(json!(1)),
+        initialized(),
+        // A failed re-initialize keeps the negotiated version.
+        line(json!({"jsonrpc":"2.0","id":2,"method":"initialize","params":{}})),
+        initialized(),
+    ];
+    let r = run(&lines);
+    let version = |i: usize| attrs(&r.spans[i]).get("mcp.protocol.version").cloned();
+    assert_eq!(version(0), None);
+    assert_eq!(version(1).as_deref(), Some("2026-07-28"));
+    assert_eq!(version(2), None);
+    assert_eq!(version(4).as_deref(), Some("2025-06-18"));
+    assert_eq!(version(6).as_deref(), Some("2025-06-18"));
 }

@@ -1,5 +1,6 @@
-//! The recorder built from environment variables, exporting OTLP/HTTP
-//! protobuf to a loopback receiver that decodes the official OTLP messages.
+//! The recorders built from environment variables, exporting spans and
+//! metrics as OTLP/HTTP protobuf to a loopback receiver that decodes the
+//! official OTLP messages.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -8,10 +9,12 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use mcplite_engine::host::{CallContext, Host, ToolFailure, ToolResult, ToolSpec};
-use mcplite_engine::server::{Server, ServerInfo};
+use mcplite_engine::server::{LegacyState, Server, ServerInfo};
 use mcplite_engine::telemetry::recorder_from_env;
+use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::{any_value, KeyValue};
+use opentelemetry_proto::tonic::metrics::v1::{metric, HistogramDataPoint};
 use prost::Message;
 use serde_json::{json, Value};
 
@@ -111,9 +114,9 @@ fn otlp_http_export_from_env() {
         json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}),
         json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{},"_meta":{"traceparent":tp}}}),
     ];
+    let mut legacy = LegacyState::default();
     for l in &lines {
-        srv.handle_line(l.to_string().as_bytes(), &mut host);
-        srv.after_write();
+        drop(srv.handle(&mut legacy, l.to_string().as_bytes(), &mut host));
     }
     // The batch goes out on the schedule delay, without a shutdown.
     let mut spans = Vec::new();
@@ -171,8 +174,7 @@ fn dead_collector_costs_nothing_but_spans() {
     srv.set_recorder(Some(rec));
     let ping = json!({"jsonrpc":"2.0","id":1,"method":"ping"}).to_string();
     for _ in 0..2000 {
-        let r = srv.handle_line(ping.as_bytes(), &mut host).unwrap();
-        srv.after_write();
+        let r = srv.handle(&mut LegacyState::default(), ping.as_bytes(), &mut host).into_line().unwrap();
         assert!(r.starts_with(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}"));
     }
     srv.shutdown_recorder();
@@ -182,7 +184,104 @@ fn dead_collector_costs_nothing_but_spans() {
 fn off_configurations_install_nothing() {
     let none: HashMap<&str, &str> = HashMap::new();
     assert!(recorder_from_env(&|k| none.get(k).map(|s| s.to_string())).is_none());
-    let sup: HashMap<&str, &str> =
-        [("OTEL_TRACES_EXPORTER", "stderr"), ("OTEL_R_SUPPRESS_SCOPES", "mcplite")].into_iter().collect();
-    assert!(recorder_from_env(&|k| sup.get(k).map(|s| s.to_string())).is_none());
+    let off = |pairs: &[(&str, &str)]| {
+        let m: HashMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        recorder_from_env(&|k| m.get(k).cloned()).is_none()
+    };
+    assert!(off(&[("OTEL_TRACES_EXPORTER", "stderr"), ("OTEL_R_SUPPRESS_SCOPES", "mcplite")]));
+    assert!(off(&[("OTEL_METRICS_EXPORTER", "stderr"), ("OTEL_R_SUPPRESS_SCOPES", "mcplite")]));
+    assert!(off(&[("OTEL_TRACES_EXPORTER", "none"), ("OTEL_METRICS_EXPORTER", "none"), ("MCPLITE_LOG", "off")]));
+    assert!(off(&[("OTEL_METRICS_EXPORTER", "otlp"), ("OTEL_SDK_DISABLED", "true")]));
+    // Logging alone is independent of the OpenTelemetry switches.
+    assert!(!off(&[("MCPLITE_LOG", "info"), ("OTEL_SDK_DISABLED", "true")]));
+}
+
+/// Every histogram data point of `name` in `req`, with its scope.
+fn histogram_points(req: &ExportMetricsServiceRequest, name: &str) -> Vec<(String, String, HistogramDataPoint)> {
+    let mut out = Vec::new();
+    for rm in &req.resource_metrics {
+        for sm in &rm.scope_metrics {
+            let scope = sm.scope.as_ref().map(|s| s.name.clone()).unwrap_or_default();
+            for m in sm.metrics.iter().filter(|m| m.name == name) {
+                assert_eq!(m.unit, "s");
+                let Some(metric::Data::Histogram(h)) = &m.data else { panic!("{name} is not a histogram") };
+                for dp in &h.data_points {
+                    out.push((scope.clone(), sm.schema_url.clone(), dp.clone()));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn otlp_http_metrics_from_env() {
+    let (port, rx) = receiver();
+    let vars: HashMap<&str, String> = [
+        ("OTEL_METRICS_EXPORTER", "otlp".to_string()),
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", format!("http://127.0.0.1:{port}")),
+        ("OTEL_EXPORTER_OTLP_METRICS_HEADERS", "x-team=metrics".to_string()),
+        ("OTEL_SERVICE_NAME", "svc-metrics".to_string()),
+        ("OTEL_METRIC_EXPORT_INTERVAL", "100".to_string()),
+    ]
+    .into_iter()
+    .collect();
+    let rec = recorder_from_env(&|k| vars.get(k).cloned()).expect("metrics on");
+    let mut host = Echo;
+    let mut srv = Server::new(ServerInfo { name: "t".into(), version: "1".into(), instructions: None }, &mut host);
+    srv.set_recorder(Some(rec));
+    let lines = [
+        json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}),
+        json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{}}}),
+        json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{}}}),
+    ];
+    let mut legacy = LegacyState::default();
+    for l in &lines {
+        drop(srv.handle(&mut legacy, l.to_string().as_bytes(), &mut host));
+    }
+    // Exported on the interval, without a shutdown (hang guard only).
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut periodic: Option<(Received, ExportMetricsServiceRequest)> = None;
+    while periodic.is_none() && Instant::now() < deadline {
+        if let Ok(r) = rx.recv_timeout(Duration::from_millis(100)) {
+            let req = ExportMetricsServiceRequest::decode(r.body.as_slice()).unwrap();
+            if !histogram_points(&req, "mcp.server.operation.duration").is_empty() {
+                periodic = Some((r, req));
+            }
+        }
+    }
+    let (r, req) = periodic.expect("a periodic metrics export");
+    assert_eq!(r.path, "/v1/metrics");
+    assert!(r.headers.iter().any(|h| h == "x-team: metrics"), "{:?}", r.headers);
+    assert!(r.headers.iter().any(|h| h.eq_ignore_ascii_case("content-type: application/x-protobuf")));
+    let res = req.resource_metrics[0].resource.as_ref().unwrap();
+    assert_eq!(str_attr(&res.attributes, "service.name").as_deref(), Some("svc-metrics"));
+    let points = histogram_points(&req, "mcp.server.operation.duration");
+    let calls: Vec<&HistogramDataPoint> = points
+        .iter()
+        .filter(|(_, _, p)| str_attr(&p.attributes, "gen_ai.tool.name").as_deref() == Some("echo"))
+        .map(|(_, _, p)| p)
+        .collect();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].count, 2);
+    assert_eq!(
+        calls[0].explicit_bounds,
+        [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0]
+    );
+    assert_eq!(str_attr(&calls[0].attributes, "mcp.protocol.version").as_deref(), Some("2025-11-25"));
+    assert_eq!(str_attr(&calls[0].attributes, "mcp.method.name").as_deref(), Some("tools/call"));
+    for (scope, schema, _) in &points {
+        assert_eq!(scope, "r.package.mcplite");
+        assert_eq!(schema, "https://opentelemetry.io/schemas/gen-ai-dev/1.42.0-dev");
+    }
+    // The final flush at shutdown carries the session.
+    srv.shutdown_recorder();
+    let mut session = Vec::new();
+    while let Ok(r) = rx.recv_timeout(Duration::from_millis(500)) {
+        let req = ExportMetricsServiceRequest::decode(r.body.as_slice()).unwrap();
+        session = histogram_points(&req, "mcp.server.session.duration");
+    }
+    assert_eq!(session.len(), 1);
+    assert_eq!(session[0].2.count, 1);
+    assert_eq!(str_attr(&session[0].2.attributes, "mcp.protocol.version").as_deref(), Some("2025-11-25"));
 }

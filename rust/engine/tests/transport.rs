@@ -61,8 +61,8 @@ fn pipelined_requests_then_eof_are_all_answered_in_order() {
         out_r.read_to_string(&mut s).unwrap();
         s
     });
-    let mut srv = server();
-    let end = serve(&mut srv, &mut Echo, Reader::spawn(in_r), &mut out_w, &ServeOptions::default());
+    let srv = server();
+    let end = serve(&srv, &mut Echo, Reader::spawn(in_r), &mut out_w, &ServeOptions::default());
     drop(out_w);
     writer.join().unwrap();
     assert_eq!(end, ServeEnd::Eof);
@@ -85,8 +85,8 @@ fn broken_pipe_ends_serving_cleanly() {
     let (out_r, mut out_w) = pipe();
     drop(out_r); // the client stopped reading
     in_w.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n").unwrap();
-    let mut srv = server();
-    let end = serve(&mut srv, &mut Echo, Reader::spawn(in_r), &mut out_w, &ServeOptions::default());
+    let srv = server();
+    let end = serve(&srv, &mut Echo, Reader::spawn(in_r), &mut out_w, &ServeOptions::default());
     assert_eq!(end, ServeEnd::BrokenPipe);
     drop(in_w);
 }
@@ -124,8 +124,8 @@ fn calls(from: u64, to: u64) -> String {
 /// Serve the `Echo` host on another thread until EOF.
 fn serve_echo_in_thread(input: File, mut output: File) -> std::thread::JoinHandle<ServeEnd> {
     std::thread::spawn(move || {
-        let mut srv = server();
-        serve(&mut srv, &mut Echo, Reader::spawn(input), &mut output, &ServeOptions::default())
+        let srv = server();
+        serve(&srv, &mut Echo, Reader::spawn(input), &mut output, &ServeOptions::default())
     })
 }
 
@@ -150,9 +150,9 @@ fn requests_sent_while_a_tool_runs_are_read_and_queued() {
     let flag = std::sync::Arc::clone(&running);
     let serving = std::thread::spawn(move || {
         let mut host = Slow(flag);
-        let mut srv =
+        let srv =
             Server::new(ServerInfo { name: "mcplite".into(), version: "1".into(), instructions: None }, &mut host);
-        serve(&mut srv, &mut host, Reader::spawn(in_r), &mut out_w, &ServeOptions::default())
+        serve(&srv, &mut host, Reader::spawn(in_r), &mut out_w, &ServeOptions::default())
     });
     let collector = collect_in_thread(out_r);
     in_w.write_all(INIT.as_bytes()).unwrap();

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use extendr_api::prelude::*;
 use mcplite_engine::transport::{serve, ServeOptions};
-use mcplite_engine::{Server, ServerInfo};
+use mcplite_engine::{LegacyState, Server, ServerInfo};
 
 mod client;
 mod decode;
@@ -63,7 +63,7 @@ fn engine_serve(spec: Robj, version: &str, instructions: Robj) -> Robj {
             stdio::StdioGuard::install().map_err(|e| Error::new(Kind::Stdio, format!("cannot set up stdio: {e}")))?;
         stdio::keep_large_buffers();
         let reader = stdio::spawn_reader_masked(input);
-        let end = serve(&mut server, &mut host, reader, &mut output, &ServeOptions::default());
+        let end = serve(&server, &mut host, reader, &mut output, &ServeOptions::default());
         server.shutdown_recorder();
         drop(output);
         guard.restore();
@@ -73,10 +73,12 @@ fn engine_serve(spec: Robj, version: &str, instructions: Robj) -> Robj {
     to_r(res.map_err(|e| e.context("The server could not run: ")))
 }
 
-/// An in-process session: a prepared server plus its host.
+/// An in-process session: a prepared server, its host and its legacy
+/// session state.
 struct Session {
     server: Server,
     host: RHost,
+    legacy: LegacyState,
 }
 
 /// Create a session (an external pointer). The spec must be kept alive by
@@ -87,7 +89,7 @@ fn engine_session_new(spec: Robj, version: &str, instructions: Robj) -> Robj {
     let res = make_host(&spec).map(|mut host| {
         let mut server = Server::new(server_info(version, instructions), &mut host);
         server.set_recorder(trace_env::recorder_from_process_env());
-        Robj::from(ExternalPtr::new(Session { server, host }))
+        Robj::from(ExternalPtr::new(Session { server, host, legacy: LegacyState::default() }))
     });
     to_r(res.map_err(|e| e.context("The session could not be created: ")))
 }
@@ -105,8 +107,8 @@ fn engine_session_handle(session: Robj, _spec: Robj, line: &str) -> Robj {
         Err(_) => return Error::new(Kind::Session, SESSION_GONE).into_r(),
     };
     let s: &mut Session = &mut session;
-    let reply = s.server.handle_line(line.as_bytes(), &mut s.host);
-    s.server.after_write();
+    // Handing the line back is the write: the span ends here.
+    let reply = s.server.handle(&mut s.legacy, line.as_bytes(), &mut s.host).into_line();
     match reply {
         Some(bytes) => Robj::from(rapi::strings::into_valid_utf8(bytes)),
         None => Robj::from(()),

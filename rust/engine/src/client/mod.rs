@@ -37,18 +37,19 @@ pub use http::{HttpLink, HttpSpec};
 pub use stdio::{StdioLink, StdioSpec};
 use wire::{classify, error_parts, json_string, request_line, Kind, Member};
 
-use crate::projection::Version;
+use crate::version::{Version, META_CAPS, META_SERVER_INFO, META_VERSION};
 
 /// The modern revision the client speaks.
-pub const MODERN: &str = "2026-07-28";
+pub const MODERN: &str = Version::V2026_07_28.as_str();
 
-/// Legacy revisions the client accepts from `initialize`, newest first.
-/// 2025-03-26 only differs from its neighbours in batching, which the client
-/// never uses.
-pub const LEGACY: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+/// Legacy revisions the client accepts from `initialize`, newest first: the
+/// server's legacy versions, plus 2025-03-26, which only differs from its
+/// neighbours in batching (the client never sends batches).
+pub const LEGACY: [&str; 4] =
+    [Version::V2025_11_25.as_str(), Version::V2025_06_18.as_str(), "2025-03-26", Version::V2024_11_05.as_str()];
 
 /// The legacy revision the client asks for first.
-pub const LEGACY_PREFERRED: &str = "2025-11-25";
+pub const LEGACY_PREFERRED: &str = crate::version::LEGACY_DEFAULT.as_str();
 
 /// Why a link failed when the server just went away.
 const CLOSED: &str = "the server closed the connection";
@@ -483,7 +484,7 @@ impl Connection {
             self.supported = supported;
             self.capabilities = result.get("capabilities").cloned();
             self.instructions = result.get("instructions").and_then(Value::as_str).map(String::from);
-            self.server_info = result.get("_meta").and_then(|m| m.get("io.modelcontextprotocol/serverInfo")).cloned();
+            self.server_info = result.get("_meta").and_then(|m| m.get(META_SERVER_INFO)).cloned();
             self.link.set_version(MODERN);
             return Ok(());
         }
@@ -577,8 +578,8 @@ impl Connection {
     /// `_meta` members of a modern request.
     fn modern_meta(&self, progress: Option<&str>) -> Vec<(String, String)> {
         let mut m = vec![
-            ("io.modelcontextprotocol/protocolVersion".to_string(), json_string(MODERN)),
-            ("io.modelcontextprotocol/clientCapabilities".to_string(), "{}".to_string()),
+            (META_VERSION.to_string(), json_string(MODERN)),
+            (META_CAPS.to_string(), "{}".to_string()),
             ("io.modelcontextprotocol/clientInfo".to_string(), self.client_info.clone()),
         ];
         if let Some(p) = progress {
@@ -627,7 +628,7 @@ impl Connection {
         let id = self.next_id;
         self.next_id += 1;
         let meta: Vec<Member> = meta.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-        let modern = meta.iter().any(|(k, _)| *k == "io.modelcontextprotocol/protocolVersion");
+        let modern = meta.iter().any(|(k, _)| *k == META_VERSION);
         let mut line = request_line(id, method, members, &meta);
         line.push(b'\n');
         let headers = match (modern, name.and_then(|n| self.params.get(n))) {

@@ -1,6 +1,20 @@
-//! Strict W3C Trace Context parsing (SPEC T6) and formatting (T9).
+//! W3C Trace Context and Baggage from `params._meta` (RULES T6) and for
+//! tools (T9).
+//!
+//! `traceparent`/`tracestate` are parsed here, strictly, because the SDK's
+//! `TraceContextPropagator` is lenient where the W3C text is not: it trims
+//! whitespace, accepts ids shorter than 32/16 hex digits, a `+` sign, a
+//! one-digit version and a trailing `-` after version 00 (the test
+//! `sdk_propagator_is_lenient` below shows each). A client's malformed
+//! context must be ignored, not half-read. Baggage goes through the SDK's
+//! `BaggagePropagator`, which enforces the W3C limits.
 
+use std::collections::HashMap;
+
+use opentelemetry::propagation::{Extractor, TextMapPropagator};
 use opentelemetry::trace::{SpanContext, SpanId, TraceFlags, TraceId, TraceState};
+use opentelemetry::Context;
+use opentelemetry_sdk::propagation::BaggagePropagator;
 use serde_json::{Map, Value};
 
 fn lower_hex(s: &[u8]) -> bool {
@@ -107,7 +121,7 @@ pub fn parse_tracestate(s: &str) -> Option<TraceState> {
     TraceState::from_key_value(pairs).ok()
 }
 
-/// The remote parent carried in `params._meta` (SPEC T6): `traceparent`
+/// The remote parent carried in `params._meta` (RULES T6): `traceparent`
 /// must be a string and `tracestate` absent or a string; anything else, or
 /// an invalid `traceparent`, gives `None`. An invalid `tracestate` string is
 /// dropped (the W3C rule) while the `traceparent` is still honoured.
@@ -121,9 +135,40 @@ pub(crate) fn remote_parent(meta: &Map<String, Value>) -> Option<SpanContext> {
         Some(Value::String(s)) => Some(s),
         Some(_) => return None,
     };
+    context_from(tp, ts.map(String::as_str))
+}
+
+/// A remote span context from a `traceparent` and optional `tracestate`
+/// value (an invalid `tracestate` is dropped, an invalid `traceparent` gives
+/// `None`).
+pub(crate) fn context_from(tp: &str, ts: Option<&str>) -> Option<SpanContext> {
     let (trace_id, span_id, flags) = parse_traceparent(tp)?;
-    let state = ts.and_then(|s| parse_tracestate(s)).unwrap_or_default();
+    let state = ts.and_then(parse_tracestate).unwrap_or_default();
     Some(SpanContext::new(trace_id, span_id, flags, true, state))
+}
+
+/// One string value read as a propagation carrier.
+struct One<'a>(&'a str);
+
+impl Extractor for One<'_> {
+    fn get(&self, key: &str) -> Option<&str> {
+        (key == "baggage").then_some(self.0)
+    }
+    fn keys(&self) -> Vec<&str> {
+        vec!["baggage"]
+    }
+}
+
+/// `params._meta.baggage` when it is a string holding valid W3C baggage,
+/// re-encoded by the SDK's propagator (invalid members dropped, limits
+/// enforced). `None` for any other shape or when nothing valid remains.
+pub fn baggage_from_meta(meta: &Map<String, Value>) -> Option<String> {
+    let raw = meta.get("baggage")?.as_str()?;
+    let p = BaggagePropagator::new();
+    let cx = p.extract_with_context(&Context::new(), &One(raw));
+    let mut out: HashMap<String, String> = HashMap::new();
+    p.inject_context(&cx, &mut out);
+    out.remove("baggage").filter(|b| !b.is_empty())
 }
 
 /// `00-<trace id>-<span id>-<flags>` for a span context.
@@ -217,5 +262,44 @@ mod tests {
         assert!(remote_parent(&meta(json!({"traceparent": OK, "tracestate": null}))).is_none());
         assert!(remote_parent(&meta(json!({"traceparent": [OK]}))).is_none());
         assert!(remote_parent(&meta(json!({"tracestate": "a=1"}))).is_none());
+    }
+
+    #[test]
+    fn baggage_shapes() {
+        use serde_json::json;
+        let b = baggage_from_meta(&meta(json!({"baggage": "userId=alice,isProduction=false"}))).unwrap();
+        let mut members: Vec<&str> = b.split(',').collect();
+        members.sort_unstable();
+        assert_eq!(members, ["isProduction=false", "userId=alice"]);
+        // Percent-encoding survives the round trip; properties are kept.
+        let b = baggage_from_meta(&meta(json!({"baggage": "node=DF%2028;p=1"}))).unwrap();
+        assert_eq!(b, "node=DF%2028;p=1");
+        for bad in [json!({"baggage": 1}), json!({"baggage": ["a=1"]}), json!({"baggage": ""}), json!({})] {
+            assert_eq!(baggage_from_meta(&meta(bad.clone())), None, "{bad}");
+        }
+        // Over the W3C limit of 8192 bytes: dropped whole.
+        let huge = format!("k={}", "v".repeat(9000));
+        assert_eq!(baggage_from_meta(&meta(json!({ "baggage": huge }))), None);
+    }
+
+    /// Why `parse_traceparent` exists: the SDK's propagator accepts each of
+    /// these, the W3C grammar none of them.
+    #[test]
+    fn sdk_propagator_is_lenient() {
+        use opentelemetry::trace::TraceContextExt;
+        use opentelemetry_sdk::propagation::TraceContextPropagator;
+        let lenient = [
+            " 00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+            "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-",
+            "00-+af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+            "00-af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+            "0-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+        ];
+        for tp in lenient {
+            let carrier: HashMap<String, String> = [("traceparent".to_string(), tp.to_string())].into();
+            let cx = TraceContextPropagator::new().extract(&carrier);
+            assert!(cx.span().span_context().is_valid(), "the SDK now rejects {tp:?}: use its propagator");
+            assert!(parse_traceparent(tp).is_none(), "{tp:?} accepted");
+        }
     }
 }

@@ -13,12 +13,15 @@
 use std::collections::HashMap;
 
 use mcplite_engine::host::{Block, CallContext, Content, Host, ToolFailure, ToolResult, ToolSpec};
-use mcplite_engine::{Server, ServerInfo, Version};
+use mcplite_engine::{LegacyState, Server, ServerInfo, Version};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 /// Nesting limit of the engine (message::MAX_DEPTH; SPEC W1.3 asks >= 128).
 pub const MAX_DEPTH: usize = 512;
+/// How the engine's errors name its nesting limit (W1.4, L8: "names the
+/// limit").
+pub const DEPTH_LIMIT_DETAIL: &str = "nesting deeper than the limit of 512 levels";
 pub const MODERN: &str = "2026-07-28";
 pub const LEGACY: [&str; 3] = ["2024-11-05", "2025-06-18", "2025-11-25"];
 pub const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
@@ -227,6 +230,32 @@ fn server_info_value() -> Value {
 // ---------------------------------------------------------------------------
 // Independent oracle
 
+/// Top-level members with their raw text, in order, duplicates included;
+/// `None` when the text is not an object.
+fn members_in_order(text: &str) -> Option<Vec<(String, &RawValue)>> {
+    struct Members<'a>(Vec<(String, &'a RawValue)>);
+    impl<'de> serde::Deserialize<'de> for Members<'de> {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> serde::de::Visitor<'de> for V {
+                type Value = Members<'de>;
+                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                    f.write_str("an object")
+                }
+                fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<Members<'de>, A::Error> {
+                    let mut out = vec![];
+                    while let Some((k, v)) = m.next_entry::<String, &'de RawValue>()? {
+                        out.push((k, v));
+                    }
+                    Ok(Members(out))
+                }
+            }
+            d.deserialize_map(V)
+        }
+    }
+    serde_json::from_str::<Members>(text).ok().map(|m| m.0)
+}
+
 /// Top-level members with their raw text (last duplicate wins, like a map).
 fn raw_members(text: &str) -> Option<HashMap<String, &RawValue>> {
     serde_json::from_str::<HashMap<String, &RawValue>>(text).ok()
@@ -350,10 +379,10 @@ impl Oracle {
             Ok(t) => t,
             Err(_) => return Ok(err("null", -32700, "Parse error")),
         };
-        // W1.3: the engine's nesting limit is MAX_DEPTH (the spec asks for
-        // at least 128); deeper lines are parse errors.
+        // W1.3/W1.4: the engine's nesting limit is MAX_DEPTH (the spec asks
+        // for at least 128); deeper well-formed lines are not parse errors.
         if nesting_depth(text) > MAX_DEPTH {
-            return Ok(err("null", -32700, "Parse error"));
+            return self.over_depth_limit(line, text);
         }
         let value: Value = match parse_unbounded(text) {
             Ok(v) => v,
@@ -415,6 +444,51 @@ impl Oracle {
         Ok(match meta {
             Some(meta) => self.modern(id, method, params, meta),
             None => self.legacy(id, method, params),
+        })
+    }
+
+    /// W1.4, for a line nesting deeper than MAX_DEPTH: W1.3 and W2 still
+    /// apply; an envelope-valid request is answered with its id, `-32602`
+    /// when the excess is only inside `params`, else `-32600`, the message
+    /// naming the limit; a notification is not answered (W3.2). Nothing is
+    /// run and the legacy state is unchanged.
+    fn over_depth_limit(&self, line: &[u8], text: &str) -> Result<Expect, ()> {
+        if has_lone_surrogate_escape(line) {
+            // Strings serde_json refuses: left open, as on the main path.
+            return Err(());
+        }
+        // Strict JSON, read without recursion (raw values are skipped
+        // iteratively).
+        if serde_json::from_str::<&RawValue>(text).is_err() {
+            return Ok(err("null", -32700, "Parse error"));
+        }
+        let Some(members) = members_in_order(text) else {
+            return Ok(err("null", -32600, "Invalid Request"));
+        };
+        let last = |k: &str| members.iter().rposition(|(name, _)| name == k);
+        let string = |k: &str| last(k).and_then(|i| serde_json::from_str::<String>(members[i].1.get()).ok());
+        let id_raw = last("id").map(|i| members[i].1.get());
+        let id_ok = id_raw.map(|r| nesting_depth(r) < MAX_DEPTH && parse_unbounded(r).is_ok_and(|v| valid_id(r, &v)));
+        if last("method").is_none() && (last("result").is_some() || last("error").is_some()) {
+            return Ok(Expect::Nothing);
+        }
+        let envelope_ok = string("jsonrpc").as_deref() == Some("2.0") && string("method").is_some();
+        if !envelope_ok || id_ok == Some(false) {
+            let id = if id_ok == Some(true) { id_raw.unwrap() } else { "null" };
+            return Ok(err(id, -32600, "Invalid Request"));
+        }
+        let Some(id) = id_raw else {
+            return Ok(Expect::Nothing);
+        };
+        let params_at = last("params");
+        let outside = members
+            .iter()
+            .enumerate()
+            .any(|(i, (_, raw))| Some(i) != params_at && nesting_depth(raw.get()) >= MAX_DEPTH);
+        Ok(if outside {
+            err(id, -32600, &format!("Invalid Request: {DEPTH_LIMIT_DETAIL}"))
+        } else {
+            err(id, -32602, &format!("Invalid params: {DEPTH_LIMIT_DETAIL}"))
         })
     }
 
@@ -984,7 +1058,8 @@ pub fn check_error_result(r: &Value, text: Option<&str>, v: Version) -> Result<(
 /// Returns the number of responses written.
 pub fn run_lines(lines: &[Vec<u8>]) -> Result<usize, String> {
     let mut host = FakeHost::default();
-    let mut server = new_server(&mut host);
+    let server = new_server(&mut host);
+    let mut legacy = LegacyState::default();
     if host.tools_asked != 1 {
         return Err("Host::tools must be called exactly once".into());
     }
@@ -993,8 +1068,7 @@ pub fn run_lines(lines: &[Vec<u8>]) -> Result<usize, String> {
     for line in lines {
         let before = host.calls.len();
         let expect = oracle.expect(line);
-        let out = server.handle_line(line, &mut host);
-        server.after_write();
+        let out = server.handle(&mut legacy, line, &mut host).into_line();
         responses += out.is_some() as usize;
         let new_calls = &host.calls[before..];
         let res = match &expect {
@@ -1011,14 +1085,12 @@ pub fn run_lines(lines: &[Vec<u8>]) -> Result<usize, String> {
         // Keep the oracle's legacy state in step with the server's view when
         // the spec left the case open.
         if expect.is_err() {
-            oracle.initialized = server.legacy.initialized;
-            oracle.version = server.legacy.version;
+            oracle.initialized = legacy.initialized;
+            oracle.version = legacy.version;
         }
     }
-    if oracle.initialized != server.legacy.initialized
-        || (oracle.initialized && oracle.version != server.legacy.version)
-    {
-        return Err(format!("legacy state diverged: oracle {oracle:?}, server {:?}", server.legacy));
+    if oracle.initialized != legacy.initialized || (oracle.initialized && oracle.version != legacy.version) {
+        return Err(format!("legacy state diverged: oracle {oracle:?}, server {:?}", legacy));
     }
     Ok(responses)
 }

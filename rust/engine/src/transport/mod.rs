@@ -1,0 +1,23 @@
+//! The stdio transport: newline-delimited JSON-RPC on the process's request
+//! and response streams (RULES W1, S1–S5).
+//!
+//! * [`framer`]: bytes to lines (pure, fuzzed).
+//! * [`reader`]: who reads the stream when — the serving thread while it
+//!   waits, a reader thread while it is busy — and the queue of lines
+//!   between them.
+//! * [`stdio`]: the serve loop: a line from the reader, the dispatcher's
+//!   [`crate::server::Reply`], the response line written.
+//! * `sys`: the platform-specific pieces (readiness of the stream, C stdio
+//!   flushing), Unix today.
+//!
+//! The dispatcher ([`crate::server::Server`]) knows nothing of this module;
+//! another transport drives it the same way [`serve`] does.
+
+pub mod framer;
+pub mod reader;
+pub mod stdio;
+mod sys;
+
+pub use framer::Framer;
+pub use reader::{Inbound, Reader, HANDOFF};
+pub use stdio::{serve, ServeEnd, ServeOptions};
