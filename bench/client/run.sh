@@ -65,7 +65,9 @@ for round in $(seq 1 "$rounds"); do
   done
 done
 
-"$rscript" --vanilla - "$samples" "$out" <<'REOF'
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+load=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
+"$rscript" --vanilla - "$samples" "$out" "$commit" "$load" <<'REOF'
 args <- commandArgs(TRUE)
 rows <- lapply(readLines(args[[1]]), jsonlite::fromJSON)
 df <- do.call(rbind, lapply(rows, as.data.frame))
@@ -80,7 +82,8 @@ lines <- c(
           fmt(agg$p50_us, 1), fmt(agg$p99_us), fmt(agg$mean_us, 1), fmt(agg$calls_per_s), fmt(agg$client_cpu_us, 1))
 )
 writeLines(c(
-  sprintf("Client round trips (%s), medians over %d rounds of %d calls; %s.", format(Sys.time(), "%Y-%m-%d %H:%M %Z"),
+  sprintf("Client round trips (%s, git %s, load average %s), medians over %d rounds of %d calls; %s.",
+          format(Sys.time(), "%Y-%m-%d %H:%M %Z"), args[[3]], args[[4]],
           length(unique(df$round)), df$n[[1]], R.version.string), "", lines), file.path(args[[2]], "client.md"))
 cat(lines, sep = "\n")
 REOF

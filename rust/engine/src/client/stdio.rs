@@ -411,7 +411,9 @@ impl Output {
                 }
             };
             self.take(n);
-            if n < self.chunk.len() && !self.queue.is_empty() {
+            // Return as soon as something can be delivered: a server that
+            // writes without pause must not keep R here.
+            if !self.queue.is_empty() {
                 return;
             }
         }
