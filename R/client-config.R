@@ -214,25 +214,34 @@ check_client <- function(client) {
   client
 }
 
+# A named character vector from a named character vector or a named list of
+# single strings; NULL when `x` is neither (or has missing names).
+named_strings <- function(x) {
+  ok <- if (is.list(x) && !is.object(x)) {
+    all(vapply(x, is_scalar_string, logical(1)))
+  } else {
+    is.character(x) && !anyNA(x)
+  }
+  if (!ok || is.null(names(x)) || anyNA(names(x))) {
+    return(NULL)
+  }
+  vapply(x, identity, character(1), USE.NAMES = TRUE)
+}
+
 check_env <- function(env) {
   if (is.null(env) || length(env) == 0L) {
     return(character())
   }
-  ok_values <- if (is.list(env) && !is.object(env)) {
-    all(vapply(env, is_scalar_string, logical(1)))
-  } else {
-    is.character(env) && !anyNA(env)
-  }
-  nms <- names(env)
-  if (!ok_values || is.null(nms) || anyNA(nms) ||
-    !all(grepl("^[A-Za-z_][A-Za-z0-9_]*$", nms)) || anyDuplicated(nms)) {
+  values <- named_strings(env)
+  nms <- names(values)
+  if (is.null(values) || !all(grepl("^[A-Za-z_][A-Za-z0-9_]*$", nms)) || anyDuplicated(nms)) {
     abort(
       "`env` must be a named character vector (or a named list of single strings) ",
       "with unique environment variable names, for example ",
       "`c(OTEL_R_TRACES_EXPORTER = \"stderr\")`."
     )
   }
-  vapply(env, identity, character(1), USE.NAMES = TRUE)
+  values
 }
 
 rscript_path <- function() {

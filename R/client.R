@@ -1033,14 +1033,9 @@ interpolate_headers <- function(headers) {
   if (is.null(headers) || length(headers) == 0L) {
     return(character())
   }
-  ok <- if (is.list(headers) && !is.object(headers)) {
-    all(vapply(headers, is_scalar_string, logical(1)))
-  } else {
-    is.character(headers) && !anyNA(headers)
-  }
-  nms <- names(headers)
-  if (!ok || is.null(nms) || anyNA(nms) || !all(grepl("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$", nms)) ||
-      anyDuplicated(tolower(nms))) {
+  values <- named_strings(headers)
+  nms <- names(values)
+  if (is.null(values) || !all(grepl("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$", nms)) || anyDuplicated(tolower(nms))) {
     abort("`headers` must be a named character vector (or a named list of single strings) ",
           "with unique header names.")
   }
@@ -1049,7 +1044,6 @@ interpolate_headers <- function(headers) {
     abort("`headers` cannot set ", paste0("`", reserved, "`", collapse = ", "),
           ": the protocol manages that header.")
   }
-  values <- vapply(headers, identity, character(1))
   for (i in seq_along(values)) {
     v <- values[[i]]
     refs <- regmatches(v, gregexpr("\\$\\{[A-Za-z_][A-Za-z0-9_]*\\}", v))[[1L]]

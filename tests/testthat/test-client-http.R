@@ -44,6 +44,19 @@ start_http_server <- function(command, args, port, env = character()) {
 
 server_stderr <- function(p) paste(readLines(attr(p, "errfile"), warn = FALSE), collapse = "\n")
 
+# The minimal server of tests/clients/python/peers/http_mini_server.py on a
+# free port; returns the process (stopped when the calling test ends).
+start_mini_server <- function(env = parent.frame()) {
+  python <- Sys.which("python3")
+  skip_if(!nzchar(python), "python3 not found")
+  port <- free_port()
+  script <- normalizePath(test_path("..", "clients", "python", "peers", "http_mini_server.py"))
+  proc <- start_http_server(python, c(script, port), port)
+  withr::defer(proc$kill(), envir = env)
+  attr(proc, "port") <- port
+  proc
+}
+
 url_of <- function(port, path = "/mcp") sprintf("http://127.0.0.1:%d%s", port, path)
 
 test_that("SDK servers over Streamable HTTP, both eras, progress and cancellation", {
@@ -119,11 +132,8 @@ test_that("server-everything over Streamable HTTP", {
 })
 
 test_that("headers: ${ENV} interpolation, protocol headers, event streams, timeouts", {
-  python <- Sys.which("python3")
-  skip_if(!nzchar(python), "python3 not found")
-  port <- free_port()
-  proc <- start_http_server(python, c(normalizePath(test_path("..", "clients", "python", "peers", "http_mini_server.py")), port), port)
-  on.exit(proc$kill())
+  proc <- start_mini_server()
+  port <- attr(proc, "port")
   withr::local_envvar(MCPLITE_TEST_TOKEN = "s3cret")
   conn <- mcp_connect(url = url_of(port), headers = c(Authorization = "Bearer ${MCPLITE_TEST_TOKEN}", `X-Team` = "r"))
   on.exit(mcp_close(conn), add = TRUE, after = FALSE)
@@ -164,11 +174,8 @@ test_that("headers: ${ENV} interpolation, protocol headers, event streams, timeo
 })
 
 test_that("x-mcp-header arguments are mirrored into Mcp-Param headers; invalid tools are left out", {
-  python <- Sys.which("python3")
-  skip_if(!nzchar(python), "python3 not found")
-  port <- free_port()
-  proc <- start_http_server(python, c(normalizePath(test_path("..", "clients", "python", "peers", "http_mini_server.py")), port), port)
-  on.exit(proc$kill())
+  proc <- start_mini_server()
+  port <- attr(proc, "port")
   conn <- mcp_connect(url = url_of(port), name = "mini")
   on.exit(mcp_close(conn), add = TRUE, after = FALSE)
   # before the tools are listed, the server's HeaderMismatch makes the
@@ -185,11 +192,8 @@ test_that("x-mcp-header arguments are mirrored into Mcp-Param headers; invalid t
 })
 
 test_that("HTTP failures: 401, 404, 500, not an MCP endpoint, connection refused, https", {
-  python <- Sys.which("python3")
-  skip_if(!nzchar(python), "python3 not found")
-  port <- free_port()
-  proc <- start_http_server(python, c(normalizePath(test_path("..", "clients", "python", "peers", "http_mini_server.py")), port), port)
-  on.exit(proc$kill())
+  proc <- start_mini_server()
+  port <- attr(proc, "port")
   for (code in c(401L, 404L, 500L)) {
     err <- tryCatch(mcp_connect(url = url_of(port, paste0("/status/", code)), name = "bad"), error = function(e) e)
     expect_s3_class(err, "mcplite_error_connection")
@@ -215,11 +219,8 @@ test_that("HTTP failures: 401, 404, 500, not an MCP endpoint, connection refused
 })
 
 test_that("configuration files may name remote servers", {
-  python <- Sys.which("python3")
-  skip_if(!nzchar(python), "python3 not found")
-  port <- free_port()
-  proc <- start_http_server(python, c(normalizePath(test_path("..", "clients", "python", "peers", "http_mini_server.py")), port), port)
-  on.exit(proc$kill())
+  proc <- start_mini_server()
+  port <- attr(proc, "port")
   withr::local_envvar(MCPLITE_TEST_TOKEN = "t0k")
   config <- withr::local_tempfile(fileext = ".json")
   writeLines(sprintf('{"mcpServers": {"remote": {"type": "http", "url": "%s", "timeout": 5,

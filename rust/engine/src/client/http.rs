@@ -68,16 +68,7 @@ fn new_agent() -> ureq::Agent {
 }
 
 fn spawn_masked<F: FnOnce() + Send + 'static>(f: F) -> bool {
-    // SAFETY: sigset manipulation on stack values.
-    unsafe {
-        let mut all: libc::sigset_t = std::mem::zeroed();
-        let mut old: libc::sigset_t = std::mem::zeroed();
-        libc::sigfillset(&mut all);
-        libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old);
-        let ok = std::thread::Builder::new().name("mcplite-client-http".into()).spawn(f).is_ok();
-        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
-        ok
-    }
+    super::stdio::spawn_masked("mcplite-client-http", f).is_ok()
 }
 
 /// A header value as the protocol wants it: as is when it is plain visible

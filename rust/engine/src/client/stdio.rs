@@ -82,7 +82,7 @@ pub struct StdioLink {
 
 /// Run `f` on a new thread with every signal blocked, so R's signal
 /// handlers (SIGINT, SIGPIPE) only ever run on R's own thread.
-fn spawn_masked<F: FnOnce() + Send + 'static>(name: &str, f: F) -> io::Result<JoinHandle<()>> {
+pub(crate) fn spawn_masked<F: FnOnce() + Send + 'static>(name: &str, f: F) -> io::Result<JoinHandle<()>> {
     // SAFETY: sigset manipulation on stack values.
     unsafe {
         let mut all: libc::sigset_t = std::mem::zeroed();

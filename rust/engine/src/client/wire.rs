@@ -38,32 +38,28 @@ fn write_params(out: &mut Vec<u8>, members: &[Member], meta: &[Member]) {
         return;
     }
     out.extend_from_slice(b",\"params\":{");
-    let mut first = true;
-    for (k, v) in members {
-        if !first {
+    write_members(out, members);
+    if !meta.is_empty() {
+        if !members.is_empty() {
             out.push(b',');
         }
-        first = false;
+        out.extend_from_slice(b"\"_meta\":{");
+        write_members(out, meta);
+        out.push(b'}');
+    }
+    out.push(b'}');
+}
+
+/// `"k":v,...` (values are JSON text).
+fn write_members(out: &mut Vec<u8>, members: &[Member]) {
+    for (i, (k, v)) in members.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
         write_str(out, k);
         out.push(b':');
         out.extend_from_slice(v.as_bytes());
     }
-    if !meta.is_empty() {
-        if !first {
-            out.push(b',');
-        }
-        out.extend_from_slice(b"\"_meta\":{");
-        for (i, (k, v)) in meta.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            write_str(out, k);
-            out.push(b':');
-            out.extend_from_slice(v.as_bytes());
-        }
-        out.push(b'}');
-    }
-    out.push(b'}');
 }
 
 /// A JSON string literal.
