@@ -10,7 +10,8 @@ cmd <- args[[3]]
 cargs <- args[-(1:3)]
 suppressPackageStartupMessages(library(mcplite))
 env <- c(BENCH_TOOLS = "1", R_LIBS = paste(.libPaths(), collapse = ":"))
-conn <- mcp_connect(cmd, cargs, env = env, name = "bench")
+# BENCH_PROTOCOL: a version to insist on (default: negotiate)
+conn <- mcp_connect(cmd, cargs, env = env, name = "bench", protocol = Sys.getenv("BENCH_PROTOCOL", "auto"))
 version <- mcp_server_info(conn)$protocol_version
 for (i in seq_len(warmup)) mcp_call(conn, "add", list(x = i, y = 1))
 times <- numeric(n)
@@ -28,6 +29,6 @@ mcp_close(conn)
 us <- times * 1e6
 q <- stats::quantile(us, c(0.5, 0.9, 0.99), names = FALSE)
 cat(sprintf(
-  '{"client":"mcplite-r","protocol":"%s","n":%d,"p50_us":%.1f,"p90_us":%.1f,"p99_us":%.1f,"mean_us":%.1f,"calls_per_s":%.0f,"client_cpu_us":%.1f}\n',
-  version, n, q[[1]], q[[2]], q[[3]], mean(us), n / wall, (cpu[["user.self"]] + cpu[["sys.self"]]) / n * 1e6
+  '{"client":"%s","protocol":"%s","n":%d,"p50_us":%.1f,"p90_us":%.1f,"p99_us":%.1f,"mean_us":%.1f,"calls_per_s":%.0f,"client_cpu_us":%.1f}\n',
+  Sys.getenv("BENCH_CLIENT_LABEL", "mcplite-r"), version, n, q[[1]], q[[2]], q[[3]], mean(us), n / wall, (cpu[["user.self"]] + cpu[["sys.self"]]) / n * 1e6
 ))

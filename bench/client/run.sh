@@ -4,6 +4,8 @@
 # SDK Client (2.x and 1.x), each making the same sequential `tools/call add`
 # calls against the same servers: the Rust floor (bench/floor, the cost of
 # the protocol alone) and mcplite's own server (bench/servers/mcplite.R).
+# mcplite's client runs against its own server in both 2026-07-28 (what it
+# negotiates) and 2025-11-25 (what the SDK clients speak).
 #
 #   bench/client/run.sh [--rounds N] [--calls N]
 #
@@ -47,6 +49,8 @@ run_client() { # client server-name command...
   local line
   case "$client" in
     mcplite-r) line=$("$rscript" --vanilla bench/client/client_bench.R "$calls" "$warmup" "$@") ;;
+    mcplite-r-legacy) line=$(BENCH_PROTOCOL=2025-11-25 BENCH_CLIENT_LABEL=mcplite-r \
+      "$rscript" --vanilla bench/client/client_bench.R "$calls" "$warmup" "$@") ;;
     python-sdk) line=$(env -u LD_LIBRARY_PATH "$py" bench/peers/python/client_bench.py "$calls" "$warmup" "$@") ;;
     ts-client2) line=$("$node" bench/peers/node/client_bench.mjs v2 "$calls" "$warmup" "$@") ;;
     ts-sdk1) line=$("$node" bench/peers/node/client_bench.mjs v1 "$calls" "$warmup" "$@") ;;
@@ -63,6 +67,9 @@ for round in $(seq 1 "$rounds"); do
     run_client "$c" floor "$floor"
     run_client "$c" mcplite "$rscript" --vanilla "$root/bench/servers/mcplite.R"
   done
+  # mcplite's client negotiates 2026-07-28 with mcplite's server; the other
+  # clients speak 2025-11-25 to it: the same calls in that version too
+  run_client mcplite-r-legacy mcplite "$rscript" --vanilla "$root/bench/servers/mcplite.R"
 done
 
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
