@@ -78,6 +78,8 @@ pub struct StdioLink {
     /// How the process ended, once known.
     ended: Option<String>,
     reaped: bool,
+    /// Spin before sleeping when waiting (the server answered fast lately).
+    spin: bool,
 }
 
 /// Run `f` on a new thread with every signal blocked, so R's signal
@@ -148,6 +150,7 @@ impl StdioLink {
             grace: spec.grace,
             ended: None,
             reaped: false,
+            spin: true,
         };
         match spawned {
             Ok(h) => link.threads.push(h),
@@ -261,6 +264,7 @@ impl StdioLink {
 
 /// How long a waiting call looks for the answer before sleeping in poll()
 /// (a server that answers at once then costs no wake-up; bench/client).
+/// Only while the server keeps answering that fast.
 const SPIN: Duration = Duration::from_micros(50);
 
 fn signal_name(sig: i32) -> String {
@@ -493,10 +497,13 @@ impl Link for StdioLink {
     }
 
     fn recv(&mut self, _id: u64, wait: Duration) -> Option<Event> {
-        if self.out.queue.is_empty() && !self.out.done {
-            // An answer usually comes within microseconds: look for it
+        if !self.out.queue.is_empty() || self.out.done {
+            return self.out.queue.pop_front();
+        }
+        let t0 = Instant::now();
+        if self.spin {
+            // The last answer came within microseconds: look for this one
             // without sleeping for a moment before sleeping in poll().
-            let t0 = Instant::now();
             let spin = SPIN.min(wait);
             while self.out.queue.is_empty() && !self.out.done {
                 self.out.pump(0);
@@ -505,15 +512,20 @@ impl Link for StdioLink {
                 }
                 std::hint::spin_loop();
             }
+            // A slow server: stop spinning (it only takes CPU from it).
+            self.spin = !self.out.queue.is_empty();
         }
         if self.out.queue.is_empty() {
-            let end = Instant::now() + wait;
+            let end = t0 + wait;
             loop {
                 let ms = end.saturating_duration_since(Instant::now()).as_micros().div_ceil(1000);
                 self.out.pump(ms.min(i32::MAX as u128) as i32);
                 if !self.out.queue.is_empty() || self.out.done || Instant::now() >= end {
                     break;
                 }
+            }
+            if !self.out.queue.is_empty() && t0.elapsed() <= SPIN {
+                self.spin = true;
             }
         }
         self.out.queue.pop_front()
