@@ -184,3 +184,71 @@ pub fn flush_c_stdio() {
         libc::fflush(std::ptr::null_mut());
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::os::windows::io::FromRawHandle;
+    use windows_sys::Win32::System::Pipes::CreatePipe;
+
+    fn pipe() -> (File, File) {
+        let mut r = std::ptr::null_mut();
+        let mut w = std::ptr::null_mut();
+        // SAFETY: two out-pointers; the handles are owned by the Files.
+        unsafe {
+            assert_ne!(CreatePipe(&mut r, &mut w, std::ptr::null(), 0), 0);
+            (File::from_raw_handle(r), File::from_raw_handle(w))
+        }
+    }
+
+    #[test]
+    fn readiness_waits_for_bytes_then_eof_without_consuming() {
+        let (r, mut w) = pipe();
+        let (ready, mut src) = open(r);
+        // Nothing written: the check and a short wait time out.
+        assert!(!ready.wait(0));
+        let t0 = std::time::Instant::now();
+        assert!(!ready.wait(50));
+        assert!(t0.elapsed() >= Duration::from_millis(40));
+        // A write wakes a waiter; waiting does not consume the bytes.
+        let writer = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(30));
+            w.write_all(b"abc\n").unwrap();
+            w
+        });
+        assert!(ready.wait(5000));
+        assert!(ready.wait(0));
+        let mut buf = [0u8; 16];
+        assert_eq!(src.read(&mut buf).unwrap(), 4);
+        assert_eq!(&buf[..4], b"abc\n");
+        assert!(!ready.wait(0));
+        // Closing the write end (ERROR_BROKEN_PIPE) is end of input.
+        drop(writer.join().unwrap());
+        assert!(ready.wait(5000));
+        assert_eq!(src.read(&mut buf).unwrap(), 0);
+    }
+
+    #[test]
+    fn more_than_the_pipe_buffer_arrives_whole_and_in_order() {
+        let (r, mut w) = pipe();
+        let (ready, mut src) = open(r);
+        let data: Vec<u8> = (0..(6 << 20)).map(|i: u32| (i % 251) as u8).collect();
+        let expect = data.clone();
+        let writer = std::thread::spawn(move || w.write_all(&data).unwrap());
+        let mut got = Vec::new();
+        let mut buf = vec![0u8; 100_000];
+        while ready.wait(5000) {
+            let n = src.read(&mut buf).unwrap();
+            if n == 0 {
+                break;
+            }
+            got.extend_from_slice(&buf[..n]);
+            if got.len() == expect.len() {
+                break;
+            }
+        }
+        writer.join().unwrap();
+        assert!(got == expect, "read {} of {} bytes, or out of order", got.len(), expect.len());
+    }
+}
