@@ -116,9 +116,10 @@ if nice cargo build --quiet --lib -p mcplite-r --target "$wt" >"$log" 2>&1; then
   {
     echo "LIBRARY R.dll"
     echo "EXPORTS"
-    grep '^__imp_' "$work/undef.txt" | sed 's/^__imp_//; s/$/ DATA/'
-    grep -v '^__imp_' "$work/undef.txt"
+    grep '^__imp_' "$work/undef.txt" | sed 's/^__imp_//' | sort -u | comm -12 - "$work/rsyms.txt" | sed 's/$/ DATA/'
+    grep -v '^__imp_' "$work/undef.txt" | comm -12 - "$work/rsyms.txt"
   } | awk '!seen[$1]++' >"$work/R.def"
+  # The stub import library holds R's symbols only.
   # shellcheck disable=SC2086
   if x86_64-w64-mingw32-dlltool -d "$work/R.def" -l "$work/libR.a" -D R.dll >>"$log" 2>&1 &&
     x86_64-w64-mingw32-gcc -shared -o "$work/mcplite.dll" "${objs[@]}" -L"target/$wt/debug" -L"$work" -lmcplite \
