@@ -1,5 +1,5 @@
-# Rule-by-rule conformance tests (SPEC sections 1, 3-7 and 10) through the
-# public in-process dispatcher: exact response bytes wherever the SPEC gives
+# Rule-by-rule conformance tests (RULES sections 1, 3-7 and 10) through the
+# public in-process dispatcher: exact response bytes wherever RULES.md gives
 # them. End-to-end process rules (section 7) are at the end of the file.
 
 spec_version <- function() as.character(utils::packageVersion("mcplite"))

@@ -1,6 +1,6 @@
 """Every response the stdio server writes, for every protocol version, validated
-against the official MCP JSON schema of that version (SPEC P5), plus the per-version
-projection rules (SPEC P1-P3) that the schemas alone cannot see.
+against the official MCP JSON schema of that version (RULES P5), plus the per-version
+projection rules (RULES P1-P3) that the schemas alone cannot see.
 
 Each version gets one server process driven with raw lines: a complete session
 (all methods, every tool of tests/clients/servers/everything.R, every error of L8)."""
