@@ -40,6 +40,9 @@
 #' shows the version in use.
 #'
 #' @section Child processes:
+#' Starting servers over stdio works on Linux and macOS; on Windows this
+#' build can only reach servers over Streamable HTTP (`url`).
+#'
 #' The server process gets an allowlisted copy of R's environment plus the
 #' variables in `env` (which win over inherited ones with the same name): only
 #' `HOME`, `USER`, `LOGNAME`, `PATH`, `SHELL`, `TERM`, `TMPDIR`, `TZ`, `LANG`,

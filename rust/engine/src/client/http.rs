@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{unbounded, Receiver, Sender};
 use serde_json::Value;
 
-use super::stdio::{emit_line, excerpt};
+use super::wire::{emit_line, excerpt};
 use super::{ClientError, Event, FailureContext, Link, Outgoing};
 
 /// Where and how to connect.
@@ -68,7 +68,7 @@ fn new_agent() -> ureq::Agent {
 }
 
 fn spawn_masked<F: FnOnce() + Send + 'static>(f: F) -> bool {
-    super::stdio::spawn_masked("mcplite-client-http", f).is_ok()
+    super::spawn_masked("mcplite-client-http", f).is_ok()
 }
 
 /// A header value as the protocol wants it: as is when it is plain visible

@@ -23,18 +23,22 @@
 
 pub mod http;
 pub mod params;
+#[cfg(unix)]
 pub mod stdio;
+#[cfg(unix)]
 mod tail;
 pub mod wire;
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 pub use http::{HttpLink, HttpSpec};
-pub use stdio::{StdioLink, StdioSpec};
+#[cfg(unix)]
+pub use stdio::StdioLink;
 use wire::{classify, error_parts, json_string, request_line, Kind, Member};
 
 use crate::version::{Version, META_CAPS, META_SERVER_INFO, META_VERSION};
@@ -226,6 +230,61 @@ pub trait Link: Send {
     }
 }
 
+/// How to start a server.
+#[derive(Debug, Clone, Default)]
+pub struct StdioSpec {
+    /// Program: a path, or a name looked up on the child's `PATH`.
+    pub program: String,
+    pub args: Vec<String>,
+    /// The child's complete environment; `None` inherits the parent's.
+    pub env: Option<Vec<(String, String)>>,
+    /// Working directory; `None` keeps the parent's.
+    pub cwd: Option<String>,
+    /// Longest accepted line on the child's stdout, in bytes.
+    pub max_line: usize,
+    /// Bytes of stderr kept.
+    pub stderr_cap: usize,
+    /// After stdin is closed, how long the child may take to exit before it
+    /// is sent SIGTERM (and as long again before SIGKILL).
+    pub grace: Duration,
+}
+
+impl StdioSpec {
+    pub fn new(program: impl Into<String>, args: Vec<String>) -> StdioSpec {
+        StdioSpec {
+            program: program.into(),
+            args,
+            env: None,
+            cwd: None,
+            max_line: 64 << 20,
+            stderr_cap: 16 << 10,
+            grace: Duration::from_secs(2),
+        }
+    }
+}
+
+/// Run `f` on a new thread with every signal blocked, so R's signal
+/// handlers (SIGINT, SIGPIPE) only ever run on R's own thread.
+#[cfg(unix)]
+pub(crate) fn spawn_masked<F: FnOnce() + Send + 'static>(name: &str, f: F) -> std::io::Result<JoinHandle<()>> {
+    // SAFETY: sigset manipulation on stack values.
+    unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old);
+        let h = std::thread::Builder::new().name(name.into()).spawn(f);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+        h
+    }
+}
+
+/// Run `f` on a new thread (no POSIX signals to keep away from it).
+#[cfg(not(unix))]
+pub(crate) fn spawn_masked<F: FnOnce() + Send + 'static>(name: &str, f: F) -> std::io::Result<JoinHandle<()>> {
+    std::thread::Builder::new().name(name.into()).spawn(f)
+}
+
 /// Which protocol era the connection speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Era {
@@ -312,8 +371,21 @@ impl Connection {
         opts: &Options,
         interrupted: &mut dyn FnMut() -> bool,
     ) -> Result<Connection, ConnectError> {
-        let link = StdioLink::spawn(spec)?;
-        Connection::establish(Box::new(link), opts, interrupted)
+        #[cfg(unix)]
+        {
+            let link = StdioLink::spawn(spec)?;
+            Connection::establish(Box::new(link), opts, interrupted)
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = (opts, interrupted);
+            Err(ClientError::Spawn(format!(
+                "cannot start `{}`: starting MCP servers over stdio is not available on this platform yet (use a \
+                 Streamable HTTP server)",
+                spec.program
+            ))
+            .into())
+        }
     }
 
     /// Connect to a Streamable HTTP endpoint and negotiate.
@@ -811,7 +883,7 @@ impl Connection {
             },
             Ok(other) => Err(ClientError::Protocol(format!(
                 "the server's result is not a JSON object: {}",
-                stdio::excerpt(other.to_string().as_bytes())
+                wire::excerpt(other.to_string().as_bytes())
             ))),
         }
     }

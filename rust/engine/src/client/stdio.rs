@@ -12,8 +12,11 @@
 //! - A second thread keeps a bounded tail of the child's stderr (never
 //!   copied to R's stdout or stderr), for error messages.
 //! - Writes are non-blocking with a deadline, so a server that stops reading
-//!   cannot hang R, and SIGPIPE is blocked around them (R's own SIGPIPE
+//!   cannot hang R, and SIGPIPE is ignored around them (R's own SIGPIPE
 //!   handler would raise an R error in the middle of Rust code).
+//!
+//! POSIX only (Linux and macOS); on Windows `Connection::stdio` reports that
+//! the stdio client is not available there.
 //! - Closing follows the stdio shutdown sequence: close stdin, wait a
 //!   bounded time, then SIGTERM and SIGKILL to the process group; the child
 //!   is always reaped.
@@ -28,44 +31,10 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
-
 use super::tail::Tail;
-use super::{ClientError, Event, FailureContext, Link, Outgoing};
+use super::wire::emit_line;
+use super::{spawn_masked, ClientError, Event, FailureContext, Link, Outgoing, StdioSpec};
 use crate::transport::Framer;
-
-/// How to start a server.
-#[derive(Debug, Clone, Default)]
-pub struct StdioSpec {
-    /// Program: a path, or a name looked up on the child's `PATH`.
-    pub program: String,
-    pub args: Vec<String>,
-    /// The child's complete environment; `None` inherits the parent's.
-    pub env: Option<Vec<(String, String)>>,
-    /// Working directory; `None` keeps the parent's.
-    pub cwd: Option<String>,
-    /// Longest accepted line on the child's stdout, in bytes.
-    pub max_line: usize,
-    /// Bytes of stderr kept.
-    pub stderr_cap: usize,
-    /// After stdin is closed, how long the child may take to exit before it
-    /// is sent SIGTERM (and as long again before SIGKILL).
-    pub grace: Duration,
-}
-
-impl StdioSpec {
-    pub fn new(program: impl Into<String>, args: Vec<String>) -> StdioSpec {
-        StdioSpec {
-            program: program.into(),
-            args,
-            env: None,
-            cwd: None,
-            max_line: 64 << 20,
-            stderr_cap: 16 << 10,
-            grace: Duration::from_secs(2),
-        }
-    }
-}
 
 pub struct StdioLink {
     child: Child,
@@ -80,21 +49,6 @@ pub struct StdioLink {
     reaped: bool,
     /// Spin before sleeping when waiting (the server answered fast lately).
     spin: bool,
-}
-
-/// Run `f` on a new thread with every signal blocked, so R's signal
-/// handlers (SIGINT, SIGPIPE) only ever run on R's own thread.
-pub(crate) fn spawn_masked<F: FnOnce() + Send + 'static>(name: &str, f: F) -> io::Result<JoinHandle<()>> {
-    // SAFETY: sigset manipulation on stack values.
-    unsafe {
-        let mut all: libc::sigset_t = std::mem::zeroed();
-        let mut old: libc::sigset_t = std::mem::zeroed();
-        libc::sigfillset(&mut all);
-        libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old);
-        let h = std::thread::Builder::new().name(name.into()).spawn(f);
-        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
-        h
-    }
 }
 
 impl StdioLink {
@@ -172,7 +126,7 @@ impl StdioLink {
             return Err(ClientError::Closed("the connection is closed".into()));
         };
         let fd = stdin.as_raw_fd();
-        let _sigpipe = SigpipeBlock::new();
+        let _sigpipe = SigpipeIgnored::new();
         let mut off = 0;
         while off < buf.len() {
             // SAFETY: writing from a live slice to our own descriptor.
@@ -290,68 +244,27 @@ fn set_nonblocking(fd: i32) {
     }
 }
 
-/// Blocks SIGPIPE on this thread; on drop, discards a SIGPIPE raised
-/// meanwhile and restores the mask.
-struct SigpipeBlock {
-    old: libc::sigset_t,
-    set: libc::sigset_t,
+/// SIGPIPE ignored while it lives (R's own handler would raise an R error
+/// inside Rust code; a closed pipe then shows up as EPIPE). Only R's thread
+/// writes to servers, so the process-wide change is never observed
+/// elsewhere.
+struct SigpipeIgnored {
+    old: libc::sighandler_t,
 }
 
-impl SigpipeBlock {
-    fn new() -> SigpipeBlock {
-        // SAFETY: sigset manipulation on stack values.
-        unsafe {
-            let mut set: libc::sigset_t = std::mem::zeroed();
-            let mut old: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut set);
-            libc::sigaddset(&mut set, libc::SIGPIPE);
-            libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
-            SigpipeBlock { old, set }
-        }
+impl SigpipeIgnored {
+    fn new() -> SigpipeIgnored {
+        // SAFETY: installing SIG_IGN for SIGPIPE.
+        SigpipeIgnored { old: unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) } }
     }
 }
 
-impl Drop for SigpipeBlock {
+impl Drop for SigpipeIgnored {
     fn drop(&mut self) {
-        // SAFETY: as above; sigtimedwait with a zero timeout never blocks.
+        // SAFETY: restoring the disposition saved by new().
         unsafe {
-            if libc::sigismember(&self.old, libc::SIGPIPE) == 0 {
-                let mut pending: libc::sigset_t = std::mem::zeroed();
-                libc::sigpending(&mut pending);
-                if libc::sigismember(&pending, libc::SIGPIPE) == 1 {
-                    let zero = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-                    libc::sigtimedwait(&self.set, std::ptr::null_mut(), &zero);
-                }
-            }
-            libc::pthread_sigmask(libc::SIG_SETMASK, &self.old, std::ptr::null_mut());
+            libc::signal(libc::SIGPIPE, self.old);
         }
-    }
-}
-
-/// A short, printable excerpt of a line that is not a JSON-RPC message.
-pub(crate) fn excerpt(line: &[u8]) -> String {
-    const MAX: usize = 200;
-    let s = String::from_utf8_lossy(&line[..line.len().min(MAX)]).into_owned();
-    if line.len() > MAX {
-        format!("{s}... ({} bytes)", line.len())
-    } else {
-        s
-    }
-}
-
-/// Parse one framed line and deliver what it holds.
-pub(crate) fn emit_line(line: &[u8], emit: &mut dyn FnMut(Event)) {
-    if line.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n')) {
-        return;
-    }
-    match serde_json::from_slice::<Value>(line) {
-        Ok(Value::Array(items)) if !items.is_empty() => {
-            for v in items {
-                emit(Event::Message(v));
-            }
-        }
-        Ok(v @ Value::Object(_)) => emit(Event::Message(v)),
-        _ => emit(Event::Garbage(excerpt(line))),
     }
 }
 

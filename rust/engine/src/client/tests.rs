@@ -430,145 +430,151 @@ fn failures_are_reported() {
 // ---------------------------------------------------------------------------
 // The stdio link with real processes. The client numbers its requests 1, 2,
 // 3, ..., so a shell script can answer them without parsing JSON.
+#[cfg(unix)]
+mod process {
+    use super::*;
 
-fn sh(script: &str) -> StdioSpec {
-    let mut s = StdioSpec::new("/bin/sh", vec!["-c".into(), script.into()]);
-    s.grace = Duration::from_millis(300);
-    s
-}
-
-const LEGACY_SH: &str = r#"
-read probe; echo '{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}'
-read init; echo '{"jsonrpc":"2.0","id":2,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"sh","version":"1"}}}'
-read initialized
-"#;
-
-/// Is `pid` a live process (not gone, not a zombie waiting for a reaper)?
-fn alive(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
-        Err(_) => false,
+    fn sh(script: &str) -> StdioSpec {
+        let mut s = StdioSpec::new("/bin/sh", vec!["-c".into(), script.into()]);
+        s.grace = Duration::from_millis(300);
+        s
     }
-}
 
-#[test]
-fn stdio_round_trip_and_clean_close() {
-    let script = format!(
-        "{LEGACY_SH}
-read call; echo 'not json'; echo '{{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{{\"content\":[{{\"type\":\"text\",\"text\":\"hi\"}}]}}}}'
-echo 'bye' >&2
-cat >/dev/null"
-    );
-    let mut c = Connection::stdio(&sh(&script), &opts(), &mut never()).unwrap();
-    assert_eq!(c.version(), "2025-06-18");
-    let r = c.call_tool("x", "{}", Duration::from_secs(5), &mut never()).unwrap();
-    assert_eq!(r["content"][0]["text"], "hi");
-    assert_eq!(c.garbage(), (1, Some("not json")));
-    let how = c.close();
-    assert_eq!(how, "exited with status 0");
-    assert!(c.stderr_text().contains("bye"));
-    assert_eq!(c.close(), how);
-    assert_eq!(c.call_tool("x", "{}", Duration::from_secs(1), &mut never()).err().unwrap().kind(), "closed");
-}
+    const LEGACY_SH: &str = r#"
+    read probe; echo '{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}'
+    read init; echo '{"jsonrpc":"2.0","id":2,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"sh","version":"1"}}}'
+    read initialized
+    "#;
 
-#[test]
-fn stdio_exit_mid_call_names_the_status_and_keeps_stderr() {
-    let script = format!("{LEGACY_SH}\nread call; echo 'fatal: out of cheese' >&2; exit 3");
-    let mut c = Connection::stdio(&sh(&script), &opts(), &mut never()).unwrap();
-    let t0 = Instant::now();
-    let e = c.call_tool("x", "{}", Duration::from_secs(30), &mut never()).err().unwrap();
-    assert!(t0.elapsed() < Duration::from_secs(5));
-    assert_eq!(e.kind(), "closed");
-    assert!(e.to_string().contains("exited with status 3"), "{e}");
-    assert!(c.stderr_text().contains("out of cheese"));
-    // writing to the dead server does not raise SIGPIPE
-    assert_eq!(c.call_tool("x", "{}", Duration::from_secs(1), &mut never()).err().unwrap().kind(), "closed");
-}
-
-#[test]
-fn stdio_spawn_failures() {
-    let e = Connection::stdio(&StdioSpec::new("/nonexistent/mcp-server", vec![]), &opts(), &mut never()).err().unwrap();
-    assert_eq!(e.kind(), "spawn");
-    assert!(e.to_string().contains("/nonexistent/mcp-server"), "{e}");
-    let mut s = sh("true");
-    s.cwd = Some("/nonexistent-dir".into());
-    let e = Connection::stdio(&s, &opts(), &mut never()).err().unwrap();
-    assert!(e.to_string().contains("working directory"), "{e}");
-    // a program that exits at once
-    let e = Connection::stdio(&sh("echo 'usage: server --token' >&2; exit 2"), &opts(), &mut never()).err().unwrap();
-    assert_eq!(e.kind(), "closed");
-    assert!(e.to_string().contains("exited with status 2"), "{e}");
-    assert_eq!(e.stderr, "usage: server --token\n");
-}
-
-#[test]
-fn stdio_environment_and_directory() {
-    let script = format!(
-        "{LEGACY_SH}\nread call; printf '{{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{{\"env\":\"%s\",\"home\":\"%s\",\"dir\":\"%s\"}}}}\\n' \"$MCP_TEST\" \"${{HOME:-unset}}\" \"$(pwd)\"; cat >/dev/null"
-    );
-    let mut s = sh(&script);
-    s.env = Some(vec![("MCP_TEST".into(), "yes".into()), ("PATH".into(), "/usr/bin:/bin".into())]);
-    s.cwd = Some("/tmp".into());
-    let mut c = Connection::stdio(&s, &opts(), &mut never()).unwrap();
-    let r = c.call_tool("x", "{}", Duration::from_secs(5), &mut never()).unwrap();
-    assert_eq!(r, json!({"env": "yes", "home": "unset", "dir": "/tmp"}));
-}
-
-#[test]
-fn stdio_close_escalates_and_leaves_no_process() {
-    // ignores EOF and SIGTERM, and has a child of its own
-    let script = format!("{LEGACY_SH}\ntrap '' TERM; sleep 100 & echo $! >&2; while :; do sleep 1; done");
-    let mut s = sh(&script);
-    s.grace = Duration::from_millis(200);
-    let mut c = Connection::stdio(&s, &opts(), &mut never()).unwrap();
-    std::thread::sleep(Duration::from_millis(100));
-    let grandchild: i32 = c.stderr_text().trim().parse().expect("pid on stderr");
-    assert!(alive(grandchild));
-    let how = c.close();
-    assert!(how.contains("SIGKILL"), "{how}");
-    std::thread::sleep(Duration::from_millis(100));
-    assert!(!alive(grandchild), "the server's own child survived");
-}
-
-#[test]
-fn stdio_timeouts_and_oversize_lines() {
-    let script = format!(
-        "{LEGACY_SH}\nread call; head -c 300000 /dev/zero | tr '\\0' a; echo; \
-         read cancel; echo \"$cancel\" >&2; \
-         read call2; echo '{{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{{\"ok\":true}}}}'; cat >/dev/null"
-    );
-    let mut s = sh(&script);
-    s.max_line = 100_000;
-    let mut c = Connection::stdio(&s, &opts(), &mut never()).unwrap();
-    let e = c.call_tool("x", "{}", Duration::from_secs(5), &mut never()).err().unwrap();
-    assert!(e.to_string().contains("longer than 100000 bytes"), "{e}");
-    // the dropped line was followed by a notification of cancellation
-    let r = c.call_tool("y", "{}", Duration::from_secs(5), &mut never()).unwrap();
-    assert_eq!(r["ok"], true);
-    let t0 = Instant::now();
-    while !c.stderr_text().contains("requestId") && t0.elapsed() < Duration::from_secs(2) {
-        std::thread::sleep(Duration::from_millis(10));
+    /// Is `pid` a live process (not gone, not a zombie waiting for a reaper)?
+    fn alive(pid: i32) -> bool {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Ok(stat) => !stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+            Err(_) => false,
+        }
     }
-    assert!(c.stderr_text().contains("\"notifications/cancelled\""), "{}", c.stderr_text());
-    assert!(c.stderr_text().contains("\"requestId\":3"));
 
-    let script = format!("{LEGACY_SH}\ncat >/dev/null");
-    let mut c = Connection::stdio(&sh(&script), &opts(), &mut never()).unwrap();
-    let t0 = Instant::now();
-    let e = c.call_tool("x", "{}", Duration::from_millis(200), &mut never()).err().unwrap();
-    assert_eq!(e.kind(), "timeout");
-    assert!(t0.elapsed() < Duration::from_secs(2));
-}
+    #[test]
+    fn stdio_round_trip_and_clean_close() {
+        let script = format!(
+            "{LEGACY_SH}
+    read call; echo 'not json'; echo '{{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{{\"content\":[{{\"type\":\"text\",\"text\":\"hi\"}}]}}}}'
+    echo 'bye' >&2
+    cat >/dev/null"
+        );
+        let mut c = Connection::stdio(&sh(&script), &opts(), &mut never()).unwrap();
+        assert_eq!(c.version(), "2025-06-18");
+        let r = c.call_tool("x", "{}", Duration::from_secs(5), &mut never()).unwrap();
+        assert_eq!(r["content"][0]["text"], "hi");
+        assert_eq!(c.garbage(), (1, Some("not json")));
+        let how = c.close();
+        assert_eq!(how, "exited with status 0");
+        assert!(c.stderr_text().contains("bye"));
+        assert_eq!(c.close(), how);
+        assert_eq!(c.call_tool("x", "{}", Duration::from_secs(1), &mut never()).err().unwrap().kind(), "closed");
+    }
 
-#[test]
-fn stdio_writes_to_a_server_that_stops_reading_time_out() {
-    let script = format!("{LEGACY_SH}\nsleep 30");
-    let mut c = Connection::stdio(&sh(&script), &opts(), &mut never()).unwrap();
-    let big = format!("{{\"text\":\"{}\"}}", "x".repeat(4 << 20));
-    let t0 = Instant::now();
-    let e = c.call_tool("x", &big, Duration::from_millis(300), &mut never()).err().unwrap();
-    assert_eq!(e.kind(), "timeout");
-    assert!(t0.elapsed() < Duration::from_secs(3));
-    // half a message went out: the connection is unusable, and says so
-    assert!(c.call_tool("x", "{}", Duration::from_secs(1), &mut never()).is_err());
+    #[test]
+    fn stdio_exit_mid_call_names_the_status_and_keeps_stderr() {
+        let script = format!("{LEGACY_SH}\nread call; echo 'fatal: out of cheese' >&2; exit 3");
+        let mut c = Connection::stdio(&sh(&script), &opts(), &mut never()).unwrap();
+        let t0 = Instant::now();
+        let e = c.call_tool("x", "{}", Duration::from_secs(30), &mut never()).err().unwrap();
+        assert!(t0.elapsed() < Duration::from_secs(5));
+        assert_eq!(e.kind(), "closed");
+        assert!(e.to_string().contains("exited with status 3"), "{e}");
+        assert!(c.stderr_text().contains("out of cheese"));
+        // writing to the dead server does not raise SIGPIPE
+        assert_eq!(c.call_tool("x", "{}", Duration::from_secs(1), &mut never()).err().unwrap().kind(), "closed");
+    }
+
+    #[test]
+    fn stdio_spawn_failures() {
+        let e =
+            Connection::stdio(&StdioSpec::new("/nonexistent/mcp-server", vec![]), &opts(), &mut never()).err().unwrap();
+        assert_eq!(e.kind(), "spawn");
+        assert!(e.to_string().contains("/nonexistent/mcp-server"), "{e}");
+        let mut s = sh("true");
+        s.cwd = Some("/nonexistent-dir".into());
+        let e = Connection::stdio(&s, &opts(), &mut never()).err().unwrap();
+        assert!(e.to_string().contains("working directory"), "{e}");
+        // a program that exits at once
+        let e =
+            Connection::stdio(&sh("echo 'usage: server --token' >&2; exit 2"), &opts(), &mut never()).err().unwrap();
+        assert_eq!(e.kind(), "closed");
+        assert!(e.to_string().contains("exited with status 2"), "{e}");
+        assert_eq!(e.stderr, "usage: server --token\n");
+    }
+
+    #[test]
+    fn stdio_environment_and_directory() {
+        let script = format!(
+            "{LEGACY_SH}\nread call; printf '{{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{{\"env\":\"%s\",\"home\":\"%s\",\"dir\":\"%s\"}}}}\\n' \"$MCP_TEST\" \"${{HOME:-unset}}\" \"$(pwd)\"; cat >/dev/null"
+        );
+        let mut s = sh(&script);
+        s.env = Some(vec![("MCP_TEST".into(), "yes".into()), ("PATH".into(), "/usr/bin:/bin".into())]);
+        s.cwd = Some("/tmp".into());
+        let mut c = Connection::stdio(&s, &opts(), &mut never()).unwrap();
+        let r = c.call_tool("x", "{}", Duration::from_secs(5), &mut never()).unwrap();
+        assert_eq!(r, json!({"env": "yes", "home": "unset", "dir": "/tmp"}));
+    }
+
+    #[test]
+    fn stdio_close_escalates_and_leaves_no_process() {
+        // ignores EOF and SIGTERM, and has a child of its own
+        let script = format!("{LEGACY_SH}\ntrap '' TERM; sleep 100 & echo $! >&2; while :; do sleep 1; done");
+        let mut s = sh(&script);
+        s.grace = Duration::from_millis(200);
+        let mut c = Connection::stdio(&s, &opts(), &mut never()).unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        let grandchild: i32 = c.stderr_text().trim().parse().expect("pid on stderr");
+        assert!(alive(grandchild));
+        let how = c.close();
+        assert!(how.contains("SIGKILL"), "{how}");
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(!alive(grandchild), "the server's own child survived");
+    }
+
+    #[test]
+    fn stdio_timeouts_and_oversize_lines() {
+        let script = format!(
+            "{LEGACY_SH}\nread call; head -c 300000 /dev/zero | tr '\\0' a; echo; \
+             read cancel; echo \"$cancel\" >&2; \
+             read call2; echo '{{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{{\"ok\":true}}}}'; cat >/dev/null"
+        );
+        let mut s = sh(&script);
+        s.max_line = 100_000;
+        let mut c = Connection::stdio(&s, &opts(), &mut never()).unwrap();
+        let e = c.call_tool("x", "{}", Duration::from_secs(5), &mut never()).err().unwrap();
+        assert!(e.to_string().contains("longer than 100000 bytes"), "{e}");
+        // the dropped line was followed by a notification of cancellation
+        let r = c.call_tool("y", "{}", Duration::from_secs(5), &mut never()).unwrap();
+        assert_eq!(r["ok"], true);
+        let t0 = Instant::now();
+        while !c.stderr_text().contains("requestId") && t0.elapsed() < Duration::from_secs(2) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(c.stderr_text().contains("\"notifications/cancelled\""), "{}", c.stderr_text());
+        assert!(c.stderr_text().contains("\"requestId\":3"));
+
+        let script = format!("{LEGACY_SH}\ncat >/dev/null");
+        let mut c = Connection::stdio(&sh(&script), &opts(), &mut never()).unwrap();
+        let t0 = Instant::now();
+        let e = c.call_tool("x", "{}", Duration::from_millis(200), &mut never()).err().unwrap();
+        assert_eq!(e.kind(), "timeout");
+        assert!(t0.elapsed() < Duration::from_secs(2));
+    }
+
+    #[test]
+    fn stdio_writes_to_a_server_that_stops_reading_time_out() {
+        let script = format!("{LEGACY_SH}\nsleep 30");
+        let mut c = Connection::stdio(&sh(&script), &opts(), &mut never()).unwrap();
+        let big = format!("{{\"text\":\"{}\"}}", "x".repeat(4 << 20));
+        let t0 = Instant::now();
+        let e = c.call_tool("x", &big, Duration::from_millis(300), &mut never()).err().unwrap();
+        assert_eq!(e.kind(), "timeout");
+        assert!(t0.elapsed() < Duration::from_secs(3));
+        // half a message went out: the connection is unusable, and says so
+        assert!(c.call_tool("x", "{}", Duration::from_secs(1), &mut never()).is_err());
+    }
 }

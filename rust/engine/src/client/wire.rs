@@ -6,6 +6,8 @@ use serde_json::{Map, Value};
 
 use crate::json::{write_i64, write_str};
 
+use super::Event;
+
 /// One member of a request's `params`: the key and its value as JSON text.
 pub type Member<'a> = (&'a str, &'a str);
 
@@ -151,6 +153,33 @@ pub fn error_parts(e: &Value) -> (i64, String, Option<Box<Value>>) {
         None => String::new(),
     };
     (code, message, e.get("data").cloned().map(Box::new))
+}
+
+/// A short, printable excerpt of a line that is not a JSON-RPC message.
+pub(crate) fn excerpt(line: &[u8]) -> String {
+    const MAX: usize = 200;
+    let s = String::from_utf8_lossy(&line[..line.len().min(MAX)]).into_owned();
+    if line.len() > MAX {
+        format!("{s}... ({} bytes)", line.len())
+    } else {
+        s
+    }
+}
+
+/// Parse one framed line and deliver what it holds.
+pub(crate) fn emit_line(line: &[u8], emit: &mut dyn FnMut(Event)) {
+    if line.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n')) {
+        return;
+    }
+    match serde_json::from_slice::<Value>(line) {
+        Ok(Value::Array(items)) if !items.is_empty() => {
+            for v in items {
+                emit(Event::Message(v));
+            }
+        }
+        Ok(v @ Value::Object(_)) => emit(Event::Message(v)),
+        _ => emit(Event::Garbage(excerpt(line))),
+    }
 }
 
 #[cfg(test)]
