@@ -5,6 +5,7 @@
 
 skip_on_cran()
 skip_if_not_installed("processx")
+skip_if_not_installed("withr")
 
 free_port <- function() {
   for (i in 1:50) {

@@ -5,6 +5,7 @@
 # in test-client-peers.R.
 
 skip_on_cran()
+skip_if_not_installed("withr")
 
 server_script <- function(name = "everything.R") {
   path <- test_path("..", "clients", "servers", name)
