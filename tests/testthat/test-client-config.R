@@ -167,22 +167,15 @@ test_that("R_LIBS is added when mcplite lives outside the default libraries", {
   entry <- parsed$mcpServers$server
   expect_identical(entry$env$R_LIBS, normalizePath(lib))
 
-  # The entry really launches the server: run it as a client would, with
-  # only the configured environment added to a bare one.
-  requests <- tempfile()
-  writeLines(c(
-    '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}',
-    '{"jsonrpc":"2.0","id":2,"method":"tools/list"}'
-  ), requests)
-  res <- processx::run(entry$command, unlist(entry$args),
-    env = c(PATH = Sys.getenv("PATH"), HOME = tempdir(), R_LIBS_USER = tempfile(), unlist(entry$env)),
-    stdin = requests, error_on_status = FALSE, timeout = 60
+  # The entry really launches the server: start it as a client would, with
+  # the configured environment (and no user library to fall back on).
+  server <- mcp_connect(entry$command, unlist(entry$args),
+    env = c(unlist(entry$env), R_LIBS_USER = tempfile(), R_LIBS_SITE = tempfile(), HOME = tempdir()),
+    protocol = "2025-06-18"
   )
-  expect_identical(res$status, 0L)
-  lines <- strsplit(res$stdout, "\n", fixed = TRUE)[[1]]
-  expect_length(lines, 2)
-  expect_identical(jsonlite::fromJSON(lines[[1]])$result$serverInfo$name, "mcplite")
-  expect_identical(lines[[2]], '{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}')
+  expect_identical(mcp_server_info(server)$server$name, "mcplite")
+  expect_identical(mcp_list_tools(server), structure(list(), names = character()))
+  expect_identical(mcp_close(server), "exited with status 0")
 })
 
 test_that("no env entry when mcplite is in a default (site) library", {
