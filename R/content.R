@@ -1,4 +1,4 @@
-# Content-block constructors (SPEC R3). A block is a list of class
+# Content-block constructors (RULES R3). A block is a list of class
 # c("mcplite_content_<type>", "mcplite_content") with fields `type`, the
 # type's fields (NULL when unset), `annotations` and `meta`. The R side uses
 # snake_case; the bridge writes the camelCase wire names.

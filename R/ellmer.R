@@ -1,4 +1,4 @@
-# ellmer compatibility (SPEC section 9).
+# ellmer compatibility (RULES section 9).
 #
 # Entry points used elsewhere: ellmer_tool_spec() (server_spec() and
 # tool_spec()), ellmer_type_schema()/ellmer_type_required() (type_schema() and
@@ -11,7 +11,7 @@
 # attribute-only objects of type "S4" that cannot be subset. So every field is
 # read with attr(x, "<field>", exact = TRUE) and classes are tested with
 # inherits(); `@`, `$`, `[[`, str(), deparse() and S7 functions are never used
-# on them (SPEC E1). An attribute whose value is NULL is simply absent.
+# on them (RULES E1). An attribute whose value is NULL is simply absent.
 
 ellmer_attr <- function(x, field) attr(x, field, exact = TRUE)
 
@@ -23,7 +23,7 @@ is_ellmer_content <- function(x) inherits(x, "ellmer::Content")
 ellmer_class <- function(x) class(x)[1L]
 
 # ---------------------------------------------------------------------------
-# Types -> JSON Schema (SPEC E4)
+# Types -> JSON Schema (RULES E4)
 
 # The JSON Schema of an ellmer type as an R list ready for fixed_json(), or
 # NULL for `TypeIgnore`. Arrays (`enum`, `required`) are unnamed lists and
@@ -177,7 +177,7 @@ check_fixed_encodable <- function(x, where) {
 }
 
 # ---------------------------------------------------------------------------
-# Tool definitions (SPEC E2, E3, E5, E6, E8)
+# Tool definitions (RULES E2, E3, E5, E6, E8)
 
 # The tool spec of an `ellmer::ToolDef` (layout in CONTRACTS.md). Validation
 # errors are `mcplite_error`s naming the field; server_spec() adds the tool's
@@ -200,7 +200,7 @@ ellmer_tool_spec <- function(x) {
     )
   }
   schema <- ellmer_type_schema(arguments, "arguments")
-  # SPEC E5: at the root only, drop the description and empty members.
+  # RULES E5: at the root only, drop the description and empty members.
   schema[["description"]] <- NULL
   if (length(schema[["properties"]]) == 0L) {
     schema[["properties"]] <- NULL
@@ -220,7 +220,7 @@ ellmer_tool_spec <- function(x) {
   )
 }
 
-# SPEC E6: ellmer keeps `list()` for "no annotations", otherwise the named
+# RULES E6: ellmer keeps `list()` for "no annotations", otherwise the named
 # list from tool_annotations(); mapped exactly like tool(annotations =).
 ellmer_annotations <- function(annotations) {
   if (is.null(annotations) || (is.list(annotations) && !is.object(annotations) &&
@@ -240,7 +240,7 @@ ellmer_converting_fun <- function(x, arguments) {
   }
 }
 
-# SPEC E8: arguments (a list as parsed from JSON) -> the list ellmer passes to
+# RULES E8: arguments (a list as parsed from JSON) -> the list ellmer passes to
 # the tool.
 ellmer_convert_args <- function(args, arguments) {
   props <- ellmer_properties(arguments)
@@ -415,7 +415,7 @@ list_to_atomic <- function(x, type) {
 }
 
 # ---------------------------------------------------------------------------
-# Results (SPEC E9)
+# Results (RULES E9)
 
 # An ellmer value returned by a tool -> an `mcplite_tool_result`, or an
 # `mcplite_error` whose message becomes the contained tool error.
@@ -491,7 +491,7 @@ ellmer_content_block <- function(x, i = NULL) {
   )
 }
 
-# SPEC J3 for a value reached through a ContentToolResult: one text block.
+# RULES J3 for a value reached through a ContentToolResult: one text block.
 ordinary_result <- function(x) {
   text <- if (is.character(x)) {
     s <- enc2utf8(as.vector(x))

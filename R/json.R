@@ -1,4 +1,4 @@
-# JSON encodings of R values (SPEC J1, J2, J5, R6).
+# JSON encodings of R values (RULES J1, J2, J5, R6).
 #
 # Both encodings are implemented in Rust (rust/mcplite-r/src/encode): the
 # payload encoding reproduces the installed jsonlite::toJSON() byte for byte
@@ -8,7 +8,7 @@
 # mcplite_error_json (and mcplite_json_error) for values that cannot be
 # converted, mcplite_error_option for invalid options (see ?mcplite_error).
 
-# Read and validate the payload options (SPEC R6). Returns a list with
+# Read and validate the payload options (RULES R6). Returns a list with
 # auto_unbox, null, na (NULL when unset) and digits (NULL when unset).
 payload_options <- function() {
   check_payload_options()
@@ -27,7 +27,7 @@ check_payload_options <- function() {
   invisible(TRUE)
 }
 
-# Unexported: the payload encoder with explicit arguments (SPEC J2.2).
+# Unexported: the payload encoder with explicit arguments (RULES J2.2).
 # `na` missing = unset (jsonlite's per-class defaults); `digits` missing =
 # jsonlite's default (4 decimal places); `digits` also accepts NA and I(n).
 json_encode <- function(x, auto_unbox = TRUE, null = "null", na, digits) {
@@ -42,7 +42,7 @@ payload_json <- function(x) {
   payload_json_impl(x)
 }
 
-# Fixed JSON of `x` (SPEC J1.2, J5).
+# Fixed JSON of `x` (RULES J1.2, J5).
 fixed_json <- function(x) {
   fixed_json_impl(x)
 }

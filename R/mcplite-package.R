@@ -50,7 +50,7 @@
 "_PACKAGE"
 
 .onLoad <- function(libname, pkgname) {
-  # SPEC J2.3: detect the installed jsonlite version once, when the package
+  # RULES J2.3: detect the installed jsonlite version once, when the package
   # loads, so the encoder reproduces that version's number formatting.
   json_flavor()
   invisible()

@@ -301,7 +301,7 @@ is_ellmer_tooldef <- function(x) is.function(x) && inherits(x, "ellmer::ToolDef"
 
 is_servable_tool <- function(x) is_mcplite_tool(x) || is_ellmer_tooldef(x)
 
-# Flatten the registry into the vectors the engine reads (SPEC R5.2 3-5).
+# Flatten the registry into the vectors the engine reads (RULES R5.2 3-5).
 server_spec <- function(tools) {
   if (is_servable_tool(tools)) {
     tools <- list(tools)
@@ -388,7 +388,7 @@ tool_env <- function(names, funs) {
 
 reset_error <- function() stop("mcplite: no error", call. = FALSE)
 
-# Options in force while tools run (SPEC S6): warnings are printed to stderr
+# Options in force while tools run (RULES S6): warnings are printed to stderr
 # as they happen (warn = 1) unless they are errors (warn >= 2) or switched
 # off (warn < 0); R does not print the errors the engine reports as tool
 # results. Returns the old values for options().

@@ -1,4 +1,4 @@
-# tool_result() (SPEC R4) and the internal normalize_result() the bridge
+# tool_result() (RULES R4) and the internal normalize_result() the bridge
 # calls on results returned by tools (R4.4, E9).
 
 #' Return a protocol-native MCP tool result

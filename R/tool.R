@@ -1,4 +1,4 @@
-# tool(): an R function with MCP metadata attached (SPEC R1), and the internal
+# tool(): an R function with MCP metadata attached (RULES R1), and the internal
 # tool_spec() that the server bridge reads.
 
 #' Define an MCP tool
@@ -241,7 +241,7 @@ is_valid_tool_name <- function(name) {
     grepl("^[A-Za-z0-9_.-]{1,128}\\z", name, perl = TRUE, useBytes = TRUE)
 }
 
-# SPEC R1.4: a scalar string of 1 to 128 ASCII letters, digits, `_`, `.`, `-`.
+# RULES R1.4: a scalar string of 1 to 128 ASCII letters, digits, `_`, `.`, `-`.
 check_tool_name <- function(name) {
   if (!is_scalar_string(name)) {
     abort("`name` must be a single string, not ", describe(name), ".")
@@ -255,7 +255,7 @@ check_tool_name <- function(name) {
   invisible(name)
 }
 
-# Validate (checks 4 to 7 of SPEC R1.2, plus the description) and compute
+# Validate (checks 4 to 7 of RULES R1.2, plus the description) and compute
 # the schemas. Returns the raw inputs and the computed R lists.
 tool_metadata <- function(name, description, arguments, annotations, output_schema,
                           fun = NULL) {
@@ -281,7 +281,7 @@ tool_metadata <- function(name, description, arguments, annotations, output_sche
   )
 }
 
-# SPEC R1.5: the input schema as an R list.
+# RULES R1.5: the input schema as an R list.
 arguments_schema <- function(arguments) {
   if (inherits(arguments, "mcplite_type_from_schema")) {
     schema <- type_schema(arguments, "arguments")
@@ -368,7 +368,7 @@ annotation_keys <- c(
   open_world_hint = "openWorldHint"
 )
 
-# SPEC R1.6: a named character vector of fixed-JSON texts with wire keys, in
+# RULES R1.6: a named character vector of fixed-JSON texts with wire keys, in
 # the original order (character(0) when empty).
 map_annotations <- function(annotations, arg = "annotations") {
   if (!is_named_list(annotations)) {
@@ -424,7 +424,7 @@ value_json <- function(v, field, arg) {
   )
 }
 
-# SPEC R1.7: the output schema as an R list, or NULL.
+# RULES R1.7: the output schema as an R list, or NULL.
 output_schema_list <- function(output_schema) {
   if (is.null(output_schema)) {
     return(NULL)
@@ -485,7 +485,7 @@ tool_spec <- function(x) {
   )
 }
 
-# SPEC R1.8 validates a tool again when a server builds its registry. What
+# RULES R1.8 validates a tool again when a server builds its registry. What
 # tool() validated is remembered in a stamp: an environment whose parent is
 # this private one (so it cannot be made without `:::`), holding a copy of
 # the inputs and results of the validation and their JSON. If the metadata is

@@ -1,8 +1,8 @@
 # Type helpers: lightweight descriptions of tool arguments and output
-# (SPEC R2). Each helper returns a list of class
+# (RULES R2). Each helper returns a list of class
 # c("mcplite_type_<kind>", "mcplite_type"). The layout is internal; the rest of
 # the package reads types only through type_schema() and type_required(),
-# which also accept ellmer S7 type objects (SPEC E4, via R/ellmer.R).
+# which also accept ellmer S7 type objects (RULES E4, via R/ellmer.R).
 
 #' Describe tool arguments and output with JSON Schema
 #'
@@ -345,7 +345,7 @@ read_schema_file <- function(path) {
   paste(lines, collapse = "\n")
 }
 
-# Parse JSON text with the SPEC J6 rules (jsonlite's parser without
+# Parse JSON text with the RULES J6 rules (jsonlite's parser without
 # simplification gives exactly that mapping).
 parse_schema_json <- function(json, arg) {
   json <- enc2utf8(json)

@@ -1,4 +1,4 @@
-//! Legacy and modern dispatch (SPEC sections 3–6): sequences of lines,
+//! Legacy and modern dispatch (RULES sections 3–6): sequences of lines,
 //! mostly message-shaped, through `Server::handle_line` with the fake host.
 //! Every exchange is checked against the independent oracle: one line of
 //! valid JSON per request, the id echoed byte for byte, nothing for

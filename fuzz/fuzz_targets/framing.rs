@@ -1,4 +1,4 @@
-//! Framing (SPEC W1.1): arbitrary bytes (invalid UTF-8, CR/LF mixes, BOMs)
+//! Framing (RULES W1.1): arbitrary bytes (invalid UTF-8, CR/LF mixes, BOMs)
 //! pushed in arbitrary pieces. The lines must not depend on how the stream
 //! was split, and must equal a direct reading of the rule.
 #![no_main]

@@ -1,4 +1,4 @@
-//! Envelope parsing (SPEC W1.2–W3): any bytes as one line, alone and after a
+//! Envelope parsing (RULES W1.2–W3): any bytes as one line, alone and after a
 //! legacy initialize, checked against the independent oracle; plus direct
 //! invariants of `message::parse_line`.
 #![no_main]

@@ -1,4 +1,4 @@
-//! Result projection (SPEC P1–P3, M4.3): arbitrary tool results and tool
+//! Result projection (RULES P1–P3, M4.3): arbitrary tool results and tool
 //! specs written for every version. Output must parse as JSON; within the
 //! host contract it must also follow the member orders and presence rules.
 #![no_main]

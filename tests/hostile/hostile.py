@@ -357,7 +357,7 @@ def session_cases():
         expect_tool(srv, 22, "warner", text="warned")
         wait_stderr(srv, "careful: a warning")
         # stderr is in order: the earlier stop() calls left no R error
-        # print there (their message is the tool result, SPEC S8)
+        # print there (their message is the tool result, RULES S8)
         if 'boom "quoted"' in srv.stderr_text():
             raise AssertionError("R printed a tool error on stderr: %r" % srv.stderr_text()[-500:])
 
@@ -567,7 +567,7 @@ def case_stdout_closed():
 
 
 def case_sigterm():
-    """SIGTERM keeps its default effect (SPEC S7): the process ends at once,
+    """SIGTERM keeps its default effect (RULES S7): the process ends at once,
     idle or mid-call; stdout holds only complete responses."""
     for mid_call in (False, True):
         srv = Server()

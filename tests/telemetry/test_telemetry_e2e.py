@@ -376,7 +376,7 @@ def test_tracing_off_by_default(receiver):
     assert p.returncode == 0
     responses = check_pure_protocol(p.stdout)
     spans, other = stderr_spans(p.stderr)
-    # No telemetry diagnostics; the only mcplite line is the one SPEC W2.2 owes
+    # No telemetry diagnostics; the only mcplite line is the one RULES W2.2 owes
     # for the client response at the end of the transcript.
     diagnostics = [l for l in other if l.startswith("mcplite:")]
     assert spans == [] and len(diagnostics) == 1 and "response" in diagnostics[0], other

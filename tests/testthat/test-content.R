@@ -1,4 +1,4 @@
-# SPEC R3: content-block constructors.
+# RULES R3: content-block constructors.
 
 test_that("blocks have the documented class and fields (R3.6)", {
   b <- content_text("hi")

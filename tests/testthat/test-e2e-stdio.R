@@ -1,4 +1,4 @@
-# End-to-end tests of mcp_server() over real pipes (SPEC sections 3, 4, 7):
+# End-to-end tests of mcp_server() over real pipes (RULES sections 3, 4, 7):
 # `Rscript --vanilla server.R` spawned with processx, as an MCP client would.
 # The server script is shared with the Python and Node client tests.
 

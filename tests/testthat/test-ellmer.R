@@ -1,4 +1,4 @@
-# ellmer compatibility (SPEC section 9), tested with real serialized
+# ellmer compatibility (RULES section 9), tested with real serialized
 # `ellmer::tool()` objects and with neither ellmer nor S7 installed.
 
 # --- helpers ----------------------------------------------------------------
@@ -133,7 +133,7 @@ test_that("neither ellmer nor S7 is installed or loaded", {
   expect_false("ellmer" %in% loadedNamespaces())
 })
 
-# --- fixtures (SPEC E10) ----------------------------------------------------
+# --- fixtures (RULES E10) ----------------------------------------------------
 
 test_that("every fixture lists exactly its .json entry (tools/list, 2026-07-28)", {
   dir <- ellmer_fixture_dir()
@@ -275,7 +275,7 @@ test_that("fixtures are served end to end over stdio by Rscript --vanilla", {
   }
 })
 
-# --- schemas, validation (SPEC E3-E7) ---------------------------------------
+# --- schemas, validation (RULES E3-E7) ---------------------------------------
 
 test_that("ellmer types map to the E4 schemas", {
   schema <- function(x) fixed_json(ellmer_type_schema(x, "x"))
@@ -400,7 +400,7 @@ test_that("mcplite and ellmer tools are served side by side", {
   expect_match(conditionMessage(err), "\"add\"", fixed = TRUE)
 })
 
-# --- ellmer types inside mcplite helpers (SPEC R1.5, R1.7, R2.6, R2.7) -------
+# --- ellmer types inside mcplite helpers (RULES R1.5, R1.7, R2.6, R2.7) -------
 
 test_that("ellmer types work in tool(arguments =), type_array() and type_object()", {
   x <- tool(
@@ -449,7 +449,7 @@ test_that("ellmer object and JSON Schema types work as output_schema", {
   expect_match(conditionMessage(err), "`arguments$a`", fixed = TRUE)
 })
 
-# --- argument conversion (SPEC E8) -------------------------------------------
+# --- argument conversion (RULES E8) -------------------------------------------
 
 test_that("arrays of basic types become atomic vectors", {
   f <- served_fun(e_tool(function(b, i, n, s) list(b = b, i = i, n = n, s = s), "arr", list(
@@ -603,7 +603,7 @@ test_that("convert = FALSE passes parsed JSON unchanged, errors stay contained",
   expect_identical(result_text(res), "tool failed: why")
 })
 
-# --- results (SPEC E9) -------------------------------------------------------
+# --- results (RULES E9) -------------------------------------------------------
 
 returning <- function(value) {
   force(value)

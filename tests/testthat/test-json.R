@@ -1,5 +1,5 @@
 # Parity of the Rust payload encoder with the installed jsonlite::toJSON()
-# (SPEC J1, J2), the fixed encoding (J5) and the payload options (R6).
+# (RULES J1, J2), the fixed encoding (J5) and the payload options (R6).
 
 # ---------------------------------------------------------------------------
 # helpers
@@ -418,7 +418,7 @@ test_that("doubles format exactly like jsonlite for many random doubles", {
 })
 
 # ---------------------------------------------------------------------------
-# fixed encoding (SPEC J1.2, J5)
+# fixed encoding (RULES J1.2, J5)
 
 test_that("fixed_json() prints shortest round-trip numbers and never rounds", {
   expect_identical(fixed_json(0.123456789), "0.123456789")
@@ -457,7 +457,7 @@ test_that("fixed_json() ignores the payload options", {
 })
 
 # ---------------------------------------------------------------------------
-# payload options (SPEC R6)
+# payload options (RULES R6)
 
 test_that("payload_json() follows the options", {
   x <- list(count = 1L, values = c(NA_real_, NaN, Inf, -Inf), rows = data.frame(id = 1L, missing = NA_real_))

@@ -1,4 +1,4 @@
-# The mcplite-results topic: its example (SPEC J2.5) and its table of
+# The mcplite-results topic: its example (RULES J2.5) and its table of
 # default mappings, checked through tool_result()'s generated fallback.
 
 manual_structured <- function() {

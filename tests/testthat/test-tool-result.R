@@ -1,4 +1,4 @@
-# SPEC R4: tool_result(), the generated fallback (J4) and normalize_result().
+# RULES R4: tool_result(), the generated fallback (J4) and normalize_result().
 
 local_default_payload_options <- function(env = parent.frame()) {
   withr::local_options(list(

@@ -1,4 +1,4 @@
-# SPEC R1: tool() and the internal tool_spec().
+# RULES R1: tool() and the internal tool_spec().
 
 add_numbers <- tool(
   function(x, y) {
@@ -347,7 +347,7 @@ test_that("a tool prints its metadata and function", {
   expect_true(any(grepl("x + y", out, fixed = TRUE)))
 })
 
-# ellmer S7 types plug in wherever a helper is accepted (SPEC E4). These use
+# ellmer S7 types plug in wherever a helper is accepted (RULES E4). These use
 # real serialized ellmer objects and need neither ellmer nor S7.
 rapi_ellmer_fixture <- function(id) {
   skip_if_not(exists("ellmer_type_schema", mode = "function"), "ellmer support not available")

@@ -1,4 +1,4 @@
-# SPEC R2: type helpers and their schemas.
+# RULES R2: type helpers and their schemas.
 
 test_that("every helper returns an object whose class ends in mcplite_type", {
   helpers <- list(

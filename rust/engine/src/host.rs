@@ -21,7 +21,7 @@ pub struct ToolSpec {
     pub output_schema: Option<String>,
 }
 
-/// A content block of a tool result (SPEC R3, P2).
+/// A content block of a tool result (RULES R3, P2).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Content {
     Text {
@@ -84,7 +84,7 @@ impl Block {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ToolResult {
     pub content: Vec<Block>,
-    /// Payload JSON of the structured content (SPEC J4), when present.
+    /// Payload JSON of the structured content (RULES J4), when present.
     pub structured: Option<String>,
     pub is_error: bool,
     /// Author result metadata: key and JSON value text, in order.
@@ -116,7 +116,7 @@ impl ToolResult {
 }
 
 /// Why a tool call produced no result. Both become contained tool errors
-/// (SPEC L6.6), never JSON-RPC errors.
+/// (RULES L6.6), never JSON-RPC errors.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ToolFailure {
     /// The text of the contained error (e.g. the R condition message).
@@ -126,7 +126,7 @@ pub enum ToolFailure {
 }
 
 /// Trace context of the server span, handed to the host while a tool runs
-/// (SPEC T9): the span's W3C `traceparent` and `tracestate`, and the W3C
+/// (RULES T9): the span's W3C `traceparent` and `tracestate`, and the W3C
 /// baggage the client sent in `params._meta.baggage`. All `None` when
 /// tracing is off.
 #[derive(Debug, Clone, PartialEq, Default)]

@@ -1,6 +1,6 @@
 //! Small JSON writing helpers shared by the engine and the R bridge.
 //!
-//! Strings are escaped exactly as jsonlite escapes them (SPEC J2.4), so the
+//! Strings are escaped exactly as jsonlite escapes them (RULES J2.4), so the
 //! payload encoding and the fixed encoding agree byte for byte and no raw
 //! newline can ever appear inside a protocol line.
 
@@ -96,7 +96,7 @@ fn itoa_buf(v: i64) -> Vec<u8> {
     v.to_string().into_bytes()
 }
 
-/// Append a double in the fixed encoding (SPEC J5.1): the shortest digits
+/// Append a double in the fixed encoding (RULES J5.1): the shortest digits
 /// that read back as the same double, laid out like ECMAScript's
 /// `Number.prototype.toString` (plain for 1e-6 <= |x| < 1e21, exponent form
 /// `1e+21` / `1.5e-7` otherwise), `-0` as `0`. Non-finite values must be
@@ -147,7 +147,7 @@ pub fn write_shortest_f64(out: &mut Vec<u8>, x: f64) {
     }
 }
 
-/// Is `raw` a valid JSON-RPC id token (SPEC W3.1): a string, or an integer
+/// Is `raw` a valid JSON-RPC id token (RULES W3.1): a string, or an integer
 /// number token without fraction or exponent.
 pub fn is_valid_id_token(raw: &str) -> bool {
     let b = raw.as_bytes();

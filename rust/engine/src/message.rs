@@ -534,7 +534,7 @@ impl<'de> Deserialize<'de> for RawMembers<'de> {
 }
 
 /// Does any string in `v` (member names included) contain U+0000? Such a
-/// value cannot become an R string (SPEC J6.2).
+/// value cannot become an R string (RULES J6.2).
 pub fn contains_nul(v: &Value) -> bool {
     match v {
         Value::String(s) => s.contains('\0'),

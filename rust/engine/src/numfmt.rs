@@ -17,7 +17,7 @@
 //! result, and from Rust's exact formatter otherwise (both round half to
 //! even on the exact binary value, like glibc).
 
-/// Which jsonlite release's number formatting to reproduce (SPEC J2.3).
+/// Which jsonlite release's number formatting to reproduce (RULES J2.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Flavor {
     /// jsonlite <= 1.8.4: significant digits capped at 15, `digits = NA` is `%.15g`.

@@ -40,7 +40,7 @@ fn write_members(out: &mut Vec<u8>, members: &[(String, String)]) {
     out.push(b'}');
 }
 
-/// One tool object of a `tools/list` result (SPEC P1).
+/// One tool object of a `tools/list` result (RULES P1).
 pub fn write_tool(out: &mut Vec<u8>, tool: &ToolSpec, v: Version) {
     out.extend_from_slice(b"{\"name\":");
     write_str(out, &tool.name);
@@ -240,7 +240,7 @@ pub fn write_call_result(out: &mut Vec<u8>, r: &ToolResult, v: Version, server_i
     r.is_error
 }
 
-/// A contained tool error (SPEC L6.6): one text block, `isError: true`, plus
+/// A contained tool error (RULES L6.6): one text block, `isError: true`, plus
 /// the modern members when the request was modern.
 pub fn write_error_result(out: &mut Vec<u8>, text: &str, v: Version, server_info: &str) {
     out.push(b'{');

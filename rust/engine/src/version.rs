@@ -12,13 +12,15 @@
 //!
 //! Together with [`crate::projection`] (which writes every envelope and
 //! result whose shape differs by version) this module holds every
-//! difference between protocol versions. Adding a protocol version means:
-//! a variant of [`Version`] (with its spelling in [`Version::as_str`]), its
-//! place in [`Version::ALL`] and [`SUPPORTED`], and one row in
-//! [`Version::features`]. The compiler points at each of these (every match
-//! here is exhaustive); the dispatcher and the transports need no change.
-//! Only a version that brings a new *kind* of difference needs a new
-//! [`Features`] member and its use in [`crate::projection`].
+//! difference between protocol versions. Adding a protocol version means
+//! three edits here: one line in the `versions!` list below (variant and
+//! spelling; [`Version::ALL`], [`Version::COUNT`], [`Version::as_str`] and
+//! [`Version::index`] follow from it), its place in [`SUPPORTED`] (an array
+//! of [`Version::COUNT`] entries, so it cannot be forgotten), and its row in
+//! [`Version::features`] (an exhaustive match). The dispatcher, the
+//! transports and the telemetry need no change. Only a version that brings a
+//! new *kind* of difference needs a new [`Features`] member, or a new
+//! envelope shape, in [`crate::projection`].
 
 use serde_json::{Map, Value};
 

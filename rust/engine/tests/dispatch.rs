@@ -1,5 +1,5 @@
 //! Transcript tests of the dispatcher with a fake host: request lines in,
-//! response lines out (SPEC sections 3, 4, 5 and the worked examples L9, M6).
+//! response lines out (RULES sections 3, 4, 5 and the worked examples L9, M6).
 
 use mcplite_engine::host::{Block, CallContext, Content, Host, ToolFailure, ToolResult, ToolSpec};
 use mcplite_engine::{LegacyState, Server, ServerInfo};

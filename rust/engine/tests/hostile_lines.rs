@@ -1,5 +1,5 @@
 //! Hostile and edge-case input lines through `Server::handle_line`, each
-//! checked against the independent oracle in `common` (SPEC sections 3–6).
+//! checked against the independent oracle in `common` (RULES sections 3–6).
 
 mod common;
 

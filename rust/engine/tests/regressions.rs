@@ -1,6 +1,6 @@
 //! Inputs found by fuzzing (fuzz/) and by the hostile-input review, kept as
 //! regression tests. Tests marked `#[ignore]` describe a known deviation from
-//! the SPEC in a file owned by someone else; they pass once it is fixed
+//! RULES.md in a file owned by someone else; they pass once it is fixed
 //! (run them with `cargo test -p mcplite-engine --test regressions -- --ignored`).
 
 mod common;

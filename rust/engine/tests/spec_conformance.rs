@@ -1,4 +1,4 @@
-//! Rule-by-rule conformance transcripts (SPEC sections 3, 4, 5, 6 and 10)
+//! Rule-by-rule conformance transcripts (RULES sections 3, 4, 5, 6 and 10)
 //! with a fake host: exact request lines in, exact response lines out. These
 //! complement `dispatch.rs` with the cases it does not pin down.
 
@@ -113,7 +113,7 @@ fn err(id: &str, e: &str) -> String {
     format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{e}}}"#)
 }
 
-/// SPEC 10: every out-of-scope method, both eras.
+/// RULES 10: every out-of-scope method, both eras.
 const OUT_OF_SCOPE: &[&str] = &[
     "resources/list",
     "resources/read",

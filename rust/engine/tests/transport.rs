@@ -142,7 +142,7 @@ const INIT: &str = "{\"jsonrpc\":\"2.0\",\"id\":\"init\",\"method\":\"initialize
 
 #[test]
 fn requests_sent_while_a_tool_runs_are_read_and_queued() {
-    // SPEC S3: while the tool sleeps, the reader thread keeps reading, so a
+    // RULES S3: while the tool sleeps, the reader thread keeps reading, so a
     // client writing far more than a pipe buffer (64 KB) is not blocked.
     let running = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let (in_r, mut in_w) = pipe();

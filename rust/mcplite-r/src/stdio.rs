@@ -1,4 +1,4 @@
-//! File-descriptor protection while serving (SPEC S1, S2): the protocol gets
+//! File-descriptor protection while serving (RULES S1, S2): the protocol gets
 //! private close-on-exec copies of fd 0 and fd 1; fd 1 then points at stderr
 //! and fd 0 at /dev/null, so nothing a tool prints or reads can touch the
 //! protocol streams. SIGPIPE is ignored so a closed client shows up as EPIPE.

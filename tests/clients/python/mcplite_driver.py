@@ -156,7 +156,7 @@ def result_envelope_name(version: str) -> str:
 
 
 def validate_error_response(msg: dict, version: str) -> None:
-    """Validate a JSON-RPC error response; `id: null` is special-cased (SPEC P5).
+    """Validate a JSON-RPC error response; `id: null` is special-cased (RULES P5).
 
     Every schema version types RequestId as string or integer, while JSON-RPC 2.0
     requires `null` when the request id cannot be determined. For those responses

@@ -1,6 +1,6 @@
 """Every response the stdio server writes, for every protocol version, validated
-against the official MCP JSON schema of that version (SPEC P5), plus the per-version
-projection rules (SPEC P1-P3) that the schemas alone cannot see.
+against the official MCP JSON schema of that version (RULES P5), plus the per-version
+projection rules (RULES P1-P3) that the schemas alone cannot see.
 
 Each version gets one server process driven with raw lines: a complete session
 (all methods, every tool of tests/clients/servers/everything.R, every error of L8)."""
@@ -69,7 +69,8 @@ MALFORMED = [
     (b'{"method":"ping"}', -32600, None),
     (b'{"jsonrpc":"2.0","id":1.5,"method":"ping"}', -32600, None),
     (b'{"jsonrpc":"1.0","id":"old","method":"ping"}', -32600, "old"),
-    (b'{"jsonrpc":"2.0","id":"deep","method":"ping","params":{"x":' + b"[" * 5000 + b"]" * 5000 + b"}}", -32700, None),
+    # Over the nesting limit, but the id can be read: answered with it (W1.4).
+    (b'{"jsonrpc":"2.0","id":"deep","method":"ping","params":{"x":' + b"[" * 5000 + b"]" * 5000 + b"}}", -32602, "deep"),
 ]
 
 # Lines that must produce no output at all.

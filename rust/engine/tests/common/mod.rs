@@ -1,7 +1,7 @@
 //! Shared by the engine's integration tests and the cargo-fuzz targets
 //! (`fuzz/` includes this file by path): a fake [`Host`] whose tools are
 //! driven by their arguments, and an independent oracle that says what the
-//! server must answer to a line (SPEC sections 3–6) and checks what it did
+//! server must answer to a line (RULES sections 3–6) and checks what it did
 //! answer.
 //!
 //! The oracle parses lines with `serde_json::Value` and re-implements the
@@ -17,7 +17,7 @@ use mcplite_engine::{LegacyState, Server, ServerInfo, Version};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-/// Nesting limit of the engine (message::MAX_DEPTH; SPEC W1.3 asks >= 128).
+/// Nesting limit of the engine (message::MAX_DEPTH; RULES W1.3 asks >= 128).
 pub const MAX_DEPTH: usize = 512;
 /// How the engine's errors name its nesting limit (W1.4, L8: "names the
 /// limit").
@@ -820,7 +820,7 @@ fn check_result(kind: &ResultKind, r: &Value, calls: &[CallRecord]) -> Result<()
     Ok(())
 }
 
-/// A projected tool object (SPEC P1) against the spec it came from.
+/// A projected tool object (RULES P1) against the spec it came from.
 pub fn check_tool(t: &Value, s: &ToolSpec, v: Version) -> Result<(), String> {
     let mut want = vec!["name", "description", "inputSchema"];
     let ann = v != Version::V2024_11_05 && !s.annotations.is_empty();
@@ -879,7 +879,7 @@ fn check_members(got: &Value, want: &[(String, String)], what: &str) -> Result<(
     Ok(())
 }
 
-/// A projected block (SPEC P2) against the block it came from.
+/// A projected block (RULES P2) against the block it came from.
 pub fn check_block(got: &Value, b: &Block, v: Version) -> Result<(), String> {
     let mut want: Vec<&str> = vec!["type"];
     let s = |x: &str| Value::String(x.to_string());
@@ -950,7 +950,7 @@ pub fn check_block(got: &Value, b: &Block, v: Version) -> Result<(), String> {
 }
 
 /// A projected `CallToolResult` against the tool result it came from
-/// (SPEC P1–P3, M4.3).
+/// (RULES P1–P3, M4.3).
 pub fn check_call_result(r: &Value, res: &ToolResult, v: Version) -> Result<(), String> {
     if v == Version::V2024_11_05 {
         let mut bad: Vec<&str> = vec![];
@@ -1026,7 +1026,7 @@ pub fn check_call_result(r: &Value, res: &ToolResult, v: Version) -> Result<(), 
     Ok(())
 }
 
-/// A contained tool error (SPEC L6.6): `text` is the exact text when known.
+/// A contained tool error (RULES L6.6): `text` is the exact text when known.
 pub fn check_error_result(r: &Value, text: Option<&str>, v: Version) -> Result<(), String> {
     let want: &[&str] =
         if v.is_modern() { &["resultType", "content", "isError", "_meta"] } else { &["content", "isError"] };
