@@ -34,7 +34,7 @@ test_that("transport and HTTP arguments are checked with clear errors", {
 
 # Start a server script over HTTP on a free port; returns the process and the
 # endpoint URL read from its one start-up line on stderr.
-start_http_server <- function(code, env = character()) {
+start_http_server <- function(code, env = character(), envir = parent.frame()) {
   skip_if_not_installed("processx")
   skip_if(!nzchar(Sys.which("curl")), "curl not found")
   script <- tempfile(fileext = ".R")
@@ -44,7 +44,7 @@ start_http_server <- function(code, env = character()) {
     stdout = "|", stderr = "|",
     env = c("current", R_LIBS = paste(.libPaths(), collapse = .Platform$path.sep), env)
   )
-  withr::defer(if (p$is_alive()) p$kill(), envir = parent.frame())
+  withr::defer(if (p$is_alive()) p$kill(), envir = envir)
   err <- ""
   deadline <- Sys.time() + 60
   while (Sys.time() < deadline && p$is_alive()) {
@@ -165,4 +165,79 @@ test_that("SIGTERM lets the tool call in progress finish", {
   expect_identical(srv$process$get_exit_status(), 0L)
   res <- jsonlite::fromJSON(paste(readLines(out, warn = FALSE), collapse = ""), simplifyVector = FALSE)
   expect_identical(res$result$content[[1]]$text, "rested")
+})
+
+# Scale-out behind nginx (inst/deploy/nginx.conf): three replicas.
+test_that("nginx spreads modern requests, keeps legacy sessions sticky, survives a dead replica", {
+  nginx <- Sys.which("nginx")
+  if (!nzchar(nginx) && file.exists("/usr/sbin/nginx")) nginx <- "/usr/sbin/nginx"
+  skip_if(!nzchar(nginx), "nginx not installed")
+  conf_src <- system.file("deploy", "nginx.conf", package = "mcplite")
+  skip_if(!nzchar(conf_src), "inst/deploy/nginx.conf not installed")
+  log_dir <- withr::local_tempdir()
+  code <- c(
+    "library(mcplite)",
+    sprintf("log <- file.path('%s', paste0('calls-', Sys.getpid(), '.txt'))", log_dir),
+    "pid <- tool(function(n) { cat(n, '\\n', file = log, append = TRUE); Sys.getpid() }, 'Pid.', name = 'pid', arguments = list(n = type_integer()))",
+    "mcp_server(pid, transport = 'http', port = 0L)"
+  )
+  here <- environment()
+  replicas <- lapply(1:3, function(i) start_http_server(code, envir = here))
+  ports <- vapply(replicas, function(r) sub("^http://127.0.0.1:([0-9]+)/mcp$", "\\1", r$url), "")
+  prefix <- withr::local_tempdir()
+  dir.create(file.path(prefix, "tmp"))
+  conf <- readLines(conf_src)
+  conf <- sub("server 127.0.0.1:808([1-3])", "server 127.0.0.1:PORT\\1", conf)
+  for (i in 1:3) conf <- sub(paste0("PORT", i), ports[[i]], conf, fixed = TRUE)
+  front <- NULL
+  for (attempt in 1:5) {
+    port <- sample(20000:60000, 1)
+    writeLines(sub("listen 127.0.0.1:8080;", sprintf("listen 127.0.0.1:%d;", port), conf, fixed = TRUE),
+      file.path(prefix, "nginx.conf"))
+    px <- processx::process$new(nginx, c("-p", prefix, "-c", file.path(prefix, "nginx.conf"), "-g", "daemon off;"),
+      stderr = "|", stdout = "|")
+    Sys.sleep(0.5)
+    if (px$is_alive()) {
+      front <- px
+      break
+    }
+  }
+  skip_if(is.null(front), "nginx did not start")
+  withr::defer(if (front$is_alive()) front$kill())
+  url <- sprintf("http://127.0.0.1:%d/mcp", port)
+  n <- 0L
+  call_pid <- function(headers = character(), legacy = FALSE) {
+    n <<- n + 1L
+    if (legacy) {
+      body <- sprintf('{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"pid","arguments":{"n":%d}}}', n, n)
+      r <- curl_http(url, body, headers)
+    } else {
+      r <- modern_call(url, "tools/call", "pid", list(name = "pid", arguments = list(n = n)))
+    }
+    list(status = r$status, pid = jsonlite::fromJSON(r$body, simplifyVector = FALSE)$result$content[[1]]$text)
+  }
+  pids <- vapply(replicas, function(r) as.character(r$process$get_pid()), "")
+
+  # Modern requests reach every replica.
+  seen <- vapply(1:30, function(i) call_pid()$pid, "")
+  expect_setequal(unique(seen), pids)
+
+  # A legacy session sticks to one replica.
+  init <- '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
+  r <- curl_http(url, init)
+  sid <- sub("^[^:]*: *([^\r]*)\r?$", "\\1", grep("^mcp-session-id:", r$headers, ignore.case = TRUE, value = TRUE))
+  sticky <- vapply(1:10, function(i) call_pid(paste0("Mcp-Session-Id: ", sid), legacy = TRUE)$pid, "")
+  expect_length(unique(sticky), 1L)
+
+  # One replica dies; modern requests keep succeeding on the others.
+  replicas[[1]]$process$kill()
+  after <- lapply(1:20, function(i) call_pid())
+  expect_true(all(vapply(after, function(a) a$status, 1L) == 200L))
+  expect_setequal(unique(vapply(after, function(a) a$pid, "")), pids[2:3])
+
+  # Every call that was answered ran exactly once.
+  ran <- unlist(lapply(list.files(log_dir, full.names = TRUE), function(f) as.integer(readLines(f))))
+  expect_false(anyDuplicated(ran) > 0)
+  expect_setequal(ran, seq_len(n))
+  front$signal(tools::SIGQUIT)
 })
