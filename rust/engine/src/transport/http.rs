@@ -73,7 +73,9 @@ use crate::host::{CallContext, Host, ToolFailure, ToolResult, ToolSpec};
 use crate::json::write_str;
 use crate::message::{parse_line, Incoming, Message};
 use crate::projection;
-use crate::server::{LegacyState, Server, METHOD_NOT_FOUND, PARSE_ERROR, UNSUPPORTED_VERSION};
+use crate::server::{
+    add_error_data, error_line, LegacyState, Server, METHOD_NOT_FOUND, PARSE_ERROR, UNSUPPORTED_VERSION,
+};
 use crate::version::{self, Era, Version};
 
 /// JSON-RPC code of a header that is missing or does not match the body
@@ -412,20 +414,13 @@ fn empty(status: StatusCode) -> Resp {
     r
 }
 
-/// A JSON-RPC error response (`id` is the raw id token, or `null`).
+/// A JSON-RPC error response (`id` is the raw id token, or `null`), with
+/// `error.data` (JSON text) when given.
 fn rpc_error(id: Option<&str>, code: i64, message: &str, data: Option<&[u8]>) -> Vec<u8> {
-    let mut out = Vec::with_capacity(96);
-    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
-    out.extend_from_slice(id.unwrap_or("null").as_bytes());
-    out.extend_from_slice(b",\"error\":{\"code\":");
-    out.extend_from_slice(code.to_string().as_bytes());
-    out.extend_from_slice(b",\"message\":");
-    write_str(&mut out, message);
+    let mut out = error_line(id, code, message, None);
     if let Some(d) = data {
-        out.extend_from_slice(b",\"data\":");
-        out.extend_from_slice(d);
+        add_error_data(&mut out, d);
     }
-    out.extend_from_slice(b"}}");
     out
 }
 
