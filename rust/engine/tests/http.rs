@@ -11,8 +11,11 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use mcplite_engine::host::{CallContext, Host, ToolFailure, ToolResult, ToolSpec};
+use mcplite_engine::telemetry::{OtelRecorder, SpanRecorder};
 use mcplite_engine::transport::http::{HttpError, HttpOptions, HttpServer};
 use mcplite_engine::{Server, ServerInfo};
+use opentelemetry::trace::{SpanId, TraceId};
+use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider};
 use serde_json::{json, Map, Value};
 
 const MODERN: &str = "2026-07-28";
@@ -93,11 +96,17 @@ fn opts() -> HttpOptions {
 }
 
 fn start(opts: HttpOptions) -> Running {
+    start_traced(opts, None)
+}
+
+fn start_traced(opts: HttpOptions, recorder: Option<Box<dyn SpanRecorder>>) -> Running {
     let running = Arc::new(AtomicUsize::new(0));
     let order = Arc::new(std::sync::Mutex::new(Vec::new()));
     let mut host = TestHost { running, order: order.clone() };
     let info = ServerInfo { name: "mcplite".into(), version: "9.9.9".into(), instructions: None };
-    let server = Arc::new(Server::new(info, &mut host));
+    let mut server = Server::new(info, &mut host);
+    server.set_recorder(recorder);
+    let server = Arc::new(server);
     let http = HttpServer::bind(server, opts).expect("bind");
     let addr = http.local_addr();
     let stop = Arc::new(AtomicBool::new(false));
@@ -578,4 +587,32 @@ fn stop_lets_the_call_in_flight_finish() {
     assert_eq!(g.status, 200, "{}", g.body);
     assert_eq!(g.json()["result"]["content"][0]["text"], "at once: 1");
     assert!(TcpStream::connect(r.addr).is_err(), "no longer accepting");
+}
+
+#[test]
+fn traceparent_header_continues_the_callers_trace() {
+    let exporter = InMemorySpanExporter::default();
+    let provider = SdkTracerProvider::builder().with_simple_exporter(exporter.clone()).build();
+    let r = start_traced(opts(), Some(Box::new(OtelRecorder::from_provider(provider))));
+    let tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let g = post(
+        &r.url("/mcp"),
+        &[("MCP-Protocol-Version", MODERN), ("Mcp-Method", "tools/list"), ("traceparent", tp)],
+        &modern_body(1, "tools/list", json!({})),
+    );
+    assert_eq!(g.status, 200, "{}", g.body);
+    // A traceparent in the body wins over the header.
+    let mut body: Value = serde_json::from_str(&modern_body(2, "tools/list", json!({}))).unwrap();
+    body["params"]["_meta"]["traceparent"] = json!("00-11111111111111111111111111111111-2222222222222222-01");
+    let g = post(
+        &r.url("/mcp"),
+        &[("MCP-Protocol-Version", MODERN), ("Mcp-Method", "tools/list"), ("traceparent", tp)],
+        &body.to_string(),
+    );
+    assert_eq!(g.status, 200, "{}", g.body);
+    let spans = exporter.get_finished_spans().unwrap();
+    assert_eq!(spans.len(), 2);
+    assert_eq!(spans[0].span_context.trace_id(), TraceId::from_hex("4bf92f3577b34da6a3ce929d0e0e4736").unwrap());
+    assert_eq!(spans[0].parent_span_id, SpanId::from_hex("00f067aa0ba902b7").unwrap());
+    assert_eq!(spans[1].parent_span_id, SpanId::from_hex("2222222222222222").unwrap());
 }

@@ -640,10 +640,13 @@ async fn handle_request(sh: &Shared, req: Request<HyperBody>) -> Resp {
         Err(_) => return error_resp(StatusCode::BAD_REQUEST, None, INVALID_REQUEST, "Bad Request: body not read"),
     };
     let h = &parts.headers;
-    let incoming = match parse_line(&body) {
+    let mut incoming = match parse_line(&body) {
         Incoming::Blank => Incoming::ParseError,
         i => i,
     };
+    if let Incoming::Message(m) = &mut incoming {
+        carry_trace_headers(h, m);
+    }
     let msg = match &incoming {
         Incoming::Message(m) => m,
         Incoming::ClientResponse => return empty(StatusCode::ACCEPTED),
@@ -667,6 +670,20 @@ async fn handle_request(sh: &Shared, req: Request<HyperBody>) -> Resp {
         modern(sh, h, incoming).await
     } else {
         legacy(sh, h, incoming).await
+    }
+}
+
+/// W3C `traceparent` and `tracestate` headers are honoured like the same
+/// members of `params._meta` on stdio (RULES T9): copied into `_meta` when
+/// the body does not carry them itself (the body wins), so the message's
+/// span continues the caller's trace.
+fn carry_trace_headers(h: &HeaderMap, m: &mut Message) {
+    for key in ["traceparent", "tracestate"] {
+        let Some(v) = h.get(key).and_then(|v| v.to_str().ok()) else { continue };
+        let params = m.params.get_or_insert_with(|| Value::Object(Map::new()));
+        let Value::Object(p) = params else { return };
+        let Value::Object(meta) = p.entry("_meta").or_insert_with(|| Value::Object(Map::new())) else { return };
+        meta.entry(key).or_insert_with(|| Value::String(v.to_string()));
     }
 }
 
