@@ -214,7 +214,8 @@ test_that("nginx spreads modern requests, keeps legacy sessions sticky, survives
     } else {
       r <- modern_call(url, "tools/call", "pid", list(name = "pid", arguments = list(n = n)))
     }
-    list(status = r$status, pid = jsonlite::fromJSON(r$body, simplifyVector = FALSE)$result$content[[1]]$text)
+    pid <- if (r$status == 200L) jsonlite::fromJSON(r$body, simplifyVector = FALSE)$result$content[[1]]$text
+    list(status = r$status, pid = pid %||% NA_character_)
   }
   pids <- vapply(replicas, function(r) as.character(r$process$get_pid()), "")
 
@@ -226,8 +227,9 @@ test_that("nginx spreads modern requests, keeps legacy sessions sticky, survives
   init <- '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
   r <- curl_http(url, init)
   sid <- sub("^[^:]*: *([^\r]*)\r?$", "\\1", grep("^mcp-session-id:", r$headers, ignore.case = TRUE, value = TRUE))
-  sticky <- vapply(1:10, function(i) call_pid(paste0("Mcp-Session-Id: ", sid), legacy = TRUE)$pid, "")
-  expect_length(unique(sticky), 1L)
+  sticky <- lapply(1:10, function(i) call_pid(paste0("Mcp-Session-Id: ", sid), legacy = TRUE))
+  expect_true(all(vapply(sticky, function(a) a$status, 1L) == 200L))
+  expect_length(unique(vapply(sticky, function(a) a$pid, "")), 1L)
 
   # One replica dies; modern requests keep succeeding on the others.
   replicas[[1]]$process$kill()
