@@ -36,6 +36,18 @@
 #' span when an exporter is configured through the standard environment
 #' variables (see [mcp_server()] and [mcp_trace_context()]).
 #'
+#' @section Platforms:
+#' Linux is fully supported and tested. macOS (Intel and Apple silicon) is
+#' supported by the code but only compile-checked by the package's tests.
+#' On Windows, building needs Rtools and the Rust target
+#' `x86_64-pc-windows-gnu`; the protocol engine's tests (serving over real
+#' pipes included) run under Wine, and the R layer is compiled but not run
+#' by the package's tests. While the server runs, standard output is
+#' protected in the same way everywhere: on Windows the C runtime's
+#' descriptors and the process's standard handles both point at standard
+#' error, and standard input at the `NUL` device. On Windows, Ctrl-Break
+#' interrupts a running tool like Ctrl-C instead of ending R.
+#'
 #' [mcp_session()] and [mcp_handle()] run the same engine in process, which is
 #' how to test tools and servers without a client; [mcp_load_tools()] loads
 #' the tools of a server script for such tests.

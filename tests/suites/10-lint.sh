@@ -3,7 +3,7 @@
 #   1. rustfmt: the workspace and the fuzz/bench crates are formatted (rustfmt.toml);
 #   2. clippy: every crate of the workspace, all targets, no warnings;
 #   3. roxygen: man/ and NAMESPACE are what roxygen2 makes from R/ today;
-#   4. the minimum Rust version is the same in Cargo.toml, DESCRIPTION and src/Makevars.
+#   4. the minimum Rust version is the same in Cargo.toml, DESCRIPTION, src/Makevars and src/Makevars.win.
 # Prints "N passed, N failed" last and exits non-zero on any failure.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -50,14 +50,15 @@ roxygen_in_sync() {
 check "man/ and NAMESPACE match roxygen2 (run roxygen2::roxygenise())" "$work/roxygen.log" roxygen_in_sync
 
 msrv_consistent() {
-  local cargo desc make
+  local cargo desc make makewin
   cargo=$(sed -n 's/^rust-version *= *"\([0-9.]*\)".*/\1/p' Cargo.toml)
   desc=$(tr '\n' ' ' <DESCRIPTION | sed -n 's/.*rustc >= \([0-9.]*\).*/\1/p')
   make=$(sed -n 's/^MIN_RUSTC *= *\([0-9.]*\).*/\1/p' src/Makevars)
-  echo "Cargo.toml: $cargo, DESCRIPTION: $desc, src/Makevars: $make"
-  [ -n "$cargo" ] && [ "$cargo" = "$desc" ] && [ "$cargo" = "$make" ]
+  makewin=$(sed -n 's/^MIN_RUSTC *= *\([0-9.]*\).*/\1/p' src/Makevars.win)
+  echo "Cargo.toml: $cargo, DESCRIPTION: $desc, src/Makevars: $make, src/Makevars.win: $makewin"
+  [ -n "$cargo" ] && [ "$cargo" = "$desc" ] && [ "$cargo" = "$make" ] && [ "$cargo" = "$makewin" ]
 }
-check "minimum Rust version agrees (Cargo.toml, DESCRIPTION, src/Makevars)" "$work/msrv.log" msrv_consistent
+check "minimum Rust version agrees (Cargo.toml, DESCRIPTION, src/Makevars, src/Makevars.win)" "$work/msrv.log" msrv_consistent
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -2,7 +2,6 @@
 
 use std::fs::File;
 use std::io::{Read, Write};
-use std::os::unix::io::FromRawFd;
 
 use mcplite_engine::host::{CallContext, Host, ToolFailure, ToolResult, ToolSpec};
 use mcplite_engine::transport::{serve, Reader, ServeEnd, ServeOptions};
@@ -31,10 +30,25 @@ impl Host for Echo {
     }
 }
 
+/// An anonymous pipe: (read end, write end).
+#[cfg(unix)]
 fn pipe() -> (File, File) {
+    use std::os::unix::io::FromRawFd;
     let mut fds = [0; 2];
     assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
     unsafe { (File::from_raw_fd(fds[0]), File::from_raw_fd(fds[1])) }
+}
+
+/// An anonymous pipe: (read end, write end), as a client's stdin and
+/// stdout are on Windows.
+#[cfg(windows)]
+fn pipe() -> (File, File) {
+    use std::os::windows::io::FromRawHandle;
+    use windows_sys::Win32::System::Pipes::CreatePipe;
+    let mut r = std::ptr::null_mut();
+    let mut w = std::ptr::null_mut();
+    assert_ne!(unsafe { CreatePipe(&mut r, &mut w, std::ptr::null(), 0) }, 0);
+    unsafe { (File::from_raw_handle(r), File::from_raw_handle(w)) }
 }
 
 fn server() -> Server {
@@ -80,7 +94,10 @@ fn pipelined_requests_then_eof_are_all_answered_in_order() {
 
 #[test]
 fn broken_pipe_ends_serving_cleanly() {
-    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
+    #[cfg(unix)]
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN)
+    };
     let (in_r, mut in_w) = pipe();
     let (out_r, mut out_w) = pipe();
     drop(out_r); // the client stopped reading

@@ -13,16 +13,31 @@ use crate::error::{Error, Kind};
 
 static TERM: AtomicBool = AtomicBool::new(false);
 
+#[cfg(unix)]
 extern "C" fn on_term(_: libc::c_int) {
     TERM.store(true, Ordering::SeqCst);
 }
 
 /// SIGTERM sets a flag (instead of killing R) while serving; the previous
-/// disposition comes back on drop.
+/// disposition comes back on drop. Unix only: on Windows the console's
+/// Ctrl-C and Ctrl-Break reach R as an interrupt.
+#[cfg(unix)]
 struct TermGuard {
     old: libc::sighandler_t,
 }
 
+#[cfg(not(unix))]
+struct TermGuard;
+
+#[cfg(not(unix))]
+impl TermGuard {
+    fn install() -> TermGuard {
+        TERM.store(false, Ordering::SeqCst);
+        TermGuard
+    }
+}
+
+#[cfg(unix)]
 impl TermGuard {
     fn install() -> TermGuard {
         TERM.store(false, Ordering::SeqCst);
@@ -33,6 +48,7 @@ impl TermGuard {
     }
 }
 
+#[cfg(unix)]
 impl Drop for TermGuard {
     fn drop(&mut self) {
         // SAFETY: restores the disposition saved by install().

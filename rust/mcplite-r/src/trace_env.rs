@@ -10,10 +10,29 @@ thread_local! {
     static CURRENT: RefCell<Option<CallContext>> = const { RefCell::new(None) };
 }
 
+#[cfg(not(windows))]
 fn restore_var(name: &str, value: Option<&str>) {
     match value {
         Some(v) => std::env::set_var(name, v),
         None => std::env::remove_var(name),
+    }
+}
+
+/// Windows: the C runtime keeps its own copy of the environment, which R's
+/// `Sys.getenv()` reads; `SetEnvironmentVariableW` (what `std::env` uses)
+/// does not update it. `_putenv_s` updates both that copy and the process
+/// environment child processes get; an empty value removes the variable.
+#[cfg(windows)]
+fn restore_var(name: &str, value: Option<&str>) {
+    extern "C" {
+        fn _putenv_s(name: *const std::ffi::c_char, value: *const std::ffi::c_char) -> std::ffi::c_int;
+    }
+    let (Ok(n), Ok(v)) = (std::ffi::CString::new(name), std::ffi::CString::new(value.unwrap_or(""))) else {
+        return;
+    };
+    // SAFETY: two NUL-terminated strings; _putenv_s copies them.
+    unsafe {
+        _putenv_s(n.as_ptr(), v.as_ptr());
     }
 }
 
@@ -23,6 +42,7 @@ const VARS: [&str; 3] = ["TRACEPARENT", "TRACESTATE", "BAGGAGE"];
 /// Smallest buffer per variable: `NAME=`, the longest value W3C allows that
 /// mcplite hands on (a version-00 traceparent; 32 tracestate members; 8192
 /// bytes of baggage) and the NUL.
+#[cfg(unix)]
 const MIN_CAP: [usize; 3] = [12 + 55 + 1, 11 + 32 * 514 + 1, 8 + 8192 + 1];
 
 /// Environment strings that are rewritten in place (unix).
@@ -82,7 +102,7 @@ fn put_var(i: usize, value: &str) {
 
 #[cfg(not(unix))]
 fn put_var(i: usize, value: &str) {
-    std::env::set_var(VARS[i], value);
+    restore_var(VARS[i], Some(value));
 }
 
 /// Run `f` with the trace environment of `ctx` in place.
@@ -100,7 +120,7 @@ pub fn with_trace_env<T>(ctx: &CallContext, f: impl FnOnce() -> T) -> T {
     for i in 0..3 {
         match new[i] {
             Some(v) => put_var(i, v),
-            None if touched[i] => std::env::remove_var(VARS[i]),
+            None if touched[i] => restore_var(VARS[i], None),
             None => {}
         }
     }

@@ -50,6 +50,7 @@ fn write_stderr(bytes: &[u8]) -> OTelSdkResult {
 /// Run `f` (which starts threads) with every signal blocked on the calling
 /// thread, so the threads it starts inherit the mask and R's signal
 /// handlers (SIGINT, SIGPIPE, ...) never run on them.
+#[cfg(unix)]
 pub(crate) fn masked<T>(f: impl FnOnce() -> T) -> T {
     // SAFETY: plain sigset manipulation of the calling thread; the previous
     // mask is restored before returning.
@@ -64,15 +65,36 @@ pub(crate) fn masked<T>(f: impl FnOnce() -> T) -> T {
     }
 }
 
+/// Windows has no POSIX signals to mask: a console Ctrl-C or Ctrl-Break is
+/// delivered on a thread of its own that the system creates.
+#[cfg(not(unix))]
+pub(crate) fn masked<T>(f: impl FnOnce() -> T) -> T {
+    f()
+}
+
 /// Lower the calling thread's scheduling priority (on Linux, nice values
 /// are per thread): under CPU contention the protocol thread goes first. A
 /// starved exporter costs dropped telemetry, never request latency.
+#[cfg(unix)]
 fn lower_priority() {
     // SAFETY: plain syscall on the calling thread.
     unsafe {
         libc::setpriority(libc::PRIO_PROCESS, 0, 10);
     }
 }
+
+/// Windows: the calling thread's priority one step below normal.
+#[cfg(windows)]
+fn lower_priority() {
+    use windows_sys::Win32::System::Threading::{GetCurrentThread, SetThreadPriority, THREAD_PRIORITY_BELOW_NORMAL};
+    // SAFETY: the pseudo-handle of the calling thread is always valid.
+    unsafe {
+        SetThreadPriority(GetCurrentThread(), THREAD_PRIORITY_BELOW_NORMAL);
+    }
+}
+
+#[cfg(not(any(unix, windows)))]
+fn lower_priority() {}
 
 /// How long to skip connecting after the collector could not be reached.
 const RETRY_AFTER: Duration = Duration::from_secs(1);

@@ -338,6 +338,9 @@ impl HttpServer {
     }
 }
 
+/// Run `f` (which starts threads) with every signal blocked, so the threads
+/// it starts inherit a full mask and R's handlers only run on R's thread.
+#[cfg(unix)]
 fn with_signals_blocked<T>(f: impl FnOnce() -> T) -> T {
     // SAFETY: sigset manipulation on stack values; the mask is restored.
     unsafe {
@@ -349,6 +352,13 @@ fn with_signals_blocked<T>(f: impl FnOnce() -> T) -> T {
         libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
         r
     }
+}
+
+/// Windows has no signal masks: console control events run on a thread of
+/// their own.
+#[cfg(not(unix))]
+fn with_signals_blocked<T>(f: impl FnOnce() -> T) -> T {
+    f()
 }
 
 async fn accept_loop(

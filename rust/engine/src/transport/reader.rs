@@ -81,7 +81,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{unbounded, Receiver, Sender};
 
 use super::framer::Framer;
-use super::sys::Readiness;
+use super::sys::{Readiness, Source};
 
 /// What the reader hands to the serving thread.
 #[derive(Debug)]
@@ -128,7 +128,7 @@ struct Shared {
 }
 
 struct Input {
-    file: File,
+    file: Source,
     framer: Framer,
     chunk: Vec<u8>,
     /// EOF or a read error was queued; nothing more is read.
@@ -235,8 +235,9 @@ impl Reader {
     /// around this call if the thread must not receive them.
     pub fn spawn(input: File) -> Reader {
         let (tx, rx) = unbounded();
+        let (ready, input) = super::sys::open(input);
         let shared = Arc::new(Shared {
-            ready: Readiness::new(&input),
+            ready,
             input: Mutex::new(Input { file: input, framer: Framer::new(), chunk: vec![0u8; 64 * 1024], done: false }),
             tx,
             busy: AtomicBool::new(false),

@@ -36,6 +36,7 @@ pub unsafe fn char_bytes<'a>(c: SEXP) -> &'a [u8] {
 /// Is the C library's character type UTF-8 (then native strings are UTF-8,
 /// as R itself decides when the locale is set)? Not cached: R code can
 /// change the locale at any time.
+#[cfg(unix)]
 pub fn utf8_locale() -> bool {
     // SAFETY: nl_langinfo returns a pointer to a static string, valid until
     // the next call that changes the locale (none here).
@@ -47,6 +48,17 @@ pub fn utf8_locale() -> bool {
         let s = CStr::from_ptr(p).to_bytes();
         s.eq_ignore_ascii_case(b"UTF-8") || s.eq_ignore_ascii_case(b"UTF8")
     }
+}
+
+/// Windows: the C runtime's locale code page is UTF-8 (65001), as with R
+/// 4.2 and later in a UTF-8 locale.
+#[cfg(windows)]
+pub fn utf8_locale() -> bool {
+    extern "C" {
+        fn ___lc_codepage_func() -> std::ffi::c_uint;
+    }
+    // SAFETY: reads the current C locale's code page.
+    unsafe { ___lc_codepage_func() == 65001 }
 }
 
 const BYTES_ERROR: &str = "translating strings with \"bytes\" encoding is not allowed";

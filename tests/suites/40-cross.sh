@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# Portability (macOS and Windows), as far as a Linux machine can check it:
+# - `cargo clippy --all-targets -D warnings` of the whole workspace for
+#   x86_64-apple-darwin, aarch64-apple-darwin and x86_64-pc-windows-gnu
+#   (clippy runs the compiler's full check first, so this is `cargo check`
+#   plus the lints; the bridge's build script reads this machine's R
+#   headers, which is all a check needs);
+# - the engine's unit and integration tests, including the transport tests
+#   that serve over real anonymous pipes, cross-compiled for
+#   x86_64-pc-windows-gnu with mingw-w64 and run under Wine, each binary
+#   with the bcryptprimitives.dll stand-in beside it
+#   (scripts/deps/40-cross.sh builds it);
+# - the package's Windows DLL links: the bridge's static library built for
+#   x86_64-pc-windows-gnu as src/Makevars.win builds it (debug profile),
+#   src/*.c compiled with mingw-w64, linked with the PKG_LIBS of
+#   src/Makevars.win; every symbol left undefined must be one R exports
+#   (checked against this machine's libR.so), and with a stub import
+#   library for those the link must succeed. (R's own Windows build and
+#   Rtools' UCRT C runtime are not available here: see ?mcplite.)
+# One target directory (the repository's target/), debug profile, no
+# release builds. Prints "N passed, N failed" last.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+root=$(pwd)
+export PATH="$PATH:${CARGO_HOME:-$HOME/.cargo}/bin"
+export R_HOME="${R_HOME:-$(R RHOME)}"
+cross_dir="${MCPLITE_CROSS_DIR:-/root/.cache/mcplite-cross}"
+wine=/usr/lib/wine/wine64
+work=$(mktemp -d)
+export WINEPREFIX="$work/wineprefix" WINEDEBUG=-all
+cleanup() {
+  if [ -d "$WINEPREFIX" ] && command -v wineserver >/dev/null 2>&1; then wineserver -k 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "ok   - $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL - $1"; [ -n "${2:-}" ] && [ -f "$2" ] && tail -30 "$2" | sed 's/^/       /'; }
+finish() { echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; exit $?; }
+
+for t in x86_64-apple-darwin aarch64-apple-darwin x86_64-pc-windows-gnu; do
+  log="$work/clippy-$t.log"
+  if nice cargo clippy --quiet --target "$t" --workspace --all-targets -- -D warnings >"$log" 2>&1; then
+    ok "cargo check + clippy -D warnings, workspace, $t"
+  else
+    bad "cargo check + clippy -D warnings, workspace, $t" "$log"
+  fi
+done
+
+wt=x86_64-pc-windows-gnu
+log="$work/build-win.log"
+if ! nice cargo test --target "$wt" -p mcplite-engine --no-run --message-format=json >"$work/build-win.json" 2>"$log"; then
+  bad "engine tests build for $wt" "$log"
+  finish
+fi
+# Test harnesses only (examples are built too, but are not tests).
+mapfile -t exes < <(jq -r 'select(.reason == "compiler-artifact" and .profile.test and .executable != null)
+  | .executable' "$work/build-win.json" | sort -u)
+if [ "${#exes[@]}" -eq 0 ]; then
+  bad "engine tests build for $wt (no test executables)" "$log"
+  finish
+fi
+ok "engine tests build for $wt (${#exes[@]} test binaries)"
+
+if [ ! -x "$wine" ] || [ ! -f "$cross_dir/bcryptprimitives.dll" ]; then
+  bad "Wine and the bcryptprimitives.dll stand-in are installed (scripts/deps/40-cross.sh)"
+  finish
+fi
+"$wine" cmd /c exit >"$work/wineboot.log" 2>&1 || true
+
+for exe in "${exes[@]}"; do
+  name=$(basename "$exe" .exe)
+  name=${name%-*}
+  cp "$cross_dir/bcryptprimitives.dll" "$(dirname "$exe")/"
+  out="$work/wine-$name.log"
+  timeout 600 "$wine" "$exe" >"$out" 2>&1
+  rc=$?
+  summary=$(grep -E '^test result:' "$out" | tail -1)
+  if [ "$rc" -eq 0 ] && grep -q '^test result: ok\.' <<<"$summary"; then
+    n=$(sed -n 's/^test result: ok\. \([0-9]*\) passed.*/\1/p' <<<"$summary")
+    ok "under Wine: $name ($n tests)"
+  else
+    bad "under Wine: $name (exit $rc${summary:+; $summary})" "$out"
+  fi
+done
+
+# The Windows DLL links with src/Makevars.win's libraries.
+log="$work/bridge-win.log"
+if nice cargo build --quiet --lib -p mcplite-r --target "$wt" >"$log" 2>&1; then
+  ok "bridge static library builds for $wt"
+  libs=$(sed -n 's/^PKG_LIBS *= *//p' src/Makevars.win | sed 's/-Lrustlib//; s/-lmcplite//')
+  rinc=$(R RHOME)/include
+  [ -f "$rinc/Rinternals.h" ] || rinc=/usr/share/R/include
+  objs=()
+  cc_ok=1
+  for c in src/*.c; do
+    o="$work/$(basename "$c" .c).o"
+    x86_64-w64-mingw32-gcc -O2 -I"$rinc" -c "$c" -o "$o" >>"$log" 2>&1 || cc_ok=0
+    objs+=("$o")
+  done
+  # shellcheck disable=SC2086
+  x86_64-w64-mingw32-gcc -shared -o "$work/mcplite.dll" "${objs[@]}" -L"target/$wt/debug" -lmcplite $libs \
+    >"$work/link1.log" 2>&1
+  grep -o "undefined reference to \`[^']*'" "$work/link1.log" | sed "s/undefined reference to \`//; s/'\$//" |
+    sort -u >"$work/undef.txt"
+  nm -D --defined-only "$(R RHOME)/lib/libR.so" | awk '{print $NF}' | sort -u >"$work/rsyms.txt"
+  sed 's/^__imp_//' "$work/undef.txt" | sort -u | comm -23 - "$work/rsyms.txt" >"$work/missing.txt"
+  if [ "$cc_ok" = 1 ] && [ -s "$work/undef.txt" ] && [ ! -s "$work/missing.txt" ]; then
+    ok "only R's own symbols are left undefined ($(wc -l <"$work/undef.txt") symbols)"
+  else
+    { echo "not R symbols:"; cat "$work/missing.txt"; } >>"$log"
+    bad "only R's own symbols are left undefined by src/Makevars.win's PKG_LIBS" "$log"
+  fi
+  {
+    echo "LIBRARY R.dll"
+    echo "EXPORTS"
+    grep '^__imp_' "$work/undef.txt" | sed 's/^__imp_//' | sort -u | comm -12 - "$work/rsyms.txt" | sed 's/$/ DATA/'
+    grep -v '^__imp_' "$work/undef.txt" | comm -12 - "$work/rsyms.txt"
+  } | awk '!seen[$1]++' >"$work/R.def"
+  # The stub import library holds R's symbols only.
+  # shellcheck disable=SC2086
+  if x86_64-w64-mingw32-dlltool -d "$work/R.def" -l "$work/libR.a" -D R.dll >>"$log" 2>&1 &&
+    x86_64-w64-mingw32-gcc -shared -o "$work/mcplite.dll" "${objs[@]}" -L"target/$wt/debug" -L"$work" -lmcplite \
+      $libs -lR >>"$log" 2>&1 &&
+    x86_64-w64-mingw32-objdump -p "$work/mcplite.dll" >"$work/dll.txt" && grep -q 'R_init_mcplite$' "$work/dll.txt"; then
+    ok "mcplite.dll links for $wt and exports R_init_mcplite"
+  else
+    bad "mcplite.dll links for $wt and exports R_init_mcplite" "$log"
+  fi
+else
+  bad "bridge static library builds for $wt" "$log"
+fi
+finish
