@@ -35,10 +35,19 @@
 #'   `claude_desktop_config.json` file), `"claude_code"` (a project's
 #'   `.mcp.json`; adds `"type": "stdio"`) or `"cursor"` (`~/.cursor/mcp.json` or
 #'   a project's `.cursor/mcp.json`).
+#' @param url `NULL`, or the URL of a server already running over HTTP
+#'   (`mcp_server(transport = "http")`, e.g. `"http://127.0.0.1:8080/mcp"`).
+#'   Then no `script` is given and the entry connects to the URL instead of
+#'   starting a process: `"type": "http"` with `url` for Claude Code, `url`
+#'   for Cursor, and for Claude Desktop (whose configuration file starts local
+#'   processes only) the `mcp-remote` bridge run with `npx`.
+#' @param token `NULL` or the server's bearer token (with `url` only): sent as
+#'   the `Authorization: Bearer` header.
 #' @param env Extra environment variables for the server: a named character
 #'   vector or a named list of single strings, for example
 #'   `c(OTEL_R_TRACES_EXPORTER = "stderr")` to trace to the client's log.
 #' @return An object of class `mcplite_client_config`, a list with elements
+#'   `name`, `client`, `url` and `json` for an HTTP server (`url`), and
 #'   `name`, `client`, `command`, `args` (character), `env` (named character,
 #'   possibly empty), `json` (the complete `{"mcpServers": {...}}` snippet as a
 #'   single string) and `claude_code` (the `claude mcp add` command line, quoted
@@ -63,9 +72,22 @@
 #' # Cursor, with tracing sent to the server's standard error
 #' mcp_client_config(script, client = "cursor",
 #'   env = c(OTEL_R_TRACES_EXPORTER = "stderr"))
+#'
+#' # A server already running over HTTP, with a bearer token
+#' mcp_client_config(url = "http://127.0.0.1:8080/mcp", name = "r-tools",
+#'   client = "claude_code", token = "my-secret-token")
 mcp_client_config <- function(script, name = NULL,
                               client = c("claude_desktop", "claude_code", "cursor"),
-                              env = NULL) {
+                              env = NULL, url = NULL, token = NULL) {
+  if (!is.null(url)) {
+    if (!missing(script)) {
+      abort("Supply either `script` (a server the client starts) or `url` (a server over HTTP), not both.")
+    }
+    return(http_client_config(url, name, client, token))
+  }
+  if (!is.null(token)) {
+    abort("`token` is only used with `url`: a client starting `script` talks to it over stdio.")
+  }
   if (missing(script)) {
     abort("`script` is required: supply the path of a server script ending with `mcp_server()`.")
   }
@@ -287,4 +309,46 @@ sh_quote <- function(x) {
 cmd_quote <- function(x) {
   safe <- grepl("^[A-Za-z0-9_./:=@%+,\\\\-]+$", x)
   ifelse(safe, x, paste0("\"", gsub("\"", "\\\"", x, fixed = TRUE), "\""))
+}
+
+# The entry for a server reached over HTTP (mcp_client_config(url = )).
+http_client_config <- function(url, name, client, token) {
+  if (!is_scalar_string(url) || !grepl("^https?://[^/?#\\s]+", url, perl = TRUE)) {
+    abort("`url` must be a single http:// or https:// URL such as \"http://127.0.0.1:8080/mcp\", not ",
+      describe(url), ".")
+  }
+  name <- check_server_name(name %||% "mcplite", "mcplite")
+  client <- check_client(client)
+  if (!is.null(token) && (!is_scalar_string(token) || !nzchar(token) || grepl("[^!-~]", token))) {
+    abort("`token` must be NULL or a non-empty string of visible ASCII characters, not ", describe(token), ".")
+  }
+  headers <- if (!is.null(token)) list(Authorization = paste("Bearer", token))
+  entry <- switch(client,
+    claude_code = c(list(type = "http", url = url), if (!is.null(headers)) list(headers = headers)),
+    cursor = c(list(url = url), if (!is.null(headers)) list(headers = headers)),
+    claude_desktop = {
+      host <- sub("^https?://([^/:]+|\\[[^]]+\\]).*$", "\\1", url)
+      local <- host %in% c("localhost", "127.0.0.1", "[::1]")
+      args <- c("-y", "mcp-remote", url,
+        if (startsWith(url, "http://") && !local) "--allow-http",
+        if (!is.null(token)) c("--header", "Authorization:${MCPLITE_AUTH_HEADER}")
+      )
+      c(
+        list(command = "npx", args = I(args)),
+        if (!is.null(token)) list(env = list(MCPLITE_AUTH_HEADER = paste("Bearer", token)))
+      )
+    }
+  )
+  servers <- list()
+  servers[[name]] <- entry
+  json <- as.character(jsonlite::toJSON(list(mcpServers = servers), auto_unbox = TRUE, pretty = TRUE))
+  quote <- if (.Platform$OS.type == "windows") cmd_quote else sh_quote
+  add <- paste(c(
+    "claude mcp add --transport http", quote(name), quote(url),
+    if (!is.null(token)) c("--header", quote(paste0("Authorization: Bearer ", token)))
+  ), collapse = " ")
+  structure(
+    list(name = name, client = client, url = url, json = json, claude_code = add),
+    class = "mcplite_client_config"
+  )
 }

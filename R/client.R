@@ -790,7 +790,7 @@ client_fail <- function(x, f, method, tool = NULL) {
     } else {
       paste0("closed the connection during ", what, ": ")
     }),
-    http = paste0("MCP server `", server, "` answered ", what, " with "),
+    http = paste0("MCP server `", server, "` answered ", if (!identical(method, "connect")) paste0(what, " "), "with "),
     paste0("MCP server `", server, "` (", if (identical(method, "connect")) "connecting" else what, "): ")
   )
   client_abort(

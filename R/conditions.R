@@ -15,6 +15,9 @@
 #'   is already running in the same process (for example from inside a tool).
 #' * `mcplite_error_stdio`: [mcp_server()] could not set up standard input and
 #'   output for the protocol.
+#' * `mcplite_error_http`: [mcp_server()] could not start serving over HTTP,
+#'   for example because the port is in use or a non-loopback address was
+#'   given without a token.
 #' * `mcplite_error_option`: one of the `mcplite.json.*` options (see
 #'   [mcplite-results]) is invalid. Raised wherever the options are read:
 #'   [mcp_server()], [mcp_session()], [tool_result()].
@@ -44,7 +47,7 @@
 #' receives, as described in [mcp_server()].
 #'
 #' @name mcplite_error
-#' @aliases mcplite_error_server_running mcplite_error_stdio
+#' @aliases mcplite_error_server_running mcplite_error_stdio mcplite_error_http
 #'   mcplite_error_option mcplite_error_json mcplite_error_session
 #'   mcplite_error_internal mcplite_error_client mcplite_error_tool
 #'   mcplite_error_rpc mcplite_error_timeout mcplite_error_connection

@@ -30,3 +30,7 @@ fixed_json_impl <- function(x) bridge_value(.Call(wrap__fixed_json_impl, x))
 payload_options_check_impl <- function() bridge_value(.Call(wrap__payload_options_check_impl))
 
 json_flavor_impl <- function(version) .Call(wrap__json_flavor_impl, version)
+
+engine_serve_http <- function(spec, version, instructions, opts) {
+  bridge_value(.Call(wrap__engine_serve_http, spec, version, instructions, opts))
+}

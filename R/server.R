@@ -1,16 +1,38 @@
-#' Run an MCP server for R tools over stdio
+#' Run an MCP server for R tools over stdio or HTTP
 #'
-#' `mcp_server()` serves one or more tools to a Model Context Protocol client
-#' over standard input and output. It blocks until the client closes standard
-#' input, answering every request it has received, and then returns
-#' `invisible(NULL)`, so a script that ends with `mcp_server()` exits with
-#' status 0.
+#' `mcp_server()` serves one or more tools to a Model Context Protocol client.
+#' By default it speaks over standard input and output: it blocks until the
+#' client closes standard input, answering every request it has received, and
+#' then returns `invisible(NULL)`, so a script that ends with `mcp_server()`
+#' exits with status 0. With `transport = "http"` (or the environment variable
+#' `MCPLITE_TRANSPORT=http`) it serves the Streamable HTTP transport instead;
+#' see "Serve over HTTP" below.
 #'
 #' @param tools One tool made by [tool()] (or a compatible `ellmer::tool()`
 #'   object), or a list of them. List names are ignored; tools are listed in
 #'   the order given. An empty list serves no tools.
 #' @param instructions `NULL` or a single string that clients may show to the
 #'   model as guidance on how to use the server.
+#' @param transport `"stdio"` or `"http"`. `NULL` (the default) reads the
+#'   environment variable `MCPLITE_TRANSPORT`, and uses `"stdio"` when it is
+#'   unset.
+#' @param host Address to listen on over HTTP. `NULL` reads `MCPLITE_HOST`,
+#'   else `"127.0.0.1"` (this machine only).
+#' @param port Port to listen on over HTTP, a whole number from 0 to 65535 (0
+#'   picks a free port, shown in the start-up line). `NULL` reads
+#'   `MCPLITE_PORT`, else 8080.
+#' @param path Path of the MCP endpoint over HTTP, starting with `/`.
+#' @param token `NULL` or a bearer token every HTTP request to the endpoint
+#'   must carry (`Authorization: Bearer <token>`). `NULL` reads
+#'   `MCPLITE_TOKEN`; unset or empty means no token.
+#' @param allowed_origins `NULL` or a character vector of extra browser
+#'   origins (`"https://app.example.com"`) allowed to call the server;
+#'   loopback origins (`http://localhost:*`) are always allowed.
+#' @param allowed_hosts `NULL` or a character vector of extra `Host` header
+#'   values (names a proxy or client uses to reach the server) accepted when
+#'   the server listens on a loopback address.
+#' @param allow_public `TRUE` to listen on a non-loopback address without a
+#'   token. Off by default: anyone who can reach the port could run the tools.
 #'
 #' @section Run a server:
 #' Put everything in a script that defines (or sources) the tools and ends with
@@ -47,9 +69,43 @@
 #' anything. Tool arguments arrive as values parsed from JSON and are never
 #' evaluated as R code; request metadata (`_meta`) never reaches tools.
 #'
+#' @section Serve over HTTP:
+#' `mcp_server(tools, transport = "http")` serves the Streamable HTTP
+#' transport at `http://<host>:<port><path>` (by default
+#' `http://127.0.0.1:8080/mcp`) and prints that URL as one line on standard
+#' error. The same script serves stdio or HTTP depending on the environment:
+#' `MCPLITE_TRANSPORT=http MCPLITE_PORT=9000 MCPLITE_TOKEN=... Rscript
+#' server.R`. Arguments given in the call take precedence over the
+#' environment variables.
+#'
+#' The server blocks until it receives SIGINT (Ctrl+C) or SIGTERM. It then
+#' stops accepting connections, lets requests in progress finish (at most 10
+#' seconds), and returns `invisible(NULL)`, so the script exits with status 0.
+#'
+#' Both protocol eras share the endpoint: modern (2026-07-28) clients send
+#' one self-contained POST per request; legacy (2025) clients start a session
+#' with `initialize` and carry its `MCP-Session-Id` (at most 1000 sessions;
+#' a session unused for an hour ends). `GET /health` answers
+#' `{"status":"ok","name":...,"version":...,"tools":<count>}` for load
+#' balancers, without a token. Requests that run no tool (`initialize`,
+#' `ping`, `server/discover`, `tools/list`) are answered by background
+#' threads at once; tool calls run in this R process one at a time, in the
+#' order they arrive, so a long tool delays other tool calls but not the
+#' listing. Tool output printed with `cat()` or `message()` goes to the
+#' console as usual.
+#'
+#' Security defaults: the server listens on 127.0.0.1 only, accepts only
+#' loopback `Host` names there (against DNS rebinding) and only loopback or
+#' listed browser `Origin`s (403 otherwise). Set a `token` before listening
+#' on another address (`host = "0.0.0.0"`): without one `mcp_server()`
+#' refuses, unless `allow_public = TRUE`. Request bodies are limited to 16
+#' MB (413), request headers to 16 kB, and a client must send its headers
+#' within 10 seconds.
+#'
 #' @section Server scope:
-#' mcplite serves tools only, over stdio only. It does not implement JSON-RPC
-#' batches, HTTP transports, sessions, prompts, resource listing or reading,
+#' mcplite serves tools only, over stdio or Streamable HTTP (JSON responses,
+#' no server-sent event streams). It does not implement JSON-RPC
+#' batches, prompts, resource listing or reading,
 #' subscriptions, cancellation, sampling, elicitation, roots, Tasks, MCP Apps,
 #' progress notifications, or requests initiated by the server. Embedded
 #' resource blocks are self-contained, and resource links only carry a URI.
@@ -75,7 +131,8 @@
 #'   public cache hints (`ttlMs` 300000). Modern `ping` is not supported;
 #'   legacy clients keep `ping`.
 #'
-#' @return `invisible(NULL)`, once standard input is closed.
+#' @return `invisible(NULL)`, once standard input is closed (stdio) or the
+#'   server was stopped by a signal (HTTP).
 #' @seealso [tool()], [tool_result()], [mcp_session()] and [mcp_handle()] to
 #'   test a server without starting a process.
 #' @export
@@ -92,15 +149,27 @@
 #'   )
 #'   mcp_server(list(add_numbers))
 #' }
-mcp_server <- function(tools, instructions = NULL) {
+mcp_server <- function(tools, instructions = NULL, transport = NULL, host = NULL, port = NULL,
+                       path = "/mcp", token = NULL, allowed_origins = NULL, allowed_hosts = NULL,
+                       allow_public = FALSE) {
   if (missing(tools)) {
     abort("`tools` is required: supply a tool made by `tool()` or a list of tools.")
+  }
+  transport <- server_transport(transport)
+  http <- if (identical(transport, "http")) {
+    http_options(host, port, path, token, allowed_origins, allowed_hosts, allow_public)
   }
   restore_locale <- use_utf8_ctype()
   on.exit(restore_locale(), add = TRUE)
   check_instructions(instructions)
   spec <- server_spec(tools)
   check_payload_options()
+  if (!is.null(http)) {
+    old <- serving_options()
+    on.exit(options(old), add = TRUE)
+    engine_serve_http(spec, server_version(), instructions, http)
+    return(invisible(NULL))
+  }
   if (interactive() && isatty(stdin())) {
     abort(
       "`mcp_server()` blocks the console and talks to an MCP client over stdin and stdout, ",
@@ -329,4 +398,70 @@ serving_options <- function() {
     warn <- 1
   }
   options(warn = warn, show.error.messages = FALSE)
+}
+
+# The transport: the argument, else MCPLITE_TRANSPORT, else "stdio".
+server_transport <- function(transport) {
+  from_env <- is.null(transport)
+  if (from_env) {
+    transport <- Sys.getenv("MCPLITE_TRANSPORT", "")
+    if (!nzchar(transport)) {
+      return("stdio")
+    }
+  }
+  if (!is_scalar_string(transport) || !transport %in% c("stdio", "http")) {
+    what <- if (from_env) "The environment variable `MCPLITE_TRANSPORT`" else "`transport`"
+    abort(what, " must be \"stdio\" or \"http\", not ", describe(transport), ".")
+  }
+  transport
+}
+
+# Check the HTTP arguments (with their environment variables) and make the
+# list the bridge reads (rust/mcplite-r/src/lib.rs, http_options()).
+http_options <- function(host, port, path, token, allowed_origins, allowed_hosts, allow_public) {
+  env <- function(name) {
+    v <- Sys.getenv(name, "")
+    if (nzchar(v)) v else NULL
+  }
+  host_arg <- if (is.null(host) && !is.null(env("MCPLITE_HOST"))) "The environment variable `MCPLITE_HOST`" else "`host`"
+  host <- host %||% env("MCPLITE_HOST") %||% "127.0.0.1"
+  if (!is_scalar_string(host) || !nzchar(host)) {
+    abort(host_arg, " must be a non-empty string such as \"127.0.0.1\", not ", describe(host), ".")
+  }
+  port_arg <- "`port`"
+  if (is.null(port) && !is.null(env("MCPLITE_PORT"))) {
+    port_arg <- "The environment variable `MCPLITE_PORT`"
+    raw <- env("MCPLITE_PORT")
+    port <- suppressWarnings(as.numeric(raw))
+    if (is.na(port)) port <- raw
+  }
+  port <- port %||% 8080L
+  if (!is.numeric(port) || length(port) != 1L || is.na(port) || port != round(port) ||
+    port < 0 || port > 65535) {
+    abort(port_arg, " must be a whole number from 0 to 65535, not ", describe(port), ".")
+  }
+  if (!is_scalar_string(path) || !startsWith(path, "/") || identical(path, "/health")) {
+    abort("`path` must be a string starting with \"/\" (and not \"/health\"), not ", describe(path), ".")
+  }
+  token_arg <- if (is.null(token) && !is.null(env("MCPLITE_TOKEN"))) "The environment variable `MCPLITE_TOKEN`" else "`token`"
+  token <- token %||% env("MCPLITE_TOKEN")
+  if (!is.null(token) && (!is_scalar_string(token) || !nzchar(token) || grepl("[^!-~]", token))) {
+    abort(token_arg, " must be NULL or a non-empty string of visible ASCII characters, not ",
+      describe(token), ".")
+  }
+  for (arg in c("allowed_origins", "allowed_hosts")) {
+    v <- get(arg)
+    if (!is.null(v) && (!is.character(v) || anyNA(v))) {
+      abort("`", arg, "` must be NULL or a character vector without NA, not ", describe(v), ".")
+    }
+  }
+  if (!isTRUE(allow_public) && !isFALSE(allow_public)) {
+    abort("`allow_public` must be TRUE or FALSE, not ", describe(allow_public), ".")
+  }
+  list(
+    host = host, port = as.numeric(port), path = path, token = token,
+    allowed_origins = allowed_origins, allowed_hosts = allowed_hosts,
+    allow_public = allow_public, max_body = 16 * 1024^2, max_sessions = 1000,
+    session_idle = 3600, drain_timeout = 10
+  )
 }

@@ -252,3 +252,41 @@ test_that("printing shows the JSON and the claude mcp add line", {
   expect_true(grepl(".cursor/mcp.json", text, fixed = TRUE))
   expect_true(startsWith(cfg$claude_code, "claude mcp add --transport stdio "))
 })
+
+test_that("mcp_client_config(url = ) writes HTTP entries for each client", {
+  url <- "http://127.0.0.1:8080/mcp"
+  code <- mcp_client_config(url = url, name = "r-tools", client = "claude_code", token = "tok-1")
+  entry <- jsonlite::fromJSON(code$json, simplifyVector = FALSE)$mcpServers$`r-tools`
+  expect_identical(entry, list(type = "http", url = url, headers = list(Authorization = "Bearer tok-1")))
+  expect_identical(
+    code$claude_code,
+    "claude mcp add --transport http r-tools http://127.0.0.1:8080/mcp --header 'Authorization: Bearer tok-1'"
+  )
+
+  cursor <- mcp_client_config(url = url, name = "r-tools", client = "cursor")
+  entry <- jsonlite::fromJSON(cursor$json, simplifyVector = FALSE)$mcpServers$`r-tools`
+  expect_identical(entry, list(url = url))
+
+  desktop <- mcp_client_config(url = "http://tools.example:8080/mcp", client = "claude_desktop", token = "tok-1")
+  entry <- jsonlite::fromJSON(desktop$json, simplifyVector = FALSE)$mcpServers$mcplite
+  expect_identical(entry$command, "npx")
+  expect_identical(unlist(entry$args), c(
+    "-y", "mcp-remote", "http://tools.example:8080/mcp", "--allow-http",
+    "--header", "Authorization:${MCPLITE_AUTH_HEADER}"
+  ))
+  expect_identical(entry$env, list(MCPLITE_AUTH_HEADER = "Bearer tok-1"))
+  local <- mcp_client_config(url = url, client = "claude_desktop")
+  expect_identical(unlist(jsonlite::fromJSON(local$json, simplifyVector = FALSE)$mcpServers$mcplite$args),
+    c("-y", "mcp-remote", url))
+  expect_output(print(code), "claude mcp add --transport http")
+})
+
+test_that("mcp_client_config(url = ) checks its arguments", {
+  expect_error(mcp_client_config(url = "ftp://x"), "`url` must be a single http:// or https:// URL", class = "mcplite_error")
+  expect_error(mcp_client_config(url = c("http://a", "http://b")), "`url`", class = "mcplite_error")
+  expect_error(mcp_client_config(url = "http://a/mcp", token = "a b"), "`token` must be NULL or", class = "mcplite_error")
+  script <- tempfile(fileext = ".R")
+  writeLines("mcplite::mcp_server(list())", script)
+  expect_error(mcp_client_config(script, url = "http://a/mcp"), "either `script`.*or `url`", class = "mcplite_error")
+  expect_error(mcp_client_config(script, token = "t"), "`token` is only used with `url`", class = "mcplite_error")
+})

@@ -113,6 +113,34 @@ test_that("SDK servers over Streamable HTTP, both eras, progress and cancellatio
   }
 })
 
+test_that("mcplite's own server over Streamable HTTP: both eras, a bearer token", {
+  script <- normalizePath(test_path("..", "clients", "servers", "everything.R"))
+  port <- free_port()
+  proc <- start_http_server(
+    file.path(R.home("bin"), "Rscript"), c("--vanilla", script), port,
+    c(MCPLITE_TRANSPORT = "http", MCPLITE_PORT = as.character(port), MCPLITE_TOKEN = "t0k3n",
+      R_LIBS = paste(.libPaths(), collapse = ":"))
+  )
+  on.exit(proc$kill())
+  err <- tryCatch(mcp_connect(url = url_of(port), name = "own"), error = function(e) e)
+  expect_s3_class(err, "mcplite_error_connection")
+  expect_identical(err$status, 401L)
+  withr::local_envvar(MCPLITE_TEST_TOKEN = "t0k3n")
+  for (era in c("auto", "2025-06-18")) {
+    conn <- mcp_connect(url = url_of(port), name = "own", protocol = era,
+                        headers = c(Authorization = "Bearer ${MCPLITE_TEST_TOKEN}"))
+    expect_identical(mcp_server_info(conn)$protocol_version, if (era == "auto") "2026-07-28" else era)
+    expect_identical(mcp_server_info(conn)$server$name, "mcplite")
+    expect_true("all_content" %in% names(mcp_list_tools(conn)))
+    expect_identical(mcp_call(conn, "stats", list(values = c(1, 2, 3)))$structured_content$n, 3L)
+    expect_error(mcp_call(conn, "fail", list(message = "no")), class = "mcplite_error_tool")
+    expect_error(mcp_call(conn, "nope"), class = "mcplite_error_rpc")
+    types <- vapply(mcp_call(conn, "all_content")$content, function(b) b$type, character(1))
+    expect_identical(types, c("text", "image", "audio", "resource_link", "resource", "resource"))
+    mcp_close(conn)
+  }
+})
+
 test_that("server-everything over Streamable HTTP", {
   node <- Sys.which("node")
   index <- test_path("..", "clients", "node", "node_modules", "@modelcontextprotocol", "server-everything",

@@ -392,7 +392,7 @@ test_that("undocumented functions keep their signature; unusable ones are skippe
   expect_identical(d$properties$n[c("type", "default")], list(type = "integer", default = 2L))
   expect_identical(unlist(d$properties$label$enum), c("a", "b"))
   res <- call_tool(mcp_session(tl), "documented", list(n = 3L, label = "b"))
-  expect_identical(res$content[[1]]$text, direct_text(mcplitefixture::documented(3L, "b")))
+  expect_identical(res$content[[1]]$text, direct_text(getExportedValue("mcplitefixture", "documented")(3L, "b")))
 })
 
 test_that("a help page that cannot be rendered, or a damaged help database, never breaks the catalogue", {

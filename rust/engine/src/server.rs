@@ -222,7 +222,7 @@ struct Outcome {
     end: SpanEnd,
 }
 
-fn error_line(id: Option<&str>, code: i64, message: &str, detail: Option<&str>) -> Vec<u8> {
+pub(crate) fn error_line(id: Option<&str>, code: i64, message: &str, detail: Option<&str>) -> Vec<u8> {
     let mut out = Vec::with_capacity(96);
     out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
     out.extend_from_slice(id.unwrap_or("null").as_bytes());
@@ -235,6 +235,15 @@ fn error_line(id: Option<&str>, code: i64, message: &str, detail: Option<&str>) 
     }
     out.extend_from_slice(b"}}");
     out
+}
+
+/// Add `error.data` (JSON text) to a line made by [`error_line`]: inserted
+/// before the closing `}}`.
+pub(crate) fn add_error_data(line: &mut Vec<u8>, data: &[u8]) {
+    line.truncate(line.len() - 2);
+    line.extend_from_slice(b",\"data\":");
+    line.extend_from_slice(data);
+    line.extend_from_slice(b"}}");
 }
 
 fn standard_message(code: i64) -> &'static str {
@@ -408,11 +417,7 @@ impl Server {
                 let id = msg.id.as_deref();
                 let mut line = error_line(id, e.code, standard_message(e.code), e.detail);
                 if let Some(data) = e.data {
-                    // Insert `,"data":…` before the closing `}}`.
-                    line.truncate(line.len() - 2);
-                    line.extend_from_slice(b",\"data\":");
-                    line.extend_from_slice(&data);
-                    line.extend_from_slice(b"}}");
+                    add_error_data(&mut line, &data);
                 }
                 Outcome {
                     line: Some(line),

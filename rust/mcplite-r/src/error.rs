@@ -26,6 +26,9 @@ pub enum Kind {
     ServerRunning,
     /// Standard input/output could not be set up for serving.
     Stdio,
+    /// The HTTP server cannot start (address in use, a public address
+    /// without a token, ...).
+    Http,
     /// One of the `mcplite.json.*` options is invalid.
     Option,
     /// An R value cannot be converted to JSON, or an argument of the
@@ -47,6 +50,7 @@ impl Kind {
         match self {
             Kind::ServerRunning => "server_running",
             Kind::Stdio => "stdio",
+            Kind::Http => "http",
             Kind::Option => "option",
             Kind::Json => "json",
             Kind::Session => "session",

@@ -4,7 +4,7 @@
 //! Modules: `rapi` (the one layer over R's C API), `error` (the one error
 //! type and its conversion for R), `host` (the engine's `Host`: tool calls)
 //! with `decode` (JSON -> R arguments) and `result` (return value -> tool
-//! result), `encode` (R -> JSON), `stdio` (file descriptors while serving),
+//! result), `encode` (R -> JSON), `stdio` (file descriptors while serving), `http` (serving over HTTP),
 //! `trace_env` (trace context for tools). This file holds the entry points
 //! of the server and of in-process sessions.
 
@@ -13,6 +13,9 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use extendr_api::prelude::*;
+use std::time::Duration;
+
+use mcplite_engine::transport::http::HttpOptions;
 use mcplite_engine::transport::{serve, ServeOptions};
 use mcplite_engine::{LegacyState, Server, ServerInfo};
 
@@ -21,6 +24,7 @@ mod decode;
 pub mod encode;
 mod error;
 mod host;
+mod http;
 mod rapi;
 mod result;
 mod stdio;
@@ -73,6 +77,64 @@ fn engine_serve(spec: Robj, version: &str, instructions: Robj) -> Robj {
     to_r(res.map_err(|e| e.context("The server could not run: ")))
 }
 
+/// Serve over Streamable HTTP until SIGINT or SIGTERM. `opts` is a named
+/// list made by R's `http_options()` (R/server.R). Returns why serving
+/// ended ("interrupt" or "sigterm").
+/// @noRd
+#[extendr]
+fn engine_serve_http(spec: Robj, version: &str, instructions: Robj, opts: List) -> Robj {
+    if SERVING.swap(true, Ordering::SeqCst) {
+        return Error::new(Kind::ServerRunning, error::SERVER_RUNNING).into_r();
+    }
+    let res = (|| -> error::Result<String> {
+        let opts = http_options(&opts)?;
+        let mut host = make_host(&spec)?;
+        let mut server = Server::new(server_info(version, instructions), &mut host);
+        server.set_recorder(trace_env::recorder_from_process_env());
+        http::serve(server, &mut host, opts)
+    })();
+    SERVING.store(false, Ordering::SeqCst);
+    to_r(res.map_err(|e| e.context("The server could not run: ")))
+}
+
+/// The engine's HTTP options from the list R checked.
+fn http_options(l: &List) -> error::Result<HttpOptions> {
+    let m: std::collections::HashMap<&str, Robj> = l.iter().collect();
+    let bad = |k: &str| Error::new(Kind::Internal, format!("HTTP option `{k}` is missing or malformed"));
+    let string = |k: &str| m.get(k).and_then(|r| r.as_str()).map(String::from).ok_or_else(|| bad(k));
+    let num = |k: &str| m.get(k).and_then(|r| r.as_real()).ok_or_else(|| bad(k));
+    let strings = |k: &str| -> error::Result<Vec<String>> {
+        let r = m.get(k).ok_or_else(|| bad(k))?;
+        if r.is_null() {
+            return Ok(Vec::new());
+        }
+        r.as_str_vector().map(|v| v.into_iter().map(String::from).collect()).ok_or_else(|| bad(k))
+    };
+    let token = match m.get("token") {
+        Some(r) if r.is_null() => None,
+        Some(r) => Some(r.as_str().map(String::from).ok_or_else(|| bad("token"))?),
+        None => return Err(bad("token")),
+    };
+    let secs = |k: &str| num(k).map(Duration::from_secs_f64);
+    Ok(HttpOptions {
+        host: string("host")?,
+        port: num("port")? as u16,
+        path: string("path")?,
+        token,
+        allowed_origins: strings("allowed_origins")?,
+        allowed_hosts: strings("allowed_hosts")?,
+        allow_public_without_token: m
+            .get("allow_public")
+            .and_then(|r| r.as_bool())
+            .ok_or_else(|| bad("allow_public"))?,
+        max_body: num("max_body")? as usize,
+        max_sessions: num("max_sessions")? as usize,
+        session_idle: secs("session_idle")?,
+        drain_timeout: secs("drain_timeout")?,
+        ..HttpOptions::default()
+    })
+}
+
 /// An in-process session: a prepared server, its host and its legacy
 /// session state.
 struct Session {
@@ -121,6 +183,7 @@ extendr_module! {
     use encode;
     use client;
     fn engine_serve;
+    fn engine_serve_http;
     fn engine_session_new;
     fn engine_session_handle;
 }

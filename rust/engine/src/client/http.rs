@@ -180,10 +180,17 @@ impl Post {
         }
     }
 
-    /// An error status: a JSON-RPC error in the body is delivered as such.
+    /// An error status: a JSON-RPC error in the body is delivered as such
+    /// (a modern server answers protocol errors with 400 or 404 and one),
+    /// except for 401 and 403: authorization failures stay HTTP failures.
     fn error_status(&self, status: u16, body: &[u8]) -> Event {
-        if let Ok(Value::Object(mut m)) = serde_json::from_slice::<Value>(body) {
-            if m.get("error").is_some_and(Value::is_object) && m.get("result").is_none() {
+        let parsed = serde_json::from_slice::<Value>(body).ok();
+        if let Some(Value::Object(mut m)) = parsed.clone() {
+            if status != 401
+                && status != 403
+                && m.get("error").is_some_and(Value::is_object)
+                && m.get("result").is_none()
+            {
                 if m.get("id").is_none_or(Value::is_null) {
                     if let Some(id) = self.id {
                         m.insert("id".into(), Value::from(id));
@@ -195,9 +202,18 @@ impl Post {
         }
         let text = String::from_utf8_lossy(body);
         let text = text.trim();
+        let said = parsed
+            .as_ref()
+            .and_then(|v| v.get("error"))
+            .and_then(|e| e.get("message"))
+            .and_then(Value::as_str)
+            .map(|m| format!(" (the server says: {m})"))
+            .unwrap_or_default();
         let message = match status {
-            401 => "unauthorized: the server wants credentials (set an Authorization header in `headers`)".into(),
-            403 => "forbidden: the credentials were refused".into(),
+            401 => {
+                format!("unauthorized: the server wants credentials (set an Authorization header in `headers`){said}")
+            }
+            403 => format!("forbidden: the credentials were refused{said}"),
             404 => "not found: is the URL the server's MCP endpoint?".into(),
             405 => "method not allowed: the URL does not accept MCP requests by POST".into(),
             _ => match text.is_empty() {

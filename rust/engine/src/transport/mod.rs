@@ -7,6 +7,8 @@
 //!   between them.
 //! * [`stdio`]: the serve loop: a line from the reader, the dispatcher's
 //!   [`crate::server::Reply`], the response line written.
+//! * [`http`]: the Streamable HTTP transport (hyper on a small tokio
+//!   runtime; tool calls handed to the serving thread).
 //! * `sys`: the platform-specific pieces (readiness of the stream, C stdio
 //!   flushing), Unix today.
 //!
@@ -14,6 +16,7 @@
 //! another transport drives it the same way [`serve`] does.
 
 pub mod framer;
+pub mod http;
 pub mod reader;
 pub mod stdio;
 mod sys;

@@ -1,0 +1,851 @@
+//! The Streamable HTTP transport: one MCP endpoint (POST), both protocol
+//! eras, on the same dispatcher as stdio ([`Server::handle_parsed`]).
+//!
+//! HTTP is parsed by hyper 1 (HTTP/1.1, the most widely used Rust HTTP
+//! implementation) on a small tokio runtime whose threads block every
+//! signal. hyper enforces the header-size limit and the header read timeout
+//! (slow clients), a semaphore bounds concurrent connections, and
+//! hyper-util's graceful shutdown drains open connections on stop.
+//!
+//! # Who runs what
+//!
+//! Requests that need no tool (`initialize`, `ping`, `server/discover`,
+//! `tools/list`, notifications) are answered on the HTTP threads, so they
+//! never wait behind a running tool. `tools/call` requests go over a channel
+//! to the thread that called [`HttpServer::run`] (R's main thread in
+//! production), which runs them one at a time in arrival order. A queued
+//! call whose client has gone away is skipped.
+//!
+//! # Eras on one endpoint
+//!
+//! A request is modern when its body claims a version in `params._meta`
+//! (RULES M1.1) or its `MCP-Protocol-Version` header names the modern
+//! version. Modern requests need the mirrored headers (`MCP-Protocol-Version`
+//! equal to the body's claim, `Mcp-Method` equal to `method`, `Mcp-Name`
+//! equal to the tool name of `tools/call`, plain or `=?base64?…?=`): a
+//! missing or different one is `400` with `-32020`. `Mcp-Session-Id` and
+//! `Last-Event-ID` are ignored on modern requests. An unknown
+//! `MCP-Protocol-Version` is `400` with the unsupported-version error
+//! listing the supported versions; an unknown method is `404` with `-32601`.
+//!
+//! Legacy requests (2025-03-26 … 2025-11-25; an absent
+//! `MCP-Protocol-Version` means 2025-03-26) use sessions: `initialize`
+//! without a session id mints one (32 random hex characters) and returns it
+//! in `MCP-Session-Id`; every later request must carry it (`400` without,
+//! `404` when unknown, ended or expired); `DELETE` with it ends the session.
+//! Sessions are bounded in number (the least recently used is dropped when
+//! full) and expire when idle. `GET` is `405`: this server never pushes.
+//!
+//! # Security
+//!
+//! `Host` must be a loopback name or the bound address when bound to
+//! loopback (DNS rebinding), or one of the configured hosts; an `Origin`
+//! that is present must be a loopback origin or a configured one (`403`
+//! otherwise). With a token, every request to the endpoint needs
+//! `Authorization: Bearer <token>` (compared in constant time; `401` with
+//! `WWW-Authenticate: Bearer` otherwise); `GET /health` stays open. Binding
+//! a non-loopback address without a token is refused unless
+//! [`HttpOptions::allow_public_without_token`] is set. Bodies over
+//! [`HttpOptions::max_body`] are `413` (a declared length is refused before
+//! reading), a wrong `Content-Type` `415`, an `Accept` without
+//! `application/json` `406`, invalid JSON `400` with `-32700`.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::io;
+use std::net::{IpAddr, SocketAddr, TcpListener as StdListener, ToSocketAddrs};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use bytes::Bytes;
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming as HyperBody;
+use hyper::header::{HeaderMap, HeaderValue};
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use serde_json::{Map, Value};
+use subtle::ConstantTimeEq;
+
+use crate::host::{CallContext, Host, ToolFailure, ToolResult, ToolSpec};
+use crate::json::write_str;
+use crate::message::{parse_line, Incoming, Message};
+use crate::projection;
+use crate::server::{
+    add_error_data, error_line, LegacyState, Server, METHOD_NOT_FOUND, PARSE_ERROR, UNSUPPORTED_VERSION,
+};
+use crate::version::{self, Era, Version};
+
+/// JSON-RPC code of a header that is missing or does not match the body
+/// (`HeaderMismatch`, 2026-07-28 Streamable HTTP).
+pub const HEADER_MISMATCH: i64 = -32020;
+const INVALID_REQUEST: i64 = -32600;
+/// The legacy version a request without `MCP-Protocol-Version` is taken to
+/// speak (the header did not exist before 2025-06-18).
+const HEADERLESS_LEGACY: &str = "2025-03-26";
+
+/// Settings of the HTTP transport.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// Address or name to bind (`127.0.0.1` by default).
+    pub host: String,
+    /// Port; 0 picks a free one (see [`HttpServer::local_addr`]).
+    pub port: u16,
+    /// Path of the MCP endpoint (`/mcp`).
+    pub path: String,
+    /// Bearer token every MCP request must carry, if set.
+    pub token: Option<String>,
+    /// Origins allowed besides loopback ones (`scheme://host[:port]`).
+    pub allowed_origins: Vec<String>,
+    /// `Host` values allowed besides loopback names and the bound address.
+    pub allowed_hosts: Vec<String>,
+    /// Permit a non-loopback bind without a token.
+    pub allow_public_without_token: bool,
+    /// Largest request body in bytes.
+    pub max_body: usize,
+    /// Largest request head (request line and headers) in bytes; at least
+    /// 8192.
+    pub max_header_bytes: usize,
+    /// A client must send its whole request head within this time.
+    pub header_timeout: Duration,
+    /// Connections served at once; more wait to be accepted.
+    pub max_connections: usize,
+    /// Legacy sessions kept at once.
+    pub max_sessions: usize,
+    /// A legacy session unused this long is ended.
+    pub session_idle: Duration,
+    /// On stop, how long open connections and queued calls may finish.
+    pub drain_timeout: Duration,
+    /// HTTP worker threads.
+    pub threads: usize,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        HttpOptions {
+            host: "127.0.0.1".into(),
+            port: 8080,
+            path: "/mcp".into(),
+            token: None,
+            allowed_origins: Vec::new(),
+            allowed_hosts: Vec::new(),
+            allow_public_without_token: false,
+            max_body: 16 << 20,
+            max_header_bytes: 16 << 10,
+            header_timeout: Duration::from_secs(10),
+            max_connections: 256,
+            max_sessions: 1000,
+            session_idle: Duration::from_secs(3600),
+            drain_timeout: Duration::from_secs(10),
+            threads: 2,
+        }
+    }
+}
+
+/// Why binding failed, or serving ended.
+#[derive(Debug)]
+pub enum HttpError {
+    /// The options are not acceptable (message says why).
+    Config(String),
+    /// The address cannot be bound or the runtime cannot start.
+    Io(io::Error),
+}
+
+impl std::fmt::Display for HttpError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HttpError::Config(m) => f.write_str(m),
+            HttpError::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+/// A tool call handed to the serving thread.
+struct Job {
+    incoming: Incoming,
+    session: LegacyState,
+    reply: tokio::sync::oneshot::Sender<Answer>,
+}
+
+/// The dispatcher's answer, detached from its span.
+struct Answer {
+    line: Option<Vec<u8>>,
+    code: Option<i64>,
+}
+
+struct SessionEntry {
+    state: LegacyState,
+    used: Instant,
+}
+
+struct Shared {
+    server: Arc<Server>,
+    path: String,
+    token: Option<Vec<u8>>,
+    allowed_origins: Vec<String>,
+    /// Lower-cased `Host` values accepted; `None`: any.
+    allowed_hosts: Option<Vec<String>>,
+    max_body: usize,
+    max_sessions: usize,
+    session_idle: Duration,
+    sessions: Mutex<HashMap<String, SessionEntry>>,
+    jobs: Sender<Job>,
+}
+
+/// A bound HTTP server. [`HttpServer::run`] serves tool calls on the calling
+/// thread until told to stop.
+pub struct HttpServer {
+    shared: Arc<Shared>,
+    jobs: Receiver<Job>,
+    runtime: tokio::runtime::Runtime,
+    local_addr: SocketAddr,
+    stop: tokio::sync::watch::Sender<bool>,
+    drained: Receiver<()>,
+    drain_timeout: Duration,
+}
+
+fn is_loopback_name(h: &str) -> bool {
+    matches!(h, "localhost" | "127.0.0.1" | "[::1]" | "::1") || h.ends_with(".localhost")
+}
+
+/// `host[:port]` without the port (IPv6 literals keep their brackets).
+fn strip_port(h: &str) -> &str {
+    if let Some(end) = h.strip_prefix('[').and_then(|r| r.find(']')) {
+        return &h[..end + 2];
+    }
+    match h.rsplit_once(':') {
+        Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) => name,
+        _ => h,
+    }
+}
+
+impl HttpServer {
+    /// Check the options, bind the address and start accepting on
+    /// background threads (which block every signal).
+    pub fn bind(server: Arc<Server>, opts: HttpOptions) -> Result<HttpServer, HttpError> {
+        if !opts.path.starts_with('/') || opts.path == "/health" {
+            return Err(HttpError::Config(format!(
+                "the endpoint path must start with \"/\" and not be \"/health\", not \"{}\"",
+                opts.path
+            )));
+        }
+        let addr = (opts.host.as_str(), opts.port)
+            .to_socket_addrs()
+            .map_err(|e| HttpError::Config(format!("cannot resolve host \"{}\": {e}", opts.host)))?
+            .next()
+            .ok_or_else(|| HttpError::Config(format!("host \"{}\" has no address", opts.host)))?;
+        let loopback = addr.ip().is_loopback();
+        if !loopback && opts.token.is_none() && !opts.allow_public_without_token {
+            return Err(HttpError::Config(format!(
+                "refusing to serve on {} (not a loopback address) without a token: set a token, \
+                 or opt out explicitly",
+                addr.ip()
+            )));
+        }
+        let listener = StdListener::bind(addr).map_err(HttpError::Io)?;
+        listener.set_nonblocking(true).map_err(HttpError::Io)?;
+        let local_addr = listener.local_addr().map_err(HttpError::Io)?;
+        let allowed_hosts = if loopback || !opts.allowed_hosts.is_empty() {
+            let mut hosts: Vec<String> = opts.allowed_hosts.iter().map(|h| h.to_ascii_lowercase()).collect();
+            hosts.push(opts.host.to_ascii_lowercase());
+            hosts.push(match local_addr.ip() {
+                IpAddr::V6(ip) => format!("[{ip}]"),
+                ip @ IpAddr::V4(_) => ip.to_string(),
+            });
+            Some(hosts)
+        } else {
+            None
+        };
+        let (jobs_tx, jobs_rx) = crossbeam_channel::unbounded();
+        let shared = Arc::new(Shared {
+            server,
+            path: opts.path.clone(),
+            token: opts.token.as_ref().map(|t| t.as_bytes().to_vec()),
+            allowed_origins: opts.allowed_origins.iter().map(|o| o.trim_end_matches('/').to_string()).collect(),
+            allowed_hosts,
+            max_body: opts.max_body,
+            max_sessions: opts.max_sessions.max(1),
+            session_idle: opts.session_idle,
+            sessions: Mutex::new(HashMap::new()),
+            jobs: jobs_tx,
+        });
+        let runtime = with_signals_blocked(|| {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(opts.threads.max(1))
+                .thread_name("mcplite-http")
+                .enable_all()
+                .build()
+        })
+        .map_err(HttpError::Io)?;
+        let listener = {
+            let _g = runtime.enter();
+            tokio::net::TcpListener::from_std(listener).map_err(HttpError::Io)?
+        };
+        let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+        let (drained_tx, drained_rx) = crossbeam_channel::bounded(1);
+        runtime.spawn(accept_loop(listener, shared.clone(), opts.clone(), stop_rx, drained_tx));
+        Ok(HttpServer {
+            shared,
+            jobs: jobs_rx,
+            runtime,
+            local_addr,
+            stop: stop_tx,
+            drained: drained_rx,
+            drain_timeout: opts.drain_timeout,
+        })
+    }
+
+    /// The bound address (with the port picked when 0 was asked for).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// Run tool calls on this thread, one at a time in arrival order, until
+    /// `should_stop` (polled every `poll` while idle and between calls)
+    /// says so. Then stop accepting, let open connections and queued calls
+    /// finish for at most the drain timeout, and shut the threads down.
+    pub fn run(self, host: &mut dyn Host, poll: Duration, should_stop: &mut dyn FnMut(&mut dyn Host) -> bool) {
+        let mut stopping: Option<Instant> = None;
+        loop {
+            if stopping.is_none() && should_stop(host) {
+                stopping = Some(Instant::now());
+                let _ = self.stop.send(true);
+            }
+            if let Some(t) = stopping {
+                let drained = !self.drained.is_empty();
+                if (drained && self.jobs.is_empty()) || t.elapsed() >= self.drain_timeout {
+                    break;
+                }
+            }
+            match self.jobs.recv_timeout(poll) {
+                Ok(job) => {
+                    if job.reply.is_closed() {
+                        continue;
+                    }
+                    let mut session = job.session;
+                    let mut reply = self.shared.server.handle_parsed(&mut session, job.incoming, host);
+                    let answer = Answer { line: reply.take_line(), code: reply.error_code() };
+                    let _ = job.reply.send(answer);
+                    drop(reply);
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+        }
+        self.runtime.shutdown_timeout(Duration::from_millis(500));
+    }
+}
+
+/// Run `f` (which starts threads) with every signal blocked, so the threads
+/// it starts inherit a full mask and R's handlers only run on R's thread.
+#[cfg(unix)]
+fn with_signals_blocked<T>(f: impl FnOnce() -> T) -> T {
+    // SAFETY: sigset manipulation on stack values; the mask is restored.
+    unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old);
+        let r = f();
+        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+        r
+    }
+}
+
+/// Windows has no signal masks: console control events run on a thread of
+/// their own.
+#[cfg(not(unix))]
+fn with_signals_blocked<T>(f: impl FnOnce() -> T) -> T {
+    f()
+}
+
+async fn accept_loop(
+    listener: tokio::net::TcpListener,
+    shared: Arc<Shared>,
+    opts: HttpOptions,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+    drained: Sender<()>,
+) {
+    let limit = Arc::new(tokio::sync::Semaphore::new(opts.max_connections.max(1)));
+    let graceful = GracefulShutdown::new();
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(opts.header_timeout)
+        .max_buf_size(opts.max_header_bytes.max(8192))
+        .keep_alive(true);
+    loop {
+        let permit = tokio::select! {
+            p = limit.clone().acquire_owned() => match p { Ok(p) => p, Err(_) => break },
+            _ = stop.changed() => break,
+        };
+        let (stream, _peer) = tokio::select! {
+            r = listener.accept() => match r {
+                Ok(x) => x,
+                Err(_) => {
+                    // Out of descriptors and the like: back off briefly.
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    continue;
+                }
+            },
+            _ = stop.changed() => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let sh = shared.clone();
+        let svc = hyper::service::service_fn(move |req| {
+            let sh = sh.clone();
+            async move { Ok::<_, Infallible>(handle_request(&sh, req).await) }
+        });
+        let conn = graceful.watch(builder.serve_connection(TokioIo::new(stream), svc));
+        tokio::spawn(async move {
+            let _ = conn.await;
+            drop(permit);
+        });
+    }
+    drop(listener);
+    let _ = tokio::time::timeout(opts.drain_timeout, graceful.shutdown()).await;
+    let _ = drained.send(());
+}
+
+type Resp = Response<Full<Bytes>>;
+
+fn respond(status: StatusCode, body: Vec<u8>) -> Resp {
+    let mut r = Response::new(Full::new(Bytes::from(body)));
+    *r.status_mut() = status;
+    r.headers_mut().insert(hyper::header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    r
+}
+
+fn empty(status: StatusCode) -> Resp {
+    let mut r = Response::new(Full::new(Bytes::new()));
+    *r.status_mut() = status;
+    r
+}
+
+/// A JSON-RPC error response (`id` is the raw id token, or `null`), with
+/// `error.data` (JSON text) when given.
+fn rpc_error(id: Option<&str>, code: i64, message: &str, data: Option<&[u8]>) -> Vec<u8> {
+    let mut out = error_line(id, code, message, None);
+    if let Some(d) = data {
+        add_error_data(&mut out, d);
+    }
+    out
+}
+
+fn error_resp(status: StatusCode, id: Option<&str>, code: i64, message: &str) -> Resp {
+    respond(status, rpc_error(id, code, message, None))
+}
+
+fn header<'h>(h: &'h HeaderMap, name: &str) -> Option<&'h str> {
+    h.get(name).map(|v| v.to_str().unwrap_or("\u{fffd}"))
+}
+
+/// The status for a JSON-RPC answer: 404 for an unknown method, 400 for
+/// parse, envelope and version errors, 200 otherwise (tool errors included).
+fn status_for(code: Option<i64>) -> StatusCode {
+    match code {
+        Some(METHOD_NOT_FOUND) => StatusCode::NOT_FOUND,
+        Some(PARSE_ERROR | INVALID_REQUEST | UNSUPPORTED_VERSION | HEADER_MISMATCH) => StatusCode::BAD_REQUEST,
+        _ => StatusCode::OK,
+    }
+}
+
+impl Shared {
+    fn host_allowed(&self, h: &HeaderMap) -> bool {
+        let Some(allowed) = &self.allowed_hosts else { return true };
+        let Some(host) = header(h, "host") else { return false };
+        let host = host.to_ascii_lowercase();
+        let name = strip_port(&host);
+        is_loopback_name(name) || allowed.iter().any(|a| a == &host || a == name)
+    }
+
+    fn origin_allowed(&self, h: &HeaderMap) -> bool {
+        let Some(origin) = header(h, "origin") else { return true };
+        let origin = origin.trim_end_matches('/');
+        if self.allowed_origins.iter().any(|o| o == "*" || o.eq_ignore_ascii_case(origin)) {
+            return true;
+        }
+        let rest = match origin.split_once("://") {
+            Some(("http" | "https", rest)) => rest,
+            _ => return false,
+        };
+        !rest.contains('/') && is_loopback_name(&strip_port(rest).to_ascii_lowercase())
+    }
+
+    fn token_ok(&self, h: &HeaderMap) -> bool {
+        let Some(token) = &self.token else { return true };
+        let given = h.get("authorization").map(|v| v.as_bytes()).unwrap_or_default();
+        let given = match given.get(..7) {
+            Some(p) if p.eq_ignore_ascii_case(b"bearer ") => &given[7..],
+            _ => return false,
+        };
+        bool::from(given.ct_eq(token.as_slice()))
+    }
+
+    fn health(&self) -> Resp {
+        let info = self.server.info();
+        let mut out = Vec::with_capacity(96);
+        out.extend_from_slice(b"{\"status\":\"ok\",\"name\":");
+        write_str(&mut out, &info.name);
+        out.extend_from_slice(b",\"version\":");
+        write_str(&mut out, &info.version);
+        out.extend_from_slice(format!(",\"tools\":{}}}", self.server.tools().len()).as_bytes());
+        respond(StatusCode::OK, out)
+    }
+
+    /// Answer a message that needs no tool, on this thread.
+    fn answer_here(&self, session: &mut LegacyState, incoming: Incoming) -> Answer {
+        let mut reply = self.server.handle_parsed(session, incoming, &mut NoTools);
+        Answer { line: reply.take_line(), code: reply.error_code() }
+    }
+
+    /// Queue a tool call for the serving thread and wait for its answer.
+    async fn answer_on_tool_thread(&self, session: LegacyState, incoming: Incoming) -> Option<Answer> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.jobs.send(Job { incoming, session, reply: tx }).ok()?;
+        rx.await.ok()
+    }
+
+    fn mint_session(&self, state: LegacyState) -> String {
+        let mut raw = [0u8; 16];
+        if getrandom::fill(&mut raw).is_err() {
+            // The OS random source failed: mix time and address so ids stay
+            // unique, though not secret.
+            let t = Instant::now().elapsed().as_nanos() ^ (std::ptr::addr_of!(raw) as usize as u128);
+            raw.copy_from_slice(&t.to_le_bytes());
+        }
+        let id: String = raw.iter().map(|b| format!("{b:02x}")).collect();
+        let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        let idle = self.session_idle;
+        sessions.retain(|_, e| e.used.elapsed() < idle);
+        while sessions.len() >= self.max_sessions {
+            let oldest = sessions.iter().min_by_key(|(_, e)| e.used).map(|(k, _)| k.clone());
+            match oldest {
+                Some(k) => sessions.remove(&k),
+                None => break,
+            };
+        }
+        sessions.insert(id.clone(), SessionEntry { state, used: Instant::now() });
+        id
+    }
+
+    /// Run `f` on a live session (touching it), or `None` when unknown or
+    /// expired.
+    fn with_session<T>(&self, id: &str, f: impl FnOnce(&mut LegacyState) -> T) -> Option<T> {
+        let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        let expired = sessions.get(id).map(|e| e.used.elapsed() >= self.session_idle)?;
+        if expired {
+            sessions.remove(id);
+            return None;
+        }
+        let e = sessions.get_mut(id)?;
+        e.used = Instant::now();
+        Some(f(&mut e.state))
+    }
+
+    fn end_session(&self, id: &str) -> bool {
+        self.sessions.lock().unwrap_or_else(PoisonError::into_inner).remove(id).is_some()
+    }
+}
+
+/// A host for messages that run no tool (never called).
+struct NoTools;
+
+impl Host for NoTools {
+    fn tools(&mut self) -> Vec<ToolSpec> {
+        Vec::new()
+    }
+    fn call_tool(
+        &mut self,
+        _: usize,
+        _: Option<&Map<String, Value>>,
+        _: &CallContext,
+    ) -> Result<ToolResult, ToolFailure> {
+        Err(ToolFailure::Error("internal error".into()))
+    }
+}
+
+fn media_type(v: &str) -> String {
+    v.split(';').next().unwrap_or("").trim().to_ascii_lowercase()
+}
+
+fn accepts_json(accept: &str) -> bool {
+    accept.split(',').map(media_type).any(|m| m == "application/json" || m == "application/*" || m == "*/*")
+}
+
+fn method_not_allowed() -> Resp {
+    let mut r = error_resp(StatusCode::METHOD_NOT_ALLOWED, None, INVALID_REQUEST, "Method Not Allowed: use POST");
+    r.headers_mut().insert(hyper::header::ALLOW, HeaderValue::from_static("POST, DELETE"));
+    r
+}
+
+async fn handle_request(sh: &Shared, req: Request<HyperBody>) -> Resp {
+    let h = req.headers();
+    if !sh.host_allowed(h) {
+        return error_resp(StatusCode::FORBIDDEN, None, INVALID_REQUEST, "Forbidden: Host header not allowed");
+    }
+    if !sh.origin_allowed(h) {
+        return error_resp(StatusCode::FORBIDDEN, None, INVALID_REQUEST, "Forbidden: Origin not allowed");
+    }
+    let path = req.uri().path();
+    if path == "/health" && (req.method() == Method::GET || req.method() == Method::HEAD) {
+        return sh.health();
+    }
+    if path != sh.path {
+        return error_resp(StatusCode::NOT_FOUND, None, INVALID_REQUEST, "Not Found");
+    }
+    if !sh.token_ok(h) {
+        let mut r = error_resp(StatusCode::UNAUTHORIZED, None, INVALID_REQUEST, "Unauthorized: bearer token required");
+        r.headers_mut().insert(hyper::header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        return r;
+    }
+    let modern_header = header(h, "mcp-protocol-version").and_then(Version::parse).is_some_and(Version::is_modern);
+    match *req.method() {
+        Method::POST => {}
+        Method::DELETE if !modern_header => {
+            return match header(h, "mcp-session-id") {
+                None => method_not_allowed(),
+                Some(id) if sh.end_session(id) => empty(StatusCode::OK),
+                Some(_) => error_resp(StatusCode::NOT_FOUND, None, INVALID_REQUEST, "Session not found"),
+            };
+        }
+        _ => return method_not_allowed(),
+    }
+    if header(h, "content-type").map(media_type).as_deref() != Some("application/json") {
+        return error_resp(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            None,
+            INVALID_REQUEST,
+            "Unsupported Media Type: Content-Type must be application/json",
+        );
+    }
+    if let Some(accept) = header(h, "accept") {
+        if !accepts_json(accept) {
+            return error_resp(
+                StatusCode::NOT_ACCEPTABLE,
+                None,
+                INVALID_REQUEST,
+                "Not Acceptable: Accept must include application/json",
+            );
+        }
+    }
+    let too_large = || {
+        error_resp(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            None,
+            INVALID_REQUEST,
+            "Payload Too Large: request body over the limit",
+        )
+    };
+    let declared = header(h, "content-length").and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > sh.max_body as u64) {
+        return too_large();
+    }
+    let (parts, body) = req.into_parts();
+    let body = match Limited::new(body, sh.max_body).collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => return too_large(),
+        Err(_) => return error_resp(StatusCode::BAD_REQUEST, None, INVALID_REQUEST, "Bad Request: body not read"),
+    };
+    let h = &parts.headers;
+    let mut incoming = match parse_line(&body) {
+        Incoming::Blank => Incoming::ParseError,
+        i => i,
+    };
+    if let Incoming::Message(m) = &mut incoming {
+        carry_trace_headers(h, m);
+    }
+    let msg = match &incoming {
+        Incoming::Message(m) => m,
+        Incoming::ClientResponse => return empty(StatusCode::ACCEPTED),
+        _ => {
+            let a = sh.answer_here(&mut LegacyState::default(), incoming);
+            return respond(StatusCode::BAD_REQUEST, a.line.unwrap_or_default());
+        }
+    };
+    // An MCP-Protocol-Version header naming no version we know: the
+    // unsupported-version error, which a probing client recognises.
+    if let Some(v) = header(h, "mcp-protocol-version") {
+        if Version::parse(v).is_none() && v != HEADERLESS_LEGACY {
+            let mut data = Vec::new();
+            projection::write_unsupported_version_data(&mut data, v);
+            let line = rpc_error(msg.id.as_deref(), UNSUPPORTED_VERSION, "Unsupported protocol version", Some(&data));
+            return respond(StatusCode::BAD_REQUEST, line);
+        }
+    }
+    let body_modern = matches!(version::era_of(msg.params.as_ref()), Era::Modern { .. });
+    if body_modern || modern_header {
+        modern(sh, h, incoming).await
+    } else {
+        legacy(sh, h, incoming).await
+    }
+}
+
+/// W3C `traceparent` and `tracestate` headers are honoured like the same
+/// members of `params._meta` on stdio (RULES T9): copied into `_meta` when
+/// the body does not carry them itself (the body wins), so the message's
+/// span continues the caller's trace.
+fn carry_trace_headers(h: &HeaderMap, m: &mut Message) {
+    for key in ["traceparent", "tracestate"] {
+        let Some(v) = h.get(key).and_then(|v| v.to_str().ok()) else { continue };
+        let params = m.params.get_or_insert_with(|| Value::Object(Map::new()));
+        let Value::Object(p) = params else { return };
+        let Value::Object(meta) = p.entry("_meta").or_insert_with(|| Value::Object(Map::new())) else { return };
+        meta.entry(key).or_insert_with(|| Value::String(v.to_string()));
+    }
+}
+
+fn mismatch(id: Option<&str>, what: String) -> Resp {
+    error_resp(StatusCode::BAD_REQUEST, id, HEADER_MISMATCH, &format!("Header mismatch: {what}"))
+}
+
+/// Decode a header value that may use the `=?base64?…?=` form.
+fn decode_mirrored(v: &str) -> Option<String> {
+    match v.strip_prefix("=?base64?").and_then(|r| r.strip_suffix("?=")) {
+        Some(enc) => {
+            let raw = base64::engine::general_purpose::STANDARD.decode(enc).ok()?;
+            String::from_utf8(raw).ok()
+        }
+        None => Some(v.to_string()),
+    }
+}
+
+/// Check the mirrored headers of a modern message (2026-07-28).
+fn check_mirrored(h: &HeaderMap, msg: &Message) -> Result<(), String> {
+    let id_less = msg.id.is_none();
+    let Some(hv) = header(h, "mcp-protocol-version") else {
+        return Err("missing MCP-Protocol-Version header".into());
+    };
+    match version::era_of(msg.params.as_ref()) {
+        Era::Modern { meta } => {
+            if let Some(Value::String(claim)) = meta.get(version::META_VERSION) {
+                if claim != hv {
+                    return Err(format!(
+                        "MCP-Protocol-Version header value '{hv}' does not match body value '{claim}'"
+                    ));
+                }
+            }
+        }
+        Era::Legacy if id_less => {}
+        Era::Legacy => {
+            return Err(format!("MCP-Protocol-Version header value '{hv}' but the body claims no version in _meta"))
+        }
+    }
+    if id_less {
+        return Ok(());
+    }
+    match header(h, "mcp-method") {
+        None => return Err("missing Mcp-Method header".into()),
+        Some(m) if m != msg.method => {
+            return Err(format!("Mcp-Method header value '{m}' does not match body value '{}'", msg.method))
+        }
+        Some(_) => {}
+    }
+    if msg.method == "tools/call" {
+        let name = msg.params.as_ref().and_then(|p| p.get("name")).and_then(Value::as_str);
+        if let Some(name) = name {
+            match header(h, "mcp-name") {
+                None => return Err("missing Mcp-Name header".into()),
+                Some(raw) => match decode_mirrored(raw) {
+                    Some(n) if n == name => {}
+                    Some(n) => return Err(format!("Mcp-Name header value '{n}' does not match body value '{name}'")),
+                    None => return Err("Mcp-Name header value is not valid base64 UTF-8".into()),
+                },
+            }
+        }
+    }
+    Ok(())
+}
+
+fn answer_resp(a: Answer) -> Resp {
+    match a.line {
+        Some(line) => respond(status_for(a.code), line),
+        None => empty(StatusCode::ACCEPTED),
+    }
+}
+
+fn unavailable() -> Resp {
+    error_resp(StatusCode::SERVICE_UNAVAILABLE, None, -32603, "Service Unavailable: the server is stopping")
+}
+
+async fn modern(sh: &Shared, h: &HeaderMap, incoming: Incoming) -> Resp {
+    let Incoming::Message(msg) = &incoming else { unreachable!("only messages reach here") };
+    if let Err(what) = check_mirrored(h, msg) {
+        if msg.id.is_none() {
+            return respond(
+                StatusCode::BAD_REQUEST,
+                rpc_error(None, HEADER_MISMATCH, &format!("Header mismatch: {what}"), None),
+            );
+        }
+        return mismatch(msg.id.as_deref(), what);
+    }
+    if msg.id.is_none() {
+        // Accepted and ignored (no modern client notification exists).
+        let _ = sh.answer_here(&mut LegacyState::default(), incoming);
+        return empty(StatusCode::ACCEPTED);
+    }
+    if msg.method == "tools/call" {
+        return match sh.answer_on_tool_thread(LegacyState::default(), incoming).await {
+            Some(a) => answer_resp(a),
+            None => unavailable(),
+        };
+    }
+    answer_resp(sh.answer_here(&mut LegacyState::default(), incoming))
+}
+
+async fn legacy(sh: &Shared, h: &HeaderMap, incoming: Incoming) -> Resp {
+    let Incoming::Message(msg) = &incoming else { unreachable!("only messages reach here") };
+    let id = msg.id.clone();
+    let Some(sid) = header(h, "mcp-session-id") else {
+        if msg.method == "initialize" && id.is_some() {
+            let mut state = LegacyState::default();
+            let a = sh.answer_here(&mut state, incoming);
+            let mut r = answer_resp(a);
+            if state.initialized {
+                let sid = sh.mint_session(state);
+                if let Ok(v) = HeaderValue::from_str(&sid) {
+                    r.headers_mut().insert("mcp-session-id", v);
+                }
+            }
+            return r;
+        }
+        return error_resp(
+            StatusCode::BAD_REQUEST,
+            id.as_deref(),
+            INVALID_REQUEST,
+            "Bad Request: missing Mcp-Session-Id header",
+        );
+    };
+    let not_found = || error_resp(StatusCode::NOT_FOUND, id.as_deref(), INVALID_REQUEST, "Session not found");
+    if msg.method == "tools/call" && id.is_some() {
+        let Some(state) = sh.with_session(sid, |s| s.clone()) else { return not_found() };
+        return match sh.answer_on_tool_thread(state, incoming).await {
+            Some(a) => answer_resp(a),
+            None => unavailable(),
+        };
+    }
+    match sh.with_session(sid, |s| sh.answer_here(s, incoming)) {
+        Some(a) => answer_resp(a),
+        None => not_found(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_helpers() {
+        assert_eq!(strip_port("localhost:8080"), "localhost");
+        assert_eq!(strip_port("[::1]:80"), "[::1]");
+        assert_eq!(strip_port("example.org"), "example.org");
+        assert_eq!(decode_mirrored("=?base64?SGVsbG8sIOS4lueVjA==?="), Some("Hello, 世界".into()));
+        assert_eq!(decode_mirrored("plain"), Some("plain".into()));
+        assert_eq!(decode_mirrored("=?base64?***?="), None);
+        assert!(accepts_json("application/json, text/event-stream"));
+        assert!(accepts_json("*/*"));
+        assert!(!accepts_json("text/event-stream"));
+    }
+}

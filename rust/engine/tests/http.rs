@@ -1,0 +1,618 @@
+//! The Streamable HTTP transport driven by a real HTTP client (ureq) and, for
+//! the hostile cases, by raw TCP: every status code the transport answers,
+//! both protocol eras, sessions, security checks, limits, the tool thread and
+//! shutdown.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use mcplite_engine::host::{CallContext, Host, ToolFailure, ToolResult, ToolSpec};
+use mcplite_engine::telemetry::{OtelRecorder, SpanRecorder};
+use mcplite_engine::transport::http::{HttpError, HttpOptions, HttpServer};
+use mcplite_engine::{Server, ServerInfo};
+use opentelemetry::trace::{SpanId, TraceId};
+use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider};
+use serde_json::{json, Map, Value};
+
+const MODERN: &str = "2026-07-28";
+
+/// Tools: `echo` (arguments back as text), `sleep` (waits `ms`, then says
+/// how many calls ran at once), `fail` (an error).
+struct TestHost {
+    running: Arc<AtomicUsize>,
+    order: Arc<std::sync::Mutex<Vec<i64>>>,
+}
+
+impl Host for TestHost {
+    fn tools(&mut self) -> Vec<ToolSpec> {
+        let schema = r#"{"type":"object"}"#.to_string();
+        ["echo", "sleep", "fail", "na me"]
+            .iter()
+            .map(|n| ToolSpec {
+                name: n.to_string(),
+                description: format!("{n} tool"),
+                input_schema: schema.clone(),
+                annotations: Vec::new(),
+                output_schema: None,
+            })
+            .collect()
+    }
+
+    fn call_tool(
+        &mut self,
+        index: usize,
+        arguments: Option<&Map<String, Value>>,
+        _: &CallContext,
+    ) -> Result<ToolResult, ToolFailure> {
+        let args = arguments.cloned().unwrap_or_default();
+        if let Some(n) = args.get("n").and_then(Value::as_i64) {
+            self.order.lock().unwrap().push(n);
+        }
+        match index {
+            1 => {
+                let at_once = self.running.fetch_add(1, Ordering::SeqCst) + 1;
+                let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(0);
+                std::thread::sleep(Duration::from_millis(ms));
+                self.running.fetch_sub(1, Ordering::SeqCst);
+                Ok(ToolResult::text(format!("at once: {at_once}")))
+            }
+            2 => Err(ToolFailure::Error("it failed".into())),
+            _ => Ok(ToolResult::text(Value::Object(args).to_string())),
+        }
+    }
+}
+
+struct Running {
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+    order: Arc<std::sync::Mutex<Vec<i64>>>,
+}
+
+impl Running {
+    fn url(&self, path: &str) -> String {
+        format!("http://{}{}", self.addr, path)
+    }
+    fn stop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            t.join().unwrap();
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn opts() -> HttpOptions {
+    HttpOptions { port: 0, ..HttpOptions::default() }
+}
+
+fn start(opts: HttpOptions) -> Running {
+    start_traced(opts, None)
+}
+
+fn start_traced(opts: HttpOptions, recorder: Option<Box<dyn SpanRecorder>>) -> Running {
+    let running = Arc::new(AtomicUsize::new(0));
+    let order = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut host = TestHost { running, order: order.clone() };
+    let info = ServerInfo { name: "mcplite".into(), version: "9.9.9".into(), instructions: None };
+    let mut server = Server::new(info, &mut host);
+    server.set_recorder(recorder);
+    let server = Arc::new(server);
+    let http = HttpServer::bind(server, opts).expect("bind");
+    let addr = http.local_addr();
+    let stop = Arc::new(AtomicBool::new(false));
+    let s = stop.clone();
+    let thread = std::thread::spawn(move || {
+        http.run(&mut host, Duration::from_millis(10), &mut |_| s.load(Ordering::SeqCst));
+    });
+    Running { addr, stop, thread: Some(thread), order }
+}
+
+fn agent() -> ureq::Agent {
+    ureq::Agent::new_with_config(ureq::Agent::config_builder().http_status_as_error(false).build())
+}
+
+struct Got {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Got {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
+    }
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+    fn code(&self) -> i64 {
+        self.json()["error"]["code"].as_i64().unwrap_or_else(|| panic!("no error code: {}", self.body))
+    }
+}
+
+fn post(url: &str, headers: &[(&str, &str)], body: &str) -> Got {
+    let mut req = agent().post(url);
+    let mut has_ct = false;
+    for (k, v) in headers {
+        has_ct |= k.eq_ignore_ascii_case("content-type");
+        req = req.header(*k, *v);
+    }
+    if !has_ct {
+        req = req.header("Content-Type", "application/json");
+    }
+    collect(req.send(body).expect("request"))
+}
+
+fn collect(mut r: ureq::http::Response<ureq::Body>) -> Got {
+    let status = r.status().as_u16();
+    let headers =
+        r.headers().iter().map(|(k, v)| (k.as_str().to_string(), v.to_str().unwrap_or("").to_string())).collect();
+    let body = r.body_mut().read_to_string().unwrap_or_default();
+    Got { status, headers, body }
+}
+
+fn get(url: &str) -> Got {
+    collect(agent().get(url).call().expect("request"))
+}
+
+fn modern_body(id: i64, method: &str, params: Value) -> String {
+    let mut p = params.as_object().cloned().unwrap_or_default();
+    p.insert(
+        "_meta".into(),
+        json!({"io.modelcontextprotocol/protocolVersion": MODERN,
+               "io.modelcontextprotocol/clientCapabilities": {}}),
+    );
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": p}).to_string()
+}
+
+fn modern_post(url: &str, method: &str, name: Option<&str>, params: Value) -> Got {
+    let mut h = vec![
+        ("MCP-Protocol-Version", MODERN),
+        ("Mcp-Method", method),
+        ("Accept", "application/json, text/event-stream"),
+    ];
+    if let Some(n) = name {
+        h.push(("Mcp-Name", n));
+    }
+    post(url, &h, &modern_body(1, method, params))
+}
+
+fn call_params(name: &str, args: Value) -> Value {
+    json!({"name": name, "arguments": args})
+}
+
+fn health_ok(r: &Running) {
+    let g = get(&r.url("/health"));
+    assert_eq!(g.status, 200, "{}", g.body);
+    assert_eq!(g.json(), json!({"status": "ok", "name": "mcplite", "version": "9.9.9", "tools": 4}));
+}
+
+#[test]
+fn health_answers_name_version_and_tool_count() {
+    let r = start(opts());
+    health_ok(&r);
+    let g = get(&r.url("/elsewhere"));
+    assert_eq!(g.status, 404);
+}
+
+#[test]
+fn modern_requests_and_mirrored_headers() {
+    let r = start(opts());
+    let url = r.url("/mcp");
+    let g = modern_post(&url, "server/discover", None, json!({}));
+    assert_eq!(g.status, 200, "{}", g.body);
+    assert_eq!(g.header("content-type"), Some("application/json"));
+    assert!(g.json()["result"]["supportedVersions"].is_array() || g.json()["result"].is_object());
+    assert!(g.header("mcp-session-id").is_none(), "modern answers mint no session");
+
+    let g = modern_post(&url, "tools/list", None, json!({}));
+    assert_eq!(g.status, 200);
+    assert_eq!(g.json()["result"]["tools"].as_array().unwrap().len(), 4);
+
+    let g = modern_post(&url, "tools/call", Some("echo"), call_params("echo", json!({"a": 1})));
+    assert_eq!(g.status, 200, "{}", g.body);
+    assert_eq!(g.json()["result"]["content"][0]["text"], "{\"a\":1}");
+
+    // A tool error is a result, not an HTTP error.
+    let g = modern_post(&url, "tools/call", Some("fail"), call_params("fail", json!({})));
+    assert_eq!(g.status, 200);
+    assert_eq!(g.json()["result"]["isError"], true);
+
+    // Mcp-Name in the base64 form, for a name with a space.
+    let g = modern_post(&url, "tools/call", Some("=?base64?bmEgbWU=?="), call_params("na me", json!({})));
+    assert_eq!(g.status, 200, "{}", g.body);
+
+    // Missing or different mirrored headers: 400 with -32020, with the id.
+    let body = modern_body(7, "tools/list", json!({}));
+    for headers in [
+        vec![("Mcp-Method", "tools/list")],
+        vec![("MCP-Protocol-Version", MODERN)],
+        vec![("MCP-Protocol-Version", MODERN), ("Mcp-Method", "tools/call")],
+    ] {
+        let g = post(&url, &headers, &body);
+        assert_eq!((g.status, g.code()), (400, -32020), "{headers:?}: {}", g.body);
+        assert_eq!(g.json()["id"], 7);
+    }
+    let call = modern_body(8, "tools/call", call_params("echo", json!({})));
+    for name in [None, Some("fail"), Some("=?base64?ZmFpbA==?="), Some("=?base64?%%?=")] {
+        let mut h = vec![("MCP-Protocol-Version", MODERN), ("Mcp-Method", "tools/call")];
+        if let Some(n) = name {
+            h.push(("Mcp-Name", n));
+        }
+        let g = post(&url, &h, &call);
+        assert_eq!((g.status, g.code()), (400, -32020), "{name:?}: {}", g.body);
+    }
+    // Header version and body claim differ.
+    let g = post(&url, &[("MCP-Protocol-Version", "2025-11-25"), ("Mcp-Method", "tools/list")], &body);
+    assert_eq!((g.status, g.code()), (400, -32020), "{}", g.body);
+    // A modern header with a body that claims nothing.
+    let g = post(
+        &url,
+        &[("MCP-Protocol-Version", MODERN), ("Mcp-Method", "tools/list")],
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#,
+    );
+    assert_eq!((g.status, g.code()), (400, -32020), "{}", g.body);
+}
+
+#[test]
+fn modern_version_method_and_http_method_errors() {
+    let r = start(opts());
+    let url = r.url("/mcp");
+    // Unsupported version: 400 with the unsupported-version error listing
+    // the supported versions.
+    let mut body: Value = serde_json::from_str(&modern_body(2, "tools/list", json!({}))).unwrap();
+    body["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("2099-01-01");
+    let g = post(&url, &[("MCP-Protocol-Version", "2099-01-01"), ("Mcp-Method", "tools/list")], &body.to_string());
+    assert_eq!((g.status, g.code()), (400, -32022), "{}", g.body);
+    let supported = g.json()["error"]["data"]["supported"].clone();
+    assert!(supported.as_array().unwrap().contains(&json!(MODERN)), "{}", g.body);
+
+    // Unknown method: 404 with -32601.
+    let g = modern_post(&url, "resources/list", None, json!({}));
+    assert_eq!((g.status, g.code()), (404, -32601), "{}", g.body);
+
+    // A notification: 202, no body.
+    let n = json!({"jsonrpc":"2.0","method":"notifications/whatever","params":{"_meta":{
+        "io.modelcontextprotocol/protocolVersion": MODERN}}});
+    let g = post(&url, &[("MCP-Protocol-Version", MODERN), ("Mcp-Method", "notifications/whatever")], &n.to_string());
+    assert_eq!(g.status, 202);
+    assert!(g.body.is_empty());
+
+    // GET and DELETE: 405.
+    assert_eq!(get(&url).status, 405);
+    let g = collect(agent().delete(&url).header("MCP-Protocol-Version", MODERN).call().unwrap());
+    assert_eq!(g.status, 405);
+    assert!(g.header("allow").is_some());
+    // Session ids are ignored on modern requests.
+    let g = post(
+        &url,
+        &[("MCP-Protocol-Version", MODERN), ("Mcp-Method", "tools/list"), ("Mcp-Session-Id", "nope")],
+        &modern_body(4, "tools/list", json!({})),
+    );
+    assert_eq!(g.status, 200, "{}", g.body);
+}
+
+fn initialize(url: &str, version: &str) -> String {
+    let body = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+        "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let g = post(url, &[("Accept", "application/json, text/event-stream")], &body.to_string());
+    assert_eq!(g.status, 200, "{}", g.body);
+    assert_eq!(g.json()["result"]["protocolVersion"], version);
+    g.header("mcp-session-id").expect("a session id").to_string()
+}
+
+#[test]
+fn legacy_sessions() {
+    let r = start(opts());
+    let url = r.url("/mcp");
+    let sid = initialize(&url, "2025-06-18");
+    assert!(sid.len() >= 32 && sid.bytes().all(|b| (0x21..=0x7e).contains(&b)), "{sid}");
+    assert_ne!(initialize(&url, "2025-06-18"), sid, "ids are random");
+
+    let h = |sid: &'static str| vec![("Mcp-Session-Id", sid), ("MCP-Protocol-Version", "2025-06-18")];
+    let sid: &'static str = Box::leak(sid.into_boxed_str());
+    let g = post(&url, &h(sid), r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    assert_eq!(g.status, 202);
+    let g = post(&url, &h(sid), r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
+    assert_eq!(g.status, 200, "{}", g.body);
+    assert_eq!(g.json()["result"]["tools"].as_array().unwrap().len(), 4);
+    let g = post(
+        &url,
+        &h(sid),
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"x":true}}}"#,
+    );
+    assert_eq!(g.json()["result"]["content"][0]["text"], "{\"x\":true}", "{}", g.body);
+    // Without MCP-Protocol-Version (taken as 2025-03-26): still served.
+    let g = post(&url, &[("Mcp-Session-Id", sid)], r#"{"jsonrpc":"2.0","id":4,"method":"ping"}"#);
+    assert_eq!(g.status, 200, "{}", g.body);
+
+    // Missing session id: 400; unknown: 404.
+    let g = post(&url, &[], r#"{"jsonrpc":"2.0","id":5,"method":"tools/list"}"#);
+    assert_eq!(g.status, 400, "{}", g.body);
+    let g = post(&url, &h("not-a-session"), r#"{"jsonrpc":"2.0","id":6,"method":"tools/list"}"#);
+    assert_eq!(g.status, 404, "{}", g.body);
+
+    // GET: 405. DELETE ends the session; afterwards it is unknown.
+    let g = collect(agent().get(&url).header("Mcp-Session-Id", sid).call().unwrap());
+    assert_eq!(g.status, 405);
+    let g = collect(agent().delete(&url).header("Mcp-Session-Id", sid).call().unwrap());
+    assert_eq!(g.status, 200);
+    let g = post(&url, &h(sid), r#"{"jsonrpc":"2.0","id":7,"method":"tools/list"}"#);
+    assert_eq!(g.status, 404);
+    let g = collect(agent().delete(&url).header("Mcp-Session-Id", sid).call().unwrap());
+    assert_eq!(g.status, 404);
+}
+
+#[test]
+fn sessions_are_bounded_and_expire() {
+    let r = start(HttpOptions { max_sessions: 2, session_idle: Duration::from_millis(300), ..opts() });
+    let url = r.url("/mcp");
+    let list =
+        |sid: &str| post(&url, &[("Mcp-Session-Id", sid)], r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#).status;
+    let a = initialize(&url, "2025-11-25");
+    let b = initialize(&url, "2025-11-25");
+    let c = initialize(&url, "2025-11-25");
+    assert_eq!(list(&a), 404, "the least recently used session was dropped");
+    assert_eq!((list(&b), list(&c)), (200, 200));
+    std::thread::sleep(Duration::from_millis(600));
+    assert_eq!(list(&c), 404, "idle sessions expire");
+}
+
+#[test]
+fn unknown_protocol_version_header_on_legacy_requests() {
+    let r = start(opts());
+    let url = r.url("/mcp");
+    let sid = initialize(&url, "2025-11-25");
+    let g = post(
+        &url,
+        &[("Mcp-Session-Id", &sid), ("MCP-Protocol-Version", "1999-01-01")],
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+    );
+    assert_eq!((g.status, g.code()), (400, -32022), "{}", g.body);
+}
+
+#[test]
+fn media_types_body_limits_and_parse_errors() {
+    let r = start(HttpOptions { max_body: 1000, ..opts() });
+    let url = r.url("/mcp");
+    let list = modern_body(1, "tools/list", json!({}));
+    let mh = [("MCP-Protocol-Version", MODERN), ("Mcp-Method", "tools/list")];
+    let g = post(&url, &[mh[0], mh[1], ("Content-Type", "text/plain")], &list);
+    assert_eq!(g.status, 415);
+    let g = post(&url, &[mh[0], mh[1], ("Accept", "text/event-stream")], &list);
+    assert_eq!(g.status, 406);
+    let g = post(&url, &[mh[0], mh[1], ("Content-Type", "application/json; charset=utf-8"), ("Accept", "*/*")], &list);
+    assert_eq!(g.status, 200, "{}", g.body);
+    let g = post(&url, &mh, "{not json");
+    assert_eq!((g.status, g.code()), (400, -32700));
+    let g = post(&url, &mh, "");
+    assert_eq!((g.status, g.code()), (400, -32700));
+    let g = post(&url, &mh, "[]");
+    assert_eq!((g.status, g.code()), (400, -32600));
+    let big = format!("{{\"pad\":\"{}\"}}", "x".repeat(2000));
+    let g = post(&url, &mh, &big);
+    assert_eq!(g.status, 413);
+    health_ok(&r);
+}
+
+#[test]
+fn declared_huge_body_is_refused_before_reading() {
+    let r = start(HttpOptions { max_body: 1000, ..opts() });
+    let mut s = TcpStream::connect(r.addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    write!(
+        s,
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 10000000000\r\n\r\n"
+    )
+    .unwrap();
+    let mut buf = [0u8; 64];
+    let n = s.read(&mut buf).unwrap();
+    assert!(buf[..n].starts_with(b"HTTP/1.1 413"), "{}", String::from_utf8_lossy(&buf[..n]));
+    health_ok(&r);
+}
+
+#[test]
+fn host_origin_and_token_checks() {
+    let r = start(HttpOptions {
+        token: Some("s3cret".into()),
+        allowed_origins: vec!["https://app.example".into()],
+        ..opts()
+    });
+    let url = r.url("/mcp");
+    let mh = [("MCP-Protocol-Version", MODERN), ("Mcp-Method", "tools/list")];
+    let list = modern_body(1, "tools/list", json!({}));
+    // No token, wrong token: 401 with WWW-Authenticate.
+    for auth in [None, Some("Bearer nope"), Some("Basic czNjcmV0"), Some("Bearer s3cret2")] {
+        let mut h = mh.to_vec();
+        if let Some(a) = auth {
+            h.push(("Authorization", a));
+        }
+        let g = post(&url, &h, &list);
+        assert_eq!(g.status, 401, "{auth:?}");
+        assert_eq!(g.header("www-authenticate"), Some("Bearer"));
+    }
+    let auth = ("Authorization", "Bearer s3cret");
+    assert_eq!(post(&url, &[mh[0], mh[1], auth], &list).status, 200);
+    // /health stays open.
+    health_ok(&r);
+    // Origins: foreign 403, configured and loopback fine.
+    let g = post(&url, &[mh[0], mh[1], auth, ("Origin", "https://evil.example")], &list);
+    assert_eq!(g.status, 403);
+    for o in ["https://app.example", "http://localhost:6274", "http://127.0.0.1"] {
+        assert_eq!(post(&url, &[mh[0], mh[1], auth, ("Origin", o)], &list).status, 200, "{o}");
+    }
+    // DNS rebinding: a foreign Host on a loopback bind is refused.
+    let mut s = TcpStream::connect(r.addr).unwrap();
+    write!(s, "GET /health HTTP/1.1\r\nHost: evil.example:8080\r\nConnection: close\r\n\r\n").unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    assert!(out.starts_with("HTTP/1.1 403"), "{out}");
+}
+
+#[test]
+fn public_bind_without_token_is_refused() {
+    let server = Arc::new(Server::with_tools(
+        ServerInfo { name: "m".into(), version: "1".into(), instructions: None },
+        Vec::new(),
+    ));
+    let e = HttpServer::bind(server.clone(), HttpOptions { host: "0.0.0.0".into(), ..opts() });
+    match e {
+        Err(HttpError::Config(m)) => assert!(m.contains("without a token"), "{m}"),
+        _ => panic!("a public bind without a token must be refused"),
+    }
+    let ok = HttpServer::bind(
+        server.clone(),
+        HttpOptions { host: "0.0.0.0".into(), allow_public_without_token: true, ..opts() },
+    );
+    assert!(ok.is_ok());
+    let bad = HttpServer::bind(server, HttpOptions { path: "mcp".into(), ..opts() });
+    assert!(matches!(bad, Err(HttpError::Config(_))));
+}
+
+#[test]
+fn metadata_requests_do_not_wait_behind_a_running_tool() {
+    let r = start(opts());
+    let url = r.url("/mcp");
+    let u = url.clone();
+    let slow = std::thread::spawn(move || {
+        modern_post(&u, "tools/call", Some("sleep"), call_params("sleep", json!({"ms": 1500})))
+    });
+    std::thread::sleep(Duration::from_millis(200));
+    let g = modern_post(&url, "tools/list", None, json!({}));
+    assert_eq!(g.status, 200);
+    let sid = initialize(&url, "2025-11-25");
+    let g = post(&url, &[("Mcp-Session-Id", &sid)], r#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#);
+    assert_eq!(g.status, 200);
+    assert!(!slow.is_finished(), "metadata answered while the tool is still running");
+    let g = slow.join().unwrap();
+    assert_eq!(g.json()["result"]["content"][0]["text"], "at once: 1");
+}
+
+#[test]
+fn tool_calls_run_one_at_a_time_in_arrival_order() {
+    let r = start(opts());
+    let url = r.url("/mcp");
+    let mut threads = Vec::new();
+    for n in 0..6 {
+        let u = url.clone();
+        threads.push(std::thread::spawn(move || {
+            modern_post(&u, "tools/call", Some("sleep"), call_params("sleep", json!({"ms": 50, "n": n})))
+        }));
+        // Arrival order is the order the requests reach the server.
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for t in threads {
+        let g = t.join().unwrap();
+        assert_eq!(g.json()["result"]["content"][0]["text"], "at once: 1", "{}", g.body);
+    }
+    assert_eq!(*r.order.lock().unwrap(), vec![0, 1, 2, 3, 4, 5]);
+}
+
+#[test]
+fn hostile_clients_leave_the_server_serving() {
+    let r = start(HttpOptions { header_timeout: Duration::from_millis(500), max_connections: 64, ..opts() });
+    // Slow headers: cut off after the header timeout while others are served.
+    let mut slow = TcpStream::connect(r.addr).unwrap();
+    slow.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n").unwrap();
+    health_ok(&r);
+    std::thread::sleep(Duration::from_millis(1200));
+    slow.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let _ = slow.write_all(b"X-Slow: 1\r\n");
+    let mut out = Vec::new();
+    // The server closes the connection (a read timeout here would be Err).
+    let closed = slow.read_to_end(&mut out);
+    assert!(closed.is_ok(), "slow client was not cut off: {closed:?}");
+    assert!(!String::from_utf8_lossy(&out).contains("200"), "slow client was served");
+    health_ok(&r);
+
+    // Garbage request line.
+    let mut s = TcpStream::connect(r.addr).unwrap();
+    s.write_all(b"\x00\x01GARBAGE nonsense\r\n\r\n").unwrap();
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    assert!(out.is_empty() || out.starts_with(b"HTTP/1.1 400"), "{}", String::from_utf8_lossy(&out));
+    health_ok(&r);
+
+    // Headers over the size limit.
+    let mut s = TcpStream::connect(r.addr).unwrap();
+    let huge = format!("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: {}\r\n\r\n", "a".repeat(100_000));
+    let _ = s.write_all(huge.as_bytes());
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    assert!(!out.starts_with(b"HTTP/1.1 200"), "{}", String::from_utf8_lossy(&out));
+    health_ok(&r);
+
+    // 1,000 concurrent connections (far more than the connection limit):
+    // those over the limit wait to be accepted; health is still answered.
+    let conns: Vec<TcpStream> = (0..1000).filter_map(|_| TcpStream::connect(r.addr).ok()).collect();
+    drop(conns);
+    health_ok(&r);
+
+    // A client that disconnects mid-call.
+    let mut s = TcpStream::connect(r.addr).unwrap();
+    let body = modern_body(1, "tools/call", call_params("sleep", json!({"ms": 300})));
+    write!(
+        s,
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nMCP-Protocol-Version: {MODERN}\r\n\
+         Mcp-Method: tools/call\r\nMcp-Name: sleep\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    drop(s);
+    health_ok(&r);
+    let g = modern_post(&r.url("/mcp"), "tools/call", Some("echo"), call_params("echo", json!({"after": 1})));
+    assert_eq!(g.status, 200);
+}
+
+#[test]
+fn stop_lets_the_call_in_flight_finish() {
+    let mut r = start(opts());
+    let url = r.url("/mcp");
+    let call = std::thread::spawn(move || {
+        modern_post(&url, "tools/call", Some("sleep"), call_params("sleep", json!({"ms": 500})))
+    });
+    std::thread::sleep(Duration::from_millis(150));
+    r.stop();
+    let g = call.join().unwrap();
+    assert_eq!(g.status, 200, "{}", g.body);
+    assert_eq!(g.json()["result"]["content"][0]["text"], "at once: 1");
+    assert!(TcpStream::connect(r.addr).is_err(), "no longer accepting");
+}
+
+#[test]
+fn traceparent_header_continues_the_callers_trace() {
+    let exporter = InMemorySpanExporter::default();
+    let provider = SdkTracerProvider::builder().with_simple_exporter(exporter.clone()).build();
+    let r = start_traced(opts(), Some(Box::new(OtelRecorder::from_provider(provider))));
+    let tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let g = post(
+        &r.url("/mcp"),
+        &[("MCP-Protocol-Version", MODERN), ("Mcp-Method", "tools/list"), ("traceparent", tp)],
+        &modern_body(1, "tools/list", json!({})),
+    );
+    assert_eq!(g.status, 200, "{}", g.body);
+    // A traceparent in the body wins over the header.
+    let mut body: Value = serde_json::from_str(&modern_body(2, "tools/list", json!({}))).unwrap();
+    body["params"]["_meta"]["traceparent"] = json!("00-11111111111111111111111111111111-2222222222222222-01");
+    let g = post(
+        &r.url("/mcp"),
+        &[("MCP-Protocol-Version", MODERN), ("Mcp-Method", "tools/list"), ("traceparent", tp)],
+        &body.to_string(),
+    );
+    assert_eq!(g.status, 200, "{}", g.body);
+    let spans = exporter.get_finished_spans().unwrap();
+    assert_eq!(spans.len(), 2);
+    assert_eq!(spans[0].span_context.trace_id(), TraceId::from_hex("4bf92f3577b34da6a3ce929d0e0e4736").unwrap());
+    assert_eq!(spans[0].parent_span_id, SpanId::from_hex("00f067aa0ba902b7").unwrap());
+    assert_eq!(spans[1].parent_span_id, SpanId::from_hex("2222222222222222").unwrap());
+}

@@ -1,0 +1,84 @@
+//! Serving over Streamable HTTP from R: the options R passes, SIGTERM
+//! handling, and the serve loop on R's main thread (tool calls run here, one
+//! at a time; everything else is answered by the engine's HTTP threads).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcplite_engine::transport::http::{HttpError, HttpOptions, HttpServer};
+use mcplite_engine::{Host, Server};
+
+use crate::error::{Error, Kind};
+
+static TERM: AtomicBool = AtomicBool::new(false);
+
+#[cfg(unix)]
+extern "C" fn on_term(_: libc::c_int) {
+    TERM.store(true, Ordering::SeqCst);
+}
+
+/// SIGTERM sets a flag (instead of killing R) while serving; the previous
+/// disposition comes back on drop. Unix only: on Windows the console's
+/// Ctrl-C and Ctrl-Break reach R as an interrupt.
+#[cfg(unix)]
+struct TermGuard {
+    old: libc::sighandler_t,
+}
+
+#[cfg(not(unix))]
+struct TermGuard;
+
+#[cfg(not(unix))]
+impl TermGuard {
+    fn install() -> TermGuard {
+        TERM.store(false, Ordering::SeqCst);
+        TermGuard
+    }
+}
+
+#[cfg(unix)]
+impl TermGuard {
+    fn install() -> TermGuard {
+        TERM.store(false, Ordering::SeqCst);
+        let handler = on_term as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        // SAFETY: installs an async-signal-safe handler (one atomic store).
+        let old = unsafe { libc::signal(libc::SIGTERM, handler) };
+        TermGuard { old }
+    }
+}
+
+#[cfg(unix)]
+impl Drop for TermGuard {
+    fn drop(&mut self) {
+        // SAFETY: restores the disposition saved by install().
+        unsafe {
+            libc::signal(libc::SIGTERM, self.old);
+        }
+    }
+}
+
+/// Bind, print the URL on stderr, serve until SIGINT or SIGTERM, drain.
+pub fn serve(server: Server, host: &mut dyn Host, opts: HttpOptions) -> crate::error::Result<String> {
+    let path = opts.path.clone();
+    let server = Arc::new(server);
+    let http = HttpServer::bind(server.clone(), opts).map_err(|e| match e {
+        HttpError::Config(m) => Error::new(Kind::Http, format!("{m}.")),
+        HttpError::Io(e) => Error::new(Kind::Http, format!("cannot listen: {e}.")),
+    })?;
+    let addr = http.local_addr();
+    let _term = TermGuard::install();
+    eprintln!("mcplite: serving MCP over HTTP at http://{addr}{path} (stop with Ctrl+C or SIGTERM)");
+    let mut why = "";
+    http.run(host, Duration::from_millis(100), &mut |h| {
+        if TERM.load(Ordering::SeqCst) {
+            why = "sigterm";
+        } else if h.interrupt_pending() {
+            why = "interrupt";
+        }
+        !why.is_empty()
+    });
+    server.shutdown_recorder();
+    eprintln!("mcplite: HTTP server stopped ({why})");
+    Ok(why.to_string())
+}

@@ -1,0 +1,245 @@
+# mcp_server(transport = "http"): argument and environment checks in
+# process, then real servers (`Rscript` started with processx) driven over
+# HTTP with the curl command line.
+
+skip_on_cran()
+
+http_rscript <- function() file.path(R.home("bin"), "Rscript")
+
+test_that("transport and HTTP arguments are checked with clear errors", {
+  echo <- tool(function(x) x, "Echo.", name = "echo", arguments = list(x = type_string()))
+  expect_error(mcp_server(echo, transport = "tcp"), "`transport` must be \"stdio\" or \"http\", not", class = "mcplite_error")
+  withr::with_envvar(c(MCPLITE_TRANSPORT = "carrier-pigeon"), {
+    expect_error(mcp_server(echo), "environment variable `MCPLITE_TRANSPORT`", class = "mcplite_error")
+  })
+  expect_error(mcp_server(echo, transport = "http", port = 70000), "`port` must be a whole number", class = "mcplite_error")
+  expect_error(mcp_server(echo, transport = "http", port = 1.5), "`port`", class = "mcplite_error")
+  withr::with_envvar(c(MCPLITE_PORT = "eighty"), {
+    expect_error(mcp_server(echo, transport = "http"), "`MCPLITE_PORT` must be a whole number.*\"eighty\"", class = "mcplite_error")
+  })
+  expect_error(mcp_server(echo, transport = "http", path = "mcp"), "`path` must be a string starting with", class = "mcplite_error")
+  expect_error(mcp_server(echo, transport = "http", path = "/health"), "`path`", class = "mcplite_error")
+  expect_error(mcp_server(echo, transport = "http", token = ""), "`token` must be NULL or a non-empty string", class = "mcplite_error")
+  expect_error(mcp_server(echo, transport = "http", token = "a b"), "`token`", class = "mcplite_error")
+  expect_error(mcp_server(echo, transport = "http", host = 1), "`host` must be a non-empty string", class = "mcplite_error")
+  expect_error(mcp_server(echo, transport = "http", allowed_origins = NA), "`allowed_origins`", class = "mcplite_error")
+  expect_error(mcp_server(echo, transport = "http", allow_public = "yes"), "`allow_public` must be TRUE or FALSE", class = "mcplite_error")
+  # A public address without a token is refused before anything is served.
+  expect_error(
+    mcp_server(echo, transport = "http", host = "0.0.0.0", port = 0),
+    "not a loopback address\\) without a token",
+    class = "mcplite_error_http"
+  )
+})
+
+# Start a server script over HTTP on a free port; returns the process and the
+# endpoint URL read from its one start-up line on stderr.
+start_http_server <- function(code, env = character(), envir = parent.frame()) {
+  skip_if_not_installed("processx")
+  skip_if(!nzchar(Sys.which("curl")), "curl not found")
+  script <- tempfile(fileext = ".R")
+  writeLines(code, script)
+  p <- processx::process$new(
+    http_rscript(), c("--vanilla", script),
+    stdout = "|", stderr = "|",
+    env = c("current", R_LIBS = paste(.libPaths(), collapse = .Platform$path.sep), env)
+  )
+  withr::defer(if (p$is_alive()) p$kill(), envir = envir)
+  err <- ""
+  deadline <- Sys.time() + 60
+  while (Sys.time() < deadline && p$is_alive()) {
+    p$poll_io(200)
+    err <- paste0(err, p$read_error())
+    url <- regmatches(err, regexpr("http://[^ ]+/mcp", err))
+    if (length(url) == 1L) {
+      return(list(process = p, url = url, stderr = err))
+    }
+  }
+  stop("the server did not start: ", err, p$read_all_error())
+}
+
+http_server_code <- function(extra = "") {
+  c(
+    "library(mcplite)",
+    "pid <- tool(function() Sys.getpid(), 'Process id.', name = 'pid')",
+    "nap <- tool(function(s) { Sys.sleep(s); 'rested' }, 'Sleep.', name = 'nap', arguments = list(s = type_number()))",
+    "boom <- tool(function() stop('secret internals'), 'Fails.', name = 'boom')",
+    paste0("mcp_server(list(pid, nap, boom), port = 0L", extra, ")"),
+    "cat('after-server\\n', file = stderr())"
+  )
+}
+
+curl_http <- function(url, body = NULL, headers = character(), method = NULL) {
+  hdr <- tempfile()
+  args <- c("-s", "-o", "-", "-D", hdr, "--max-time", "30")
+  if (!is.null(method)) args <- c(args, "-X", method)
+  for (h in headers) args <- c(args, "-H", h)
+  if (!is.null(body)) args <- c(args, "-H", "Content-Type: application/json", "--data-binary", body)
+  res <- processx::run("curl", c(args, url), error_on_status = FALSE)
+  head <- readLines(hdr, warn = FALSE)
+  status <- as.integer(sub("^HTTP/[0-9.]+ ([0-9]+).*", "\\1", head[grepl("^HTTP/", head)][1]))
+  list(status = status, body = res$stdout, headers = head)
+}
+
+modern_call <- function(url, method, name = NULL, params = list(), headers = character()) {
+  params[["_meta"]] <- list(
+    "io.modelcontextprotocol/protocolVersion" = "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities" = structure(list(), names = character())
+  )
+  body <- jsonlite::toJSON(list(jsonrpc = "2.0", id = 1L, method = method, params = params), auto_unbox = TRUE)
+  h <- c("MCP-Protocol-Version: 2026-07-28", paste0("Mcp-Method: ", method), headers)
+  if (!is.null(name)) h <- c(h, paste0("Mcp-Name: ", name))
+  curl_http(url, body, h)
+}
+
+test_that("an R server answers both eras over HTTP and prints its URL", {
+  srv <- start_http_server(http_server_code(), env = c(MCPLITE_TRANSPORT = "http"))
+  expect_match(srv$stderr, "mcplite: serving MCP over HTTP at http://127.0.0.1:[0-9]+/mcp")
+  health <- curl_http(sub("/mcp$", "/health", srv$url))
+  expect_identical(health$status, 200L)
+  h <- jsonlite::fromJSON(health$body)
+  expect_identical(h$tools, 3L)
+  expect_identical(h$name, "mcplite")
+
+  r <- modern_call(srv$url, "tools/call", "pid", list(name = "pid", arguments = structure(list(), names = character())))
+  expect_identical(r$status, 200L)
+  res <- jsonlite::fromJSON(r$body, simplifyVector = FALSE)$result
+  expect_identical(res$content[[1]]$text, as.character(srv$process$get_pid()))
+
+  # A failing tool is a tool error; the answer shows its message, no R internals.
+  r <- modern_call(srv$url, "tools/call", "boom", list(name = "boom"))
+  res <- jsonlite::fromJSON(r$body, simplifyVector = FALSE)$result
+  expect_true(res$isError)
+  expect_identical(res$content[[1]]$text, "secret internals")
+
+  # Legacy: initialize mints a session; later requests use it.
+  init <- '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
+  r <- curl_http(srv$url, init)
+  expect_identical(r$status, 200L)
+  sid <- sub("^[Mm][Cc][Pp]-[Ss]ession-[Ii]d: *([^\r]*)\r?$", "\\1", grep("^mcp-session-id:", r$headers, ignore.case = TRUE, value = TRUE))
+  expect_match(sid, "^[!-~]{32,}$")
+  r <- curl_http(srv$url, '{"jsonrpc":"2.0","id":2,"method":"tools/list"}', paste0("Mcp-Session-Id: ", sid))
+  expect_length(jsonlite::fromJSON(r$body, simplifyVector = FALSE)$result$tools, 3L)
+  r <- curl_http(srv$url, '{"jsonrpc":"2.0","id":2,"method":"tools/list"}')
+  expect_identical(r$status, 400L)
+
+  # SIGTERM: stop, exit 0.
+  srv$process$signal(tools::SIGTERM)
+  srv$process$wait(20000)
+  expect_identical(srv$process$get_exit_status(), 0L)
+  expect_match(srv$process$read_all_error(), "after-server")
+})
+
+test_that("a token is required when set, /health stays open, SIGINT stops the server", {
+  srv <- start_http_server(http_server_code(), env = c(MCPLITE_TRANSPORT = "http", MCPLITE_TOKEN = "tok-123"))
+  r <- modern_call(srv$url, "tools/list")
+  expect_identical(r$status, 401L)
+  expect_true(any(grepl("^www-authenticate: Bearer", r$headers, ignore.case = TRUE)))
+  r <- modern_call(srv$url, "tools/list", headers = "Authorization: Bearer tok-123")
+  expect_identical(r$status, 200L)
+  expect_identical(curl_http(sub("/mcp$", "/health", srv$url))$status, 200L)
+  r <- modern_call(srv$url, "tools/list", headers = c("Authorization: Bearer tok-123", "Origin: https://evil.example"))
+  expect_identical(r$status, 403L)
+  srv$process$interrupt()
+  srv$process$wait(20000)
+  expect_identical(srv$process$get_exit_status(), 0L)
+})
+
+test_that("SIGTERM lets the tool call in progress finish", {
+  srv <- start_http_server(http_server_code(", transport = 'http'"))
+  body <- jsonlite::toJSON(list(jsonrpc = "2.0", id = 1L, method = "tools/call", params = list(
+    name = "nap", arguments = list(s = 1.5),
+    `_meta` = list("io.modelcontextprotocol/protocolVersion" = "2026-07-28",
+      "io.modelcontextprotocol/clientCapabilities" = structure(list(), names = character()))
+  )), auto_unbox = TRUE)
+  out <- tempfile()
+  call <- processx::process$new("curl", c(
+    "-s", "--max-time", "30", "-H", "Content-Type: application/json",
+    "-H", "MCP-Protocol-Version: 2026-07-28", "-H", "Mcp-Method: tools/call", "-H", "Mcp-Name: nap",
+    "--data-binary", body, "-o", out, srv$url
+  ))
+  Sys.sleep(0.7)
+  srv$process$signal(tools::SIGTERM)
+  call$wait(30000)
+  srv$process$wait(30000)
+  expect_identical(srv$process$get_exit_status(), 0L)
+  res <- jsonlite::fromJSON(paste(readLines(out, warn = FALSE), collapse = ""), simplifyVector = FALSE)
+  expect_identical(res$result$content[[1]]$text, "rested")
+})
+
+# Scale-out behind nginx (inst/deploy/nginx.conf): three replicas.
+test_that("nginx spreads modern requests, keeps legacy sessions sticky, survives a dead replica", {
+  nginx <- Sys.which("nginx")
+  if (!nzchar(nginx) && file.exists("/usr/sbin/nginx")) nginx <- "/usr/sbin/nginx"
+  skip_if(!nzchar(nginx), "nginx not installed")
+  conf_src <- system.file("deploy", "nginx.conf", package = "mcplite")
+  skip_if(!nzchar(conf_src), "inst/deploy/nginx.conf not installed")
+  log_dir <- withr::local_tempdir()
+  code <- c(
+    "library(mcplite)",
+    sprintf("log <- file.path('%s', paste0('calls-', Sys.getpid(), '.txt'))", log_dir),
+    "pid <- tool(function(n) { cat(n, '\\n', file = log, append = TRUE); Sys.getpid() }, 'Pid.', name = 'pid', arguments = list(n = type_integer()))",
+    "mcp_server(pid, transport = 'http', port = 0L)"
+  )
+  here <- environment()
+  replicas <- lapply(1:3, function(i) start_http_server(code, envir = here))
+  ports <- vapply(replicas, function(r) sub("^http://127.0.0.1:([0-9]+)/mcp$", "\\1", r$url), "")
+  prefix <- withr::local_tempdir()
+  dir.create(file.path(prefix, "tmp"))
+  conf <- readLines(conf_src)
+  conf <- sub("server 127.0.0.1:808([1-3])", "server 127.0.0.1:PORT\\1", conf)
+  for (i in 1:3) conf <- sub(paste0("PORT", i), ports[[i]], conf, fixed = TRUE)
+  front <- NULL
+  for (attempt in 1:5) {
+    port <- sample(20000:60000, 1)
+    writeLines(sub("listen 127.0.0.1:8080;", sprintf("listen 127.0.0.1:%d;", port), conf, fixed = TRUE),
+      file.path(prefix, "nginx.conf"))
+    px <- processx::process$new(nginx, c("-p", prefix, "-c", file.path(prefix, "nginx.conf"), "-g", "daemon off;"),
+      stderr = "|", stdout = "|")
+    Sys.sleep(0.5)
+    if (px$is_alive()) {
+      front <- px
+      break
+    }
+  }
+  skip_if(is.null(front), "nginx did not start")
+  withr::defer(if (front$is_alive()) front$kill())
+  url <- sprintf("http://127.0.0.1:%d/mcp", port)
+  n <- 0L
+  call_pid <- function(headers = character(), legacy = FALSE) {
+    n <<- n + 1L
+    if (legacy) {
+      body <- sprintf('{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"pid","arguments":{"n":%d}}}', n, n)
+      r <- curl_http(url, body, headers)
+    } else {
+      r <- modern_call(url, "tools/call", "pid", list(name = "pid", arguments = list(n = n)))
+    }
+    pid <- if (r$status == 200L) jsonlite::fromJSON(r$body, simplifyVector = FALSE)$result$content[[1]]$text
+    list(status = r$status, pid = pid %||% NA_character_)
+  }
+  pids <- vapply(replicas, function(r) as.character(r$process$get_pid()), "")
+
+  # Modern requests reach every replica.
+  seen <- vapply(1:30, function(i) call_pid()$pid, "")
+  expect_setequal(unique(seen), pids)
+
+  # A legacy session sticks to one replica.
+  init <- '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
+  r <- curl_http(url, init)
+  sid <- sub("^[^:]*: *([^\r]*)\r?$", "\\1", grep("^mcp-session-id:", r$headers, ignore.case = TRUE, value = TRUE))
+  sticky <- lapply(1:10, function(i) call_pid(paste0("Mcp-Session-Id: ", sid), legacy = TRUE))
+  expect_true(all(vapply(sticky, function(a) a$status, 1L) == 200L))
+  expect_length(unique(vapply(sticky, function(a) a$pid, "")), 1L)
+
+  # One replica dies; modern requests keep succeeding on the others.
+  replicas[[1]]$process$kill()
+  after <- lapply(1:20, function(i) call_pid())
+  expect_true(all(vapply(after, function(a) a$status, 1L) == 200L))
+  expect_setequal(unique(vapply(after, function(a) a$pid, "")), pids[2:3])
+
+  # Every call that was answered ran exactly once.
+  ran <- unlist(lapply(list.files(log_dir, full.names = TRUE), function(f) as.integer(readLines(f))))
+  expect_false(anyDuplicated(ran) > 0)
+  expect_setequal(ran, seq_len(n))
+  front$signal(tools::SIGQUIT)
+})
