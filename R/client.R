@@ -107,7 +107,7 @@
 #' writeLines(c(
 #'   "library(mcplite)",
 #'   "add <- tool(function(x, y) x + y, \"Add two numbers.\",",
-#'   "  arguments = list(x = type_number(), y = type_number()))",
+#'   "  arguments = list(x = type_number(), y = type_number()), name = \"add\")",
 #'   "mcp_server(add)"
 #' ), script)
 #' server <- mcp_connect_script(script)
@@ -274,7 +274,7 @@ mcp_close <- function(x) {
 #'   "    v <- unlist(values)",
 #'   "    tool_result(structured_content = list(mean = mean(v), sd = sd(v)))",
 #'   "  }, \"Mean and standard deviation.\",",
-#'   "  arguments = list(values = type_array(type_number())))",
+#'   "  arguments = list(values = type_array(type_number())), name = \"mean_sd\")",
 #'   "mcp_server(mean_sd)"
 #' ), script)
 #' server <- mcp_connect_script(script)
@@ -389,7 +389,7 @@ mcp_list_tools <- function(x, ..., timeout = NULL) {
 #' writeLines(c(
 #'   "library(mcplite)",
 #'   "add <- tool(function(x, y) x + y, \"Add two numbers.\",",
-#'   "  arguments = list(x = type_number(), y = type_number()))",
+#'   "  arguments = list(x = type_number(), y = type_number()), name = \"add\")",
 #'   "mcp_server(add)"
 #' ), script)
 #' server <- mcp_connect_script(script)
@@ -403,7 +403,7 @@ mcp_list_tools <- function(x, ..., timeout = NULL) {
 #' # of the servers in a configuration file.
 #' library(mcplite)
 #' greet <- tool(function(who) paste("Hello,", who), "Greet someone.",
-#'   arguments = list(who = type_string()))
+#'   arguments = list(who = type_string()), name = "greet")
 #' mcp_server(c(list(greet), mcp_tools("~/.config/mcptools/config.json", prefix = TRUE)))
 #' }
 mcp_tools <- function(x, prefix = NULL) {
@@ -474,7 +474,7 @@ mcp_tools <- function(x, prefix = NULL) {
 #' writeLines(c(
 #'   "library(mcplite)",
 #'   "add <- tool(function(x, y) x + y, \"Add two numbers.\",",
-#'   "  arguments = list(x = type_number(), y = type_number()))",
+#'   "  arguments = list(x = type_number(), y = type_number()), name = \"add\")",
 #'   "mcp_server(add)"
 #' ), script)
 #' config <- file.path(tempdir(), "config.json")
@@ -546,7 +546,7 @@ mcp_connect_config <- function(path, servers = NULL, on_error = c("stop", "warn"
 #' writeLines(c(
 #'   "library(mcplite)",
 #'   "add <- tool(function(x, y) x + y, \"Add two numbers.\",",
-#'   "  arguments = list(x = type_number(), y = type_number()))",
+#'   "  arguments = list(x = type_number(), y = type_number()), name = \"add\")",
 #'   "mcp_server(add, instructions = \"Arithmetic.\")"
 #' ), script)
 #' server <- mcp_connect_script(script)
