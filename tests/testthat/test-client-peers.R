@@ -6,6 +6,9 @@
 # come from scripts/deps/20-clients.sh (skipped when absent).
 
 skip_on_cran()
+# The peer servers live in the repository's tests/clients, which the built
+# package (R CMD check) does not carry.
+skip_if_not(dir.exists(test_path("..", "clients")), "tests/clients is not here (R CMD check of the tarball)")
 
 peer_python <- function() {
   venv <- Sys.getenv("MCPLITE_VENV", "/root/.cache/mcplite-venv")

@@ -209,7 +209,9 @@ test_that("a server that is not there, or exits, fails clearly with its stderr",
   expect_identical(err$stderr, "missing token: set GITHUB_TOKEN")
 
   # exit in the middle of a call: no hang, the status and stderr are named
-  server <- mcp_connect_script(test_path("..", "clients", "servers", "client-crash.R"))
+  crash <- test_path("..", "clients", "servers", "client-crash.R")
+  skip_if_not(file.exists(crash), "tests/clients is not here (R CMD check of the tarball)")
+  server <- mcp_connect_script(crash)
   err <- expect_client_error(mcp_call(server, "crash"), "mcplite_error_connection")
   expect_identical(err$reason, "closed")
   msg <- conditionMessage(err)
