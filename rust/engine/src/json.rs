@@ -10,6 +10,19 @@ const HEX: &[u8; 16] = b"0123456789abcdef";
 /// short escapes for `"`, `\`, `\n`, `\r`, `\t`, `\b`, `\f`; `\u00xx` (lower
 /// case) for the other C0 controls; `/` escaped only right after `<`;
 /// everything else (including non-ASCII) copied as is.
+/// `"k":v,...` without the braces; keys are written as JSON strings, values
+/// are already JSON text.
+pub fn write_members<K: AsRef<str>, V: AsRef<str>>(out: &mut Vec<u8>, members: &[(K, V)]) {
+    for (i, (k, v)) in members.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_str(out, k.as_ref());
+        out.push(b':');
+        out.extend_from_slice(v.as_ref().as_bytes());
+    }
+}
+
 pub fn write_str(out: &mut Vec<u8>, s: &str) {
     write_str_bytes(out, s.as_bytes());
 }

@@ -29,14 +29,7 @@ pub fn schema_root_is_object(schema: &str) -> bool {
 
 fn write_members(out: &mut Vec<u8>, members: &[(String, String)]) {
     out.push(b'{');
-    for (i, (k, v)) in members.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        write_str(out, k);
-        out.push(b':');
-        out.extend_from_slice(v.as_bytes());
-    }
+    crate::json::write_members(out, members);
     out.push(b'}');
 }
 

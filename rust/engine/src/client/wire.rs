@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::json::{write_i64, write_str};
+use crate::json::{write_i64, write_members, write_str};
 
 use super::Event;
 
@@ -50,18 +50,6 @@ fn write_params(out: &mut Vec<u8>, members: &[Member], meta: &[Member]) {
         out.push(b'}');
     }
     out.push(b'}');
-}
-
-/// `"k":v,...` (values are JSON text).
-fn write_members(out: &mut Vec<u8>, members: &[Member]) {
-    for (i, (k, v)) in members.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        write_str(out, k);
-        out.push(b':');
-        out.extend_from_slice(v.as_bytes());
-    }
 }
 
 /// A JSON string literal.
