@@ -102,7 +102,7 @@ pub struct Features {
     pub last_modified: bool,
     /// `audio` and `resource_link` content blocks (RULES P3).
     pub audio_and_links: bool,
-    /// The `message` member of `notifications/progress` (RULES L9).
+    /// The `message` member of `notifications/progress` (RULES C3.1).
     pub progress_message: bool,
 }
 
