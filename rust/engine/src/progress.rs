@@ -1,4 +1,4 @@
-//! Calls that take time (RULES C1–C5): progress notifications and
+//! Calls that take time (RULES C1–C4): progress notifications and
 //! cancellation, for every transport.
 //!
 //! The dispatcher tells a [`CallWatch`] when a `tools/call` starts running
