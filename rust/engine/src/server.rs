@@ -423,6 +423,7 @@ impl Server {
     ) -> Outcome {
         let params = msg.params.as_ref();
         let era = version::era_of(params);
+        let run = &mut ToolRun { host, ctx, watch };
         let res = match (&msg.id, msg.over_limit) {
             // Notifications: never answered (M1.2, L2.2).
             (None, over_limit) => {
@@ -445,8 +446,8 @@ impl Server {
                 Err((RpcError::detail(code, over.limit.detail()), version))
             }
             (Some(id), None) => match era {
-                Era::Modern { meta } => self.dispatch_modern(id, &msg.method, params, meta, host, ctx, watch),
-                Era::Legacy => self.dispatch_legacy(session, id, &msg.method, params, host, ctx, watch),
+                Era::Modern { meta } => self.dispatch_modern(id, &msg.method, params, meta, run),
+                Era::Legacy => self.dispatch_legacy(session, id, &msg.method, params, run),
             },
         };
         match res {
@@ -476,9 +477,7 @@ impl Server {
         id: &str,
         method: &str,
         params: Option<&Value>,
-        host: &mut dyn Host,
-        ctx: &CallContext,
-        watch: &dyn CallWatch,
+        run: &mut ToolRun<'_>,
     ) -> Result<Outcome, (RpcError, Option<Version>)> {
         let version_before = session.negotiated();
         let err = |e: RpcError, v: Option<Version>| Err((e, v));
@@ -514,7 +513,7 @@ impl Server {
             }
             "tools/call" => {
                 let v = session.version.unwrap_or(LEGACY_DEFAULT);
-                self.tools_call(id, params, v, host, ctx, watch).map_err(|e| (e, Some(v)))
+                self.tools_call(id, params, v, run).map_err(|e| (e, Some(v)))
             }
             _ => err(RpcError::new(METHOD_NOT_FOUND), version_before),
         }
@@ -526,9 +525,7 @@ impl Server {
         method: &str,
         params: Option<&Value>,
         meta: &Map<String, Value>,
-        host: &mut dyn Host,
-        ctx: &CallContext,
-        watch: &dyn CallWatch,
+        run: &mut ToolRun<'_>,
     ) -> Result<Outcome, (RpcError, Option<Version>)> {
         if !matches!(method, "server/discover" | "tools/list" | "tools/call") {
             return Err((RpcError::new(METHOD_NOT_FOUND), None));
@@ -550,7 +547,7 @@ impl Server {
         let r = match method {
             "server/discover" => Ok(self.discover(id, v)),
             "tools/list" => self.tools_list(id, params, v),
-            _ => self.tools_call(id, params, v, host, ctx, watch),
+            _ => self.tools_call(id, params, v, run),
         };
         r.map_err(|e| (e, Some(v)))
     }
@@ -591,9 +588,7 @@ impl Server {
         id: &str,
         params: Option<&Value>,
         v: Version,
-        host: &mut dyn Host,
-        ctx: &CallContext,
-        watch: &dyn CallWatch,
+        run: &mut ToolRun<'_>,
     ) -> Result<Outcome, RpcError> {
         let p = match params {
             Some(Value::Object(p)) => p,
@@ -618,10 +613,10 @@ impl Server {
             }
         }
         let token = progress_token(params);
-        watch.started(&CallStart { id, progress_token: token.as_deref(), version: v });
-        let outcome = host.call_tool(index, args, ctx);
+        run.watch.started(&CallStart { id, progress_token: token.as_deref(), version: v });
+        let outcome = run.host.call_tool(index, args, run.ctx);
         // RULES C4: a call cancelled while its tool ran is not answered.
-        if watch.finished() {
+        if run.watch.finished() {
             return Ok(Outcome {
                 line: None,
                 end: SpanEnd { cancelled: true, protocol_version: Some(v), ..Default::default() },
@@ -644,6 +639,14 @@ impl Server {
         o.end.tool_error = tool_error;
         Ok(o)
     }
+}
+
+/// What running a tool needs: the host, the span's context for the tool,
+/// and the transport's watch.
+struct ToolRun<'a> {
+    host: &'a mut dyn Host,
+    ctx: &'a CallContext,
+    watch: &'a dyn CallWatch,
 }
 
 fn ok(line: Vec<u8>, version: Option<Version>) -> Outcome {
