@@ -122,14 +122,25 @@
 #' is interrupted the way Ctrl+C interrupts R (its `on.exit()` handlers and
 #' `tryCatch(interrupt = )` run) and the call gets no response; a call still
 #' waiting its turn is dropped unanswered; a cancellation for an unknown or
-#' finished request changes nothing. The server keeps serving.
+#' finished request changes nothing. The server keeps serving. Code that does
+#' not check for interrupts (compiled code, `suspendInterrupts()`) runs to its
+#' end, and the cancelled call still gets no response.
+#'
+#' Tools run one at a time, in the order the calls arrive. While a tool runs,
+#' the server still reads everything the client sends, but only three things
+#' overtake the running call: cancellations, the progress notifications, and
+#' legacy `ping` requests, which are answered at once (so a `ping` answer can
+#' arrive before the answer to a call sent earlier, as JSON-RPC allows). Every
+#' other request, `tools/list` included, is answered in the order it arrived,
+#' after the running call.
 #'
 #' @section Server scope:
-#' mcplite serves tools only, over stdio or Streamable HTTP. It does not
-#' implement JSON-RPC batches, prompts, resource listing or reading,
-#' subscriptions, sampling, elicitation, roots, Tasks, MCP Apps, log
-#' notifications, or requests initiated by the server. Embedded
-#' resource blocks are self-contained, and resource links only carry a URI.
+#' mcplite serves tools only, over stdio or Streamable HTTP, with progress
+#' notifications and cancellation for slow calls (see "Long-running tools").
+#' It does not implement JSON-RPC batches, prompts, resource listing or
+#' reading, subscriptions, sampling, elicitation, roots, Tasks, MCP Apps, log
+#' notifications, or requests initiated by the server. Embedded resource
+#' blocks are self-contained, and resource links only carry a URI.
 #'
 #' @section Protocol compatibility:
 #' One server definition speaks four protocol versions: the legacy revisions

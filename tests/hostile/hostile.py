@@ -18,8 +18,11 @@ Prints one line per case and, last, "N passed, N failed".
 import json
 import os
 import queue
+import random
+import shutil
 import signal
 import subprocess
+import tempfile
 import sys
 import threading
 import time
@@ -60,11 +63,14 @@ def call(id_, name, arguments=None, modern=False):
 
 def check_response_line(line):
     """One stdout line: valid UTF-8 JSON object, members jsonrpc, id, then
-    result or error. Returns the parsed object."""
+    result or error; or a progress notification (RULES C3.1). Returns the
+    parsed object."""
     text = line.decode("utf-8")
     pairs = json.loads(text, object_pairs_hook=lambda kv: kv)
     keys = [k for k, _ in pairs]
-    if keys not in (["jsonrpc", "id", "result"], ["jsonrpc", "id", "error"]):
+    if keys == ["jsonrpc", "method", "params"] and dict(pairs)["method"] == "notifications/progress":
+        pass
+    elif keys not in (["jsonrpc", "id", "result"], ["jsonrpc", "id", "error"]):
         raise AssertionError("bad members %r in %s" % (keys, text[:300]))
     if len(line.translate(None, CONTROL)) != len(line):
         raise AssertionError("control byte in response")
@@ -72,9 +78,11 @@ def check_response_line(line):
 
 
 class Server:
-    def __init__(self, read_stdout=True):
-        self.p = subprocess.Popen([RSCRIPT, "--vanilla", SERVER], stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env())
+    def __init__(self, read_stdout=True, script=SERVER, extra_env=None):
+        e = env()
+        e.update(extra_env or {})
+        self.p = subprocess.Popen([RSCRIPT, "--vanilla", script], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e)
         self.lines = queue.Queue()
         self.stderr = bytearray()
         self.partial = b""
@@ -181,7 +189,10 @@ class Server:
 
 # ---------------------------------------------------------------------------
 # Cases in one long-lived session. Each case sends its line(s) followed by a
-# sentinel ping; the lines before the ping's answer are the case's answers.
+# sentinel request; the lines before the sentinel's answer are the case's
+# answers. The sentinel is an unknown method, answered in its place in the
+# stream (a legacy ping may overtake a running tools/call, RULES C5, so it
+# cannot mark the end of a case).
 
 sentinel = [0]
 
@@ -191,14 +202,14 @@ def exchange(srv, data, timeout=120):
     sid = "sentinel-%d" % sentinel[0]
     if isinstance(data, str):
         data = data.encode("utf-8")
-    srv.send(data + b"\n" + ('{"jsonrpc":"2.0","id":"%s","method":"ping"}\n' % sid).encode())
+    srv.send(data + b"\n" + ('{"jsonrpc":"2.0","id":"%s","method":"hostile/sentinel"}\n' % sid).encode())
     got = []
     while True:
         line = srv.recv(timeout)
         msg = json.loads(line)
         if msg.get("id") == sid:
-            if msg != {"jsonrpc": "2.0", "id": sid, "result": {}}:
-                raise AssertionError("bad ping answer %r" % msg)
+            if "error" not in msg or msg["error"]["code"] not in (-32600, -32601):
+                raise AssertionError("bad sentinel answer %r" % msg)
             return got, line
         got.append((msg, line))
 
@@ -589,7 +600,7 @@ def case_sigterm():
 
 def case_load():
     """LOAD mixed requests pipelined (plus notifications and garbage lines):
-    every request answered exactly once, in order; RSS sampled."""
+    every request answered exactly once, in order (pings may come early); RSS sampled."""
     srv = Server()
     try:
         srv.send(INIT + "\n")
@@ -657,19 +668,31 @@ def case_load():
         w.start()
         rss_peak = rss_start
         rss_samples = []
-        for n, (k, kind) in enumerate(expected):
+        # Requests are answered in order, except legacy pings, which may
+        # overtake a running or queued tools/call (RULES C5).
+        pings = set(k for k, kind in expected if kind == "ping")
+        ordered = [(k, kind) for k, kind in expected if kind != "ping"]
+        j = 0
+        overtaking = 0
+        for n in range(len(expected)):
             msg = json.loads(srv.recv(120))
             answered[0] = n + 1
-            if msg.get("id") != k:
-                raise AssertionError("answer %d has id %r, expected %r" % (n, msg.get("id"), k))
+            if msg.get("id") in pings:
+                pings.discard(msg["id"])
+                assert msg.get("result") == {}, msg
+                if j < len(ordered) and ordered[j][0] < msg["id"]:
+                    overtaking += 1
+                continue
+            if j >= len(ordered) or msg.get("id") != ordered[j][0]:
+                raise AssertionError("answer %d has id %r, expected %r" % (n, msg.get("id"), ordered[j][0]))
+            k, kind = ordered[j]
+            j += 1
             r = msg.get("result")
             if kind == "flaky":
                 if k % 7 == 0:
                     assert r["isError"] is True and r["content"][0]["text"] == "flaky failure %d" % k, msg
                 else:
                     assert r["isError"] is False and r["content"][0]["text"] == str(k * 2), msg
-            elif kind == "ping":
-                assert r == {}, msg
             elif kind == "add_modern":
                 assert r["resultType"] == "complete" and r["isError"] is False, msg
             elif kind == "echo":
@@ -697,6 +720,7 @@ def case_load():
             "load_rss_peak_kb": max(rss_peak, rss_end),
             "load_rss_end_kb": rss_end,
             "load_stdout_lines": srv.nlines,
+            "load_pings_answered_early": overtaking,
             "load_rss_every_10000_kb": rss_samples,
         })
         assert srv.nlines == len(expected) + 2001, "stdout lines %d" % srv.nlines
@@ -707,13 +731,185 @@ def case_load():
         srv.kill()
 
 
+# ---------------------------------------------------------------------------
+# Calls that take time (RULES section 11, issue 17): progress tokens and
+# cancellation, against tests/clients/servers/slow.R (heartbeats every 0.2 s).
+
+SLOW = os.path.join(HERE, "..", "clients", "servers", "slow.R")
+
+
+def slow_server():
+    srv = Server(script=SLOW, extra_env={"MCPLITE_PROGRESS_INTERVAL": "0.2"})
+    srv.send(INIT + "\n")
+    msg = json.loads(srv.recv())
+    assert msg["id"] == "init", msg
+    return srv
+
+
+def cancel(id_raw):
+    return '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%s}}' % id_raw
+
+
+def collect_until(srv, id_, timeout=60):
+    """Messages up to and including the response for `id_`."""
+    got = []
+    while True:
+        msg = json.loads(srv.recv(timeout))
+        got.append(msg)
+        if msg.get("id") == id_ and "method" not in msg:
+            return got
+
+
+def responses(msgs, id_):
+    return [m for m in msgs if m.get("id") == id_ and "method" not in m]
+
+
+def wait_file(path, timeout=60):
+    deadline = time.time() + timeout
+    while not os.path.exists(path):
+        if time.time() > deadline:
+            raise AssertionError("never saw %s" % path)
+        time.sleep(0.02)
+
+
+def case_progress_tokens():
+    """progress tokens of every JSON type: strings and integers get heartbeats with the token as sent, others none"""
+    valid = ['"s"', '""', '"\\u0041"', '"\u00e9 \u2713 \\"q\\""', "0", "-7", "9007199254740993",
+             "12345678901234567890", "-9223372036854775808"]
+    invalid = ["null", "true", "false", "1.5", "1.0", "1e2", "-1E-2", "[]", "[1]", "{}", '{"a":1}',
+               "123456789012345678901234567890"]
+    srv = slow_server()
+    try:
+        msgs = []
+        for i, tok in enumerate(valid + invalid):
+            line = ('{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"wait",'
+                    '"arguments":{"seconds":0.5},"_meta":{"progressToken":%s}}}' % (100 + i, tok))
+            srv.send(line + "\n")
+            got = collect_until(srv, 100 + i)
+            assert responses(got, 100 + i)[0]["result"]["content"][0]["text"] == "waited", got[-1]
+            notes = [m for m in got if m.get("method") == "notifications/progress"]
+            if tok in valid:
+                assert notes, "no heartbeat for token %s" % tok
+                want = json.loads(tok)
+                for m in notes:
+                    got_tok = m["params"]["progressToken"]
+                    assert got_tok == want and type(got_tok) is type(want), (tok, m)
+            else:
+                assert not notes, "heartbeat for invalid token %s: %r" % (tok, notes[0])
+            msgs += got
+        # no notification after the last response, up to EOF
+        time.sleep(0.5)
+        srv.finish()
+        assert srv.lines.get(timeout=5) is None
+        figures["progress_tokens_notifications"] = sum(1 for m in msgs if "method" in m)
+    finally:
+        srv.kill()
+
+
+def case_cancel_unknown():
+    """cancels for never-sent, malformed and future ids are ignored; a later request with such an id is answered"""
+    srv = slow_server()
+    try:
+        junk = [cancel(x) for x in ["5", '"five"', "null", "true", "1.5", "{}", "[5]", '"' + "x" * 100000 + '"']]
+        junk += ['{"jsonrpc":"2.0","method":"notifications/cancelled"}',
+                 '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{}}',
+                 '{"jsonrpc":"2.0","method":"notifications/cancelled","params":[5]}',
+                 '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5,"reason":7}}']
+        srv.send("\n".join(junk) + "\n")
+        for id_raw, id_ in [("5", 5), ('"five"', "five")]:
+            msg = srv.request(call(id_, "echo", {"text": "still answered"}))
+            assert msg["id"] == id_ and msg["result"]["content"][0]["text"] == "still answered", msg
+        msg = srv.request('{"jsonrpc":"2.0","id":6,"method":"ping"}')
+        assert msg == {"jsonrpc": "2.0", "id": 6, "result": {}}, msg
+        srv.finish()
+        assert srv.nlines == 4, srv.nlines
+    finally:
+        srv.kill()
+
+
+def case_cancel_burst():
+    """1,000 cancels in a burst while a tool runs and 1,000 while idle: one interrupted call, no answer for it, serving continues"""
+    d = tempfile.mkdtemp(prefix="mcplite-hostile-")
+    srv = slow_server()
+    try:
+        srv.send(call(1, "guarded", {"dir": d, "seconds": 30}) + "\n")
+        wait_file(os.path.join(d, "started"))
+        burst = [cancel(str(1000 + i)) for i in range(400)] + [cancel("1")] * 200 + \
+                [cancel('"%d"' % i) for i in range(400)]
+        srv.send("\n".join(burst) + "\n" + call(2, "echo", {"text": "after burst"}) + "\n")
+        got = collect_until(srv, 2)
+        assert [m.get("id") for m in got] == [2], got
+        srv.send("\n".join(cancel(str(i)) for i in range(1000)) + "\n")
+        msg = srv.request(call(3, "wait", {"seconds": 0.3}))
+        assert msg["id"] == 3 and msg["result"]["content"][0]["text"] == "waited", msg
+        srv.finish()
+        assert sorted(os.listdir(d)) == ["interrupted", "on_exit", "started"], os.listdir(d)
+        assert srv.nlines == 3, srv.nlines
+    finally:
+        srv.kill()
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def case_cancel_race():
+    """cancels racing completion: each call answered at most once, the next call never hit by a stale interrupt"""
+    srv = slow_server()
+    rng = random.Random(17)
+    answered_ = cancelled = 0
+    try:
+        for i in range(60):
+            cid, nid = 1000 + 2 * i, 1001 + 2 * i
+            srv.send(call(cid, "wait", {"seconds": rng.choice([0, 0.001, 0.01, 0.03])}) + "\n")
+            time.sleep(rng.choice([0, 0, 0.001, 0.005, 0.02, 0.05]))
+            srv.send(cancel(str(cid)) + "\n" + call(nid, "echo", {"text": "n%d" % i}) + "\n")
+            got = collect_until(srv, nid)
+            mine = responses(got, cid)
+            assert len(mine) <= 1, "two answers for %d" % cid
+            if mine:
+                assert mine[0]["result"]["content"][0]["text"] == "waited", mine
+                answered_ += 1
+            else:
+                cancelled += 1
+            nxt = responses(got, nid)
+            assert len(nxt) == 1 and nxt[0]["result"]["content"][0]["text"] == "n%d" % i, got
+        # a call after all that runs to its end (no interrupt left over)
+        msg = srv.request(call(9, "wait", {"seconds": 0.5}))
+        assert msg["result"]["content"][0]["text"] == "waited", msg
+        srv.finish()
+        figures["cancel_race_answered"] = answered_
+        figures["cancel_race_cancelled"] = cancelled
+    finally:
+        srv.kill()
+
+
+def case_suspended_interrupts():
+    """a cancelled tool under suspendInterrupts() ends with one answer or none, never two; the next call is answered"""
+    d = tempfile.mkdtemp(prefix="mcplite-hostile-")
+    srv = slow_server()
+    try:
+        srv.send(call(1, "stubborn", {"dir": d, "seconds": 1.5}) + "\n")
+        wait_file(os.path.join(d, "started"))
+        srv.send(cancel("1") + "\n" + cancel("1") + "\n" + call(2, "echo", {"text": "two"}) + "\n")
+        got = collect_until(srv, 2)
+        assert len(responses(got, 1)) <= 1, got
+        msg = srv.request(call(3, "wait", {"seconds": 0.3}))
+        assert msg["result"]["content"][0]["text"] == "waited", msg
+        srv.finish()
+        figures["suspended_cancel_answers"] = len(responses(got, 1))
+    finally:
+        srv.kill()
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def main():
     only = sys.argv[1:]
     results = []
     if not only or "session" in only:
         results += session_cases()
     for name, f in [("quit", case_quit), ("sigint", case_sigint), ("stdin_closed", case_stdin_closed_mid_call),
-                    ("stdout_closed", case_stdout_closed), ("sigterm", case_sigterm), ("load", case_load)]:
+                    ("stdout_closed", case_stdout_closed), ("sigterm", case_sigterm),
+                    ("progress_tokens", case_progress_tokens), ("cancel_unknown", case_cancel_unknown),
+                    ("cancel_burst", case_cancel_burst), ("cancel_race", case_cancel_race),
+                    ("suspended_interrupts", case_suspended_interrupts), ("load", case_load)]:
         if only and name not in only:
             continue
         try:
