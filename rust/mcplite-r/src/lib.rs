@@ -16,6 +16,7 @@ use extendr_api::prelude::*;
 use std::time::Duration;
 
 use mcplite_engine::transport::http::HttpOptions;
+use mcplite_engine::progress::{Inflight, ProgressPolicy};
 use mcplite_engine::transport::{serve, ServeOptions};
 use mcplite_engine::{LegacyState, Server, ServerInfo};
 
@@ -67,7 +68,8 @@ fn engine_serve(spec: Robj, version: &str, instructions: Robj) -> Robj {
             stdio::StdioGuard::install().map_err(|e| Error::new(Kind::Stdio, format!("cannot set up stdio: {e}")))?;
         stdio::keep_large_buffers();
         let reader = stdio::spawn_reader_masked(input);
-        let end = serve(&server, &mut host, reader, &mut output, &ServeOptions::default());
+        let inflight = std::sync::Arc::new(Inflight::new(ProgressPolicy::default(), None));
+        let end = serve(&server, &mut host, reader, &mut output, &ServeOptions::default(), &inflight);
         server.shutdown_recorder();
         drop(output);
         guard.restore();
