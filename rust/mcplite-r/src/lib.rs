@@ -15,8 +15,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use extendr_api::prelude::*;
 use std::time::Duration;
 
-use mcplite_engine::transport::http::HttpOptions;
 use mcplite_engine::progress::{Inflight, ProgressPolicy};
+use mcplite_engine::transport::http::HttpOptions;
 use mcplite_engine::transport::{serve, ServeOptions};
 use mcplite_engine::{LegacyState, Server, ServerInfo};
 
