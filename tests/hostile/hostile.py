@@ -3,11 +3,12 @@
 tests/hostile/server.R` over pipes, as an MCP client would, and throws at it
 every hostile input and misbehaving tool on the list. For each case the
 server must give the right JSON-RPC answer (or a contained tool error), stay
-up (a ping sent after each case is answered), and keep stdout to exactly one
+up (a request sent after each case is answered), and keep stdout to exactly one
 valid JSON-RPC response per line (every stdout line of every process is
 checked). Also: 100,000 pipelined mixed requests answered exactly once and in
-order with RSS sampled, and the process-level cases (quit(), SIGINT, SIGTERM,
-stdin closed mid-call, stdout closed by the client).
+order (pings may overtake calls, RULES C5) with RSS sampled, and the
+process-level cases (quit(), SIGINT, SIGTERM, stdin closed mid-call, stdout
+closed by the client).
 
 Standard library only. Environment: MCPLITE_LIB (library holding mcplite),
 RSCRIPT (default: Rscript), HOSTILE_LOAD (number of load requests, default
@@ -189,26 +190,26 @@ class Server:
 
 # ---------------------------------------------------------------------------
 # Cases in one long-lived session. Each case sends its line(s) followed by a
-# sentinel request; the lines before the sentinel's answer are the case's
-# answers. The sentinel is an unknown method, answered in its place in the
-# stream (a legacy ping may overtake a running tools/call, RULES C5, so it
-# cannot mark the end of a case).
+# sentinel request; the lines before its answer are the case's answers.
 
 sentinel = [0]
 
 
 def exchange(srv, data, timeout=120):
+    # The sentinel is a modern server/discover: it keeps its place in the
+    # order (a legacy ping may overtake a tool call, RULES C5).
     sentinel[0] += 1
     sid = "sentinel-%d" % sentinel[0]
     if isinstance(data, str):
         data = data.encode("utf-8")
-    srv.send(data + b"\n" + ('{"jsonrpc":"2.0","id":"%s","method":"hostile/sentinel"}\n' % sid).encode())
+    sentinel_line = '{"jsonrpc":"2.0","id":"%s","method":"server/discover","params":{%s}}\n' % (sid, MODERN_META)
+    srv.send(data + b"\n" + sentinel_line.encode())
     got = []
     while True:
         line = srv.recv(timeout)
         msg = json.loads(line)
         if msg.get("id") == sid:
-            if "error" not in msg or msg["error"]["code"] not in (-32600, -32601):
+            if "supportedVersions" not in msg.get("result", {}):
                 raise AssertionError("bad sentinel answer %r" % msg)
             return got, line
         got.append((msg, line))
@@ -391,11 +392,11 @@ def session_cases():
     @case("tool calls readline() and readLines(stdin())")
     def _():
         # a request queued behind the call must not be eaten by the tool
-        srv.send(call(26, "reader") + "\n" + '{"jsonrpc":"2.0","id":27,"method":"ping"}\n')
+        srv.send(call(26, "reader") + "\n" + '{"jsonrpc":"2.0","id":27,"method":"tools/list"}\n')
         a = json.loads(srv.recv())
         b = json.loads(srv.recv())
         assert a["id"] == 26 and a["result"]["content"][0]["text"] == "readline=[] readLines=0", a
-        assert b == {"jsonrpc": "2.0", "id": 27, "result": {}}, b
+        assert b["id"] == 27 and b["result"]["tools"], b
 
     @case("infinite R recursion")
     def _():
@@ -491,7 +492,8 @@ def case_quit():
     try:
         srv.send(INIT + "\n")
         srv.recv()
-        srv.send(call(1, "quitter", {"status": 3}) + "\n" + '{"jsonrpc":"2.0","id":2,"method":"ping"}\n')
+        # (tools/list, not ping: a ping may be answered while the tool runs, RULES C5)
+        srv.send(call(1, "quitter", {"status": 3}) + "\n" + '{"jsonrpc":"2.0","id":2,"method":"tools/list"}\n')
         rc = srv.p.wait(60)
         srv.t_out.join(10)
         srv.check_stdout()
@@ -600,7 +602,7 @@ def case_sigterm():
 
 def case_load():
     """LOAD mixed requests pipelined (plus notifications and garbage lines):
-    every request answered exactly once, in order (pings may come early); RSS sampled."""
+    every request answered exactly once, in order (pings may come early, C5); RSS sampled."""
     srv = Server()
     try:
         srv.send(INIT + "\n")
@@ -668,31 +670,28 @@ def case_load():
         w.start()
         rss_peak = rss_start
         rss_samples = []
-        # Requests are answered in order, except legacy pings, which may
-        # overtake a running or queued tools/call (RULES C5).
-        pings = set(k for k, kind in expected if kind == "ping")
-        ordered = [(k, kind) for k, kind in expected if kind != "ping"]
-        j = 0
-        overtaking = 0
+        # RULES C5: a ping read while calls wait ahead of it may be answered
+        # before them; every other answer comes in request order.
+        pings = {k for (k, kind) in expected if kind == "ping"}
+        in_order = iter([(k, kind) for (k, kind) in expected if kind != "ping"])
         for n in range(len(expected)):
             msg = json.loads(srv.recv(120))
             answered[0] = n + 1
             if msg.get("id") in pings:
-                pings.discard(msg["id"])
-                assert msg.get("result") == {}, msg
-                if j < len(ordered) and ordered[j][0] < msg["id"]:
-                    overtaking += 1
-                continue
-            if j >= len(ordered) or msg.get("id") != ordered[j][0]:
-                raise AssertionError("answer %d has id %r, expected %r" % (n, msg.get("id"), ordered[j][0]))
-            k, kind = ordered[j]
-            j += 1
+                pings.remove(msg["id"])
+                k, kind = msg["id"], "ping"
+            else:
+                k, kind = next(in_order)
+            if msg.get("id") != k:
+                raise AssertionError("answer %d has id %r, expected %r" % (n, msg.get("id"), k))
             r = msg.get("result")
             if kind == "flaky":
                 if k % 7 == 0:
                     assert r["isError"] is True and r["content"][0]["text"] == "flaky failure %d" % k, msg
                 else:
                     assert r["isError"] is False and r["content"][0]["text"] == str(k * 2), msg
+            elif kind == "ping":
+                assert r == {}, msg
             elif kind == "add_modern":
                 assert r["resultType"] == "complete" and r["isError"] is False, msg
             elif kind == "echo":
@@ -720,10 +719,10 @@ def case_load():
             "load_rss_peak_kb": max(rss_peak, rss_end),
             "load_rss_end_kb": rss_end,
             "load_stdout_lines": srv.nlines,
-            "load_pings_answered_early": overtaking,
             "load_rss_every_10000_kb": rss_samples,
         })
         assert srv.nlines == len(expected) + 2001, "stdout lines %d" % srv.nlines
+        assert not pings and next(in_order, None) is None, "unanswered requests"
         # Flat memory (measured growth is well under 1 MB): a margin for
         # allocator noise only.
         assert rss_end - rss_start < 16 * 1024, "RSS grew from %d kB to %d kB" % (rss_start, rss_end)
