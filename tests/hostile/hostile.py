@@ -4,11 +4,14 @@ tests/hostile/server.R` over pipes, as an MCP client would, and throws at it
 every hostile input and misbehaving tool on the list. For each case the
 server must give the right JSON-RPC answer (or a contained tool error), stay
 up (a request sent after each case is answered), and keep stdout to exactly one
-valid JSON-RPC response per line (every stdout line of every process is
+valid JSON-RPC response (or progress notification) per line (every stdout line of every process is
 checked). Also: 100,000 pipelined mixed requests answered exactly once and in
 order (pings may overtake calls, RULES C5) with RSS sampled, and the
 process-level cases (quit(), SIGINT, SIGTERM, stdin closed mid-call, stdout
-closed by the client).
+closed by the client). Calls that take time (issue 17) run against
+tests/clients/servers/slow.R: progress tokens of every JSON type,
+cancellations for never-sent ids, bursts of 1,000 cancellations,
+cancellations racing completion, a tool under suspendInterrupts().
 
 Standard library only. Environment: MCPLITE_LIB (library holding mcplite),
 RSCRIPT (default: Rscript), HOSTILE_LOAD (number of load requests, default

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Real MCP clients against mcplite servers over stdio, plus official-schema
+# Real MCP clients against mcplite servers over stdio (including progress and
+# cancellation of slow tools, servers/slow.R), plus official-schema
 # validation of every response:
 #   - Python: tests/clients/python (mcp==2.3.0 SDK in legacy/auto/2026-07-28
 #     modes, jsonschema validation of raw stdio sessions for all four versions);

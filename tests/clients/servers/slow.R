@@ -44,7 +44,7 @@ hammer <- tool(
   function(n) {
     listening <- FALSE
     for (i in seq_len(n)) listening <- mcp_progress(i, total = n)
-    paste(n, "reports, listening:", listening)
+    sprintf("%d reports, listening: %s", as.integer(n), listening)
   },
   name = "hammer",
   description = "Calls mcp_progress() n times in a tight loop.",
