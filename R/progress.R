@@ -54,11 +54,29 @@ mcp_progress <- function(progress, total = NULL, message = NULL) {
     abort("`message` must be NULL or a single string, not ", describe(message), ".",
       class = "mcplite_error_progress")
   }
+  # Nobody can listen unless mcp_server() is serving (not when the tool is
+  # called directly, from tests or through mcp_handle()): no call into the
+  # engine then. This keeps a report in a tight loop cheap (bench/README.md).
+  if (!progress_state$serving) {
+    return(invisible(FALSE))
+  }
   invisible(engine_progress(
     as.double(progress),
     if (!is.null(total)) as.double(total),
     message
   ))
+}
+
+# Is mcp_server() serving in this process? Set by mcp_server() around the
+# serve call; read by mcp_progress().
+progress_state <- new.env(parent = emptyenv())
+progress_state$serving <- FALSE
+
+# Mark this process as serving until the calling function returns.
+local_serving <- function(frame = parent.frame()) {
+  old <- progress_state$serving
+  progress_state$serving <- TRUE
+  do.call(on.exit, list(substitute(progress_state$serving <- old, list(old = old)), add = TRUE), envir = frame)
 }
 
 # The heartbeat interval: the argument, else MCPLITE_PROGRESS_INTERVAL,

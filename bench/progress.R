@@ -57,7 +57,7 @@ read_response <- function(id) {
     if (!p$is_alive()) stop("server exited")
   }
 }
-read_response(0L)
+invisible(read_response(0L))
 
 time_served <- function(report, token) {
   next_id <<- next_id + 1L
@@ -81,7 +81,7 @@ res <- lapply(cases, function(f) {
   f() # warm-up
   t(vapply(seq_len(rounds), function(r) f(), c(seconds = 0, notes = 0)))
 })
-p$close_input()
+close(p$get_input_connection())
 p$wait(10000)
 
 plain_local <- median(res[[1]][, "seconds"])

@@ -66,7 +66,7 @@ progress_of <- function(ms, token) {
 }
 position <- function(ms, id) which(vapply(ms, is_response, TRUE, id = id))
 
-# Close stdin and wait for a clean exit (RULES: EOF ends serving, status 0).
+# Close stdin and wait for a clean exit (RULES S5: EOF ends serving, status 0).
 finish <- function(s) {
   close(s$p$get_input_connection())
   s$p$wait(60000)

@@ -166,7 +166,13 @@ impl Progress {
     /// A report from the tool (RULES C2). `progress` must be above the
     /// tool's previous report; both numbers must be finite. Accepted
     /// reports are coalesced until [`Progress::poll`] sends the latest.
-    pub fn report(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> Result<(), ReportError> {
+    ///
+    /// `Ok(true)` when the report is the first one waiting since the last
+    /// notification: only then has the ticker a reason to wake up (later
+    /// reports replace it, and the ticker already knows when it is due), so
+    /// a tool reporting in a tight loop wakes it about twice per
+    /// [`ProgressPolicy::min_gap`] instead of once per report.
+    pub fn report(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> Result<bool, ReportError> {
         if !progress.is_finite() || total.is_some_and(|t| !t.is_finite()) {
             return Err(ReportError::NotFinite);
         }
@@ -176,9 +182,10 @@ impl Progress {
                 return Err(ReportError::NotIncreasing { previous: prev.progress });
             }
         }
+        let wake = !s.pending && !s.ended;
         s.reported = Some(Report { progress, total, message: message.map(str::to_owned) });
         s.pending = !s.ended;
-        Ok(())
+        Ok(wake)
     }
 
     /// The notification line due at `now`, if any (without LF). Updates the
@@ -498,18 +505,20 @@ mod tests {
     fn c2_reports_are_checked_coalesced_and_rate_limited() {
         let t0 = Instant::now();
         let p = Progress::new("7".into(), Version::V2025_11_25, policy(), t0);
-        p.report(1.0, Some(10.0), Some("one")).unwrap();
+        assert_eq!(p.report(1.0, Some(10.0), Some("one")), Ok(true));
         assert_eq!(p.report(1.0, None, None), Err(ReportError::NotIncreasing { previous: 1.0 }));
         assert_eq!(p.report(0.5, None, None), Err(ReportError::NotIncreasing { previous: 1.0 }));
         assert_eq!(p.report(f64::NAN, None, None), Err(ReportError::NotFinite));
         assert_eq!(p.report(2.0, Some(f64::INFINITY), None), Err(ReportError::NotFinite));
-        p.report(2.0, Some(10.0), Some("two")).unwrap();
+        assert_eq!(p.report(2.0, Some(10.0), Some("two")), Ok(false), "already waiting: no wake-up");
         let a = params(&text(p.poll(t0).unwrap()));
         assert_eq!((a["progressToken"].clone(), a["progress"].clone()), (Value::from(7), Value::from(2)));
         assert_eq!(a["total"], 10);
         assert_eq!(a["message"], "two");
-        for i in 3..1000 {
-            p.report(f64::from(i), Some(1000.0), None).unwrap();
+        // the first report after a notification wakes the ticker, the rest do not
+        assert_eq!(p.report(3.0, Some(1000.0), None), Ok(true));
+        for i in 4..1000 {
+            assert_eq!(p.report(f64::from(i), Some(1000.0), None), Ok(false));
         }
         assert_eq!(p.poll(t0 + Duration::from_millis(50)), None, "rate limited");
         let b = params(&text(p.poll(t0 + Duration::from_millis(100)).unwrap()));
