@@ -472,10 +472,10 @@ impl opentelemetry_sdk::trace::SpanExporter for KeepOnShutdown {
 }
 
 #[test]
-fn shutdown_is_idempotent_and_ends_an_open_span() {
+fn shutdown_is_idempotent_and_exports_a_dropped_span() {
     let exporter = InMemorySpanExporter::default();
     let provider = SdkTracerProvider::builder().with_simple_exporter(KeepOnShutdown(exporter.clone())).build();
-    let mut rec = OtelRecorder::from_provider(provider);
+    let rec = OtelRecorder::from_provider(provider);
     let meta = json!({"traceparent": TP});
     let ctx = rec.start(&SpanStart {
         method: "tools/call",
@@ -484,8 +484,11 @@ fn shutdown_is_idempotent_and_ends_an_open_span() {
         tool_registered: true,
         modern: false,
         meta: meta.as_object(),
+        via: None,
     });
-    assert!(ctx.traceparent.unwrap().starts_with("00-4bf92f3577b34da6a3ce929d0e0e4736-"));
+    assert!(ctx.context.traceparent.clone().unwrap().starts_with("00-4bf92f3577b34da6a3ce929d0e0e4736-"));
+    // A message whose reply is dropped unanswered still ends its span.
+    drop(ctx);
     rec.shutdown();
     rec.shutdown();
     assert_eq!(exporter.get_finished_spans().unwrap().len(), 1);
