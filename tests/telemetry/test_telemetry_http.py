@@ -9,7 +9,6 @@ sessions record `mcp.server.session.duration`."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
 import subprocess
@@ -21,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from otlp_receiver import free_port, start_receiver
+from otlp_receiver import free_port, server_env, start_receiver
 
 HERE = Path(__file__).resolve().parent
 SERVER = HERE / "trace_server.R"
@@ -40,12 +39,7 @@ def receiver():
 def start_http_server(receiver, port: int) -> subprocess.Popen:
     rscript = shutil.which("Rscript")
     assert rscript, "Rscript not on PATH"
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("OTEL_") and k not in ("TRACEPARENT", "TRACESTATE", "BAGGAGE", "MCPLITE_LOG")}
-    lib = os.environ.get("MCPLITE_LIB")
-    if lib:
-        env["R_LIBS"] = lib + (":" + env["R_LIBS"] if env.get("R_LIBS") else "")
-    env.update({
+    env = server_env({
         "MCPLITE_TRANSPORT": "http", "MCPLITE_PORT": str(port),
         "OTEL_TRACES_EXPORTER": "otlp", "OTEL_METRICS_EXPORTER": "otlp",
         "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint,

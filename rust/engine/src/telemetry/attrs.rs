@@ -23,9 +23,11 @@ pub const OTHER_METHOD: &str = "_OTHER";
 /// the configured limits.
 pub const CLIENT_STRING_LIMIT: usize = 256;
 
-/// Every `error.type` value mcplite records: the JSON-RPC error codes the
-/// server answers envelope-valid messages with, and `tool_error` for a tool
-/// result with `isError: true` (a failing or interrupted R tool included).
+/// Every `error.type` value mcplite records on MCP spans and metrics: the
+/// JSON-RPC error codes the server answers envelope-valid messages with, and
+/// `tool_error` for a tool result with `isError: true` (a failing or
+/// interrupted R tool included). HTTP server spans (RULES T10) add the 5xx
+/// status codes and `_OTHER` (no answer sent).
 pub const ERROR_TYPES: [&str; 6] = ["-32600", "-32601", "-32602", "-32603", "-32022", "tool_error"];
 
 /// The MCP methods of every protocol version mcplite knows (the schemas of
