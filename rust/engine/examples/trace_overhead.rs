@@ -163,19 +163,28 @@ fn breakdown(n: usize, rounds: usize) {
     let fixed3 = fixed[..3].to_vec();
     type Case<'a> = (&'a str, Box<dyn Fn() + 'a>);
     let cases: Vec<Case> = vec![
-        ("two Instant::now()", Box::new(|| {
-            std::hint::black_box((Instant::now(), Instant::now()));
-        })),
-        ("attribute Vec (5, one owned String)", Box::new(|| {
-            std::hint::black_box(attrs7(&tool));
-        })),
+        (
+            "two Instant::now()",
+            Box::new(|| {
+                std::hint::black_box((Instant::now(), Instant::now()));
+            }),
+        ),
+        (
+            "attribute Vec (5, one owned String)",
+            Box::new(|| {
+                std::hint::black_box(attrs7(&tool));
+            }),
+        ),
         ("record, 5 attributes (prebuilt)", Box::new(|| h.record(1e-4, &fixed))),
         ("record, 3 attributes (prebuilt)", Box::new(|| h.record(1e-4, &fixed3))),
         ("record, no attributes", Box::new(|| h.record(1e-4, &[]))),
-        ("Box<dyn Any> state (alloc + free)", Box::new(|| {
-            let b: Box<dyn std::any::Any + Send> = Box::new((Instant::now(), "tools/call", Some(tool.clone())));
-            std::hint::black_box(b);
-        })),
+        (
+            "Box<dyn Any> state (alloc + free)",
+            Box::new(|| {
+                let b: Box<dyn std::any::Any + Send> = Box::new((Instant::now(), "tools/call", Some(tool.clone())));
+                std::hint::black_box(b);
+            }),
+        ),
     ];
     println!("metric measurement pieces, serving-thread CPU per call (median of {rounds} rounds x {n}):");
     for (label, f) in &cases {

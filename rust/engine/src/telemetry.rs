@@ -163,12 +163,15 @@ pub struct Started {
     pub context: CallContext,
     /// The recorder's own state, given back to [`SpanRecorder::end`].
     pub state: Option<Box<dyn Any + Send>>,
+    /// The states of the recorders joined by a [`Fanout`] (one allocation
+    /// for all of them, none of its own).
+    pub parts: Vec<Started>,
 }
 
 impl Started {
     /// A context and a state.
     pub fn new(context: CallContext, state: impl Any + Send) -> Started {
-        Started { context, state: Some(Box::new(state)) }
+        Started { context, state: Some(Box::new(state)), parts: Vec::new() }
     }
 
     /// The state, when it is a `T`.
@@ -210,20 +213,19 @@ pub struct Fanout(pub Vec<Box<dyn SpanRecorder>>);
 
 impl SpanRecorder for Fanout {
     fn start(&self, start: &SpanStart) -> Started {
-        let mut ctx = CallContext::default();
-        let mut states: Vec<Started> = Vec::with_capacity(self.0.len());
+        let mut context = CallContext::default();
+        let mut parts: Vec<Started> = Vec::with_capacity(self.0.len());
         for r in &self.0 {
             let mut s = r.start(start);
-            if ctx.traceparent.is_none() && s.context.traceparent.is_some() {
-                ctx = std::mem::take(&mut s.context);
+            if context.traceparent.is_none() && s.context.traceparent.is_some() {
+                context = std::mem::take(&mut s.context);
             }
-            states.push(s);
+            parts.push(s);
         }
-        Started::new(ctx, states)
+        Started { context, state: None, parts }
     }
-    fn end(&self, mut started: Started, end: &SpanEnd) {
-        let states: Vec<Started> = started.take().unwrap_or_default();
-        for (r, s) in self.0.iter().zip(states) {
+    fn end(&self, started: Started, end: &SpanEnd) {
+        for (r, s) in self.0.iter().zip(started.parts) {
             r.end(s, end);
         }
     }

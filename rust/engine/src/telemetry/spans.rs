@@ -170,7 +170,9 @@ impl SpanRecorder for OtelRecorder {
         }
         let span = builder.start_with_context(&self.tracer, &parent);
         let sc = span.span_context();
-        let ctx = if sc.is_valid() {
+        // Only a tool sees the context (RULES T9): other messages skip
+        // formatting it.
+        let ctx = if is_call && sc.is_valid() {
             let ts = sc.trace_state().header();
             let baggage = s
                 .meta
