@@ -45,14 +45,16 @@ lines += ["# HTTP workloads (bench/http/run.sh)", ""]
 lines += [f"- {l}" for l in machine]
 lines += [f"- driver: {doc['seconds']:.0f} s{' (quick run)' if doc['quick'] else ''}; load at the end {doc['loadavg_end']}", ""]
 lines += [
-    "| Server | add p50 (µs) | add p99 (µs) | 16 connections (calls/s) | tools/list p50 idle (µs) | tools/list p50 during a 2 s tool (µs) | 10 MB result (ms) | RSS start / 1k / 10k requests (MB) |",
-    "|---|---|---|---|---|---|---|---|",
+    "| Server | add p50 (µs) | add p99 (µs) | 16 connections (calls/s) | server CPU per call, sequential / 16 connections (µs) | tools/list p50 idle (µs) | tools/list p50 during a 2 s tool (µs) | 10 MB result (ms) | RSS start / 1k / 10k requests (MB) |",
+    "|---|---|---|---|---|---|---|---|---|",
 ]
 for s in servers:
     r = m(s, "rss_mb") or {}
     lines.append(
         f"| {s['label']} | {f(m(s, 'seq_add_us', 'median'))} | {f(m(s, 'seq_add_us', 'p99'))} "
-        f"| {f(m(s, 'throughput', 'per_second'), 0)} | {f(m(s, 'list_us', 'idle', 'median'))} "
+        f"| {f(m(s, 'throughput', 'per_second'), 0)} "
+        f"| {f(m(s, 'seq_add_server_cpu_us'))} / {f(m(s, 'throughput', 'server_cpu_us_per_call'))} "
+        f"| {f(m(s, 'list_us', 'idle', 'median'))} "
         f"| {f(m(s, 'list_us', 'during_tool', 'median'))} | {f(m(s, 'big_text_ms', 'median'))} "
         f"| {f(r.get('start'))} / {f(r.get('after_1k'))} / {f(r.get('after_10k'))} |"
     )
@@ -82,6 +84,7 @@ def row(name, path, lower, goal, fmt=1, unit=""):
 row("add p50 ≤ 0.5× fastest peer", ("seq_add_us", "median"), True, lambda r: r <= 0.5, unit=" µs")
 row("add p99 (info)", ("seq_add_us", "p99"), True, lambda r: True, unit=" µs")
 row("throughput ≥ 3× fastest peer", ("throughput", "per_second"), False, lambda r: r >= 3, fmt=0, unit="/s")
+row("server CPU per call, 16 connections (info)", ("throughput", "server_cpu_us_per_call"), True, lambda r: True, unit=" µs")
 row("10 MB result (info)", ("big_text_ms", "median"), True, lambda r: True, unit=" ms")
 for s in (legacy, modern):
     if not s:

@@ -175,6 +175,18 @@ fn rss_mb(pid: u32) -> f64 {
         .map_or(f64::NAN, |kb| kb / 1024.0)
 }
 
+/// CPU time used so far by every thread of `pid`, in µs (schedstat, ns
+/// resolution): less sensitive to the machine's load than wall time.
+fn cpu_us(pid: u32) -> f64 {
+    let Ok(dir) = fs::read_dir(format!("/proc/{pid}/task")) else { return f64::NAN };
+    let mut ns = 0u64;
+    for t in dir.flatten() {
+        let s = fs::read_to_string(t.path().join("schedstat")).unwrap_or_default();
+        ns += s.split_whitespace().next().and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    }
+    ns as f64 / 1e3
+}
+
 fn spawn(def: &ServerDef, port: u16, log: &PathBuf) -> Child {
     let err = fs::File::create(log).unwrap();
     let mut cmd = Command::new(&def.cmd[0]);
@@ -254,14 +266,20 @@ fn run_server(def: &ServerDef, plan: &Plan, logs: &PathBuf) -> Value {
         c.add(i as u64);
     }
     let mut lat = Vec::with_capacity(plan.seq_calls);
+    let cpu0 = cpu_us(pid);
     for i in 0..plan.seq_calls {
         let t = Instant::now();
         c.add(i as u64);
         lat.push(ms(t.elapsed()) * 1e3);
     }
+    let seq_cpu = (cpu_us(pid) - cpu0) / plan.seq_calls as f64;
     let s = stats::summarize(&lat).unwrap();
-    eprintln!("  {}: sequential add p50 {:.1} us, p99 {:.1} us", def.id, s.median, s.p99);
+    eprintln!(
+        "  {}: sequential add p50 {:.1} us, p99 {:.1} us; server CPU {seq_cpu:.1} us per call",
+        def.id, s.median, s.p99
+    );
     out.insert("seq_add_us".into(), summary_json(&lat));
+    out.insert("seq_add_server_cpu_us".into(), json!(seq_cpu));
 
     // H3: tools/list idle, then while a 2-second tool runs on another connection.
     let mut idle = Vec::new();
@@ -323,14 +341,19 @@ fn run_server(def: &ServerDef, plan: &Plan, logs: &PathBuf) -> Value {
         .collect();
     barrier.wait();
     let t0 = Instant::now();
+    let cpu0 = cpu_us(pid);
     let end = workers.into_iter().map(|w| w.join().unwrap()).max().unwrap();
     let secs = (end - t0).as_secs_f64();
     let total = plan.conns * plan.conn_calls;
+    let cpu = (cpu_us(pid) - cpu0) / total as f64;
     let rate = total as f64 / secs;
-    eprintln!("  {}: {} connections, {total} calls in {secs:.2} s = {rate:.0}/s", def.id, plan.conns);
+    eprintln!(
+        "  {}: {} connections, {total} calls in {secs:.2} s = {rate:.0}/s; server CPU {cpu:.1} us per call",
+        def.id, plan.conns
+    );
     out.insert(
         "throughput".into(),
-        json!({"connections": plan.conns, "calls": total, "seconds": secs, "per_second": rate}),
+        json!({"connections": plan.conns, "calls": total, "seconds": secs, "per_second": rate, "server_cpu_us_per_call": cpu}),
     );
 
     // H4: 10 MB result.
