@@ -109,3 +109,33 @@ for p in peers:
     )
 (out / "results.md").write_text("\n".join(lines) + "\n")
 print("\n".join(lines))
+
+# Rows for the README's speed table: how many times better mcplite (legacy
+# sessions, what every peer speaks) is than each peer (above 1: mcplite is
+# faster or smaller).
+if legacy:
+    by_id = {p["id"]: p for p in peers}
+    cols = ["py-lowlevel", "ts-sdk1"]
+
+    def ratio_row(name, path, lower=True, fmt=1, unit=""):
+        ours_v = m(legacy, *path)
+        cells = []
+        for c in cols:
+            v = m(by_id[c], *path) if c in by_id else None
+            if v is None or ours_v is None:
+                cells.append("n/a")
+            else:
+                r = v / ours_v if lower else ours_v / v
+                cells.append(f"{r:.2g}×" if r < 10 else f"{r:.0f}×")
+        return f"| {name} ({f(ours_v, fmt)}{unit}) | n/a | {cells[0]} | {cells[1]} | n/a | n/a |"
+
+    readme = [
+        ratio_row("HTTP `tools/call` latency, p50", ("seq_add_us", "median"), unit=" µs"),
+        ratio_row("HTTP calls/s, 16 connections", ("throughput", "per_second"), lower=False, fmt=0, unit="/s"),
+        ratio_row("HTTP `tools/list` p50 during a 2 s tool", ("list_us", "during_tool", "median"), unit=" µs"),
+        ratio_row("HTTP 10 MB text result", ("big_text_ms", "median"), unit=" ms"),
+        ratio_row("HTTP server RSS after 10,000 requests", ("rss_mb", "after_10k"), unit=" MB"),
+    ]
+    with open(out / "results.md", "a") as fh:
+        fh.write("\n## Rows for the README speed table\n\n" + "\n".join(readme) + "\n")
+    print("\n".join(readme))
