@@ -281,6 +281,19 @@ fn run_server(def: &ServerDef, plan: &Plan, logs: &PathBuf) -> Value {
     out.insert("seq_add_us".into(), summary_json(&lat));
     out.insert("seq_add_server_cpu_us".into(), json!(seq_cpu));
 
+    // H1b (info): sequential requests that run no tool (`ping`; modern:
+    // `server/discover`): the transport's own round trip.
+    let (method, params) = if def.modern { ("server/discover", "{}") } else { ("ping", "{}") };
+    let mut rt = Vec::with_capacity(plan.seq_calls);
+    for _ in 0..plan.seq_calls {
+        let t = Instant::now();
+        let (st, body) = c.post(method, None, params, false);
+        rt.push(ms(t.elapsed()) * 1e3);
+        assert_eq!(st, 200, "{method}: {body}");
+    }
+    eprintln!("  {}: sequential {method} p50 {:.1} us", def.id, stats::summarize(&rt).unwrap().median);
+    out.insert("seq_notool_us".into(), summary_json(&rt));
+
     // H3: tools/list idle, then while a 2-second tool runs on another connection.
     let mut idle = Vec::new();
     for _ in 0..plan.list_idle {
