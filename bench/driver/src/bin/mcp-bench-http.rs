@@ -29,7 +29,7 @@ mod stats;
 use serde_json::{json, Value};
 use std::fs;
 use std::net::TcpListener;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Barrier};
 use std::thread;
@@ -187,7 +187,7 @@ fn cpu_us(pid: u32) -> f64 {
     ns as f64 / 1e3
 }
 
-fn spawn(def: &ServerDef, port: u16, log: &PathBuf) -> Child {
+fn spawn(def: &ServerDef, port: u16, log: &Path) -> Child {
     let err = fs::File::create(log).unwrap();
     let mut cmd = Command::new(&def.cmd[0]);
     cmd.args(&def.cmd[1..])
@@ -233,7 +233,7 @@ fn summary_json(xs: &[f64]) -> Value {
     }
 }
 
-fn run_server(def: &ServerDef, plan: &Plan, logs: &PathBuf) -> Value {
+fn run_server(def: &ServerDef, plan: &Plan, logs: &Path) -> Value {
     let port = free_port();
     let url = format!("http://127.0.0.1:{port}/mcp");
     let mut child = spawn(def, port, &logs.join(format!("{}.log", def.id)));
