@@ -33,6 +33,10 @@
 #'   the server listens on a loopback address.
 #' @param allow_public `TRUE` to listen on a non-loopback address without a
 #'   token. Off by default: anyone who can reach the port could run the tools.
+#' @param progress_interval Seconds between progress heartbeats for calls
+#'   that asked for progress (see "Long-running tools"), from 0.05 to 3600.
+#'   `NULL` reads the environment variable `MCPLITE_PROGRESS_INTERVAL`, else
+#'   5.
 #' @param max_sessions Most legacy (2025) HTTP sessions kept at once, a whole
 #'   number of at least 1; when full, the session unused the longest is
 #'   ended. `NULL` reads `MCPLITE_MAX_SESSIONS`, else 1000.
@@ -118,12 +122,29 @@
 #' `max_body` bytes, 16 MB by default (413), request headers to 16 kB, and a
 #' client must send its headers within 10 seconds.
 #'
+#' @section Long-running tools:
+#' A client that sends a progress token with a tool call
+#' (`_meta.progressToken`) receives `notifications/progress` while the tool
+#' runs, in every protocol version: heartbeats sent by the engine's own
+#' thread while R is busy (the first after one second, then one whenever
+#' nothing was sent for `progress_interval` seconds; the message says how long
+#' the tool has run), and the tool's own reports made with [mcp_progress()].
+#' Clients that reset their request timeout on progress (for example the
+#' TypeScript SDK's `resetTimeoutOnProgress`) then wait for slow tools instead
+#' of giving up. Nothing is sent for calls without a token, for calls that end
+#' within a second, or after the response.
+#'
+#' A client can cancel a call with `notifications/cancelled`. The running tool
+#' is interrupted the way Ctrl+C interrupts R (its `on.exit()` handlers and
+#' `tryCatch(interrupt = )` run) and the call gets no response; a call still
+#' waiting its turn is dropped unanswered; a cancellation for an unknown or
+#' finished request changes nothing. The server keeps serving.
+#'
 #' @section Server scope:
-#' mcplite serves tools only, over stdio or Streamable HTTP (JSON responses,
-#' no server-sent event streams). It does not implement JSON-RPC
-#' batches, prompts, resource listing or reading,
-#' subscriptions, cancellation, sampling, elicitation, roots, Tasks, MCP Apps,
-#' progress notifications, or requests initiated by the server. Embedded
+#' mcplite serves tools only, over stdio or Streamable HTTP. It does not
+#' implement JSON-RPC batches, prompts, resource listing or reading,
+#' subscriptions, sampling, elicitation, roots, Tasks, MCP Apps, log
+#' notifications, or requests initiated by the server. Embedded
 #' resource blocks are self-contained, and resource links only carry a URI.
 #'
 #' @section Protocol compatibility:
@@ -167,8 +188,8 @@
 #' }
 mcp_server <- function(tools, instructions = NULL, transport = NULL, host = NULL, port = NULL,
                        path = "/mcp", token = NULL, allowed_origins = NULL, allowed_hosts = NULL,
-                       allow_public = FALSE, max_sessions = NULL, session_idle = NULL, max_body = NULL,
-                       replica = NULL) {
+                       allow_public = FALSE, progress_interval = NULL, max_sessions = NULL,
+                       session_idle = NULL, max_body = NULL, replica = NULL) {
   if (missing(tools)) {
     abort("`tools` is required: supply a tool made by `tool()` or a list of tools.")
   }
@@ -179,6 +200,7 @@ mcp_server <- function(tools, instructions = NULL, transport = NULL, host = NULL
       replica = replica
     )
   }
+  interval <- progress_interval(progress_interval)
   restore_locale <- use_utf8_ctype()
   on.exit(restore_locale(), add = TRUE)
   check_instructions(instructions)
@@ -202,7 +224,7 @@ mcp_server <- function(tools, instructions = NULL, transport = NULL, host = NULL
   on.exit(options(old), add = TRUE)
   # Errors (a server already running in this process, stdio that cannot be
   # set up) are raised by the wrapper with their classes (?mcplite_error).
-  engine_serve(spec, server_version(), instructions)
+  engine_serve(spec, server_version(), instructions, interval)
   invisible(NULL)
 }
 

@@ -102,6 +102,8 @@ impl SpanRecorder for LogRecorder {
         self.session.observe(&op.method, op.modern, e);
         let outcome = if e.error_code.is_some() {
             "error"
+        } else if e.cancelled {
+            "cancelled"
         } else if e.tool_error {
             "tool_error"
         } else {
