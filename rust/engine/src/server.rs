@@ -39,6 +39,7 @@ use serde_json::{Map, Value};
 use crate::host::{CallContext, Host, ToolFailure, ToolSpec};
 use crate::json::write_str;
 use crate::message::{contains_nul, parse_line, Incoming, Message};
+use crate::progress::{progress_token, CallStart, CallWatch, NoWatch};
 use crate::projection::{self, Listings};
 use crate::telemetry::{SessionEnd, SpanEnd, SpanRecorder, SpanStart, Started, Via};
 use crate::version::{self, ClaimError, Era, Version, LEGACY_DEFAULT};
@@ -214,10 +215,6 @@ impl std::fmt::Debug for Reply<'_> {
     }
 }
 
-/// The context of one message's dispatch: what the tool sees, and the
-/// transport it came over.
-type Cx<'a> = (&'a CallContext, Option<&'a Via>);
-
 /// Outcome of dispatching one message, for the reply and the span.
 struct Outcome {
     line: Option<Vec<u8>>,
@@ -345,13 +342,37 @@ impl Server {
     /// HTTP body). `session` is the legacy session the message belongs to
     /// (see [`LegacyState`]); `host` runs the tool of a `tools/call`.
     pub fn handle(&self, session: &mut LegacyState, message: &[u8], host: &mut dyn Host) -> Reply<'_> {
-        self.handle_parsed(session, parse_line(message), host)
+        self.handle_parsed_with(session, parse_line(message), host, &NoWatch)
     }
 
     /// [`Server::handle`] for a message already parsed with
     /// [`crate::message::parse_line`].
     pub fn handle_parsed(&self, session: &mut LegacyState, incoming: Incoming, host: &mut dyn Host) -> Reply<'_> {
-        self.handle_via(session, incoming, host, None)
+        self.handle_parsed_with(session, incoming, host, &NoWatch)
+    }
+
+    /// [`Server::handle`] for a transport that sends progress and can cancel
+    /// calls: `watch` hears when a tool starts and returns (RULES C1–C4). A
+    /// call cancelled while its tool ran gets no response line.
+    pub fn handle_with(
+        &self,
+        session: &mut LegacyState,
+        message: &[u8],
+        host: &mut dyn Host,
+        watch: &dyn CallWatch,
+    ) -> Reply<'_> {
+        self.handle_parsed_with(session, parse_line(message), host, watch)
+    }
+
+    /// [`Server::handle_with`] for a message already parsed.
+    pub fn handle_parsed_with(
+        &self,
+        session: &mut LegacyState,
+        incoming: Incoming,
+        host: &mut dyn Host,
+        watch: &dyn CallWatch,
+    ) -> Reply<'_> {
+        self.handle_all(session, incoming, host, watch, None)
     }
 
     /// [`Server::handle_parsed`] for a message that came over a transport
@@ -361,6 +382,18 @@ impl Server {
         session: &mut LegacyState,
         incoming: Incoming,
         host: &mut dyn Host,
+        via: Option<&Via>,
+    ) -> Reply<'_> {
+        self.handle_all(session, incoming, host, &NoWatch, via)
+    }
+
+    /// [`Server::handle_parsed_with`] and [`Server::handle_via`] together.
+    pub fn handle_all(
+        &self,
+        session: &mut LegacyState,
+        incoming: Incoming,
+        host: &mut dyn Host,
+        watch: &dyn CallWatch,
         via: Option<&Via>,
     ) -> Reply<'_> {
         match incoming {
@@ -375,7 +408,7 @@ impl Server {
             Incoming::InvalidRequest { id } => {
                 Reply::unspanned(error_line(id.as_deref(), INVALID_REQUEST, "Invalid Request", None), INVALID_REQUEST)
             }
-            Incoming::Message(msg) => self.handle_message(session, msg, host, via),
+            Incoming::Message(msg) => self.handle_message(session, msg, host, watch, via),
         }
     }
 
@@ -384,6 +417,7 @@ impl Server {
         session: &mut LegacyState,
         msg: Message,
         host: &mut dyn Host,
+        watch: &dyn CallWatch,
         via: Option<&Via>,
     ) -> Reply<'_> {
         let mut started = match &self.recorder {
@@ -414,8 +448,9 @@ impl Server {
         let ctx = started.as_mut().map_or(&empty, |(_, s)| &s.context);
         // L8: an unexpected engine failure (a panic) while handling one
         // request answers that request with -32603 and serving continues.
-        let dispatched =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.dispatch(session, &msg, host, (ctx, via))));
+        let dispatched = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            self.dispatch(session, &msg, ToolRun { host, ctx, watch, via })
+        }));
         let out = match dispatched {
             Ok(o) => o,
             Err(_) => Outcome {
@@ -432,10 +467,10 @@ impl Server {
         Reply { line: out.line, diagnostic: None, outcome, span: started }
     }
 
-    fn dispatch(&self, session: &mut LegacyState, msg: &Message, host: &mut dyn Host, cx: Cx) -> Outcome {
-        let ctx = cx.0;
+    fn dispatch(&self, session: &mut LegacyState, msg: &Message, mut run: ToolRun<'_>) -> Outcome {
         let params = msg.params.as_ref();
         let era = version::era_of(params);
+        let run = &mut run;
         let res = match (&msg.id, msg.over_limit) {
             // Notifications: never answered (M1.2, L2.2).
             (None, over_limit) => {
@@ -464,8 +499,8 @@ impl Server {
                 Err((RpcError::detail(code, over.limit.detail()), version))
             }
             (Some(id), None) => match era {
-                Era::Modern { meta } => self.dispatch_modern(id, &msg.method, params, meta, host, ctx),
-                Era::Legacy => self.dispatch_legacy(session, id, &msg.method, params, host, cx),
+                Era::Modern { meta } => self.dispatch_modern(id, &msg.method, params, meta, run),
+                Era::Legacy => self.dispatch_legacy(session, id, &msg.method, params, run),
             },
         };
         match res {
@@ -495,8 +530,7 @@ impl Server {
         id: &str,
         method: &str,
         params: Option<&Value>,
-        host: &mut dyn Host,
-        (ctx, via): Cx,
+        run: &mut ToolRun<'_>,
     ) -> Result<Outcome, (RpcError, Option<Version>)> {
         let version_before = session.negotiated();
         let err = |e: RpcError, v: Option<Version>| Err((e, v));
@@ -509,7 +543,7 @@ impl Server {
                 };
                 if self.recorder.is_some() {
                     // A new session on this connection: the previous one ends.
-                    let http = via.is_some_and(|v| v.http.is_some());
+                    let http = run.via.is_some_and(|v| v.http.is_some());
                     self.end_session_at(session, Instant::now(), http);
                     session.opened = Some(Instant::now());
                 }
@@ -538,7 +572,7 @@ impl Server {
             }
             "tools/call" => {
                 let v = session.version.unwrap_or(LEGACY_DEFAULT);
-                self.tools_call(id, params, v, host, ctx).map_err(|e| (e, Some(v)))
+                self.tools_call(id, params, v, run).map_err(|e| (e, Some(v)))
             }
             _ => err(RpcError::new(METHOD_NOT_FOUND), version_before),
         }
@@ -550,8 +584,7 @@ impl Server {
         method: &str,
         params: Option<&Value>,
         meta: &Map<String, Value>,
-        host: &mut dyn Host,
-        ctx: &CallContext,
+        run: &mut ToolRun<'_>,
     ) -> Result<Outcome, (RpcError, Option<Version>)> {
         if !matches!(method, "server/discover" | "tools/list" | "tools/call") {
             return Err((RpcError::new(METHOD_NOT_FOUND), None));
@@ -573,7 +606,7 @@ impl Server {
         let r = match method {
             "server/discover" => Ok(self.discover(id, v)),
             "tools/list" => self.tools_list(id, params, v),
-            _ => self.tools_call(id, params, v, host, ctx),
+            _ => self.tools_call(id, params, v, run),
         };
         r.map_err(|e| (e, Some(v)))
     }
@@ -614,8 +647,7 @@ impl Server {
         id: &str,
         params: Option<&Value>,
         v: Version,
-        host: &mut dyn Host,
-        ctx: &CallContext,
+        run: &mut ToolRun<'_>,
     ) -> Result<Outcome, RpcError> {
         let p = match params {
             Some(Value::Object(p)) => p,
@@ -639,7 +671,16 @@ impl Server {
                 return Err(RpcError::new(INVALID_PARAMS));
             }
         }
-        let outcome = host.call_tool(index, args, ctx);
+        let token = progress_token(params);
+        run.watch.started(&CallStart { id, progress_token: token.as_deref(), version: v });
+        let outcome = run.host.call_tool(index, args, run.ctx);
+        // RULES C4: a call cancelled while its tool ran is not answered.
+        if run.watch.finished() {
+            return Ok(Outcome {
+                line: None,
+                end: SpanEnd { cancelled: true, protocol_version: Some(v), ..Default::default() },
+            });
+        }
         let mut out = result_open(id, outcome.as_ref().map_or(256, |r| r.approx_len()));
         let tool_error = match &outcome {
             Ok(r) => projection::write_call_result(&mut out, r, v, &self.server_info_json),
@@ -657,6 +698,16 @@ impl Server {
         o.end.tool_error = tool_error;
         Ok(o)
     }
+}
+
+/// What running a tool needs: the host, the span's context for the tool,
+/// and the transport's watch.
+struct ToolRun<'a> {
+    host: &'a mut dyn Host,
+    ctx: &'a CallContext,
+    watch: &'a dyn CallWatch,
+    /// The transport, for telemetry.
+    via: Option<&'a Via>,
 }
 
 fn ok(line: Vec<u8>, version: Option<Version>) -> Outcome {

@@ -128,6 +128,9 @@ pub struct SpanEnd {
     pub protocol_version: Option<Version>,
     /// The message was a notification.
     pub notification: bool,
+    /// The call was cancelled by the client while its tool ran, and was not
+    /// answered (RULES C4).
+    pub cancelled: bool,
 }
 
 impl SpanEnd {

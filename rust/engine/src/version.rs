@@ -102,6 +102,8 @@ pub struct Features {
     pub last_modified: bool,
     /// `audio` and `resource_link` content blocks (RULES P3).
     pub audio_and_links: bool,
+    /// The `message` member of `notifications/progress` (RULES C3.1).
+    pub progress_message: bool,
 }
 
 impl Version {
@@ -127,6 +129,7 @@ impl Version {
                 block_meta: false,
                 last_modified: false,
                 audio_and_links: false,
+                progress_message: false,
             },
             Version::V2025_06_18 | Version::V2025_11_25 => Features {
                 modern: false,
@@ -136,6 +139,7 @@ impl Version {
                 block_meta: true,
                 last_modified: true,
                 audio_and_links: true,
+                progress_message: true,
             },
             Version::V2026_07_28 => Features {
                 modern: true,
@@ -145,6 +149,7 @@ impl Version {
                 block_meta: true,
                 last_modified: true,
                 audio_and_links: true,
+                progress_message: true,
             },
         }
     }

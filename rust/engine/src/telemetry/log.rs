@@ -97,6 +97,8 @@ impl SpanRecorder for LogRecorder {
         let version = e.protocol_version.map(Version::as_str);
         let outcome = if e.error_code.is_some() {
             "error"
+        } else if e.cancelled {
+            "cancelled"
         } else if e.tool_error {
             "tool_error"
         } else {

@@ -143,6 +143,8 @@ impl SpanRecorder for MetricsRecorder {
             if let Some(code) = e.error_code {
                 attrs.push(cut.cow("error.type", code_text(code)));
                 attrs.push(cut.cow("rpc.response.status_code", code_text(code)));
+            } else if e.cancelled {
+                attrs.push(cut.fixed("error.type", "cancelled"));
             } else if e.tool_error {
                 attrs.push(cut.fixed("error.type", "tool_error"));
             }

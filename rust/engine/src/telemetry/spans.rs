@@ -200,6 +200,10 @@ impl SpanRecorder for OtelRecorder {
                 span.set_attribute(cut.cow("error.type", code_text(code)));
                 span.set_attribute(cut.cow("rpc.response.status_code", code_text(code)));
                 span.set_status(Status::error(e.message_text().unwrap_or_default()));
+            } else if e.cancelled {
+                // RULES C4: cancelled by the client, never answered.
+                span.set_attribute(cut.fixed("error.type", "cancelled"));
+                span.set_status(Status::error("cancelled by the client"));
             } else if e.tool_error {
                 span.set_attribute(cut.fixed("error.type", "tool_error"));
                 span.set_status(Status::error(""));
