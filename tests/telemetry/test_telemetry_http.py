@@ -175,6 +175,8 @@ def test_http_spans_concurrency_and_sessions(receiver):
     assert call.trace_id == header_trace and not call.span.links
     call_http = http[call.parent_span_id]
     assert call_http.trace_id == header_trace and call_http.parent_span_id == header_parent
+    # Answered on R's thread, the call's span still ends inside its HTTP span.
+    assert call.span.end_time_unix_nano <= call_http.span.end_time_unix_nano
     # The legacy call names its session.
     legacy_call = next(s for s in mcp if s.name == "tools/call echo" and s.attributes.get("jsonrpc.request.id") == "2")
     assert legacy_call.attributes["mcp.session.id"] == sid

@@ -742,6 +742,8 @@ fn http_server_span_parents_the_mcp_span() {
     let (call, call_http) = (&spans[4], &spans[5]);
     assert_eq!(call.name, "tools/call echo");
     assert_eq!(call.parent_span_id, call_http.span_context.span_id());
+    // Run on the tool thread, the call's span still ends inside its parent.
+    assert!(call.end_time <= call_http.end_time);
     assert_eq!(span_attrs(call_http)["http.response.status_code"], "200");
     assert_ne!(call.span_context.trace_id(), TraceId::from_hex(trace).unwrap(), "a new trace without a header");
     let (unknown, unknown_http) = (&spans[6], &spans[7]);

@@ -348,8 +348,10 @@ impl HttpServer {
                     let mut session = job.session;
                     let mut reply = self.shared.server.handle_via(&mut session, job.incoming, host, job.via.as_ref());
                     let answer = Answer { line: reply.take_line(), code: reply.error_code() };
-                    let _ = job.reply.send(answer);
+                    // The message's span ends as the answer leaves for the
+                    // HTTP thread, inside the request's HTTP span (RULES T10).
                     drop(reply);
+                    let _ = job.reply.send(answer);
                 }
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => break,
