@@ -386,10 +386,22 @@ impl Inflight {
 
     /// Sleep until `deadline` or until [`Inflight::notify`] is called.
     pub fn wait(&self, deadline: Instant) {
+        self.wait_after(self.epoch(), deadline);
+    }
+
+    /// How many times [`Inflight::notify`] was called so far. A ticker reads
+    /// it before looking at the state, then sleeps with
+    /// [`Inflight::wait_after`], so that a wake-up in between is not lost.
+    pub fn epoch(&self) -> u64 {
+        *self.wake_lock.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Sleep until `deadline`, unless [`Inflight::notify`] was called since
+    /// [`Inflight::epoch`] returned `epoch` (then return at once).
+    pub fn wait_after(&self, epoch: u64, deadline: Instant) {
         let g = self.wake_lock.lock().unwrap_or_else(|e| e.into_inner());
-        let seen = *g;
         let timeout = deadline.saturating_duration_since(Instant::now());
-        let _ = self.wake.wait_timeout_while(g, timeout, |n| *n == seen);
+        let _ = self.wake.wait_timeout_while(g, timeout, |n| *n == epoch);
     }
 }
 
@@ -400,17 +412,22 @@ impl CallWatch for Inflight {
             call.progress_token.map(|t| Arc::new(Progress::new(t.to_owned(), call.version, self.policy, now)));
         let id = serde_json::from_str(call.id).unwrap_or(Value::Null);
         let scope = self.next_scope.lock().unwrap_or_else(|e| e.into_inner()).take();
+        // A ticker only has work for a call with progress: calls without a
+        // token wake no thread (a wake-up per call would cost every call).
+        let wake = progress.is_some();
         *self.running() = Some(Running { id, scope, progress, cancelled: false });
-        self.notify();
+        if wake {
+            self.notify();
+        }
     }
 
     fn finished(&self) -> bool {
         let r = self.running().take();
-        self.notify();
         match r {
             Some(r) => {
                 if let Some(p) = &r.progress {
                     p.end();
+                    self.notify();
                 }
                 r.cancelled
             }
