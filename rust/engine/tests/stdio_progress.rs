@@ -335,8 +335,9 @@ fn c4_cancelling_the_running_call_interrupts_it_and_it_gets_no_answer() {
     let mut c = Client::start(fast_policy());
     c.call(json!("c1"), "gate", json!({}), Some(json!("tok")));
     c.knobs.wait_running();
-    // The same id spelled differently is the same request.
-    c.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"\u0063\u0031"}}"#);
+    // The same id spelled differently is the same request (and a reason
+    // that mentions tools/call changes nothing).
+    c.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"\u0063\u0031","reason":"tools/call took too long"}}"#);
     c.call(json!(2), "echo", json!({"n": 2}), None);
     let got = c.until(&json!(2));
     for v in &got[..got.len() - 1] {

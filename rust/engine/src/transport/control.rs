@@ -32,6 +32,11 @@
 //! loop has answered it; the count is zero exactly when no such line is
 //! queued or running.
 //!
+//! The [`Inflight`]'s interrupter is therefore called on the thread that
+//! read the cancellation, with the reader's lock held (or, in the case
+//! below, on the serving thread just before the tool starts): it must
+//! return quickly and never block.
+//!
 //! A cancellation for the running call can arrive between the serve loop
 //! taking the request and its tool starting. The serve loop's [`Watch`]
 //! closes that window: the call is registered with the [`Inflight`] and the
@@ -160,10 +165,10 @@ impl Control {
     /// answers).
     pub(super) fn route(&self, line: Vec<u8>, seq: u64) -> Option<Vec<u8>> {
         let call = self.may_be_call(&line);
-        if !call {
+        if line.len() <= PEEK_MAX {
             if self.cancel_finder.find(&line).is_some() {
                 self.see_cancel(&line, seq);
-            } else if self.calls_ahead.load(Ordering::SeqCst) > 0 && self.ping_finder.find(&line).is_some() {
+            } else if !call && self.calls_ahead.load(Ordering::SeqCst) > 0 && self.ping_finder.find(&line).is_some() {
                 if let Incoming::Message(m) = parse_line(&line) {
                     let legacy_ping = m.method == "ping"
                         && m.id.is_some()
@@ -176,7 +181,8 @@ impl Control {
                     }
                 }
             }
-        } else {
+        }
+        if call {
             self.calls_ahead.fetch_add(1, Ordering::SeqCst);
         }
         Some(line)
