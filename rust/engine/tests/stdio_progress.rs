@@ -199,7 +199,10 @@ impl Client {
     }
 
     fn cancel(&mut self, id: Value) {
-        self.send(&json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":id,"reason":"test"}}).to_string());
+        self.send(
+            &json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":id,"reason":"test"}})
+                .to_string(),
+        );
     }
 
     fn recv(&self) -> Value {
@@ -417,7 +420,9 @@ fn c4_a_burst_of_cancellations() {
             5 => json!("run"),
             _ => json!(format!("never-{i}")),
         };
-        burst.push_str(&json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":id}}).to_string());
+        burst.push_str(
+            &json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":id}}).to_string(),
+        );
         burst.push('\n');
     }
     c.send_bytes(burst.as_bytes());
@@ -466,7 +471,10 @@ fn c5_a_legacy_ping_is_answered_while_a_call_is_blocked() {
 fn c5_pings_read_with_a_call_queued_ahead_overtake_it_and_all_are_answered_at_eof() {
     let mut c = Client::start(fast_policy());
     let mut batch = String::new();
-    batch.push_str(&json!({"jsonrpc":"2.0","id":"s","method":"tools/call","params":{"name":"sleep","arguments":{"ms":300}}}).to_string());
+    batch.push_str(
+        &json!({"jsonrpc":"2.0","id":"s","method":"tools/call","params":{"name":"sleep","arguments":{"ms":300}}})
+            .to_string(),
+    );
     batch.push('\n');
     for i in 0..50 {
         batch.push_str(&format!("{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"ping\"}}\n"));
@@ -490,7 +498,10 @@ fn hostile_lines_that_look_like_cancellations_or_pings() {
         "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{{\"requestId\":\"g\",\"reason\":\"{}\"}}}}",
         "x".repeat(100_000)
     );
-    let huge_ping = format!("{{\"jsonrpc\":\"2.0\",\"id\":\"hp\",\"method\":\"ping\",\"params\":{{\"pad\":\"{}\"}}}}", "y".repeat(100_000));
+    let huge_ping = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":\"hp\",\"method\":\"ping\",\"params\":{{\"pad\":\"{}\"}}}}",
+        "y".repeat(100_000)
+    );
     let lines = [
         r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":["g"]}}"#.to_string(),
         r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1.5}}"#.into(),
@@ -517,7 +528,10 @@ fn hostile_lines_that_look_like_cancellations_or_pings() {
     // ping among them (trailing space) and this one overtake it.
     c.send(r#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#);
     let early = c.until(&json!("p"));
-    assert_eq!(early, [json!({"jsonrpc":"2.0","id":"trailing","result":{}}), json!({"jsonrpc":"2.0","id":"p","result":{}})]);
+    assert_eq!(
+        early,
+        [json!({"jsonrpc":"2.0","id":"trailing","result":{}}), json!({"jsonrpc":"2.0","id":"p","result":{}})]
+    );
     assert_eq!(c.knobs.interrupts.load(Ordering::SeqCst), 0);
     c.knobs.open.store(true, Ordering::SeqCst);
     let (rest, _) = c.finish();

@@ -309,7 +309,12 @@ impl Host for NoHost {
     fn tools(&mut self) -> Vec<ToolSpec> {
         Vec::new()
     }
-    fn call_tool(&mut self, _: usize, _: Option<&Map<String, Value>>, _: &CallContext) -> Result<ToolResult, ToolFailure> {
+    fn call_tool(
+        &mut self,
+        _: usize,
+        _: Option<&Map<String, Value>>,
+        _: &CallContext,
+    ) -> Result<ToolResult, ToolFailure> {
         Err(ToolFailure::Error("no tool runs on the ticker".into()))
     }
 }
