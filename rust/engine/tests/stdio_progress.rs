@@ -18,26 +18,12 @@ use mcplite_engine::transport::{serve, Reader, ServeEnd, ServeOptions};
 use mcplite_engine::{LegacyState, Server, ServerInfo};
 use serde_json::{json, Map, Value};
 
+mod pipes;
+
+use pipes::pipe;
+
 /// Long enough for anything to arrive; a test that waits this long has failed.
 const PATIENCE: Duration = Duration::from_secs(30);
-
-#[cfg(unix)]
-fn pipe() -> (File, File) {
-    use std::os::unix::io::FromRawFd;
-    let mut fds = [0; 2];
-    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
-    unsafe { (File::from_raw_fd(fds[0]), File::from_raw_fd(fds[1])) }
-}
-
-#[cfg(windows)]
-fn pipe() -> (File, File) {
-    use std::os::windows::io::FromRawHandle;
-    use windows_sys::Win32::System::Pipes::CreatePipe;
-    let mut r = std::ptr::null_mut();
-    let mut w = std::ptr::null_mut();
-    assert_ne!(unsafe { CreatePipe(&mut r, &mut w, std::ptr::null(), 0) }, 0);
-    unsafe { (File::from_raw_handle(r), File::from_raw_handle(w)) }
-}
 
 /// What the test and the fake host share.
 #[derive(Clone)]

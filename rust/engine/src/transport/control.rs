@@ -73,9 +73,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use memchr::memmem::Finder;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use crate::host::{CallContext, Host, ToolFailure, ToolResult, ToolSpec};
+use super::http::NoTools;
 use crate::message::{parse_line, Incoming, Message};
 use crate::progress::{CallStart, CallWatch, Inflight};
 use crate::server::{LegacyState, Server};
@@ -253,7 +253,7 @@ impl Control {
             let pings = std::mem::take(&mut *lock(&self.pings));
             for ping in pings {
                 // A ping needs no session: a throwaway one will do.
-                let reply = server.handle_parsed(&mut LegacyState::default(), ping, &mut NoHost);
+                let reply = server.handle_parsed(&mut LegacyState::default(), ping, &mut NoTools);
                 // A failed write ends serving at the serve loop's next write.
                 let _ = reply.write_line(&mut **lock(out));
             }
@@ -299,22 +299,5 @@ impl CallWatch for Watch<'_> {
 
     fn finished(&self) -> bool {
         self.0.inflight.finished()
-    }
-}
-
-/// The host of the ticker's pings: it has no tools and is never called.
-struct NoHost;
-
-impl Host for NoHost {
-    fn tools(&mut self) -> Vec<ToolSpec> {
-        Vec::new()
-    }
-    fn call_tool(
-        &mut self,
-        _: usize,
-        _: Option<&Map<String, Value>>,
-        _: &CallContext,
-    ) -> Result<ToolResult, ToolFailure> {
-        Err(ToolFailure::Error("no tool runs on the ticker".into()))
     }
 }

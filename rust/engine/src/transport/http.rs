@@ -613,8 +613,9 @@ impl Shared {
     }
 }
 
-/// A host for messages that run no tool (never called).
-struct NoTools;
+/// A host for messages that run no tool (never called). Also the stdio
+/// ticker's, for the pings it answers.
+pub(super) struct NoTools;
 
 impl Host for NoTools {
     fn tools(&mut self) -> Vec<ToolSpec> {
