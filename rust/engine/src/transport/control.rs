@@ -24,7 +24,9 @@
 //!   `initialize` is never dropped (clients must not cancel it).
 //! * A legacy `ping` read while a `tools/call` is running or queued ahead of
 //!   it (RULES C5) is not queued: the ticker answers it at once. A ping with
-//!   nothing but quick messages ahead of it keeps its place.
+//!   nothing but quick messages ahead of it keeps its place. (A ping needs
+//!   no session; the ticker answers it with a throwaway [`LegacyState`], so
+//!   its span, when tracing, names no negotiated protocol version.)
 //!
 //! Which lines may be a `tools/call` is decided by one pure predicate
 //! ([`Control::may_be_call`]: over [`PEEK_MAX`] bytes, or containing
