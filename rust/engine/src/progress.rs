@@ -166,7 +166,13 @@ impl Progress {
     /// A report from the tool (RULES C2). `progress` must be above the
     /// tool's previous report; both numbers must be finite. Accepted
     /// reports are coalesced until [`Progress::poll`] sends the latest.
-    pub fn report(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> Result<(), ReportError> {
+    ///
+    /// `Ok(true)` when the ticker should be woken ([`Inflight::notify`]):
+    /// this report is the first one waiting since the last notification.
+    /// `Ok(false)` when it joins one already waiting (the ticker is already
+    /// due to send it) or the call has ended: a tool reporting in a tight
+    /// loop then costs no wake-ups beyond one per notification sent.
+    pub fn report(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> Result<bool, ReportError> {
         if !progress.is_finite() || total.is_some_and(|t| !t.is_finite()) {
             return Err(ReportError::NotFinite);
         }
@@ -177,8 +183,9 @@ impl Progress {
             }
         }
         s.reported = Some(Report { progress, total, message: message.map(str::to_owned) });
+        let was_pending = s.pending;
         s.pending = !s.ended;
-        Ok(())
+        Ok(s.pending && !was_pending)
     }
 
     /// The notification line due at `now`, if any (without LF). Updates the
@@ -516,6 +523,19 @@ mod tests {
         assert_eq!(b["progress"], 999, "the latest report wins");
         assert_eq!(p.poll(t0 + Duration::from_millis(300)), None, "nothing new, no heartbeat yet");
         assert_eq!(p.sent(), 2);
+    }
+
+    #[test]
+    fn c2_only_the_first_waiting_report_asks_for_a_wake_up() {
+        let t0 = Instant::now();
+        let p = Progress::new("1".into(), Version::V2025_11_25, policy(), t0);
+        assert_eq!(p.report(1.0, None, None), Ok(true));
+        assert_eq!(p.report(2.0, None, None), Ok(false), "coalesced with the waiting one");
+        assert_eq!(p.report(3.0, None, None), Ok(false));
+        p.poll(t0).unwrap();
+        assert_eq!(p.report(4.0, None, None), Ok(true), "the first after a notification");
+        p.end();
+        assert_eq!(p.report(5.0, None, None), Ok(false), "nothing is sent after the end");
     }
 
     #[test]

@@ -119,8 +119,9 @@ impl Host for Fake {
                 for j in 1..=n {
                     // What the R bridge's mcp_progress() does.
                     if let Some(p) = k.inflight.progress() {
-                        p.report(j as f64, Some(n as f64), Some(&format!("step {j}"))).unwrap();
-                        k.inflight.notify();
+                        if p.report(j as f64, Some(n as f64), Some(&format!("step {j}"))).unwrap() {
+                            k.inflight.notify();
+                        }
                     }
                     std::thread::sleep(every);
                 }
@@ -354,6 +355,11 @@ fn c4_a_request_cancelled_while_queued_is_never_answered() {
     c.cancel(json!("q"));
     c.cancel(json!("l"));
     c.call(json!("r"), "echo", json!({"n": 2}), None);
+    // A cancellation acts when the server reads it: wait until it has read
+    // everything (the ping's answer comes once the lines before it were
+    // seen; RULES C5), then let the running call end.
+    c.send(r#"{"jsonrpc":"2.0","id":"sync","method":"ping"}"#);
+    assert_eq!(c.recv()["id"], "sync");
     c.knobs.open.store(true, Ordering::SeqCst);
     let (rest, end) = c.finish();
     assert_eq!(end, ServeEnd::Eof);
