@@ -417,3 +417,77 @@ test_that("argument errors in the script exit non-zero with nothing on stdout", 
     expect_match(res$stderr, "`(tools|instructions)`", info = nm)
   }
 })
+
+test_that("C1, C4, C5: heartbeats, a ping answered and a cancellation interrupting R while a tool runs", {
+  marker <- tempfile("cancel-")
+  script <- tempfile(fileext = ".R")
+  on.exit(unlink(c(script, paste0(marker, c(".exit-30", ".after-30", ".exit-0", ".after-0")))), add = TRUE)
+  writeLines(c(
+    sprintf("marker <- %s", deparse(marker)),
+    "slow <- mcplite::tool(function(seconds) {",
+    "  on.exit(writeLines('on.exit ran', paste0(marker, '.exit-', seconds)))",
+    "  Sys.sleep(seconds)",
+    "  writeLines('finished', paste0(marker, '.after-', seconds))",
+    "  'slept'",
+    "}, name = 'slow', description = 'Sleeps.', arguments = list(seconds = mcplite::type_number('Seconds.')))",
+    "mcplite::mcp_server(slow, progress_interval = 0.2)"
+  ), script)
+  p <- processx::process$new(
+    rscript_bin(), c("--vanilla", script),
+    stdin = "|", stdout = "|", stderr = "|", env = e2e_env()
+  )
+  on.exit(if (p$is_alive()) p$kill(), add = TRUE)
+  seen <- list()
+  # Lines up to the answer with `id` (or what arrived within the timeout).
+  read_until_id <- function(id, timeout = 30) {
+    deadline <- Sys.time() + timeout
+    repeat {
+      p$poll_io(200)
+      for (l in p$read_output_lines()) seen[[length(seen) + 1L]] <<- parse_line(l)
+      if (any(vapply(seen, function(m) identical(m$id, id), TRUE)) || Sys.time() > deadline) break
+    }
+  }
+  p$write_input(paste0(init_line(1, "2025-11-25"), "\n"))
+  read_until_id(1L)
+  p$write_input(paste0(
+    '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{"seconds":30},',
+    '"_meta":{"progressToken":"t"}}}\n'
+  ))
+  # Heartbeats while R sleeps (the first after 0.2 s).
+  deadline <- Sys.time() + 30
+  while (!any(vapply(seen, function(m) identical(m$method, "notifications/progress"), TRUE)) &&
+         Sys.time() < deadline) {
+    p$poll_io(200)
+    for (l in p$read_output_lines()) seen[[length(seen) + 1L]] <- parse_line(l)
+  }
+  beats <- Filter(function(m) identical(m$method, "notifications/progress"), seen)
+  expect_gte(length(beats), 1L)
+  expect_identical(beats[[1]]$params$progressToken, "t")
+  # RULES C5: a legacy ping is answered while the tool still sleeps.
+  p$write_input('{"jsonrpc":"2.0","id":3,"method":"ping"}\n')
+  read_until_id(3L)
+  pong <- Filter(function(m) identical(m$id, 3L), seen)
+  expect_length(pong, 1L)
+  expect_length(pong[[1]]$result, 0L)
+  expect_false(file.exists(paste0(marker, ".after-30")))
+  # RULES C4.1: the cancellation interrupts R (on.exit runs, the rest of the tool does not), the
+  # call is never answered, and the next call is.
+  p$write_input(paste0(
+    '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}\n',
+    '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"slow","arguments":{"seconds":0}}}\n'
+  ))
+  read_until_id(4L)
+  answer <- Filter(function(m) identical(m$id, 4L), seen)
+  expect_length(answer, 1L)
+  expect_identical(answer[[1]]$result$content[[1]]$text, "slept")
+  expect_true(file.exists(paste0(marker, ".exit-30")))
+  expect_false(file.exists(paste0(marker, ".after-30")))
+  close(p$get_input_connection())
+  p$wait(30000)
+  for (l in p$read_all_output_lines()) seen[[length(seen) + 1L]] <- parse_line(l)
+  expect_identical(p$get_exit_status(), 0L)
+  expect_false(any(vapply(seen, function(m) identical(m$id, 2L), TRUE)))
+  # Every notification came before the call's end (none after the answer to 4).
+  last_beat <- max(which(vapply(seen, function(m) identical(m$method, "notifications/progress"), TRUE)))
+  expect_lt(last_beat, which(vapply(seen, function(m) identical(m$id, 4L), TRUE)))
+})

@@ -167,11 +167,11 @@ impl Progress {
     /// tool's previous report; both numbers must be finite. Accepted
     /// reports are coalesced until [`Progress::poll`] sends the latest.
     ///
-    /// `Ok(true)` when the report is the first one waiting since the last
-    /// notification: only then has the ticker a reason to wake up (later
-    /// reports replace it, and the ticker already knows when it is due), so
-    /// a tool reporting in a tight loop wakes it about twice per
-    /// [`ProgressPolicy::min_gap`] instead of once per report.
+    /// `Ok(true)` when the ticker should be woken ([`Inflight::notify`]):
+    /// this report is the first one waiting since the last notification.
+    /// `Ok(false)` when it joins one already waiting (the ticker is already
+    /// due to send it) or the call has ended: a tool reporting in a tight
+    /// loop then costs no wake-ups beyond one per notification sent.
     pub fn report(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> Result<bool, ReportError> {
         if !progress.is_finite() || total.is_some_and(|t| !t.is_finite()) {
             return Err(ReportError::NotFinite);
@@ -182,10 +182,10 @@ impl Progress {
                 return Err(ReportError::NotIncreasing { previous: prev.progress });
             }
         }
-        let wake = !s.pending && !s.ended;
         s.reported = Some(Report { progress, total, message: message.map(str::to_owned) });
+        let was_pending = s.pending;
         s.pending = !s.ended;
-        Ok(wake)
+        Ok(s.pending && !was_pending)
     }
 
     /// The notification line due at `now`, if any (without LF). Updates the
@@ -505,26 +505,37 @@ mod tests {
     fn c2_reports_are_checked_coalesced_and_rate_limited() {
         let t0 = Instant::now();
         let p = Progress::new("7".into(), Version::V2025_11_25, policy(), t0);
-        assert_eq!(p.report(1.0, Some(10.0), Some("one")), Ok(true));
+        p.report(1.0, Some(10.0), Some("one")).unwrap();
         assert_eq!(p.report(1.0, None, None), Err(ReportError::NotIncreasing { previous: 1.0 }));
         assert_eq!(p.report(0.5, None, None), Err(ReportError::NotIncreasing { previous: 1.0 }));
         assert_eq!(p.report(f64::NAN, None, None), Err(ReportError::NotFinite));
         assert_eq!(p.report(2.0, Some(f64::INFINITY), None), Err(ReportError::NotFinite));
-        assert_eq!(p.report(2.0, Some(10.0), Some("two")), Ok(false), "already waiting: no wake-up");
+        p.report(2.0, Some(10.0), Some("two")).unwrap();
         let a = params(&text(p.poll(t0).unwrap()));
         assert_eq!((a["progressToken"].clone(), a["progress"].clone()), (Value::from(7), Value::from(2)));
         assert_eq!(a["total"], 10);
         assert_eq!(a["message"], "two");
-        // the first report after a notification wakes the ticker, the rest do not
-        assert_eq!(p.report(3.0, Some(1000.0), None), Ok(true));
-        for i in 4..1000 {
-            assert_eq!(p.report(f64::from(i), Some(1000.0), None), Ok(false));
+        for i in 3..1000 {
+            p.report(f64::from(i), Some(1000.0), None).unwrap();
         }
         assert_eq!(p.poll(t0 + Duration::from_millis(50)), None, "rate limited");
         let b = params(&text(p.poll(t0 + Duration::from_millis(100)).unwrap()));
         assert_eq!(b["progress"], 999, "the latest report wins");
         assert_eq!(p.poll(t0 + Duration::from_millis(300)), None, "nothing new, no heartbeat yet");
         assert_eq!(p.sent(), 2);
+    }
+
+    #[test]
+    fn c2_only_the_first_waiting_report_asks_for_a_wake_up() {
+        let t0 = Instant::now();
+        let p = Progress::new("1".into(), Version::V2025_11_25, policy(), t0);
+        assert_eq!(p.report(1.0, None, None), Ok(true));
+        assert_eq!(p.report(2.0, None, None), Ok(false), "coalesced with the waiting one");
+        assert_eq!(p.report(3.0, None, None), Ok(false));
+        p.poll(t0).unwrap();
+        assert_eq!(p.report(4.0, None, None), Ok(true), "the first after a notification");
+        p.end();
+        assert_eq!(p.report(5.0, None, None), Ok(false), "nothing is sent after the end");
     }
 
     #[test]

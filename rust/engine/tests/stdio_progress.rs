@@ -18,26 +18,12 @@ use mcplite_engine::transport::{serve, Reader, ServeEnd, ServeOptions};
 use mcplite_engine::{LegacyState, Server, ServerInfo};
 use serde_json::{json, Map, Value};
 
+mod pipes;
+
+use pipes::pipe;
+
 /// Long enough for anything to arrive; a test that waits this long has failed.
 const PATIENCE: Duration = Duration::from_secs(30);
-
-#[cfg(unix)]
-fn pipe() -> (File, File) {
-    use std::os::unix::io::FromRawFd;
-    let mut fds = [0; 2];
-    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
-    unsafe { (File::from_raw_fd(fds[0]), File::from_raw_fd(fds[1])) }
-}
-
-#[cfg(windows)]
-fn pipe() -> (File, File) {
-    use std::os::windows::io::FromRawHandle;
-    use windows_sys::Win32::System::Pipes::CreatePipe;
-    let mut r = std::ptr::null_mut();
-    let mut w = std::ptr::null_mut();
-    assert_ne!(unsafe { CreatePipe(&mut r, &mut w, std::ptr::null(), 0) }, 0);
-    unsafe { (File::from_raw_handle(r), File::from_raw_handle(w)) }
-}
 
 /// What the test and the fake host share.
 #[derive(Clone)]
@@ -133,8 +119,9 @@ impl Host for Fake {
                 for j in 1..=n {
                     // What the R bridge's mcp_progress() does.
                     if let Some(p) = k.inflight.progress() {
-                        p.report(j as f64, Some(n as f64), Some(&format!("step {j}"))).unwrap();
-                        k.inflight.notify();
+                        if p.report(j as f64, Some(n as f64), Some(&format!("step {j}"))).unwrap() {
+                            k.inflight.notify();
+                        }
                     }
                     std::thread::sleep(every);
                 }
@@ -368,6 +355,11 @@ fn c4_a_request_cancelled_while_queued_is_never_answered() {
     c.cancel(json!("q"));
     c.cancel(json!("l"));
     c.call(json!("r"), "echo", json!({"n": 2}), None);
+    // A cancellation acts when the server reads it: wait until it has read
+    // everything (the ping's answer comes once the lines before it were
+    // seen; RULES C5), then let the running call end.
+    c.send(r#"{"jsonrpc":"2.0","id":"sync","method":"ping"}"#);
+    assert_eq!(c.recv()["id"], "sync");
     c.knobs.open.store(true, Ordering::SeqCst);
     let (rest, end) = c.finish();
     assert_eq!(end, ServeEnd::Eof);

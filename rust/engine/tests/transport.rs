@@ -8,6 +8,10 @@ use mcplite_engine::transport::{serve, Reader, ServeEnd, ServeOptions};
 use mcplite_engine::{Server, ServerInfo};
 use serde_json::{Map, Value};
 
+mod pipes;
+
+use pipes::pipe;
+
 struct Echo;
 
 impl Host for Echo {
@@ -30,25 +34,8 @@ impl Host for Echo {
     }
 }
 
-/// An anonymous pipe: (read end, write end).
-#[cfg(unix)]
-fn pipe() -> (File, File) {
-    use std::os::unix::io::FromRawFd;
-    let mut fds = [0; 2];
-    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
-    unsafe { (File::from_raw_fd(fds[0]), File::from_raw_fd(fds[1])) }
-}
-
-/// An anonymous pipe: (read end, write end), as a client's stdin and
-/// stdout are on Windows.
-#[cfg(windows)]
-fn pipe() -> (File, File) {
-    use std::os::windows::io::FromRawHandle;
-    use windows_sys::Win32::System::Pipes::CreatePipe;
-    let mut r = std::ptr::null_mut();
-    let mut w = std::ptr::null_mut();
-    assert_ne!(unsafe { CreatePipe(&mut r, &mut w, std::ptr::null(), 0) }, 0);
-    unsafe { (File::from_raw_handle(r), File::from_raw_handle(w)) }
+fn inflight() -> std::sync::Arc<mcplite_engine::progress::Inflight> {
+    std::sync::Arc::new(mcplite_engine::progress::Inflight::new(Default::default(), None))
 }
 
 fn inflight() -> std::sync::Arc<mcplite_engine::progress::Inflight> {

@@ -135,6 +135,11 @@ fn http_options(l: &List) -> error::Result<HttpOptions> {
         max_body: num("max_body")? as usize,
         max_sessions: num("max_sessions")? as usize,
         session_idle: secs("session_idle")?,
+        replica: match m.get("replica") {
+            None => None,
+            Some(r) if r.is_null() => None,
+            Some(r) => Some(r.as_str().map(String::from).ok_or_else(|| bad("replica"))?),
+        },
         drain_timeout: secs("drain_timeout")?,
         ..HttpOptions::default()
     })
@@ -146,6 +151,13 @@ struct Session {
     server: Server,
     host: RHost,
     legacy: LegacyState,
+}
+
+impl Drop for Session {
+    /// The in-process legacy session ends with its session object.
+    fn drop(&mut self) {
+        self.server.end_session(&mut self.legacy);
+    }
 }
 
 /// Create a session (an external pointer). The spec must be kept alive by

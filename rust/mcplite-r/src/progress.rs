@@ -113,8 +113,7 @@ fn engine_progress(progress: f64, total: Robj, message: Robj) -> Robj {
     let res = match p.report(progress, total, message) {
         Ok(wake) => {
             // Only the first report waiting since the last notification
-            // wakes the ticker (a tight loop of reports must not wake it
-            // each time).
+            // wakes the ticker: a tight loop of reports costs no wake-ups.
             if wake {
                 inflight.notify();
             }

@@ -24,7 +24,9 @@
 //!   `initialize` is never dropped (clients must not cancel it).
 //! * A legacy `ping` read while a `tools/call` is running or queued ahead of
 //!   it (RULES C5) is not queued: the ticker answers it at once. A ping with
-//!   nothing but quick messages ahead of it keeps its place.
+//!   nothing but quick messages ahead of it keeps its place. (A ping needs
+//!   no session; the ticker answers it with a throwaway [`LegacyState`], so
+//!   its span, when tracing, names no negotiated protocol version.)
 //!
 //! Which lines may be a `tools/call` is decided by one pure predicate
 //! ([`Control::may_be_call`]: over [`PEEK_MAX`] bytes, or containing
@@ -73,9 +75,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use memchr::memmem::Finder;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use crate::host::{CallContext, Host, ToolFailure, ToolResult, ToolSpec};
+use super::http::NoTools;
 use crate::message::{parse_line, Incoming, Message};
 use crate::progress::{CallStart, CallWatch, Inflight};
 use crate::server::{LegacyState, Server};
@@ -253,7 +255,7 @@ impl Control {
             let pings = std::mem::take(&mut *lock(&self.pings));
             for ping in pings {
                 // A ping needs no session: a throwaway one will do.
-                let reply = server.handle_parsed(&mut LegacyState::default(), ping, &mut NoHost);
+                let reply = server.handle_parsed(&mut LegacyState::default(), ping, &mut NoTools);
                 // A failed write ends serving at the serve loop's next write.
                 let _ = reply.write_line(&mut **lock(out));
             }
@@ -299,22 +301,5 @@ impl CallWatch for Watch<'_> {
 
     fn finished(&self) -> bool {
         self.0.inflight.finished()
-    }
-}
-
-/// The host of the ticker's pings: it has no tools and is never called.
-struct NoHost;
-
-impl Host for NoHost {
-    fn tools(&mut self) -> Vec<ToolSpec> {
-        Vec::new()
-    }
-    fn call_tool(
-        &mut self,
-        _: usize,
-        _: Option<&Map<String, Value>>,
-        _: &CallContext,
-    ) -> Result<ToolResult, ToolFailure> {
-        Err(ToolFailure::Error("no tool runs on the ticker".into()))
     }
 }

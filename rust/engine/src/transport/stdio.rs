@@ -72,6 +72,7 @@ pub fn serve(
     let control = Arc::new(Control::new(Arc::clone(inflight)));
     reader.attach(Arc::clone(&control));
     let out: Output<'_> = Mutex::new(output);
+    let mut session = LegacyState::default();
     let end = std::thread::scope(|s| {
         let ticker = masked(|| {
             std::thread::Builder::new()
@@ -79,24 +80,26 @@ pub fn serve(
                 .spawn_scoped(s, || control.run_ticker(server, &out))
                 .expect("spawn ticker thread")
         });
-        let end = serve_loop(server, host, &reader, &out, opts, &control);
+        let end = serve_loop(server, host, &mut session, &reader, &out, opts, &control);
         control.stop_ticker();
         let _ = ticker.join();
         end
     });
     reader.stop();
+    // The connection's legacy session ends with its input.
+    server.end_session(&mut session);
     end
 }
 
 fn serve_loop(
     server: &Server,
     host: &mut dyn Host,
+    session: &mut LegacyState,
     reader: &Reader,
     out: &Output<'_>,
     opts: &ServeOptions,
     control: &Control,
 ) -> ServeEnd {
-    let mut session = LegacyState::default();
     let watch = Watch(control);
     // The stream position of the next queued line (as the reader counts).
     let mut seq = 0u64;
@@ -129,9 +132,9 @@ fn serve_loop(
                         reader.set_busy(false);
                         continue;
                     }
-                    server.handle_parsed_with(&mut session, incoming, host, &watch)
+                    server.handle_parsed_with(session, incoming, host, &watch)
                 } else {
-                    server.handle_with(&mut session, &line, host, &watch)
+                    server.handle_with(session, &line, host, &watch)
                 };
                 // What a tool printed through C stdio goes out before the
                 // response.
