@@ -78,7 +78,9 @@ SILENT = [
     b"",
     b"   \t",
     b'{"jsonrpc":"2.0","id":99,"result":{}}',
-    b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}',
+    # a cancellation for an id never sent (one naming an earlier request still
+    # waiting its turn would drop that request, RULES C4.3)
+    b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"never-sent"}}',
     b'{"jsonrpc":"2.0","method":"tools/call","params":{"name":"fail","arguments":{"message":"never runs"}}}',
 ]
 
@@ -93,6 +95,8 @@ class Session:
         # Legacy requests interleaved in a modern session are answered in the legacy
         # era, so they are validated against the newest legacy schema.
         self.schema_version: dict = {}
+        # Legacy pings may be answered before requests sent earlier (RULES C5.1).
+        self.may_overtake: set = set()
 
     def add(self, line, expect=None):
         self.lines.append(line if isinstance(line, bytes) else line.encode("utf-8"))
@@ -101,6 +105,9 @@ class Session:
 
     def request(self, id_, method, params=None, error=None):
         self.add(req(id_, method, params), (id_, "error", error) if error else (id_, "result", method))
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        if method == "ping" and not (isinstance(meta, dict) and "io.modelcontextprotocol/protocolVersion" in meta):
+            self.may_overtake.add(id_)
 
     def run(self):
         out = run_lines(self.lines)
@@ -110,6 +117,10 @@ class Session:
         assert len(self.responses) == len(self.expect), (
             f"{len(self.expect)} responses expected, got {len(self.responses)}:\n{out.stdout.decode()}"
         )
+        # Put the answers of legacy pings that overtook earlier requests back in their place.
+        early = {m.get("id"): m for m in self.responses if m.get("id") in self.may_overtake}
+        rest = iter([m for m in self.responses if m.get("id") not in early])
+        self.responses = [early.pop(e[0]) if e[0] in early else next(rest) for e in self.expect]
         self.by_id = {}
         for (id_, kind, what), msg in zip(self.expect, self.responses):
             assert msg["id"] == id_, (id_, msg)
