@@ -18,21 +18,8 @@ here <- local({
   dirname(normalizePath(f))
 })
 
-time_local <- function(report) {
-  s <- 0
-  t0 <- proc.time()[["elapsed"]]
-  if (report) {
-    for (i in seq_len(n)) {
-      s <- s + sqrt(i)
-      mcp_progress(i, total = n)
-    }
-  } else {
-    for (i in seq_len(n)) {
-      s <- s + sqrt(i)
-    }
-  }
-  proc.time()[["elapsed"]] - t0
-}
+source(file.path(here, "servers", "progress-loop.R"))
+time_local <- function(report) timed_loop(n, report)
 
 p <- processx::process$new(
   file.path(R.home("bin"), "Rscript"), c("--vanilla", file.path(here, "servers", "progress.R")),

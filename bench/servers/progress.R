@@ -3,22 +3,14 @@
 # time in seconds (measured inside R, so the protocol is not part of it).
 library(mcplite)
 
+here <- local({
+  f <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
+  dirname(normalizePath(f))
+})
+source(file.path(here, "progress-loop.R"))
+
 loop <- tool(
-  function(n, report) {
-    s <- 0
-    t0 <- proc.time()[["elapsed"]]
-    if (report) {
-      for (i in seq_len(n)) {
-        s <- s + sqrt(i)
-        mcp_progress(i, total = n)
-      }
-    } else {
-      for (i in seq_len(n)) {
-        s <- s + sqrt(i)
-      }
-    }
-    proc.time()[["elapsed"]] - t0
-  },
+  timed_loop,
   name = "loop",
   description = "Times a loop of n iterations, with or without mcp_progress().",
   arguments = list(n = type_integer(), report = type_boolean())
