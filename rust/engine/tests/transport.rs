@@ -38,10 +38,6 @@ fn inflight() -> std::sync::Arc<mcplite_engine::progress::Inflight> {
     std::sync::Arc::new(mcplite_engine::progress::Inflight::new(Default::default(), None))
 }
 
-fn inflight() -> std::sync::Arc<mcplite_engine::progress::Inflight> {
-    std::sync::Arc::new(mcplite_engine::progress::Inflight::new(Default::default(), None))
-}
-
 fn server() -> Server {
     Server::new(ServerInfo { name: "mcplite".into(), version: "1".into(), instructions: None }, &mut Echo)
 }
