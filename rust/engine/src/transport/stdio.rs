@@ -80,8 +80,11 @@ pub fn serve(
                 .spawn_scoped(s, || control.run_ticker(server, &out))
                 .expect("spawn ticker thread")
         });
+        // Stops the ticker however the loop ends (a panic too: the scope
+        // would otherwise wait for the ticker forever).
+        let stop = StopTicker(&control);
         let end = serve_loop(server, host, &mut session, &reader, &out, opts, &control);
-        control.stop_ticker();
+        drop(stop);
         let _ = ticker.join();
         end
     });
@@ -89,6 +92,14 @@ pub fn serve(
     // The connection's legacy session ends with its input.
     server.end_session(&mut session);
     end
+}
+
+struct StopTicker<'a>(&'a Control);
+
+impl Drop for StopTicker<'_> {
+    fn drop(&mut self) {
+        self.0.stop_ticker();
+    }
 }
 
 fn serve_loop(
