@@ -142,13 +142,15 @@
 #' not check for interrupts (compiled code, `suspendInterrupts()`) runs to its
 #' end, and the cancelled call still gets no response.
 #'
-#' Tools run one at a time, in the order the calls arrive. While a tool runs,
-#' the server still reads everything the client sends, but only three things
-#' overtake the running call: cancellations, the progress notifications, and
-#' legacy `ping` requests, which are answered at once (so a `ping` answer can
-#' arrive before the answer to a call sent earlier, as JSON-RPC allows). Every
-#' other request, `tools/list` included, is answered in the order it arrived,
-#' after the running call.
+#' Tools run one at a time, in the order the calls arrive. Over stdio, while
+#' a tool runs the server still reads everything the client sends, but only
+#' three things overtake the running call: cancellations, the progress
+#' notifications, and legacy `ping` requests, which are answered at once (so a
+#' `ping` answer can arrive before the answer to a call sent earlier, as
+#' JSON-RPC allows). Every other request, `tools/list` included, is answered in
+#' the order it arrived, after the running call. Over HTTP, requests that run
+#' no tool are answered at once by the server's own threads (see "Serve over
+#' HTTP"); only tool calls wait for each other.
 #'
 #' @section Server scope:
 #' mcplite serves tools only, over stdio or Streamable HTTP, with progress
