@@ -181,6 +181,7 @@ mcp_server <- function(tools, instructions = NULL, transport = NULL, host = NULL
     http_options(host, port, path, token, allowed_origins, allowed_hosts, allow_public)
   }
   interval <- progress_interval(progress_interval)
+  if (!is.null(http)) http$progress_interval <- interval
   restore_locale <- use_utf8_ctype()
   on.exit(restore_locale(), add = TRUE)
   check_instructions(instructions)
