@@ -175,11 +175,14 @@ test_that("nginx spreads modern requests, keeps legacy sessions sticky, survives
   conf_src <- system.file("deploy", "nginx.conf", package = "mcplite")
   skip_if(!nzchar(conf_src), "inst/deploy/nginx.conf not installed")
   log_dir <- withr::local_tempdir()
+  done_dir <- withr::local_tempdir()
   code <- c(
     "library(mcplite)",
     sprintf("log <- file.path('%s', paste0('calls-', Sys.getpid(), '.txt'))", log_dir),
     "pid <- tool(function(n) { cat(n, '\\n', file = log, append = TRUE); Sys.getpid() }, 'Pid.', name = 'pid', arguments = list(n = type_integer()))",
-    "mcp_server(pid, transport = 'http', port = 0L)"
+    sprintf("done <- file.path('%s', 'nap-done')", done_dir),
+    "nap <- tool(function(s) { Sys.sleep(s); file.create(done); 'rested' }, 'Nap.', name = 'nap', arguments = list(s = type_number()))",
+    "mcp_server(list(pid, nap), transport = 'http', port = 0L, progress_interval = 0.5)"
   )
   here <- environment()
   replicas <- lapply(1:3, function(i) start_http_server(code, envir = here))
@@ -222,6 +225,27 @@ test_that("nginx spreads modern requests, keeps legacy sessions sticky, survives
   # Modern requests reach every replica.
   seen <- vapply(1:30, function(i) call_pid()$pid, "")
   expect_setequal(unique(seen), pids)
+
+  # RULES C6: an SSE response passes nginx unbuffered: a progress event
+  # arrives while the tool is still running (before it leaves its marker).
+  sse_out <- tempfile()
+  meta <- list("io.modelcontextprotocol/protocolVersion" = "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities" = structure(list(), names = character()), progressToken = "n")
+  body <- jsonlite::toJSON(list(jsonrpc = "2.0", id = 1L, method = "tools/call",
+    params = list(name = "nap", arguments = list(s = 3), `_meta` = meta)), auto_unbox = TRUE)
+  sse <- processx::process$new("curl", c("-s", "-N", "--max-time", "30", "-o", sse_out,
+    "-H", "Content-Type: application/json", "-H", "Accept: application/json, text/event-stream",
+    "-H", "MCP-Protocol-Version: 2026-07-28", "-H", "Mcp-Method: tools/call", "-H", "Mcp-Name: nap",
+    "--data-binary", body, url))
+  deadline <- Sys.time() + 20
+  while (!any(grepl("notifications/progress", readLines(sse_out, warn = FALSE))) && Sys.time() < deadline) {
+    Sys.sleep(0.05)
+  }
+  expect_true(any(grepl("notifications/progress", readLines(sse_out, warn = FALSE))))
+  expect_false(file.exists(file.path(done_dir, "nap-done")))
+  sse$wait(30000)
+  streamed <- readLines(sse_out, warn = FALSE)
+  expect_match(streamed[length(streamed) - 1L], "rested", fixed = TRUE)
 
   # A legacy session sticks to one replica.
   init <- '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'

@@ -110,7 +110,7 @@ fn progress_interval(l: &List) -> error::Result<Duration> {
         .and_then(|(_, v)| v.as_real())
         .filter(|s| s.is_finite() && *s > 0.0)
         .map(Duration::from_secs_f64)
-        .ok_or_else(|| Error::new(Kind::Internal, "HTTP option `progress_interval` is missing or malformed".into()))
+        .ok_or_else(|| Error::new(Kind::Internal, "HTTP option `progress_interval` is missing or malformed"))
 }
 
 /// The engine's HTTP options from the list R checked.
