@@ -237,11 +237,10 @@ test_that("nginx spreads modern requests, keeps legacy sessions sticky, survives
     "-H", "Content-Type: application/json", "-H", "Accept: application/json, text/event-stream",
     "-H", "MCP-Protocol-Version: 2026-07-28", "-H", "Mcp-Method: tools/call", "-H", "Mcp-Name: nap",
     "--data-binary", body, url))
+  progressed <- function() file.exists(sse_out) && any(grepl("notifications/progress", readLines(sse_out, warn = FALSE)))
   deadline <- Sys.time() + 20
-  while (!any(grepl("notifications/progress", readLines(sse_out, warn = FALSE))) && Sys.time() < deadline) {
-    Sys.sleep(0.05)
-  }
-  expect_true(any(grepl("notifications/progress", readLines(sse_out, warn = FALSE))))
+  while (!progressed() && Sys.time() < deadline) Sys.sleep(0.05)
+  expect_true(progressed())
   expect_false(file.exists(file.path(done_dir, "nap-done")))
   sse$wait(30000)
   streamed <- readLines(sse_out, warn = FALSE)
