@@ -8,11 +8,8 @@
 skip_on_cran()
 
 progress_server <- function(envir = parent.frame()) {
-  skip_if_not_installed("processx")
-  skip_if(!nzchar(Sys.which("curl")), "curl not found")
   markers <- withr::local_tempdir(.local_envir = envir)
-  script <- withr::local_tempfile(fileext = ".R", .local_envir = envir)
-  writeLines(c(
+  srv <- start_http_server(c(
     "library(mcplite)",
     sprintf("markers <- '%s'", markers),
     "slow <- tool(function(seconds, tag) {",
@@ -29,24 +26,9 @@ progress_server <- function(envir = parent.frame()) {
     "}, 'Folds.', name = 'folds')",
     "mcp_server(list(slow, folds), transport = 'http', port = 0L, progress_interval = 0.5)",
     "cat('after-server\\n', file = stderr())"
-  ), script)
-  p <- processx::process$new(
-    file.path(R.home("bin"), "Rscript"), c("--vanilla", script),
-    stdout = "|", stderr = "|",
-    env = c("current", R_LIBS = paste(.libPaths(), collapse = .Platform$path.sep))
-  )
-  withr::defer(if (p$is_alive()) p$kill(), envir = envir)
-  err <- ""
-  deadline <- Sys.time() + 60
-  while (Sys.time() < deadline && p$is_alive()) {
-    p$poll_io(200)
-    err <- paste0(err, p$read_error())
-    url <- regmatches(err, regexpr("http://[^ ]+/mcp", err))
-    if (length(url) == 1L) {
-      return(list(process = p, url = url, markers = markers))
-    }
-  }
-  stop("the server did not start: ", err)
+  ), envir = envir)
+  srv$markers <- markers
+  srv
 }
 
 modern_meta <- function(token = NULL) {

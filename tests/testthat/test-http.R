@@ -4,8 +4,6 @@
 
 skip_on_cran()
 
-http_rscript <- function() file.path(R.home("bin"), "Rscript")
-
 test_that("transport and HTTP arguments are checked with clear errors", {
   echo <- tool(function(x) x, "Echo.", name = "echo", arguments = list(x = type_string()))
   expect_error(mcp_server(echo, transport = "tcp"), "`transport` must be \"stdio\" or \"http\", not", class = "mcplite_error")
@@ -31,32 +29,6 @@ test_that("transport and HTTP arguments are checked with clear errors", {
     class = "mcplite_error_http"
   )
 })
-
-# Start a server script over HTTP on a free port; returns the process and the
-# endpoint URL read from its one start-up line on stderr.
-start_http_server <- function(code, env = character(), envir = parent.frame()) {
-  skip_if_not_installed("processx")
-  skip_if(!nzchar(Sys.which("curl")), "curl not found")
-  script <- tempfile(fileext = ".R")
-  writeLines(code, script)
-  p <- processx::process$new(
-    http_rscript(), c("--vanilla", script),
-    stdout = "|", stderr = "|",
-    env = c("current", R_LIBS = paste(.libPaths(), collapse = .Platform$path.sep), env)
-  )
-  withr::defer(if (p$is_alive()) p$kill(), envir = envir)
-  err <- ""
-  deadline <- Sys.time() + 60
-  while (Sys.time() < deadline && p$is_alive()) {
-    p$poll_io(200)
-    err <- paste0(err, p$read_error())
-    url <- regmatches(err, regexpr("http://[^ ]+/mcp", err))
-    if (length(url) == 1L) {
-      return(list(process = p, url = url, stderr = err))
-    }
-  }
-  stop("the server did not start: ", err, p$read_all_error())
-}
 
 http_server_code <- function(extra = "") {
   c(

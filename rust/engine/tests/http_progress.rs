@@ -227,6 +227,14 @@ fn legacy_post(url: &str, sid: &str, accept: &str, body: &str) -> Got {
     post(url, &[("Mcp-Session-Id", sid), ("MCP-Protocol-Version", LEGACY), ("Accept", accept)], body)
 }
 
+/// The tool was interrupted (`interrupts` so far), the next call is
+/// answered, and no cancelled call left its side effect.
+fn assert_cancelled(r: &Running, interrupts: usize) {
+    wait_for("the interrupt", || r.effects.interrupts.load(Ordering::SeqCst) == interrupts);
+    echo_answered(r);
+    assert!(r.effects.done.lock().unwrap().is_empty(), "a cancelled tool ran to its end");
+}
+
 fn echo_answered(r: &Running) {
     let g = modern_post(&r.url(), BOTH, "echo", &modern_call(99, "echo", json!({"after": 1}), None));
     assert_eq!(g.status, 200, "{}", g.body);
@@ -373,12 +381,8 @@ fn c6_closing_the_sse_stream_cancels_the_running_call() {
     assert!(head.starts_with("HTTP/1.1 200"), "{head}");
     assert!(head.to_ascii_lowercase().contains("content-type: text/event-stream"), "{head}");
     drop(s);
-    // The tool is interrupted; the next call is answered; the side effect
-    // of the cancelled call never appears.
-    wait_for("the interrupt", || r.effects.interrupts.load(Ordering::SeqCst) == 1);
-    echo_answered(&r);
+    assert_cancelled(&r, 1);
     assert_eq!(*r.effects.started.lock().unwrap(), ["a"]);
-    assert!(r.effects.done.lock().unwrap().is_empty(), "the cancelled tool ran to its end");
     // The span of the cancelled call records the cancellation.
     let spans = exporter.get_finished_spans().unwrap();
     let call = spans.iter().find(|s| s.name.contains("tools/call work")).expect("the call's span");
@@ -392,9 +396,7 @@ fn c6_closing_a_json_exchange_cancels_the_running_call() {
     let s = raw_call(r.addr, 1, json!({"tag": "a", "ms": 3000}), None);
     wait_for("the tool to start", || r.effects.started.lock().unwrap().len() == 1);
     drop(s);
-    wait_for("the interrupt", || r.effects.interrupts.load(Ordering::SeqCst) == 1);
-    echo_answered(&r);
-    assert!(r.effects.done.lock().unwrap().is_empty());
+    assert_cancelled(&r, 1);
 }
 
 #[test]
@@ -443,9 +445,7 @@ fn c6_legacy_cancel_notification_cancels_a_call_of_its_own_session() {
             assert_eq!((g.status, g.body.as_str()), (202, ""));
         }
     }
-    assert_eq!(r.effects.interrupts.load(Ordering::SeqCst), 2);
-    echo_answered(&r);
-    assert!(r.effects.done.lock().unwrap().is_empty());
+    assert_cancelled(&r, 2);
 }
 
 #[test]

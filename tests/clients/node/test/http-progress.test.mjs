@@ -7,49 +7,27 @@
 // running call: the tool is interrupted (its on.exit() marker appears, its
 // end-of-sleep marker never does) and the next call is answered.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test, before, after } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { rscript, serversDir, MODERN } from './helpers.mjs';
+import { startHttpServer, stopHttpServer, MODERN } from './helpers.mjs';
 
 let server;
 let url;
 const markers = mkdtempSync(join(tmpdir(), 'mcplite-http-progress-'));
 
 before(async () => {
-  const env = {
-    ...process.env,
-    MCPLITE_TRANSPORT: 'http',
-    MCPLITE_PORT: '0',
+  ({ server, url } = await startHttpServer('progress_http.R', {
     MCPLITE_PROGRESS_INTERVAL: '0.5',
     MCPLITE_TEST_MARKERS: markers
-  };
-  const lib = process.env.MCPLITE_LIB || process.env.R_LIBS;
-  if (lib) env.R_LIBS = lib;
-  server = spawn(rscript(), ['--vanilla', join(serversDir, 'progress_http.R')], { env, stdio: ['ignore', 'ignore', 'pipe'] });
-  let err = '';
-  url = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start: ${err}`)), 60000);
-    server.stderr.on('data', d => {
-      err += d;
-      const m = err.match(/(http:\/\/\S+\/mcp)/);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    });
-    server.on('exit', code => reject(new Error(`server exited (${code}): ${err}`)));
-  });
+  }));
 });
 
 after(async () => {
-  const exited = new Promise(resolve => server.on('exit', code => resolve(code)));
-  server.kill('SIGTERM');
-  assert.equal(await exited, 0);
+  assert.equal(await stopHttpServer(server), 0);
 });
 
 async function connect(modern) {
