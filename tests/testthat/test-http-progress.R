@@ -191,3 +191,24 @@ test_that("C6: a legacy notifications/cancelled cancels a call of its own sessio
   expect_identical(jsonlite::fromJSON(r$body)$result$content$text, "slept")
   expect_false(file.exists(file.path(srv$markers, "stopped.done")))
 })
+
+test_that("C6: mcplite's own client gets the reports in order, and an interrupt cancels the call on the server", {
+  srv <- progress_server()
+  for (era in c("2026-07-28", "2025-11-25")) {
+    conn <- mcp_connect(url = srv$url, protocol = era)
+    seen <- character()
+    res <- mcp_call(conn, "folds", progress = function(progress, total, message) seen <<- c(seen, message %||% ""))
+    expect_identical(res$content[[1]]$text, "folded")
+    expect_identical(grep("^fold", seen, value = TRUE), c("fold 1", "fold 2", "fold 3"), info = era)
+    if (era == "2026-07-28") {
+      # Interrupting the call closes its stream: the server interrupts the tool.
+      system2("/bin/sh", c("-c", shQuote(sprintf("sleep 1; kill -INT %d", Sys.getpid()))), wait = FALSE)
+      got <- tryCatch(mcp_call(conn, "slow", list(seconds = 5, tag = "r-client")), interrupt = function(e) "interrupted")
+      expect_identical(got, "interrupted")
+      wait_until(function() file.exists(file.path(srv$markers, "r-client.exit")), "on.exit() of the interrupted tool")
+      expect_identical(mcp_call(conn, "slow", list(seconds = 0, tag = "r-next"))$content[[1]]$text, "slept")
+      expect_false(file.exists(file.path(srv$markers, "r-client.done")))
+    }
+    mcp_close(conn)
+  }
+})
