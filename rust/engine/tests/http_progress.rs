@@ -461,6 +461,10 @@ fn c6_legacy_cancel_from_another_session_is_ignored() {
     assert_eq!(cancel(&url, &other, json!(5)).status, 202);
     assert_eq!(cancel(&url, &mine, json!(6)).status, 202, "another id");
     assert_eq!(cancel(&url, &mine, json!("5")).status, 202, "ids compare as JSON values");
+    // A burst of cancellations for ids that were never sent.
+    for id in 1000..2000 {
+        assert_eq!(cancel(&url, &mine, json!(id)).status, 202);
+    }
     let g = call.join().unwrap();
     assert_eq!(g.json()["result"]["content"][0]["text"], "done");
     assert_eq!(*r.effects.done.lock().unwrap(), ["a"]);
