@@ -368,6 +368,41 @@ fn sessions_are_bounded_and_expire() {
 }
 
 #[test]
+fn replica_name_leads_session_ids() {
+    // Issue 16 (scale-out): a load balancer routes a legacy session on
+    // MCP-Session-Id by the replica name in front of it.
+    let r = start(HttpOptions { replica: Some("r-2_b".into()), ..opts() });
+    let url = r.url("/mcp");
+    let sid = initialize(&url, "2025-11-25");
+    let rest = sid.strip_prefix("r-2_b.").expect("the replica name leads the id");
+    assert!(rest.len() == 32 && rest.bytes().all(|b| b.is_ascii_hexdigit()), "{sid}");
+    let g = post(&url, &[("Mcp-Session-Id", &sid)], r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
+    assert_eq!(g.status, 200, "{}", g.body);
+    let server = Arc::new(Server::with_tools(
+        ServerInfo { name: "m".into(), version: "1".into(), instructions: None },
+        Vec::new(),
+    ));
+    for bad in ["", "a.b", "a b", &"r".repeat(33)] {
+        let e = HttpServer::bind(server.clone(), HttpOptions { replica: Some(bad.into()), ..opts() });
+        assert!(matches!(e, Err(HttpError::Config(ref m)) if m.contains("replica")), "{bad:?}");
+    }
+}
+
+#[test]
+fn legacy_unknown_method_is_200_and_keeps_the_session() {
+    // A legacy client reads 404 as "session ended": only a missing session
+    // is 404 there; an unknown method is the JSON-RPC error with 200.
+    let r = start(opts());
+    let url = r.url("/mcp");
+    let sid = initialize(&url, "2025-11-25");
+    let h = [("Mcp-Session-Id", sid.as_str()), ("MCP-Protocol-Version", "2025-11-25")];
+    let g = post(&url, &h, r#"{"jsonrpc":"2.0","id":2,"method":"resources/list"}"#);
+    assert_eq!((g.status, g.code()), (200, -32601), "{}", g.body);
+    let g = post(&url, &h, r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#);
+    assert_eq!(g.status, 200, "{}", g.body);
+}
+
+#[test]
 fn unknown_protocol_version_header_on_legacy_requests() {
     let r = start(opts());
     let url = r.url("/mcp");

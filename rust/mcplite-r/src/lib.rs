@@ -146,6 +146,11 @@ fn http_options(l: &List) -> error::Result<HttpOptions> {
         max_body: num("max_body")? as usize,
         max_sessions: num("max_sessions")? as usize,
         session_idle: secs("session_idle")?,
+        replica: match m.get("replica") {
+            None => None,
+            Some(r) if r.is_null() => None,
+            Some(r) => Some(r.as_str().map(String::from).ok_or_else(|| bad("replica"))?),
+        },
         drain_timeout: secs("drain_timeout")?,
         ..HttpOptions::default()
     })

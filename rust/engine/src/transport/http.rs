@@ -30,9 +30,12 @@
 //!
 //! Legacy requests (2025-03-26 … 2025-11-25; an absent
 //! `MCP-Protocol-Version` means 2025-03-26) use sessions: `initialize`
-//! without a session id mints one (32 random hex characters) and returns it
-//! in `MCP-Session-Id`; every later request must carry it (`400` without,
-//! `404` when unknown, ended or expired); `DELETE` with it ends the session.
+//! without a session id mints one (32 random hex characters, after
+//! `<replica>.` when [`HttpOptions::replica`] is set, so a load balancer can
+//! route on it) and returns it in `MCP-Session-Id`; every later request must
+//! carry it (`400` without, `404` when unknown, ended or expired); `DELETE`
+//! with it ends the session. An unknown method is `200` with `-32601` here,
+//! since a legacy client reads `404` as the end of its session.
 //! Sessions are bounded in number (the least recently used is dropped when
 //! full) and expire when idle. `GET` is `405`: this server never pushes.
 //!
@@ -136,6 +139,11 @@ pub struct HttpOptions {
     pub max_sessions: usize,
     /// A legacy session unused this long is ended.
     pub session_idle: Duration,
+    /// Name of this replica, put in front of every session id it mints
+    /// (`<replica>.<32 hex>`) so a load balancer can route a legacy session
+    /// back to its replica by `MCP-Session-Id` alone. 1 to 32 ASCII letters,
+    /// digits, `_` or `-`.
+    pub replica: Option<String>,
     /// On stop, how long open connections and queued calls may finish.
     pub drain_timeout: Duration,
     /// HTTP worker threads.
@@ -158,6 +166,7 @@ impl Default for HttpOptions {
             max_connections: 256,
             max_sessions: 1000,
             session_idle: Duration::from_secs(3600),
+            replica: None,
             drain_timeout: Duration::from_secs(10),
             threads: 2,
         }
@@ -228,6 +237,7 @@ struct Shared {
     max_body: usize,
     max_sessions: usize,
     session_idle: Duration,
+    replica: Option<String>,
     sessions: Mutex<HashMap<String, SessionEntry>>,
     jobs: Sender<Job>,
     /// The running call (progress, cancellation).
@@ -282,6 +292,13 @@ impl HttpServer {
                 opts.path
             )));
         }
+        if let Some(r) = &opts.replica {
+            if r.is_empty() || r.len() > 32 || !r.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-') {
+                return Err(HttpError::Config(format!(
+                    "the replica name must be 1 to 32 ASCII letters, digits, \"_\" or \"-\", not \"{r}\""
+                )));
+            }
+        }
         let addr = (opts.host.as_str(), opts.port)
             .to_socket_addrs()
             .map_err(|e| HttpError::Config(format!("cannot resolve host \"{}\": {e}", opts.host)))?
@@ -319,6 +336,7 @@ impl HttpServer {
             max_body: opts.max_body,
             max_sessions: opts.max_sessions.max(1),
             session_idle: opts.session_idle,
+            replica: opts.replica.clone(),
             sessions: Mutex::new(HashMap::new()),
             jobs: jobs_tx,
             inflight,
@@ -634,6 +652,7 @@ impl Shared {
         let raw_id = msg.id.clone().unwrap_or_else(|| "null".into());
         let id = serde_json::from_str(&raw_id).unwrap_or(Value::Null);
         let sse = accepts_sse(h) && progress_token(msg.params.as_ref()).is_some();
+        let legacy = scope.is_some();
         let no = self.next_job.fetch_add(1, Ordering::SeqCst);
         let scope = scope.map_or_else(|| format!("#{no}"), str::to_owned);
         let queued = Arc::new(Queued { no, scope, id, cancelled: AtomicBool::new(false) });
@@ -659,7 +678,8 @@ impl Shared {
                 // Dropped here when the client goes away: the guard cancels.
                 let answer = reply_rx.await;
                 guard.armed = false;
-                answer.map_or_else(|_| unavailable(), answer_resp)
+                let to_resp = if legacy { legacy_resp } else { answer_resp };
+                answer.map_or_else(|_| unavailable(), to_resp)
             }
             Some(progress_rx) => {
                 let (tx, rx) = tokio::sync::mpsc::channel(8);
@@ -695,7 +715,8 @@ impl Shared {
             let t = Instant::now().elapsed().as_nanos() ^ (std::ptr::addr_of!(raw) as usize as u128);
             raw.copy_from_slice(&t.to_le_bytes());
         }
-        let id: String = raw.iter().map(|b| format!("{b:02x}")).collect();
+        let mut id = self.replica.as_ref().map(|r| format!("{r}.")).unwrap_or_default();
+        id.extend(raw.iter().map(|b| format!("{b:02x}")));
         let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
         let idle = self.session_idle;
         sessions.retain(|_, e| e.used.elapsed() < idle);
@@ -1016,6 +1037,16 @@ fn answer_resp(a: Answer) -> Resp {
     }
 }
 
+/// A legacy answer: as [`answer_resp`], except that an unknown method is
+/// `200` with the `-32601` error in the body. A legacy client takes `404`
+/// to mean that its session ended (and starts a new one).
+fn legacy_resp(a: Answer) -> Resp {
+    match (a.code, a.line) {
+        (Some(METHOD_NOT_FOUND), Some(line)) => respond(StatusCode::OK, line),
+        (code, line) => answer_resp(Answer { line, code }),
+    }
+}
+
 fn unavailable() -> Resp {
     error_resp(StatusCode::SERVICE_UNAVAILABLE, None, -32603, "Service Unavailable: the server is stopping")
 }
@@ -1049,7 +1080,7 @@ async fn legacy(sh: &Shared, h: &HeaderMap, incoming: Incoming) -> Resp {
         if msg.method == "initialize" && id.is_some() {
             let mut state = LegacyState::default();
             let a = sh.answer_here(&mut state, incoming);
-            let mut r = answer_resp(a);
+            let mut r = legacy_resp(a);
             if state.initialized {
                 let sid = sh.mint_session(state);
                 if let Ok(v) = HeaderValue::from_str(&sid) {
@@ -1074,7 +1105,7 @@ async fn legacy(sh: &Shared, h: &HeaderMap, incoming: Incoming) -> Resp {
         sh.cancel_in_session(sid, msg.params.as_ref());
     }
     match sh.with_session(sid, |s| sh.answer_here(s, incoming)) {
-        Some(a) => answer_resp(a),
+        Some(a) => legacy_resp(a),
         None => not_found(),
     }
 }
