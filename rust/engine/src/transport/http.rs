@@ -671,6 +671,8 @@ impl Shared {
         };
         let job = Job { incoming, session, reply: reply_tx, queued, progress: progress_tx };
         if self.jobs.send(job).is_err() {
+            self.queued.lock().unwrap_or_else(PoisonError::into_inner).remove(&no);
+            guard.armed = false;
             return unavailable();
         }
         match progress_rx {
