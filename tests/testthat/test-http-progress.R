@@ -24,7 +24,13 @@ progress_server <- function(envir = parent.frame()) {
     "  Sys.sleep(0.4)",
     "  'folded'",
     "}, 'Folds.', name = 'folds')",
-    "mcp_server(list(slow, folds), transport = 'http', port = 0L, progress_interval = 0.5)",
+    "stubborn <- tool(function(tag) {",
+    "  writeLines('start', file.path(markers, paste0(tag, '.start')))",
+    "  suspendInterrupts(Sys.sleep(1.5))",
+    "  writeLines('done', file.path(markers, paste0(tag, '.done')))",
+    "  'ignored the interrupt'",
+    "}, 'Ignores interrupts.', name = 'stubborn', arguments = list(tag = type_string()))",
+    "mcp_server(list(slow, folds, stubborn), transport = 'http', port = 0L, progress_interval = 0.5)",
     "cat('after-server\\n', file = stderr())"
   ), envir = envir)
   srv$markers <- markers
@@ -211,4 +217,24 @@ test_that("C6: mcplite's own client gets the reports in order, and an interrupt 
     }
     mcp_close(conn)
   }
+})
+
+test_that("C6/C4: a cancelled tool that suspends interrupts gets no answer, and the server keeps serving", {
+  srv <- progress_server()
+  sid <- legacy_session(srv$url)
+  h <- c(paste0("Mcp-Session-Id: ", sid), "MCP-Protocol-Version: 2025-11-25")
+  bg <- post_bg(srv$url, call_body(8L, "stubborn", list(tag = "stubborn"), NULL), h)
+  wait_until(function() file.exists(file.path(srv$markers, "stubborn.start")), "the tool to start")
+  cancel <- '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":8}}'
+  expect_identical(post_wait(srv$url, cancel, h)$status, 202L)
+  bg$process$wait(30000)
+  r <- parse_http(readLines(bg$out, warn = FALSE))
+  # Exactly no answer for the cancelled call, whatever the tool did.
+  expect_identical(r$status, 202L)
+  expect_identical(paste(r$body, collapse = ""), "")
+  # The interrupt left over does not stop the server or break the next call.
+  r <- post_wait(srv$url, call_body(9L, "slow", list(seconds = 0.2, tag = "after-stubborn"), NULL), h)
+  expect_identical(jsonlite::fromJSON(r$body)$result$content$text, "slept")
+  expect_true(file.exists(file.path(srv$markers, "after-stubborn.done")))
+  expect_true(srv$process$is_alive())
 })
