@@ -251,6 +251,13 @@ pub fn check_modern_claim(meta: &Map<String, Value>) -> Result<Version, ClaimErr
     }
 }
 
+/// The version a modern message's `_meta` claims, when it is a modern
+/// version mcplite speaks (what telemetry records for a modern
+/// notification, RULES T5).
+pub fn claimed_modern(meta: &Map<String, Value>) -> Option<Version> {
+    Version::parse(meta.get(META_VERSION)?.as_str()?).filter(|v| v.is_modern())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -282,7 +282,8 @@ fn check_stream(g: &Got, token: &Value, id: &Value, reports: bool) -> Vec<Value>
 
 #[test]
 fn c6_modern_call_with_token_is_answered_as_an_sse_stream() {
-    let r = start(None);
+    let exporter = InMemorySpanExporter::default();
+    let r = start(Some(exporter.clone()));
     let token = json!("tok-1");
     let g = modern_post(
         &r.url(),
@@ -292,6 +293,13 @@ fn c6_modern_call_with_token_is_answered_as_an_sse_stream() {
     );
     check_stream(&g, &token, &json!(1), true);
     assert_eq!(*r.effects.done.lock().unwrap(), ["a"]);
+    // RULES T10: the request's HTTP span lasts as long as its stream, so it
+    // contains the span of the call it carries.
+    let spans = exporter.get_finished_spans().unwrap();
+    let call = spans.iter().find(|s| s.name.contains("tools/call work")).expect("the call's span");
+    let http = spans.iter().find(|s| s.span_context.span_id() == call.parent_span_id).expect("the HTTP span");
+    assert!(http.name.starts_with("POST"), "{}", http.name);
+    assert!(http.start_time <= call.start_time && call.end_time <= http.end_time, "{http:?} {call:?}");
 }
 
 #[test]

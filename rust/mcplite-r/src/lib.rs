@@ -164,6 +164,13 @@ struct Session {
     legacy: LegacyState,
 }
 
+impl Drop for Session {
+    /// The in-process legacy session ends with its session object.
+    fn drop(&mut self) {
+        self.server.end_session(&mut self.legacy);
+    }
+}
+
 /// Create a session (an external pointer). The spec must be kept alive by
 /// R (R/server.R stores it beside the pointer).
 /// @noRd

@@ -99,6 +99,7 @@ use crate::projection;
 use crate::server::{
     add_error_data, error_line, LegacyState, Server, METHOD_NOT_FOUND, PARSE_ERROR, UNSUPPORTED_VERSION,
 };
+use crate::telemetry::{HttpSpan, HttpStart, HttpVia, Via};
 use crate::version::{self, Era, Version};
 
 /// JSON-RPC code of a header that is missing or does not match the body
@@ -195,6 +196,8 @@ impl std::fmt::Display for HttpError {
 struct Job {
     incoming: Incoming,
     session: LegacyState,
+    /// The request, for telemetry (`None` when telemetry is off).
+    via: Option<Via>,
     reply: tokio::sync::oneshot::Sender<Answer>,
     /// Who may cancel it (see [`Queued`]).
     queued: Arc<Queued>,
@@ -398,12 +401,17 @@ impl HttpServer {
             }
         }
         self.runtime.shutdown_timeout(Duration::from_millis(500));
+        // The legacy sessions still open end with the server.
+        let sessions = std::mem::take(&mut *self.shared.sessions.lock().unwrap_or_else(PoisonError::into_inner));
+        for (_, e) in sessions {
+            self.shared.session_over(e, Instant::now());
+        }
     }
 
     /// Run one queued tool call, unless its client has gone away (the
     /// request is skipped) or cancelled it (answered with nothing).
     fn run_job(&self, job: Job, host: &mut dyn Host) {
-        let Job { incoming, mut session, reply: reply_tx, queued, progress } = job;
+        let Job { incoming, mut session, via, reply: reply_tx, queued, progress } = job;
         self.shared.queued.lock().unwrap_or_else(PoisonError::into_inner).remove(&queued.no);
         if reply_tx.is_closed() {
             return;
@@ -415,10 +423,12 @@ impl HttpServer {
         let inflight = &self.shared.inflight;
         inflight.set_scope(Some(queued.scope.clone()));
         let watch = JobWatch { inflight, progress: Mutex::new(progress), reply: &reply_tx, queued: &queued };
-        let mut reply = self.shared.server.handle_parsed_with(&mut session, incoming, host, &watch);
+        let mut reply = self.shared.server.handle_all(&mut session, incoming, host, &watch, via.as_ref());
         let answer = Answer { line: reply.take_line(), code: reply.error_code() };
-        let _ = reply_tx.send(answer);
+        // The message's span ends as the answer leaves for the HTTP thread,
+        // inside the request's HTTP span (RULES T10).
         drop(reply);
+        let _ = reply_tx.send(answer);
     }
 }
 
@@ -493,7 +503,7 @@ async fn accept_loop(
             p = limit.clone().acquire_owned() => match p { Ok(p) => p, Err(_) => break },
             _ = stop.changed() => break,
         };
-        let (stream, _peer) = tokio::select! {
+        let (stream, peer) = tokio::select! {
             r = listener.accept() => match r {
                 Ok(x) => x,
                 Err(_) => {
@@ -505,10 +515,11 @@ async fn accept_loop(
             _ = stop.changed() => break,
         };
         let _ = stream.set_nodelay(true);
+        let conn = Conn { peer, local: stream.local_addr().ok() };
         let sh = shared.clone();
         let svc = hyper::service::service_fn(move |req| {
             let sh = sh.clone();
-            async move { Ok::<_, Infallible>(handle_request(&sh, req).await) }
+            async move { Ok::<_, Infallible>(traced_request(&sh, conn, req).await) }
         });
         let conn = graceful.watch(builder.serve_connection(TokioIo::new(stream), svc));
         tokio::spawn(async move {
@@ -637,8 +648,8 @@ impl Shared {
     }
 
     /// Answer a message that needs no tool, on this thread.
-    fn answer_here(&self, session: &mut LegacyState, incoming: Incoming) -> Answer {
-        let mut reply = self.server.handle_parsed(session, incoming, &mut NoTools);
+    fn answer_here(&self, session: &mut LegacyState, incoming: Incoming, via: Option<&Via>) -> Answer {
+        let mut reply = self.server.handle_via(session, incoming, &mut NoTools, via);
         Answer { line: reply.take_line(), code: reply.error_code() }
     }
 
@@ -647,7 +658,14 @@ impl Shared {
     /// when it has a progress token and the client accepts SSE). `scope` is
     /// the legacy session id, `None` for a modern call, which is cancelled
     /// when its client goes away.
-    async fn call_tool(&self, h: &HeaderMap, session: LegacyState, incoming: Incoming, scope: Option<&str>) -> Resp {
+    async fn call_tool(
+        &self,
+        h: &HeaderMap,
+        session: LegacyState,
+        incoming: Incoming,
+        scope: Option<&str>,
+        via: Option<Via>,
+    ) -> Resp {
         let Incoming::Message(msg) = &incoming else { unreachable!("only messages reach here") };
         let raw_id = msg.id.clone().unwrap_or_else(|| "null".into());
         let id = serde_json::from_str(&raw_id).unwrap_or(Value::Null);
@@ -669,7 +687,7 @@ impl Shared {
             queued: queued.clone(),
             armed: queued.scope.starts_with('#'),
         };
-        let job = Job { incoming, session, reply: reply_tx, queued, progress: progress_tx };
+        let job = Job { incoming, session, via, reply: reply_tx, queued, progress: progress_tx };
         if self.jobs.send(job).is_err() {
             self.queued.lock().unwrap_or_else(PoisonError::into_inner).remove(&no);
             guard.armed = false;
@@ -709,6 +727,15 @@ impl Shared {
         self.inflight.cancel(Some(sid), id);
     }
 
+    /// A legacy session is over (`DELETE`, idle expiry, eviction,
+    /// shutdown): `mcp.server.session.duration` is recorded. An expired one
+    /// ended when its idle time ran out.
+    fn session_over(&self, mut e: SessionEntry, now: Instant) {
+        let end =
+            if now.saturating_duration_since(e.used) >= self.session_idle { e.used + self.session_idle } else { now };
+        self.server.end_session_at(&mut e.state, end, true);
+    }
+
     fn mint_session(&self, state: LegacyState) -> String {
         let mut raw = [0u8; 16];
         if getrandom::fill(&mut raw).is_err() {
@@ -721,15 +748,25 @@ impl Shared {
         id.extend(raw.iter().map(|b| format!("{b:02x}")));
         let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
         let idle = self.session_idle;
-        sessions.retain(|_, e| e.used.elapsed() < idle);
+        let now = Instant::now();
+        let expired: Vec<String> = sessions
+            .iter()
+            .filter(|(_, e)| now.saturating_duration_since(e.used) >= idle)
+            .map(|(k, _)| k.clone())
+            .collect();
+        for k in expired {
+            if let Some(e) = sessions.remove(&k) {
+                self.session_over(e, now);
+            }
+        }
         while sessions.len() >= self.max_sessions {
             let oldest = sessions.iter().min_by_key(|(_, e)| e.used).map(|(k, _)| k.clone());
-            match oldest {
-                Some(k) => sessions.remove(&k),
+            match oldest.and_then(|k| sessions.remove(&k)) {
+                Some(e) => self.session_over(e, now),
                 None => break,
             };
         }
-        sessions.insert(id.clone(), SessionEntry { state, used: Instant::now() });
+        sessions.insert(id.clone(), SessionEntry { state, used: now });
         id
     }
 
@@ -739,7 +776,9 @@ impl Shared {
         let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
         let expired = sessions.get(id).map(|e| e.used.elapsed() >= self.session_idle)?;
         if expired {
-            sessions.remove(id);
+            if let Some(e) = sessions.remove(id) {
+                self.session_over(e, Instant::now());
+            }
             return None;
         }
         let e = sessions.get_mut(id)?;
@@ -748,7 +787,14 @@ impl Shared {
     }
 
     fn end_session(&self, id: &str) -> bool {
-        self.sessions.lock().unwrap_or_else(PoisonError::into_inner).remove(id).is_some()
+        let removed = self.sessions.lock().unwrap_or_else(PoisonError::into_inner).remove(id);
+        match removed {
+            Some(e) => {
+                self.session_over(e, Instant::now());
+                true
+            }
+            None => false,
+        }
     }
 }
 
@@ -854,7 +900,106 @@ fn method_not_allowed() -> Resp {
     r
 }
 
-async fn handle_request(sh: &Shared, req: Request<HyperBody>) -> Resp {
+/// The two ends of a connection.
+#[derive(Debug, Clone, Copy)]
+struct Conn {
+    peer: SocketAddr,
+    local: Option<SocketAddr>,
+}
+
+fn http_version(v: hyper::Version) -> &'static str {
+    match v {
+        hyper::Version::HTTP_09 => "0.9",
+        hyper::Version::HTTP_10 => "1.0",
+        hyper::Version::HTTP_2 => "2",
+        hyper::Version::HTTP_3 => "3",
+        _ => "1.1",
+    }
+}
+
+/// Serve one request; with telemetry on, inside its HTTP server span (RULES
+/// T10), which parents the span of the MCP message it carries.
+async fn traced_request(sh: &Shared, conn: Conn, req: Request<HyperBody>) -> Resp {
+    let Some(recorder) = sh.server.recorder() else { return handle_request(sh, req, None).await };
+    let h = req.headers();
+    let path = req.uri().path();
+    let route = if path == sh.path {
+        Some(sh.path.as_str())
+    } else if path == "/health" {
+        Some("/health")
+    } else {
+        None
+    };
+    let host = header(h, "host");
+    let port = host.and_then(|v| v.strip_prefix(strip_port(v))).and_then(|p| p.strip_prefix(':')?.parse().ok());
+    let protocol_version = http_version(req.version());
+    let span = recorder.http_start(&HttpStart {
+        method: req.method().as_str(),
+        path,
+        route,
+        scheme: "http",
+        server_address: host.map(strip_port),
+        server_port: port.or(conn.local.map(|l| l.port())),
+        client: Some(conn.peer),
+        protocol_version,
+        traceparent: header(h, "traceparent"),
+        tracestate: header(h, "tracestate"),
+    });
+    let via = Via {
+        http: Some(HttpVia {
+            span: span.as_ref().and_then(|s| s.context()),
+            session_id: None,
+            client: Some(conn.peer),
+            protocol_version,
+            baggage: header(h, "baggage").map(String::from),
+        }),
+    };
+    let resp = handle_request(sh, req, Some(via)).await;
+    let Some(span) = span else { return resp };
+    let status = resp.status().as_u16();
+    if !is_sse(&resp) {
+        span.finish(status);
+        return resp;
+    }
+    // An SSE answer is still being sent: its span ends with the stream, so
+    // that it covers the tool call it carries (RULES T10, C6).
+    resp.map(|body| SpanUntilEnd { body, span: Some(span), status }.boxed())
+}
+
+fn is_sse(r: &Resp) -> bool {
+    r.headers().get(hyper::header::CONTENT_TYPE).is_some_and(|v| v.as_bytes() == b"text/event-stream")
+}
+
+/// A response body that ends the request's HTTP span when it is dropped:
+/// after its last frame, or when the client went away.
+struct SpanUntilEnd {
+    body: BoxBody<Bytes, Infallible>,
+    span: Option<HttpSpan>,
+    status: u16,
+}
+
+impl hyper::body::Body for SpanUntilEnd {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+}
+
+impl Drop for SpanUntilEnd {
+    fn drop(&mut self) {
+        if let Some(span) = self.span.take() {
+            span.finish(self.status);
+        }
+    }
+}
+
+async fn handle_request(sh: &Shared, req: Request<HyperBody>, via: Option<Via>) -> Resp {
     let h = req.headers();
     if !sh.host_allowed(h) {
         return error_resp(StatusCode::FORBIDDEN, None, INVALID_REQUEST, "Forbidden: Host header not allowed");
@@ -923,18 +1068,15 @@ async fn handle_request(sh: &Shared, req: Request<HyperBody>) -> Resp {
         Err(_) => return error_resp(StatusCode::BAD_REQUEST, None, INVALID_REQUEST, "Bad Request: body not read"),
     };
     let h = &parts.headers;
-    let mut incoming = match parse_line(&body) {
+    let incoming = match parse_line(&body) {
         Incoming::Blank => Incoming::ParseError,
         i => i,
     };
-    if let Incoming::Message(m) = &mut incoming {
-        carry_trace_headers(h, m);
-    }
     let msg = match &incoming {
         Incoming::Message(m) => m,
         Incoming::ClientResponse => return empty(StatusCode::ACCEPTED),
         _ => {
-            let a = sh.answer_here(&mut LegacyState::default(), incoming);
+            let a = sh.answer_here(&mut LegacyState::default(), incoming, None);
             return respond(StatusCode::BAD_REQUEST, a.line.unwrap_or_default());
         }
     };
@@ -950,23 +1092,9 @@ async fn handle_request(sh: &Shared, req: Request<HyperBody>) -> Resp {
     }
     let body_modern = matches!(version::era_of(msg.params.as_ref()), Era::Modern { .. });
     if body_modern || modern_header {
-        modern(sh, h, incoming).await
+        modern(sh, h, incoming, via).await
     } else {
-        legacy(sh, h, incoming).await
-    }
-}
-
-/// W3C `traceparent` and `tracestate` headers are honoured like the same
-/// members of `params._meta` on stdio (RULES T9): copied into `_meta` when
-/// the body does not carry them itself (the body wins), so the message's
-/// span continues the caller's trace.
-fn carry_trace_headers(h: &HeaderMap, m: &mut Message) {
-    for key in ["traceparent", "tracestate"] {
-        let Some(v) = h.get(key).and_then(|v| v.to_str().ok()) else { continue };
-        let params = m.params.get_or_insert_with(|| Value::Object(Map::new()));
-        let Value::Object(p) = params else { return };
-        let Value::Object(meta) = p.entry("_meta").or_insert_with(|| Value::Object(Map::new())) else { return };
-        meta.entry(key).or_insert_with(|| Value::String(v.to_string()));
+        legacy(sh, h, incoming, via).await
     }
 }
 
@@ -1053,7 +1181,7 @@ fn unavailable() -> Resp {
     error_resp(StatusCode::SERVICE_UNAVAILABLE, None, -32603, "Service Unavailable: the server is stopping")
 }
 
-async fn modern(sh: &Shared, h: &HeaderMap, incoming: Incoming) -> Resp {
+async fn modern(sh: &Shared, h: &HeaderMap, incoming: Incoming, via: Option<Via>) -> Resp {
     let Incoming::Message(msg) = &incoming else { unreachable!("only messages reach here") };
     if let Err(what) = check_mirrored(h, msg) {
         if msg.id.is_none() {
@@ -1066,22 +1194,22 @@ async fn modern(sh: &Shared, h: &HeaderMap, incoming: Incoming) -> Resp {
     }
     if msg.id.is_none() {
         // Accepted and ignored (no modern client notification exists).
-        let _ = sh.answer_here(&mut LegacyState::default(), incoming);
+        let _ = sh.answer_here(&mut LegacyState::default(), incoming, via.as_ref());
         return empty(StatusCode::ACCEPTED);
     }
     if msg.method == "tools/call" {
-        return sh.call_tool(h, LegacyState::default(), incoming, None).await;
+        return sh.call_tool(h, LegacyState::default(), incoming, None, via).await;
     }
-    answer_resp(sh.answer_here(&mut LegacyState::default(), incoming))
+    answer_resp(sh.answer_here(&mut LegacyState::default(), incoming, via.as_ref()))
 }
 
-async fn legacy(sh: &Shared, h: &HeaderMap, incoming: Incoming) -> Resp {
+async fn legacy(sh: &Shared, h: &HeaderMap, incoming: Incoming, mut via: Option<Via>) -> Resp {
     let Incoming::Message(msg) = &incoming else { unreachable!("only messages reach here") };
     let id = msg.id.clone();
     let Some(sid) = header(h, "mcp-session-id") else {
         if msg.method == "initialize" && id.is_some() {
             let mut state = LegacyState::default();
-            let a = sh.answer_here(&mut state, incoming);
+            let a = sh.answer_here(&mut state, incoming, via.as_ref());
             let mut r = legacy_resp(a);
             if state.initialized {
                 let sid = sh.mint_session(state);
@@ -1099,14 +1227,17 @@ async fn legacy(sh: &Shared, h: &HeaderMap, incoming: Incoming) -> Resp {
         );
     };
     let not_found = || error_resp(StatusCode::NOT_FOUND, id.as_deref(), INVALID_REQUEST, "Session not found");
+    if let Some(HttpVia { session_id, .. }) = via.as_mut().and_then(|v| v.http.as_mut()) {
+        *session_id = Some(sid.to_string());
+    }
     if msg.method == "tools/call" && id.is_some() {
         let Some(state) = sh.with_session(sid, |s| s.clone()) else { return not_found() };
-        return sh.call_tool(h, state, incoming, Some(sid)).await;
+        return sh.call_tool(h, state, incoming, Some(sid), via).await;
     }
     if msg.method == "notifications/cancelled" && id.is_none() && sh.with_session(sid, |_| ()).is_some() {
         sh.cancel_in_session(sid, msg.params.as_ref());
     }
-    match sh.with_session(sid, |s| sh.answer_here(s, incoming)) {
+    match sh.with_session(sid, |s| sh.answer_here(s, incoming, via.as_ref())) {
         Some(a) => legacy_resp(a),
         None => not_found(),
     }
