@@ -70,6 +70,9 @@ pub enum ClientError {
     Spawn(String),
     /// The HTTP endpoint could not be reached.
     Connect(String),
+    /// The TLS handshake with an `https://` endpoint failed (for example
+    /// its certificate was rejected).
+    Tls { url: String, reason: String },
     /// The server closed the connection or exited.
     Closed(String),
     /// No answer in time (the duration waited; zero when a write timed out).
@@ -91,6 +94,7 @@ impl ClientError {
         match self {
             ClientError::Spawn(_) => "spawn",
             ClientError::Connect(_) => "connect",
+            ClientError::Tls { .. } => "tls",
             ClientError::Closed(_) => "closed",
             ClientError::Timeout(_) => "timeout",
             ClientError::Interrupted => "interrupted",
@@ -112,6 +116,7 @@ impl fmt::Display for ClientError {
             ClientError::Interrupted => f.write_str("interrupted"),
             ClientError::Rpc { code, message, .. } => write!(f, "JSON-RPC error {code}: {message}"),
             ClientError::Http { status, message } => write!(f, "HTTP {status}: {message}"),
+            ClientError::Tls { url, reason } => write!(f, "TLS with {url} failed: {reason}"),
         }
     }
 }
