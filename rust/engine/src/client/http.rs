@@ -594,7 +594,8 @@ mod tests {
         assert!(e.to_string().contains("not an http:// or https:// URL"), "{e}");
         let dir = std::env::temp_dir().join(format!("mcplite-ca-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let spec = |f: &std::path::Path| HttpSpec { ca_file: Some(f.display().to_string()), ..HttpSpec::new("https://x/") };
+        let spec =
+            |f: &std::path::Path| HttpSpec { ca_file: Some(f.display().to_string()), ..HttpSpec::new("https://x/") };
         let e = HttpLink::open(&spec(&dir.join("missing.pem"))).err().unwrap();
         assert!(e.to_string().starts_with("cannot read the CA file"), "{e}");
         std::fs::write(dir.join("empty.pem"), "no certificates here\n").unwrap();

@@ -23,9 +23,7 @@
 
 pub mod http;
 pub mod params;
-#[cfg(unix)]
 pub mod stdio;
-#[cfg(unix)]
 mod tail;
 pub mod wire;
 
@@ -37,7 +35,6 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 pub use http::{HttpLink, HttpSpec};
-#[cfg(unix)]
 pub use stdio::StdioLink;
 use wire::{classify, error_parts, json_string, request_line, Kind, Member};
 
@@ -376,21 +373,8 @@ impl Connection {
         opts: &Options,
         interrupted: &mut dyn FnMut() -> bool,
     ) -> Result<Connection, ConnectError> {
-        #[cfg(unix)]
-        {
-            let link = StdioLink::spawn(spec)?;
-            Connection::establish(Box::new(link), opts, interrupted)
-        }
-        #[cfg(not(unix))]
-        {
-            let _ = (opts, interrupted);
-            Err(ClientError::Spawn(format!(
-                "cannot start `{}`: starting MCP servers over stdio is not available on this platform yet (use a \
-                 Streamable HTTP server)",
-                spec.program
-            ))
-            .into())
-        }
+        let link = StdioLink::spawn(spec)?;
+        Connection::establish(Box::new(link), opts, interrupted)
     }
 
     /// Connect to a Streamable HTTP endpoint and negotiate.
