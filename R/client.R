@@ -40,8 +40,12 @@
 #' shows the version in use.
 #'
 #' @section Child processes:
-#' Starting servers over stdio works on Linux and macOS; on Windows this
-#' build can only reach servers over Streamable HTTP (`url`).
+#' On Windows there are no signals: the server runs in a new process group
+#' without a console window, inside a Job object, and where the description
+#' above says SIGTERM and SIGKILL, the whole Job (the server and everything
+#' it started) is terminated instead; it is also terminated when R exits. A
+#' bare `command` such as `"npx"` is looked up on the `PATH` with the
+#' extensions `.exe`, `.cmd`, `.bat` and `.com`.
 #'
 #' The server process gets an allowlisted copy of R's environment plus the
 #' variables in `env` (which win over inherited ones with the same name): only
