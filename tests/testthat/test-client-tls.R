@@ -36,28 +36,12 @@ make_test_pki <- function(dir, ca_name = "mcplite test CA") {
 
 # An mcplite HTTP server with one tool, `add`; returns its host:port.
 start_backend <- function(envir = parent.frame()) {
-  script <- tempfile(fileext = ".R")
-  writeLines(c(
+  srv <- start_r_http_server(c(
     "library(mcplite)",
     "add <- tool(function(x, y) x + y, 'Add.', name = 'add', arguments = list(x = type_number(), y = type_number()))",
     "mcp_server(add, transport = 'http', port = 0L)"
-  ), script)
-  p <- processx::process$new(
-    file.path(R.home("bin"), "Rscript"), c("--vanilla", script), stdout = "|", stderr = "|",
-    env = c("current", R_LIBS = paste(.libPaths(), collapse = .Platform$path.sep))
-  )
-  withr::defer(if (p$is_alive()) p$kill(), envir = envir)
-  err <- ""
-  deadline <- Sys.time() + 60
-  while (Sys.time() < deadline && p$is_alive()) {
-    p$poll_io(200)
-    err <- paste0(err, p$read_error())
-    url <- regmatches(err, regexpr("http://[^ ]+/mcp", err))
-    if (length(url) == 1L) {
-      return(sub("^http://([^/]+)/mcp$", "\\1", url))
-    }
-  }
-  stop("the backend server did not start: ", err)
+  ), envir = envir)
+  sub("^http://([^/]+)/mcp$", "\\1", srv$url)
 }
 
 # nginx with two TLS listeners in front of `backend` (host:port): one with

@@ -4,8 +4,6 @@
 
 skip_on_cran()
 
-http_rscript <- function() file.path(R.home("bin"), "Rscript")
-
 test_that("transport and HTTP arguments are checked with clear errors", {
   echo <- tool(function(x) x, "Echo.", name = "echo", arguments = list(x = type_string()))
   expect_error(mcp_server(echo, transport = "tcp"), "`transport` must be \"stdio\" or \"http\", not", class = "mcplite_error")
@@ -31,32 +29,6 @@ test_that("transport and HTTP arguments are checked with clear errors", {
     class = "mcplite_error_http"
   )
 })
-
-# Start a server script over HTTP on a free port; returns the process and the
-# endpoint URL read from its one start-up line on stderr.
-start_http_server <- function(code, env = character(), envir = parent.frame()) {
-  skip_if_not_installed("processx")
-  skip_if(!nzchar(Sys.which("curl")), "curl not found")
-  script <- tempfile(fileext = ".R")
-  writeLines(code, script)
-  p <- processx::process$new(
-    http_rscript(), c("--vanilla", script),
-    stdout = "|", stderr = "|",
-    env = c("current", R_LIBS = paste(.libPaths(), collapse = .Platform$path.sep), env)
-  )
-  withr::defer(if (p$is_alive()) p$kill(), envir = envir)
-  err <- ""
-  deadline <- Sys.time() + 60
-  while (Sys.time() < deadline && p$is_alive()) {
-    p$poll_io(200)
-    err <- paste0(err, p$read_error())
-    url <- regmatches(err, regexpr("http://[^ ]+/mcp", err))
-    if (length(url) == 1L) {
-      return(list(process = p, url = url, stderr = err))
-    }
-  }
-  stop("the server did not start: ", err, p$read_all_error())
-}
 
 http_server_code <- function(extra = "") {
   c(
@@ -93,7 +65,7 @@ modern_call <- function(url, method, name = NULL, params = list(), headers = cha
 }
 
 test_that("an R server answers both eras over HTTP and prints its URL", {
-  srv <- start_http_server(http_server_code(), env = c(MCPLITE_TRANSPORT = "http"))
+  srv <- start_r_http_server(http_server_code(), env = c(MCPLITE_TRANSPORT = "http"))
   expect_match(srv$stderr, "mcplite: serving MCP over HTTP at http://127.0.0.1:[0-9]+/mcp")
   health <- curl_http(sub("/mcp$", "/health", srv$url))
   expect_identical(health$status, 200L)
@@ -131,7 +103,7 @@ test_that("an R server answers both eras over HTTP and prints its URL", {
 })
 
 test_that("a token is required when set, /health stays open, SIGINT stops the server", {
-  srv <- start_http_server(http_server_code(), env = c(MCPLITE_TRANSPORT = "http", MCPLITE_TOKEN = "tok-123"))
+  srv <- start_r_http_server(http_server_code(), env = c(MCPLITE_TRANSPORT = "http", MCPLITE_TOKEN = "tok-123"))
   r <- modern_call(srv$url, "tools/list")
   expect_identical(r$status, 401L)
   expect_true(any(grepl("^www-authenticate: Bearer", r$headers, ignore.case = TRUE)))
@@ -146,7 +118,7 @@ test_that("a token is required when set, /health stays open, SIGINT stops the se
 })
 
 test_that("SIGTERM lets the tool call in progress finish", {
-  srv <- start_http_server(http_server_code(", transport = 'http'"))
+  srv <- start_r_http_server(http_server_code(", transport = 'http'"))
   body <- jsonlite::toJSON(list(jsonrpc = "2.0", id = 1L, method = "tools/call", params = list(
     name = "nap", arguments = list(s = 1.5),
     `_meta` = list("io.modelcontextprotocol/protocolVersion" = "2026-07-28",
@@ -182,7 +154,7 @@ test_that("nginx spreads modern requests, keeps legacy sessions sticky, survives
     "mcp_server(pid, transport = 'http', port = 0L)"
   )
   here <- environment()
-  replicas <- lapply(1:3, function(i) start_http_server(code, envir = here))
+  replicas <- lapply(1:3, function(i) start_r_http_server(code, envir = here))
   ports <- vapply(replicas, function(r) sub("^http://127.0.0.1:([0-9]+)/mcp$", "\\1", r$url), "")
   prefix <- withr::local_tempdir()
   dir.create(file.path(prefix, "tmp"))

@@ -5,6 +5,9 @@
 //! `main` is either that server or a small test runner that prints
 //! libtest's summary line.
 
+// The runner reports on stdout, as libtest does.
+#![allow(clippy::print_stdout)]
+
 use std::fs::File;
 use std::io::Write;
 use std::path::PathBuf;
@@ -50,6 +53,8 @@ impl Host for Tools {
                 // ended, then never return.
                 if let Some(Value::String(f)) = a.get("beat") {
                     let exe = std::env::current_exe().unwrap();
+                    // Never waited for: closing the connection must end it.
+                    #[allow(clippy::zombie_processes)]
                     std::process::Command::new(exe).args(["--beat", f]).spawn().unwrap();
                 }
                 loop {
