@@ -27,6 +27,9 @@
 #' * `mcplite_error_session`: a session made by [mcp_session()] cannot be
 #'   used because it was saved and restored (for example with [saveRDS()]);
 #'   sessions live in one R process only.
+#' * `mcplite_error_progress`: [mcp_progress()] was given something it cannot
+#'   report: not a single finite number, or (while a client listens) a value
+#'   not above the previous one.
 #' * `mcplite_error_internal`: mcplite broke one of its own invariants. This
 #'   is a bug; please report it.
 #' * `mcplite_error_client`: a request made as an MCP client failed
@@ -49,7 +52,7 @@
 #' @name mcplite_error
 #' @aliases mcplite_error_server_running mcplite_error_stdio mcplite_error_http
 #'   mcplite_error_option mcplite_error_json mcplite_error_session
-#'   mcplite_error_internal mcplite_error_client mcplite_error_tool
+#'   mcplite_error_progress mcplite_error_internal mcplite_error_client mcplite_error_tool
 #'   mcplite_error_rpc mcplite_error_timeout mcplite_error_connection
 #' @seealso [conditionMessage()], [tryCatch()].
 #' @examples

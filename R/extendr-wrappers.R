@@ -3,8 +3,8 @@
 # value goes through bridge_value() (R/conditions.R), which raises the error
 # an entry point returns as a classed R condition.
 
-engine_serve <- function(spec, version, instructions) {
-  bridge_value(.Call(wrap__engine_serve, spec, version, instructions))
+engine_serve <- function(spec, version, instructions, progress_interval) {
+  bridge_value(.Call(wrap__engine_serve, spec, version, instructions, progress_interval))
 }
 
 engine_session_new <- function(spec, version, instructions) {
@@ -33,4 +33,8 @@ json_flavor_impl <- function(version) .Call(wrap__json_flavor_impl, version)
 
 engine_serve_http <- function(spec, version, instructions, opts) {
   bridge_value(.Call(wrap__engine_serve_http, spec, version, instructions, opts))
+}
+
+engine_progress <- function(progress, total, message) {
+  bridge_value(.Call(wrap__engine_progress, progress, total, message))
 }

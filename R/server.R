@@ -33,6 +33,24 @@
 #'   the server listens on a loopback address.
 #' @param allow_public `TRUE` to listen on a non-loopback address without a
 #'   token. Off by default: anyone who can reach the port could run the tools.
+#' @param progress_interval Seconds between progress heartbeats for calls
+#'   that asked for progress (see "Long-running tools"), from 0.05 to 3600.
+#'   `NULL` reads the environment variable `MCPLITE_PROGRESS_INTERVAL`, else
+#'   5.
+#' @param max_sessions Most legacy (2025) HTTP sessions kept at once, a whole
+#'   number of at least 1; when full, the session unused the longest is
+#'   ended. `NULL` reads `MCPLITE_MAX_SESSIONS`, else 1000.
+#' @param session_idle Seconds after which an unused legacy HTTP session
+#'   ends (a client must then start a new one), a number of at least 0.001.
+#'   `NULL` reads `MCPLITE_SESSION_IDLE`, else 3600.
+#' @param max_body Largest HTTP request body in bytes, a whole number of at
+#'   least 1; a larger one is refused with 413 without being read. `NULL`
+#'   reads `MCPLITE_MAX_BODY`, else 16777216 (16 MB).
+#' @param replica `NULL` or the name of this server process among several
+#'   behind a load balancer (1 to 32 ASCII letters, digits, `_` or `-`). It
+#'   is put in front of every legacy session id (`<replica>.<random>`) so
+#'   the balancer can send a session's requests to the process that holds
+#'   it. `NULL` reads `MCPLITE_REPLICA`, else no prefix.
 #'
 #' @section Run a server:
 #' Put everything in a script that defines (or sources) the tools and ends with
@@ -84,8 +102,10 @@
 #'
 #' Both protocol eras share the endpoint: modern (2026-07-28) clients send
 #' one self-contained POST per request; legacy (2025) clients start a session
-#' with `initialize` and carry its `MCP-Session-Id` (at most 1000 sessions;
-#' a session unused for an hour ends). `GET /health` answers
+#' with `initialize` and carry its `MCP-Session-Id` (at most `max_sessions`
+#' sessions, 1000 by default; a session unused for `session_idle` seconds,
+#' an hour by default, ends; with `replica` the id starts with the
+#' replica's name, see the "Serve over HTTP" vignette for nginx). `GET /health` answers
 #' `{"status":"ok","name":...,"version":...,"tools":<count>}` for load
 #' balancers, without a token. Requests that run no tool (`initialize`,
 #' `ping`, `server/discover`, `tools/list`) are answered by background
@@ -98,16 +118,33 @@
 #' loopback `Host` names there (against DNS rebinding) and only loopback or
 #' listed browser `Origin`s (403 otherwise). Set a `token` before listening
 #' on another address (`host = "0.0.0.0"`): without one `mcp_server()`
-#' refuses, unless `allow_public = TRUE`. Request bodies are limited to 16
-#' MB (413), request headers to 16 kB, and a client must send its headers
-#' within 10 seconds.
+#' refuses, unless `allow_public = TRUE`. Request bodies are limited to
+#' `max_body` bytes, 16 MB by default (413), request headers to 16 kB, and a
+#' client must send its headers within 10 seconds.
+#'
+#' @section Long-running tools:
+#' A client that sends a progress token with a tool call
+#' (`_meta.progressToken`) receives `notifications/progress` while the tool
+#' runs, in every protocol version: heartbeats sent by the engine's own
+#' thread while R is busy (the first after one second, then one whenever
+#' nothing was sent for `progress_interval` seconds; the message says how long
+#' the tool has run), and the tool's own reports made with [mcp_progress()].
+#' Clients that reset their request timeout on progress (for example the
+#' TypeScript SDK's `resetTimeoutOnProgress`) then wait for slow tools instead
+#' of giving up. Nothing is sent for calls without a token, for calls that end
+#' within a second, or after the response.
+#'
+#' A client can cancel a call with `notifications/cancelled`. The running tool
+#' is interrupted the way Ctrl+C interrupts R (its `on.exit()` handlers and
+#' `tryCatch(interrupt = )` run) and the call gets no response; a call still
+#' waiting its turn is dropped unanswered; a cancellation for an unknown or
+#' finished request changes nothing. The server keeps serving.
 #'
 #' @section Server scope:
-#' mcplite serves tools only, over stdio or Streamable HTTP (JSON responses,
-#' no server-sent event streams). It does not implement JSON-RPC
-#' batches, prompts, resource listing or reading,
-#' subscriptions, cancellation, sampling, elicitation, roots, Tasks, MCP Apps,
-#' progress notifications, or requests initiated by the server. Embedded
+#' mcplite serves tools only, over stdio or Streamable HTTP. It does not
+#' implement JSON-RPC batches, prompts, resource listing or reading,
+#' subscriptions, sampling, elicitation, roots, Tasks, MCP Apps, log
+#' notifications, or requests initiated by the server. Embedded
 #' resource blocks are self-contained, and resource links only carry a URI.
 #'
 #' @section Protocol compatibility:
@@ -151,14 +188,19 @@
 #' }
 mcp_server <- function(tools, instructions = NULL, transport = NULL, host = NULL, port = NULL,
                        path = "/mcp", token = NULL, allowed_origins = NULL, allowed_hosts = NULL,
-                       allow_public = FALSE) {
+                       allow_public = FALSE, progress_interval = NULL, max_sessions = NULL,
+                       session_idle = NULL, max_body = NULL, replica = NULL) {
   if (missing(tools)) {
     abort("`tools` is required: supply a tool made by `tool()` or a list of tools.")
   }
   transport <- server_transport(transport)
   http <- if (identical(transport, "http")) {
-    http_options(host, port, path, token, allowed_origins, allowed_hosts, allow_public)
+    http_options(host, port, path, token, allowed_origins, allowed_hosts, allow_public,
+      limits = list(max_sessions = max_sessions, session_idle = session_idle, max_body = max_body),
+      replica = replica
+    )
   }
+  interval <- progress_interval(progress_interval)
   restore_locale <- use_utf8_ctype()
   on.exit(restore_locale(), add = TRUE)
   check_instructions(instructions)
@@ -182,7 +224,7 @@ mcp_server <- function(tools, instructions = NULL, transport = NULL, host = NULL
   on.exit(options(old), add = TRUE)
   # Errors (a server already running in this process, stdio that cannot be
   # set up) are raised by the wrapper with their classes (?mcplite_error).
-  engine_serve(spec, server_version(), instructions)
+  engine_serve(spec, server_version(), instructions, interval)
   invisible(NULL)
 }
 
@@ -418,7 +460,8 @@ server_transport <- function(transport) {
 
 # Check the HTTP arguments (with their environment variables) and make the
 # list the bridge reads (rust/mcplite-r/src/lib.rs, http_options()).
-http_options <- function(host, port, path, token, allowed_origins, allowed_hosts, allow_public) {
+http_options <- function(host, port, path, token, allowed_origins, allowed_hosts, allow_public,
+                         limits = list(), replica = NULL) {
   env <- function(name) {
     v <- Sys.getenv(name, "")
     if (nzchar(v)) v else NULL
@@ -458,10 +501,41 @@ http_options <- function(host, port, path, token, allowed_origins, allowed_hosts
   if (!isTRUE(allow_public) && !isFALSE(allow_public)) {
     abort("`allow_public` must be TRUE or FALSE, not ", describe(allow_public), ".")
   }
+  replica_arg <- if (is.null(replica) && !is.null(env("MCPLITE_REPLICA"))) "The environment variable `MCPLITE_REPLICA`" else "`replica`"
+  replica <- replica %||% env("MCPLITE_REPLICA")
+  if (!is.null(replica) && (!is_scalar_string(replica) || !grepl("^[A-Za-z0-9_-]{1,32}$", replica))) {
+    abort(replica_arg, " must be NULL or 1 to 32 ASCII letters, digits, \"_\" or \"-\", not ",
+      describe(replica), ".")
+  }
   list(
     host = host, port = as.numeric(port), path = path, token = token,
     allowed_origins = allowed_origins, allowed_hosts = allowed_hosts,
-    allow_public = allow_public, max_body = 16 * 1024^2, max_sessions = 1000,
-    session_idle = 3600, drain_timeout = 10
+    allow_public = allow_public,
+    max_body = http_limit(limits$max_body, "max_body", 16 * 1024^2, 1, whole = TRUE, what = "a whole number of bytes"),
+    max_sessions = http_limit(limits$max_sessions, "max_sessions", 1000, 1, whole = TRUE, what = "a whole number"),
+    session_idle = http_limit(limits$session_idle, "session_idle", 3600, 0.001, whole = FALSE, what = "a number of seconds"),
+    replica = replica, drain_timeout = 10
   )
+}
+
+# One numeric HTTP limit: the argument, else its environment variable
+# (`MCPLITE_` and the upper-case name), else the default; at least `min`
+# and at most 2^53.
+http_limit <- function(value, name, default, min, whole, what) {
+  var <- paste0("MCPLITE_", toupper(name))
+  arg <- paste0("`", name, "`")
+  if (is.null(value)) {
+    raw <- Sys.getenv(var, "")
+    if (!nzchar(raw)) {
+      return(default)
+    }
+    arg <- paste0("The environment variable `", var, "`")
+    value <- suppressWarnings(as.numeric(raw))
+    if (is.na(value)) value <- raw
+  }
+  if (!is.numeric(value) || length(value) != 1L || is.na(value) || value < min || value > 2^53 ||
+    (whole && value != round(value))) {
+    abort(arg, " must be ", what, " from ", format(min, scientific = FALSE), " up, not ", describe(value), ".")
+  }
+  as.numeric(value)
 }

@@ -17,36 +17,8 @@ export PATH="$PATH:$HOME/.cargo/bin"
 
 say() { echo "[bench] $*" >&2; }
 
-# --- mcplite (release build) ---------------------------------------------------------
-if [ -n "${MCPLITE_BENCH_LIB:-}" ]; then
-  lib=$MCPLITE_BENCH_LIB
-  [ -d "$lib/mcplite" ] || { say "mcplite is not installed in $lib"; exit 1; }
-else
-  lib=$root/target/bench-lib
-  mkdir -p "$lib"
-  say "installing mcplite (release build) into $lib"
-  MCPLITE_PROFILE=release R CMD INSTALL --no-test-load --library="$lib" . >"$root/target/bench-install.log" 2>&1 \
-    || { tail -30 "$root/target/bench-install.log"; exit 1; }
-fi
-export R_LIBS="$lib"
-export RSCRIPT=${RSCRIPT:-$(command -v Rscript)}
-
-# --- Python peers -------------------------------------------------------------------------
-venv=${MCPLITE_VENV:-/root/.cache/mcplite-venv}
-if ! "$venv/bin/python" -c 'import mcp, importlib.metadata as m; assert m.version("mcp") == "2.3.0"' 2>/dev/null; then
-  say "creating $venv with mcp==2.3.0"
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet 'mcp==2.3.0'
-fi
-export PYTHON=$venv/bin/python
-
-# --- TypeScript peers ---------------------------------------------------------------------
-export NODE=${NODE:-$(command -v node)}
-if [ ! -d bench/peers/node/node_modules/@modelcontextprotocol/server ] || \
-   [ bench/peers/node/package-lock.json -nt bench/peers/node/node_modules/.package-lock.json ]; then
-  say "installing the TypeScript SDKs (npm ci)"
-  (cd bench/peers/node && npm ci --no-audit --no-fund --silent)
-fi
+# mcplite, the Python and TypeScript peers (bench/setup.sh).
+. bench/setup.sh
 
 # --- Rust floor and driver (standalone crates, own target dir) ------------------------------
 export CARGO_TARGET_DIR=$root/bench/target

@@ -78,12 +78,17 @@ def main() -> None:
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     base = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_") and k != "MCPLITE_LOG"}
     endpoint = f"http://127.0.0.1:{srv.server_address[1]}"
+    # A span queue that holds the whole run: no span is dropped, so the
+    # export thread's CPU covers every call (the default queue of 2,048
+    # overflows at this rate, and a dropped span costs the exporter nothing).
+    queue = {"OTEL_BSP_MAX_QUEUE_SIZE": str(N + 1024)}
     modes = {
         "off": {},
-        "otlp": {"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint},
+        "otlp": {"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, **queue},
+        "metrics": {"OTEL_METRICS_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint},
         "otlp+metrics": {"OTEL_TRACES_EXPORTER": "otlp", "OTEL_METRICS_EXPORTER": "otlp",
-                         "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint},
-        "stderr": {"OTEL_TRACES_EXPORTER": "stderr"},
+                         "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, **queue},
+        "stderr": {"OTEL_TRACES_EXPORTER": "stderr", **queue},
         "log": {"MCPLITE_LOG": "info"},
     }
     tmp = tempfile.mkdtemp()

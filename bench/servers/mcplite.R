@@ -47,4 +47,13 @@ if (!identical(Sys.getenv("BENCH_TOOLS"), "1")) {
   ), extras)
 }
 
+# The HTTP workloads (bench/http/) add a tool that sleeps for `s` seconds.
+if (identical(Sys.getenv("BENCH_NAP"), "1")) {
+  tools <- c(tools, list(tool(function(s) {
+    Sys.sleep(s)
+    "rested"
+  }, name = "nap", description = "Sleep for s seconds.", arguments = list(s = type_number("Seconds.")))))
+}
+
+# MCPLITE_TRANSPORT=http (and MCPLITE_PORT) serve the same tools over HTTP.
 mcp_server(tools)

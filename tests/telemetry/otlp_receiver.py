@@ -266,3 +266,15 @@ def start_rotel(forward_to: str) -> Collector:
             time.sleep(0.05)
     c.stop()
     raise RuntimeError("rotel did not start listening")
+
+
+def server_env(extra: dict) -> dict:
+    """The environment of a test server: this process's, without any
+    telemetry variable, with mcplite found in $MCPLITE_LIB, plus `extra`."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("OTEL_") and k not in ("TRACEPARENT", "TRACESTATE", "BAGGAGE", "MCPLITE_LOG")}
+    lib = os.environ.get("MCPLITE_LIB")
+    if lib:
+        env["R_LIBS"] = lib + (":" + env["R_LIBS"] if env.get("R_LIBS") else "")
+    env.update(extra)
+    return env

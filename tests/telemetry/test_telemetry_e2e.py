@@ -19,7 +19,7 @@ from google.protobuf import json_format
 from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
-from otlp_receiver import free_port, histogram_points, rotel_binary, start_receiver, start_rotel
+from otlp_receiver import free_port, histogram_points, rotel_binary, server_env, start_receiver, start_rotel
 
 HERE = Path(__file__).resolve().parent
 SERVER = HERE / "trace_server.R"
@@ -68,12 +68,7 @@ EXPECTED_NAMES = [
 def run_server(env_extra: dict, lines=TRANSCRIPT, timeout=90):
     rscript = shutil.which("Rscript")
     assert rscript, "Rscript not on PATH"
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("OTEL_") and k not in ("TRACEPARENT", "TRACESTATE", "BAGGAGE", "MCPLITE_LOG")}
-    lib = os.environ.get("MCPLITE_LIB")
-    if lib:
-        env["R_LIBS"] = lib + (":" + env["R_LIBS"] if env.get("R_LIBS") else "")
-    env.update(env_extra)
+    env = server_env(env_extra)
     data = "".join(l + "\n" for l in lines).encode()
     t0 = time.monotonic()
     p = subprocess.run([rscript, "--vanilla", str(SERVER)], input=data, capture_output=True,

@@ -139,8 +139,91 @@ test_that("SIGTERM lets the tool call in progress finish", {
   expect_identical(res$result$content[[1]]$text, "rested")
 })
 
-# Scale-out behind nginx (inst/deploy/nginx.conf): three replicas.
-test_that("nginx spreads modern requests, keeps legacy sessions sticky, survives a dead replica", {
+test_that("session cap, idle expiry, body limit and replica are checked with clear errors", {
+  echo <- tool(function(x) x, "Echo.", name = "echo", arguments = list(x = type_string()))
+  serve <- function(...) mcp_server(echo, transport = "http", port = 0, ...)
+  expect_error(serve(max_sessions = 0), "`max_sessions` must be a whole number from 1 up, not", class = "mcplite_error")
+  expect_error(serve(max_sessions = 2.5), "`max_sessions`", class = "mcplite_error")
+  expect_error(serve(max_sessions = "10"), "`max_sessions`.*\"10\"", class = "mcplite_error")
+  expect_error(serve(session_idle = -1), "`session_idle` must be a number of seconds from 0.001 up", class = "mcplite_error")
+  expect_error(serve(session_idle = NA_real_), "`session_idle`", class = "mcplite_error")
+  expect_error(serve(max_body = 1:2), "`max_body` must be a whole number of bytes from 1 up", class = "mcplite_error")
+  expect_error(serve(max_body = Inf), "`max_body`", class = "mcplite_error")
+  expect_error(serve(replica = "r 1"), "`replica` must be NULL or 1 to 32 ASCII letters", class = "mcplite_error")
+  expect_error(serve(replica = strrep("r", 33)), "`replica`", class = "mcplite_error")
+  withr::with_envvar(c(MCPLITE_MAX_SESSIONS = "many"), {
+    expect_error(serve(), "environment variable `MCPLITE_MAX_SESSIONS` must be a whole number.*\"many\"", class = "mcplite_error")
+  })
+  withr::with_envvar(c(MCPLITE_SESSION_IDLE = "0"), {
+    expect_error(serve(), "environment variable `MCPLITE_SESSION_IDLE`", class = "mcplite_error")
+  })
+  withr::with_envvar(c(MCPLITE_MAX_BODY = "1e3.5"), {
+    expect_error(serve(), "environment variable `MCPLITE_MAX_BODY`", class = "mcplite_error")
+  })
+  withr::with_envvar(c(MCPLITE_REPLICA = "a.b"), {
+    expect_error(serve(), "environment variable `MCPLITE_REPLICA`", class = "mcplite_error")
+  })
+})
+
+legacy_init <- function(url) {
+  init <- '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
+  r <- curl_http(url, init)
+  sub("^[^:]*: *([^\r]*)\r?$", "\\1", grep("^mcp-session-id:", r$headers, ignore.case = TRUE, value = TRUE))
+}
+
+legacy_list <- function(url, sid) {
+  curl_http(url, '{"jsonrpc":"2.0","id":2,"method":"tools/list"}',
+    c(paste0("Mcp-Session-Id: ", sid), "MCP-Protocol-Version: 2025-11-25"))
+}
+
+test_that("max_sessions, max_body and replica shape a running server (arguments)", {
+  srv <- start_r_http_server(http_server_code(", transport = 'http', max_sessions = 2, max_body = 2000, replica = 'r7'"))
+  # The replica's name leads every session id.
+  sids <- vapply(1:3, function(i) legacy_init(srv$url), "")
+  expect_match(sids, "^r7\\.[0-9a-f]{32}$")
+  # At most two sessions: the third ended the least recently used one.
+  expect_identical(legacy_list(srv$url, sids[[1]])$status, 404L)
+  expect_identical(legacy_list(srv$url, sids[[2]])$status, 200L)
+  expect_identical(legacy_list(srv$url, sids[[3]])$status, 200L)
+  # A body over max_body is 413; one under it is served.
+  pad <- strrep("x", 2500)
+  big <- modern_call(srv$url, "tools/call", "nap", list(name = "nap", arguments = list(s = 0), pad = pad))
+  expect_identical(big$status, 413L)
+  small <- modern_call(srv$url, "tools/call", "nap", list(name = "nap", arguments = list(s = 0), pad = "x"))
+  expect_identical(small$status, 200L)
+  # The server is up after the refusal.
+  expect_identical(curl_http(sub("/mcp$", "/health", srv$url))$status, 200L)
+})
+
+test_that("session_idle ends unused sessions; limits come from MCPLITE_* variables", {
+  srv <- start_r_http_server(http_server_code(), env = c(
+    MCPLITE_TRANSPORT = "http", MCPLITE_SESSION_IDLE = "0.5", MCPLITE_MAX_BODY = "300", MCPLITE_REPLICA = "east-1"
+  ))
+  sid <- legacy_init(srv$url)
+  expect_match(sid, "^east-1\\.[0-9a-f]{32}$")
+  expect_identical(legacy_list(srv$url, sid)$status, 200L)
+  Sys.sleep(1.2)
+  expect_identical(legacy_list(srv$url, sid)$status, 404L)
+  r <- modern_call(srv$url, "tools/list", params = list(pad = strrep("x", 400)))
+  expect_identical(r$status, 413L)
+})
+
+test_that("legacy: an unknown method is a JSON-RPC error with 200, and the session lives on", {
+  # A legacy client reads 404 as "session ended"; only a missing session is 404.
+  srv <- start_r_http_server(http_server_code(", transport = 'http'"))
+  sid <- legacy_init(srv$url)
+  r <- curl_http(srv$url, '{"jsonrpc":"2.0","id":3,"method":"logging/setLevel","params":{"level":"info"}}',
+    c(paste0("Mcp-Session-Id: ", sid), "MCP-Protocol-Version: 2025-11-25"))
+  expect_identical(r$status, 200L)
+  expect_identical(jsonlite::fromJSON(r$body)$error$code, -32601L)
+  expect_identical(legacy_list(srv$url, sid)$status, 200L)
+  # Modern requests keep 404 for an unknown method.
+  expect_identical(modern_call(srv$url, "logging/setLevel", params = list(level = "info"))$status, 404L)
+})
+
+# Scale-out behind nginx (inst/deploy/nginx.conf): three replicas named r1,
+# r2, r3 (MCPLITE_REPLICA), all reached from one client address.
+test_that("nginx spreads modern requests, routes legacy sessions by MCP-Session-Id, survives a dead replica", {
   nginx <- Sys.which("nginx")
   if (!nzchar(nginx) && file.exists("/usr/sbin/nginx")) nginx <- "/usr/sbin/nginx"
   skip_if(!nzchar(nginx), "nginx not installed")
@@ -154,13 +237,13 @@ test_that("nginx spreads modern requests, keeps legacy sessions sticky, survives
     "mcp_server(pid, transport = 'http', port = 0L)"
   )
   here <- environment()
-  replicas <- lapply(1:3, function(i) start_r_http_server(code, envir = here))
+  replicas <- lapply(1:3, function(i) start_r_http_server(code, env = c(MCPLITE_REPLICA = paste0("r", i)), envir = here))
   ports <- vapply(replicas, function(r) sub("^http://127.0.0.1:([0-9]+)/mcp$", "\\1", r$url), "")
   prefix <- withr::local_tempdir()
   dir.create(file.path(prefix, "tmp"))
   conf <- readLines(conf_src)
   conf <- sub("server 127.0.0.1:808([1-3])", "server 127.0.0.1:PORT\\1", conf)
-  for (i in 1:3) conf <- sub(paste0("PORT", i), ports[[i]], conf, fixed = TRUE)
+  for (i in 1:3) conf <- gsub(paste0("PORT", i), ports[[i]], conf, fixed = TRUE)
   front <- NULL
   for (attempt in 1:5) {
     port <- sample(20000:60000, 1)
@@ -178,40 +261,69 @@ test_that("nginx spreads modern requests, keeps legacy sessions sticky, survives
   withr::defer(if (front$is_alive()) front$kill())
   url <- sprintf("http://127.0.0.1:%d/mcp", port)
   n <- 0L
-  call_pid <- function(headers = character(), legacy = FALSE) {
+  answered <- integer()
+  call_pid <- function(sid = NULL) {
     n <<- n + 1L
-    if (legacy) {
+    if (!is.null(sid)) {
       body <- sprintf('{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"pid","arguments":{"n":%d}}}', n, n)
-      r <- curl_http(url, body, headers)
+      r <- curl_http(url, body, c(paste0("Mcp-Session-Id: ", sid), "MCP-Protocol-Version: 2025-11-25"))
     } else {
       r <- modern_call(url, "tools/call", "pid", list(name = "pid", arguments = list(n = n)))
     }
     pid <- if (r$status == 200L) jsonlite::fromJSON(r$body, simplifyVector = FALSE)$result$content[[1]]$text
+    if (r$status == 200L) answered <<- c(answered, n)
     list(status = r$status, pid = pid %||% NA_character_)
   }
+  initialize <- function() {
+    init <- '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
+    r <- curl_http(url, init)
+    expect_identical(r$status, 200L)
+    sub("^[^:]*: *([^\r]*)\r?$", "\\1", grep("^mcp-session-id:", r$headers, ignore.case = TRUE, value = TRUE))
+  }
   pids <- vapply(replicas, function(r) as.character(r$process$get_pid()), "")
+  names(pids) <- paste0("r", 1:3)
 
   # Modern requests reach every replica.
   seen <- vapply(1:30, function(i) call_pid()$pid, "")
   expect_setequal(unique(seen), pids)
 
-  # A legacy session sticks to one replica.
-  init <- '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
-  r <- curl_http(url, init)
-  sid <- sub("^[^:]*: *([^\r]*)\r?$", "\\1", grep("^mcp-session-id:", r$headers, ignore.case = TRUE, value = TRUE))
-  sticky <- lapply(1:10, function(i) call_pid(paste0("Mcp-Session-Id: ", sid), legacy = TRUE))
-  expect_true(all(vapply(sticky, function(a) a$status, 1L) == 200L))
-  expect_length(unique(vapply(sticky, function(a) a$pid, "")), 1L)
+  # Nine legacy clients from one address: their sessions are minted by all
+  # replicas (the id names its replica), and each session's requests reach
+  # the replica that minted it, every time.
+  sids <- vapply(1:9, function(i) initialize(), "")
+  expect_match(sids, "^r[1-3]\\.[0-9a-f]{32}$")
+  owner <- sub("\\..*$", "", sids)
+  expect_setequal(unique(owner), names(pids))
+  for (i in seq_along(sids)) {
+    for (k in 1:3) {
+      a <- call_pid(sids[[i]])
+      expect_identical(a$status, 200L)
+      expect_identical(a$pid, pids[[owner[[i]]]])
+    }
+  }
 
-  # One replica dies; modern requests keep succeeding on the others.
+  # One replica dies; modern requests keep succeeding on the others, and so
+  # do the legacy sessions that live there. Sessions of the dead replica get
+  # an error answer (the client is told), never another replica's answer.
   replicas[[1]]$process$kill()
   after <- lapply(1:20, function(i) call_pid())
   expect_true(all(vapply(after, function(a) a$status, 1L) == 200L))
   expect_setequal(unique(vapply(after, function(a) a$pid, "")), pids[2:3])
+  for (i in seq_along(sids)) {
+    a <- call_pid(sids[[i]])
+    if (owner[[i]] == "r1") {
+      expect_gte(a$status, 500L)
+    } else {
+      expect_identical(a$pid, pids[[owner[[i]]]])
+    }
+  }
+  # A new legacy session starts on a live replica.
+  expect_match(initialize(), "^r[23]\\.")
 
-  # Every call that was answered ran exactly once.
+  # Every call that was answered ran exactly once, and every call that ran
+  # was answered.
   ran <- unlist(lapply(list.files(log_dir, full.names = TRUE), function(f) as.integer(readLines(f))))
   expect_false(anyDuplicated(ran) > 0)
-  expect_setequal(ran, seq_len(n))
+  expect_setequal(ran, answered)
   front$signal(tools::SIGQUIT)
 })

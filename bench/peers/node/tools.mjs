@@ -46,4 +46,11 @@ export function registerBenchTools(server, shape, all) {
       }),
     }, async () => text('ok'));
   }
+  // The HTTP workloads (bench/http/) add a tool that sleeps for `s` seconds.
+  if (process.env.BENCH_NAP === '1') {
+    server.registerTool('nap', {
+      description: 'Sleep for s seconds.',
+      inputSchema: shape({ s: z.number().describe('Seconds.') }),
+    }, async ({ s }) => { await new Promise((r) => setTimeout(r, s * 1000)); return text('rested'); });
+  }
 }

@@ -2,6 +2,7 @@
 
 Hand-written tool list and dispatch on the SDK's low-level Server, the
 fastest way to use the Python SDK. Same tools as every benchmarked server.
+Over stdio, or over Streamable HTTP (uvicorn) when BENCH_HTTP_PORT is set.
 """
 
 import os
@@ -46,6 +47,10 @@ if ALL:
     })
     TOOLS += [types.Tool(name=f"tool_{i:02d}", description=f"Extra tool {i:02d} with five typed arguments.",
                          input_schema=extra_schema) for i in range(1, 51)]
+# The HTTP workloads (bench/http/) add a tool that sleeps for `s` seconds.
+if os.environ.get("BENCH_NAP") == "1":
+    TOOLS.append(types.Tool(name="nap", description="Sleep for s seconds.",
+                            input_schema=_schema({"s": {"type": "number", "description": "Seconds."}})))
 NAMES = {t.name for t in TOOLS}
 
 
@@ -64,6 +69,9 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
     if name == "add":
         z = float(args["x"]) + float(args["y"])
         return _text(str(int(z)) if z.is_integer() else repr(z))
+    if name == "nap":
+        await anyio.sleep(float(args["s"]))
+        return _text("rested")
     if name == "text_length":
         return _text(str(len(args["text"])))
     if name == "big_text":
@@ -93,4 +101,13 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    anyio.run(main)
+    port = os.environ.get("BENCH_HTTP_PORT")
+    if port:
+        # Streamable HTTP on uvicorn (bench/http/): the SDK's app, JSON
+        # answers (no event streams), sessions as the SDK keeps them.
+        import uvicorn
+
+        app = server.streamable_http_app(json_response=True)
+        uvicorn.run(app, host="127.0.0.1", port=int(port), log_level="warning", access_log=False)
+    else:
+        anyio.run(main)

@@ -14,7 +14,8 @@
 //! Rounds alternate between modes; the median per-message time is reported.
 //!
 //! Usage: cargo run --release -p mcplite-engine --example trace_overhead [messages] [rounds] [modes]
-//! (`modes`: a comma-separated subset, `off` always included.)
+//! (`modes`: a comma-separated subset, `off` always included; `breakdown`
+//! instead times the pieces of one metric measurement alone.)
 // A benchmark program: its report goes to stdout.
 #![allow(clippy::print_stdout)]
 
@@ -107,7 +108,7 @@ extern "C" {
     fn clock_gettime(clk: i32, ts: *mut libc_timespec) -> i32;
 }
 
-fn server(mode: &str, port: u16, dead_port: u16, host: &mut Echo) -> Server {
+fn server(mode: &str, port: u16, dead_port: u16, n: usize, host: &mut Echo) -> Server {
     let mut s = Server::new(ServerInfo { name: "b".into(), version: "1".into(), instructions: None }, host);
     let live = format!("http://127.0.0.1:{port}");
     let dead = format!("http://127.0.0.1:{dead_port}");
@@ -123,13 +124,89 @@ fn server(mode: &str, port: u16, dead_port: u16, host: &mut Echo) -> Server {
         "log" => vec![("MCPLITE_LOG", "info".into())],
         _ => return s,
     };
-    let vars: HashMap<&str, String> = vars.into_iter().collect();
+    let mut vars: HashMap<&str, String> = vars.into_iter().collect();
+    // A queue that holds a whole round, so that no span is dropped and the
+    // export threads' CPU covers every message (the default queue of 2,048
+    // overflows at this rate, and dropped spans cost the exporter nothing).
+    if mode != "dead" {
+        vars.insert("OTEL_BSP_MAX_QUEUE_SIZE", (n + 1024).to_string());
+    }
     s.set_recorder(recorder_from_env(&|k| vars.get(k).cloned()));
     s
 }
 
+/// Where a metric measurement's time goes on the serving thread: the pieces
+/// of `MetricsRecorder` (clock reads, the attribute list with its
+/// allocations, the SDK's `Histogram::record`, which hashes the attribute
+/// set and updates the buckets), timed alone in tight loops (thread CPU, ns
+/// per call; median of `rounds`).
+fn breakdown(n: usize, rounds: usize) {
+    use opentelemetry::metrics::MeterProvider as _;
+    use opentelemetry::KeyValue;
+    use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
+    let reader = PeriodicReader::builder(InMemoryMetricExporter::default())
+        .with_interval(std::time::Duration::from_secs(3600))
+        .build();
+    let provider = SdkMeterProvider::builder().with_reader(reader).build();
+    let h = provider.meter("b").f64_histogram("h").with_boundaries(vec![0.01, 0.1, 1.0]).build();
+    let tool = String::from("echo");
+    let attrs7 = |t: &str| {
+        vec![
+            KeyValue::new("mcp.method.name", "tools/call"),
+            KeyValue::new("network.transport", "pipe"),
+            KeyValue::new("gen_ai.operation.name", "execute_tool"),
+            KeyValue::new("gen_ai.tool.name", t.to_string()),
+            KeyValue::new("mcp.protocol.version", "2025-06-18"),
+        ]
+    };
+    let fixed = attrs7(&tool);
+    let fixed3 = fixed[..3].to_vec();
+    type Case<'a> = (&'a str, Box<dyn Fn() + 'a>);
+    let cases: Vec<Case> = vec![
+        (
+            "two Instant::now()",
+            Box::new(|| {
+                std::hint::black_box((Instant::now(), Instant::now()));
+            }),
+        ),
+        (
+            "attribute Vec (5, one owned String)",
+            Box::new(|| {
+                std::hint::black_box(attrs7(&tool));
+            }),
+        ),
+        ("record, 5 attributes (prebuilt)", Box::new(|| h.record(1e-4, &fixed))),
+        ("record, 3 attributes (prebuilt)", Box::new(|| h.record(1e-4, &fixed3))),
+        ("record, no attributes", Box::new(|| h.record(1e-4, &[]))),
+        (
+            "Box<dyn Any> state (alloc + free)",
+            Box::new(|| {
+                let b: Box<dyn std::any::Any + Send> = Box::new((Instant::now(), "tools/call", Some(tool.clone())));
+                std::hint::black_box(b);
+            }),
+        ),
+    ];
+    println!("metric measurement pieces, serving-thread CPU per call (median of {rounds} rounds x {n}):");
+    for (label, f) in &cases {
+        let mut v = Vec::new();
+        for _ in 0..=rounds {
+            let c0 = thread_cpu_ns();
+            for _ in 0..n {
+                f();
+            }
+            v.push((thread_cpu_ns() - c0) / n as f64);
+        }
+        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        println!("  {label:40} {:7.1} ns", v[v.len() / 2]);
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if args.get(3).map(String::as_str) == Some("breakdown") {
+        let n = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(200_000);
+        return breakdown(n, args.get(2).and_then(|s| s.parse().ok()).unwrap_or(5));
+    }
     let n: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(20_000);
     let rounds: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(7);
     let (port, received) = sink();
@@ -157,7 +234,7 @@ fn main() {
     for round in 0..=rounds {
         for &mode in modes {
             let mut host = Echo;
-            let srv = server(mode, port, dead_port, &mut host);
+            let srv = server(mode, port, dead_port, n, &mut host);
             let mut legacy = LegacyState::default();
             drop(srv.handle(&mut legacy, init, &mut host));
             let t0 = Instant::now();

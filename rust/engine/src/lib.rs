@@ -25,6 +25,8 @@
 //! * [`transport`]: the stdio transport (framer, reader hand-off, serve
 //!   loop; platform pieces in one private module).
 //! * [`host`]: the boundary to whatever runs the tools.
+//! * [`progress`]: calls that take time: progress notifications (tool
+//!   reports and heartbeats) and cancellation, for every transport.
 //! * [`json`], [`numfmt`]: JSON text writing shared with the R bridge.
 //! * [`telemetry`]: OpenTelemetry spans per message.
 //!
@@ -43,6 +45,7 @@ pub mod host;
 pub mod json;
 pub mod message;
 pub mod numfmt;
+pub mod progress;
 pub mod projection;
 pub mod server;
 pub mod telemetry;

@@ -365,6 +365,33 @@ fn write_version_list(out: &mut Vec<u8>) {
     out.push(b']');
 }
 
+/// One `notifications/progress` line (RULES C3), without its LF: `token` is
+/// the client's progress token as raw JSON text (a string or an integer),
+/// `progress` and `total` are finite. The `message` member exists from
+/// 2025-03-26 on; older versions get the notification without it.
+pub fn write_progress_notification(
+    out: &mut Vec<u8>,
+    v: Version,
+    token: &str,
+    progress: f64,
+    total: Option<f64>,
+    message: Option<&str>,
+) {
+    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":");
+    out.extend_from_slice(token.as_bytes());
+    out.extend_from_slice(b",\"progress\":");
+    crate::json::write_shortest_f64(out, progress);
+    if let Some(t) = total {
+        out.extend_from_slice(b",\"total\":");
+        crate::json::write_shortest_f64(out, t);
+    }
+    if let Some(m) = message.filter(|_| v.features().progress_message) {
+        out.extend_from_slice(b",\"message\":");
+        write_str(out, m);
+    }
+    out.extend_from_slice(b"}}");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -32,15 +32,16 @@
 
 use std::collections::HashMap;
 use std::io::{self, Write};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Instant;
 
 use serde_json::{Map, Value};
 
 use crate::host::{CallContext, Host, ToolFailure, ToolSpec};
 use crate::json::write_str;
 use crate::message::{contains_nul, parse_line, Incoming, Message};
+use crate::progress::{progress_token, CallStart, CallWatch, NoWatch};
 use crate::projection::{self, Listings};
-use crate::telemetry::{SpanEnd, SpanRecorder, SpanStart};
+use crate::telemetry::{SessionEnd, SpanEnd, SpanRecorder, SpanStart, Started, Via};
 use crate::version::{self, ClaimError, Era, Version, LEGACY_DEFAULT};
 
 pub const PARSE_ERROR: i64 = -32700;
@@ -75,6 +76,9 @@ pub struct LegacyState {
     pub version: Option<Version>,
     /// `notifications/initialized` arrived after `initialize`.
     pub client_initialized: bool,
+    /// When the `initialize` that opened the session was received (only
+    /// while telemetry is on): the start of `mcp.server.session.duration`.
+    pub opened: Option<Instant>,
 }
 
 impl LegacyState {
@@ -88,8 +92,6 @@ impl LegacyState {
     }
 }
 
-type Recorder = Mutex<Box<dyn SpanRecorder>>;
-
 /// The dispatcher's shared state: registry, prepared listings, identity
 /// and span recorder (see the module documentation).
 pub struct Server {
@@ -100,7 +102,7 @@ pub struct Server {
     by_name: HashMap<String, usize>,
     listings: Listings,
     /// `None` when tracing is off: then no span work happens at all.
-    recorder: Option<Recorder>,
+    recorder: Option<Box<dyn SpanRecorder>>,
 }
 
 // A transport may share one server between threads.
@@ -109,15 +111,12 @@ const _: fn() = || {
     shared::<Server>();
 };
 
-fn lock(r: &Recorder) -> MutexGuard<'_, Box<dyn SpanRecorder>> {
-    r.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
 /// The answer to one message: the response line (without LF), if any, the
 /// stderr diagnostic owed, if any, and the outcome.
 ///
-/// When tracing is on, the reply holds the message's open span and ends it
-/// exactly once: [`Reply::write_line`] ends it after the line is written
+/// When tracing is on, the reply holds the message's own open span (its
+/// [`Started`]; replies answered at the same time on several threads each
+/// hold their own) and ends it exactly once: [`Reply::write_line`] ends it after the line is written
 /// (RULES T1: "ends after its response is written"), and dropping the reply
 /// ends it otherwise. A transport that sends the line some other way (an
 /// HTTP body) keeps the reply until the line is sent, then drops it.
@@ -126,8 +125,8 @@ pub struct Reply<'s> {
     line: Option<Vec<u8>>,
     diagnostic: Option<&'static str>,
     outcome: SpanEnd,
-    /// The recorder whose open span this reply ends; `None` without a span.
-    span: Option<&'s Recorder>,
+    /// The recorder and the open span this reply ends; `None` without a span.
+    span: Option<(&'s dyn SpanRecorder, Started)>,
 }
 
 impl<'s> Reply<'s> {
@@ -199,8 +198,8 @@ impl<'s> Reply<'s> {
 
 impl Drop for Reply<'_> {
     fn drop(&mut self) {
-        if let Some(r) = self.span.take() {
-            lock(r).end(&self.outcome);
+        if let Some((r, started)) = self.span.take() {
+            r.end(started, &self.outcome);
         }
     }
 }
@@ -308,26 +307,95 @@ impl Server {
 
     /// Install a span recorder (tracing on), or remove it.
     pub fn set_recorder(&mut self, r: Option<Box<dyn SpanRecorder>>) {
-        self.recorder = r.map(Mutex::new);
+        self.recorder = r;
+    }
+
+    /// The recorder, when telemetry is on (a transport opens its own spans
+    /// with it: the HTTP server span).
+    pub fn recorder(&self) -> Option<&dyn SpanRecorder> {
+        self.recorder.as_deref()
     }
 
     /// Flush and stop the span recorder, if any.
     pub fn shutdown_recorder(&self) {
         if let Some(r) = &self.recorder {
-            lock(r).shutdown();
+            r.shutdown();
         }
+    }
+
+    /// The legacy session `session` ends now (end of input, `DELETE`,
+    /// shutdown): `mcp.server.session.duration` is recorded once for it.
+    pub fn end_session(&self, session: &mut LegacyState) {
+        self.end_session_at(session, Instant::now(), false);
+    }
+
+    /// The legacy session ends at `at` (an idle HTTP session expired at its
+    /// last use plus the idle timeout); `http` tells an HTTP session.
+    pub fn end_session_at(&self, session: &mut LegacyState, at: Instant, http: bool) {
+        let (Some(r), Some(t0), Some(version)) = (&self.recorder, session.opened.take(), session.negotiated()) else {
+            return;
+        };
+        r.session_end(&SessionEnd { version, duration: at.saturating_duration_since(t0), http });
     }
 
     /// Handle one message: `message` is one line without its LF (or one
     /// HTTP body). `session` is the legacy session the message belongs to
     /// (see [`LegacyState`]); `host` runs the tool of a `tools/call`.
     pub fn handle(&self, session: &mut LegacyState, message: &[u8], host: &mut dyn Host) -> Reply<'_> {
-        self.handle_parsed(session, parse_line(message), host)
+        self.handle_parsed_with(session, parse_line(message), host, &NoWatch)
     }
 
     /// [`Server::handle`] for a message already parsed with
     /// [`crate::message::parse_line`].
     pub fn handle_parsed(&self, session: &mut LegacyState, incoming: Incoming, host: &mut dyn Host) -> Reply<'_> {
+        self.handle_parsed_with(session, incoming, host, &NoWatch)
+    }
+
+    /// [`Server::handle`] for a transport that sends progress and can cancel
+    /// calls: `watch` hears when a tool starts and returns (RULES C1–C4). A
+    /// call cancelled while its tool ran gets no response line.
+    pub fn handle_with(
+        &self,
+        session: &mut LegacyState,
+        message: &[u8],
+        host: &mut dyn Host,
+        watch: &dyn CallWatch,
+    ) -> Reply<'_> {
+        self.handle_parsed_with(session, parse_line(message), host, watch)
+    }
+
+    /// [`Server::handle_with`] for a message already parsed.
+    pub fn handle_parsed_with(
+        &self,
+        session: &mut LegacyState,
+        incoming: Incoming,
+        host: &mut dyn Host,
+        watch: &dyn CallWatch,
+    ) -> Reply<'_> {
+        self.handle_all(session, incoming, host, watch, None)
+    }
+
+    /// [`Server::handle_parsed`] for a message that came over a transport
+    /// telemetry describes (`via`: the HTTP request, its span, its session).
+    pub fn handle_via(
+        &self,
+        session: &mut LegacyState,
+        incoming: Incoming,
+        host: &mut dyn Host,
+        via: Option<&Via>,
+    ) -> Reply<'_> {
+        self.handle_all(session, incoming, host, &NoWatch, via)
+    }
+
+    /// [`Server::handle_parsed_with`] and [`Server::handle_via`] together.
+    pub fn handle_all(
+        &self,
+        session: &mut LegacyState,
+        incoming: Incoming,
+        host: &mut dyn Host,
+        watch: &dyn CallWatch,
+        via: Option<&Via>,
+    ) -> Reply<'_> {
         match incoming {
             Incoming::Blank => Reply::silent(),
             Incoming::ClientResponse => Reply {
@@ -340,13 +408,20 @@ impl Server {
             Incoming::InvalidRequest { id } => {
                 Reply::unspanned(error_line(id.as_deref(), INVALID_REQUEST, "Invalid Request", None), INVALID_REQUEST)
             }
-            Incoming::Message(msg) => self.handle_message(session, msg, host),
+            Incoming::Message(msg) => self.handle_message(session, msg, host, watch, via),
         }
     }
 
-    fn handle_message(&self, session: &mut LegacyState, msg: Message, host: &mut dyn Host) -> Reply<'_> {
-        let (ctx, span) = match &self.recorder {
-            None => (CallContext::default(), None),
+    fn handle_message(
+        &self,
+        session: &mut LegacyState,
+        msg: Message,
+        host: &mut dyn Host,
+        watch: &dyn CallWatch,
+        via: Option<&Via>,
+    ) -> Reply<'_> {
+        let mut started = match &self.recorder {
+            None => None,
             Some(r) => {
                 let params = msg.params.as_ref().and_then(Value::as_object);
                 let tool_name = if msg.method == "tools/call" {
@@ -357,15 +432,25 @@ impl Server {
                 let meta = params.and_then(|p| p.get("_meta")).and_then(Value::as_object);
                 let tool_registered = tool_name.is_some_and(|n| self.by_name.contains_key(n));
                 let modern = matches!(version::era_of(msg.params.as_ref()), Era::Modern { .. });
-                let start =
-                    SpanStart { method: &msg.method, id: msg.id.as_deref(), tool_name, tool_registered, modern, meta };
-                (lock(r).start(&start), Some(r))
+                let start = SpanStart {
+                    method: &msg.method,
+                    id: msg.id.as_deref(),
+                    tool_name,
+                    tool_registered,
+                    modern,
+                    meta,
+                    via,
+                };
+                Some((r.as_ref(), r.start(&start)))
             }
         };
+        let empty = CallContext::default();
+        let ctx = started.as_mut().map_or(&empty, |(_, s)| &s.context);
         // L8: an unexpected engine failure (a panic) while handling one
         // request answers that request with -32603 and serving continues.
-        let dispatched =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.dispatch(session, &msg, host, &ctx)));
+        let dispatched = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            self.dispatch(session, &msg, ToolRun { host, ctx, watch, via })
+        }));
         let out = match dispatched {
             Ok(o) => o,
             Err(_) => Outcome {
@@ -379,12 +464,13 @@ impl Server {
         };
         let mut outcome = out.end;
         outcome.notification = msg.id.is_none();
-        Reply { line: out.line, diagnostic: None, outcome, span }
+        Reply { line: out.line, diagnostic: None, outcome, span: started }
     }
 
-    fn dispatch(&self, session: &mut LegacyState, msg: &Message, host: &mut dyn Host, ctx: &CallContext) -> Outcome {
+    fn dispatch(&self, session: &mut LegacyState, msg: &Message, mut run: ToolRun<'_>) -> Outcome {
         let params = msg.params.as_ref();
         let era = version::era_of(params);
+        let run = &mut run;
         let res = match (&msg.id, msg.over_limit) {
             // Notifications: never answered (M1.2, L2.2).
             (None, over_limit) => {
@@ -395,7 +481,13 @@ impl Server {
                 {
                     session.client_initialized = true;
                 }
-                return Outcome { line: None, end: SpanEnd::default() };
+                // RULES T5: a notification records the version it claims
+                // (modern) or its session's (legacy).
+                let version = match era {
+                    Era::Modern { meta } => version::claimed_modern(meta),
+                    Era::Legacy => session.negotiated(),
+                };
+                return Outcome { line: None, end: SpanEnd { protocol_version: version, ..Default::default() } };
             }
             // W1.4: well-formed but over an engine limit; answered, never run.
             (Some(_), Some(over)) => {
@@ -407,8 +499,8 @@ impl Server {
                 Err((RpcError::detail(code, over.limit.detail()), version))
             }
             (Some(id), None) => match era {
-                Era::Modern { meta } => self.dispatch_modern(id, &msg.method, params, meta, host, ctx),
-                Era::Legacy => self.dispatch_legacy(session, id, &msg.method, params, host, ctx),
+                Era::Modern { meta } => self.dispatch_modern(id, &msg.method, params, meta, run),
+                Era::Legacy => self.dispatch_legacy(session, id, &msg.method, params, run),
             },
         };
         match res {
@@ -438,8 +530,7 @@ impl Server {
         id: &str,
         method: &str,
         params: Option<&Value>,
-        host: &mut dyn Host,
-        ctx: &CallContext,
+        run: &mut ToolRun<'_>,
     ) -> Result<Outcome, (RpcError, Option<Version>)> {
         let version_before = session.negotiated();
         let err = |e: RpcError, v: Option<Version>| Err((e, v));
@@ -450,6 +541,12 @@ impl Server {
                     Some(requested) => version::negotiate_legacy(requested),
                     None => return err(RpcError::new(INVALID_PARAMS), version_before),
                 };
+                if self.recorder.is_some() {
+                    // A new session on this connection: the previous one ends.
+                    let http = run.via.is_some_and(|v| v.http.is_some());
+                    self.end_session_at(session, Instant::now(), http);
+                    session.opened = Some(Instant::now());
+                }
                 session.initialized = true;
                 session.version = Some(v);
                 let mut out = result_open(id, 200);
@@ -475,7 +572,7 @@ impl Server {
             }
             "tools/call" => {
                 let v = session.version.unwrap_or(LEGACY_DEFAULT);
-                self.tools_call(id, params, v, host, ctx).map_err(|e| (e, Some(v)))
+                self.tools_call(id, params, v, run).map_err(|e| (e, Some(v)))
             }
             _ => err(RpcError::new(METHOD_NOT_FOUND), version_before),
         }
@@ -487,8 +584,7 @@ impl Server {
         method: &str,
         params: Option<&Value>,
         meta: &Map<String, Value>,
-        host: &mut dyn Host,
-        ctx: &CallContext,
+        run: &mut ToolRun<'_>,
     ) -> Result<Outcome, (RpcError, Option<Version>)> {
         if !matches!(method, "server/discover" | "tools/list" | "tools/call") {
             return Err((RpcError::new(METHOD_NOT_FOUND), None));
@@ -510,7 +606,7 @@ impl Server {
         let r = match method {
             "server/discover" => Ok(self.discover(id, v)),
             "tools/list" => self.tools_list(id, params, v),
-            _ => self.tools_call(id, params, v, host, ctx),
+            _ => self.tools_call(id, params, v, run),
         };
         r.map_err(|e| (e, Some(v)))
     }
@@ -551,8 +647,7 @@ impl Server {
         id: &str,
         params: Option<&Value>,
         v: Version,
-        host: &mut dyn Host,
-        ctx: &CallContext,
+        run: &mut ToolRun<'_>,
     ) -> Result<Outcome, RpcError> {
         let p = match params {
             Some(Value::Object(p)) => p,
@@ -576,7 +671,16 @@ impl Server {
                 return Err(RpcError::new(INVALID_PARAMS));
             }
         }
-        let outcome = host.call_tool(index, args, ctx);
+        let token = progress_token(params);
+        run.watch.started(&CallStart { id, progress_token: token.as_deref(), version: v });
+        let outcome = run.host.call_tool(index, args, run.ctx);
+        // RULES C4: a call cancelled while its tool ran is not answered.
+        if run.watch.finished() {
+            return Ok(Outcome {
+                line: None,
+                end: SpanEnd { cancelled: true, protocol_version: Some(v), ..Default::default() },
+            });
+        }
         let mut out = result_open(id, outcome.as_ref().map_or(256, |r| r.approx_len()));
         let tool_error = match &outcome {
             Ok(r) => projection::write_call_result(&mut out, r, v, &self.server_info_json),
@@ -594,6 +698,16 @@ impl Server {
         o.end.tool_error = tool_error;
         Ok(o)
     }
+}
+
+/// What running a tool needs: the host, the span's context for the tool,
+/// and the transport's watch.
+struct ToolRun<'a> {
+    host: &'a mut dyn Host,
+    ctx: &'a CallContext,
+    watch: &'a dyn CallWatch,
+    /// The transport, for telemetry.
+    via: Option<&'a Via>,
 }
 
 fn ok(line: Vec<u8>, version: Option<Version>) -> Outcome {

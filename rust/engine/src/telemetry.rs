@@ -3,13 +3,17 @@
 //!
 //! The dispatcher describes each envelope-valid message to a
 //! [`SpanRecorder`] when one is installed: [`SpanRecorder::start`] after
-//! envelope validation, [`SpanRecorder::end`] once the response is written
-//! (after handling, for a notification). With none installed (telemetry and
-//! logging off) it does no telemetry work at all.
+//! envelope validation returns the message's own [`Started`], which the
+//! reply carries to [`SpanRecorder::end`] once the response is written
+//! (after handling, for a notification). Legacy sessions report their end
+//! ([`SpanRecorder::session_end`]); the HTTP transport opens one HTTP span
+//! per request ([`SpanRecorder::http_start`]). With no recorder installed
+//! (telemetry and logging off) no telemetry work happens at all.
 //!
 //! Three recorders derive everything from those two events:
 //!
-//! * [`OtelRecorder`]: one OpenTelemetry SERVER span per message;
+//! * [`OtelRecorder`]: one OpenTelemetry SERVER span per message, and one
+//!   HTTP SERVER span per HTTP request that parents it;
 //! * [`MetricsRecorder`]: the `mcp.server.operation.duration` and
 //!   `mcp.server.session.duration` histograms;
 //! * [`LogRecorder`]: `MCPLITE_LOG` diagnostics through the `tracing` crate.
@@ -28,6 +32,11 @@
 //! admission gate that turns the batch processor's silent drops into the
 //! diagnostics RULES T8 asks for (`export`).
 
+use std::any::Any;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use opentelemetry::trace::SpanContext;
 use serde_json::{Map, Value};
 
 use crate::host::CallContext;
@@ -49,8 +58,35 @@ pub use log::LogRecorder;
 pub use metrics::{
     MetricsRecorder, OPERATION_DURATION, OPERATION_DURATION_BOUNDARIES, SESSION_DURATION, SESSION_DURATION_BOUNDARIES,
 };
-pub use spans::{recorder_from_config, OtelRecorder, SCHEMA_URL, SCOPE_NAME};
-pub use w3c::{baggage_from_meta, format_traceparent, parse_traceparent, parse_tracestate};
+pub use spans::{recorder_from_config, HttpSpan, HttpStart, OtelRecorder, SCHEMA_URL, SCOPE_NAME};
+pub use w3c::{baggage_from_meta, baggage_from_str, format_traceparent, parse_traceparent, parse_tracestate};
+
+/// How a message reached the dispatcher: the transport-level facts the
+/// recorders add to the message's span and metrics. The default is stdio
+/// (or in-process): `network.transport` `"pipe"`.
+#[derive(Debug, Clone, Default)]
+pub struct Via {
+    /// The message came in the body of an HTTP request.
+    pub http: Option<HttpVia>,
+}
+
+/// The HTTP request a message came in.
+#[derive(Debug, Clone, Default)]
+pub struct HttpVia {
+    /// The HTTP server span of the request, when one is recorded: it
+    /// parents the message's span, or is linked from it when `_meta`
+    /// carries a parent of its own (the MCP conventions' "ambient context").
+    pub span: Option<SpanContext>,
+    /// The legacy session (`MCP-Session-Id`, minted by this server).
+    pub session_id: Option<String>,
+    /// The peer's address.
+    pub client: Option<SocketAddr>,
+    /// `network.protocol.version` (`"1.1"`).
+    pub protocol_version: &'static str,
+    /// The request's `baggage` header, handed to the tool when `_meta`
+    /// carries no baggage.
+    pub baggage: Option<String>,
+}
 
 /// What is known when a span starts (after envelope validation).
 #[derive(Debug, Default)]
@@ -69,6 +105,8 @@ pub struct SpanStart<'a> {
     /// `params._meta` when it is an object (read for `traceparent`,
     /// `tracestate`, `baggage` and the modern protocol version only).
     pub meta: Option<&'a Map<String, Value>>,
+    /// The transport the message came over.
+    pub via: Option<&'a Via>,
 }
 
 /// The text of a JSON-RPC error message as sent: the standard message and,
@@ -85,11 +123,14 @@ pub struct SpanEnd {
     pub error_message: Option<ErrorText>,
     /// The response was a result with `isError: true`.
     pub tool_error: bool,
-    /// Protocol version to record (requests only; the recorders work out
-    /// the version of a notification themselves).
+    /// Protocol version to record: the response's for a request; for a
+    /// notification the modern claim, or the legacy session's version.
     pub protocol_version: Option<Version>,
     /// The message was a notification.
     pub notification: bool,
+    /// The call was cancelled by the client while its tool ran, and was not
+    /// answered (RULES C4).
+    pub cancelled: bool,
 }
 
 impl SpanEnd {
@@ -102,19 +143,71 @@ impl SpanEnd {
     }
 }
 
-/// Receives one start and one end per envelope-valid message. `Send`, so
-/// that a [`crate::server::Server`] holding one can be shared between
-/// threads. Spans are strictly sequential: `end` ends the span `start` began
-/// last; the dispatcher's [`crate::server::Reply`] calls `end` when it is
-/// written or dropped.
-pub trait SpanRecorder: Send {
-    /// A message starts. The returned context is exposed to the tool while it
-    /// runs (`TRACEPARENT`, `TRACESTATE`, `BAGGAGE`).
-    fn start(&mut self, start: &SpanStart) -> CallContext;
-    /// The message started last has been answered (or handled).
-    fn end(&mut self, end: &SpanEnd);
+/// A legacy session that ended (`mcp.server.session.duration`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SessionEnd {
+    /// The version the session negotiated.
+    pub version: Version,
+    /// From the `initialize` that opened it to its end.
+    pub duration: Duration,
+    /// The session was an HTTP one (`MCP-Session-Id`); otherwise stdio or
+    /// in-process.
+    pub http: bool,
+}
+
+/// One message's telemetry from its start to its end: the context handed
+/// to the tool and whatever the recorder keeps for the end (its span, its
+/// start time). Each message has its own, so messages answered at the same
+/// time on several threads never share a span.
+#[derive(Default)]
+pub struct Started {
+    /// Exposed to the tool while it runs (`TRACEPARENT`, `TRACESTATE`,
+    /// `BAGGAGE`).
+    pub context: CallContext,
+    /// The recorder's own state, given back to [`SpanRecorder::end`].
+    pub state: Option<Box<dyn Any + Send>>,
+    /// The states of the recorders joined by a [`Fanout`] (one allocation
+    /// for all of them, none of its own).
+    pub parts: Vec<Started>,
+}
+
+impl Started {
+    /// A context and a state.
+    pub fn new(context: CallContext, state: impl Any + Send) -> Started {
+        Started { context, state: Some(Box::new(state)), parts: Vec::new() }
+    }
+
+    /// The state, when it is a `T`.
+    pub fn take<T: 'static>(&mut self) -> Option<T> {
+        self.state.take()?.downcast::<T>().ok().map(|b| *b)
+    }
+}
+
+impl std::fmt::Debug for Started {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Started").field("context", &self.context).finish_non_exhaustive()
+    }
+}
+
+/// Receives one start and one end per envelope-valid message. `Send + Sync`
+/// and called through `&self`: a [`crate::server::Server`] shared between
+/// threads starts and ends messages concurrently, each with its own
+/// [`Started`]; the dispatcher's [`crate::server::Reply`] carries it and
+/// calls `end` when it is written or dropped.
+pub trait SpanRecorder: Send + Sync {
+    /// A message starts.
+    fn start(&self, start: &SpanStart) -> Started;
+    /// The message `started` belongs to has been answered (or handled).
+    fn end(&self, started: Started, end: &SpanEnd);
+    /// A legacy session ended.
+    fn session_end(&self, _end: &SessionEnd) {}
+    /// An HTTP request arrived: its HTTP server span, when this recorder
+    /// records spans.
+    fn http_start(&self, _request: &HttpStart) -> Option<HttpSpan> {
+        None
+    }
     /// Flush and stop (bounded time). Idempotent.
-    fn shutdown(&mut self) {}
+    fn shutdown(&self) {}
 }
 
 /// Several recorders as one. The first context that carries a
@@ -122,23 +215,33 @@ pub trait SpanRecorder: Send {
 pub struct Fanout(pub Vec<Box<dyn SpanRecorder>>);
 
 impl SpanRecorder for Fanout {
-    fn start(&mut self, start: &SpanStart) -> CallContext {
-        let mut ctx = CallContext::default();
-        for r in &mut self.0 {
-            let c = r.start(start);
-            if ctx.traceparent.is_none() && c.traceparent.is_some() {
-                ctx = c;
+    fn start(&self, start: &SpanStart) -> Started {
+        let mut context = CallContext::default();
+        let mut parts: Vec<Started> = Vec::with_capacity(self.0.len());
+        for r in &self.0 {
+            let mut s = r.start(start);
+            if context.traceparent.is_none() && s.context.traceparent.is_some() {
+                context = std::mem::take(&mut s.context);
             }
+            parts.push(s);
         }
-        ctx
+        Started { context, state: None, parts }
     }
-    fn end(&mut self, end: &SpanEnd) {
-        for r in &mut self.0 {
-            r.end(end);
+    fn end(&self, started: Started, end: &SpanEnd) {
+        for (r, s) in self.0.iter().zip(started.parts) {
+            r.end(s, end);
         }
     }
-    fn shutdown(&mut self) {
-        for r in &mut self.0 {
+    fn session_end(&self, end: &SessionEnd) {
+        for r in &self.0 {
+            r.session_end(end);
+        }
+    }
+    fn http_start(&self, request: &HttpStart) -> Option<HttpSpan> {
+        self.0.iter().find_map(|r| r.http_start(request))
+    }
+    fn shutdown(&self) {
+        for r in &self.0 {
             r.shutdown();
         }
     }

@@ -102,6 +102,8 @@ pub struct Features {
     pub last_modified: bool,
     /// `audio` and `resource_link` content blocks (RULES P3).
     pub audio_and_links: bool,
+    /// The `message` member of `notifications/progress` (RULES C3.1).
+    pub progress_message: bool,
 }
 
 impl Version {
@@ -127,6 +129,7 @@ impl Version {
                 block_meta: false,
                 last_modified: false,
                 audio_and_links: false,
+                progress_message: false,
             },
             Version::V2025_06_18 | Version::V2025_11_25 => Features {
                 modern: false,
@@ -136,6 +139,7 @@ impl Version {
                 block_meta: true,
                 last_modified: true,
                 audio_and_links: true,
+                progress_message: true,
             },
             Version::V2026_07_28 => Features {
                 modern: true,
@@ -145,6 +149,7 @@ impl Version {
                 block_meta: true,
                 last_modified: true,
                 audio_and_links: true,
+                progress_message: true,
             },
         }
     }
@@ -244,6 +249,13 @@ pub fn check_modern_claim(meta: &Map<String, Value>) -> Result<Version, ClaimErr
         Some(Value::Object(_)) => Ok(v),
         _ => Err(ClaimError::CapsNotObject(v)),
     }
+}
+
+/// The version a modern message's `_meta` claims, when it is a modern
+/// version mcplite speaks (what telemetry records for a modern
+/// notification, RULES T5).
+pub fn claimed_modern(meta: &Map<String, Value>) -> Option<Version> {
+    Version::parse(meta.get(META_VERSION)?.as_str()?).filter(|v| v.is_modern())
 }
 
 #[cfg(test)]

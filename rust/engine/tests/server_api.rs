@@ -8,9 +8,8 @@ use std::io::{self, Write};
 use std::sync::{Arc, Mutex};
 
 use common::*;
-use mcplite_engine::host::CallContext;
 use mcplite_engine::message::{parse_line, Incoming};
-use mcplite_engine::telemetry::{SpanEnd, SpanRecorder, SpanStart};
+use mcplite_engine::telemetry::{SpanEnd, SpanRecorder, SpanStart, Started};
 use mcplite_engine::{LegacyState, Server, Version};
 
 /// What the recorder saw, in order.
@@ -34,15 +33,15 @@ struct Log {
 }
 
 impl SpanRecorder for Log {
-    fn start(&mut self, s: &SpanStart) -> CallContext {
+    fn start(&self, s: &SpanStart) -> Started {
         self.events.lock().unwrap().push(Event::Start {
             method: s.method.into(),
             id: s.id.map(String::from),
             tool: s.tool_name.map(String::from),
         });
-        CallContext::default()
+        Started::default()
     }
-    fn end(&mut self, e: &SpanEnd) {
+    fn end(&self, _: Started, e: &SpanEnd) {
         let written = self.out.lock().unwrap().clone();
         let mut ev = self.events.lock().unwrap();
         ev.push(Event::End(e.clone()));

@@ -472,10 +472,10 @@ impl opentelemetry_sdk::trace::SpanExporter for KeepOnShutdown {
 }
 
 #[test]
-fn shutdown_is_idempotent_and_ends_an_open_span() {
+fn shutdown_is_idempotent_and_exports_a_dropped_span() {
     let exporter = InMemorySpanExporter::default();
     let provider = SdkTracerProvider::builder().with_simple_exporter(KeepOnShutdown(exporter.clone())).build();
-    let mut rec = OtelRecorder::from_provider(provider);
+    let rec = OtelRecorder::from_provider(provider);
     let meta = json!({"traceparent": TP});
     let ctx = rec.start(&SpanStart {
         method: "tools/call",
@@ -484,8 +484,11 @@ fn shutdown_is_idempotent_and_ends_an_open_span() {
         tool_registered: true,
         modern: false,
         meta: meta.as_object(),
+        via: None,
     });
-    assert!(ctx.traceparent.unwrap().starts_with("00-4bf92f3577b34da6a3ce929d0e0e4736-"));
+    assert!(ctx.context.traceparent.clone().unwrap().starts_with("00-4bf92f3577b34da6a3ce929d0e0e4736-"));
+    // A message whose reply is dropped unanswered still ends its span.
+    drop(ctx);
     rec.shutdown();
     rec.shutdown();
     assert_eq!(exporter.get_finished_spans().unwrap().len(), 1);
@@ -627,4 +630,56 @@ fn notification_versions() {
     assert_eq!(version(2), None);
     assert_eq!(version(4).as_deref(), Some("2025-06-18"));
     assert_eq!(version(6).as_deref(), Some("2025-06-18"));
+}
+
+#[test]
+fn http_server_span_status_and_bounded_values() {
+    // RULES T10: a 5xx is the server's error (status ERROR, error.type the
+    // code); a request dropped unanswered has error.type _OTHER; a
+    // non-standard method is _OTHER (span name "HTTP") with the original cut
+    // to 256 characters; an invalid traceparent header is ignored.
+    use mcplite_engine::telemetry::HttpStart;
+    let exporter = InMemorySpanExporter::default();
+    let provider = SdkTracerProvider::builder().with_simple_exporter(exporter.clone()).build();
+    let rec = OtelRecorder::from_provider(provider);
+    let long_method = "X".repeat(5000);
+    let long_path = format!("/{}", "p".repeat(5000));
+    let start = |method: &'static str, tp: Option<&'static str>| HttpStart {
+        method,
+        path: "/mcp",
+        route: Some("/mcp"),
+        scheme: "http",
+        protocol_version: "1.1",
+        traceparent: tp,
+        ..Default::default()
+    };
+    rec.http_start(&start("POST", Some(TP))).unwrap().finish(503);
+    drop(rec.http_start(&start("POST", Some("00-not-a-traceparent"))).unwrap());
+    let odd = HttpStart { method: &long_method, path: &long_path, route: None, ..start("POST", None) };
+    rec.http_start(&odd).unwrap().finish(405);
+    let spans = exporter.get_finished_spans().unwrap();
+    assert_eq!(spans.len(), 3);
+    // HTTP spans have integer attributes (status code, ports) too.
+    let attrs = |s: &SpanData| -> HashMap<String, String> {
+        s.attributes.iter().map(|kv| (kv.key.to_string(), kv.value.to_string())).collect()
+    };
+    let (failed, dropped, other) = (&spans[0], &spans[1], &spans[2]);
+    assert_eq!(failed.name, "POST /mcp");
+    assert_eq!(failed.span_kind, SpanKind::Server);
+    assert_eq!(failed.parent_span_id, SpanId::from_hex("00f067aa0ba902b7").unwrap());
+    let a = attrs(failed);
+    assert_eq!(a["error.type"], "503");
+    assert_eq!(a["http.response.status_code"], "503");
+    assert!(matches!(failed.status, Status::Error { .. }));
+    let d = attrs(dropped);
+    assert_eq!(d["error.type"], "_OTHER");
+    assert!(!d.contains_key("http.response.status_code"));
+    assert_eq!(dropped.parent_span_id, SpanId::INVALID, "an invalid header is ignored");
+    assert_eq!(other.name, "HTTP");
+    let o = attrs(other);
+    assert_eq!(o["http.request.method"], "_OTHER");
+    assert_eq!(o["http.request.method_original"].chars().count(), CLIENT_STRING_LIMIT);
+    assert_eq!(o["url.path"].chars().count(), CLIENT_STRING_LIMIT);
+    assert!(!o.contains_key("error.type"), "a 4xx is the client's error");
+    assert_eq!(other.status, Status::Unset);
 }

@@ -274,7 +274,8 @@ fn otlp_http_metrics_from_env() {
         assert_eq!(scope, "r.package.mcplite");
         assert_eq!(schema, "https://opentelemetry.io/schemas/gen-ai-dev/1.42.0-dev");
     }
-    // The final flush at shutdown carries the session.
+    // The final flush at shutdown carries the session (ended with the input).
+    srv.end_session(&mut legacy);
     srv.shutdown_recorder();
     let mut session = Vec::new();
     while let Ok(r) = rx.recv_timeout(Duration::from_millis(500)) {

@@ -75,8 +75,9 @@ fn call(id: i64, name: &str, args: Value) -> String {
     line(json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":name,"arguments":args}}))
 }
 
-/// Run `lines` through a server with the metrics recorder, then shut down
-/// (the final export). Returns everything exported.
+/// Run `lines` through a server with the metrics recorder, end the session
+/// (end of input, as the stdio loop does), then shut down (the final
+/// export). Returns everything exported.
 fn run(lines: &[String], limits: Limits) -> Vec<ResourceMetrics> {
     let (provider, exporter) = provider(Duration::from_secs(3600));
     let mut host = FakeHost::default();
@@ -86,6 +87,9 @@ fn run(lines: &[String], limits: Limits) -> Vec<ResourceMetrics> {
     for l in lines {
         drop(srv.handle(&mut legacy, l.as_bytes(), &mut host));
     }
+    srv.end_session(&mut legacy);
+    // Once only.
+    srv.end_session(&mut legacy);
     srv.shutdown_recorder();
     exporter.get_finished_metrics().unwrap()
 }
@@ -158,7 +162,7 @@ fn one_measurement_per_message_with_bounded_attributes() {
     assert_eq!(find(with("ping", &[("mcp.protocol.version", legacy)])), 1);
     assert_eq!(find(with("tools/list", &[("mcp.protocol.version", "2026-07-28")])), 1);
 
-    // One legacy session, from initialize to shutdown.
+    // One legacy session, from initialize to the end of input.
     let sessions = points(&all, SESSION_DURATION);
     assert_eq!(sessions.len(), 1);
     assert_eq!(sessions[0].count, 1);
@@ -166,7 +170,7 @@ fn one_measurement_per_message_with_bounded_attributes() {
 }
 
 #[test]
-fn sessions_end_at_the_next_initialize_and_at_shutdown() {
+fn sessions_end_at_the_next_initialize_and_at_end_of_input() {
     let lines = vec![
         init(1),
         line(json!({"jsonrpc":"2.0","id":2,"method":"initialize","params":{

@@ -40,6 +40,9 @@ pub enum Kind {
     /// The arguments of a tool call cannot be passed to R (for example an
     /// empty argument name). Reported to the client as a tool error.
     Arguments,
+    /// `mcp_progress()` was given a value it cannot send (not above the
+    /// previous one, or not finite) while a client was listening.
+    Progress,
     /// A broken invariant between the R code and the bridge: a bug.
     Internal,
 }
@@ -55,6 +58,7 @@ impl Kind {
             Kind::Json => "json",
             Kind::Session => "session",
             Kind::Arguments => "arguments",
+            Kind::Progress => "progress",
             Kind::Internal => "internal",
         }
     }
@@ -156,10 +160,14 @@ mod tests {
             Kind::Json,
             Kind::Session,
             Kind::Arguments,
+            Kind::Progress,
             Kind::Internal,
         ];
         let names: Vec<&str> = all.iter().map(|k| k.name()).collect();
-        assert_eq!(names, ["server_running", "stdio", "option", "json", "session", "arguments", "internal"]);
+        assert_eq!(
+            names,
+            ["server_running", "stdio", "option", "json", "session", "arguments", "progress", "internal"]
+        );
         // R class names: lower case letters and underscores only
         assert!(names.iter().all(|n| n.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')));
     }

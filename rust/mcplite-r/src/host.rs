@@ -179,6 +179,7 @@ impl RHost {
             } else {
                 let buf = error_buffer();
                 if buf == *st.clean_buffer.borrow() {
+                    crate::progress::interrupt_consumed();
                     return Err(ToolFailure::Interrupted);
                 }
                 strip_error_prefix(&strings::escape_invalid(&buf))
@@ -238,6 +239,7 @@ impl Host for RHost {
         arguments: Option<&Map<String, Value>>,
         ctx: &CallContext,
     ) -> std::result::Result<ToolResult, ToolFailure> {
+        crate::progress::swallow_stale_interrupt();
         let mut out = None;
         let this = &*self;
         let ok = crate::trace_env::with_trace_env(ctx, || {
@@ -248,12 +250,18 @@ impl Host for RHost {
         });
         match out {
             Some(r) => r,
-            None if !ok && take_interrupt() => Err(ToolFailure::Interrupted),
+            None if !ok && take_interrupt() => {
+                crate::progress::interrupt_consumed();
+                Err(ToolFailure::Interrupted)
+            }
             None => Err(ToolFailure::Error(ABORTED.into())),
         }
     }
 
     fn interrupt_pending(&mut self) -> bool {
+        // A cancellation's interrupt that arrived after its call ended is
+        // not the user's Ctrl-C.
+        crate::progress::swallow_stale_interrupt();
         take_interrupt()
     }
 }

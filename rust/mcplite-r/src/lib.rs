@@ -5,6 +5,7 @@
 //! type and its conversion for R), `host` (the engine's `Host`: tool calls)
 //! with `decode` (JSON -> R arguments) and `result` (return value -> tool
 //! result), `encode` (R -> JSON), `stdio` (file descriptors while serving), `http` (serving over HTTP),
+//! `progress` (the running server's calls: `mcp_progress()`, cancellation),
 //! `trace_env` (trace context for tools). This file holds the entry points
 //! of the server and of in-process sessions.
 
@@ -25,6 +26,7 @@ pub mod encode;
 mod error;
 mod host;
 mod http;
+mod progress;
 mod rapi;
 mod result;
 mod stdio;
@@ -55,7 +57,8 @@ fn make_host(spec: &Robj) -> error::Result<RHost> {
 /// one server runs in a process at a time (a tool cannot start another).
 /// @noRd
 #[extendr]
-fn engine_serve(spec: Robj, version: &str, instructions: Robj) -> Robj {
+fn engine_serve(spec: Robj, version: &str, instructions: Robj, progress_interval: f64) -> Robj {
+    let progress_interval = Duration::from_secs_f64(progress_interval);
     if SERVING.swap(true, Ordering::SeqCst) {
         return Error::new(Kind::ServerRunning, error::SERVER_RUNNING).into_r();
     }
@@ -67,6 +70,8 @@ fn engine_serve(spec: Robj, version: &str, instructions: Robj) -> Robj {
             stdio::StdioGuard::install().map_err(|e| Error::new(Kind::Stdio, format!("cannot set up stdio: {e}")))?;
         stdio::keep_large_buffers();
         let reader = stdio::spawn_reader_masked(input);
+        let inflight = progress::new_inflight(progress_interval);
+        let _installed = progress::install(inflight.clone());
         let end = serve(&server, &mut host, reader, &mut output, &ServeOptions::default());
         server.shutdown_recorder();
         drop(output);
@@ -130,6 +135,11 @@ fn http_options(l: &List) -> error::Result<HttpOptions> {
         max_body: num("max_body")? as usize,
         max_sessions: num("max_sessions")? as usize,
         session_idle: secs("session_idle")?,
+        replica: match m.get("replica") {
+            None => None,
+            Some(r) if r.is_null() => None,
+            Some(r) => Some(r.as_str().map(String::from).ok_or_else(|| bad("replica"))?),
+        },
         drain_timeout: secs("drain_timeout")?,
         ..HttpOptions::default()
     })
@@ -141,6 +151,13 @@ struct Session {
     server: Server,
     host: RHost,
     legacy: LegacyState,
+}
+
+impl Drop for Session {
+    /// The in-process legacy session ends with its session object.
+    fn drop(&mut self) {
+        self.server.end_session(&mut self.legacy);
+    }
 }
 
 /// Create a session (an external pointer). The spec must be kept alive by
@@ -182,6 +199,7 @@ extendr_module! {
     use trace_env;
     use encode;
     use client;
+    use progress;
     fn engine_serve;
     fn engine_serve_http;
     fn engine_session_new;

@@ -15,8 +15,6 @@ use std::borrow::Cow;
 
 use opentelemetry::{Key, KeyValue, StringValue, Value};
 
-use crate::version::Version;
-
 /// `mcp.method.name` (and the span name) of a method that is not an MCP
 /// method.
 pub const OTHER_METHOD: &str = "_OTHER";
@@ -25,9 +23,11 @@ pub const OTHER_METHOD: &str = "_OTHER";
 /// the configured limits.
 pub const CLIENT_STRING_LIMIT: usize = 256;
 
-/// Every `error.type` value mcplite records: the JSON-RPC error codes the
-/// server answers envelope-valid messages with, and `tool_error` for a tool
-/// result with `isError: true` (a failing or interrupted R tool included).
+/// Every `error.type` value mcplite records on MCP spans and metrics: the
+/// JSON-RPC error codes the server answers envelope-valid messages with, and
+/// `tool_error` for a tool result with `isError: true` (a failing or
+/// interrupted R tool included). HTTP server spans (RULES T10) add the 5xx
+/// status codes and `_OTHER` (no answer sent).
 pub const ERROR_TYPES: [&str; 6] = ["-32600", "-32601", "-32602", "-32603", "-32022", "tool_error"];
 
 /// The MCP methods of every protocol version mcplite knows (the schemas of
@@ -109,16 +109,6 @@ pub(crate) fn id_value(token: &str) -> Cow<'_, str> {
     }
 }
 
-/// The modern protocol-version key of `params._meta`.
-const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-
-/// The protocol version a modern message claims, when it is one mcplite
-/// speaks in that era (only `2026-07-28`).
-pub(crate) fn claimed_modern_version(meta: Option<&serde_json::Map<String, serde_json::Value>>) -> Option<Version> {
-    let v = meta?.get(META_VERSION)?.as_str()?;
-    Version::parse(v).filter(|v| v.is_modern())
-}
-
 /// Attribute values cut to a limit (`None`: no configured limit).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Cut(pub Option<usize>);
@@ -150,45 +140,6 @@ impl Cut {
             Cow::Borrowed(s) => self.fixed(key, s),
             Cow::Owned(s) => self.owned(key, &s, false),
         }
-    }
-}
-
-/// The legacy session as the recorders see it: the version the last
-/// successful `initialize` negotiated. Notifications record it (they carry
-/// no version of their own).
-#[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct Session {
-    pub(crate) version: Option<Version>,
-}
-
-impl Session {
-    /// Protocol version to record for a message: the response's for a
-    /// request; for a notification the claimed modern version, or the legacy
-    /// session's.
-    pub(crate) fn version_for(
-        &self,
-        modern_claim: Option<Version>,
-        modern: bool,
-        end: &super::SpanEnd,
-    ) -> Option<Version> {
-        if !end.notification {
-            end.protocol_version
-        } else if modern {
-            modern_claim
-        } else {
-            self.version
-        }
-    }
-
-    /// Note a legacy `initialize` that succeeded. Returns true when it did.
-    pub(crate) fn observe(&mut self, method: &str, modern: bool, end: &super::SpanEnd) -> bool {
-        if method == "initialize" && !modern && !end.notification && end.error_code.is_none() {
-            if let Some(v) = end.protocol_version {
-                self.version = Some(v);
-                return true;
-            }
-        }
-        false
     }
 }
 

@@ -14,12 +14,13 @@
 //! for errors, the code and the fixed message sent (`error`). Never tool arguments,
 //! results, `_meta` or condition messages.
 
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
 use tracing::{dispatcher, Dispatch, Level};
 
-use super::attrs::{claimed_modern_version, truncate, Session};
-use super::{SpanEnd, SpanRecorder, SpanStart};
+use super::attrs::truncate;
+use super::{SpanEnd, SpanRecorder, SpanStart, Started};
 use crate::host::CallContext;
 use crate::version::Version;
 
@@ -33,16 +34,13 @@ struct Op {
     id: Option<String>,
     tool: Option<String>,
     modern: bool,
-    claim: Option<Version>,
 }
 
 /// Writes `MCPLITE_LOG` lines through a `tracing` dispatcher.
 pub struct LogRecorder {
     dispatch: Dispatch,
-    current: Option<Op>,
-    session: Session,
-    answered: u64,
-    done: bool,
+    answered: AtomicU64,
+    done: AtomicBool,
 }
 
 impl LogRecorder {
@@ -54,7 +52,7 @@ impl LogRecorder {
 
     /// Log through any dispatcher (tests capture the lines).
     pub fn with_dispatch(dispatch: Dispatch) -> LogRecorder {
-        LogRecorder { dispatch, current: None, session: Session::default(), answered: 0, done: false }
+        LogRecorder { dispatch, answered: AtomicU64::new(0), done: AtomicBool::new(false) }
     }
 
     /// Say once which telemetry is on (the first thing to check when spans
@@ -75,11 +73,10 @@ fn era(modern: bool) -> &'static str {
 }
 
 impl SpanRecorder for LogRecorder {
-    fn start(&mut self, s: &SpanStart) -> CallContext {
+    fn start(&self, s: &SpanStart) -> Started {
         let method = truncate(s.method, LOG_STRING_LIMIT).to_string();
         let id = s.id.map(|i| truncate(i, LOG_STRING_LIMIT).to_string());
         let tool = s.tool_name.map(|t| if s.tool_registered { t } else { truncate(t, LOG_STRING_LIMIT) }.to_string());
-        let claim = if s.id.is_none() && s.modern { claimed_modern_version(s.meta) } else { None };
         dispatcher::with_default(&self.dispatch, || {
             tracing::debug!(
                 target: "mcplite",
@@ -91,24 +88,24 @@ impl SpanRecorder for LogRecorder {
                 "received"
             );
         });
-        self.current = Some(Op { start: Instant::now(), method, id, tool, modern: s.modern, claim });
-        CallContext::default()
+        Started::new(CallContext::default(), Op { start: Instant::now(), method, id, tool, modern: s.modern })
     }
 
-    fn end(&mut self, e: &SpanEnd) {
-        let Some(op) = self.current.take() else { return };
+    fn end(&self, mut started: Started, e: &SpanEnd) {
+        let Some(op) = started.take::<Op>() else { return };
         let duration_ms = (op.start.elapsed().as_secs_f64() * 1e6).round() / 1e3;
-        let version = self.session.version_for(op.claim, op.modern, e).map(Version::as_str);
-        self.session.observe(&op.method, op.modern, e);
+        let version = e.protocol_version.map(Version::as_str);
         let outcome = if e.error_code.is_some() {
             "error"
+        } else if e.cancelled {
+            "cancelled"
         } else if e.tool_error {
             "tool_error"
         } else {
             "ok"
         };
         let message = e.message_text();
-        self.answered += 1;
+        self.answered.fetch_add(1, Ordering::Relaxed);
         dispatcher::with_default(&self.dispatch, || {
             tracing::info!(
                 target: "mcplite",
@@ -127,12 +124,11 @@ impl SpanRecorder for LogRecorder {
         });
     }
 
-    fn shutdown(&mut self) {
-        if self.done {
+    fn shutdown(&self) {
+        if self.done.swap(true, Ordering::SeqCst) {
             return;
         }
-        self.done = true;
-        let n = self.answered;
+        let n = self.answered.load(Ordering::Relaxed);
         dispatcher::with_default(&self.dispatch, || {
             tracing::info!(target: "mcplite", messages = n, "stopped");
         });

@@ -7,12 +7,17 @@
 //!   anything a client chose (an unknown tool's name, an unknown method's
 //!   text): every attribute value comes from a bounded set.
 //! * `mcp.server.session.duration`: one measurement per legacy session, from
-//!   the `initialize` that opened it until the next `initialize`, the end of
-//!   input or shutdown. Modern (2026-07-28) requests have no session.
+//!   the `initialize` that opened it until the next `initialize` on the same
+//!   connection, the end of input or shutdown (stdio), or its `DELETE`, idle
+//!   expiry, eviction or the server's shutdown (HTTP). The dispatcher keeps
+//!   the start in [`crate::server::LegacyState`] and reports the end
+//!   ([`crate::server::Server::end_session`]). Modern (2026-07-28) requests
+//!   have no session.
 //!
 //! Recorded with the SDK's meter; a periodic reader exports them on its own
 //! thread (`OTEL_METRIC_EXPORT_INTERVAL`), and once more at shutdown.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -21,13 +26,12 @@ use opentelemetry::KeyValue;
 use opentelemetry_otlp::{Protocol, WithExportConfig, WithHttpConfig};
 use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
 
-use super::attrs::{claimed_modern_version, code_text, known_method, Cut, Session, OTHER_METHOD};
+use super::attrs::{code_text, known_method, Cut, OTHER_METHOD};
 use super::config::{Config, ExporterKind, Limits, Temporality};
 use super::export::{diag, masked, Counters, Reporting, StderrMetrics, UreqClient};
 use super::spans::{otlp_headers, resource, scope};
-use super::{SpanEnd, SpanRecorder, SpanStart};
+use super::{SessionEnd, SpanEnd, SpanRecorder, SpanStart, Started};
 use crate::host::CallContext;
-use crate::version::Version;
 
 /// Name of the per-operation histogram.
 pub const OPERATION_DURATION: &str = "mcp.server.operation.duration";
@@ -42,15 +46,15 @@ pub const OPERATION_DURATION_BOUNDARIES: [f64; 14] =
 /// list, as the conventions give for the session histograms).
 pub const SESSION_DURATION_BOUNDARIES: [f64; 14] = OPERATION_DURATION_BOUNDARIES;
 
-/// The operation in progress.
+/// The operation in progress, kept by [`Started`] until it is answered.
 struct Op {
     start: Instant,
     method: &'static str,
     /// A registered tool's name (`tools/call` only).
     tool: Option<String>,
     is_call: bool,
-    modern: bool,
-    claim: Option<Version>,
+    /// Over HTTP (`network.transport` `tcp`).
+    http: bool,
 }
 
 /// Records the MCP duration histograms through an SDK meter provider.
@@ -58,12 +62,8 @@ pub struct MetricsRecorder {
     provider: SdkMeterProvider,
     operation: Histogram<f64>,
     session_duration: Histogram<f64>,
-    current: Option<Op>,
     cut: Cut,
-    session: Session,
-    /// When the open legacy session started, and its version.
-    session_open: Option<(Instant, Version)>,
-    done: bool,
+    done: AtomicBool,
 }
 
 impl MetricsRecorder {
@@ -86,16 +86,7 @@ impl MetricsRecorder {
             .with_description("The duration of the MCP session as observed on the MCP server.")
             .with_boundaries(SESSION_DURATION_BOUNDARIES.to_vec())
             .build();
-        MetricsRecorder {
-            provider,
-            operation,
-            session_duration,
-            current: None,
-            cut: Cut(None),
-            session: Session::default(),
-            session_open: None,
-            done: false,
-        }
+        MetricsRecorder { provider, operation, session_duration, cut: Cut(None), done: AtomicBool::new(false) }
     }
 
     /// Cut attribute values to `OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT`.
@@ -109,75 +100,68 @@ impl MetricsRecorder {
         &self.provider
     }
 
-    fn close_session(&mut self, at: Instant) {
-        if let Some((t0, v)) = self.session_open.take() {
-            let attrs =
-                [self.cut.fixed("mcp.protocol.version", v.as_str()), self.cut.fixed("network.transport", "pipe")];
-            self.session_duration.record(at.saturating_duration_since(t0).as_secs_f64(), &attrs);
+    fn transport(&self, http: bool, attrs: &mut Vec<KeyValue>) {
+        if http {
+            attrs.push(self.cut.fixed("network.transport", "tcp"));
+            attrs.push(self.cut.fixed("network.protocol.name", "http"));
+        } else {
+            attrs.push(self.cut.fixed("network.transport", "pipe"));
         }
     }
 }
 
 impl SpanRecorder for MetricsRecorder {
-    fn start(&mut self, s: &SpanStart) -> CallContext {
+    fn start(&self, s: &SpanStart) -> Started {
         let known = known_method(s.method);
         let is_call = known == Some("tools/call");
         let tool = match s.tool_name {
             Some(n) if is_call && s.tool_registered => Some(n.to_string()),
             _ => None,
         };
-        let claim = if s.id.is_none() && s.modern { claimed_modern_version(s.meta) } else { None };
-        self.current = Some(Op {
-            start: Instant::now(),
-            method: known.unwrap_or(OTHER_METHOD),
-            tool,
-            is_call,
-            modern: s.modern,
-            claim,
-        });
-        CallContext::default()
+        let http = s.via.is_some_and(|v| v.http.is_some());
+        let op = Op { start: Instant::now(), method: known.unwrap_or(OTHER_METHOD), tool, is_call, http };
+        Started::new(CallContext::default(), op)
     }
 
-    fn end(&mut self, e: &SpanEnd) {
-        let Some(op) = self.current.take() else { return };
+    fn end(&self, mut started: Started, e: &SpanEnd) {
+        let Some(op) = started.take::<Op>() else { return };
         let now = Instant::now();
         let cut = self.cut;
-        let mut attrs: Vec<KeyValue> = Vec::with_capacity(7);
+        let mut attrs: Vec<KeyValue> = Vec::with_capacity(8);
         attrs.push(cut.fixed("mcp.method.name", op.method));
-        attrs.push(cut.fixed("network.transport", "pipe"));
+        self.transport(op.http, &mut attrs);
         if op.is_call {
             attrs.push(cut.fixed("gen_ai.operation.name", "execute_tool"));
             if let Some(t) = &op.tool {
                 attrs.push(cut.owned("gen_ai.tool.name", t, false));
             }
         }
-        if let Some(v) = self.session.version_for(op.claim, op.modern, e) {
+        if let Some(v) = e.protocol_version {
             attrs.push(cut.fixed("mcp.protocol.version", v.as_str()));
         }
         if !e.notification {
             if let Some(code) = e.error_code {
                 attrs.push(cut.cow("error.type", code_text(code)));
                 attrs.push(cut.cow("rpc.response.status_code", code_text(code)));
+            } else if e.cancelled {
+                attrs.push(cut.fixed("error.type", "cancelled"));
             } else if e.tool_error {
                 attrs.push(cut.fixed("error.type", "tool_error"));
             }
         }
         self.operation.record(now.saturating_duration_since(op.start).as_secs_f64(), &attrs);
-        if self.session.observe(op.method, op.modern, e) {
-            // A new legacy session: the previous one (if any) ends here.
-            self.close_session(op.start);
-            if let Some(v) = self.session.version {
-                self.session_open = Some((op.start, v));
-            }
-        }
     }
 
-    fn shutdown(&mut self) {
-        if self.done {
+    fn session_end(&self, end: &SessionEnd) {
+        let mut attrs = vec![self.cut.fixed("mcp.protocol.version", end.version.as_str())];
+        self.transport(end.http, &mut attrs);
+        self.session_duration.record(end.duration.as_secs_f64(), &attrs);
+    }
+
+    fn shutdown(&self) {
+        if self.done.swap(true, Ordering::SeqCst) {
             return;
         }
-        self.done = true;
-        self.close_session(Instant::now());
         // The final collection and export.
         let _ = self.provider.shutdown();
     }

@@ -163,7 +163,12 @@ impl Extractor for One<'_> {
 /// re-encoded by the SDK's propagator (invalid members dropped, limits
 /// enforced). `None` for any other shape or when nothing valid remains.
 pub fn baggage_from_meta(meta: &Map<String, Value>) -> Option<String> {
-    let raw = meta.get("baggage")?.as_str()?;
+    baggage_from_str(meta.get("baggage")?.as_str()?)
+}
+
+/// A W3C baggage string (a `baggage` HTTP header, `_meta.baggage`)
+/// re-encoded by the SDK's propagator; `None` when nothing valid remains.
+pub fn baggage_from_str(raw: &str) -> Option<String> {
     let p = BaggagePropagator::new();
     let cx = p.extract_with_context(&Context::new(), &One(raw));
     let mut out: HashMap<String, String> = HashMap::new();

@@ -30,9 +30,12 @@
 //!
 //! Legacy requests (2025-03-26 … 2025-11-25; an absent
 //! `MCP-Protocol-Version` means 2025-03-26) use sessions: `initialize`
-//! without a session id mints one (32 random hex characters) and returns it
-//! in `MCP-Session-Id`; every later request must carry it (`400` without,
-//! `404` when unknown, ended or expired); `DELETE` with it ends the session.
+//! without a session id mints one (32 random hex characters, after
+//! `<replica>.` when [`HttpOptions::replica`] is set, so a load balancer can
+//! route on it) and returns it in `MCP-Session-Id`; every later request must
+//! carry it (`400` without, `404` when unknown, ended or expired); `DELETE`
+//! with it ends the session. An unknown method is `200` with `-32601` here,
+//! since a legacy client reads `404` as the end of its session.
 //! Sessions are bounded in number (the least recently used is dropped when
 //! full) and expire when idle. `GET` is `405`: this server never pushes.
 //!
@@ -76,6 +79,7 @@ use crate::projection;
 use crate::server::{
     add_error_data, error_line, LegacyState, Server, METHOD_NOT_FOUND, PARSE_ERROR, UNSUPPORTED_VERSION,
 };
+use crate::telemetry::{HttpStart, HttpVia, Via};
 use crate::version::{self, Era, Version};
 
 /// JSON-RPC code of a header that is missing or does not match the body
@@ -116,6 +120,11 @@ pub struct HttpOptions {
     pub max_sessions: usize,
     /// A legacy session unused this long is ended.
     pub session_idle: Duration,
+    /// Name of this replica, put in front of every session id it mints
+    /// (`<replica>.<32 hex>`) so a load balancer can route a legacy session
+    /// back to its replica by `MCP-Session-Id` alone. 1 to 32 ASCII letters,
+    /// digits, `_` or `-`.
+    pub replica: Option<String>,
     /// On stop, how long open connections and queued calls may finish.
     pub drain_timeout: Duration,
     /// HTTP worker threads.
@@ -138,6 +147,7 @@ impl Default for HttpOptions {
             max_connections: 256,
             max_sessions: 1000,
             session_idle: Duration::from_secs(3600),
+            replica: None,
             drain_timeout: Duration::from_secs(10),
             threads: 2,
         }
@@ -166,6 +176,8 @@ impl std::fmt::Display for HttpError {
 struct Job {
     incoming: Incoming,
     session: LegacyState,
+    /// The request, for telemetry (`None` when telemetry is off).
+    via: Option<Via>,
     reply: tokio::sync::oneshot::Sender<Answer>,
 }
 
@@ -190,6 +202,7 @@ struct Shared {
     max_body: usize,
     max_sessions: usize,
     session_idle: Duration,
+    replica: Option<String>,
     sessions: Mutex<HashMap<String, SessionEntry>>,
     jobs: Sender<Job>,
 }
@@ -231,6 +244,13 @@ impl HttpServer {
                 opts.path
             )));
         }
+        if let Some(r) = &opts.replica {
+            if r.is_empty() || r.len() > 32 || !r.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-') {
+                return Err(HttpError::Config(format!(
+                    "the replica name must be 1 to 32 ASCII letters, digits, \"_\" or \"-\", not \"{r}\""
+                )));
+            }
+        }
         let addr = (opts.host.as_str(), opts.port)
             .to_socket_addrs()
             .map_err(|e| HttpError::Config(format!("cannot resolve host \"{}\": {e}", opts.host)))?
@@ -268,6 +288,7 @@ impl HttpServer {
             max_body: opts.max_body,
             max_sessions: opts.max_sessions.max(1),
             session_idle: opts.session_idle,
+            replica: opts.replica.clone(),
             sessions: Mutex::new(HashMap::new()),
             jobs: jobs_tx,
         });
@@ -325,16 +346,23 @@ impl HttpServer {
                         continue;
                     }
                     let mut session = job.session;
-                    let mut reply = self.shared.server.handle_parsed(&mut session, job.incoming, host);
+                    let mut reply = self.shared.server.handle_via(&mut session, job.incoming, host, job.via.as_ref());
                     let answer = Answer { line: reply.take_line(), code: reply.error_code() };
-                    let _ = job.reply.send(answer);
+                    // The message's span ends as the answer leaves for the
+                    // HTTP thread, inside the request's HTTP span (RULES T10).
                     drop(reply);
+                    let _ = job.reply.send(answer);
                 }
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => break,
             }
         }
         self.runtime.shutdown_timeout(Duration::from_millis(500));
+        // The legacy sessions still open end with the server.
+        let sessions = std::mem::take(&mut *self.shared.sessions.lock().unwrap_or_else(PoisonError::into_inner));
+        for (_, e) in sessions {
+            self.shared.session_over(e, Instant::now());
+        }
     }
 }
 
@@ -381,7 +409,7 @@ async fn accept_loop(
             p = limit.clone().acquire_owned() => match p { Ok(p) => p, Err(_) => break },
             _ = stop.changed() => break,
         };
-        let (stream, _peer) = tokio::select! {
+        let (stream, peer) = tokio::select! {
             r = listener.accept() => match r {
                 Ok(x) => x,
                 Err(_) => {
@@ -393,10 +421,11 @@ async fn accept_loop(
             _ = stop.changed() => break,
         };
         let _ = stream.set_nodelay(true);
+        let conn = Conn { peer, local: stream.local_addr().ok() };
         let sh = shared.clone();
         let svc = hyper::service::service_fn(move |req| {
             let sh = sh.clone();
-            async move { Ok::<_, Infallible>(handle_request(&sh, req).await) }
+            async move { Ok::<_, Infallible>(traced_request(&sh, conn, req).await) }
         });
         let conn = graceful.watch(builder.serve_connection(TokioIo::new(stream), svc));
         tokio::spawn(async move {
@@ -496,16 +525,30 @@ impl Shared {
     }
 
     /// Answer a message that needs no tool, on this thread.
-    fn answer_here(&self, session: &mut LegacyState, incoming: Incoming) -> Answer {
-        let mut reply = self.server.handle_parsed(session, incoming, &mut NoTools);
+    fn answer_here(&self, session: &mut LegacyState, incoming: Incoming, via: Option<&Via>) -> Answer {
+        let mut reply = self.server.handle_via(session, incoming, &mut NoTools, via);
         Answer { line: reply.take_line(), code: reply.error_code() }
     }
 
     /// Queue a tool call for the serving thread and wait for its answer.
-    async fn answer_on_tool_thread(&self, session: LegacyState, incoming: Incoming) -> Option<Answer> {
+    async fn answer_on_tool_thread(
+        &self,
+        session: LegacyState,
+        incoming: Incoming,
+        via: Option<Via>,
+    ) -> Option<Answer> {
         let (tx, rx) = tokio::sync::oneshot::channel();
-        self.jobs.send(Job { incoming, session, reply: tx }).ok()?;
+        self.jobs.send(Job { incoming, session, via, reply: tx }).ok()?;
         rx.await.ok()
+    }
+
+    /// A legacy session is over (`DELETE`, idle expiry, eviction,
+    /// shutdown): `mcp.server.session.duration` is recorded. An expired one
+    /// ended when its idle time ran out.
+    fn session_over(&self, mut e: SessionEntry, now: Instant) {
+        let end =
+            if now.saturating_duration_since(e.used) >= self.session_idle { e.used + self.session_idle } else { now };
+        self.server.end_session_at(&mut e.state, end, true);
     }
 
     fn mint_session(&self, state: LegacyState) -> String {
@@ -516,18 +559,29 @@ impl Shared {
             let t = Instant::now().elapsed().as_nanos() ^ (std::ptr::addr_of!(raw) as usize as u128);
             raw.copy_from_slice(&t.to_le_bytes());
         }
-        let id: String = raw.iter().map(|b| format!("{b:02x}")).collect();
+        let mut id = self.replica.as_ref().map(|r| format!("{r}.")).unwrap_or_default();
+        id.extend(raw.iter().map(|b| format!("{b:02x}")));
         let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
         let idle = self.session_idle;
-        sessions.retain(|_, e| e.used.elapsed() < idle);
+        let now = Instant::now();
+        let expired: Vec<String> = sessions
+            .iter()
+            .filter(|(_, e)| now.saturating_duration_since(e.used) >= idle)
+            .map(|(k, _)| k.clone())
+            .collect();
+        for k in expired {
+            if let Some(e) = sessions.remove(&k) {
+                self.session_over(e, now);
+            }
+        }
         while sessions.len() >= self.max_sessions {
             let oldest = sessions.iter().min_by_key(|(_, e)| e.used).map(|(k, _)| k.clone());
-            match oldest {
-                Some(k) => sessions.remove(&k),
+            match oldest.and_then(|k| sessions.remove(&k)) {
+                Some(e) => self.session_over(e, now),
                 None => break,
             };
         }
-        sessions.insert(id.clone(), SessionEntry { state, used: Instant::now() });
+        sessions.insert(id.clone(), SessionEntry { state, used: now });
         id
     }
 
@@ -537,7 +591,9 @@ impl Shared {
         let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
         let expired = sessions.get(id).map(|e| e.used.elapsed() >= self.session_idle)?;
         if expired {
-            sessions.remove(id);
+            if let Some(e) = sessions.remove(id) {
+                self.session_over(e, Instant::now());
+            }
             return None;
         }
         let e = sessions.get_mut(id)?;
@@ -546,7 +602,14 @@ impl Shared {
     }
 
     fn end_session(&self, id: &str) -> bool {
-        self.sessions.lock().unwrap_or_else(PoisonError::into_inner).remove(id).is_some()
+        let removed = self.sessions.lock().unwrap_or_else(PoisonError::into_inner).remove(id);
+        match removed {
+            Some(e) => {
+                self.session_over(e, Instant::now());
+                true
+            }
+            None => false,
+        }
     }
 }
 
@@ -581,7 +644,68 @@ fn method_not_allowed() -> Resp {
     r
 }
 
-async fn handle_request(sh: &Shared, req: Request<HyperBody>) -> Resp {
+/// The two ends of a connection.
+#[derive(Debug, Clone, Copy)]
+struct Conn {
+    peer: SocketAddr,
+    local: Option<SocketAddr>,
+}
+
+fn http_version(v: hyper::Version) -> &'static str {
+    match v {
+        hyper::Version::HTTP_09 => "0.9",
+        hyper::Version::HTTP_10 => "1.0",
+        hyper::Version::HTTP_2 => "2",
+        hyper::Version::HTTP_3 => "3",
+        _ => "1.1",
+    }
+}
+
+/// Serve one request; with telemetry on, inside its HTTP server span (RULES
+/// T10), which parents the span of the MCP message it carries.
+async fn traced_request(sh: &Shared, conn: Conn, req: Request<HyperBody>) -> Resp {
+    let Some(recorder) = sh.server.recorder() else { return handle_request(sh, req, None).await };
+    let h = req.headers();
+    let path = req.uri().path();
+    let route = if path == sh.path {
+        Some(sh.path.as_str())
+    } else if path == "/health" {
+        Some("/health")
+    } else {
+        None
+    };
+    let host = header(h, "host");
+    let port = host.and_then(|v| v.strip_prefix(strip_port(v))).and_then(|p| p.strip_prefix(':')?.parse().ok());
+    let protocol_version = http_version(req.version());
+    let span = recorder.http_start(&HttpStart {
+        method: req.method().as_str(),
+        path,
+        route,
+        scheme: "http",
+        server_address: host.map(strip_port),
+        server_port: port.or(conn.local.map(|l| l.port())),
+        client: Some(conn.peer),
+        protocol_version,
+        traceparent: header(h, "traceparent"),
+        tracestate: header(h, "tracestate"),
+    });
+    let via = Via {
+        http: Some(HttpVia {
+            span: span.as_ref().and_then(|s| s.context()),
+            session_id: None,
+            client: Some(conn.peer),
+            protocol_version,
+            baggage: header(h, "baggage").map(String::from),
+        }),
+    };
+    let resp = handle_request(sh, req, Some(via)).await;
+    if let Some(span) = span {
+        span.finish(resp.status().as_u16());
+    }
+    resp
+}
+
+async fn handle_request(sh: &Shared, req: Request<HyperBody>, via: Option<Via>) -> Resp {
     let h = req.headers();
     if !sh.host_allowed(h) {
         return error_resp(StatusCode::FORBIDDEN, None, INVALID_REQUEST, "Forbidden: Host header not allowed");
@@ -650,18 +774,15 @@ async fn handle_request(sh: &Shared, req: Request<HyperBody>) -> Resp {
         Err(_) => return error_resp(StatusCode::BAD_REQUEST, None, INVALID_REQUEST, "Bad Request: body not read"),
     };
     let h = &parts.headers;
-    let mut incoming = match parse_line(&body) {
+    let incoming = match parse_line(&body) {
         Incoming::Blank => Incoming::ParseError,
         i => i,
     };
-    if let Incoming::Message(m) = &mut incoming {
-        carry_trace_headers(h, m);
-    }
     let msg = match &incoming {
         Incoming::Message(m) => m,
         Incoming::ClientResponse => return empty(StatusCode::ACCEPTED),
         _ => {
-            let a = sh.answer_here(&mut LegacyState::default(), incoming);
+            let a = sh.answer_here(&mut LegacyState::default(), incoming, None);
             return respond(StatusCode::BAD_REQUEST, a.line.unwrap_or_default());
         }
     };
@@ -677,23 +798,9 @@ async fn handle_request(sh: &Shared, req: Request<HyperBody>) -> Resp {
     }
     let body_modern = matches!(version::era_of(msg.params.as_ref()), Era::Modern { .. });
     if body_modern || modern_header {
-        modern(sh, h, incoming).await
+        modern(sh, h, incoming, via).await
     } else {
-        legacy(sh, h, incoming).await
-    }
-}
-
-/// W3C `traceparent` and `tracestate` headers are honoured like the same
-/// members of `params._meta` on stdio (RULES T9): copied into `_meta` when
-/// the body does not carry them itself (the body wins), so the message's
-/// span continues the caller's trace.
-fn carry_trace_headers(h: &HeaderMap, m: &mut Message) {
-    for key in ["traceparent", "tracestate"] {
-        let Some(v) = h.get(key).and_then(|v| v.to_str().ok()) else { continue };
-        let params = m.params.get_or_insert_with(|| Value::Object(Map::new()));
-        let Value::Object(p) = params else { return };
-        let Value::Object(meta) = p.entry("_meta").or_insert_with(|| Value::Object(Map::new())) else { return };
-        meta.entry(key).or_insert_with(|| Value::String(v.to_string()));
+        legacy(sh, h, incoming, via).await
     }
 }
 
@@ -766,11 +873,21 @@ fn answer_resp(a: Answer) -> Resp {
     }
 }
 
+/// A legacy answer: as [`answer_resp`], except that an unknown method is
+/// `200` with the `-32601` error in the body. A legacy client takes `404`
+/// to mean that its session ended (and starts a new one).
+fn legacy_resp(a: Answer) -> Resp {
+    match (a.code, a.line) {
+        (Some(METHOD_NOT_FOUND), Some(line)) => respond(StatusCode::OK, line),
+        (code, line) => answer_resp(Answer { line, code }),
+    }
+}
+
 fn unavailable() -> Resp {
     error_resp(StatusCode::SERVICE_UNAVAILABLE, None, -32603, "Service Unavailable: the server is stopping")
 }
 
-async fn modern(sh: &Shared, h: &HeaderMap, incoming: Incoming) -> Resp {
+async fn modern(sh: &Shared, h: &HeaderMap, incoming: Incoming, via: Option<Via>) -> Resp {
     let Incoming::Message(msg) = &incoming else { unreachable!("only messages reach here") };
     if let Err(what) = check_mirrored(h, msg) {
         if msg.id.is_none() {
@@ -783,26 +900,26 @@ async fn modern(sh: &Shared, h: &HeaderMap, incoming: Incoming) -> Resp {
     }
     if msg.id.is_none() {
         // Accepted and ignored (no modern client notification exists).
-        let _ = sh.answer_here(&mut LegacyState::default(), incoming);
+        let _ = sh.answer_here(&mut LegacyState::default(), incoming, via.as_ref());
         return empty(StatusCode::ACCEPTED);
     }
     if msg.method == "tools/call" {
-        return match sh.answer_on_tool_thread(LegacyState::default(), incoming).await {
+        return match sh.answer_on_tool_thread(LegacyState::default(), incoming, via).await {
             Some(a) => answer_resp(a),
             None => unavailable(),
         };
     }
-    answer_resp(sh.answer_here(&mut LegacyState::default(), incoming))
+    answer_resp(sh.answer_here(&mut LegacyState::default(), incoming, via.as_ref()))
 }
 
-async fn legacy(sh: &Shared, h: &HeaderMap, incoming: Incoming) -> Resp {
+async fn legacy(sh: &Shared, h: &HeaderMap, incoming: Incoming, mut via: Option<Via>) -> Resp {
     let Incoming::Message(msg) = &incoming else { unreachable!("only messages reach here") };
     let id = msg.id.clone();
     let Some(sid) = header(h, "mcp-session-id") else {
         if msg.method == "initialize" && id.is_some() {
             let mut state = LegacyState::default();
-            let a = sh.answer_here(&mut state, incoming);
-            let mut r = answer_resp(a);
+            let a = sh.answer_here(&mut state, incoming, via.as_ref());
+            let mut r = legacy_resp(a);
             if state.initialized {
                 let sid = sh.mint_session(state);
                 if let Ok(v) = HeaderValue::from_str(&sid) {
@@ -819,15 +936,18 @@ async fn legacy(sh: &Shared, h: &HeaderMap, incoming: Incoming) -> Resp {
         );
     };
     let not_found = || error_resp(StatusCode::NOT_FOUND, id.as_deref(), INVALID_REQUEST, "Session not found");
+    if let Some(HttpVia { session_id, .. }) = via.as_mut().and_then(|v| v.http.as_mut()) {
+        *session_id = Some(sid.to_string());
+    }
     if msg.method == "tools/call" && id.is_some() {
         let Some(state) = sh.with_session(sid, |s| s.clone()) else { return not_found() };
-        return match sh.answer_on_tool_thread(state, incoming).await {
-            Some(a) => answer_resp(a),
+        return match sh.answer_on_tool_thread(state, incoming, via).await {
+            Some(a) => legacy_resp(a),
             None => unavailable(),
         };
     }
-    match sh.with_session(sid, |s| sh.answer_here(s, incoming)) {
-        Some(a) => answer_resp(a),
+    match sh.with_session(sid, |s| sh.answer_here(s, incoming, via.as_ref())) {
+        Some(a) => legacy_resp(a),
         None => not_found(),
     }
 }

@@ -94,5 +94,7 @@ pub fn serve(
         }
     };
     reader.stop();
+    // The connection's legacy session ends with its input.
+    server.end_session(&mut session);
     end
 }

@@ -1,0 +1,82 @@
+#' Report a tool's progress to the client
+#'
+#' Call `mcp_progress()` from inside a tool to tell the MCP client how far a
+#' long computation has come. When the client asked for progress (it sent a
+#' progress token with the call), each report becomes a
+#' `notifications/progress` message, and clients that reset their timeout on
+#' progress keep waiting for the result. Everywhere else (the tool called
+#' directly in R or from testthat, a client that asked for no progress,
+#' [mcp_handle()]) it does nothing, so tools stay ordinary R functions.
+#'
+#' Reports are cheap: the engine keeps only the latest one and sends at most
+#' ten a second, so calling `mcp_progress()` in every iteration of a long loop
+#' neither floods the client nor slows the loop down noticeably.
+#'
+#' While a call with a progress token runs, the server also sends heartbeats
+#' of its own, from a thread that runs while R is busy: the first after one
+#' second, then whenever nothing was sent for `progress_interval` seconds
+#' (see [mcp_server()]). Their message says how long the tool has been
+#' running. Once the tool reports its own progress, heartbeats only fill
+#' long silences, repeating the tool's last total and message.
+#'
+#' @param progress A single finite number: the progress so far. Each report
+#'   of a call must be larger than the one before (the protocol requires
+#'   increasing values); a value that is not is an error of class
+#'   `mcplite_error_progress`.
+#' @param total `NULL` (unknown) or a single finite number: the value
+#'   `progress` reaches when the work is done.
+#' @param message `NULL` or a single string, shown by clients beside the
+#'   progress (clients of protocol 2024-11-05 do not receive it).
+#' @return Invisibly, `TRUE` when the report goes to a client, `FALSE` when
+#'   nobody asked for progress.
+#' @seealso [mcp_server()] for heartbeats and cancellation.
+#' @export
+#' @examples
+#' fit_folds <- function(k = 5) {
+#'   for (i in seq_len(k)) {
+#'     Sys.sleep(0.01) # the real work
+#'     mcp_progress(i, total = k, message = paste("fold", i, "of", k))
+#'   }
+#'   "done"
+#' }
+#' # Called directly, the reports go nowhere:
+#' fit_folds()
+mcp_progress <- function(progress, total = NULL, message = NULL) {
+  if (!is.numeric(progress) || length(progress) != 1L || !is.finite(progress)) {
+    abort("`progress` must be a single finite number, not ", describe(progress), ".",
+      class = "mcplite_error_progress")
+  }
+  if (!is.null(total) && (!is.numeric(total) || length(total) != 1L || !is.finite(total))) {
+    abort("`total` must be NULL or a single finite number, not ", describe(total), ".",
+      class = "mcplite_error_progress")
+  }
+  if (!is.null(message) && (!is_scalar_string(message))) {
+    abort("`message` must be NULL or a single string, not ", describe(message), ".",
+      class = "mcplite_error_progress")
+  }
+  invisible(engine_progress(
+    as.double(progress),
+    if (!is.null(total)) as.double(total),
+    message
+  ))
+}
+
+# The heartbeat interval: the argument, else MCPLITE_PROGRESS_INTERVAL,
+# else 5 seconds.
+progress_interval <- function(interval) {
+  arg <- "`progress_interval`"
+  if (is.null(interval)) {
+    raw <- Sys.getenv("MCPLITE_PROGRESS_INTERVAL", "")
+    if (!nzchar(raw)) {
+      return(5)
+    }
+    arg <- "The environment variable `MCPLITE_PROGRESS_INTERVAL`"
+    interval <- suppressWarnings(as.numeric(raw))
+    if (is.na(interval)) interval <- raw
+  }
+  if (!is.numeric(interval) || length(interval) != 1L || is.na(interval) ||
+    interval < 0.05 || interval > 3600) {
+    abort(arg, " must be a number of seconds from 0.05 to 3600, not ", describe(interval), ".")
+  }
+  as.double(interval)
+}

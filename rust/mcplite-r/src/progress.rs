@@ -1,0 +1,132 @@
+//! Calls that take time, on R's side (RULES C2, C4): the [`Inflight`] of
+//! the running server, which `mcp_progress()` reports to, and the
+//! interrupter that cancels a running tool.
+//!
+//! A cancellation arrives on a transport thread. It interrupts R the way
+//! SIGINT does: on Unix the signal is sent to R's main thread
+//! (`pthread_kill`), where R's own handler sets R's interrupt flag; on
+//! Windows `raise(SIGINT)` runs the C runtime's handler (R's) on the
+//! calling thread, as a console Ctrl-C does. The tool's `on.exit` handlers
+//! and `tryCatch(interrupt = )` run as for a user's Ctrl-C.
+//!
+//! The signal can land after the tool has already returned (the client
+//! cancelled at the last moment). [`swallow_stale_interrupt`] consumes
+//! such a leftover before the next tool runs, so it never interrupts a
+//! call nobody cancelled.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use extendr_api::prelude::*;
+use mcplite_engine::progress::{Inflight, Interrupter, ProgressPolicy, ReportError};
+
+use crate::error::{to_r, Error, Kind};
+use crate::rapi::eval::take_interrupt;
+
+/// The running server's calls (`None` when not serving, or serving
+/// in-process through `mcp_session()`).
+static SERVING: Mutex<Option<Arc<Inflight>>> = Mutex::new(None);
+
+/// An interrupt was sent for a cancellation and may not have been
+/// consumed yet.
+static SENT: AtomicBool = AtomicBool::new(false);
+
+fn serving() -> Option<Arc<Inflight>> {
+    SERVING.lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+/// While alive, `inflight` is the running server's: `mcp_progress()`
+/// reports to it.
+pub struct Installed(());
+
+impl Drop for Installed {
+    fn drop(&mut self) {
+        *SERVING.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+}
+
+/// Make `inflight` the running server's until the returned guard drops.
+pub fn install(inflight: Arc<Inflight>) -> Installed {
+    *SERVING.lock().unwrap_or_else(|e| e.into_inner()) = Some(inflight);
+    Installed(())
+}
+
+/// The calls of a server that runs its tools on this thread (R's main
+/// thread), with heartbeats every `interval`.
+pub fn new_inflight(interval: Duration) -> Arc<Inflight> {
+    Arc::new(Inflight::new(ProgressPolicy::with_interval(interval), Some(interrupter())))
+}
+
+/// Interrupt R's main thread (the caller's thread now) from any thread.
+#[cfg(unix)]
+fn interrupter() -> Interrupter {
+    // SAFETY: pthread_self has no preconditions.
+    let main = unsafe { libc::pthread_self() };
+    Arc::new(move || {
+        SENT.store(true, Ordering::SeqCst);
+        // SAFETY: `main` is R's main thread, alive while serving (the
+        // inflight is dropped before serving returns).
+        unsafe {
+            libc::pthread_kill(main, libc::SIGINT);
+        }
+    })
+}
+
+#[cfg(windows)]
+fn interrupter() -> Interrupter {
+    Arc::new(|| {
+        SENT.store(true, Ordering::SeqCst);
+        // SAFETY: runs the C runtime's SIGINT handler (R's), which only sets
+        // R's interrupt flags, on this thread, as a console Ctrl-C does.
+        unsafe {
+            libc::raise(libc::SIGINT);
+        }
+    })
+}
+
+/// Before a tool runs: consume an interrupt left over from a cancellation
+/// that came too late to stop its own call. Main thread only.
+pub fn swallow_stale_interrupt() {
+    if SENT.swap(false, Ordering::SeqCst) {
+        take_interrupt();
+    }
+}
+
+/// A tool call was interrupted and the interrupt consumed: nothing is left
+/// over from a cancellation.
+pub fn interrupt_consumed() {
+    SENT.store(false, Ordering::SeqCst);
+}
+
+/// Report a tool's progress to the client (the body of `mcp_progress()`).
+/// `TRUE` when the running call has a progress token (the report will be
+/// sent, possibly coalesced with later ones), `FALSE` when there is nobody
+/// to tell. R has checked the types.
+/// @noRd
+#[extendr]
+fn engine_progress(progress: f64, total: Robj, message: Robj) -> Robj {
+    let Some(inflight) = serving() else { return false.into() };
+    let Some(p) = inflight.progress() else { return false.into() };
+    let total = total.as_real();
+    let message = message.as_str();
+    let res = match p.report(progress, total, message) {
+        Ok(()) => {
+            inflight.notify();
+            Ok(true)
+        }
+        Err(ReportError::NotFinite) => {
+            Err(Error::new(Kind::Progress, "`progress` and `total` must be finite numbers.".to_string()))
+        }
+        Err(ReportError::NotIncreasing { previous }) => Err(Error::new(
+            Kind::Progress,
+            format!("`progress` must increase: {progress} is not above the previous value, {previous}."),
+        )),
+    };
+    to_r(res)
+}
+
+extendr_module! {
+    mod progress;
+    fn engine_progress;
+}

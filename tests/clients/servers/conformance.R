@@ -1,0 +1,76 @@
+# The tools the official conformance suite (@modelcontextprotocol/conformance,
+# `conformance server --url ...`) calls on a server under test, served over
+# Streamable HTTP by tests/suites/21-conformance.sh:
+#   MCPLITE_TRANSPORT=http MCPLITE_PORT=0 Rscript --vanilla conformance.R
+# Only the tools a tools-only server can provide: the scenarios that need
+# logging, progress, sampling, elicitation, resources, prompts or completion
+# are out of scope (see the suite's expected-failures list).
+library(mcplite)
+
+png_1px <- "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+wav_stub <- "UklGRiQAAABXQVZFZm10IBAAAAABAAEARKwAAIhYAQACABAAZGF0YQAAAAA="
+
+test_simple_text <- tool(
+  function() "This is a simple text response for testing.",
+  name = "test_simple_text",
+  description = "Returns simple text."
+)
+test_image_content <- tool(
+  function() tool_result(content_image(png_1px, "image/png")),
+  name = "test_image_content",
+  description = "Returns a 1x1 red PNG image."
+)
+test_audio_content <- tool(
+  function() tool_result(content_audio(wav_stub, "audio/wav")),
+  name = "test_audio_content",
+  description = "Returns a tiny WAV audio clip."
+)
+test_embedded_resource <- tool(
+  function() {
+    tool_result(content_resource("test://embedded-resource",
+      text = "This is an embedded resource content.", mime_type = "text/plain"
+    ))
+  },
+  name = "test_embedded_resource",
+  description = "Returns an embedded text resource."
+)
+test_multiple_content_types <- tool(
+  function() {
+    tool_result(list(
+      content_text("Multiple content types test:"),
+      content_image(png_1px, "image/png"),
+      content_resource("test://mixed-content-resource",
+        text = "{\"test\":\"data\",\"value\":123}", mime_type = "application/json"
+      )
+    ))
+  },
+  name = "test_multiple_content_types",
+  description = "Returns text, an image and an embedded resource."
+)
+test_error_handling <- tool(
+  function() stop("This tool intentionally returns an error for testing"),
+  name = "test_error_handling",
+  description = "Always fails."
+)
+json_schema_2020_12_tool <- tool(
+  function(name = NULL, address = NULL) "ok",
+  name = "json_schema_2020_12_tool",
+  description = "Tool with JSON Schema 2020-12 features",
+  arguments = type_from_schema('{
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "$defs": {
+      "address": {
+        "type": "object",
+        "properties": {"street": {"type": "string"}, "city": {"type": "string"}}
+      }
+    },
+    "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+    "additionalProperties": false
+  }')
+)
+
+mcp_server(list(
+  test_simple_text, test_image_content, test_audio_content, test_embedded_resource,
+  test_multiple_content_types, test_error_handling, json_schema_2020_12_tool
+))

