@@ -1,4 +1,4 @@
-# Real HTTP servers for test-http.R and test-http-progress.R.
+# Real HTTP servers for test-http.R, test-http-progress.R and test-client-tls.R.
 
 http_rscript <- function() file.path(R.home("bin"), "Rscript")
 
