@@ -3,11 +3,12 @@
 tests/hostile/server.R` over pipes, as an MCP client would, and throws at it
 every hostile input and misbehaving tool on the list. For each case the
 server must give the right JSON-RPC answer (or a contained tool error), stay
-up (a ping sent after each case is answered), and keep stdout to exactly one
+up (a request sent after each case is answered), and keep stdout to exactly one
 valid JSON-RPC response per line (every stdout line of every process is
 checked). Also: 100,000 pipelined mixed requests answered exactly once and in
-order with RSS sampled, and the process-level cases (quit(), SIGINT, SIGTERM,
-stdin closed mid-call, stdout closed by the client).
+order (pings may overtake calls, RULES C5) with RSS sampled, and the
+process-level cases (quit(), SIGINT, SIGTERM, stdin closed mid-call, stdout
+closed by the client).
 
 Standard library only. Environment: MCPLITE_LIB (library holding mcplite),
 RSCRIPT (default: Rscript), HOSTILE_LOAD (number of load requests, default
@@ -181,24 +182,27 @@ class Server:
 
 # ---------------------------------------------------------------------------
 # Cases in one long-lived session. Each case sends its line(s) followed by a
-# sentinel ping; the lines before the ping's answer are the case's answers.
+# sentinel request; the lines before its answer are the case's answers.
 
 sentinel = [0]
 
 
 def exchange(srv, data, timeout=120):
+    # The sentinel is a modern server/discover: it keeps its place in the
+    # order (a legacy ping may overtake a tool call, RULES C5).
     sentinel[0] += 1
     sid = "sentinel-%d" % sentinel[0]
     if isinstance(data, str):
         data = data.encode("utf-8")
-    srv.send(data + b"\n" + ('{"jsonrpc":"2.0","id":"%s","method":"ping"}\n' % sid).encode())
+    sentinel_line = '{"jsonrpc":"2.0","id":"%s","method":"server/discover","params":{%s}}\n' % (sid, MODERN_META)
+    srv.send(data + b"\n" + sentinel_line.encode())
     got = []
     while True:
         line = srv.recv(timeout)
         msg = json.loads(line)
         if msg.get("id") == sid:
-            if msg != {"jsonrpc": "2.0", "id": sid, "result": {}}:
-                raise AssertionError("bad ping answer %r" % msg)
+            if "supportedVersions" not in msg.get("result", {}):
+                raise AssertionError("bad sentinel answer %r" % msg)
             return got, line
         got.append((msg, line))
 
@@ -380,11 +384,11 @@ def session_cases():
     @case("tool calls readline() and readLines(stdin())")
     def _():
         # a request queued behind the call must not be eaten by the tool
-        srv.send(call(26, "reader") + "\n" + '{"jsonrpc":"2.0","id":27,"method":"ping"}\n')
+        srv.send(call(26, "reader") + "\n" + '{"jsonrpc":"2.0","id":27,"method":"tools/list"}\n')
         a = json.loads(srv.recv())
         b = json.loads(srv.recv())
         assert a["id"] == 26 and a["result"]["content"][0]["text"] == "readline=[] readLines=0", a
-        assert b == {"jsonrpc": "2.0", "id": 27, "result": {}}, b
+        assert b["id"] == 27 and b["result"]["tools"], b
 
     @case("infinite R recursion")
     def _():
@@ -480,7 +484,8 @@ def case_quit():
     try:
         srv.send(INIT + "\n")
         srv.recv()
-        srv.send(call(1, "quitter", {"status": 3}) + "\n" + '{"jsonrpc":"2.0","id":2,"method":"ping"}\n')
+        # (tools/list, not ping: a ping may be answered while the tool runs, RULES C5)
+        srv.send(call(1, "quitter", {"status": 3}) + "\n" + '{"jsonrpc":"2.0","id":2,"method":"tools/list"}\n')
         rc = srv.p.wait(60)
         srv.t_out.join(10)
         srv.check_stdout()
@@ -657,9 +662,18 @@ def case_load():
         w.start()
         rss_peak = rss_start
         rss_samples = []
-        for n, (k, kind) in enumerate(expected):
+        # RULES C5: a ping read while calls wait ahead of it may be answered
+        # before them; every other answer comes in request order.
+        pings = {k for (k, kind) in expected if kind == "ping"}
+        in_order = iter([(k, kind) for (k, kind) in expected if kind != "ping"])
+        for n in range(len(expected)):
             msg = json.loads(srv.recv(120))
             answered[0] = n + 1
+            if msg.get("id") in pings:
+                pings.remove(msg["id"])
+                k, kind = msg["id"], "ping"
+            else:
+                k, kind = next(in_order)
             if msg.get("id") != k:
                 raise AssertionError("answer %d has id %r, expected %r" % (n, msg.get("id"), k))
             r = msg.get("result")
@@ -700,6 +714,7 @@ def case_load():
             "load_rss_every_10000_kb": rss_samples,
         })
         assert srv.nlines == len(expected) + 2001, "stdout lines %d" % srv.nlines
+        assert not pings and next(in_order, None) is None, "unanswered requests"
         # Flat memory (measured growth is well under 1 MB): a margin for
         # allocator noise only.
         assert rss_end - rss_start < 16 * 1024, "RSS grew from %d kB to %d kB" % (rss_start, rss_end)

@@ -135,6 +135,10 @@ test_that("the modern protocol and legacy messages share one stream", {
   ))
   expect_identical(res$status, 0L)
   expect_all_responses(res$lines)
+  # RULES C5: the legacy ping may overtake the tool call queued ahead of it; the rest keep their
+  # order.
+  expect_true('{"jsonrpc":"2.0","id":"f","result":{}}' %in% res$lines)
+  res$lines <- c(setdiff(res$lines, '{"jsonrpc":"2.0","id":"f","result":{}}'), '{"jsonrpc":"2.0","id":"f","result":{}}')
   server_meta <- paste0(
     '"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcplite","version":"', pkg_version(), '"}}'
   )
@@ -214,10 +218,13 @@ test_that("a tool reading stdin (readline(), readLines()) cannot eat requests", 
   expect_identical(res$status, 0L)
   expect_all_responses(res$lines)
   ids <- vapply(res$lines, function(l) parse_line(l)$id, numeric(1), USE.NAMES = FALSE)
-  expect_identical(ids, c(1, 2, 3, 4, 5, 6))
-  expect_identical(parse_line(res$lines[2])$result$content[[1]]$text, "readline=[] stdin=0 file=0")
-  expect_identical(parse_line(res$lines[3])$result$content[[1]]$text, "three")
-  expect_identical(parse_line(res$lines[6])$result$content[[1]]$text, "six")
+  # RULES C5: the ping may overtake the calls queued ahead of it; the rest keep their order.
+  expect_identical(ids[ids != 4], c(1, 2, 3, 5, 6))
+  expect_identical(sort(ids), c(1, 2, 3, 4, 5, 6))
+  lines <- res$lines[ids != 4]
+  expect_identical(parse_line(lines[2])$result$content[[1]]$text, "readline=[] stdin=0 file=0")
+  expect_identical(parse_line(lines[3])$result$content[[1]]$text, "three")
+  expect_identical(parse_line(lines[5])$result$content[[1]]$text, "six")
 })
 
 test_that("malformed lines get JSON-RPC errors and serving continues", {
@@ -247,7 +254,7 @@ test_that("malformed lines get JSON-RPC errors and serving continues", {
   ))
 })
 
-test_that("1,000 pipelined requests followed by immediate EOF are all answered in order", {
+test_that("1,000 pipelined requests followed by immediate EOF are all answered in order (pings may overtake)", {
   n <- 1000L
   calls <- vapply(seq_len(n), function(i) {
     if (i %% 10L == 0L) {
@@ -260,7 +267,13 @@ test_that("1,000 pipelined requests followed by immediate EOF are all answered i
   expect_identical(res$status, 0L)
   expect_length(res$lines, n + 2L)
   msgs <- lapply(res$lines, parse_line)
-  expect_identical(vapply(msgs, function(m) as.integer(m$id), 1L), seq_len(n + 2L))
+  ids <- vapply(msgs, function(m) as.integer(m$id), 1L)
+  # RULES C5: a ping read with calls queued ahead of it may be answered before them; every other
+  # answer comes in request order.
+  is_ping <- ids %% 10L == 1L & ids > 1L & ids <= n + 1L
+  expect_identical(ids[!is_ping], setdiff(seq_len(n + 2L), ids[is_ping]))
+  expect_identical(sort(ids), seq_len(n + 2L))
+  msgs <- msgs[order(ids)]
   texts <- vapply(msgs[2:(n + 1L)], function(m) {
     if (length(m$result$content)) m$result$content[[1]]$text else "pong"
   }, "")
@@ -321,6 +334,8 @@ test_that("a client that closes stderr does not break serving when tools write t
   out <- read_lines_until(p, 4L)
   expect_length(out, 4L)
   expect_all_responses(out)
+  # RULES C5: the ping may overtake the calls; the calls keep their order.
+  out <- out[!grepl('"id":4,', out, fixed = TRUE)]
   expect_identical(
     out[2],
     '{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"quiet"}],"isError":false}}'
@@ -401,4 +416,78 @@ test_that("argument errors in the script exit non-zero with nothing on stdout", 
     expect_identical(res$stdout, "", info = nm)
     expect_match(res$stderr, "`(tools|instructions)`", info = nm)
   }
+})
+
+test_that("C1, C4, C5: heartbeats, a ping answered and a cancellation interrupting R while a tool runs", {
+  marker <- tempfile("cancel-")
+  script <- tempfile(fileext = ".R")
+  on.exit(unlink(c(script, paste0(marker, c(".exit-30", ".after-30", ".exit-0", ".after-0")))), add = TRUE)
+  writeLines(c(
+    sprintf("marker <- %s", deparse(marker)),
+    "slow <- mcplite::tool(function(seconds) {",
+    "  on.exit(writeLines('on.exit ran', paste0(marker, '.exit-', seconds)))",
+    "  Sys.sleep(seconds)",
+    "  writeLines('finished', paste0(marker, '.after-', seconds))",
+    "  'slept'",
+    "}, name = 'slow', description = 'Sleeps.', arguments = list(seconds = mcplite::type_number('Seconds.')))",
+    "mcplite::mcp_server(slow, progress_interval = 0.2)"
+  ), script)
+  p <- processx::process$new(
+    rscript_bin(), c("--vanilla", script),
+    stdin = "|", stdout = "|", stderr = "|", env = e2e_env()
+  )
+  on.exit(if (p$is_alive()) p$kill(), add = TRUE)
+  seen <- list()
+  # Lines up to the answer with `id` (or what arrived within the timeout).
+  read_until_id <- function(id, timeout = 30) {
+    deadline <- Sys.time() + timeout
+    repeat {
+      p$poll_io(200)
+      for (l in p$read_output_lines()) seen[[length(seen) + 1L]] <<- parse_line(l)
+      if (any(vapply(seen, function(m) identical(m$id, id), TRUE)) || Sys.time() > deadline) break
+    }
+  }
+  p$write_input(paste0(init_line(1, "2025-11-25"), "\n"))
+  read_until_id(1L)
+  p$write_input(paste0(
+    '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{"seconds":30},',
+    '"_meta":{"progressToken":"t"}}}\n'
+  ))
+  # Heartbeats while R sleeps (the first after 0.2 s).
+  deadline <- Sys.time() + 30
+  while (!any(vapply(seen, function(m) identical(m$method, "notifications/progress"), TRUE)) &&
+         Sys.time() < deadline) {
+    p$poll_io(200)
+    for (l in p$read_output_lines()) seen[[length(seen) + 1L]] <- parse_line(l)
+  }
+  beats <- Filter(function(m) identical(m$method, "notifications/progress"), seen)
+  expect_gte(length(beats), 1L)
+  expect_identical(beats[[1]]$params$progressToken, "t")
+  # RULES C5: a legacy ping is answered while the tool still sleeps.
+  p$write_input('{"jsonrpc":"2.0","id":3,"method":"ping"}\n')
+  read_until_id(3L)
+  pong <- Filter(function(m) identical(m$id, 3L), seen)
+  expect_length(pong, 1L)
+  expect_length(pong[[1]]$result, 0L)
+  expect_false(file.exists(paste0(marker, ".after-30")))
+  # RULES C4.1: the cancellation interrupts R (on.exit runs, the rest of the tool does not), the
+  # call is never answered, and the next call is.
+  p$write_input(paste0(
+    '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}\n',
+    '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"slow","arguments":{"seconds":0}}}\n'
+  ))
+  read_until_id(4L)
+  answer <- Filter(function(m) identical(m$id, 4L), seen)
+  expect_length(answer, 1L)
+  expect_identical(answer[[1]]$result$content[[1]]$text, "slept")
+  expect_true(file.exists(paste0(marker, ".exit-30")))
+  expect_false(file.exists(paste0(marker, ".after-30")))
+  close(p$get_input_connection())
+  p$wait(30000)
+  for (l in p$read_all_output_lines()) seen[[length(seen) + 1L]] <- parse_line(l)
+  expect_identical(p$get_exit_status(), 0L)
+  expect_false(any(vapply(seen, function(m) identical(m$id, 2L), TRUE)))
+  # Every notification came before the call's end (none after the answer to 4).
+  last_beat <- max(which(vapply(seen, function(m) identical(m$method, "notifications/progress"), TRUE)))
+  expect_lt(last_beat, which(vapply(seen, function(m) identical(m$id, 4L), TRUE)))
 })

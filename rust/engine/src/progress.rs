@@ -166,7 +166,13 @@ impl Progress {
     /// A report from the tool (RULES C2). `progress` must be above the
     /// tool's previous report; both numbers must be finite. Accepted
     /// reports are coalesced until [`Progress::poll`] sends the latest.
-    pub fn report(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> Result<(), ReportError> {
+    ///
+    /// `Ok(true)` when the ticker should be woken ([`Inflight::notify`]):
+    /// this report is the first one waiting since the last notification.
+    /// `Ok(false)` when it joins one already waiting (the ticker is already
+    /// due to send it) or the call has ended: a tool reporting in a tight
+    /// loop then costs no wake-ups beyond one per notification sent.
+    pub fn report(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> Result<bool, ReportError> {
         if !progress.is_finite() || total.is_some_and(|t| !t.is_finite()) {
             return Err(ReportError::NotFinite);
         }
@@ -177,8 +183,9 @@ impl Progress {
             }
         }
         s.reported = Some(Report { progress, total, message: message.map(str::to_owned) });
+        let was_pending = s.pending;
         s.pending = !s.ended;
-        Ok(())
+        Ok(s.pending && !was_pending)
     }
 
     /// The notification line due at `now`, if any (without LF). Updates the
@@ -386,10 +393,22 @@ impl Inflight {
 
     /// Sleep until `deadline` or until [`Inflight::notify`] is called.
     pub fn wait(&self, deadline: Instant) {
+        self.wait_after(self.epoch(), deadline);
+    }
+
+    /// How many times [`Inflight::notify`] was called so far. A ticker reads
+    /// it before looking at the state, then sleeps with
+    /// [`Inflight::wait_after`], so that a wake-up in between is not lost.
+    pub fn epoch(&self) -> u64 {
+        *self.wake_lock.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Sleep until `deadline`, unless [`Inflight::notify`] was called since
+    /// [`Inflight::epoch`] returned `epoch` (then return at once).
+    pub fn wait_after(&self, epoch: u64, deadline: Instant) {
         let g = self.wake_lock.lock().unwrap_or_else(|e| e.into_inner());
-        let seen = *g;
         let timeout = deadline.saturating_duration_since(Instant::now());
-        let _ = self.wake.wait_timeout_while(g, timeout, |n| *n == seen);
+        let _ = self.wake.wait_timeout_while(g, timeout, |n| *n == epoch);
     }
 }
 
@@ -400,17 +419,22 @@ impl CallWatch for Inflight {
             call.progress_token.map(|t| Arc::new(Progress::new(t.to_owned(), call.version, self.policy, now)));
         let id = serde_json::from_str(call.id).unwrap_or(Value::Null);
         let scope = self.next_scope.lock().unwrap_or_else(|e| e.into_inner()).take();
+        // A ticker only has work for a call with progress: calls without a
+        // token wake no thread (a wake-up per call would cost every call).
+        let wake = progress.is_some();
         *self.running() = Some(Running { id, scope, progress, cancelled: false });
-        self.notify();
+        if wake {
+            self.notify();
+        }
     }
 
     fn finished(&self) -> bool {
         let r = self.running().take();
-        self.notify();
         match r {
             Some(r) => {
                 if let Some(p) = &r.progress {
                     p.end();
+                    self.notify();
                 }
                 r.cancelled
             }
@@ -499,6 +523,19 @@ mod tests {
         assert_eq!(b["progress"], 999, "the latest report wins");
         assert_eq!(p.poll(t0 + Duration::from_millis(300)), None, "nothing new, no heartbeat yet");
         assert_eq!(p.sent(), 2);
+    }
+
+    #[test]
+    fn c2_only_the_first_waiting_report_asks_for_a_wake_up() {
+        let t0 = Instant::now();
+        let p = Progress::new("1".into(), Version::V2025_11_25, policy(), t0);
+        assert_eq!(p.report(1.0, None, None), Ok(true));
+        assert_eq!(p.report(2.0, None, None), Ok(false), "coalesced with the waiting one");
+        assert_eq!(p.report(3.0, None, None), Ok(false));
+        p.poll(t0).unwrap();
+        assert_eq!(p.report(4.0, None, None), Ok(true), "the first after a notification");
+        p.end();
+        assert_eq!(p.report(5.0, None, None), Ok(false), "nothing is sent after the end");
     }
 
     #[test]

@@ -50,6 +50,9 @@ mod metrics;
 mod spans;
 mod w3c;
 
+// Threads a transport starts share the exporters' signal mask.
+pub(crate) use export::masked;
+
 pub use attrs::{known_method, CLIENT_STRING_LIMIT, ERROR_TYPES, OTHER_METHOD};
 pub use config::{
     log_level_from_env, Config, ExporterKind, Limits, OtlpConfig, SamplerKind, SignalConfig, Temporality,

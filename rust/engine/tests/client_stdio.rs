@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use mcplite_engine::client::{ClientError, Connection, Options, StdioSpec};
 use mcplite_engine::host::{CallContext, Host, ToolFailure, ToolResult, ToolSpec};
+use mcplite_engine::progress::{Inflight, ProgressPolicy};
 use mcplite_engine::transport::{serve, Reader, ServeOptions};
 use mcplite_engine::{Server, ServerInfo};
 use serde_json::{Map, Value};
@@ -73,7 +74,8 @@ fn serve_stdio() {
     let server =
         Server::new(ServerInfo { name: "stdio-test".into(), version: "1".into(), instructions: None }, &mut Tools);
     let mut out = std::io::stdout();
-    serve(&server, &mut Tools, Reader::spawn(input), &mut out, &ServeOptions::default());
+    let inflight = std::sync::Arc::new(Inflight::new(ProgressPolicy::default(), None));
+    serve(&server, &mut Tools, Reader::spawn(input), &mut out, &ServeOptions::default(), &inflight);
 }
 
 /// Append a byte to `file` every 20 ms, forever.

@@ -8,6 +8,10 @@ use mcplite_engine::transport::{serve, Reader, ServeEnd, ServeOptions};
 use mcplite_engine::{Server, ServerInfo};
 use serde_json::{Map, Value};
 
+mod pipes;
+
+use pipes::pipe;
+
 struct Echo;
 
 impl Host for Echo {
@@ -30,25 +34,8 @@ impl Host for Echo {
     }
 }
 
-/// An anonymous pipe: (read end, write end).
-#[cfg(unix)]
-fn pipe() -> (File, File) {
-    use std::os::unix::io::FromRawFd;
-    let mut fds = [0; 2];
-    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
-    unsafe { (File::from_raw_fd(fds[0]), File::from_raw_fd(fds[1])) }
-}
-
-/// An anonymous pipe: (read end, write end), as a client's stdin and
-/// stdout are on Windows.
-#[cfg(windows)]
-fn pipe() -> (File, File) {
-    use std::os::windows::io::FromRawHandle;
-    use windows_sys::Win32::System::Pipes::CreatePipe;
-    let mut r = std::ptr::null_mut();
-    let mut w = std::ptr::null_mut();
-    assert_ne!(unsafe { CreatePipe(&mut r, &mut w, std::ptr::null(), 0) }, 0);
-    unsafe { (File::from_raw_handle(r), File::from_raw_handle(w)) }
+fn inflight() -> std::sync::Arc<mcplite_engine::progress::Inflight> {
+    std::sync::Arc::new(mcplite_engine::progress::Inflight::new(Default::default(), None))
 }
 
 fn server() -> Server {
@@ -76,15 +63,19 @@ fn pipelined_requests_then_eof_are_all_answered_in_order() {
         s
     });
     let srv = server();
-    let end = serve(&srv, &mut Echo, Reader::spawn(in_r), &mut out_w, &ServeOptions::default());
+    let end = serve(&srv, &mut Echo, Reader::spawn(in_r), &mut out_w, &ServeOptions::default(), &inflight());
     drop(out_w);
     writer.join().unwrap();
     assert_eq!(end, ServeEnd::Eof);
     let out = reader_thread.join().unwrap();
-    let lines: Vec<&str> = out.lines().collect();
+    let lines: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(lines.len(), 1002);
-    for (i, l) in lines.iter().enumerate() {
-        let v: Value = serde_json::from_str(l).unwrap();
+    // RULES C5: the final ping, read with calls queued ahead of it, may be
+    // answered before them; everything else in order.
+    let (pings, ordered): (Vec<&Value>, Vec<&Value>) = lines.iter().partition(|v| v["id"] == 1001);
+    assert_eq!(pings.len(), 1);
+    assert_eq!(pings[0]["result"], serde_json::json!({}));
+    for (i, v) in ordered.iter().enumerate() {
         assert_eq!(v["id"], i as u64);
         if (1..=1000).contains(&i) {
             assert_eq!(v["result"]["content"][0]["text"], i.to_string());
@@ -103,7 +94,7 @@ fn broken_pipe_ends_serving_cleanly() {
     drop(out_r); // the client stopped reading
     in_w.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n").unwrap();
     let srv = server();
-    let end = serve(&srv, &mut Echo, Reader::spawn(in_r), &mut out_w, &ServeOptions::default());
+    let end = serve(&srv, &mut Echo, Reader::spawn(in_r), &mut out_w, &ServeOptions::default(), &inflight());
     assert_eq!(end, ServeEnd::BrokenPipe);
     drop(in_w);
 }
@@ -142,7 +133,7 @@ fn calls(from: u64, to: u64) -> String {
 fn serve_echo_in_thread(input: File, mut output: File) -> std::thread::JoinHandle<ServeEnd> {
     std::thread::spawn(move || {
         let srv = server();
-        serve(&srv, &mut Echo, Reader::spawn(input), &mut output, &ServeOptions::default())
+        serve(&srv, &mut Echo, Reader::spawn(input), &mut output, &ServeOptions::default(), &inflight())
     })
 }
 
@@ -169,7 +160,7 @@ fn requests_sent_while_a_tool_runs_are_read_and_queued() {
         let mut host = Slow(flag);
         let srv =
             Server::new(ServerInfo { name: "mcplite".into(), version: "1".into(), instructions: None }, &mut host);
-        serve(&srv, &mut host, Reader::spawn(in_r), &mut out_w, &ServeOptions::default())
+        serve(&srv, &mut host, Reader::spawn(in_r), &mut out_w, &ServeOptions::default(), &inflight())
     });
     let collector = collect_in_thread(out_r);
     in_w.write_all(INIT.as_bytes()).unwrap();
@@ -249,8 +240,10 @@ fn a_long_line_arriving_in_pieces_is_framed_whole() {
     drop(in_w);
     let s = collector.join().unwrap();
     assert_eq!(serving.join().unwrap(), ServeEnd::Eof);
-    let lines: Vec<Value> = s.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let mut lines: Vec<Value> = s.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(lines.len(), 3);
+    // RULES C5: the ping may overtake the long line (which may be a call).
+    lines[1..].sort_by_key(|v| v["id"].as_u64());
     assert_eq!(lines[1]["id"], 7);
     assert_eq!(lines[1]["result"]["content"][0]["text"], "7");
     assert_eq!(lines[2]["id"], 8);

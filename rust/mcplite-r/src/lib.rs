@@ -72,7 +72,7 @@ fn engine_serve(spec: Robj, version: &str, instructions: Robj, progress_interval
         let reader = stdio::spawn_reader_masked(input);
         let inflight = progress::new_inflight(progress_interval);
         let _installed = progress::install(inflight.clone());
-        let end = serve(&server, &mut host, reader, &mut output, &ServeOptions::default());
+        let end = serve(&server, &mut host, reader, &mut output, &ServeOptions::default(), &inflight);
         server.shutdown_recorder();
         drop(output);
         guard.restore();

@@ -111,8 +111,12 @@ fn engine_progress(progress: f64, total: Robj, message: Robj) -> Robj {
     let total = total.as_real();
     let message = message.as_str();
     let res = match p.report(progress, total, message) {
-        Ok(()) => {
-            inflight.notify();
+        Ok(wake) => {
+            // Only the first report waiting since the last notification
+            // wakes the ticker: a tight loop of reports costs no wake-ups.
+            if wake {
+                inflight.notify();
+            }
             Ok(true)
         }
         Err(ReportError::NotFinite) => {

@@ -869,8 +869,9 @@ async fn stream_call(
     }
 }
 
-/// A host for messages that run no tool (never called).
-struct NoTools;
+/// A host for messages that run no tool (never called). Also the stdio
+/// ticker's, for the pings it answers.
+pub(super) struct NoTools;
 
 impl Host for NoTools {
     fn tools(&mut self) -> Vec<ToolSpec> {

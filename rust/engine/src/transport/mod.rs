@@ -7,6 +7,9 @@
 //!   between them.
 //! * [`stdio`]: the serve loop: a line from the reader, the dispatcher's
 //!   [`crate::server::Reply`], the response line written.
+//! * [`control`]: what is done with a line the moment it is read
+//!   (cancellations, pings that overtake a running call), and the ticker
+//!   thread that writes progress notifications while a tool runs.
 //! * [`http`]: the Streamable HTTP transport (hyper on a small tokio
 //!   runtime; tool calls handed to the serving thread).
 //! * `sys`: the platform-specific pieces (readiness of the stream, C stdio
@@ -15,6 +18,7 @@
 //! The dispatcher ([`crate::server::Server`]) knows nothing of this module;
 //! another transport drives it the same way [`serve`] does.
 
+pub mod control;
 pub mod framer;
 pub mod http;
 pub mod reader;

@@ -74,12 +74,13 @@
 use std::fs::File;
 use std::io::{self, Read};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{unbounded, Receiver, Sender};
 
+use super::control::Control;
 use super::framer::Framer;
 use super::sys::{Readiness, Source};
 
@@ -125,6 +126,8 @@ struct Shared {
     /// The reader thread sleeps until woken (no recent activity).
     napping: AtomicBool,
     stop: AtomicBool,
+    /// Looks at each line as it is read (set by `serve`).
+    control: OnceLock<Arc<Control>>,
 }
 
 struct Input {
@@ -133,6 +136,21 @@ struct Input {
     chunk: Vec<u8>,
     /// EOF or a read error was queued; nothing more is read.
     done: bool,
+    /// Lines queued so far: the stream position of the next one.
+    seq: u64,
+}
+
+/// Queue one framed line, after [`Control::route`] has seen it.
+fn queue(tx: &Sender<Inbound>, control: Option<&Control>, seq: &mut u64, line: Vec<u8>) {
+    let line = match control {
+        Some(c) => match c.route(line, *seq) {
+            Some(l) => l,
+            None => return,
+        },
+        None => line,
+    };
+    *seq += 1;
+    let _ = tx.send(Inbound::Line(line));
 }
 
 impl Shared {
@@ -147,7 +165,8 @@ impl Shared {
     /// input has ended).
     fn pump_counted(&self) -> Option<usize> {
         let mut guard = self.input.lock().unwrap_or_else(|e| e.into_inner());
-        let Input { file, framer, chunk, done } = &mut *guard;
+        let Input { file, framer, chunk, done, seq } = &mut *guard;
+        let control = self.control.get().map(|c| &**c);
         if *done {
             return None;
         }
@@ -158,7 +177,7 @@ impl Shared {
             match file.read(chunk) {
                 Ok(0) => {
                     if let Some(l) = framer.finish() {
-                        let _ = self.tx.send(Inbound::Line(l));
+                        queue(&self.tx, control, seq, l);
                     }
                     let _ = self.tx.send(Inbound::Eof);
                     *done = true;
@@ -166,9 +185,7 @@ impl Shared {
                 }
                 Ok(n) => {
                     let tx = &self.tx;
-                    framer.push(&chunk[..n], &mut |l| {
-                        let _ = tx.send(Inbound::Line(l));
-                    });
+                    framer.push(&chunk[..n], &mut |l| queue(tx, control, seq, l));
                     self.partial.store(framer.has_partial(), Ordering::Relaxed);
                     return Some(n);
                 }
@@ -238,7 +255,13 @@ impl Reader {
         let (ready, input) = super::sys::open(input);
         let shared = Arc::new(Shared {
             ready,
-            input: Mutex::new(Input { file: input, framer: Framer::new(), chunk: vec![0u8; 64 * 1024], done: false }),
+            input: Mutex::new(Input {
+                file: input,
+                framer: Framer::new(),
+                chunk: vec![0u8; 64 * 1024],
+                done: false,
+                seq: 0,
+            }),
             tx,
             busy: AtomicBool::new(false),
             partial: AtomicBool::new(false),
@@ -246,6 +269,7 @@ impl Reader {
             turn: AtomicU64::new(0),
             napping: AtomicBool::new(false),
             stop: AtomicBool::new(false),
+            control: OnceLock::new(),
         });
         let s = Arc::clone(&shared);
         let handle = std::thread::Builder::new()
@@ -304,6 +328,11 @@ impl Reader {
         let got = self.rx.recv_timeout(timeout).ok();
         s.long_line.store(false, Ordering::SeqCst);
         got
+    }
+
+    /// Have every line read from now on seen by `control` on arrival.
+    pub(super) fn attach(&self, control: Arc<Control>) {
+        let _ = self.shared.control.set(control);
     }
 
     /// The serving thread starts (`true`) or finished handling a message.
