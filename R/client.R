@@ -40,8 +40,12 @@
 #' shows the version in use.
 #'
 #' @section Child processes:
-#' Starting servers over stdio works on Linux and macOS; on Windows this
-#' build can only reach servers over Streamable HTTP (`url`).
+#' On Windows there are no signals: the server runs in a new process group
+#' without a console window, inside a Job object, and where the description
+#' above says SIGTERM and SIGKILL, the whole Job (the server and everything
+#' it started) is terminated instead; it is also terminated when R exits. A
+#' bare `command` such as `"npx"` is looked up on the `PATH` with the
+#' extensions `.exe`, `.cmd`, `.bat` and `.com`.
 #'
 #' The server process gets an allowlisted copy of R's environment plus the
 #' variables in `env` (which win over inherited ones with the same name): only
@@ -68,9 +72,22 @@
 #' `${NAME}`, which is replaced when connecting (an unset variable is an
 #' error), so tokens need not be written into scripts or configuration files.
 #' Headers the protocol owns (`Accept`, `Content-Type`, `MCP-Protocol-Version`,
-#' `Mcp-Session-Id`, `Mcp-Method`, `Mcp-Name`) cannot be set. Only plain
-#' `http://` URLs are supported (`https://` needs TLS, which this build does
-#' not include); there is no OAuth support: supply a token in `headers`.
+#' `Mcp-Session-Id`, `Mcp-Method`, `Mcp-Name`) cannot be set. There is no
+#' OAuth support: supply a token in `headers`.
+#'
+#' @section HTTPS:
+#' `https://` URLs are supported (TLS by rustls, compiled into the package:
+#' no system TLS library is needed). The server's certificate must be valid
+#' for the URL's host name and be issued by a trusted certificate authority:
+#' by default one of the platform's trust store (the system's CA bundle on
+#' Linux, the Keychain on macOS, the certificate store on Windows). For a
+#' server whose certificate comes from a private CA, give that CA's
+#' certificate (a PEM file, which may hold several) in `ca_file`, or name the
+#' file in the environment variable `SSL_CERT_FILE`; then only the CAs of that
+#' file are trusted. A certificate that is rejected fails the connection with
+#' an error of class `mcplite_error_tls` (also `mcplite_error_connection`)
+#' whose message names the URL and why (unknown issuer, wrong host name,
+#' expired, ...), and whose `url` holds the URL.
 #'
 #' @param command The program that runs the server, e.g. `"npx"`, `"uvx"`,
 #'   `"docker"` or the path of an executable. Looked up on the child's `PATH`.
@@ -85,6 +102,10 @@
 #' @param headers Extra HTTP headers: a named character vector or a named
 #'   list of single strings; `${NAME}` in a value is replaced by the
 #'   environment variable `NAME`.
+#' @param ca_file `NULL`, or the path of a PEM file of CA certificates that
+#'   `https://` servers must be certified by instead of the platform's trust
+#'   store (a private CA). `NULL` uses the file named by the environment
+#'   variable `SSL_CERT_FILE` when it is set. See the HTTPS section.
 #' @param name A short name for the server, used in messages and printing.
 #'   Defaults to the command's file name or the URL's host.
 #' @param timeout Seconds to wait for the handshake, and the default for each
@@ -124,7 +145,7 @@
 #' )
 #' }
 mcp_connect <- function(command = NULL, args = character(), ..., env = NULL, cwd = NULL,
-                        url = NULL, headers = NULL, name = NULL, timeout = 60,
+                        url = NULL, headers = NULL, ca_file = NULL, name = NULL, timeout = 60,
                         protocol = "auto") {
   check_dots_empty(...)
   if (is.null(command) == is.null(url)) {
@@ -136,10 +157,10 @@ mcp_connect <- function(command = NULL, args = character(), ..., env = NULL, cwd
     if (!identical(args, character()) || !is.null(env) || !is.null(cwd)) {
       abort("`args`, `env` and `cwd` apply to `command`, not to `url`.")
     }
-    return(connect_http(url, headers, name, timeout, protocol))
+    return(connect_http(url, headers, ca_file, name, timeout, protocol))
   }
-  if (!is.null(headers)) {
-    abort("`headers` applies to `url`, not to `command`.")
+  if (!is.null(headers) || !is.null(ca_file)) {
+    abort("`", if (is.null(headers)) "ca_file" else "headers", "` applies to `url`, not to `command`.")
   }
   if (!is_scalar_string(command) || !nzchar(command)) {
     abort("`command` must be a single non-empty string, not ", describe(command), ".")
@@ -233,8 +254,10 @@ mcp_close <- function(x) {
 #'   `max_time`); the request was cancelled on the server.
 #' * `mcplite_error_connection`: the server could not be started or reached,
 #'   exited, closed the connection, or broke the protocol. Its `reason` is one
-#'   of `"spawn"`, `"connect"`, `"closed"`, `"http"` (with `status`) or
-#'   `"protocol"`, and `stderr` holds the end of the server's standard error.
+#'   of `"spawn"`, `"connect"`, `"tls"`, `"closed"`, `"http"` (with
+#'   `status`) or `"protocol"`, and `stderr` holds the end of the server's
+#'   standard error. A rejected TLS certificate (reason `"tls"`) also has
+#'   class `mcplite_error_tls` and the URL in `url`.
 #'
 #' Interrupting R (Ctrl-C, Esc) during a call cancels the request on the
 #' server (`notifications/cancelled` on stdio; the response stream is closed
@@ -782,6 +805,13 @@ client_fail <- function(x, f, method, tool = NULL) {
       "mcplite_error_timeout", seconds = f$seconds, server = server, stderr = stderr
     )
   }
+  if (identical(kind, "tls")) {
+    client_abort(
+      paste0("Cannot connect to MCP server `", server, "`: ", f$message, "."),
+      c("mcplite_error_tls", "mcplite_error_connection"), reason = kind, url = f$data, server = server,
+      stderr = character()
+    )
+  }
   intro <- switch(kind,
     spawn = paste0("Cannot start MCP server `", server, "`: "),
     connect = paste0("Cannot connect to MCP server `", server, "`: "),
@@ -1067,19 +1097,39 @@ interpolate_headers <- function(headers) {
   values
 }
 
-connect_http <- function(url, headers, name, timeout, protocol) {
+connect_http <- function(url, headers, ca_file, name, timeout, protocol) {
   if (!is_scalar_string(url) || !grepl("^https?://[^/?#]+", url)) {
     abort("`url` must be a single http:// or https:// URL, not ",
           if (is_scalar_string(url)) paste0("\"", url, "\"") else describe(url), ".")
   }
   headers <- interpolate_headers(headers)
+  ca_file <- check_ca_file(ca_file)
   host <- sub("^https?://([^/?#]+).*$", "\\1", url)
   host <- sub("^[^@]*@", "", host)
   name <- check_connection_name(name, host)
   ptr <- .Call(
     wrap__client_connect_http, url, unname(headers), names(headers) %||% character(),
     if (identical(protocol, "auto")) NULL else protocol,
-    timeout, probe_timeout(), max_message(), client_version()
+    timeout, probe_timeout(), max_message(), client_version(), ca_file
   )
   new_connection(ptr, name, "http", url, timeout)
+}
+
+# The CA bundle for https:// URLs: `ca_file`, else SSL_CERT_FILE, else NULL
+# (the platform's trust store).
+check_ca_file <- function(ca_file) {
+  what <- "`ca_file`"
+  if (is.null(ca_file)) {
+    env <- Sys.getenv("SSL_CERT_FILE")
+    if (!nzchar(env)) {
+      return(NULL)
+    }
+    ca_file <- env
+    what <- "The environment variable SSL_CERT_FILE"
+  }
+  if (!is_scalar_string(ca_file) || !file.exists(ca_file) || dir.exists(ca_file)) {
+    abort(what, " must be the path of a PEM file of CA certificates, not ",
+          if (is_scalar_string(ca_file)) paste0("\"", ca_file, "\"") else describe(ca_file), ".")
+  }
+  normalizePath(ca_file, mustWork = TRUE)
 }

@@ -41,8 +41,9 @@
 #' supported by the code but only compile-checked by the package's tests.
 #' On Windows, building needs Rtools and the Rust target
 #' `x86_64-pc-windows-gnu`; the protocol engine's tests (serving over real
-#' pipes included) run under Wine, and the R layer is compiled but not run
-#' by the package's tests. While the server runs, standard output is
+#' pipes, and the MCP client starting a server over stdio, included) run
+#' under Wine, and the R layer is compiled but not run by the package's
+#' tests. While the server runs, standard output is
 #' protected in the same way everywhere: on Windows the C runtime's
 #' descriptors and the process's standard handles both point at standard
 #' error, and standard input at the `NUL` device. On Windows, Ctrl-Break

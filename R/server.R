@@ -114,6 +114,18 @@
 #' listing. Tool output printed with `cat()` or `message()` goes to the
 #' console as usual.
 #'
+#' A tool call that asks for progress (`_meta.progressToken`) from a client
+#' that accepts `text/event-stream` (every MCP SDK does) is answered as a
+#' Server-Sent Events stream: the progress notifications described under
+#' "Long-running tools" while the tool runs, then the result, then the stream
+#' ends. The response carries `X-Accel-Buffering: no` so that proxies such as
+#' nginx pass each event at once. Calls without a progress token get a plain
+#' JSON answer. A modern client that closes the connection of a running call
+#' cancels it (the tool is interrupted, see "Long-running tools"); a legacy
+#' client cancels with `notifications/cancelled` in its session, which
+#' reaches only calls of that session. A cancelled call gets no result (its
+#' stream ends, or the request is answered `202` with no body).
+#'
 #' Security defaults: the server listens on 127.0.0.1 only, accepts only
 #' loopback `Host` names there (against DNS rebinding) and only loopback or
 #' listed browser `Origin`s (403 otherwise). Set a `token` before listening
@@ -134,7 +146,8 @@
 #' of giving up. Nothing is sent for calls without a token, for calls that end
 #' within a second, or after the response.
 #'
-#' A client can cancel a call with `notifications/cancelled`. The running tool
+#' A client can cancel a call with `notifications/cancelled` (over HTTP, a
+#' modern client closes the connection instead). The running tool
 #' is interrupted the way Ctrl+C interrupts R (its `on.exit()` handlers and
 #' `tryCatch(interrupt = )` run) and the call gets no response; a call still
 #' waiting its turn is dropped unanswered; a cancellation for an unknown or
@@ -214,6 +227,7 @@ mcp_server <- function(tools, instructions = NULL, transport = NULL, host = NULL
     )
   }
   interval <- progress_interval(progress_interval)
+  if (!is.null(http)) http$progress_interval <- interval
   restore_locale <- use_utf8_ctype()
   on.exit(restore_locale(), add = TRUE)
   check_instructions(instructions)

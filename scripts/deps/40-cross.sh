@@ -7,7 +7,11 @@
 #   Wine (wine64, run as /usr/lib/wine/wine64);
 # - bcryptprimitives.dll, a stand-in for the Windows DLL that Debian's
 #   Wine 8.0 lacks and Rust's std imports (scripts/deps/cross/
-#   bcryptprimitives.c), built into $MCPLITE_CROSS_DIR.
+#   bcryptprimitives.c), built into $MCPLITE_CROSS_DIR;
+# - clang, the C compiler for the macOS targets' build scripts (ring, the
+#   TLS crypto provider, compiles C and assembly even for `cargo check`;
+#   the suite points it at the stand-in headers of scripts/deps/cross/
+#   darwin-include, since the macOS SDK is not available here).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export PATH="$PATH:${CARGO_HOME:-$HOME/.cargo}/bin"
@@ -27,6 +31,7 @@ fi
 apt_missing=()
 command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1 || apt_missing+=(gcc-mingw-w64-x86-64)
 [ -x /usr/lib/wine/wine64 ] || apt_missing+=(wine64)
+command -v clang >/dev/null 2>&1 || apt_missing+=(clang)
 if [ "${#apt_missing[@]}" -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq

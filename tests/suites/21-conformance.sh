@@ -144,7 +144,7 @@ if url=$(start_server conformance tests/clients/servers/conformance.R); then
   fi
   for s in server-initialize ping tools-list tools-call-simple-text tools-call-image tools-call-audio \
     tools-call-embedded-resource tools-call-mixed-content tools-call-error json-schema-2020-12 \
-    dns-rebinding-protection; do
+    tools-call-with-progress dns-rebinding-protection; do
     if printf '%s\n' "$summary" | grep -qx "PASS $s"; then ok "conformance scenario $s"; else not_ok "conformance scenario $s"; fi
   done
 else

@@ -4,8 +4,6 @@
 
 skip_on_cran()
 
-http_rscript <- function() file.path(R.home("bin"), "Rscript")
-
 test_that("transport and HTTP arguments are checked with clear errors", {
   echo <- tool(function(x) x, "Echo.", name = "echo", arguments = list(x = type_string()))
   expect_error(mcp_server(echo, transport = "tcp"), "`transport` must be \"stdio\" or \"http\", not", class = "mcplite_error")
@@ -31,32 +29,6 @@ test_that("transport and HTTP arguments are checked with clear errors", {
     class = "mcplite_error_http"
   )
 })
-
-# Start a server script over HTTP on a free port; returns the process and the
-# endpoint URL read from its one start-up line on stderr.
-start_http_server <- function(code, env = character(), envir = parent.frame()) {
-  skip_if_not_installed("processx")
-  skip_if(!nzchar(Sys.which("curl")), "curl not found")
-  script <- tempfile(fileext = ".R")
-  writeLines(code, script)
-  p <- processx::process$new(
-    http_rscript(), c("--vanilla", script),
-    stdout = "|", stderr = "|",
-    env = c("current", R_LIBS = paste(.libPaths(), collapse = .Platform$path.sep), env)
-  )
-  withr::defer(if (p$is_alive()) p$kill(), envir = envir)
-  err <- ""
-  deadline <- Sys.time() + 60
-  while (Sys.time() < deadline && p$is_alive()) {
-    p$poll_io(200)
-    err <- paste0(err, p$read_error())
-    url <- regmatches(err, regexpr("http://[^ ]+/mcp", err))
-    if (length(url) == 1L) {
-      return(list(process = p, url = url, stderr = err))
-    }
-  }
-  stop("the server did not start: ", err, p$read_all_error())
-}
 
 http_server_code <- function(extra = "") {
   c(
@@ -258,11 +230,14 @@ test_that("nginx spreads modern requests, routes legacy sessions by MCP-Session-
   conf_src <- system.file("deploy", "nginx.conf", package = "mcplite")
   skip_if(!nzchar(conf_src), "inst/deploy/nginx.conf not installed")
   log_dir <- withr::local_tempdir()
+  done_dir <- withr::local_tempdir()
   code <- c(
     "library(mcplite)",
     sprintf("log <- file.path('%s', paste0('calls-', Sys.getpid(), '.txt'))", log_dir),
     "pid <- tool(function(n) { cat(n, '\\n', file = log, append = TRUE); Sys.getpid() }, 'Pid.', name = 'pid', arguments = list(n = type_integer()))",
-    "mcp_server(pid, transport = 'http', port = 0L)"
+    sprintf("done <- file.path('%s', 'nap-done')", done_dir),
+    "nap <- tool(function(s) { Sys.sleep(s); file.create(done); 'rested' }, 'Nap.', name = 'nap', arguments = list(s = type_number()))",
+    "mcp_server(list(pid, nap), transport = 'http', port = 0L, progress_interval = 0.5)"
   )
   here <- environment()
   replicas <- lapply(1:3, function(i) start_http_server(code, env = c(MCPLITE_REPLICA = paste0("r", i)), envir = here))
@@ -314,6 +289,26 @@ test_that("nginx spreads modern requests, routes legacy sessions by MCP-Session-
   # Modern requests reach every replica.
   seen <- vapply(1:30, function(i) call_pid()$pid, "")
   expect_setequal(unique(seen), pids)
+
+  # RULES C6: an SSE response passes nginx unbuffered: a progress event
+  # arrives while the tool is still running (before it leaves its marker).
+  sse_out <- tempfile()
+  meta <- list("io.modelcontextprotocol/protocolVersion" = "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities" = structure(list(), names = character()), progressToken = "n")
+  body <- jsonlite::toJSON(list(jsonrpc = "2.0", id = 1L, method = "tools/call",
+    params = list(name = "nap", arguments = list(s = 3), `_meta` = meta)), auto_unbox = TRUE)
+  sse <- processx::process$new("curl", c("-s", "-N", "--max-time", "30", "-o", sse_out,
+    "-H", "Content-Type: application/json", "-H", "Accept: application/json, text/event-stream",
+    "-H", "MCP-Protocol-Version: 2026-07-28", "-H", "Mcp-Method: tools/call", "-H", "Mcp-Name: nap",
+    "--data-binary", body, url))
+  progressed <- function() file.exists(sse_out) && any(grepl("notifications/progress", readLines(sse_out, warn = FALSE)))
+  deadline <- Sys.time() + 20
+  while (!progressed() && Sys.time() < deadline) Sys.sleep(0.05)
+  expect_true(progressed())
+  expect_false(file.exists(file.path(done_dir, "nap-done")))
+  sse$wait(30000)
+  streamed <- readLines(sse_out, warn = FALSE)
+  expect_match(streamed[length(streamed) - 1L], "rested", fixed = TRUE)
 
   # Nine legacy clients from one address: their sessions are minted by all
   # replicas (the id names its replica), and each session's requests reach

@@ -59,6 +59,7 @@ fn failure(e: &ClientError) -> Robj {
             (Robj::from(*code as f64), data.clone().map(|d| to_r(*d)).unwrap_or(Robj::from(())))
         }
         ClientError::Http { status, .. } => (Robj::from(*status as f64), Robj::from(())),
+        ClientError::Tls { url, .. } => (Robj::from(()), Robj::from(url.as_str())),
         _ => (Robj::from(()), Robj::from(())),
     };
     let message = match e {
@@ -157,7 +158,8 @@ fn client_connect_stdio(
 }
 
 /// Connect to a Streamable HTTP endpoint and negotiate. `values`/`names`:
-/// the extra headers (already interpolated).
+/// the extra headers (already interpolated); `ca_file`: NULL (the
+/// platform's trust store) or a PEM file of certificate authorities.
 /// @noRd
 #[extendr]
 #[allow(clippy::too_many_arguments)]
@@ -170,8 +172,10 @@ fn client_connect_http(
     probe_timeout: f64,
     max_message: f64,
     client_version: &str,
+    ca_file: Robj,
 ) -> Robj {
     let mut spec = HttpSpec::new(url);
+    spec.ca_file = opt_string(&ca_file);
     let (keys, vals) = (strings(&names), strings(&values));
     spec.headers = keys.into_iter().zip(vals).collect();
     if max_message.is_finite() && max_message >= 1.0 {

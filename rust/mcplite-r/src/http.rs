@@ -10,6 +10,7 @@ use mcplite_engine::transport::http::{HttpError, HttpOptions, HttpServer};
 use mcplite_engine::{Host, Server};
 
 use crate::error::{Error, Kind};
+use crate::progress;
 
 static TERM: AtomicBool = AtomicBool::new(false);
 
@@ -59,10 +60,20 @@ impl Drop for TermGuard {
 }
 
 /// Bind, print the URL on stderr, serve until SIGINT or SIGTERM, drain.
-pub fn serve(server: Server, host: &mut dyn Host, opts: HttpOptions) -> crate::error::Result<String> {
+/// Calls that ask for progress get heartbeats every `progress_interval`;
+/// `mcp_progress()` reports to the running call, and a cancelled call's
+/// tool is interrupted (RULES C6).
+pub fn serve(
+    server: Server,
+    host: &mut dyn Host,
+    opts: HttpOptions,
+    progress_interval: Duration,
+) -> crate::error::Result<String> {
     let path = opts.path.clone();
     let server = Arc::new(server);
-    let http = HttpServer::bind(server.clone(), opts).map_err(|e| match e {
+    let inflight = progress::new_inflight(progress_interval);
+    let _installed = progress::install(inflight.clone());
+    let http = HttpServer::bind_with(server.clone(), opts, inflight).map_err(|e| match e {
         HttpError::Config(m) => Error::new(Kind::Http, format!("{m}.")),
         HttpError::Io(e) => Error::new(Kind::Http, format!("cannot listen: {e}.")),
     })?;
@@ -74,6 +85,8 @@ pub fn serve(server: Server, host: &mut dyn Host, opts: HttpOptions) -> crate::e
         if TERM.load(Ordering::SeqCst) {
             why = "sigterm";
         } else if h.interrupt_pending() {
+            // (An interrupt left over from a cancellation is consumed by
+            // interrupt_pending and is not a stop.)
             why = "interrupt";
         }
         !why.is_empty()

@@ -92,14 +92,25 @@ fn engine_serve_http(spec: Robj, version: &str, instructions: Robj, opts: List) 
         return Error::new(Kind::ServerRunning, error::SERVER_RUNNING).into_r();
     }
     let res = (|| -> error::Result<String> {
+        let interval = progress_interval(&opts)?;
         let opts = http_options(&opts)?;
         let mut host = make_host(&spec)?;
         let mut server = Server::new(server_info(version, instructions), &mut host);
         server.set_recorder(trace_env::recorder_from_process_env());
-        http::serve(server, &mut host, opts)
+        http::serve(server, &mut host, opts, interval)
     })();
     SERVING.store(false, Ordering::SeqCst);
     to_r(res.map_err(|e| e.context("The server could not run: ")))
+}
+
+/// The heartbeat interval R checked, from the HTTP options list.
+fn progress_interval(l: &List) -> error::Result<Duration> {
+    l.iter()
+        .find(|(k, _)| *k == "progress_interval")
+        .and_then(|(_, v)| v.as_real())
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .map(Duration::from_secs_f64)
+        .ok_or_else(|| Error::new(Kind::Internal, "HTTP option `progress_interval` is missing or malformed"))
 }
 
 /// The engine's HTTP options from the list R checked.

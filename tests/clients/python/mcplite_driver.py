@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+import signal
 import subprocess
+import time
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -176,3 +179,34 @@ def validate_error_response(msg: dict, version: str) -> None:
         validate(msg, version, name)
     if msg["error"]["code"] == -32022 and has_definition(version, "UnsupportedProtocolVersionError"):
         validate(msg, version, "UnsupportedProtocolVersionError")
+
+
+def start_http_server(script: str, extra_env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
+    """Start `script` over HTTP on a free port (MCPLITE_TRANSPORT=http); returns the
+    process and the endpoint URL read from its start-up line on stderr."""
+    cmd, args = server_command(script)
+    env = dict(os.environ, **server_env(), MCPLITE_TRANSPORT="http", MCPLITE_PORT="0", **(extra_env or {}))
+    proc = subprocess.Popen([cmd, *args], env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    seen = []
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        if not line:
+            break
+        seen.append(line)
+        m = re.search(r"(http://\S+/mcp)", line)
+        if m:
+            return proc, m.group(1)
+    proc.kill()
+    raise RuntimeError("the HTTP server did not start: " + "".join(seen))
+
+
+def stop_http_server(proc: subprocess.Popen) -> int:
+    """SIGTERM, then the exit status (the process is killed after 30 s)."""
+    proc.send_signal(signal.SIGTERM)
+    try:
+        return proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()

@@ -6,50 +6,24 @@ MCP-Session-Id), auto (probes server/discover first) and pinned 2026-07-28."""
 from __future__ import annotations
 
 import asyncio
-import os
-import re
-import signal
-import subprocess
-import time
 
 import pytest
 from mcp import Client
 from mcp.types import TextContent
 
-from mcplite_driver import MODERN_VERSION, server_command, server_env
+from mcplite_driver import MODERN_VERSION, start_http_server, stop_http_server
 
 TIMEOUT = 60
 
 
 @pytest.fixture(scope="module")
 def http_server():
-    cmd, args = server_command("everything.R")
-    env = dict(os.environ, **server_env(), MCPLITE_TRANSPORT="http", MCPLITE_PORT="0")
-    proc = subprocess.Popen([cmd, *args], env=env, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    url = None
-    deadline = time.monotonic() + 60
-    seen = []
-    while time.monotonic() < deadline:
-        line = proc.stderr.readline()
-        if not line:
-            break
-        seen.append(line)
-        m = re.search(r"(http://\S+/mcp)", line)
-        if m:
-            url = m.group(1)
-            break
-    if url is None:
-        proc.kill()
-        pytest.fail("the HTTP server did not start: " + "".join(seen))
-    yield url
-    proc.send_signal(signal.SIGTERM)
     try:
-        status = proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert status == 0
+        proc, url = start_http_server("everything.R")
+    except RuntimeError as e:
+        pytest.fail(str(e))
+    yield url
+    assert stop_http_server(proc) == 0
 
 
 def run(coro):

@@ -3,7 +3,7 @@
 # Streamable HTTP by tests/suites/21-conformance.sh:
 #   MCPLITE_TRANSPORT=http MCPLITE_PORT=0 Rscript --vanilla conformance.R
 # Only the tools a tools-only server can provide: the scenarios that need
-# logging, progress, sampling, elicitation, resources, prompts or completion
+# logging, sampling, elicitation, resources, prompts or completion
 # are out of scope (see the suite's expected-failures list).
 library(mcplite)
 
@@ -69,8 +69,22 @@ json_schema_2020_12_tool <- tool(
     "additionalProperties": false
   }')
 )
+# Progress 0, 50 and 100 of 100, far enough apart that no report is
+# coalesced with the next (RULES C2.2), and the last one sent before the
+# result (RULES C6.1: the answer is an SSE stream).
+test_tool_with_progress <- tool(
+  function() {
+    for (p in c(0, 50, 100)) {
+      mcp_progress(p, total = 100)
+      Sys.sleep(0.2)
+    }
+    "Progress tool executed."
+  },
+  name = "test_tool_with_progress",
+  description = "Reports progress 0, 50 and 100 of 100."
+)
 
 mcp_server(list(
   test_simple_text, test_image_content, test_audio_content, test_embedded_resource,
-  test_multiple_content_types, test_error_handling, json_schema_2020_12_tool
+  test_multiple_content_types, test_error_handling, json_schema_2020_12_tool, test_tool_with_progress
 ))

@@ -18,8 +18,12 @@
 //!   `-32022`); any other error status is an HTTP failure of that request.
 //!   Either way the connection stays usable.
 //!
-//! The HTTP client is `ureq`, built without TLS: `https://` URLs are refused
-//! with a clear message.
+//! The HTTP client is `ureq`. `https://` URLs use rustls with the ring
+//! crypto provider. The server's certificate is checked by the platform's
+//! verifier (the system trust store; on Linux the CA bundle of the
+//! distribution, or `SSL_CERT_FILE`), or, when a CA file is given, against
+//! the certificates of that file only (a private CA). A rejected certificate
+//! is a [`ClientError::Tls`] naming the URL and why.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read};
@@ -28,6 +32,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{unbounded, Receiver, Sender};
 use serde_json::Value;
+use ureq::tls::{PemItem, RootCerts, TlsConfig, TlsProvider};
 
 use super::wire::{emit_line, excerpt};
 use super::{ClientError, Event, FailureContext, Link, Outgoing};
@@ -40,16 +45,21 @@ pub struct HttpSpec {
     pub headers: Vec<(String, String)>,
     /// Longest accepted message (JSON body or SSE event), in bytes.
     pub max_message: usize,
+    /// A PEM file of certificate authorities: `https://` servers must have
+    /// a certificate issued by one of them (instead of the platform's trust
+    /// store).
+    pub ca_file: Option<String>,
 }
 
 impl HttpSpec {
     pub fn new(url: impl Into<String>) -> HttpSpec {
-        HttpSpec { url: url.into(), headers: Vec::new(), max_message: 64 << 20 }
+        HttpSpec { url: url.into(), headers: Vec::new(), max_message: 64 << 20, ca_file: None }
     }
 }
 
 pub struct HttpLink {
     spec: HttpSpec,
+    tls: TlsConfig,
     agent: ureq::Agent,
     /// The negotiated legacy version (sent as `MCP-Protocol-Version`).
     version: Option<String>,
@@ -57,8 +67,9 @@ pub struct HttpLink {
     requests: HashMap<u64, Receiver<Event>>,
 }
 
-fn new_agent() -> ureq::Agent {
+fn new_agent(tls: &TlsConfig) -> ureq::Agent {
     ureq::Agent::config_builder()
+        .tls_config(tls.clone())
         .http_status_as_error(false)
         .timeout_connect(Some(Duration::from_secs(30)))
         .max_redirects(0)
@@ -108,9 +119,72 @@ struct Post {
     session: Arc<Mutex<Option<String>>>,
 }
 
-/// Why a request failed, for a connection failure.
-fn transport_error(e: ureq::Error) -> ClientError {
+/// The TLS settings: rustls with ring; the platform's verifier, or the
+/// certificate authorities of `ca_file` only.
+fn tls_config(ca_file: Option<&str>) -> Result<TlsConfig, ClientError> {
+    let roots = match ca_file {
+        None => RootCerts::PlatformVerifier,
+        Some(path) => {
+            let pem = std::fs::read(path)
+                .map_err(|e| ClientError::Connect(format!("cannot read the CA file `{path}`: {e}")))?;
+            let mut certs = Vec::new();
+            for item in ureq::tls::parse_pem(&pem) {
+                match item {
+                    Ok(PemItem::Certificate(c)) => certs.push(c),
+                    Ok(_) => {}
+                    Err(e) => {
+                        return Err(ClientError::Connect(format!("the CA file `{path}` is not valid PEM: {e}")));
+                    }
+                }
+            }
+            if certs.is_empty() {
+                return Err(ClientError::Connect(format!("the CA file `{path}` holds no PEM certificate")));
+            }
+            RootCerts::from(certs)
+        }
+    };
+    Ok(TlsConfig::builder()
+        .provider(TlsProvider::Rustls)
+        .root_certs(roots)
+        .unversioned_rustls_crypto_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .build())
+}
+
+/// Why the TLS handshake failed, in words.
+fn tls_reason(e: &rustls::Error) -> String {
+    use rustls::CertificateError as C;
     match e {
+        rustls::Error::InvalidCertificate(c) => {
+            let why = match c {
+                C::UnknownIssuer => "it is not issued by a trusted certificate authority (for a private CA, give \
+                                     its certificate with `ca_file` or SSL_CERT_FILE)"
+                    .to_string(),
+                C::NotValidForName | C::NotValidForNameContext { .. } => {
+                    "it is not valid for the host name of the URL".to_string()
+                }
+                C::Expired | C::ExpiredContext { .. } => "it has expired".to_string(),
+                C::NotValidYet | C::NotValidYetContext { .. } => "it is not valid yet".to_string(),
+                C::Revoked => "it has been revoked".to_string(),
+                C::BadSignature => "its signature is invalid".to_string(),
+                C::BadEncoding => "it cannot be decoded".to_string(),
+                other => format!("{other:?}"),
+            };
+            format!("the server's certificate was rejected: {why}")
+        }
+        other => format!("the TLS handshake failed: {other}"),
+    }
+}
+
+/// Why a request failed, for a connection failure.
+fn transport_error(url: &str, e: ureq::Error) -> ClientError {
+    let tls = |reason: String| ClientError::Tls { url: url.to_string(), reason };
+    match e {
+        ureq::Error::Rustls(r) => tls(tls_reason(&r)),
+        ureq::Error::Tls(m) => tls(m.to_string()),
+        ureq::Error::Io(io) if io.get_ref().is_some_and(|i| i.is::<rustls::Error>()) => {
+            let r = io.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>()).expect("checked");
+            tls(tls_reason(r))
+        }
         ureq::Error::Io(io) => match io.kind() {
             std::io::ErrorKind::ConnectionRefused => ClientError::Connect("connection refused".into()),
             std::io::ErrorKind::TimedOut => ClientError::Connect("timed out connecting".into()),
@@ -132,7 +206,7 @@ impl Post {
         let resp = match req.send(&self.body[..]) {
             Ok(r) => r,
             Err(e) => {
-                let _ = tx.send(Event::Failed(transport_error(e)));
+                let _ = tx.send(Event::Failed(transport_error(&self.url, e)));
                 return;
             }
         };
@@ -325,17 +399,15 @@ fn skip_line(r: &mut impl BufRead) -> std::io::Result<()> {
 impl HttpLink {
     pub fn open(spec: &HttpSpec) -> Result<HttpLink, ClientError> {
         let url = spec.url.trim();
-        if url.len() >= 8 && url[..8].eq_ignore_ascii_case("https://") {
-            return Err(ClientError::Connect(
-                "https:// URLs need TLS support, which this build of mcplite does not include".into(),
-            ));
+        let scheme = |s: &str| url.len() > s.len() && url[..s.len()].eq_ignore_ascii_case(s);
+        if !scheme("http://") && !scheme("https://") {
+            return Err(ClientError::Connect(format!("`{url}` is not an http:// or https:// URL")));
         }
-        if !(url.len() > 7 && url[..7].eq_ignore_ascii_case("http://")) {
-            return Err(ClientError::Connect(format!("`{url}` is not an http:// URL")));
-        }
+        let tls = tls_config(spec.ca_file.as_deref())?;
         Ok(HttpLink {
             spec: HttpSpec { url: url.to_string(), ..spec.clone() },
-            agent: new_agent(),
+            agent: new_agent(&tls),
+            tls,
             version: None,
             session: Arc::new(Mutex::new(None)),
             requests: HashMap::new(),
@@ -442,7 +514,7 @@ impl Link for HttpLink {
             let _ = self.post_now(&line, &out, Duration::from_secs(2));
         }
         // Closing the response stream: shut the agent's connections down.
-        std::mem::replace(&mut self.agent, new_agent()).shutdown();
+        std::mem::replace(&mut self.agent, new_agent(&self.tls)).shutdown();
     }
 
     fn finish(&mut self, id: u64) {
@@ -477,7 +549,7 @@ impl Link for HttpLink {
         let sid = self.session.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(sid) = sid {
             // End the legacy session; a server may refuse with 405.
-            let agent = new_agent();
+            let agent = new_agent(&self.tls);
             let mut req = agent.delete(&self.spec.url).header("Mcp-Session-Id", sid.as_str());
             if let Some(v) = &self.version {
                 req = req.header("MCP-Protocol-Version", v.as_str());
@@ -492,7 +564,7 @@ impl Link for HttpLink {
             });
             let _ = rx.recv_timeout(Duration::from_secs(2));
         }
-        std::mem::replace(&mut self.agent, new_agent()).shutdown();
+        std::mem::replace(&mut self.agent, new_agent(&self.tls)).shutdown();
         "closed".into()
     }
 }
@@ -515,10 +587,20 @@ mod tests {
     }
 
     #[test]
-    fn https_and_other_schemes_are_refused() {
-        let e = HttpLink::open(&HttpSpec::new("https://example.com/mcp")).err().unwrap();
-        assert!(e.to_string().contains("TLS"), "{e}");
+    fn other_schemes_and_bad_ca_files_are_refused() {
+        assert!(HttpLink::open(&HttpSpec::new("https://example.com/mcp")).is_ok());
+        assert!(HttpLink::open(&HttpSpec::new("HTTP://example.com/mcp")).is_ok());
         let e = HttpLink::open(&HttpSpec::new("ftp://example.com/mcp")).err().unwrap();
-        assert!(e.to_string().contains("not an http:// URL"), "{e}");
+        assert!(e.to_string().contains("not an http:// or https:// URL"), "{e}");
+        let dir = std::env::temp_dir().join(format!("mcplite-ca-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let spec =
+            |f: &std::path::Path| HttpSpec { ca_file: Some(f.display().to_string()), ..HttpSpec::new("https://x/") };
+        let e = HttpLink::open(&spec(&dir.join("missing.pem"))).err().unwrap();
+        assert!(e.to_string().starts_with("cannot read the CA file"), "{e}");
+        std::fs::write(dir.join("empty.pem"), "no certificates here\n").unwrap();
+        let e = HttpLink::open(&spec(&dir.join("empty.pem"))).err().unwrap();
+        assert!(e.to_string().contains("holds no PEM certificate"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

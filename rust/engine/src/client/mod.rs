@@ -23,9 +23,7 @@
 
 pub mod http;
 pub mod params;
-#[cfg(unix)]
 pub mod stdio;
-#[cfg(unix)]
 mod tail;
 pub mod wire;
 
@@ -37,7 +35,6 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 pub use http::{HttpLink, HttpSpec};
-#[cfg(unix)]
 pub use stdio::StdioLink;
 use wire::{classify, error_parts, json_string, request_line, Kind, Member};
 
@@ -70,6 +67,9 @@ pub enum ClientError {
     Spawn(String),
     /// The HTTP endpoint could not be reached.
     Connect(String),
+    /// The TLS handshake with an `https://` endpoint failed (for example
+    /// its certificate was rejected).
+    Tls { url: String, reason: String },
     /// The server closed the connection or exited.
     Closed(String),
     /// No answer in time (the duration waited; zero when a write timed out).
@@ -91,6 +91,7 @@ impl ClientError {
         match self {
             ClientError::Spawn(_) => "spawn",
             ClientError::Connect(_) => "connect",
+            ClientError::Tls { .. } => "tls",
             ClientError::Closed(_) => "closed",
             ClientError::Timeout(_) => "timeout",
             ClientError::Interrupted => "interrupted",
@@ -112,6 +113,7 @@ impl fmt::Display for ClientError {
             ClientError::Interrupted => f.write_str("interrupted"),
             ClientError::Rpc { code, message, .. } => write!(f, "JSON-RPC error {code}: {message}"),
             ClientError::Http { status, message } => write!(f, "HTTP {status}: {message}"),
+            ClientError::Tls { url, reason } => write!(f, "TLS with {url} failed: {reason}"),
         }
     }
 }
@@ -371,21 +373,8 @@ impl Connection {
         opts: &Options,
         interrupted: &mut dyn FnMut() -> bool,
     ) -> Result<Connection, ConnectError> {
-        #[cfg(unix)]
-        {
-            let link = StdioLink::spawn(spec)?;
-            Connection::establish(Box::new(link), opts, interrupted)
-        }
-        #[cfg(not(unix))]
-        {
-            let _ = (opts, interrupted);
-            Err(ClientError::Spawn(format!(
-                "cannot start `{}`: starting MCP servers over stdio is not available on this platform yet (use a \
-                 Streamable HTTP server)",
-                spec.program
-            ))
-            .into())
-        }
+        let link = StdioLink::spawn(spec)?;
+        Connection::establish(Box::new(link), opts, interrupted)
     }
 
     /// Connect to a Streamable HTTP endpoint and negotiate.

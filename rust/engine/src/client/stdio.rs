@@ -1,32 +1,33 @@
 //! The stdio link: an MCP server started as a child process.
 //!
-//! - The child gets its own process group, so closing can signal everything
-//!   it started (an `npx` wrapper and its `node`, a shell and its command),
-//!   and a Ctrl-C typed at the R console reaches R, not the server. On Linux
-//!   the child also gets SIGTERM if R dies without closing it.
-//! - The child's stdout is read by the thread that waits for an answer (R's
-//!   own thread, sleeping in poll() on the pipe), framed with the engine's
-//!   [`Framer`] and parsed; lines longer than the limit are dropped and
-//!   reported instead of being buffered without bound. Between calls the
-//!   pipe is not read: a server never writes much unasked.
+//! - The child is started so that closing can end everything it started (an
+//!   `npx` wrapper and its `node`, a shell and its command), and a Ctrl-C
+//!   typed at the R console reaches R, not the server: on Unix it gets its
+//!   own process group (on Linux also SIGTERM if R dies without closing
+//!   it); on Windows a new process group without a console window, inside
+//!   a Job object that ends the whole tree when it is terminated or when R
+//!   exits.
+//! - The child's stdout is read on the thread that waits for an answer (on
+//!   Unix R's own thread, sleeping in poll() on the pipe; on Windows a
+//!   reading thread hands chunks over), framed with the engine's [`Framer`]
+//!   and parsed; lines longer than the limit are dropped and reported
+//!   instead of being buffered without bound.
 //! - A second thread keeps a bounded tail of the child's stderr (never
 //!   copied to R's stdout or stderr), for error messages.
-//! - Writes are non-blocking with a deadline, so a server that stops reading
-//!   cannot hang R, and SIGPIPE is ignored around them (R's own SIGPIPE
-//!   handler would raise an R error in the middle of Rust code).
-//!
-//! POSIX only (Linux and macOS); on Windows `Connection::stdio` reports that
-//! the stdio client is not available there.
+//! - Writes have a deadline, so a server that stops reading cannot hang R
+//!   (Unix: non-blocking writes with SIGPIPE ignored around them, as R's own
+//!   SIGPIPE handler would raise an R error in the middle of Rust code;
+//!   Windows: a writing thread R waits for in slices).
 //! - Closing follows the stdio shutdown sequence: close stdin, wait a
-//!   bounded time, then SIGTERM and SIGKILL to the process group; the child
-//!   is always reaped.
+//!   bounded time, then end the server: on Unix SIGTERM and SIGKILL to the
+//!   process group (the child is always reaped), on Windows the Job object
+//!   is terminated.
+//!
+//! The platform parts are in `stdio/unix.rs` and `stdio/windows.rs`.
 
 use std::collections::VecDeque;
-use std::fs::File;
 use std::io::{self, Read};
-use std::os::fd::{AsRawFd, OwnedFd};
-use std::os::unix::process::CommandExt;
-use std::process::{Child, ChildStderr, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStderr, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -36,10 +37,25 @@ use super::wire::emit_line;
 use super::{spawn_masked, ClientError, Event, FailureContext, Link, Outgoing, StdioSpec};
 use crate::transport::Framer;
 
+#[cfg(unix)]
+#[path = "stdio/unix.rs"]
+mod sys;
+#[cfg(windows)]
+#[path = "stdio/windows.rs"]
+mod sys;
+
+/// What one read of the server's stdout gave.
+enum Got {
+    Data(usize),
+    Nothing,
+    Eof,
+    Failed(String),
+}
+
 pub struct StdioLink {
     child: Child,
-    pid: i32,
-    stdin: Option<File>,
+    proc: sys::Proc,
+    stdin: Option<sys::Input>,
     out: Output,
     stderr: Arc<Mutex<Tail>>,
     threads: Vec<JoinHandle<()>>,
@@ -58,7 +74,7 @@ impl StdioLink {
                 return Err(ClientError::Spawn(format!("the working directory `{dir}` does not exist")));
             }
         }
-        let mut cmd = Command::new(&spec.program);
+        let mut cmd = Command::new(sys::program(spec));
         cmd.args(&spec.args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
         if let Some(env) = &spec.env {
             cmd.env_clear();
@@ -67,16 +83,7 @@ impl StdioLink {
         if let Some(dir) = &spec.cwd {
             cmd.current_dir(dir);
         }
-        cmd.process_group(0);
-        #[cfg(target_os = "linux")]
-        // SAFETY: prctl() is async-signal-safe; nothing else runs between
-        // fork and exec.
-        unsafe {
-            cmd.pre_exec(|| {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
-                Ok(())
-            });
-        }
+        sys::configure(&mut cmd);
         let mut child = cmd.spawn().map_err(|e| {
             let why = match e.kind() {
                 io::ErrorKind::NotFound => "no such program on the PATH".to_string(),
@@ -85,20 +92,26 @@ impl StdioLink {
             };
             ClientError::Spawn(format!("cannot start `{}`: {why}", spec.program))
         })?;
-        let pid = child.id() as i32;
-        let stdin: OwnedFd = child.stdin.take().expect("piped stdin").into();
-        let stdin = File::from(stdin);
-        set_nonblocking(stdin.as_raw_fd());
+        let proc = sys::Proc::new(&child);
+        let stdin = child.stdin.take().expect("piped stdin");
         let stdout = child.stdout.take().expect("piped stdout");
         let stderr_pipe = child.stderr.take().expect("piped stderr");
         let stderr = Arc::new(Mutex::new(Tail::new(spec.stderr_cap)));
         let tail = Arc::clone(&stderr);
+        let (input, pipe) = match (sys::Input::new(stdin), sys::Pipe::new(stdout)) {
+            (Ok(i), Ok(p)) => (i, p),
+            (Err(e), _) | (_, Err(e)) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(ClientError::Spawn(format!("cannot start a pipe thread: {e}")));
+            }
+        };
         let spawned = spawn_masked("mcplite-client-err", move || read_stderr(stderr_pipe, tail));
         let mut link = StdioLink {
             child,
-            pid,
-            stdin: Some(stdin),
-            out: Output::new(stdout, spec.max_line.max(64 << 10)),
+            proc,
+            stdin: Some(input),
+            out: Output::new(pipe, spec.max_line.max(64 << 10)),
             stderr,
             threads: Vec::new(),
             grace: spec.grace,
@@ -122,75 +135,25 @@ impl StdioLink {
         deadline: Instant,
         interrupted: &mut dyn FnMut() -> bool,
     ) -> Result<(), ClientError> {
-        let Some(stdin) = &self.stdin else {
+        let Some(stdin) = &mut self.stdin else {
             return Err(ClientError::Closed("the connection is closed".into()));
         };
-        let fd = stdin.as_raw_fd();
-        let _sigpipe = SigpipeIgnored::new();
-        let mut off = 0;
-        while off < buf.len() {
-            // SAFETY: writing from a live slice to our own descriptor.
-            let n = unsafe { libc::write(fd, buf[off..].as_ptr().cast(), buf.len() - off) };
-            if n >= 0 {
-                off += n as usize;
-                continue;
+        stdin.write_all(buf, deadline, interrupted).map_err(|(broken, e)| {
+            // A write stopped part-way: the stream now holds half a message,
+            // so the connection cannot be used any more.
+            if broken {
+                self.stdin = None;
             }
-            let err = io::Error::last_os_error();
-            match err.raw_os_error() {
-                Some(libc::EINTR) => continue,
-                Some(libc::EAGAIN) => {
-                    let now = Instant::now();
-                    if now >= deadline {
-                        return Err(self.broken_write(off, ClientError::Timeout(Duration::ZERO)));
-                    }
-                    if interrupted() {
-                        return Err(self.broken_write(off, ClientError::Interrupted));
-                    }
-                    let ms = deadline.saturating_duration_since(now).min(Duration::from_millis(25)).as_millis();
-                    let mut p = libc::pollfd { fd, events: libc::POLLOUT, revents: 0 };
-                    // SAFETY: one valid pollfd on the stack.
-                    unsafe { libc::poll(&mut p, 1, ms.max(1) as i32) };
-                }
-                Some(libc::EPIPE) => return Err(ClientError::Closed("the server closed its standard input".into())),
-                _ => return Err(ClientError::Closed(format!("writing to the server failed: {err}"))),
-            }
-        }
-        Ok(())
+            e
+        })
     }
 
-    /// A write stopped part-way: the stream now holds half a message, so
-    /// the connection cannot be used any more.
-    fn broken_write(&mut self, written: usize, e: ClientError) -> ClientError {
-        if written > 0 {
-            self.stdin = None;
-        }
-        e
-    }
-
-    /// The child's exit, without reaping it (so its process group id stays
-    /// reserved until [`StdioLink::close`] has signalled the group).
+    /// The child's exit, once it happened (on Unix without reaping it, so
+    /// its process group id stays reserved until [`StdioLink::close`] has
+    /// signalled the group).
     fn peek_exit(&mut self) -> Option<String> {
-        if self.ended.is_some() {
-            return self.ended.clone();
-        }
-        // SAFETY: waitid on our own child with a zeroed siginfo.
-        unsafe {
-            let mut info: libc::siginfo_t = std::mem::zeroed();
-            let r = libc::waitid(
-                libc::P_PID,
-                self.pid as libc::id_t,
-                &mut info,
-                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-            );
-            if r != 0 || info.si_pid() == 0 {
-                return None;
-            }
-            let status = info.si_status();
-            self.ended = Some(match info.si_code {
-                libc::CLD_EXITED => format!("exited with status {status}"),
-                libc::CLD_KILLED | libc::CLD_DUMPED => format!("was killed by signal {}", signal_name(status)),
-                _ => "ended".to_string(),
-            });
+        if self.ended.is_none() {
+            self.ended = self.proc.peek_exit(&mut self.child);
         }
         self.ended.clone()
     }
@@ -207,13 +170,6 @@ impl StdioLink {
             std::thread::sleep(Duration::from_millis(5));
         }
     }
-
-    fn signal_group(&self, sig: i32) {
-        // SAFETY: kill() on our child's process group.
-        unsafe {
-            libc::kill(-self.pid, sig);
-        }
-    }
 }
 
 /// How long a waiting call looks for the answer before sleeping in poll()
@@ -221,59 +177,12 @@ impl StdioLink {
 /// Only while the server keeps answering that fast.
 const SPIN: Duration = Duration::from_micros(50);
 
-fn signal_name(sig: i32) -> String {
-    match sig {
-        libc::SIGTERM => "SIGTERM".into(),
-        libc::SIGKILL => "SIGKILL".into(),
-        libc::SIGINT => "SIGINT".into(),
-        libc::SIGSEGV => "SIGSEGV".into(),
-        libc::SIGABRT => "SIGABRT".into(),
-        libc::SIGPIPE => "SIGPIPE".into(),
-        libc::SIGHUP => "SIGHUP".into(),
-        n => n.to_string(),
-    }
-}
-
-fn set_nonblocking(fd: i32) {
-    // SAFETY: fcntl on our own pipe descriptor.
-    unsafe {
-        let flags = libc::fcntl(fd, libc::F_GETFL);
-        if flags >= 0 {
-            libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
-        }
-    }
-}
-
-/// SIGPIPE ignored while it lives (R's own handler would raise an R error
-/// inside Rust code; a closed pipe then shows up as EPIPE). Only R's thread
-/// writes to servers, so the process-wide change is never observed
-/// elsewhere.
-struct SigpipeIgnored {
-    old: libc::sighandler_t,
-}
-
-impl SigpipeIgnored {
-    fn new() -> SigpipeIgnored {
-        // SAFETY: installing SIG_IGN for SIGPIPE.
-        SigpipeIgnored { old: unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) } }
-    }
-}
-
-impl Drop for SigpipeIgnored {
-    fn drop(&mut self) {
-        // SAFETY: restoring the disposition saved by new().
-        unsafe {
-            libc::signal(libc::SIGPIPE, self.old);
-        }
-    }
-}
-
-/// The server's stdout, read on the waiting thread itself: when R waits for
-/// an answer it sleeps in poll() on the pipe and wakes when the answer
-/// arrives, with no thread in between. Lines are framed with the engine's
-/// [`Framer`]; a line longer than `max_line` is dropped and reported.
+/// The server's stdout, read on the waiting thread itself (on Unix R sleeps
+/// in poll() on the pipe and wakes when the answer arrives, with no thread
+/// in between). Lines are framed with the engine's [`Framer`]; a line longer
+/// than `max_line` is dropped and reported.
 struct Output {
-    file: File,
+    pipe: sys::Pipe,
     framer: Framer,
     chunk: Vec<u8>,
     /// Bytes of the line being received, before the current chunk.
@@ -286,12 +195,9 @@ struct Output {
 }
 
 impl Output {
-    fn new(out: ChildStdout, max_line: usize) -> Output {
-        let fd: OwnedFd = out.into();
-        let file = File::from(fd);
-        set_nonblocking(file.as_raw_fd());
+    fn new(pipe: sys::Pipe, max_line: usize) -> Output {
         Output {
-            file,
+            pipe,
             framer: Framer::new(),
             chunk: vec![0u8; 64 << 10],
             current: 0,
@@ -304,34 +210,22 @@ impl Output {
 
     /// Wait up to `ms` milliseconds for output and queue what it holds.
     fn pump(&mut self, ms: i32) {
-        if self.done {
-            return;
-        }
-        let mut p = libc::pollfd { fd: self.file.as_raw_fd(), events: libc::POLLIN, revents: 0 };
-        // SAFETY: one valid pollfd on the stack.
-        if unsafe { libc::poll(&mut p, 1, ms) } <= 0 {
-            return;
-        }
+        let mut wait = ms;
         // Read what is there (a long answer arrives in many pieces).
-        loop {
-            let n = match self.file.read(&mut self.chunk) {
-                Ok(0) => {
-                    self.finish(None);
-                    return;
+        while !self.done {
+            match self.pipe.read(&mut self.chunk, wait) {
+                Got::Nothing => return,
+                Got::Eof => self.finish(None),
+                Got::Failed(e) => self.finish(Some(format!("reading the server's output failed: {e}"))),
+                Got::Data(n) => {
+                    self.take(n);
+                    // Return as soon as something can be delivered: a server
+                    // that writes without pause must not keep R here.
+                    if !self.queue.is_empty() {
+                        return;
+                    }
+                    wait = 0;
                 }
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                Err(e) => {
-                    self.finish(Some(format!("reading the server's output failed: {e}")));
-                    return;
-                }
-            };
-            self.take(n);
-            // Return as soon as something can be delivered: a server that
-            // writes without pause must not keep R here.
-            if !self.queue.is_empty() {
-                return;
             }
         }
     }
@@ -480,18 +374,20 @@ impl Link for StdioLink {
         // 1. Close the server's input: the usual signal to exit.
         self.stdin = None;
         let mut how = self.wait_exit(self.grace);
-        // 2. SIGTERM to the whole group, then SIGKILL.
+        // 2. Ask the process group to end (SIGTERM; nothing on Windows),
         if how.is_none() {
-            self.signal_group(libc::SIGTERM);
-            how = self.wait_exit(self.grace).map(|e| format!("{e} (sent SIGTERM after it did not exit on its own)"));
+            if let Some(sent) = self.proc.terminate() {
+                how = self.wait_exit(self.grace).map(|e| format!("{e} (sent {sent} after it did not exit on its own)"));
+            }
         }
+        // 3. then end it (SIGKILL; terminating the Job object).
         if how.is_none() {
-            self.signal_group(libc::SIGKILL);
-            how = self.wait_exit(Duration::from_secs(5)).map(|e| format!("{e} (sent SIGKILL)"));
+            let did = self.proc.kill();
+            how = self.wait_exit(Duration::from_secs(5)).map(|e| format!("{e} ({did})"));
         }
-        // Anything the server left behind in its group goes too, while the
-        // unreaped leader keeps the group id reserved.
-        self.signal_group(libc::SIGTERM);
+        // Anything the server left behind goes too (on Unix while the
+        // unreaped leader keeps the group id reserved).
+        self.proc.sweep();
         let _ = self.child.wait();
         self.reaped = true;
         // Reader threads end at EOF; do not wait long for a pipe that some
@@ -513,7 +409,7 @@ impl Link for StdioLink {
     fn set_version(&mut self, _version: &str) {}
 
     fn pid(&self) -> Option<i32> {
-        Some(self.pid)
+        Some(self.child.id() as i32)
     }
 }
 

@@ -39,6 +39,21 @@
 //! Sessions are bounded in number (the least recently used is dropped when
 //! full) and expire when idle. `GET` is `405`: this server never pushes.
 //!
+//! # Progress and cancellation (RULES C6)
+//!
+//! A `tools/call` that carries a valid `_meta.progressToken` from a client
+//! that accepts `text/event-stream` is answered as an SSE stream
+//! (`X-Accel-Buffering: no` for proxies): `notifications/progress` events
+//! while the tool runs (the engine's heartbeats and the tool's reports, from
+//! the call's [`Progress`]), then the response event, then the stream ends.
+//! Other calls are answered with `application/json`. Each call is scoped to
+//! its HTTP exchange (modern) or its session (legacy) in the [`Inflight`]:
+//! a modern client that closes the connection of a running call cancels it
+//! (a queued one is skipped), and a legacy client's
+//! `notifications/cancelled` cancels a call of its own session only
+//! (running or queued). A cancelled call gets no JSON-RPC response: its
+//! stream ends without one, or a JSON exchange gets `202` with no body.
+//!
 //! # Security
 //!
 //! `Host` must be a loopback name or the bound address when bound to
@@ -57,14 +72,18 @@ use std::collections::HashMap;
 use std::convert::Infallible;
 use std::io;
 use std::net::{IpAddr, SocketAddr, TcpListener as StdListener, ToSocketAddrs};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use bytes::Bytes;
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full, Limited};
-use hyper::body::Incoming as HyperBody;
+use hyper::body::{Frame, Incoming as HyperBody};
 use hyper::header::{HeaderMap, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -75,11 +94,12 @@ use subtle::ConstantTimeEq;
 use crate::host::{CallContext, Host, ToolFailure, ToolResult, ToolSpec};
 use crate::json::write_str;
 use crate::message::{parse_line, Incoming, Message};
+use crate::progress::{progress_token, CallStart, CallWatch, Inflight, Progress, ProgressPolicy};
 use crate::projection;
 use crate::server::{
     add_error_data, error_line, LegacyState, Server, METHOD_NOT_FOUND, PARSE_ERROR, UNSUPPORTED_VERSION,
 };
-use crate::telemetry::{HttpStart, HttpVia, Via};
+use crate::telemetry::{HttpSpan, HttpStart, HttpVia, Via};
 use crate::version::{self, Era, Version};
 
 /// JSON-RPC code of a header that is missing or does not match the body
@@ -179,6 +199,24 @@ struct Job {
     /// The request, for telemetry (`None` when telemetry is off).
     via: Option<Via>,
     reply: tokio::sync::oneshot::Sender<Answer>,
+    /// Who may cancel it (see [`Queued`]).
+    queued: Arc<Queued>,
+    /// Told the call's progress when its tool starts (SSE responses).
+    progress: Option<tokio::sync::oneshot::Sender<Arc<Progress>>>,
+}
+
+/// What identifies a tool call for cancellation, while it is queued and
+/// while it runs.
+struct Queued {
+    /// Its number in arrival order (the key of [`Shared::queued`]).
+    no: u64,
+    /// The legacy session id, or `#<no>` for a modern call (scoped to its
+    /// own HTTP exchange).
+    scope: String,
+    /// The request id, parsed (ids compare as JSON values).
+    id: Value,
+    /// Cancelled by the client while queued: skip it.
+    cancelled: AtomicBool,
 }
 
 /// The dispatcher's answer, detached from its span.
@@ -205,6 +243,11 @@ struct Shared {
     replica: Option<String>,
     sessions: Mutex<HashMap<String, SessionEntry>>,
     jobs: Sender<Job>,
+    /// The running call (progress, cancellation).
+    inflight: Arc<Inflight>,
+    /// Tool calls queued and not yet started, by number.
+    queued: Mutex<HashMap<u64, Arc<Queued>>>,
+    next_job: AtomicU64,
 }
 
 /// A bound HTTP server. [`HttpServer::run`] serves tool calls on the calling
@@ -236,8 +279,16 @@ fn strip_port(h: &str) -> &str {
 
 impl HttpServer {
     /// Check the options, bind the address and start accepting on
-    /// background threads (which block every signal).
+    /// background threads (which block every signal). Progress uses the
+    /// default policy, and a cancellation cannot interrupt a tool (see
+    /// [`HttpServer::bind_with`]).
     pub fn bind(server: Arc<Server>, opts: HttpOptions) -> Result<HttpServer, HttpError> {
+        HttpServer::bind_with(server, opts, Arc::new(Inflight::new(ProgressPolicy::default(), None)))
+    }
+
+    /// [`HttpServer::bind`] with the [`Inflight`] that times progress and
+    /// interrupts a cancelled tool (the R bridge's interrupts R's thread).
+    pub fn bind_with(server: Arc<Server>, opts: HttpOptions, inflight: Arc<Inflight>) -> Result<HttpServer, HttpError> {
         if !opts.path.starts_with('/') || opts.path == "/health" {
             return Err(HttpError::Config(format!(
                 "the endpoint path must start with \"/\" and not be \"/health\", not \"{}\"",
@@ -291,6 +342,9 @@ impl HttpServer {
             replica: opts.replica.clone(),
             sessions: Mutex::new(HashMap::new()),
             jobs: jobs_tx,
+            inflight,
+            queued: Mutex::new(HashMap::new()),
+            next_job: AtomicU64::new(0),
         });
         let runtime = with_signals_blocked(|| {
             tokio::runtime::Builder::new_multi_thread()
@@ -341,18 +395,7 @@ impl HttpServer {
                 }
             }
             match self.jobs.recv_timeout(poll) {
-                Ok(job) => {
-                    if job.reply.is_closed() {
-                        continue;
-                    }
-                    let mut session = job.session;
-                    let mut reply = self.shared.server.handle_via(&mut session, job.incoming, host, job.via.as_ref());
-                    let answer = Answer { line: reply.take_line(), code: reply.error_code() };
-                    // The message's span ends as the answer leaves for the
-                    // HTTP thread, inside the request's HTTP span (RULES T10).
-                    drop(reply);
-                    let _ = job.reply.send(answer);
-                }
+                Ok(job) => self.run_job(job, host),
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => break,
             }
@@ -363,6 +406,57 @@ impl HttpServer {
         for (_, e) in sessions {
             self.shared.session_over(e, Instant::now());
         }
+    }
+
+    /// Run one queued tool call, unless its client has gone away (the
+    /// request is skipped) or cancelled it (answered with nothing).
+    fn run_job(&self, job: Job, host: &mut dyn Host) {
+        let Job { incoming, mut session, via, reply: reply_tx, queued, progress } = job;
+        self.shared.queued.lock().unwrap_or_else(PoisonError::into_inner).remove(&queued.no);
+        if reply_tx.is_closed() {
+            return;
+        }
+        if queued.cancelled.load(Ordering::SeqCst) {
+            let _ = reply_tx.send(Answer { line: None, code: None });
+            return;
+        }
+        let inflight = &self.shared.inflight;
+        inflight.set_scope(Some(queued.scope.clone()));
+        let watch = JobWatch { inflight, progress: Mutex::new(progress), reply: &reply_tx, queued: &queued };
+        let mut reply = self.shared.server.handle_all(&mut session, incoming, host, &watch, via.as_ref());
+        let answer = Answer { line: reply.take_line(), code: reply.error_code() };
+        // The message's span ends as the answer leaves for the HTTP thread,
+        // inside the request's HTTP span (RULES T10).
+        drop(reply);
+        let _ = reply_tx.send(answer);
+    }
+}
+
+/// The serving thread's [`CallWatch`] for one job: the shared
+/// [`Inflight`], which also hands the call's progress to its SSE stream.
+struct JobWatch<'a> {
+    inflight: &'a Inflight,
+    progress: Mutex<Option<tokio::sync::oneshot::Sender<Arc<Progress>>>>,
+    reply: &'a tokio::sync::oneshot::Sender<Answer>,
+    queued: &'a Queued,
+}
+
+impl CallWatch for JobWatch<'_> {
+    fn started(&self, call: &CallStart<'_>) {
+        self.inflight.started(call);
+        let tx = self.progress.lock().unwrap_or_else(PoisonError::into_inner).take();
+        if let (Some(tx), Some(p)) = (tx, self.inflight.progress()) {
+            let _ = tx.send(p);
+        }
+        // The client went away between the queue and now: the call is
+        // cancelled (its exchange's own guard ran before it started).
+        if self.reply.is_closed() && self.queued.scope.starts_with('#') {
+            self.inflight.cancel(Some(&self.queued.scope), &self.queued.id);
+        }
+    }
+
+    fn finished(&self) -> bool {
+        self.inflight.finished()
     }
 }
 
@@ -438,19 +532,48 @@ async fn accept_loop(
     let _ = drained.send(());
 }
 
-type Resp = Response<Full<Bytes>>;
+type Resp = Response<BoxBody<Bytes, Infallible>>;
 
 fn respond(status: StatusCode, body: Vec<u8>) -> Resp {
-    let mut r = Response::new(Full::new(Bytes::from(body)));
+    let mut r = Response::new(Full::new(Bytes::from(body)).boxed());
     *r.status_mut() = status;
     r.headers_mut().insert(hyper::header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     r
 }
 
 fn empty(status: StatusCode) -> Resp {
-    let mut r = Response::new(Full::new(Bytes::new()));
+    let mut r = Response::new(Full::new(Bytes::new()).boxed());
     *r.status_mut() = status;
     r
+}
+
+/// The body of an SSE response: the events its task sends, until the task
+/// drops the sender. hyper drops the body when the client goes away, which
+/// the task sees as its channel closing.
+struct SseBody(tokio::sync::mpsc::Receiver<Bytes>);
+
+impl hyper::body::Body for SseBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        self.0.poll_recv(cx).map(|event| event.map(|b| Ok(Frame::data(b))))
+    }
+}
+
+/// One SSE event carrying one JSON-RPC message (a line without LF: the
+/// engine's JSON never contains a raw line break).
+fn sse_event(line: &[u8]) -> Bytes {
+    let mut out = Vec::with_capacity(line.len() + 24);
+    out.extend_from_slice(b"event: message\ndata: ");
+    out.extend_from_slice(line);
+    out.extend_from_slice(b"\n\n");
+    Bytes::from(out)
+}
+
+/// Does the `Accept` header name `text/event-stream`?
+fn accepts_sse(h: &HeaderMap) -> bool {
+    header(h, "accept").is_some_and(|a| a.split(',').map(media_type).any(|m| m == "text/event-stream"))
 }
 
 /// A JSON-RPC error response (`id` is the raw id token, or `null`), with
@@ -530,16 +653,78 @@ impl Shared {
         Answer { line: reply.take_line(), code: reply.error_code() }
     }
 
-    /// Queue a tool call for the serving thread and wait for its answer.
-    async fn answer_on_tool_thread(
+    /// Answer a `tools/call` request: queue it for the serving thread, then
+    /// wait for its answer (JSON) or stream its progress and answer (SSE,
+    /// when it has a progress token and the client accepts SSE). `scope` is
+    /// the legacy session id, `None` for a modern call, which is cancelled
+    /// when its client goes away.
+    async fn call_tool(
         &self,
+        h: &HeaderMap,
         session: LegacyState,
         incoming: Incoming,
+        scope: Option<&str>,
         via: Option<Via>,
-    ) -> Option<Answer> {
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        self.jobs.send(Job { incoming, session, via, reply: tx }).ok()?;
-        rx.await.ok()
+    ) -> Resp {
+        let Incoming::Message(msg) = &incoming else { unreachable!("only messages reach here") };
+        let raw_id = msg.id.clone().unwrap_or_else(|| "null".into());
+        let id = serde_json::from_str(&raw_id).unwrap_or(Value::Null);
+        let sse = accepts_sse(h) && progress_token(msg.params.as_ref()).is_some();
+        let legacy = scope.is_some();
+        let no = self.next_job.fetch_add(1, Ordering::SeqCst);
+        let scope = scope.map_or_else(|| format!("#{no}"), str::to_owned);
+        let queued = Arc::new(Queued { no, scope, id, cancelled: AtomicBool::new(false) });
+        let (reply_tx, reply_rx) = tokio::sync::oneshot::channel();
+        let (progress_tx, progress_rx) = if sse {
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            (Some(tx), Some(rx))
+        } else {
+            (None, None)
+        };
+        self.queued.lock().unwrap_or_else(PoisonError::into_inner).insert(no, queued.clone());
+        let mut guard = CancelOnDrop {
+            inflight: self.inflight.clone(),
+            queued: queued.clone(),
+            armed: queued.scope.starts_with('#'),
+        };
+        let job = Job { incoming, session, via, reply: reply_tx, queued, progress: progress_tx };
+        if self.jobs.send(job).is_err() {
+            self.queued.lock().unwrap_or_else(PoisonError::into_inner).remove(&no);
+            guard.armed = false;
+            return unavailable();
+        }
+        match progress_rx {
+            None => {
+                // Dropped here when the client goes away: the guard cancels.
+                let answer = reply_rx.await;
+                guard.armed = false;
+                let to_resp = if legacy { legacy_resp } else { answer_resp };
+                answer.map_or_else(|_| unavailable(), to_resp)
+            }
+            Some(progress_rx) => {
+                let (tx, rx) = tokio::sync::mpsc::channel(8);
+                let min_gap = self.inflight.policy().min_gap;
+                tokio::spawn(stream_call(reply_rx, progress_rx, tx, guard, raw_id, min_gap));
+                let mut r = Response::new(SseBody(rx).boxed());
+                let hs = r.headers_mut();
+                hs.insert(hyper::header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+                hs.insert(hyper::header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+                hs.insert("x-accel-buffering", HeaderValue::from_static("no"));
+                r
+            }
+        }
+    }
+
+    /// A legacy `notifications/cancelled` of session `sid`: cancel the call
+    /// it names if that call came from the same session, running or queued.
+    fn cancel_in_session(&self, sid: &str, params: Option<&Value>) {
+        let Some(id) = params.and_then(|p| p.get("requestId")) else { return };
+        for q in self.queued.lock().unwrap_or_else(PoisonError::into_inner).values() {
+            if q.scope == sid && &q.id == id {
+                q.cancelled.store(true, Ordering::SeqCst);
+            }
+        }
+        self.inflight.cancel(Some(sid), id);
     }
 
     /// A legacy session is over (`DELETE`, idle expiry, eviction,
@@ -609,6 +794,77 @@ impl Shared {
                 true
             }
             None => false,
+        }
+    }
+}
+
+/// Cancels a modern call when its HTTP exchange ends before the answer
+/// (the client went away): a queued call is skipped, a running one
+/// interrupted. Legacy calls are not armed: for them a disconnect is not a
+/// cancellation.
+struct CancelOnDrop {
+    inflight: Arc<Inflight>,
+    queued: Arc<Queued>,
+    armed: bool,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if self.armed {
+            self.queued.cancelled.store(true, Ordering::SeqCst);
+            self.inflight.cancel(Some(&self.queued.scope), &self.queued.id);
+        }
+    }
+}
+
+/// The task behind an SSE response: progress events while the tool runs
+/// (polled when due, and at least every `min_gap` to pick up the tool's
+/// reports), then the response event; the stream ends when the task
+/// returns. Progress ends before the response is made, and this task writes
+/// both in order, so no notification follows the response.
+async fn stream_call(
+    mut reply: tokio::sync::oneshot::Receiver<Answer>,
+    mut started: tokio::sync::oneshot::Receiver<Arc<Progress>>,
+    tx: tokio::sync::mpsc::Sender<Bytes>,
+    mut guard: CancelOnDrop,
+    raw_id: String,
+    min_gap: Duration,
+) {
+    let mut progress: Option<Arc<Progress>> = None;
+    let mut waiting = true;
+    loop {
+        let due = progress.as_ref().and_then(|p| p.next_due()).map(|d| d.min(Instant::now() + min_gap));
+        let tick = async move {
+            match due {
+                Some(d) => tokio::time::sleep_until(tokio::time::Instant::from_std(d)).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            biased;
+            answer = &mut reply => {
+                guard.armed = false;
+                let line = match answer {
+                    Ok(a) => a.line,
+                    Err(_) => Some(rpc_error(Some(&raw_id), -32603, "Service Unavailable: the server is stopping", None)),
+                };
+                if let Some(line) = line {
+                    let _ = tx.send(sse_event(&line)).await;
+                }
+                return;
+            }
+            () = tx.closed() => return,
+            p = &mut started, if waiting => {
+                waiting = false;
+                progress = p.ok();
+            }
+            () = tick => {
+                if let Some(line) = progress.as_ref().and_then(|p| p.poll(Instant::now())) {
+                    if tx.send(sse_event(&line)).await.is_err() {
+                        return;
+                    }
+                }
+            }
         }
     }
 }
@@ -700,10 +956,48 @@ async fn traced_request(sh: &Shared, conn: Conn, req: Request<HyperBody>) -> Res
         }),
     };
     let resp = handle_request(sh, req, Some(via)).await;
-    if let Some(span) = span {
-        span.finish(resp.status().as_u16());
+    let Some(span) = span else { return resp };
+    let status = resp.status().as_u16();
+    if !is_sse(&resp) {
+        span.finish(status);
+        return resp;
     }
-    resp
+    // An SSE answer is still being sent: its span ends with the stream, so
+    // that it covers the tool call it carries (RULES T10, C6).
+    resp.map(|body| SpanUntilEnd { body, span: Some(span), status }.boxed())
+}
+
+fn is_sse(r: &Resp) -> bool {
+    r.headers().get(hyper::header::CONTENT_TYPE).is_some_and(|v| v.as_bytes() == b"text/event-stream")
+}
+
+/// A response body that ends the request's HTTP span when it is dropped:
+/// after its last frame, or when the client went away.
+struct SpanUntilEnd {
+    body: BoxBody<Bytes, Infallible>,
+    span: Option<HttpSpan>,
+    status: u16,
+}
+
+impl hyper::body::Body for SpanUntilEnd {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+}
+
+impl Drop for SpanUntilEnd {
+    fn drop(&mut self) {
+        if let Some(span) = self.span.take() {
+            span.finish(self.status);
+        }
+    }
 }
 
 async fn handle_request(sh: &Shared, req: Request<HyperBody>, via: Option<Via>) -> Resp {
@@ -905,10 +1199,7 @@ async fn modern(sh: &Shared, h: &HeaderMap, incoming: Incoming, via: Option<Via>
         return empty(StatusCode::ACCEPTED);
     }
     if msg.method == "tools/call" {
-        return match sh.answer_on_tool_thread(LegacyState::default(), incoming, via).await {
-            Some(a) => answer_resp(a),
-            None => unavailable(),
-        };
+        return sh.call_tool(h, LegacyState::default(), incoming, None, via).await;
     }
     answer_resp(sh.answer_here(&mut LegacyState::default(), incoming, via.as_ref()))
 }
@@ -942,10 +1233,10 @@ async fn legacy(sh: &Shared, h: &HeaderMap, incoming: Incoming, mut via: Option<
     }
     if msg.method == "tools/call" && id.is_some() {
         let Some(state) = sh.with_session(sid, |s| s.clone()) else { return not_found() };
-        return match sh.answer_on_tool_thread(state, incoming, via).await {
-            Some(a) => legacy_resp(a),
-            None => unavailable(),
-        };
+        return sh.call_tool(h, state, incoming, Some(sid), via).await;
+    }
+    if msg.method == "notifications/cancelled" && id.is_none() && sh.with_session(sid, |_| ()).is_some() {
+        sh.cancel_in_session(sid, msg.params.as_ref());
     }
     match sh.with_session(sid, |s| sh.answer_here(s, incoming, via.as_ref())) {
         Some(a) => legacy_resp(a),
@@ -968,5 +1259,16 @@ mod tests {
         assert!(accepts_json("application/json, text/event-stream"));
         assert!(accepts_json("*/*"));
         assert!(!accepts_json("text/event-stream"));
+    }
+
+    #[test]
+    fn sse_helpers() {
+        let mut h = HeaderMap::new();
+        assert!(!accepts_sse(&h));
+        h.insert("accept", HeaderValue::from_static("application/json, Text/Event-Stream; q=0.9"));
+        assert!(accepts_sse(&h));
+        h.insert("accept", HeaderValue::from_static("application/json, */*"));
+        assert!(!accepts_sse(&h), "only an explicit text/event-stream");
+        assert_eq!(&sse_event(b"{\"a\":1}")[..], b"event: message\ndata: {\"a\":1}\n\n");
     }
 }

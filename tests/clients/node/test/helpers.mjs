@@ -1,7 +1,7 @@
 // Shared helpers for the TypeScript SDK client tests: how to start the test
 // server, the checks every client runs, and process bookkeeping.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -131,4 +131,35 @@ export async function exercise(client, { modern }) {
     assert.equal(echo._meta, undefined);
   }
   return { tools, stats };
+}
+
+// Start `script` over HTTP on a free port (MCPLITE_TRANSPORT=http, plus
+// `extraEnv`); resolves to the process and the endpoint URL read from its
+// start-up line on stderr.
+export async function startHttpServer(script, extraEnv = {}) {
+  const env = { ...process.env, MCPLITE_TRANSPORT: 'http', MCPLITE_PORT: '0', ...extraEnv };
+  const lib = process.env.MCPLITE_LIB || process.env.R_LIBS;
+  if (lib) env.R_LIBS = lib;
+  const server = spawn(rscript(), ['--vanilla', join(serversDir, script)], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  const url = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start: ${err}`)), 60000);
+    server.stderr.on('data', d => {
+      err += d;
+      const m = err.match(/(http:\/\/\S+\/mcp)/);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    });
+    server.on('exit', code => reject(new Error(`server exited (${code}): ${err}`)));
+  });
+  return { server, url };
+}
+
+// SIGTERM, then the exit status.
+export async function stopHttpServer(server) {
+  const exited = new Promise(resolve => server.on('exit', code => resolve(code)));
+  server.kill('SIGTERM');
+  return exited;
 }

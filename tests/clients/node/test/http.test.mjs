@@ -3,41 +3,21 @@
 // v2 (@modelcontextprotocol/client 2.4.0) in auto, pinned 2026-07-28 and
 // legacy modes, and v1 (@modelcontextprotocol/sdk 1.32.2, legacy sessions).
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { test, before, after } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { exercise, rscript, serversDir, MODERN } from './helpers.mjs';
+import { exercise, startHttpServer, stopHttpServer, MODERN } from './helpers.mjs';
 
 let server;
 let url;
 
 before(async () => {
-  const env = { ...process.env, MCPLITE_TRANSPORT: 'http', MCPLITE_PORT: '0' };
-  const lib = process.env.MCPLITE_LIB || process.env.R_LIBS;
-  if (lib) env.R_LIBS = lib;
-  server = spawn(rscript(), ['--vanilla', join(serversDir, 'everything.R')], { env, stdio: ['ignore', 'ignore', 'pipe'] });
-  let err = '';
-  url = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start: ${err}`)), 60000);
-    server.stderr.on('data', d => {
-      err += d;
-      const m = err.match(/(http:\/\/\S+\/mcp)/);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    });
-    server.on('exit', code => reject(new Error(`server exited (${code}): ${err}`)));
-  });
+  ({ server, url } = await startHttpServer('everything.R'));
 });
 
 after(async () => {
-  const exited = new Promise(resolve => server.on('exit', code => resolve(code)));
-  server.kill('SIGTERM');
-  assert.equal(await exited, 0);
+  assert.equal(await stopHttpServer(server), 0);
 });
 
 async function v2(versionNegotiation, modern) {

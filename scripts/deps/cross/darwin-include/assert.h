@@ -1,0 +1,2 @@
+/* Freestanding stand-in, see TargetConditionals.h. */
+#define assert(e) ((void)0)

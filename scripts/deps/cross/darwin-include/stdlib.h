@@ -1,0 +1,3 @@
+/* Freestanding stand-in, see TargetConditionals.h. */
+#include <stddef.h>
+void abort(void);
