@@ -34,7 +34,3 @@ json_flavor_impl <- function(version) .Call(wrap__json_flavor_impl, version)
 engine_serve_http <- function(spec, version, instructions, opts) {
   bridge_value(.Call(wrap__engine_serve_http, spec, version, instructions, opts))
 }
-
-engine_progress <- function(progress, total, message) {
-  bridge_value(.Call(wrap__engine_progress, progress, total, message))
-}

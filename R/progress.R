@@ -10,7 +10,7 @@
 #'
 #' Reports are cheap: the engine keeps only the latest one and sends at most
 #' ten a second, so calling `mcp_progress()` in every iteration of a long loop
-#' never floods the client. A call costs a few microseconds, like any small R
+#' never floods the client. A call costs one or two microseconds, like any small R
 #' function: in a loop of millions of trivial iterations, report every
 #' thousandth one.
 #'
@@ -44,6 +44,24 @@
 #' # Called directly, the reports go nowhere:
 #' fit_folds()
 mcp_progress <- function(progress, total = NULL, message = NULL) {
+  # One call into the engine checks the arguments and reports; it answers
+  # TRUE or FALSE, or a small code when an argument is not what it takes,
+  # and only then does R build the error message. This keeps a report in a
+  # tight loop cheap (bench/README.md).
+  sent <- .Call(wrap__engine_progress, progress, total, message)
+  if (is.logical(sent)) {
+    return(invisible(sent))
+  }
+  progress_retry(sent, progress, total, message)
+}
+
+# The slow path of mcp_progress(): an argument the engine's quick check
+# refused (code 1, 2 or 3 for progress, total or message), or a report it
+# refused (a bridge error marker, raised with its class).
+progress_retry <- function(sent, progress, total, message) {
+  if (!is.numeric(sent)) {
+    return(invisible(bridge_value(sent)))
+  }
   if (!is.numeric(progress) || length(progress) != 1L || !is.finite(progress)) {
     abort("`progress` must be a single finite number, not ", describe(progress), ".",
       class = "mcplite_error_progress")
@@ -56,29 +74,14 @@ mcp_progress <- function(progress, total = NULL, message = NULL) {
     abort("`message` must be NULL or a single string, not ", describe(message), ".",
       class = "mcplite_error_progress")
   }
-  # Nobody can listen unless mcp_server() is serving (not when the tool is
-  # called directly, from tests or through mcp_handle()): no call into the
-  # engine then. This keeps a report in a tight loop cheap (bench/README.md).
-  if (!progress_state$serving) {
-    return(invisible(FALSE))
-  }
-  invisible(engine_progress(
-    as.double(progress),
-    if (!is.null(total)) as.double(total),
-    message
-  ))
-}
-
-# Is mcp_server() serving in this process? Set by mcp_server() around the
-# serve call; read by mcp_progress().
-progress_state <- new.env(parent = emptyenv())
-progress_state$serving <- FALSE
-
-# Mark this process as serving until the calling function returns.
-local_serving <- function(frame = parent.frame()) {
-  old <- progress_state$serving
-  progress_state$serving <- TRUE
-  do.call(on.exit, list(substitute(progress_state$serving <- old, list(old = old)), add = TRUE), envir = frame)
+  # A classed number R accepts (is.numeric() is TRUE) that the quick check
+  # does not: report its plain value.
+  invisible(bridge_value(.Call(
+    wrap__engine_progress,
+    as.double(unclass(progress)),
+    if (!is.null(total)) as.double(unclass(total)),
+    if (!is.null(message)) as.character(unclass(message))
+  )))
 }
 
 # The heartbeat interval: the argument, else MCPLITE_PROGRESS_INTERVAL,

@@ -233,7 +233,6 @@ mcp_server <- function(tools, instructions = NULL, transport = NULL, host = NULL
   check_instructions(instructions)
   spec <- server_spec(tools)
   check_payload_options()
-  local_serving()
   if (!is.null(http)) {
     old <- serving_options()
     on.exit(options(old), add = TRUE)

@@ -99,18 +99,48 @@ pub fn interrupt_consumed() {
     SENT.store(false, Ordering::SeqCst);
 }
 
+/// A single finite number (a double, or an integer that is not NA nor a
+/// factor), as `mcp_progress()` takes.
+fn finite_scalar(x: &Robj) -> Option<f64> {
+    if x.len() != 1 {
+        return None;
+    }
+    match x.rtype() {
+        Rtype::Doubles => x.as_real().filter(|v| v.is_finite()),
+        Rtype::Integers if !x.inherits("factor") => x.as_integer().map(f64::from),
+        _ => None,
+    }
+}
+
 /// Report a tool's progress to the client (the body of `mcp_progress()`).
 /// `TRUE` when the running call has a progress token (the report will be
 /// sent, possibly coalesced with later ones), `FALSE` when there is nobody
-/// to tell. R has checked the types.
+/// to tell. An argument this quick check refuses gives the integer 1, 2 or
+/// 3 (`progress`, `total`, `message`), and R writes the error (or retries
+/// with the plain value of a classed number); a report the engine refuses
+/// is an error marker.
 /// @noRd
 #[extendr]
-fn engine_progress(progress: f64, total: Robj, message: Robj) -> Robj {
+fn engine_progress(progress: Robj, total: Robj, message: Robj) -> Robj {
+    let Some(value) = finite_scalar(&progress) else { return 1i32.into() };
+    let total = if total.is_null() {
+        None
+    } else {
+        match finite_scalar(&total) {
+            Some(t) => Some(t),
+            None => return 2i32.into(),
+        }
+    };
+    let message = if message.is_null() {
+        None
+    } else if message.rtype() == Rtype::Strings && message.len() == 1 && !message.is_na() {
+        message.as_str()
+    } else {
+        return 3i32.into();
+    };
     let Some(inflight) = serving() else { return false.into() };
     let Some(p) = inflight.progress() else { return false.into() };
-    let total = total.as_real();
-    let message = message.as_str();
-    let res = match p.report(progress, total, message) {
+    let res = match p.report(value, total, message) {
         Ok(wake) => {
             // Only the first report waiting since the last notification
             // wakes the ticker: a tight loop of reports costs no wake-ups.
@@ -124,7 +154,7 @@ fn engine_progress(progress: f64, total: Robj, message: Robj) -> Robj {
         }
         Err(ReportError::NotIncreasing { previous }) => Err(Error::new(
             Kind::Progress,
-            format!("`progress` must increase: {progress} is not above the previous value, {previous}."),
+            format!("`progress` must increase: {value} is not above the previous value, {previous}."),
         )),
     };
     to_r(res)
