@@ -1,5 +1,6 @@
-//! The Streamable HTTP transport: one MCP endpoint (POST), both protocol
-//! eras, on the same dispatcher as stdio ([`Server::handle_parsed`]).
+//! The Streamable HTTP transport (RULES H1–H5): one MCP endpoint (POST),
+//! both protocol eras, on the same dispatcher as stdio
+//! ([`Server::handle_parsed`]).
 //!
 //! HTTP is parsed by hyper 1 (HTTP/1.1, the most widely used Rust HTTP
 //! implementation) on a small tokio runtime whose threads block every
