@@ -47,11 +47,19 @@ server_stderr <- function(p) paste(readLines(attr(p, "errfile"), warn = FALSE), 
 
 # The minimal server of tests/clients/python/peers/http_mini_server.py on a
 # free port; returns the process (stopped when the calling test ends).
+# A file of the repository's tests/clients (absent from the package tarball
+# that R CMD check tests): its path, or the test is skipped.
+repo_file <- function(...) {
+  path <- test_path("..", "clients", ...)
+  skip_if_not(file.exists(path), "needs the repository's tests/clients")
+  normalizePath(path)
+}
+
 start_mini_server <- function(env = parent.frame()) {
   python <- Sys.which("python3")
   skip_if(!nzchar(python), "python3 not found")
   port <- free_port()
-  script <- normalizePath(test_path("..", "clients", "python", "peers", "http_mini_server.py"))
+  script <- repo_file("python", "peers", "http_mini_server.py")
   proc <- start_http_server(python, c(script, port), port)
   withr::defer(proc$kill(), envir = env)
   attr(proc, "port") <- port
@@ -65,7 +73,7 @@ test_that("SDK servers over Streamable HTTP, both eras, progress and cancellatio
   venv <- Sys.getenv("MCPLITE_VENV", "/root/.cache/mcplite-venv")
   py <- file.path(venv, "bin", "python")
   if (file.exists(py)) {
-    dir <- normalizePath(test_path("..", "clients", "python", "peers"))
+    dir <- repo_file("python", "peers")
     peers$py_lowlevel <- list(py, file.path(dir, "lowlevel_server.py"), c("auto", "2025-11-25"), "2026-07-28", TRUE)
     peers$py_mcpserver <- list(py, file.path(dir, "mcpserver_server.py"), c("auto", "2025-06-18"), "2026-07-28", FALSE)
   }
@@ -114,7 +122,7 @@ test_that("SDK servers over Streamable HTTP, both eras, progress and cancellatio
 })
 
 test_that("mcplite's own server over Streamable HTTP: both eras, a bearer token", {
-  script <- normalizePath(test_path("..", "clients", "servers", "everything.R"))
+  script <- repo_file("servers", "everything.R")
   port <- free_port()
   proc <- start_http_server(
     file.path(R.home("bin"), "Rscript"), c("--vanilla", script), port,
