@@ -340,62 +340,25 @@ impl Server {
 
     /// Handle one message: `message` is one line without its LF (or one
     /// HTTP body). `session` is the legacy session the message belongs to
-    /// (see [`LegacyState`]); `host` runs the tool of a `tools/call`.
+    /// (see [`LegacyState`]); `host` runs the tool of a `tools/call`. No
+    /// transport: no progress, no cancellation (the in-process API).
     pub fn handle(&self, session: &mut LegacyState, message: &[u8], host: &mut dyn Host) -> Reply<'_> {
-        self.handle_parsed_with(session, parse_line(message), host, &NoWatch)
+        self.handle_parsed(session, parse_line(message), host, &Carrier::NONE)
     }
 
-    /// [`Server::handle`] for a message already parsed with
-    /// [`crate::message::parse_line`].
-    pub fn handle_parsed(&self, session: &mut LegacyState, incoming: Incoming, host: &mut dyn Host) -> Reply<'_> {
-        self.handle_parsed_with(session, incoming, host, &NoWatch)
-    }
-
-    /// [`Server::handle`] for a transport that sends progress and can cancel
-    /// calls: `watch` hears when a tool starts and returns (RULES C1–C4). A
-    /// call cancelled while its tool ran gets no response line.
-    pub fn handle_with(
-        &self,
-        session: &mut LegacyState,
-        message: &[u8],
-        host: &mut dyn Host,
-        watch: &dyn CallWatch,
-    ) -> Reply<'_> {
-        self.handle_parsed_with(session, parse_line(message), host, watch)
-    }
-
-    /// [`Server::handle_with`] for a message already parsed.
-    pub fn handle_parsed_with(
+    /// Handle one message already parsed with [`crate::message::parse_line`],
+    /// as `carrier` brought it: the transport's [`CallWatch`] hears when a
+    /// tool starts and returns (progress and cancellation, RULES C1–C6; a
+    /// call cancelled while its tool ran gets no response line), and
+    /// telemetry learns what the transport knows of the message.
+    pub fn handle_parsed(
         &self,
         session: &mut LegacyState,
         incoming: Incoming,
         host: &mut dyn Host,
-        watch: &dyn CallWatch,
+        carrier: &Carrier<'_>,
     ) -> Reply<'_> {
-        self.handle_all(session, incoming, host, watch, None)
-    }
-
-    /// [`Server::handle_parsed`] for a message that came over a transport
-    /// telemetry describes (`via`: the HTTP request, its span, its session).
-    pub fn handle_via(
-        &self,
-        session: &mut LegacyState,
-        incoming: Incoming,
-        host: &mut dyn Host,
-        via: Option<&Via>,
-    ) -> Reply<'_> {
-        self.handle_all(session, incoming, host, &NoWatch, via)
-    }
-
-    /// [`Server::handle_parsed_with`] and [`Server::handle_via`] together.
-    pub fn handle_all(
-        &self,
-        session: &mut LegacyState,
-        incoming: Incoming,
-        host: &mut dyn Host,
-        watch: &dyn CallWatch,
-        via: Option<&Via>,
-    ) -> Reply<'_> {
+        let (watch, via) = (carrier.watch, carrier.via);
         match incoming {
             Incoming::Blank => Reply::silent(),
             Incoming::ClientResponse => Reply {
@@ -697,6 +660,29 @@ impl Server {
         let mut o = ok(out, Some(v));
         o.end.tool_error = tool_error;
         Ok(o)
+    }
+}
+
+/// What the transport that carried a message adds to it (see
+/// [`Server::handle_parsed`]).
+#[derive(Clone, Copy)]
+pub struct Carrier<'a> {
+    /// Hears when a tool starts and returns: progress and cancellation.
+    pub watch: &'a dyn CallWatch,
+    /// What telemetry knows of the transport (the HTTP request, its span,
+    /// its session); `None` on stdio and in process.
+    pub via: Option<&'a Via>,
+}
+
+impl Carrier<'static> {
+    /// No progress, no cancellation, no transport telemetry.
+    pub const NONE: Carrier<'static> = Carrier { watch: &NoWatch, via: None };
+}
+
+impl<'a> Carrier<'a> {
+    /// A transport that watches calls, without transport telemetry.
+    pub fn watched(watch: &'a dyn CallWatch) -> Carrier<'a> {
+        Carrier { watch, via: None }
     }
 }
 

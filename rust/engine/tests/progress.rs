@@ -9,7 +9,9 @@ use std::sync::Arc;
 
 use common::*;
 use mcplite_engine::host::CallContext;
+use mcplite_engine::message::parse_line;
 use mcplite_engine::progress::{Inflight, ProgressPolicy};
+use mcplite_engine::server::Carrier;
 use mcplite_engine::{Host, LegacyState, ToolFailure, ToolResult, ToolSpec};
 use serde_json::{Map, Value};
 
@@ -70,7 +72,8 @@ fn c1_c2_progress_exists_only_for_a_valid_token_while_the_tool_runs() {
         (r#","_meta":{"progressToken":null}"#, None),
         ("", None),
     ] {
-        let mut r = server.handle_with(&mut session, &call("1", meta), &mut host, &inflight);
+        let mut r =
+            server.handle_parsed(&mut session, parse_line(&call("1", meta)), &mut host, &Carrier::watched(&inflight));
         let line = String::from_utf8(r.take_line().expect("answered")).unwrap();
         assert!(line.contains(r#""text":"done""#), "{line}");
         assert_eq!(host.saw_progress.pop().unwrap().as_deref(), want, "{meta}");
@@ -78,7 +81,12 @@ fn c1_c2_progress_exists_only_for_a_valid_token_while_the_tool_runs() {
     }
     // Modern calls too, answered in 2026-07-28.
     let modern = r#","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"progressToken":"m"}"#;
-    let mut r = server.handle_with(&mut LegacyState::default(), &call("\"x\"", modern), &mut host, &inflight);
+    let mut r = server.handle_parsed(
+        &mut LegacyState::default(),
+        parse_line(&call("\"x\"", modern)),
+        &mut host,
+        &Carrier::watched(&inflight),
+    );
     assert!(r.take_line().is_some());
     assert_eq!(host.saw_progress.pop().unwrap().as_deref(), Some(r#""m""#));
 }
@@ -97,11 +105,13 @@ fn c4_a_call_cancelled_while_running_gets_no_answer_and_the_next_one_does() {
     let server = mcplite_engine::Server::new(server_info(), &mut host);
     let mut session = LegacyState::default();
     init(&server, &mut session, &mut host);
-    let mut r = server.handle_with(&mut session, &call("\"c\"", ""), &mut host, &inflight);
+    let mut r =
+        server.handle_parsed(&mut session, parse_line(&call("\"c\"", "")), &mut host, &Carrier::watched(&inflight));
     assert_eq!(r.take_line(), None, "no response for the cancelled call");
     assert_eq!(interrupts.load(Ordering::SeqCst), 1, "the tool was interrupted");
     // Another id: the cancellation does not match, the call is answered.
-    let mut r = server.handle_with(&mut session, &call("\"d\"", ""), &mut host, &inflight);
+    let mut r =
+        server.handle_parsed(&mut session, parse_line(&call("\"d\"", "")), &mut host, &Carrier::watched(&inflight));
     let line = String::from_utf8(r.take_line().expect("answered")).unwrap();
     assert!(line.contains(r#""id":"d""#) && line.contains("done"), "{line}");
     assert_eq!(interrupts.load(Ordering::SeqCst), 1);

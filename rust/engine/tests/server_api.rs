@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use common::*;
 use mcplite_engine::message::{parse_line, Incoming};
+use mcplite_engine::server::Carrier;
 use mcplite_engine::telemetry::{SpanEnd, SpanRecorder, SpanStart, Started};
 use mcplite_engine::{LegacyState, Server, Version};
 
@@ -264,7 +265,7 @@ fn a_parsed_message_can_be_inspected_before_it_is_handled() {
         }
         other => panic!("{other:?}"),
     }
-    let via_parsed = server.handle_parsed(&mut legacy, incoming, &mut host).into_line();
+    let via_parsed = server.handle_parsed(&mut legacy, incoming, &mut host, &Carrier::NONE).into_line();
     let direct = server.handle(&mut legacy, line, &mut host).into_line();
     assert_eq!(via_parsed, direct);
     assert!(via_parsed.unwrap().starts_with(br#"{"jsonrpc":"2.0","id":"q","result":{"resultType":"complete""#));

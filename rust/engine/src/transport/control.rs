@@ -62,7 +62,7 @@
 //! writes: the serve loop for responses, the ticker for notifications and
 //! ping answers. The ticker calls `poll` *while holding the writer lock*.
 //! The dispatcher ends the call's progress (`CallWatch::finished` →
-//! `Progress::end`) before `Server::handle_with` returns, and the serve loop
+//! `Progress::end`) before `Server::handle_parsed` returns, and the serve loop
 //! only then takes the writer lock to write the response. So either the
 //! ticker's critical section comes first, and its notification is written
 //! before the response, or it comes after the response's, and then the end
@@ -80,7 +80,7 @@ use serde_json::Value;
 use super::http::NoTools;
 use crate::message::{parse_line, Incoming, Message};
 use crate::progress::{CallStart, CallWatch, Inflight};
-use crate::server::{LegacyState, Server};
+use crate::server::{Carrier, LegacyState, Server};
 use crate::version::{era_of, Era};
 
 /// Lines longer than this are never looked at on arrival (a cancellation
@@ -255,7 +255,7 @@ impl Control {
             let pings = std::mem::take(&mut *lock(&self.pings));
             for ping in pings {
                 // A ping needs no session: a throwaway one will do.
-                let reply = server.handle_parsed(&mut LegacyState::default(), ping, &mut NoTools);
+                let reply = server.handle_parsed(&mut LegacyState::default(), ping, &mut NoTools, &Carrier::NONE);
                 // A failed write ends serving at the serve loop's next write.
                 let _ = reply.write_line(&mut **lock(out));
             }

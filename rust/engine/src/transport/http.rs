@@ -95,10 +95,10 @@ use subtle::ConstantTimeEq;
 use crate::host::{CallContext, Host, ToolFailure, ToolResult, ToolSpec};
 use crate::json::write_str;
 use crate::message::{parse_line, Incoming, Message};
-use crate::progress::{progress_token, CallStart, CallWatch, Inflight, Progress, ProgressPolicy};
+use crate::progress::{progress_token, CallStart, CallWatch, Inflight, NoWatch, Progress, ProgressPolicy};
 use crate::projection;
 use crate::server::{
-    add_error_data, error_line, LegacyState, Server, METHOD_NOT_FOUND, PARSE_ERROR, UNSUPPORTED_VERSION,
+    add_error_data, error_line, Carrier, LegacyState, Server, METHOD_NOT_FOUND, PARSE_ERROR, UNSUPPORTED_VERSION,
 };
 use crate::telemetry::{HttpSpan, HttpStart, HttpVia, Via};
 use crate::version::{self, Era, Version};
@@ -424,7 +424,12 @@ impl HttpServer {
         let inflight = &self.shared.inflight;
         inflight.set_scope(Some(queued.scope.clone()));
         let watch = JobWatch { inflight, progress: Mutex::new(progress), reply: &reply_tx, queued: &queued };
-        let mut reply = self.shared.server.handle_all(&mut session, incoming, host, &watch, via.as_ref());
+        let mut reply = self.shared.server.handle_parsed(
+            &mut session,
+            incoming,
+            host,
+            &Carrier { watch: &watch, via: via.as_ref() },
+        );
         let answer = Answer { line: reply.take_line(), code: reply.error_code() };
         // The message's span ends as the answer leaves for the HTTP thread,
         // inside the request's HTTP span (RULES T10).
@@ -650,7 +655,7 @@ impl Shared {
 
     /// Answer a message that needs no tool, on this thread.
     fn answer_here(&self, session: &mut LegacyState, incoming: Incoming, via: Option<&Via>) -> Answer {
-        let mut reply = self.server.handle_via(session, incoming, &mut NoTools, via);
+        let mut reply = self.server.handle_parsed(session, incoming, &mut NoTools, &Carrier { watch: &NoWatch, via });
         Answer { line: reply.take_line(), code: reply.error_code() }
     }
 

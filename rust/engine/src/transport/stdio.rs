@@ -14,7 +14,7 @@ use super::sys;
 use crate::host::Host;
 use crate::message::parse_line;
 use crate::progress::Inflight;
-use crate::server::{LegacyState, Server};
+use crate::server::{Carrier, LegacyState, Server};
 use crate::telemetry::masked;
 
 /// Why serving ended.
@@ -143,9 +143,9 @@ fn serve_loop(
                         reader.set_busy(false);
                         continue;
                     }
-                    server.handle_parsed_with(session, incoming, host, &watch)
+                    server.handle_parsed(session, incoming, host, &Carrier::watched(&watch))
                 } else {
-                    server.handle_with(session, &line, host, &watch)
+                    server.handle_parsed(session, parse_line(&line), host, &Carrier::watched(&watch))
                 };
                 // What a tool printed through C stdio goes out before the
                 // response.
