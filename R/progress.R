@@ -46,19 +46,21 @@
 mcp_progress <- function(progress, total = NULL, message = NULL) {
   # One call into the engine checks the arguments and reports; it answers
   # TRUE or FALSE, or a small code when an argument is not what it takes,
-  # and only then does R build the error message. This keeps a report in a
+  # and only then does R build the error message. The engine's check is the
+  # one R would make (a single finite double or integer, not a factor; a
+  # single string), so a classed number such as a count is accepted. This keeps a report in a
   # tight loop cheap (bench/README.md).
   sent <- .Call(wrap__engine_progress, progress, total, message)
   if (is.logical(sent)) {
     return(invisible(sent))
   }
-  progress_retry(sent, progress, total, message)
+  progress_refused(sent, progress, total, message)
 }
 
-# The slow path of mcp_progress(): an argument the engine's quick check
-# refused (code 1, 2 or 3 for progress, total or message), or a report it
-# refused (a bridge error marker, raised with its class).
-progress_retry <- function(sent, progress, total, message) {
+# The slow path of mcp_progress(): an argument the engine's check refused
+# (code 1, 2 or 3 for progress, total or message), described by R, or a
+# report the engine refused (a bridge error marker, raised with its class).
+progress_refused <- function(sent, progress, total, message) {
   if (!is.numeric(sent)) {
     return(invisible(bridge_value(sent)))
   }
@@ -74,14 +76,8 @@ progress_retry <- function(sent, progress, total, message) {
     abort("`message` must be NULL or a single string, not ", describe(message), ".",
       class = "mcplite_error_progress")
   }
-  # A classed number R accepts (is.numeric() is TRUE) that the quick check
-  # does not: report its plain value.
-  invisible(bridge_value(.Call(
-    wrap__engine_progress,
-    as.double(unclass(progress)),
-    if (!is.null(total)) as.double(unclass(total)),
-    if (!is.null(message)) as.character(unclass(message))
-  )))
+  abort("mcp_progress() refused its arguments without a reason; this is a bug in mcplite.",
+    class = "mcplite_error_internal")
 }
 
 # The heartbeat interval: the argument, else MCPLITE_PROGRESS_INTERVAL,

@@ -42,3 +42,11 @@ test_that("C1.2: progress_interval is checked before serving starts", {
   withr::local_envvar(MCPLITE_PROGRESS_INTERVAL = "soon")
   expect_error(mcp_server(list(tl)), "MCPLITE_PROGRESS_INTERVAL", class = "mcplite_error")
 })
+
+test_that("C2: a classed number or string is accepted; a factor is not", {
+  x <- structure(3, class = "my_count")
+  expect_true(is.numeric(x))
+  expect_false(mcp_progress(x, total = structure(10L, class = "my_count"),
+    message = structure("three", class = "my_label")))
+  expect_error(mcp_progress(factor("a")), "`progress`", class = "mcplite_error_progress")
+})

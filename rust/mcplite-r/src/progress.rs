@@ -115,10 +115,9 @@ fn finite_scalar(x: &Robj) -> Option<f64> {
 /// Report a tool's progress to the client (the body of `mcp_progress()`).
 /// `TRUE` when the running call has a progress token (the report will be
 /// sent, possibly coalesced with later ones), `FALSE` when there is nobody
-/// to tell. An argument this quick check refuses gives the integer 1, 2 or
-/// 3 (`progress`, `total`, `message`), and R writes the error (or retries
-/// with the plain value of a classed number); a report the engine refuses
-/// is an error marker.
+/// to tell. An argument this check refuses gives the integer 1, 2 or 3
+/// (`progress`, `total`, `message`), and R writes the error; a report the
+/// engine refuses is an error marker.
 /// @noRd
 #[extendr]
 fn engine_progress(progress: Robj, total: Robj, message: Robj) -> Robj {
