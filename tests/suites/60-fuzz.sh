@@ -5,12 +5,16 @@
 # corpus; a crash, an oracle failure, a timeout or an out-of-memory counts as a
 # failure and leaves its input under fuzz/artifacts/<target>/.
 # Reproduce: RUSTC_BOOTSTRAP=1 cargo fuzz run <target> fuzz/artifacts/<target>/<file>
+# The run uses a fixed libFuzzer seed (MCPLITE_FUZZ_SEED, default 1), so a
+# finding in CI is found again by the same command; exploration with random
+# seeds (MCPLITE_FUZZ_SEED=0) and long runs are done by hand (fuzz/README.md).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 export PATH="$PATH:$HOME/.cargo/bin"
 # libFuzzer and the sanitizer flags are unstable; allow them on stable rustc.
 export RUSTC_BOOTSTRAP=1
 secs="${MCPLITE_FUZZ_SECONDS:-60}"
+seed="${MCPLITE_FUZZ_SEED:-1}"
 targets="framing parse_line dispatch projection numfmt"
 pass=0
 fail=0
@@ -38,7 +42,7 @@ for t in $targets; do
   [ -d "fuzz/seeds/$t" ] && seeds=("fuzz/seeds/$t")
   log="$work/$t.log"
   cargo fuzz run "$t" "$work/corpus-$t" "${seeds[@]}" -- \
-    -max_total_time="$secs" -timeout=20 -rss_limit_mb=3072 -max_len=65536 \
+    -max_total_time="$secs" -seed="$seed" -timeout=20 -rss_limit_mb=3072 -max_len=65536 \
     -dict=fuzz/dict/jsonrpc.dict -print_final_stats=1 >"$log" 2>&1
   rc=$?
   runs=$(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}')

@@ -184,3 +184,30 @@ fn serde_json_raw_value_marker_key() {
         );
     }
 }
+
+/// Found by the `projection` fuzz target (CI run on 875a4e3): a tool result
+/// whose `_meta` holds serde_json's reserved member name is written as it
+/// came (valid JSON that other clients read), but the fuzz oracle read the
+/// output back into a `Value` and failed. The oracle now checks such output
+/// with `common::well_formed`; this pins the engine side.
+#[test]
+fn reserved_member_name_in_result_meta_is_written_as_is() {
+    use mcplite_engine::host::ToolResult;
+    use mcplite_engine::projection::write_call_result;
+    use mcplite_engine::Version;
+    for key in ["$serde_json::private::Number", "$serde_json::private::RawValue"] {
+        let r = ToolResult {
+            content: vec![],
+            structured: None,
+            is_error: false,
+            meta: vec![(key.into(), "true".into())],
+        };
+        for v in Version::ALL {
+            let mut out = Vec::new();
+            assert!(!write_call_result(&mut out, &r, v, r#"{"name":"s","version":"1"}"#));
+            let out = String::from_utf8(out).unwrap();
+            assert!(well_formed(&out).is_ok(), "{out}");
+            assert!(out.contains(&format!(r#""_meta":{{"{key}":true"#)), "{} {out}", v.as_str());
+        }
+    }
+}

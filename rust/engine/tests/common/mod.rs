@@ -323,6 +323,25 @@ pub fn parse_unbounded(text: &str) -> serde_json::Result<Value> {
     Ok(v)
 }
 
+/// Check that text is one JSON value without building it. serde_json's
+/// `Value` reader treats the member names `$serde_json::private::Number` and
+/// `$serde_json::private::RawValue` as its own markers (the engine enables
+/// the `arbitrary_precision` and `raw_value` features), so valid JSON that
+/// holds them cannot become a `Value`; `IgnoredAny` reads them as names.
+pub fn well_formed(text: &str) -> serde_json::Result<()> {
+    use serde::Deserialize;
+    let mut de = serde_json::Deserializer::from_str(text);
+    de.disable_recursion_limit();
+    serde::de::IgnoredAny::deserialize(&mut de)?;
+    de.end()
+}
+
+/// True when text holds a member name serde_json reserves (see
+/// [`well_formed`]).
+pub fn has_reserved_name(text: &str) -> bool {
+    text.contains("$serde_json::private::")
+}
+
 /// Deepest bracket nesting of JSON text (strings skipped).
 pub fn nesting_depth(text: &str) -> usize {
     let (mut depth, mut max, mut in_str, mut esc) = (0usize, 0usize, false, false);
@@ -397,7 +416,7 @@ impl Oracle {
                 // `serde_json_raw_value_marker_key`).
                 if has_lone_surrogate_escape(line)
                     || e.to_string().contains("number out of range")
-                    || text.contains("$serde_json::private::")
+                    || has_reserved_name(text)
                 {
                     return Err(());
                 }
