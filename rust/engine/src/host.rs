@@ -21,6 +21,20 @@ pub struct ToolSpec {
     pub output_schema: Option<String>,
 }
 
+impl ToolSpec {
+    /// A tool taking any object (`{"type":"object"}`), with no annotations
+    /// and no output schema.
+    pub fn new(name: impl Into<String>, description: impl Into<String>) -> Self {
+        ToolSpec {
+            name: name.into(),
+            description: description.into(),
+            input_schema: r#"{"type":"object"}"#.into(),
+            annotations: Vec::new(),
+            output_schema: None,
+        }
+    }
+}
+
 /// A content block of a tool result (RULES R3, P2).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Content {

@@ -23,13 +23,7 @@ use serde_json::{Map, Value};
 struct Tools;
 
 fn spec(name: &str) -> ToolSpec {
-    ToolSpec {
-        name: name.into(),
-        description: format!("{name}."),
-        input_schema: r#"{"type":"object"}"#.into(),
-        annotations: vec![],
-        output_schema: None,
-    }
+    ToolSpec::new(name, format!("{name}."))
 }
 
 impl Host for Tools {

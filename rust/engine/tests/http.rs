@@ -29,17 +29,7 @@ struct TestHost {
 
 impl Host for TestHost {
     fn tools(&mut self) -> Vec<ToolSpec> {
-        let schema = r#"{"type":"object"}"#.to_string();
-        ["echo", "sleep", "fail", "na me"]
-            .iter()
-            .map(|n| ToolSpec {
-                name: n.to_string(),
-                description: format!("{n} tool"),
-                input_schema: schema.clone(),
-                annotations: Vec::new(),
-                output_schema: None,
-            })
-            .collect()
+        ["echo", "sleep", "fail", "na me"].iter().map(|n| ToolSpec::new(*n, format!("{n} tool"))).collect()
     }
 
     fn call_tool(

@@ -43,16 +43,7 @@ struct WorkHost {
 
 impl Host for WorkHost {
     fn tools(&mut self) -> Vec<ToolSpec> {
-        ["work", "echo"]
-            .iter()
-            .map(|n| ToolSpec {
-                name: n.to_string(),
-                description: format!("{n} tool"),
-                input_schema: r#"{"type":"object"}"#.into(),
-                annotations: Vec::new(),
-                output_schema: None,
-            })
-            .collect()
+        ["work", "echo"].iter().map(|n| ToolSpec::new(*n, format!("{n} tool"))).collect()
     }
 
     fn call_tool(

@@ -77,16 +77,7 @@ const TOOLS: [&str; 4] = ["sleep", "gate", "report", "echo"];
 
 impl Host for Fake {
     fn tools(&mut self) -> Vec<ToolSpec> {
-        TOOLS
-            .iter()
-            .map(|n| ToolSpec {
-                name: (*n).into(),
-                description: "A test tool.".into(),
-                input_schema: r#"{"type":"object"}"#.into(),
-                annotations: vec![],
-                output_schema: None,
-            })
-            .collect()
+        TOOLS.iter().map(|n| ToolSpec::new(*n, "A test tool.")).collect()
     }
 
     fn call_tool(

@@ -22,13 +22,7 @@ struct Echo;
 
 impl Host for Echo {
     fn tools(&mut self) -> Vec<ToolSpec> {
-        vec![ToolSpec {
-            name: "echo".into(),
-            description: "d".into(),
-            input_schema: r#"{"type":"object"}"#.into(),
-            annotations: vec![],
-            output_schema: None,
-        }]
+        vec![ToolSpec::new("echo", "d")]
     }
     fn call_tool(
         &mut self,
