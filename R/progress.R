@@ -44,13 +44,14 @@
 #' # Called directly, the reports go nowhere:
 #' fit_folds()
 mcp_progress <- function(progress, total = NULL, message = NULL) {
-  # One call into the engine checks the arguments and reports; it answers
+  # One call into the engine (a .External entry without extendr's wrapper)
+  # checks the arguments and reports; it answers
   # TRUE or FALSE, or a small code when an argument is not what it takes,
   # and only then does R build the error message. The engine's check is the
   # one R would make (a single finite double or integer, not a factor; a
   # single string), so a classed number such as a count is accepted. This keeps a report in a
   # tight loop cheap (bench/README.md).
-  sent <- .Call(wrap__engine_progress, progress, total, message)
+  sent <- .External(mcplite_progress, progress, total, message)
   if (is.logical(sent)) {
     return(invisible(sent))
   }

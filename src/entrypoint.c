@@ -1,11 +1,27 @@
 // Registration glue: extendr generates R_init_mcplite_extendr in the Rust
-// static library; R looks for R_init_mcplite when it loads the package.
+// static library (it registers the .Call entry points); R looks for
+// R_init_mcplite when it loads the package. One entry point is not
+// extendr's: mcp_progress()'s, a .External routine written in Rust without
+// extendr's wrapper (rust/mcplite-r/src/progress.rs says why). Registering
+// .External routines leaves the .Call table as extendr set it, and resets
+// dynamic lookup, which is switched off again.
+#include <Rinternals.h>
+#include <R_ext/Rdynload.h>
+
 void R_init_mcplite_extendr(void *dll);
 void register_extendr_panic_hook(void);
+SEXP mcplite_progress(SEXP args);
 
-void R_init_mcplite(void *dll) {
+static const R_ExternalMethodDef mcplite_externals[] = {
+  {"mcplite_progress", (DL_FUNC) &mcplite_progress, 3},
+  {NULL, NULL, 0}
+};
+
+void R_init_mcplite(DllInfo *dll) {
   register_extendr_panic_hook();
   R_init_mcplite_extendr(dll);
+  R_registerRoutines(dll, NULL, NULL, NULL, mcplite_externals);
+  R_useDynamicSymbols(dll, FALSE);
 }
 
 // The two places where R code runs under the tool host

@@ -210,7 +210,6 @@ extendr_module! {
     use trace_env;
     use encode;
     use client;
-    use progress;
     fn engine_serve;
     fn engine_serve_http;
     fn engine_session_new;

@@ -18,11 +18,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use extendr_api::prelude::*;
+use std::ffi::c_int;
+
 use mcplite_engine::progress::{Inflight, Interrupter, ProgressPolicy, ReportError};
 
-use crate::error::{to_r, Error, Kind};
+use crate::error::{Error, Kind};
 use crate::rapi::eval::take_interrupt;
+use crate::rapi::*;
 
 /// The running server's calls (`None` when not serving, or serving
 /// in-process through `mcp_session()`).
@@ -114,65 +116,113 @@ pub fn take_user_interrupt() -> bool {
 
 /// A single finite number (a double, or an integer that is not NA nor a
 /// factor), as `mcp_progress()` takes.
-fn finite_scalar(x: &Robj) -> Option<f64> {
-    if x.len() != 1 {
-        return None;
-    }
-    match x.rtype() {
-        Rtype::Doubles => x.as_real().filter(|v| v.is_finite()),
-        Rtype::Integers if !x.inherits("factor") => x.as_integer().map(f64::from),
-        _ => None,
+///
+/// # Safety
+/// The SEXP contract holds for `x`.
+unsafe fn finite_scalar(x: SEXP) -> Option<f64> {
+    // SAFETY: caller's contract; the element read is inside the vector.
+    unsafe {
+        if xlen(x) != 1 {
+            return None;
+        }
+        match ty(x) {
+            SEXPTYPE::REALSXP => Some(*REAL(x)).filter(|v| v.is_finite()),
+            SEXPTYPE::INTSXP if !inherits(x, c"factor") => {
+                let v = *INTEGER(x);
+                (v != i32::MIN).then_some(f64::from(v))
+            }
+            _ => None,
+        }
     }
 }
 
-/// Report a tool's progress to the client (the body of `mcp_progress()`).
-/// `TRUE` when the running call has a progress token (the report will be
-/// sent, possibly coalesced with later ones), `FALSE` when there is nobody
-/// to tell. An argument this check refuses gives the integer 1, 2 or 3
-/// (`progress`, `total`, `message`), and R writes the error; a report the
-/// engine refuses is an error marker.
-/// @noRd
-#[extendr]
-fn engine_progress(progress: Robj, total: Robj, message: Robj) -> Robj {
-    let Some(value) = finite_scalar(&progress) else { return 1i32.into() };
-    let total = if total.is_null() {
+/// What a report came to: sent (or not, nobody listens), an argument the
+/// check refused (1, 2, 3: `progress`, `total`, `message`), or an error of
+/// the engine's.
+enum Outcome {
+    Sent(bool),
+    Refused(i32),
+    Failed(Error),
+}
+
+/// Check the arguments of `mcp_progress()` and report to the running call.
+///
+/// # Safety
+/// The SEXP contract holds for the three arguments.
+unsafe fn report(progress: SEXP, total: SEXP, message: SEXP) -> Outcome {
+    // SAFETY: caller's contract.
+    let Some(value) = (unsafe { finite_scalar(progress) }) else { return Outcome::Refused(1) };
+    // SAFETY: caller's contract.
+    let total = if unsafe { is_nil(total) } {
         None
     } else {
-        match finite_scalar(&total) {
+        match unsafe { finite_scalar(total) } {
             Some(t) => Some(t),
-            None => return 2i32.into(),
+            None => return Outcome::Refused(2),
         }
     };
-    let message = if message.is_null() {
-        None
-    } else if message.rtype() == Rtype::Strings && message.len() == 1 && !message.is_na() {
-        message.as_str()
-    } else {
-        return 3i32.into();
+    // SAFETY: caller's contract; a length-1 character vector's element is a
+    // CHARSXP.
+    let text = unsafe {
+        if is_nil(message) {
+            None
+        } else if ty(message) == SEXPTYPE::STRSXP && xlen(message) == 1 && STRING_ELT(message, 0) != R_NaString {
+            match strings::text(STRING_ELT(message, 0)) {
+                Ok(t) => Some(t),
+                Err(e) => return Outcome::Failed(e),
+            }
+        } else {
+            return Outcome::Refused(3);
+        }
     };
-    let Some(inflight) = serving() else { return false.into() };
-    let Some(p) = inflight.progress() else { return false.into() };
-    let res = match p.report(value, total, message) {
+    let Some(inflight) = serving() else { return Outcome::Sent(false) };
+    let Some(p) = inflight.progress() else { return Outcome::Sent(false) };
+    match p.report(value, total, text.as_deref()) {
         Ok(wake) => {
             // Only the first report waiting since the last notification
             // wakes the ticker: a tight loop of reports costs no wake-ups.
             if wake {
                 inflight.notify();
             }
-            Ok(true)
+            Outcome::Sent(true)
         }
         Err(ReportError::NotFinite) => {
-            Err(Error::new(Kind::Progress, "`progress` and `total` must be finite numbers.".to_string()))
+            Outcome::Failed(Error::new(Kind::Progress, "`progress` and `total` must be finite numbers.".to_string()))
         }
-        Err(ReportError::NotIncreasing { previous }) => Err(Error::new(
+        Err(ReportError::NotIncreasing { previous }) => Outcome::Failed(Error::new(
             Kind::Progress,
             format!("`progress` must increase: {value} is not above the previous value, {previous}."),
         )),
-    };
-    to_r(res)
+    }
 }
 
-extendr_module! {
-    mod progress;
-    fn engine_progress;
+/// The body of `mcp_progress()`, called as `.External(mcplite_progress,
+/// progress, total, message)` (registered in `src/entrypoint.c`). A raw
+/// entry rather than an `#[extendr]` function: a tool may call it in a
+/// tight loop, and the generated wrapper's protection of each argument
+/// cost about twice the work of the report itself (bench/README.md).
+/// `TRUE` when the running call has a progress token (the report will be
+/// sent, possibly coalesced with later ones), `FALSE` when there is nobody
+/// to tell; an argument the check refuses gives the integer 1, 2 or 3 and R
+/// writes the error; a report the engine refuses is an error marker.
+///
+/// # Safety
+/// Called by R's `.External` on R's main thread with the call's argument
+/// list.
+#[no_mangle]
+pub unsafe extern "C" fn mcplite_progress(args: SEXP) -> SEXP {
+    // SAFETY: `.External` passes (name, progress, total, message) as a
+    // pairlist it keeps protected; the results are returned to R at once
+    // (no allocation in between).
+    unsafe {
+        let a = CDR(args);
+        let (progress, total, message) = (CAR(a), CAR(CDR(a)), CAR(CDR(CDR(a))));
+        let outcome = std::panic::catch_unwind(|| report(progress, total, message))
+            .unwrap_or_else(|_| Outcome::Failed(Error::new(Kind::Internal, "mcp_progress() failed.".to_string())));
+        match outcome {
+            Outcome::Sent(b) => Rf_ScalarLogical(b as c_int),
+            Outcome::Refused(i) => Rf_ScalarInteger(i),
+            Outcome::Failed(e) => extendr_api::GetSexp::get(&e.into_r()),
+        }
+    }
 }
