@@ -467,3 +467,28 @@ test_that("configuration files connect to each server", {
   expect_field_error(mcp_connect_config(bad), "mcpServers$x$type")
   expect_field_error(mcp_connect_config(config, servers = "nope"), "servers")
 })
+
+test_that("a server's stderr is kept for the connection, never written to R's stdout or stderr", {
+  # Run the client in a child R, so that R's own stdout and stderr can be
+  # read: the server writes a marker to its stderr before and after answering.
+  script <- paste(legacy_sh,
+    "echo 'SERVER-STDERR-1' >&2",
+    "read call; echo '{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"ok\"}]}}'",
+    "echo 'SERVER-STDERR-2' >&2; cat >/dev/null", sep = "\n")
+  code <- c(
+    sprintf("conn <- mcplite::mcp_connect('/bin/sh', c('-c', %s))", deparse(script)),
+    "cat('answer:', mcplite::mcp_call(conn, 'x')$content[[1]]$text, '\\n')",
+    "Sys.sleep(0.3)",
+    "cat('kept:', paste(mcplite::mcp_stderr(conn), collapse = ','), '\\n')",
+    "invisible(mcplite::mcp_close(conn))"
+  )
+  file <- withr::local_tempfile(fileext = ".R")
+  writeLines(code, file)
+  res <- processx::run(file.path(R.home("bin"), "Rscript"), c("--vanilla", file),
+    env = c("current", R_LIBS = paste(.libPaths(), collapse = .Platform$path.sep)), error_on_status = FALSE)
+  expect_identical(res$status, 0L)
+  expect_match(res$stdout, "answer: ok", fixed = TRUE)
+  expect_match(res$stdout, "kept: SERVER-STDERR-1,SERVER-STDERR-2", fixed = TRUE)
+  lines <- strsplit(paste(res$stdout, res$stderr), "\n")[[1]]
+  expect_false(any(grepl("^SERVER-STDERR", lines)))
+})
