@@ -193,9 +193,7 @@ fn transport_error(url: &str, e: ureq::Error) -> ClientError {
             std::io::ErrorKind::UnexpectedEof
             | std::io::ErrorKind::ConnectionReset
             | std::io::ErrorKind::ConnectionAborted
-            | std::io::ErrorKind::BrokenPipe => {
-                ClientError::Closed(format!("before answering ({io})"))
-            }
+            | std::io::ErrorKind::BrokenPipe => ClientError::Closed(format!("before answering ({io})")),
             _ => ClientError::Connect(io.to_string()),
         },
         ureq::Error::HostNotFound => ClientError::Connect("host not found".into()),
