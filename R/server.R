@@ -108,8 +108,11 @@
 #' variables.
 #'
 #' The server blocks until it receives SIGINT (Ctrl+C) or SIGTERM. It then
-#' stops accepting connections, lets requests in progress finish (at most 10
-#' seconds), and returns `invisible(NULL)`, so the script exits with status 0.
+#' stops accepting connections at once, lets requests in progress finish (at
+#' most 10 seconds; a tool still running then is interrupted and its call
+#' answered as interrupted), and returns `invisible(NULL)`, so the script
+#' exits with status 0. Ctrl+C while a tool runs interrupts that tool, as it
+#' does in R, and then stops the server.
 #'
 #' Both protocol eras share the endpoint: modern (2026-07-28) clients send
 #' one self-contained POST per request; legacy (2025) clients start a session

@@ -76,8 +76,8 @@ def row(name, path, lower, goal, fmt=1, unit=""):
             continue
         ratio = v / b
         vals.append(f"{f(v, fmt)}{unit} = **{ratio:.2f}×**")
-        if s is legacy:
-            ok = goal(ratio)
+        # A goal holds for both protocol eras, or it is missed.
+        ok = ok and goal(ratio)
     status = "met" if ok else "**missed**"
     lines.append(f"| {name} | {vals[0]} | {vals[1]} | {f(b, fmt)}{unit} ({who}) | {status} |")
 

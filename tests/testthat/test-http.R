@@ -117,26 +117,79 @@ test_that("a token is required when set, /health stays open, SIGINT stops the se
   expect_identical(srv$process$get_exit_status(), 0L)
 })
 
-test_that("SIGTERM lets the tool call in progress finish", {
-  srv <- start_http_server(http_server_code(", transport = 'http'"))
+# A modern tools/call of `nap` for `s` seconds, sent by curl in the
+# background; read() gives the parsed answer once curl has ended.
+nap_call <- function(url, s) {
   body <- jsonlite::toJSON(list(jsonrpc = "2.0", id = 1L, method = "tools/call", params = list(
-    name = "nap", arguments = list(s = 1.5),
+    name = "nap", arguments = list(s = s),
     `_meta` = list("io.modelcontextprotocol/protocolVersion" = "2026-07-28",
       "io.modelcontextprotocol/clientCapabilities" = structure(list(), names = character()))
   )), auto_unbox = TRUE)
   out <- tempfile()
   call <- processx::process$new("curl", c(
-    "-s", "--max-time", "30", "-H", "Content-Type: application/json",
+    "-s", "--max-time", "60", "-H", "Content-Type: application/json",
     "-H", "MCP-Protocol-Version: 2026-07-28", "-H", "Mcp-Method: tools/call", "-H", "Mcp-Name: nap",
-    "--data-binary", body, "-o", out, srv$url
+    "--data-binary", body, "-o", out, url
   ))
-  Sys.sleep(0.7)
+  list(process = call, read = function() {
+    call$wait(60000)
+    jsonlite::fromJSON(paste(readLines(out, warn = FALSE), collapse = ""), simplifyVector = FALSE)
+  })
+}
+
+# Wait until the tool call has reached R (the server's stderr shows nothing
+# for it, so give it the time a call takes to arrive).
+settle <- function() Sys.sleep(0.7)
+
+test_that("SIGTERM lets the tool call in progress finish", {
+  srv <- start_http_server(http_server_code(", transport = 'http'"))
+  call <- nap_call(srv$url, 1.5)
+  settle()
   srv$process$signal(tools::SIGTERM)
-  call$wait(30000)
+  res <- call$read()
   srv$process$wait(30000)
   expect_identical(srv$process$get_exit_status(), 0L)
-  res <- jsonlite::fromJSON(paste(readLines(out, warn = FALSE), collapse = ""), simplifyVector = FALSE)
   expect_identical(res$result$content[[1]]$text, "rested")
+})
+
+test_that("SIGTERM during a long tool stops accepting at once and interrupts the tool after 10 seconds (RULES H4.2)", {
+  srv <- start_http_server(http_server_code(", transport = 'http'"))
+  health <- sub("/mcp$", "/health", srv$url)
+  expect_identical(curl_http(health)$status, 200L)
+  call <- nap_call(srv$url, 120)
+  settle()
+  srv$process$signal(tools::SIGTERM)
+  # The listener closes while the tool still runs (the engine acts on the
+  # signal, not R): curl's "connection refused" is exit status 7.
+  refused <- FALSE
+  for (i in 1:50) {
+    refused <- processx::run("curl", c("-s", "-o", "/dev/null", "--max-time", "2", health),
+      error_on_status = FALSE)$status == 7L
+    if (refused) break
+    Sys.sleep(0.1)
+  }
+  expect_true(refused)
+  expect_true(srv$process$is_alive())
+  # After the drain time the tool is interrupted and its call answered.
+  res <- call$read()
+  expect_true(res$result$isError)
+  expect_identical(res$result$content[[1]]$text, "The tool call was interrupted.")
+  srv$process$wait(30000)
+  expect_identical(srv$process$get_exit_status(), 0L)
+})
+
+test_that("Ctrl+C during a tool interrupts it, answers its call and stops the server (RULES H4.2)", {
+  srv <- start_http_server(http_server_code(", transport = 'http'"))
+  call <- nap_call(srv$url, 120)
+  settle()
+  srv$process$interrupt()
+  res <- call$read()
+  expect_true(res$result$isError)
+  expect_identical(res$result$content[[1]]$text, "The tool call was interrupted.")
+  srv$process$wait(30000)
+  expect_false(srv$process$is_alive())
+  expect_identical(srv$process$get_exit_status(), 0L)
+  expect_match(srv$process$read_all_error(), "HTTP server stopped \\(interrupt\\)")
 })
 
 test_that("session cap, idle expiry, body limit and replica are checked with clear errors", {

@@ -384,6 +384,19 @@ impl Inflight {
         true
     }
 
+    /// Interrupt the running call's tool without cancelling the call: it is
+    /// still answered (with the interrupted tool's result). Used when a
+    /// stopping server's drain time is up. True when a call was running.
+    pub fn interrupt_running(&self) -> bool {
+        if !self.is_running() {
+            return false;
+        }
+        if let Some(i) = &self.interrupt {
+            i();
+        }
+        true
+    }
+
     /// Wake whoever waits in [`Inflight::wait`] (a tool reported progress).
     pub fn notify(&self) {
         let mut n = self.wake_lock.lock().unwrap_or_else(|e| e.into_inner());

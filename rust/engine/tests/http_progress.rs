@@ -107,6 +107,11 @@ fn policy() -> ProgressPolicy {
 }
 
 fn start(exporter: Option<InMemorySpanExporter>) -> Running {
+    start_with(exporter, HttpOptions { port: 0, ..HttpOptions::default() }, None)
+}
+
+/// [`start`] with options, and a stop signal for `HttpServer::stop_when`.
+fn start_with(exporter: Option<InMemorySpanExporter>, opts: HttpOptions, signal: Option<Arc<AtomicBool>>) -> Running {
     let interrupted = Arc::new(AtomicBool::new(false));
     let effects = Arc::new(Effects::default());
     let (i, e) = (interrupted.clone(), effects.clone());
@@ -124,8 +129,10 @@ fn start(exporter: Option<InMemorySpanExporter>) -> Running {
         let provider = SdkTracerProvider::builder().with_simple_exporter(x).build();
         server.set_recorder(Some(Box::new(OtelRecorder::from_provider(provider))));
     }
-    let opts = HttpOptions { port: 0, ..HttpOptions::default() };
     let http = HttpServer::bind_with(Arc::new(server), opts, inflight).expect("bind");
+    if let Some(signal) = signal {
+        http.stop_when(move || signal.load(Ordering::SeqCst));
+    }
     let addr = http.local_addr();
     let stop = Arc::new(AtomicBool::new(false));
     let s = stop.clone();
@@ -495,4 +502,38 @@ fn c6_legacy_cancel_drops_a_queued_call_of_the_session() {
     assert_eq!(g.json()["result"]["content"][0]["text"], "done");
     assert_eq!(*r.effects.started.lock().unwrap(), ["a"], "the queued call never ran");
     assert_eq!(r.effects.interrupts.load(Ordering::SeqCst), 0);
+}
+
+#[test]
+fn h4_2_a_stop_signal_during_a_long_tool_stops_accepting_then_interrupts_it() {
+    // RULES H4.2: SIGTERM (the bridge's stop signal) while a tool runs stops
+    // accepting at once, not when the tool returns; a tool still running when
+    // the drain time is up is interrupted, and its call is answered.
+    let signal = Arc::new(AtomicBool::new(false));
+    let opts = HttpOptions { port: 0, drain_timeout: Duration::from_millis(1500), ..HttpOptions::default() };
+    let mut r = start_with(None, opts, Some(signal.clone()));
+    let url = r.url();
+    let call = std::thread::spawn(move || {
+        modern_post(
+            &url,
+            "application/json",
+            "work",
+            &modern_call(7, "work", json!({"tag": "long", "ms": 60_000}), None),
+        )
+    });
+    let effects = r.effects.clone();
+    wait_for("the tool to start", || effects.started.lock().unwrap().len() == 1);
+    signal.store(true, Ordering::SeqCst);
+    let addr = r.addr;
+    wait_for("the listener to close while the tool runs", || TcpStream::connect(addr).is_err());
+    assert_eq!(r.effects.interrupts.load(Ordering::SeqCst), 0, "the drain time is not up yet");
+    let g = call.join().unwrap();
+    assert_eq!(g.status, 200, "{}", g.body);
+    let v = g.json();
+    assert_eq!(v["id"], 7);
+    assert_eq!(v["result"]["isError"], true, "{v}");
+    assert_eq!(r.effects.interrupts.load(Ordering::SeqCst), 1);
+    assert!(r.effects.done.lock().unwrap().is_empty(), "the tool did not run to its end");
+    // The serving thread returns (joined without the test's own stop flag).
+    r.thread.take().unwrap().join().unwrap();
 }

@@ -14,8 +14,10 @@ use std::time::{Duration, Instant};
 
 use mcplite_engine::host::{CallContext, Host, ToolFailure, ToolResult, ToolSpec};
 use mcplite_engine::progress::{Inflight, ProgressPolicy};
+use mcplite_engine::telemetry::OtelRecorder;
 use mcplite_engine::transport::{serve, Reader, ServeEnd, ServeOptions};
 use mcplite_engine::{LegacyState, Server, ServerInfo};
+use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider};
 use serde_json::{json, Map, Value};
 
 mod pipes;
@@ -133,6 +135,11 @@ struct Client {
 
 impl Client {
     fn start(policy: ProgressPolicy) -> Client {
+        Client::start_traced(policy, None)
+    }
+
+    /// [`Client::start`] with spans recorded into `exporter`.
+    fn start_traced(policy: ProgressPolicy, exporter: Option<InMemorySpanExporter>) -> Client {
         let knobs = Knobs::new(policy);
         let (in_r, in_w) = pipe();
         let (out_r, mut out_w) = pipe();
@@ -140,7 +147,11 @@ impl Client {
         let serving = std::thread::spawn(move || {
             let mut host = Fake(k.clone());
             let info = ServerInfo { name: "mcplite".into(), version: "1".into(), instructions: None };
-            let server = Server::new(info, &mut host);
+            let mut server = Server::new(info, &mut host);
+            if let Some(x) = exporter {
+                let provider = SdkTracerProvider::builder().with_simple_exporter(x).build();
+                server.set_recorder(Some(Box::new(OtelRecorder::from_provider(provider))));
+            }
             serve(&server, &mut host, Reader::spawn(in_r), &mut out_w, &ServeOptions::default(), &k.inflight)
         });
         let (tx, lines) = channel();
@@ -334,6 +345,36 @@ fn c4_cancelling_the_running_call_interrupts_it_and_it_gets_no_answer() {
     let (rest, end) = c.finish();
     assert_eq!(end, ServeEnd::Eof);
     assert!(rest.is_empty(), "no answer for c1, ever: {rest:?}");
+}
+
+#[test]
+fn c4_the_cancelled_calls_span_records_the_cancellation() {
+    // RULES C4 and T-rules: the span of a call cancelled while its tool ran
+    // ends with error.type "cancelled"; the next call's span has none.
+    let exporter = InMemorySpanExporter::default();
+    let mut c = Client::start_traced(fast_policy(), Some(exporter.clone()));
+    c.call(json!("c1"), "gate", json!({}), None);
+    c.knobs.wait_running();
+    c.cancel(json!("c1"));
+    c.call(json!(2), "echo", json!({"n": 2}), None);
+    assert_eq!(c.until(&json!(2)).last().unwrap()["result"]["content"][0]["text"], "2");
+    // (Read while serving: the exporter forgets its spans at shutdown.)
+    let deadline = Instant::now() + PATIENCE;
+    let spans = loop {
+        let spans = exporter.get_finished_spans().unwrap();
+        if spans.iter().any(|s| s.name == "tools/call echo") || Instant::now() > deadline {
+            break spans;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let (rest, _) = c.finish();
+    assert!(rest.is_empty(), "{rest:?}");
+    let error_type = |name: &str| {
+        let s = spans.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("no span {name}: {spans:#?}"));
+        s.attributes.iter().find(|kv| kv.key.as_str() == "error.type").map(|kv| kv.value.to_string())
+    };
+    assert_eq!(error_type("tools/call gate").as_deref(), Some("cancelled"));
+    assert_eq!(error_type("tools/call echo"), None);
 }
 
 #[test]

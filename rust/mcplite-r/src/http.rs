@@ -79,14 +79,18 @@ pub fn serve(
     })?;
     let addr = http.local_addr();
     let _term = TermGuard::install();
+    progress::take_user_interrupt();
+    // SIGTERM is acted on by an engine thread, also while a tool runs.
+    http.stop_when(|| TERM.load(Ordering::SeqCst));
     eprintln!("mcplite: serving MCP over HTTP at http://{addr}{path} (stop with Ctrl+C or SIGTERM)");
     let mut why = "";
     http.run(host, Duration::from_millis(100), &mut |h| {
         if TERM.load(Ordering::SeqCst) {
             why = "sigterm";
-        } else if h.interrupt_pending() {
-            // (An interrupt left over from a cancellation is consumed by
-            // interrupt_pending and is not a stop.)
+        } else if progress::take_user_interrupt() || h.interrupt_pending() {
+            // Ctrl+C interrupts the tool that runs (as in R) and stops the
+            // server. (An interrupt left over from a cancellation is
+            // consumed by interrupt_pending and is not a stop.)
             why = "interrupt";
         }
         !why.is_empty()

@@ -93,10 +93,23 @@ pub fn swallow_stale_interrupt() {
     }
 }
 
+/// The user interrupted a tool (SIGINT, Ctrl+C), as opposed to the engine
+/// (a cancellation, the end of a stopping server's drain time).
+static USER_INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
 /// A tool call was interrupted and the interrupt consumed: nothing is left
-/// over from a cancellation.
+/// over from a cancellation. When the engine sent no interrupt, it was the
+/// user's, which [`take_user_interrupt`] then reports.
 pub fn interrupt_consumed() {
-    SENT.store(false, Ordering::SeqCst);
+    if !SENT.swap(false, Ordering::SeqCst) {
+        USER_INTERRUPTED.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Did the user interrupt a tool since the last call? (Over HTTP that
+/// interrupt also stops the server, RULES H4.2; on stdio it never does.)
+pub fn take_user_interrupt() -> bool {
+    USER_INTERRUPTED.swap(false, Ordering::SeqCst)
 }
 
 /// A single finite number (a double, or an integer that is not NA nor a

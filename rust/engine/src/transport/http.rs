@@ -261,9 +261,47 @@ pub struct HttpServer {
     jobs: Receiver<Job>,
     runtime: tokio::runtime::Runtime,
     local_addr: SocketAddr,
-    stop: tokio::sync::watch::Sender<bool>,
+    stop: Arc<StopState>,
     drained: Receiver<()>,
     drain_timeout: Duration,
+}
+
+/// How long answers handed over at the end of the drain time (RULES H4.2)
+/// have to reach their clients before the connections are closed.
+const ANSWER_GRACE: Duration = Duration::from_secs(1);
+
+/// When the server was told to stop, shared by the serving thread and the
+/// stop watcher ([`HttpServer::stop_when`]).
+struct StopState {
+    tx: tokio::sync::watch::Sender<bool>,
+    at: Mutex<Option<Instant>>,
+    drain: Duration,
+    inflight: Arc<Inflight>,
+    runtime: tokio::runtime::Handle,
+}
+
+impl StopState {
+    /// Stop accepting connections (once), and interrupt the tool that is
+    /// still running when the drain time is up.
+    fn stop(&self) {
+        let mut at = self.at.lock().unwrap_or_else(PoisonError::into_inner);
+        if at.is_some() {
+            return;
+        }
+        let began = Instant::now();
+        *at = Some(began);
+        let _ = self.tx.send(true);
+        let inflight = self.inflight.clone();
+        let until = began + self.drain;
+        self.runtime.spawn(async move {
+            tokio::time::sleep_until(until.into()).await;
+            inflight.interrupt_running();
+        });
+    }
+
+    fn since(&self) -> Option<Instant> {
+        *self.at.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 fn is_loopback_name(h: &str) -> bool {
@@ -365,12 +403,19 @@ impl HttpServer {
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
         let (drained_tx, drained_rx) = crossbeam_channel::bounded(1);
         runtime.spawn(accept_loop(listener, shared.clone(), opts.clone(), stop_rx, drained_tx));
+        let stop = Arc::new(StopState {
+            tx: stop_tx,
+            at: Mutex::new(None),
+            drain: opts.drain_timeout,
+            inflight: shared.inflight.clone(),
+            runtime: runtime.handle().clone(),
+        });
         Ok(HttpServer {
             shared,
             jobs: jobs_rx,
             runtime,
             local_addr,
-            stop: stop_tx,
+            stop,
             drained: drained_rx,
             drain_timeout: opts.drain_timeout,
         })
@@ -381,18 +426,35 @@ impl HttpServer {
         self.local_addr
     }
 
-    /// Run tool calls on this thread, one at a time in arrival order, until
-    /// `should_stop` (polled every `poll` while idle and between calls)
-    /// says so. Then stop accepting, let open connections and queued calls
-    /// finish for at most the drain timeout, and shut the threads down.
-    pub fn run(self, host: &mut dyn Host, poll: Duration, should_stop: &mut dyn FnMut(&mut dyn Host) -> bool) {
-        let mut stopping: Option<Instant> = None;
-        loop {
-            if stopping.is_none() && should_stop(host) {
-                stopping = Some(Instant::now());
-                let _ = self.stop.send(true);
+    /// Also stop when `signal` turns true, polled every 50 ms on an engine
+    /// thread, so that the stop does not wait for a tool that is running
+    /// (RULES H4.2): accepting ends at once, the running call and those
+    /// queued have the drain timeout to finish, and a tool still running
+    /// then is interrupted (its call is answered with the interrupted
+    /// result). `signal` must be cheap and safe to call from any thread
+    /// (e.g. a flag set by a signal handler).
+    pub fn stop_when(&self, signal: impl Fn() -> bool + Send + 'static) {
+        let stop = self.stop.clone();
+        self.runtime.spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_millis(50));
+            while !signal() {
+                tick.tick().await;
             }
-            if let Some(t) = stopping {
+            stop.stop();
+        });
+    }
+
+    /// Run tool calls on this thread, one at a time in arrival order, until
+    /// `should_stop` (polled every `poll` while idle and between calls) or
+    /// the signal given to [`HttpServer::stop_when`] says so. Then stop
+    /// accepting, let open connections and queued calls finish for at most
+    /// the drain timeout, and shut the threads down.
+    pub fn run(self, host: &mut dyn Host, poll: Duration, should_stop: &mut dyn FnMut(&mut dyn Host) -> bool) {
+        loop {
+            if self.stop.since().is_none() && should_stop(host) {
+                self.stop.stop();
+            }
+            if let Some(t) = self.stop.since() {
                 let drained = !self.drained.is_empty();
                 if (drained && self.jobs.is_empty()) || t.elapsed() >= self.drain_timeout {
                     break;
@@ -404,6 +466,9 @@ impl HttpServer {
                 Err(RecvTimeoutError::Disconnected) => break,
             }
         }
+        // Answers just handed over (e.g. an interrupted call's) are written
+        // before the connection threads go.
+        let _ = self.drained.recv_timeout(ANSWER_GRACE);
         self.runtime.shutdown_timeout(Duration::from_millis(500));
         // The legacy sessions still open end with the server.
         let sessions = std::mem::take(&mut *self.shared.sessions.lock().unwrap_or_else(PoisonError::into_inner));
@@ -578,7 +643,9 @@ async fn accept_loop(
         });
     }
     drop(listener);
-    let _ = tokio::time::timeout(opts.drain_timeout, graceful.shutdown()).await;
+    // A tool still running when the drain time is up is interrupted then
+    // (StopState::stop); its answer gets ANSWER_GRACE more to be written.
+    let _ = tokio::time::timeout(opts.drain_timeout + ANSWER_GRACE, graceful.shutdown()).await;
     let _ = drained.send(());
 }
 

@@ -5,7 +5,9 @@
 // heartbeats reset the timeout; the same call without `onprogress` (no
 // progress token) times out (the control); and an AbortSignal cancels a
 // running call: the tool is interrupted (its on.exit() marker appears, its
-// end-of-sleep marker never does) and the next call is answered.
+// end-of-sleep marker never does) and the next call is answered. The
+// TypeScript SDK 1.32.2 client (2025 sessions) gets the same heartbeats and
+// cancels the same way.
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +15,8 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test, before, after } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as HttpTransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startHttpServer, stopHttpServer, MODERN } from './helpers.mjs';
 
 let server;
@@ -111,3 +115,49 @@ for (const modern of [true, false]) {
     }
   });
 }
+
+async function connectV1() {
+  const client = new ClientV1({ name: 'mcplite-node-http-progress-v1', version: '1.0.0' });
+  await client.connect(new HttpTransportV1(new URL(url)));
+  return client;
+}
+
+test('SDK 1.32.2: a 6 s tool with timeout 2000 and resetTimeoutOnProgress succeeds on heartbeats', async () => {
+  const client = await connectV1();
+  try {
+    const seen = [];
+    const tag = 'ok-v1';
+    const res = await client.callTool(
+      { name: 'slow', arguments: { seconds: 6, tag } },
+      undefined,
+      { timeout: 2000, resetTimeoutOnProgress: true, onprogress: p => seen.push(p) }
+    );
+    assert.equal(res.content[0].text, 'slept 6');
+    assert.ok(seen.length >= 5, `heartbeats: ${JSON.stringify(seen)}`);
+    for (let i = 1; i < seen.length; i++) assert.ok(seen[i].progress > seen[i - 1].progress);
+    assert.ok(existsSync(marker(tag, 'done')));
+  } finally {
+    await client.close();
+  }
+});
+
+test('SDK 1.32.2: without onprogress the call times out (control); an AbortSignal cancels', async () => {
+  const client = await connectV1();
+  try {
+    await assert.rejects(
+      client.callTool({ name: 'slow', arguments: { seconds: 6, tag: 'timeout-v1' } }, undefined, { timeout: 2000 }),
+      /timed out/i
+    );
+    await assertCancelled(client, 'timeout-v1');
+    const ac = new AbortController();
+    const call = client.callTool(
+      { name: 'slow', arguments: { seconds: 6, tag: 'abort-v1' } },
+      undefined,
+      { signal: ac.signal, onprogress: () => ac.abort('user stop') }
+    );
+    await assert.rejects(call);
+    await assertCancelled(client, 'abort-v1');
+  } finally {
+    await client.close();
+  }
+});
