@@ -27,12 +27,18 @@
 #'   `MCPLITE_TOKEN`; unset or empty means no token.
 #' @param allowed_origins `NULL` or a character vector of extra browser
 #'   origins (`"https://app.example.com"`) allowed to call the server;
-#'   loopback origins (`http://localhost:*`) are always allowed.
+#'   loopback origins (`http://localhost:*`) are always allowed. `NULL` reads
+#'   `MCPLITE_ALLOWED_ORIGINS` (comma-separated), else none.
 #' @param allowed_hosts `NULL` or a character vector of extra `Host` header
-#'   values (names a proxy or client uses to reach the server) accepted when
-#'   the server listens on a loopback address.
+#'   values (names a proxy or client uses to reach the server, `"name"` for
+#'   any port or `"name:port"`). On a loopback address they are accepted
+#'   besides the loopback names; on any other address, once set, only they,
+#'   loopback names and the bound address are accepted (unset, any `Host`
+#'   is). `NULL` reads `MCPLITE_ALLOWED_HOSTS` (comma-separated), else none.
 #' @param allow_public `TRUE` to listen on a non-loopback address without a
 #'   token. Off by default: anyone who can reach the port could run the tools.
+#'   `NULL` (the default) reads `MCPLITE_ALLOW_PUBLIC` (`true` or `false`),
+#'   else `FALSE`.
 #' @param progress_interval Seconds between progress heartbeats for calls
 #'   that asked for progress (see "Long-running tools"), from 0.05 to 3600.
 #'   `NULL` reads the environment variable `MCPLITE_PROGRESS_INTERVAL`, else
@@ -93,8 +99,13 @@
 #' `http://127.0.0.1:8080/mcp`) and prints that URL as one line on standard
 #' error. The same script serves stdio or HTTP depending on the environment:
 #' `MCPLITE_TRANSPORT=http MCPLITE_PORT=9000 MCPLITE_TOKEN=... Rscript
-#' server.R`. Arguments given in the call take precedence over the
-#' environment variables.
+#' server.R`. Every HTTP argument left `NULL` reads its environment
+#' variable: `MCPLITE_HOST`, `MCPLITE_PORT`, `MCPLITE_TOKEN`,
+#' `MCPLITE_ALLOWED_ORIGINS`, `MCPLITE_ALLOWED_HOSTS` (both comma-separated),
+#' `MCPLITE_ALLOW_PUBLIC` (`true`/`false`), `MCPLITE_MAX_BODY`,
+#' `MCPLITE_MAX_SESSIONS`, `MCPLITE_SESSION_IDLE` and `MCPLITE_REPLICA`.
+#' Arguments given in the call take precedence over the environment
+#' variables.
 #'
 #' The server blocks until it receives SIGINT (Ctrl+C) or SIGTERM. It then
 #' stops accepting connections at once, lets requests in progress finish (at
@@ -134,8 +145,13 @@
 #' listed browser `Origin`s (403 otherwise). Set a `token` before listening
 #' on another address (`host = "0.0.0.0"`): without one `mcp_server()`
 #' refuses, unless `allow_public = TRUE`. Request bodies are limited to
-#' `max_body` bytes, 16 MB by default (413), request headers to 16 kB, and a
-#' client must send its headers within 10 seconds.
+#' `max_body` bytes, 16 MB by default (413), request headers to 16 kB (431),
+#' and a client must send its headers within 10 seconds. Listening on
+#' another address accepts any `Host` unless `allowed_hosts` is set, which is
+#' then enforced there too. At most 256 connections are served at once
+#' (open keep-alive connections count); a connection over the limit is
+#' answered at once with 503 and `Retry-After: 1`, `/health` included, so
+#' clients and load balancers see a saturated server instead of waiting.
 #'
 #' @section Long-running tools:
 #' A client that sends a progress token with a tool call
@@ -217,7 +233,7 @@
 #' }
 mcp_server <- function(tools, instructions = NULL, transport = NULL, host = NULL, port = NULL,
                        path = "/mcp", token = NULL, allowed_origins = NULL, allowed_hosts = NULL,
-                       allow_public = FALSE, progress_interval = NULL, max_sessions = NULL,
+                       allow_public = NULL, progress_interval = NULL, max_sessions = NULL,
                        session_idle = NULL, max_body = NULL, replica = NULL) {
   if (missing(tools)) {
     abort("`tools` is required: supply a tool made by `tool()` or a list of tools.")
@@ -522,15 +538,9 @@ http_options <- function(host, port, path, token, allowed_origins, allowed_hosts
     abort(token_arg, " must be NULL or a non-empty string of visible ASCII characters, not ",
       describe(token), ".")
   }
-  for (arg in c("allowed_origins", "allowed_hosts")) {
-    v <- get(arg)
-    if (!is.null(v) && (!is.character(v) || anyNA(v))) {
-      abort("`", arg, "` must be NULL or a character vector without NA, not ", describe(v), ".")
-    }
-  }
-  if (!isTRUE(allow_public) && !isFALSE(allow_public)) {
-    abort("`allow_public` must be TRUE or FALSE, not ", describe(allow_public), ".")
-  }
+  allowed_origins <- http_names(allowed_origins, "allowed_origins")
+  allowed_hosts <- http_names(allowed_hosts, "allowed_hosts")
+  allow_public <- http_flag(allow_public, "allow_public")
   replica_arg <- if (is.null(replica) && !is.null(env("MCPLITE_REPLICA"))) "The environment variable `MCPLITE_REPLICA`" else "`replica`"
   replica <- replica %||% env("MCPLITE_REPLICA")
   if (!is.null(replica) && (!is_scalar_string(replica) || !grepl("^[A-Za-z0-9_-]{1,32}$", replica))) {
@@ -546,6 +556,41 @@ http_options <- function(host, port, path, token, allowed_origins, allowed_hosts
     session_idle = http_limit(limits$session_idle, "session_idle", 3600, 0.001, whole = FALSE, what = "a number of seconds"),
     replica = replica, drain_timeout = 10
   )
+}
+
+# A list of names (origins, hosts): the argument, else its environment
+# variable (`MCPLITE_` and the upper-case name), comma-separated, else NULL.
+http_names <- function(value, name) {
+  if (is.null(value)) {
+    raw <- Sys.getenv(paste0("MCPLITE_", toupper(name)), "")
+    items <- trimws(strsplit(raw, ",", fixed = TRUE)[[1]])
+    items <- items[nzchar(items)]
+    return(if (length(items) > 0L) items)
+  }
+  if (!is.character(value) || anyNA(value)) {
+    abort("`", name, "` must be NULL or a character vector without NA, not ", describe(value), ".")
+  }
+  value
+}
+
+# A logical HTTP switch: the argument, else its environment variable
+# (`true` or `false`, any case), else FALSE.
+http_flag <- function(value, name) {
+  if (is.null(value)) {
+    var <- paste0("MCPLITE_", toupper(name))
+    raw <- Sys.getenv(var, "")
+    if (!nzchar(raw)) {
+      return(FALSE)
+    }
+    if (!tolower(raw) %in% c("true", "false")) {
+      abort("The environment variable `", var, "` must be \"true\" or \"false\", not ", describe(raw), ".")
+    }
+    return(identical(tolower(raw), "true"))
+  }
+  if (!isTRUE(value) && !isFALSE(value)) {
+    abort("`", name, "` must be TRUE or FALSE, not ", describe(value), ".")
+  }
+  value
 }
 
 # One numeric HTTP limit: the argument, else its environment variable

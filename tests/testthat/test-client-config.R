@@ -266,6 +266,11 @@ test_that("mcp_client_config(url = ) writes HTTP entries for each client", {
   cursor <- mcp_client_config(url = url, name = "r-tools", client = "cursor")
   entry <- jsonlite::fromJSON(cursor$json, simplifyVector = FALSE)$mcpServers$`r-tools`
   expect_identical(entry, list(url = url))
+  # Cursor with a token: the URL and the bearer header, nothing else (issue 16).
+  cursor <- mcp_client_config(url = "https://tools.example/mcp", name = "r-tools", client = "cursor", token = "tok-2")
+  entry <- jsonlite::fromJSON(cursor$json, simplifyVector = FALSE)$mcpServers$`r-tools`
+  expect_identical(entry, list(url = "https://tools.example/mcp", headers = list(Authorization = "Bearer tok-2")))
+  expect_output(print(cursor), ".cursor/mcp.json", fixed = TRUE)
 
   desktop <- mcp_client_config(url = "http://tools.example:8080/mcp", client = "claude_desktop", token = "tok-1")
   entry <- jsonlite::fromJSON(desktop$json, simplifyVector = FALSE)$mcpServers$mcplite

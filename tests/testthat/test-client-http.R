@@ -269,3 +269,41 @@ test_that("configuration files may name remote servers", {
   expect_identical(mcp_call(servers$remote, "headers")$structured_content$authorization, "Bearer t0k")
   expect_identical(suppressWarnings(names(mcp_tools(servers))), c("headers", "stream", "hang", "route"))
 })
+
+test_that("an HTTP server that drops the connection mid-call, or answers too much, is a clear error (issue 18)", {
+  proc <- start_mini_server()
+  port <- attr(proc, "port")
+  conn <- mcp_connect(url = url_of(port), name = "mini")
+  on.exit(mcp_close(conn), add = TRUE, after = FALSE)
+  # Dropped before, during a JSON answer, and during an event stream: the
+  # call fails at once (the timeout is only a guard against a hang) with a
+  # connection error whose reason is "closed", naming the server and the call.
+  for (tool in c("drop", "drop_body", "drop_stream")) {
+    err <- tryCatch(mcp_call(conn, tool, timeout = 30, progress = function(...) NULL), error = function(e) e)
+    expect_s3_class(err, "mcplite_error_connection")
+    expect_s3_class(err, "mcplite_error_client")
+    expect_identical(err$reason, "closed", info = tool)
+    expect_identical(err$server, "mini", info = tool)
+    expect_match(conditionMessage(err), "MCP server `mini` closed the connection during the call to `", fixed = TRUE, info = tool)
+    expect_match(conditionMessage(err), tool, fixed = TRUE, info = tool)
+    # the connection stays usable
+    expect_identical(mcp_call(conn, "headers")$content[[1]]$text, "ok", info = tool)
+  }
+  # An answer over the client's limit, as JSON and as an event: dropped, and
+  # the call fails with a protocol error naming the limit and its option.
+  withr::local_options(mcplite.client_max_message = 65536)
+  small <- mcp_connect(url = url_of(port), name = "small")
+  on.exit(mcp_close(small), add = TRUE, after = FALSE)
+  for (tool in c("huge", "huge_stream")) {
+    err <- tryCatch(mcp_call(small, tool, list(bytes = 300000), timeout = 30, progress = function(...) NULL),
+                    error = function(e) e)
+    expect_s3_class(err, "mcplite_error_connection")
+    expect_identical(err$reason, "protocol", info = tool)
+    expect_match(conditionMessage(err), "longer than 65536 bytes", fixed = TRUE, info = tool)
+    expect_match(conditionMessage(err), "mcplite.client_max_message", fixed = TRUE, info = tool)
+    expect_identical(mcp_call(small, "headers")$content[[1]]$text, "ok", info = tool)
+  }
+  # Under the limit, the same tools answer.
+  res <- mcp_call(small, "huge", list(bytes = 1000))
+  expect_identical(nchar(res$content[[1]]$text), 1000L)
+})

@@ -218,6 +218,72 @@ test_that("session cap, idle expiry, body limit and replica are checked with cle
   })
 })
 
+test_that("MCPLITE_ALLOW_PUBLIC is true or false, and the argument wins over it (RULES H5.4)", {
+  echo <- tool(function(x) x, "Echo.", name = "echo", arguments = list(x = type_string()))
+  serve <- function(...) mcp_server(echo, transport = "http", port = 0, ...)
+  for (bad in c("yes", "1", "TRUE ")) {
+    withr::with_envvar(c(MCPLITE_ALLOW_PUBLIC = bad), {
+      expect_error(serve(host = "0.0.0.0"),
+        paste0("The environment variable `MCPLITE_ALLOW_PUBLIC` must be \"true\" or \"false\", not the string \"", bad, "\""),
+        fixed = TRUE, class = "mcplite_error")
+    })
+  }
+  # false (any case) keeps the refusal; an explicit FALSE beats true.
+  withr::with_envvar(c(MCPLITE_ALLOW_PUBLIC = "False"), {
+    expect_error(serve(host = "0.0.0.0"), "without a token", class = "mcplite_error_http")
+  })
+  withr::with_envvar(c(MCPLITE_ALLOW_PUBLIC = "true"), {
+    expect_error(serve(host = "0.0.0.0", allow_public = FALSE), "without a token", class = "mcplite_error_http")
+  })
+  withr::with_envvar(c(MCPLITE_HOST = "0.0.0.0", MCPLITE_ALLOW_PUBLIC = "true"), {
+    expect_error(serve(allow_public = NA), "`allow_public` must be TRUE or FALSE", class = "mcplite_error")
+    expect_error(serve(allowed_hosts = 1), "`allowed_hosts` must be NULL or a character vector", class = "mcplite_error")
+  })
+})
+
+# Ask a server bound to 0.0.0.0 (through 127.0.0.1) with the given Host and
+# further headers.
+public_status <- function(srv, host, headers = character()) {
+  url <- sub("//0\\.0\\.0\\.0:", "//127.0.0.1:", srv$url)
+  modern_call(url, "tools/list", headers = c(paste0("Host: ", host), headers))$status
+}
+
+test_that("allowed hosts and origins from MCPLITE_* variables, enforced on a public address (RULES H5.2, H5.4)", {
+  # The same script, deployed on 0.0.0.0 by the environment alone.
+  srv <- start_http_server(http_server_code(), env = c(
+    MCPLITE_TRANSPORT = "http", MCPLITE_HOST = "0.0.0.0", MCPLITE_ALLOW_PUBLIC = "TRUE",
+    MCPLITE_ALLOWED_HOSTS = "example.test, tools.example:8080,", MCPLITE_ALLOWED_ORIGINS = "https://app.example"
+  ))
+  expect_match(srv$url, "^http://0\\.0\\.0\\.0:[0-9]+/mcp$")
+  port <- sub(".*:([0-9]+)/mcp$", "\\1", srv$url)
+  expect_identical(public_status(srv, "evil.test"), 403L)
+  expect_identical(public_status(srv, paste0("evil.test:", port)), 403L)
+  expect_identical(public_status(srv, "tools.example:9999"), 403L)
+  expect_identical(public_status(srv, "example.test"), 200L)
+  expect_identical(public_status(srv, paste0("EXAMPLE.test:", port)), 200L)
+  expect_identical(public_status(srv, "tools.example:8080"), 200L)
+  expect_identical(public_status(srv, paste0("localhost:", port)), 200L)
+  expect_identical(public_status(srv, "example.test", "Origin: https://app.example"), 200L)
+  expect_identical(public_status(srv, "example.test", "Origin: https://evil.example"), 403L)
+})
+
+test_that("on a public address with a token, arguments win over MCPLITE_ALLOWED_* (RULES H5.2, H5.4)", {
+  srv <- start_http_server(
+    http_server_code(", allowed_hosts = 'arg.test', allowed_origins = 'https://arg.example'"),
+    env = c(
+      MCPLITE_TRANSPORT = "http", MCPLITE_HOST = "0.0.0.0", MCPLITE_TOKEN = "tok-9", MCPLITE_ALLOW_PUBLIC = "false",
+      MCPLITE_ALLOWED_HOSTS = "example.test", MCPLITE_ALLOWED_ORIGINS = "https://app.example"
+    )
+  )
+  auth <- "Authorization: Bearer tok-9"
+  expect_identical(public_status(srv, "arg.test"), 401L)
+  expect_identical(public_status(srv, "arg.test", auth), 200L)
+  expect_identical(public_status(srv, "example.test", auth), 403L)
+  expect_identical(public_status(srv, "evil.test", auth), 403L)
+  expect_identical(public_status(srv, "arg.test", c(auth, "Origin: https://arg.example")), 200L)
+  expect_identical(public_status(srv, "arg.test", c(auth, "Origin: https://app.example")), 403L)
+})
+
 legacy_init <- function(url) {
   init <- '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
   r <- curl_http(url, init)

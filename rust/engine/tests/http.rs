@@ -217,6 +217,25 @@ fn modern_requests_and_mirrored_headers() {
     assert_eq!(g.status, 200);
     assert_eq!(g.json()["result"]["isError"], true);
 
+    // Last-Event-ID and Mcp-Session-Id are ignored on modern requests (RULES H2.2,
+    // issue 16): answered as without them, as JSON, and no session is minted.
+    let mh = [("MCP-Protocol-Version", MODERN), ("Accept", "application/json, text/event-stream")];
+    for extra in [vec![("Last-Event-ID", "42")], vec![("Last-Event-ID", "0"), ("Mcp-Session-Id", "no-such-session")]] {
+        let mut h = vec![mh[0], mh[1], ("Mcp-Method", "tools/list")];
+        h.extend(&extra);
+        let g = post(&url, &h, &modern_body(5, "tools/list", json!({})));
+        assert_eq!(g.status, 200, "{extra:?}: {}", g.body);
+        assert_eq!(g.json()["id"], 5);
+        assert_eq!(g.json()["result"]["tools"].as_array().unwrap().len(), 4);
+        let mut h = vec![mh[0], mh[1], ("Mcp-Method", "tools/call"), ("Mcp-Name", "echo")];
+        h.extend(&extra);
+        let g = post(&url, &h, &modern_body(6, "tools/call", call_params("echo", json!({"b": 2}))));
+        assert_eq!(g.status, 200, "{extra:?}: {}", g.body);
+        assert_eq!(g.header("content-type"), Some("application/json"));
+        assert_eq!(g.json()["result"]["content"][0]["text"], "{\"b\":2}");
+        assert!(g.header("mcp-session-id").is_none());
+    }
+
     // Mcp-Name in the base64 form, for a name with a space.
     let g = modern_post(&url, "tools/call", Some("=?base64?bmEgbWU=?="), call_params("na me", json!({})));
     assert_eq!(g.status, 200, "{}", g.body);
@@ -427,6 +446,20 @@ fn media_types_body_limits_and_parse_errors() {
     let g = post(&url, &mh, &big);
     assert_eq!(g.status, 413);
     health_ok(&r);
+    // A chunked body declares no length: it is read up to the limit, then 413.
+    let mut s = TcpStream::connect(r.addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        s,
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nMCP-Protocol-Version: {MODERN}\r\n\
+         Mcp-Method: tools/list\r\nTransfer-Encoding: chunked\r\n\r\n{:x}\r\n{big}\r\n0\r\n\r\n",
+        big.len()
+    )
+    .unwrap();
+    let mut buf = [0u8; 64];
+    let n = s.read(&mut buf).unwrap();
+    assert!(buf[..n].starts_with(b"HTTP/1.1 413 "), "{}", String::from_utf8_lossy(&buf[..n]));
+    health_ok(&r);
 }
 
 #[test]
@@ -441,7 +474,7 @@ fn declared_huge_body_is_refused_before_reading() {
     .unwrap();
     let mut buf = [0u8; 64];
     let n = s.read(&mut buf).unwrap();
-    assert!(buf[..n].starts_with(b"HTTP/1.1 413"), "{}", String::from_utf8_lossy(&buf[..n]));
+    assert!(buf[..n].starts_with(b"HTTP/1.1 413 "), "{}", String::from_utf8_lossy(&buf[..n]));
     health_ok(&r);
 }
 
@@ -567,20 +600,23 @@ fn hostile_clients_leave_the_server_serving() {
     assert!(out.is_empty() || out.starts_with(b"HTTP/1.1 400"), "{}", String::from_utf8_lossy(&out));
     health_ok(&r);
 
-    // Headers over the size limit.
-    let mut s = TcpStream::connect(r.addr).unwrap();
-    let huge = format!("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: {}\r\n\r\n", "a".repeat(100_000));
-    let _ = s.write_all(huge.as_bytes());
-    let mut out = Vec::new();
-    let _ = s.read_to_end(&mut out);
-    assert!(!out.starts_with(b"HTTP/1.1 200"), "{}", String::from_utf8_lossy(&out));
-    health_ok(&r);
+    // Headers over the size limit (RULES H1.2): 431, then the connection ends.
+    for size in [20_000, 100_000] {
+        let mut s = TcpStream::connect(r.addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let huge = format!("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: {}\r\n\r\n", "a".repeat(size));
+        let _ = s.write_all(huge.as_bytes());
+        let mut out = Vec::new();
+        let _ = s.read_to_end(&mut out);
+        assert!(out.starts_with(b"HTTP/1.1 431 "), "{size}: {}", String::from_utf8_lossy(&out));
+        health_ok(&r);
+    }
 
     // 1,000 concurrent connections (far more than the connection limit):
     // those over the limit wait to be accepted; health is still answered.
     let conns: Vec<TcpStream> = (0..1000).filter_map(|_| TcpStream::connect(r.addr).ok()).collect();
     drop(conns);
-    health_ok(&r);
+    served_again(&r);
 
     // A client that disconnects mid-call.
     let mut s = TcpStream::connect(r.addr).unwrap();
@@ -597,6 +633,115 @@ fn hostile_clients_leave_the_server_serving() {
     health_ok(&r);
     let g = modern_post(&r.url("/mcp"), "tools/call", Some("echo"), call_params("echo", json!({"after": 1})));
     assert_eq!(g.status, 200);
+}
+
+/// Send a raw request on `s` and read what comes back in one read.
+fn raw_exchange(s: &mut TcpStream, request: &str) -> String {
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(request.as_bytes()).unwrap();
+    let mut buf = vec![0u8; 4096];
+    let n = s.read(&mut buf).unwrap_or_else(|e| panic!("no answer in bounded time: {e}"));
+    String::from_utf8_lossy(&buf[..n]).into_owned()
+}
+
+/// After clients over the connection limit went away, the next client is
+/// served. The server notices closed connections asynchronously, so until
+/// it has, a health check may be told to retry (503, RULES H1.4): ask again
+/// (for a bounded number of times) until it is served.
+fn served_again(r: &Running) {
+    for _ in 0..400 {
+        let mut s = TcpStream::connect(r.addr).unwrap();
+        let out = raw_exchange(&mut s, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+        if out.starts_with("HTTP/1.1 200 ") {
+            return health_ok(r);
+        }
+        assert!(out.starts_with("HTTP/1.1 503 "), "neither served nor told to retry: {out}");
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    panic!("the server did not serve again after the connections over its limit closed");
+}
+
+#[test]
+fn connections_over_the_limit_are_told_to_retry() {
+    // RULES H1.4: with the limit held by open connections, a new client is
+    // answered 503 with Retry-After at once, instead of waiting unanswered
+    // until a held connection ends.
+    let r = start(HttpOptions { max_connections: 4, header_timeout: Duration::from_secs(60), ..opts() });
+    let health = "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+    // Four keep-alive connections, each served once and left open.
+    let mut held: Vec<TcpStream> = Vec::new();
+    for _ in 0..4 {
+        let mut s = TcpStream::connect(r.addr).unwrap();
+        let out = raw_exchange(&mut s, health);
+        assert!(out.starts_with("HTTP/1.1 200 "), "{out}");
+        held.push(s);
+    }
+    // More connections beyond the limit that send nothing, also held.
+    let idle: Vec<TcpStream> = (0..10).map(|_| TcpStream::connect(r.addr).unwrap()).collect();
+    // A new client, on /health and on the endpoint: 503, Retry-After, closed.
+    let body = modern_body(1, "tools/list", json!({}));
+    let list = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nMCP-Protocol-Version: {MODERN}\r\n\
+         Mcp-Method: tools/list\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    for req in [health, list.as_str()] {
+        let mut s = TcpStream::connect(r.addr).unwrap();
+        let out = raw_exchange(&mut s, req).to_ascii_lowercase();
+        assert!(out.starts_with("http/1.1 503 "), "{out}");
+        assert!(out.contains("\r\nretry-after: 1\r\n"), "{out}");
+        assert!(out.contains("\r\nconnection: close\r\n"), "{out}");
+        assert!(out.contains("too many connections"), "{out}");
+    }
+    // The held connections are still served.
+    let out = raw_exchange(&mut held[0], health);
+    assert!(out.starts_with("HTTP/1.1 200 "), "{out}");
+    // Once they close, new clients are served again.
+    drop(held);
+    drop(idle);
+    served_again(&r);
+}
+
+#[test]
+fn configured_hosts_are_enforced_on_a_public_bind() {
+    // RULES H5.2: bound to 0.0.0.0 with a token and allowed_hosts, a Host
+    // not listed is refused; without allowed_hosts any Host is accepted.
+    let auth = ("Authorization", "Bearer s3cret");
+    let public = HttpOptions {
+        host: "0.0.0.0".into(),
+        token: Some("s3cret".into()),
+        allow_public_without_token: true,
+        ..opts()
+    };
+    let r = start(HttpOptions { allowed_hosts: vec!["Example.TEST".into()], ..public.clone() });
+    let port = r.addr.port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let mh = [("MCP-Protocol-Version", MODERN), ("Mcp-Method", "tools/list"), auth];
+    let list = modern_body(1, "tools/list", json!({}));
+    for (host, status) in [
+        ("evil.test", 403),
+        (&*format!("evil.test:{port}"), 403),
+        ("example.test.evil", 403),
+        ("example.test", 200),
+        (&*format!("example.test:{port}"), 200),
+        (&*format!("localhost:{port}"), 200),
+    ] {
+        let g = post(&url, &[mh[0], mh[1], mh[2], ("Host", host)], &list);
+        assert_eq!(g.status, status, "Host: {host}: {}", g.body);
+        if status == 403 {
+            assert!(g.body.contains("Host header not allowed"), "{}", g.body);
+        }
+    }
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let out = raw_exchange(&mut s, "GET /health HTTP/1.1\r\nHost: evil.test\r\nConnection: close\r\n\r\n");
+    assert!(out.starts_with("HTTP/1.1 403 "), "{out}");
+    drop(r);
+    // Not configured: a public bind accepts any Host (the operator's proxy
+    // or network decides which names reach it).
+    let r = start(public);
+    let url = format!("http://127.0.0.1:{}/mcp", r.addr.port());
+    let g = post(&url, &[mh[0], mh[1], mh[2], ("Host", "evil.test")], &list);
+    assert_eq!(g.status, 200, "{}", g.body);
 }
 
 #[test]

@@ -188,6 +188,12 @@ fn transport_error(url: &str, e: ureq::Error) -> ClientError {
         ureq::Error::Io(io) => match io.kind() {
             std::io::ErrorKind::ConnectionRefused => ClientError::Connect("connection refused".into()),
             std::io::ErrorKind::TimedOut => ClientError::Connect("timed out connecting".into()),
+            // The server was reached and dropped the connection before its
+            // answer began: the request may or may not have run.
+            std::io::ErrorKind::UnexpectedEof
+            | std::io::ErrorKind::ConnectionReset
+            | std::io::ErrorKind::ConnectionAborted
+            | std::io::ErrorKind::BrokenPipe => ClientError::Closed(format!("before answering ({io})")),
             _ => ClientError::Connect(io.to_string()),
         },
         ureq::Error::HostNotFound => ClientError::Connect("host not found".into()),

@@ -5,7 +5,8 @@
 //! HTTP is parsed by hyper 1 (HTTP/1.1, the most widely used Rust HTTP
 //! implementation) on a small tokio runtime whose threads block every
 //! signal. hyper enforces the header-size limit and the header read timeout
-//! (slow clients), a semaphore bounds concurrent connections, and
+//! (slow clients), a semaphore bounds concurrent connections (a connection
+//! over the limit is answered `503` with `Retry-After` and closed), and
 //! hyper-util's graceful shutdown drains open connections on stop.
 //!
 //! # Who runs what
@@ -135,7 +136,9 @@ pub struct HttpOptions {
     pub max_header_bytes: usize,
     /// A client must send its whole request head within this time.
     pub header_timeout: Duration,
-    /// Connections served at once; more wait to be accepted.
+    /// Connections served at once. Up to 64 more are accepted only to be
+    /// answered `503` with `Retry-After: 1`; beyond those, connections wait
+    /// in the kernel's queue until one ends.
     pub max_connections: usize,
     /// Legacy sessions kept at once.
     pub max_sessions: usize,
@@ -554,6 +557,17 @@ fn with_signals_blocked<T>(f: impl FnOnce() -> T) -> T {
     f()
 }
 
+/// Connections accepted beyond [`HttpOptions::max_connections`] only to be
+/// answered `503` at once (RULES H1.4); more wait in the kernel's queue.
+const BUSY_CONNECTIONS: usize = 64;
+
+/// What an accepted connection holds: a place among the connections served,
+/// or among those answered `503`.
+enum Slot {
+    Serve(tokio::sync::OwnedSemaphorePermit),
+    Busy(tokio::sync::OwnedSemaphorePermit),
+}
+
 async fn accept_loop(
     listener: tokio::net::TcpListener,
     shared: Arc<Shared>,
@@ -562,6 +576,7 @@ async fn accept_loop(
     drained: Sender<()>,
 ) {
     let limit = Arc::new(tokio::sync::Semaphore::new(opts.max_connections.max(1)));
+    let busy = Arc::new(tokio::sync::Semaphore::new(BUSY_CONNECTIONS));
     let graceful = GracefulShutdown::new();
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder
@@ -569,10 +584,15 @@ async fn accept_loop(
         .header_read_timeout(opts.header_timeout)
         .max_buf_size(opts.max_header_bytes.max(8192))
         .keep_alive(true);
+    let mut busy_builder = builder.clone();
+    busy_builder.keep_alive(false);
     loop {
-        let permit = tokio::select! {
-            p = limit.clone().acquire_owned() => match p { Ok(p) => p, Err(_) => break },
+        // Accept only while the connection can be served or told to retry.
+        let slot = tokio::select! {
+            biased;
             _ = stop.changed() => break,
+            p = limit.clone().acquire_owned() => match p { Ok(p) => Slot::Serve(p), Err(_) => break },
+            p = busy.clone().acquire_owned() => match p { Ok(p) => Slot::Busy(p), Err(_) => break },
         };
         let (stream, peer) = tokio::select! {
             r = listener.accept() => match r {
@@ -585,14 +605,38 @@ async fn accept_loop(
             },
             _ = stop.changed() => break,
         };
+        // A served connection may have ended while this one was awaited.
+        let slot = match slot {
+            Slot::Busy(b) => match limit.clone().try_acquire_owned() {
+                Ok(p) => {
+                    drop(b);
+                    Slot::Serve(p)
+                }
+                Err(_) => Slot::Busy(b),
+            },
+            s => s,
+        };
         let _ = stream.set_nodelay(true);
-        let conn = Conn { peer, local: stream.local_addr().ok() };
+        let io = TokioIo::new(stream);
+        let permit = match slot {
+            Slot::Busy(permit) => {
+                let svc = hyper::service::service_fn(|req| async { Ok::<_, Infallible>(too_busy(req).await) });
+                let conn = graceful.watch(busy_builder.serve_connection(io, svc));
+                tokio::spawn(async move {
+                    let _ = conn.await;
+                    drop(permit);
+                });
+                continue;
+            }
+            Slot::Serve(permit) => permit,
+        };
+        let conn = Conn { peer, local: io.inner().local_addr().ok() };
         let sh = shared.clone();
         let svc = hyper::service::service_fn(move |req| {
             let sh = sh.clone();
             async move { Ok::<_, Infallible>(traced_request(&sh, conn, req).await) }
         });
-        let conn = graceful.watch(builder.serve_connection(TokioIo::new(stream), svc));
+        let conn = graceful.watch(builder.serve_connection(io, svc));
         tokio::spawn(async move {
             let _ = conn.await;
             drop(permit);
@@ -603,6 +647,22 @@ async fn accept_loop(
     // (StopState::stop); its answer gets ANSWER_GRACE more to be written.
     let _ = tokio::time::timeout(opts.drain_timeout + ANSWER_GRACE, graceful.shutdown()).await;
     let _ = drained.send(());
+}
+
+/// The answer on a connection over the limit: `503` with `Retry-After`, and
+/// the connection closes. What the client sent is read first (briefly, up to
+/// 64 kB), so that closing does not reset the connection before the client
+/// reads the answer.
+async fn too_busy(req: Request<HyperBody>) -> Resp {
+    let _ = tokio::time::timeout(Duration::from_secs(1), Limited::new(req.into_body(), 64 << 10).collect()).await;
+    let mut r = error_resp(
+        StatusCode::SERVICE_UNAVAILABLE,
+        None,
+        -32603,
+        "Service Unavailable: too many connections, retry later",
+    );
+    r.headers_mut().insert(hyper::header::RETRY_AFTER, HeaderValue::from_static("1"));
+    r
 }
 
 type Resp = Response<BoxBody<Bytes, Infallible>>;

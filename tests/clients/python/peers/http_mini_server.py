@@ -11,6 +11,12 @@ POST /mcp              server/discover, tools/list, tools/call:
                                      Mcp-Param-Region matches `region` (Base64 sentinel
                                      decoded), else the Mcp-Param-* headers it got
                        `bad_header` is listed with an invalid x-mcp-header (on a number)
+                       unlisted tools that fail on purpose:
+                         drop        -> closes the connection without answering
+                         drop_body   -> 200 with a Content-Length it never sends in full, then closes
+                         drop_stream -> an SSE answer: one progress event, then closes
+                         huge        -> 200 with a JSON answer of `bytes` bytes (default 200000)
+                         huge_stream -> an SSE answer whose one event is `bytes` bytes
 POST /status/<code>    answers with that HTTP status and a non-JSON-RPC body
 anything else          404
 """
@@ -118,6 +124,39 @@ class Handler(BaseHTTPRequestHandler):
                 return
             mirrored = {k.lower(): v for k, v in self.headers.items() if k.lower().startswith("mcp-param-")}
             self.reply(200, result({"content": [{"type": "text", "text": "routed"}], "structuredContent": mirrored}))
+        elif method == "tools/call" and params.get("name") == "drop":
+            self.close_connection = True
+        elif method == "tools/call" and params.get("name") == "drop_body":
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", "100000")
+            self.end_headers()
+            self.wfile.write(result({"content": [{"type": "text", "text": "cut"}]}).encode()[:20])
+            self.wfile.flush()
+            self.close_connection = True
+        elif method == "tools/call" and params.get("name") == "drop_stream":
+            token = params["_meta"].get("progressToken")
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            if token is not None:
+                event = {"jsonrpc": "2.0", "method": "notifications/progress",
+                         "params": {"progressToken": token, "progress": 1, "total": 2}}
+                self.wfile.write(b"event: message\ndata: " + json.dumps(event).encode() + b"\n\n")
+            self.wfile.flush()
+            self.close_connection = True
+        elif method == "tools/call" and params.get("name") in ("huge", "huge_stream"):
+            size = int((params.get("arguments") or {}).get("bytes", 200000))
+            text = result({"content": [{"type": "text", "text": "x" * size}]})
+            if params["name"] == "huge":
+                self.reply(200, text)
+            else:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                self.wfile.write(b"event: message\ndata: " + text.encode() + b"\n\n")
+                self.wfile.flush()
+                self.close_connection = True
         elif method == "tools/call" and params.get("name") == "hang":
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
