@@ -444,10 +444,24 @@ test_that("nginx spreads modern requests, routes legacy sessions by MCP-Session-
     }
   }
 
+  # A call in flight on a replica that dies: its client is told (nginx
+  # answers 502), and the call is not sent to another replica (a POST is
+  # never retried: proxy_next_upstream without non_idempotent).
+  r1_sid <- sids[owner == "r1"][[1]]
+  body <- '{"jsonrpc":"2.0","id":77,"method":"tools/call","params":{"name":"nap","arguments":{"s":30}}}'
+  unlink(file.path(done_dir, "nap-done"))
+  inflight <- processx::process$new("curl", c("-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "60",
+    "-H", "Content-Type: application/json", "-H", paste0("Mcp-Session-Id: ", r1_sid),
+    "-H", "MCP-Protocol-Version: 2025-11-25", "--data-binary", body, url), stdout = "|")
+  Sys.sleep(1)
+
   # One replica dies; modern requests keep succeeding on the others, and so
   # do the legacy sessions that live there. Sessions of the dead replica get
   # an error answer (the client is told), never another replica's answer.
   replicas[[1]]$process$kill()
+  inflight$wait(60000)
+  expect_identical(inflight$read_all_output(), "502")
+  expect_false(file.exists(file.path(done_dir, "nap-done")))
   after <- lapply(1:20, function(i) call_pid())
   expect_true(all(vapply(after, function(a) a$status, 1L) == 200L))
   expect_setequal(unique(vapply(after, function(a) a$pid, "")), pids[2:3])
