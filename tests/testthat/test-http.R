@@ -141,6 +141,24 @@ nap_call <- function(url, s) {
 # for it, so give it the time a call takes to arrive).
 settle <- function() Sys.sleep(0.7)
 
+# A server whose `nap` tool leaves a file when it starts; started() waits
+# for it (so a signal surely arrives while the tool runs).
+marked_nap_server <- function() {
+  marker <- tempfile("nap-started-")
+  code <- c(
+    "library(mcplite)",
+    sprintf("nap <- tool(function(s) { file.create('%s'); Sys.sleep(s); 'rested' }, 'Sleep.', name = 'nap', arguments = list(s = type_number()))", marker),
+    "mcp_server(list(nap), transport = 'http', port = 0L)"
+  )
+  srv <- start_http_server(code, envir = parent.frame())
+  srv$started <- function() {
+    deadline <- Sys.time() + 30
+    while (!file.exists(marker) && Sys.time() < deadline) Sys.sleep(0.05)
+    expect_true(file.exists(marker))
+  }
+  srv
+}
+
 test_that("SIGTERM lets the tool call in progress finish", {
   srv <- start_http_server(http_server_code(", transport = 'http'"))
   call <- nap_call(srv$url, 1.5)
@@ -153,11 +171,11 @@ test_that("SIGTERM lets the tool call in progress finish", {
 })
 
 test_that("SIGTERM during a long tool stops accepting at once and interrupts the tool after 10 seconds (RULES H4.2)", {
-  srv <- start_http_server(http_server_code(", transport = 'http'"))
+  srv <- marked_nap_server()
   health <- sub("/mcp$", "/health", srv$url)
   expect_identical(curl_http(health)$status, 200L)
   call <- nap_call(srv$url, 120)
-  settle()
+  srv$started()
   srv$process$signal(tools::SIGTERM)
   # The listener closes while the tool still runs (the engine acts on the
   # signal, not R): curl's "connection refused" is exit status 7.
@@ -179,9 +197,9 @@ test_that("SIGTERM during a long tool stops accepting at once and interrupts the
 })
 
 test_that("Ctrl+C during a tool interrupts it, answers its call and stops the server (RULES H4.2)", {
-  srv <- start_http_server(http_server_code(", transport = 'http'"))
+  srv <- marked_nap_server()
   call <- nap_call(srv$url, 120)
-  settle()
+  srv$started()
   srv$process$interrupt()
   res <- call$read()
   expect_true(res$result$isError)
