@@ -29,10 +29,18 @@ fn parse(out: &[u8]) -> Option<Value> {
     }
 }
 
+/// Can the oracle read every JSON text of `x` back as a `Value`? Not when
+/// one holds serde_json's reserved member name (see [`parse`]); the member
+/// checks are skipped then (the output is still checked to be JSON).
+fn readable(x: &impl std::fmt::Debug) -> bool {
+    !common::has_reserved_name(&format!("{x:?}"))
+}
+
 fn run(u: &mut Unstructured) -> arbitrary::Result<()> {
     let contract = u.int_in_range(0u8..=7)? > 0;
     let r = arb_result(u, contract)?;
     let t = arb_tool(u, contract)?;
+    let (check_result, check_tool) = (contract && readable(&r), contract && readable(&t));
     let text = arb_string(u)?;
     let _ = bool::arbitrary(u)?;
     for v in Version::ALL {
@@ -40,7 +48,7 @@ fn run(u: &mut Unstructured) -> arbitrary::Result<()> {
         let is_error = write_call_result(&mut out, &r, v, SI);
         if let Some(got) = parse(&out) {
             assert_eq!(got["isError"].as_bool(), Some(is_error), "returned isError");
-            if contract {
+            if check_result {
                 if let Err(e) = common::check_call_result(&got, &r, v) {
                     panic!("{e}\n{}", String::from_utf8_lossy(&out));
                 }
@@ -49,7 +57,7 @@ fn run(u: &mut Unstructured) -> arbitrary::Result<()> {
         let mut out = Vec::new();
         write_tool(&mut out, &t, v);
         let got = parse(&out);
-        if let (true, Some(got)) = (contract, got) {
+        if let (true, Some(got)) = (check_tool, got) {
             if let Err(e) = common::check_tool(&got, &t, v) {
                 panic!("{e}\n{}", String::from_utf8_lossy(&out));
             }

@@ -207,3 +207,25 @@ fn reserved_member_name_in_result_meta_is_written_as_is() {
         }
     }
 }
+
+/// Found by the `projection` fuzz target (long run on b187e65): the oracle
+/// could not read a tool's output schema holding serde_json's reserved
+/// member name, and the engine must still judge it by its root `type`.
+#[test]
+fn reserved_member_name_in_output_schema() {
+    use mcplite_engine::host::ToolSpec;
+    use mcplite_engine::projection::write_tool;
+    use mcplite_engine::Version;
+    for (schema, listed) in [
+        (r#"{"$serde_json::private::RawValue":true,"type":"object"}"#, true),
+        (r#"{"type":"object","p":{"$serde_json::private::Number":"x"}}"#, true),
+        (r#"{"$serde_json::private::Number":"1"}"#, false),
+    ] {
+        let t = ToolSpec { output_schema: Some(schema.into()), ..ToolSpec::new("t", "d") };
+        let mut out = Vec::new();
+        write_tool(&mut out, &t, Version::V2025_06_18);
+        let out = String::from_utf8(out).unwrap();
+        assert!(well_formed(&out).is_ok(), "{out}");
+        assert_eq!(out.ends_with(&format!(r#","outputSchema":{schema}}}"#)), listed, "{out}");
+    }
+}
