@@ -10,7 +10,7 @@
 #'
 #' Reports are cheap: the engine keeps only the latest one and sends at most
 #' ten a second, so calling `mcp_progress()` in every iteration of a long loop
-#' never floods the client. A call costs one or two microseconds, like any small R
+#' never floods the client. A call costs about a microsecond, like any small R
 #' function: in a loop of millions of trivial iterations, report every
 #' thousandth one.
 #'
