@@ -266,6 +266,28 @@ pub struct HttpServer {
     drain_timeout: Duration,
 }
 
+/// How long the serving thread looks for the next tool call before it
+/// parks, after running one. Waking a parked thread costs tens of
+/// microseconds on an idle virtual machine (its vCPU has halted), and a
+/// sequential client's next call usually arrives within this time: with it
+/// the `tools/call` p50 of bench/http falls from about 220 to 130-150 µs.
+/// The cost is at most this much CPU time after each call.
+const JOB_SPIN: Duration = Duration::from_micros(500);
+
+/// Wait for a job until `until` without parking (a parked thread's wake-up
+/// is slow on an idle virtual machine), yielding the core to any other
+/// thread that is ready (the HTTP threads, the client on the same machine).
+fn spin_recv(jobs: &Receiver<Job>, until: Instant) -> Option<Job> {
+    loop {
+        match jobs.try_recv() {
+            Ok(j) => return Some(j),
+            Err(crossbeam_channel::TryRecvError::Disconnected) => return None,
+            Err(crossbeam_channel::TryRecvError::Empty) if Instant::now() < until => std::thread::yield_now(),
+            Err(crossbeam_channel::TryRecvError::Empty) => return None,
+        }
+    }
+}
+
 /// How long answers handed over at the end of the drain time (RULES H4.2)
 /// have to reach their clients before the connections are closed.
 const ANSWER_GRACE: Duration = Duration::from_secs(1);
@@ -450,6 +472,7 @@ impl HttpServer {
     /// accepting, let open connections and queued calls finish for at most
     /// the drain timeout, and shut the threads down.
     pub fn run(self, host: &mut dyn Host, poll: Duration, should_stop: &mut dyn FnMut(&mut dyn Host) -> bool) {
+        let mut spin_after: Option<Instant> = None;
         loop {
             if self.stop.since().is_none() && should_stop(host) {
                 self.stop.stop();
@@ -460,9 +483,16 @@ impl HttpServer {
                     break;
                 }
             }
-            match self.jobs.recv_timeout(poll) {
-                Ok(job) => self.run_job(job, host),
-                Err(RecvTimeoutError::Timeout) => {}
+            let next = match spin_after.and_then(|t| spin_recv(&self.jobs, t + JOB_SPIN)) {
+                Some(job) => Ok(job),
+                None => self.jobs.recv_timeout(poll),
+            };
+            match next {
+                Ok(job) => {
+                    self.run_job(job, host);
+                    spin_after = Some(Instant::now());
+                }
+                Err(RecvTimeoutError::Timeout) => spin_after = None,
                 Err(RecvTimeoutError::Disconnected) => break,
             }
         }
