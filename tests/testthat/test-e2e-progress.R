@@ -100,6 +100,13 @@ dir_args <- function(dir, ...) {
   sprintf('{"dir":%s%s}', jsonlite::toJSON(dir, auto_unbox = TRUE), more)
 }
 
+# Call tool `name` (one of slow.R's marker tools) as request 2 and wait until
+# it has started running (its "started" marker file).
+start_marked <- function(s, name, dir, seconds) {
+  send(s, call_line(2, name, dir_args(dir, seconds = seconds)))
+  expect_true(read_until(s, function(ms) file.exists(file.path(dir, "started")), timeout = 30))
+}
+
 test_that("C1.1-C1.3: heartbeats while a tool runs, only with a token, none after the response", {
   s <- slow_server()
   send(s, call_line(2, "wait", '{"seconds":1.5}', token = '"beat"'))
@@ -231,8 +238,7 @@ test_that("C4.1: cancelling a running tool runs on.exit and tryCatch(interrupt=)
 test_that("C4.1: a legacy ping is answered while a tool runs; other requests keep their order", {
   dir <- marker_dir()
   s <- slow_server()
-  send(s, call_line(2, "guarded", dir_args(dir, seconds = 3)))
-  expect_true(read_until(s, function(ms) file.exists(file.path(dir, "started")), timeout = 30))
+  start_marked(s, "guarded", dir, seconds = 3)
   send(s, '{"jsonrpc":"2.0","id":"p","method":"ping"}', call_line(3, "echo", '{"text":"after"}'))
   expect_true(read_until(s, function(ms) answered(ms, "p")))
   expect_false(answered(msgs(s), 2))
@@ -247,8 +253,7 @@ test_that("C4.1: a legacy ping is answered while a tool runs; other requests kee
 test_that("C4: a cancelled queued call is dropped unanswered; cancels after completion or for unknown ids are ignored", {
   dir <- marker_dir()
   s <- slow_server()
-  send(s, call_line(2, "guarded", dir_args(dir, seconds = 1.5)))
-  expect_true(read_until(s, function(ms) file.exists(file.path(dir, "started")), timeout = 30))
+  start_marked(s, "guarded", dir, seconds = 1.5)
   send(s,
     call_line(3, "echo", '{"text":"queued"}'),
     cancel_line(3),
@@ -272,8 +277,7 @@ test_that("C4: a cancelled queued call is dropped unanswered; cancels after comp
 test_that("C4: 1,000 cancels in a burst: the running call ends unanswered, serving continues", {
   dir <- marker_dir()
   s <- slow_server()
-  send(s, call_line(2, "guarded", dir_args(dir, seconds = 20)))
-  expect_true(read_until(s, function(ms) file.exists(file.path(dir, "started")), timeout = 30))
+  start_marked(s, "guarded", dir, seconds = 20)
   burst <- c(vapply(1000:1499, cancel_line, ""), cancel_line(2), vapply(rep(2, 499), cancel_line, ""))
   send(s, burst, call_line(3, "echo", '{"text":"survived"}'))
   expect_true(read_until(s, function(ms) answered(ms, 3)))
@@ -289,8 +293,7 @@ test_that("C4: 1,000 cancels in a burst: the running call ends unanswered, servi
 test_that("C4: a tool under suspendInterrupts() ends with at most one answer, then serving continues", {
   dir <- marker_dir()
   s <- slow_server()
-  send(s, call_line(2, "stubborn", dir_args(dir, seconds = 1.5)))
-  expect_true(read_until(s, function(ms) file.exists(file.path(dir, "started")), timeout = 30))
+  start_marked(s, "stubborn", dir, seconds = 1.5)
   send(s, cancel_line(2), call_line(3, "echo", '{"text":"three"}'), call_line(4, "wait", '{"seconds":0.5}'))
   expect_true(read_until(s, function(ms) answered(ms, 4)))
   ms <- finish(s)
