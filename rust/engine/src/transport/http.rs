@@ -16,7 +16,8 @@
 //! never wait behind a running tool. `tools/call` requests go over a channel
 //! to the thread that called [`HttpServer::run`] (R's main thread in
 //! production), which runs them one at a time in arrival order. A queued
-//! call whose client has gone away is skipped.
+//! call whose client has gone away is skipped. After a call that thread
+//! looks for the next one for up to [`JOB_SPIN`] before it parks.
 //!
 //! # Eras on one endpoint
 //!
