@@ -17,7 +17,7 @@
 //! to the thread that called [`HttpServer::run`] (R's main thread in
 //! production), which runs them one at a time in arrival order. A queued
 //! call whose client has gone away is skipped. After a call that thread
-//! looks for the next one for up to [`JOB_SPIN`] before it parks.
+//! looks for the next one for up to `JOB_SPIN` (500 µs) before it parks.
 //!
 //! # Eras on one endpoint
 //!
