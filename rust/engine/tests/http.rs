@@ -759,6 +759,42 @@ fn stop_lets_the_call_in_flight_finish() {
     assert!(TcpStream::connect(r.addr).is_err(), "no longer accepting");
 }
 
+/// The stop check may be costly (in R it evaluates R code): it runs at most
+/// once per poll interval, not after every call.
+#[test]
+fn stop_check_runs_once_per_poll_not_once_per_call() {
+    let mut host = TestHost { running: Arc::new(AtomicUsize::new(0)), order: Arc::default() };
+    let info = ServerInfo { name: "mcplite".into(), version: "9.9.9".into(), instructions: None };
+    let server = Arc::new(Server::new(info, &mut host));
+    let http = HttpServer::bind(server, opts()).expect("bind");
+    let url = format!("http://{}/mcp", http.local_addr());
+    let signal = Arc::new(AtomicBool::new(false));
+    let s = signal.clone();
+    http.stop_when(move || s.load(Ordering::SeqCst));
+    let checks = Arc::new(AtomicUsize::new(0));
+    let c = checks.clone();
+    let poll = Duration::from_secs(2);
+    let thread = std::thread::spawn(move || {
+        http.run(&mut host, poll, &mut |_| {
+            c.fetch_add(1, Ordering::SeqCst);
+            false
+        })
+    });
+    let t = std::time::Instant::now();
+    for n in 0..40 {
+        let g = modern_post(&url, "tools/call", Some("echo"), call_params("echo", json!({"n": n})));
+        assert_eq!(g.status, 200, "{}", g.body);
+    }
+    let elapsed = t.elapsed();
+    signal.store(true, Ordering::SeqCst);
+    thread.join().unwrap();
+    // One check on entry, one more for each poll interval the calls took,
+    // and one when the idle wait after them timed out.
+    let most = 2 + (elapsed.as_millis() / poll.as_millis()) as usize;
+    let n = checks.load(Ordering::SeqCst);
+    assert!((1..=most).contains(&n), "{n} stop checks for 40 calls in {elapsed:?}");
+}
+
 /// A server recording spans into an in-memory exporter.
 fn start_with_spans(o: HttpOptions) -> (Running, InMemorySpanExporter) {
     let exporter = InMemorySpanExporter::default();

@@ -468,15 +468,23 @@ impl HttpServer {
     }
 
     /// Run tool calls on this thread, one at a time in arrival order, until
-    /// `should_stop` (polled every `poll` while idle and between calls) or
-    /// the signal given to [`HttpServer::stop_when`] says so. Then stop
-    /// accepting, let open connections and queued calls finish for at most
-    /// the drain timeout, and shut the threads down.
+    /// `should_stop` (polled at most once every `poll`, while idle or
+    /// between calls) or the signal given to [`HttpServer::stop_when`] says
+    /// so. Then stop accepting, let open connections and queued calls finish
+    /// for at most the drain timeout, and shut the threads down.
+    ///
+    /// `should_stop` may be costly (the bridge asks R whether Ctrl+C was
+    /// pressed, which evaluates R code): under load it runs once per `poll`,
+    /// not once per call.
     pub fn run(self, host: &mut dyn Host, poll: Duration, should_stop: &mut dyn FnMut(&mut dyn Host) -> bool) {
         let mut spin_after: Option<Instant> = None;
+        let mut polled: Option<Instant> = None;
         loop {
-            if self.stop.since().is_none() && should_stop(host) {
-                self.stop.stop();
+            if self.stop.since().is_none() && polled.is_none_or(|t| t.elapsed() >= poll) {
+                polled = Some(Instant::now());
+                if should_stop(host) {
+                    self.stop.stop();
+                }
             }
             if let Some(t) = self.stop.since() {
                 let drained = !self.drained.is_empty();
