@@ -45,8 +45,8 @@ lines += ["# HTTP workloads (bench/http/run.sh)", ""]
 lines += [f"- {l}" for l in machine]
 lines += [f"- driver: {doc['seconds']:.0f} s{' (quick run)' if doc['quick'] else ''}; load at the end {doc['loadavg_end']}", ""]
 lines += [
-    "| Server | add p50 (µs) | add p99 (µs) | no-tool request p50 (µs) | 16 connections (calls/s) | server CPU per call, sequential / 16 connections (µs) | tools/list p50 idle (µs) | tools/list p50 during a 2 s tool (µs) | 10 MB result (ms) | RSS start / 1k / 10k requests (MB) |",
-    "|---|---|---|---|---|---|---|---|---|---|",
+    "| Server | add p50 (µs) | add p99 (µs) | no-tool request p50 (µs) | 16 connections (calls/s) | server CPU per call, sequential / 16 connections (µs) | driver CPU per call, 16 connections (µs) | tools/list p50 idle (µs) | tools/list p50 during a 2 s tool (µs) | 10 MB result (ms) | RSS start / 1k / 10k requests (MB) |",
+    "|---|---|---|---|---|---|---|---|---|---|---|",
 ]
 for s in servers:
     r = m(s, "rss_mb") or {}
@@ -55,6 +55,7 @@ for s in servers:
         f"| {f(m(s, 'seq_notool_us', 'median'))} "
         f"| {f(m(s, 'throughput', 'per_second'), 0)} "
         f"| {f(m(s, 'seq_add_server_cpu_us'))} / {f(m(s, 'throughput', 'server_cpu_us_per_call'))} "
+        f"| {f(m(s, 'throughput', 'driver_cpu_us_per_call'))} "
         f"| {f(m(s, 'list_us', 'idle', 'median'))} "
         f"| {f(m(s, 'list_us', 'during_tool', 'median'))} | {f(m(s, 'big_text_ms', 'median'))} "
         f"| {f(r.get('start'))} / {f(r.get('after_1k'))} / {f(r.get('after_10k'))} |"

@@ -9,7 +9,9 @@
 //!   10,000 sequential `tools/call add` requests;
 //! - H1 sequential `tools/call add` on one connection: p50, p99;
 //! - H2 throughput: 16 connections (one thread and one session each), each
-//!   sending its calls back to back: calls per second;
+//!   sending its calls back to back: calls per second, and the CPU time per
+//!   call of the server and of this driver (both share the machine's cores,
+//!   so a costly driver caps every server's rate);
 //! - H3 `tools/list` p50 on an idle server, and while another connection's
 //!   `nap(2)` (a 2-second tool) runs;
 //! - H4 `big_text`, a 10,000,000-character result: time per call.
@@ -21,7 +23,11 @@
 //!
 //! The client is ureq (blocking, one connection per agent): a thread per
 //! connection and no async runtime keeps the driver's own cost per request
-//! small and steady next to any server's.
+//! small and steady next to any server's (about 30 µs per call). Two things
+//! keep it so: per-phase time limits rather than ureq's global one (with a
+//! global limit, ureq resolves the address on a new thread for every
+//! request), and an allocator that keeps freed memory (see
+//! `quiet_allocator`).
 
 #[path = "../stats.rs"]
 mod stats;
@@ -72,7 +78,12 @@ impl Conn {
             .http_status_as_error(false)
             .max_idle_connections(1)
             .max_idle_connections_per_host(1)
-            .timeout_global(Some(Duration::from_secs(120)))
+            // Per-phase limits, not timeout_global: with a global limit ureq
+            // resolves the address on a new thread for every request.
+            .timeout_connect(Some(Duration::from_secs(10)))
+            .timeout_send_request(Some(Duration::from_secs(30)))
+            .timeout_recv_response(Some(Duration::from_secs(120)))
+            .timeout_recv_body(Some(Duration::from_secs(120)))
             .build();
         Conn { agent: config.into(), url: url.to_string(), modern, sid: None, next: 1 }
     }
@@ -185,6 +196,15 @@ fn cpu_us(pid: u32) -> f64 {
         ns += s.split_whitespace().next().and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
     }
     ns as f64 / 1e3
+}
+
+/// CPU time used so far by this process, finished threads included, in µs.
+fn own_cpu_us() -> f64 {
+    // SAFETY: getrusage only writes the struct it is given.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let us = |t: libc::timeval| t.tv_sec as f64 * 1e6 + t.tv_usec as f64;
+    us(ru.ru_utime) + us(ru.ru_stime)
 }
 
 fn spawn(def: &ServerDef, port: u16, log: &Path) -> Child {
@@ -355,18 +375,21 @@ fn run_server(def: &ServerDef, plan: &Plan, logs: &Path) -> Value {
     barrier.wait();
     let t0 = Instant::now();
     let cpu0 = cpu_us(pid);
+    let driver0 = own_cpu_us();
     let end = workers.into_iter().map(|w| w.join().unwrap()).max().unwrap();
     let secs = (end - t0).as_secs_f64();
     let total = plan.conns * plan.conn_calls;
     let cpu = (cpu_us(pid) - cpu0) / total as f64;
+    let driver = (own_cpu_us() - driver0) / total as f64;
     let rate = total as f64 / secs;
     eprintln!(
-        "  {}: {} connections, {total} calls in {secs:.2} s = {rate:.0}/s; server CPU {cpu:.1} us per call",
+        "  {}: {} connections, {total} calls in {secs:.2} s = {rate:.0}/s; CPU per call: server {cpu:.1} us, driver {driver:.1} us",
         def.id, plan.conns
     );
     out.insert(
         "throughput".into(),
-        json!({"connections": plan.conns, "calls": total, "seconds": secs, "per_second": rate, "server_cpu_us_per_call": cpu}),
+        json!({"connections": plan.conns, "calls": total, "seconds": secs, "per_second": rate,
+               "server_cpu_us_per_call": cpu, "driver_cpu_us_per_call": driver}),
     );
 
     // H4: 10 MB result.
@@ -389,14 +412,28 @@ fn run_server(def: &ServerDef, plan: &Plan, logs: &Path) -> Value {
     json!({"id": def.id, "label": def.label, "role": def.role, "era": if def.modern {"2026-07-28"} else {LEGACY}, "metrics": out})
 }
 
+/// Keep freed memory in this process. Each request's 128 KiB ureq buffers
+/// otherwise make glibc grow and trim its per-thread heaps over and over
+/// (mprotect, madvise and munmap, each flushing the TLB of both cores): up
+/// to a tenth of the driver's CPU, time taken from the server under test.
+fn quiet_allocator() {
+    // SAFETY: mallopt only sets allocator parameters; called before any
+    // other thread starts.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 256 << 20);
+    }
+}
+
 fn main() {
+    quiet_allocator();
     let args: Vec<String> = std::env::args().collect();
     let opt = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
     let quick = args.iter().any(|a| a == "--quick");
     let config = opt("--config").unwrap_or_else(|| "bench/http/servers.json".into());
     let out_dir = PathBuf::from(opt("--out").unwrap_or_else(|| "bench/results/http".into()));
     let only: Option<Vec<String>> = opt("--servers").map(|s| s.split(',').map(String::from).collect());
-    let plan = if quick {
+    let mut plan = if quick {
         Plan {
             rss_calls: [200, 1000],
             seq_warmup: 50,
@@ -412,11 +449,16 @@ fn main() {
             seq_warmup: 200,
             seq_calls: 2000,
             conns: 16,
-            conn_calls: 250,
+            // 24,000 calls: about a second for the fastest server.
+            conn_calls: 1500,
             list_idle: 300,
             big_calls: 5,
         }
     };
+    // `--calls N`: calls per connection of the throughput workload (H2).
+    if let Some(n) = opt("--calls") {
+        plan.conn_calls = n.parse().expect("--calls takes a number");
+    }
     let cfg: Value = serde_json::from_str(&fs::read_to_string(&config).expect("config")).expect("config JSON");
     let env = |s: &str| -> String {
         match s.strip_prefix('$') {
