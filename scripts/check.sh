@@ -27,7 +27,7 @@ cd "$out"
 
 version=$(sed -n 's/^Version: *//p' "$root/DESCRIPTION")
 echo "== R CMD build (CARGO_TARGET_DIR=$CARGO_TARGET_DIR, profile ${MCPLITE_PROFILE:-release})"
-R CMD build "$root"
+R CMD build "$(bash "$root/scripts/stage.sh" "$out/src")"
 tarball="mcplite_${version}.tar.gz"
 
 echo "== R CMD check --as-cran --no-manual $tarball"

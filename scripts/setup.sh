@@ -34,7 +34,8 @@ log=/tmp/mcplite-install.log
 build_dir=$(mktemp -d)
 trap 'rm -rf "$build_dir"' EXIT
 echo "== building mcplite (with its vignettes)"
-(cd "$build_dir" && R CMD build "$root") >"$log" 2>&1 || { cat "$log"; exit 1; }
+src=$(bash scripts/stage.sh "$build_dir/src")
+(cd "$build_dir" && R CMD build "$src") >"$log" 2>&1 || { cat "$log"; exit 1; }
 tarball=$(ls "$build_dir"/mcplite_*.tar.gz)
 echo "== installing mcplite${lib:+ into $lib}"
 if [ -n "$lib" ]; then

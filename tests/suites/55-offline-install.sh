@@ -26,7 +26,8 @@ fi
 
 version=$(sed -n 's/^Version: *//p' DESCRIPTION)
 if bash scripts/vendor.sh >"$work/vendor.log" 2>&1 &&
-  (cd "$work" && R CMD build --no-build-vignettes --no-manual "$root") >"$work/build.log" 2>&1 &&
+  src=$(bash scripts/stage.sh "$work/src") &&
+  (cd "$work" && R CMD build --no-build-vignettes --no-manual "$src") >"$work/build.log" 2>&1 &&
   tar -tzf "$work/mcplite_$version.tar.gz" >"$work/contents.txt" &&
   grep -qx "mcplite/src/rust-vendor.tar.xz" "$work/contents.txt"; then
   ok "R CMD build ships the vendored crates ($(tail -1 "$work/vendor.log"))"
