@@ -703,6 +703,31 @@ fn connections_over_the_limit_are_told_to_retry() {
 }
 
 #[test]
+fn a_connection_over_the_limit_gets_an_http_span_too() {
+    // The 503 of RULES H1.4 is traced like any answer (RULES T10), so an
+    // operator sees the refused requests.
+    let (r, exporter) =
+        start_with_spans(HttpOptions { max_connections: 1, header_timeout: Duration::from_secs(60), ..opts() });
+    let health = "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+    let mut held = TcpStream::connect(r.addr).unwrap();
+    assert!(raw_exchange(&mut held, health).starts_with("HTTP/1.1 200 "));
+    let mut s = TcpStream::connect(r.addr).unwrap();
+    let out = raw_exchange(&mut s, health);
+    assert!(out.starts_with("HTTP/1.1 503 "), "{out}");
+    let spans = spans_after(&exporter, 2);
+    let codes: Vec<String> = spans.iter().map(|s| span_attrs(s)["http.response.status_code"].clone()).collect();
+    assert_eq!(codes, ["200", "503"], "{spans:#?}");
+    let busy = &spans[1];
+    assert_eq!(busy.name, "GET /health");
+    assert_eq!(busy.span_kind, SpanKind::Server);
+    assert_eq!(busy.status, Status::error(""));
+    let a = span_attrs(busy);
+    assert_eq!(a["error.type"], "503");
+    assert_eq!(a["client.address"], "127.0.0.1");
+    assert_eq!(a["http.route"], "/health");
+}
+
+#[test]
 fn configured_hosts_are_enforced_on_a_public_bind() {
     // RULES H5.2: bound to 0.0.0.0 with a token and allowed_hosts, a Host
     // not listed is refused; without allowed_hosts any Host is accepted.

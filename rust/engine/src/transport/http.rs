@@ -657,23 +657,15 @@ async fn accept_loop(
         };
         let _ = stream.set_nodelay(true);
         let io = TokioIo::new(stream);
-        let permit = match slot {
-            Slot::Busy(permit) => {
-                let svc = hyper::service::service_fn(|req| async { Ok::<_, Infallible>(too_busy(req).await) });
-                let conn = graceful.watch(busy_builder.serve_connection(io, svc));
-                tokio::spawn(async move {
-                    let _ = conn.await;
-                    drop(permit);
-                });
-                continue;
-            }
-            Slot::Serve(permit) => permit,
-        };
         let conn = Conn { peer, local: io.inner().local_addr().ok() };
+        let (permit, busy, builder) = match slot {
+            Slot::Busy(permit) => (permit, true, &busy_builder),
+            Slot::Serve(permit) => (permit, false, &builder),
+        };
         let sh = shared.clone();
         let svc = hyper::service::service_fn(move |req| {
             let sh = sh.clone();
-            async move { Ok::<_, Infallible>(traced_request(&sh, conn, req).await) }
+            async move { Ok::<_, Infallible>(traced_request(&sh, conn, req, busy).await) }
         });
         let conn = graceful.watch(builder.serve_connection(io, svc));
         tokio::spawn(async move {
@@ -1090,10 +1082,13 @@ fn http_version(v: hyper::Version) -> &'static str {
     }
 }
 
-/// Serve one request; with telemetry on, inside its HTTP server span (RULES
-/// T10), which parents the span of the MCP message it carries.
-async fn traced_request(sh: &Shared, conn: Conn, req: Request<HyperBody>) -> Resp {
-    let Some(recorder) = sh.server.recorder() else { return handle_request(sh, req, None).await };
+/// Serve one request (or, on a connection over the limit, answer it `503`:
+/// `busy`); with telemetry on, inside its HTTP server span (RULES T10), which
+/// parents the span of the MCP message it carries.
+async fn traced_request(sh: &Shared, conn: Conn, req: Request<HyperBody>, busy: bool) -> Resp {
+    let Some(recorder) = sh.server.recorder() else {
+        return if busy { too_busy(req).await } else { handle_request(sh, req, None).await };
+    };
     let h = req.headers();
     let path = req.uri().path();
     let route = if path == sh.path {
@@ -1127,7 +1122,7 @@ async fn traced_request(sh: &Shared, conn: Conn, req: Request<HyperBody>) -> Res
             baggage: header(h, "baggage").map(String::from),
         }),
     };
-    let resp = handle_request(sh, req, Some(via)).await;
+    let resp = if busy { too_busy(req).await } else { handle_request(sh, req, Some(via)).await };
     let Some(span) = span else { return resp };
     let status = resp.status().as_u16();
     if !is_sse(&resp) {
