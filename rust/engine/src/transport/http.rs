@@ -271,7 +271,7 @@ pub struct HttpServer {
 /// parks, after running one. Waking a parked thread costs tens of
 /// microseconds on an idle virtual machine (its vCPU has halted), and a
 /// sequential client's next call usually arrives within this time: with it
-/// the `tools/call` p50 of bench/http falls from about 220 to 130-150 µs.
+/// the `tools/call` p50 of bench/http falls from 113-141 to 63-76 µs.
 /// The cost is at most this much CPU time after each call.
 const JOB_SPIN: Duration = Duration::from_micros(500);
 
