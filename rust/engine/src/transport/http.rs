@@ -1167,55 +1167,89 @@ impl Drop for SpanUntilEnd {
     }
 }
 
-async fn handle_request(sh: &Shared, req: Request<HyperBody>, via: Option<Via>) -> Resp {
-    let h = req.headers();
+/// The answer to a request refused (or, for `/health` and `DELETE`,
+/// answered) on its request line and headers alone, before its body is read.
+fn preflight(sh: &Shared, req: &hyper::http::request::Parts) -> Option<Resp> {
+    let h = &req.headers;
     if !sh.host_allowed(h) {
-        return error_resp(StatusCode::FORBIDDEN, None, INVALID_REQUEST, "Forbidden: Host header not allowed");
+        return Some(error_resp(StatusCode::FORBIDDEN, None, INVALID_REQUEST, "Forbidden: Host header not allowed"));
     }
     if !sh.origin_allowed(h) {
-        return error_resp(StatusCode::FORBIDDEN, None, INVALID_REQUEST, "Forbidden: Origin not allowed");
+        return Some(error_resp(StatusCode::FORBIDDEN, None, INVALID_REQUEST, "Forbidden: Origin not allowed"));
     }
-    let path = req.uri().path();
-    if path == "/health" && (req.method() == Method::GET || req.method() == Method::HEAD) {
-        return sh.health();
+    let path = req.uri.path();
+    if path == "/health" && (req.method == Method::GET || req.method == Method::HEAD) {
+        return Some(sh.health());
     }
     if path != sh.path {
-        return error_resp(StatusCode::NOT_FOUND, None, INVALID_REQUEST, "Not Found");
+        return Some(error_resp(StatusCode::NOT_FOUND, None, INVALID_REQUEST, "Not Found"));
     }
     if !sh.token_ok(h) {
         let mut r = error_resp(StatusCode::UNAUTHORIZED, None, INVALID_REQUEST, "Unauthorized: bearer token required");
         r.headers_mut().insert(hyper::header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-        return r;
+        return Some(r);
     }
     let modern_header = header(h, "mcp-protocol-version").and_then(Version::parse).is_some_and(Version::is_modern);
-    match *req.method() {
+    match req.method {
         Method::POST => {}
         Method::DELETE if !modern_header => {
-            return match header(h, "mcp-session-id") {
+            return Some(match header(h, "mcp-session-id") {
                 None => method_not_allowed(),
                 Some(id) if sh.end_session(id) => empty(StatusCode::OK),
                 Some(_) => error_resp(StatusCode::NOT_FOUND, None, INVALID_REQUEST, "Session not found"),
-            };
+            });
         }
-        _ => return method_not_allowed(),
+        _ => return Some(method_not_allowed()),
     }
     if header(h, "content-type").map(media_type).as_deref() != Some("application/json") {
-        return error_resp(
+        return Some(error_resp(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             None,
             INVALID_REQUEST,
             "Unsupported Media Type: Content-Type must be application/json",
-        );
+        ));
     }
     if let Some(accept) = header(h, "accept") {
         if !accepts_json(accept) {
-            return error_resp(
+            return Some(error_resp(
                 StatusCode::NOT_ACCEPTABLE,
                 None,
                 INVALID_REQUEST,
                 "Not Acceptable: Accept must include application/json",
-            );
+            ));
         }
+    }
+    None
+}
+
+/// How much of a body is read, and for how long, before an answer given on
+/// the headers alone ([`preflight`]), so that the connection can carry the
+/// client's next request. Hyper closes a connection whose request body was
+/// not read to its end, without telling the client; a client that then
+/// reuses it loses its next request.
+const DRAIN_LIMIT: usize = 64 << 10;
+const DRAIN_TIME: Duration = Duration::from_secs(1);
+
+/// `r` after the rest of the request's body is read (RULES H1.2); when it is larger than
+/// [`DRAIN_LIMIT`] or slower than [`DRAIN_TIME`], `r` says the connection
+/// closes.
+async fn after_draining(body: HyperBody, r: Resp) -> Resp {
+    match tokio::time::timeout(DRAIN_TIME, Limited::new(body, DRAIN_LIMIT).collect()).await {
+        Ok(Ok(_)) => r,
+        _ => closing(r),
+    }
+}
+
+/// `r`, saying that the connection closes after it (hyper then closes it).
+fn closing(mut r: Resp) -> Resp {
+    r.headers_mut().insert(hyper::header::CONNECTION, HeaderValue::from_static("close"));
+    r
+}
+
+async fn handle_request(sh: &Shared, req: Request<HyperBody>, via: Option<Via>) -> Resp {
+    let (parts, body) = req.into_parts();
+    if let Some(r) = preflight(sh, &parts) {
+        return after_draining(body, r).await;
     }
     let too_large = || {
         error_resp(
@@ -1225,17 +1259,21 @@ async fn handle_request(sh: &Shared, req: Request<HyperBody>, via: Option<Via>) 
             "Payload Too Large: request body over the limit",
         )
     };
-    let declared = header(h, "content-length").and_then(|v| v.trim().parse::<u64>().ok());
+    // A body declared over the limit is not read (RULES H1.2): the
+    // connection closes after the answer.
+    let declared = header(&parts.headers, "content-length").and_then(|v| v.trim().parse::<u64>().ok());
     if declared.is_some_and(|n| n > sh.max_body as u64) {
-        return too_large();
+        return closing(too_large());
     }
-    let (parts, body) = req.into_parts();
     let body = match Limited::new(body, sh.max_body).collect().await {
         Ok(b) => b.to_bytes(),
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => return too_large(),
-        Err(_) => return error_resp(StatusCode::BAD_REQUEST, None, INVALID_REQUEST, "Bad Request: body not read"),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => return closing(too_large()),
+        Err(_) => {
+            return closing(error_resp(StatusCode::BAD_REQUEST, None, INVALID_REQUEST, "Bad Request: body not read"))
+        }
     };
     let h = &parts.headers;
+    let modern_header = header(h, "mcp-protocol-version").and_then(Version::parse).is_some_and(Version::is_modern);
     let incoming = match parse_line(&body) {
         Incoming::Blank => Incoming::ParseError,
         i => i,
