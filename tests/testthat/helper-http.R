@@ -1,4 +1,4 @@
-# Real HTTP servers for test-http.R, test-http-progress.R and test-client-tls.R.
+# Real HTTP servers (and nginx) for the HTTP, client and TLS tests.
 
 http_rscript <- function() file.path(R.home("bin"), "Rscript")
 
@@ -26,4 +26,49 @@ start_http_server <- function(code, env = character(), envir = parent.frame()) {
     }
   }
   stop("the server did not start: ", err, p$read_all_error())
+}
+
+# TRUE when something accepts TCP connections on 127.0.0.1:`port`.
+port_listening <- function(port) {
+  con <- suppressWarnings(tryCatch(
+    socketConnection("127.0.0.1", port, open = "r+b", blocking = TRUE, timeout = 2),
+    error = function(e) NULL
+  ))
+  if (is.null(con)) return(FALSE)
+  close(con)
+  TRUE
+}
+
+# Start nginx (foreground, its own prefix directory) with the lines
+# `conf(ports)` as its configuration, for `n` loopback ports it listens on.
+# The ports are picked below Linux's ephemeral range (32768 and up), where
+# the servers under test and every outgoing connection get theirs, and must
+# be free before the start. Returns the process and the ports once nginx
+# accepts connections on all of them; another set of ports is tried when it
+# cannot bind. A start that never succeeds fails the test.
+start_nginx <- function(conf, n = 1L, envir = parent.frame()) {
+  nginx <- Sys.which("nginx")
+  if (!nzchar(nginx) && file.exists("/usr/sbin/nginx")) nginx <- "/usr/sbin/nginx"
+  skip_if(!nzchar(nginx), "nginx not installed")
+  prefix <- withr::local_tempdir(.local_envir = envir)
+  dir.create(file.path(prefix, "tmp"))
+  file <- file.path(prefix, "nginx.conf")
+  errors <- character()
+  for (attempt in 1:5) {
+    ports <- sample(20000:32000, n)
+    if (any(vapply(ports, port_listening, logical(1)))) next
+    writeLines(conf(ports), file)
+    px <- processx::process$new(nginx, c("-p", prefix, "-c", file, "-g", "daemon off;"),
+      stdout = "|", stderr = "|")
+    up <- function() all(vapply(ports, port_listening, logical(1)))
+    deadline <- Sys.time() + 10
+    while (px$is_alive() && Sys.time() < deadline && !up()) Sys.sleep(0.05)
+    if (px$is_alive() && up()) {
+      withr::defer(if (px$is_alive()) px$kill(), envir = envir)
+      return(list(process = px, ports = ports))
+    }
+    px$kill()
+    errors <- c(errors, px$read_all_error())
+  }
+  stop("nginx did not start: ", paste(errors, collapse = "\n"))
 }

@@ -7,15 +7,12 @@ skip_on_cran()
 skip_if_not_installed("processx")
 skip_if_not_installed("withr")
 
+# A port nothing listens on, below Linux's ephemeral range (32768 and up), so
+# that no outgoing connection holds it either.
 free_port <- function() {
   for (i in 1:50) {
-    port <- sample(20000:60000, 1L)
-    busy <- suppressWarnings(tryCatch({
-      con <- socketConnection("127.0.0.1", port, open = "r+b", blocking = TRUE, timeout = 1)
-      close(con)
-      TRUE
-    }, error = function(e) FALSE))
-    if (!busy) return(port)
+    port <- sample(20000:32000, 1L)
+    if (!port_listening(port)) return(port)
   }
   stop("no free port")
 }
@@ -29,12 +26,7 @@ start_http_server <- function(command, args, port, env = character()) {
   p <- processx::process$new(command, args, stdout = "|", stderr = errfile, env = penv, cleanup_tree = TRUE)
   attr(p, "errfile") <- errfile
   for (i in 1:150) {
-    up <- suppressWarnings(tryCatch({
-      con <- socketConnection("127.0.0.1", port, open = "r+b", blocking = TRUE, timeout = 1)
-      close(con)
-      TRUE
-    }, error = function(e) FALSE))
-    if (up) return(p)
+    if (port_listening(port)) return(p)
     if (!p$is_alive()) break
     Sys.sleep(0.1)
   }

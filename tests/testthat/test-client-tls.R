@@ -47,11 +47,6 @@ start_backend <- function(envir = parent.frame()) {
 # nginx with two TLS listeners in front of `backend` (host:port): one with
 # the good certificate, one with the certificate for another name.
 start_tls_front <- function(pki, backend, envir = parent.frame()) {
-  nginx <- Sys.which("nginx")
-  if (!nzchar(nginx) && file.exists("/usr/sbin/nginx")) nginx <- "/usr/sbin/nginx"
-  skip_if(!nzchar(nginx), "nginx not installed")
-  prefix <- withr::local_tempdir(.local_envir = envir)
-  dir.create(file.path(prefix, "tmp"))
   server_block <- function(port, stem) c(
     "  server {",
     sprintf("    listen 127.0.0.1:%d ssl;", port),
@@ -66,23 +61,12 @@ start_tls_front <- function(pki, backend, envir = parent.frame()) {
     "    }",
     "  }"
   )
-  for (attempt in 1:5) {
-    ports <- sample(20000:60000, 2)
-    writeLines(c(
-      "worker_processes 1;", "error_log stderr warn;", "pid nginx.pid;", "events { worker_connections 64; }",
-      "http {", "  access_log off;", "  client_body_temp_path tmp/body;", "  proxy_temp_path tmp/proxy;",
-      "  fastcgi_temp_path tmp/fastcgi;", "  uwsgi_temp_path tmp/uwsgi;", "  scgi_temp_path tmp/scgi;",
-      server_block(ports[[1]], "good"), server_block(ports[[2]], "wrong"), "}"
-    ), file.path(prefix, "nginx.conf"))
-    px <- processx::process$new(nginx, c("-p", prefix, "-c", file.path(prefix, "nginx.conf"), "-g", "daemon off;"),
-                                stderr = "|", stdout = "|")
-    Sys.sleep(0.5)
-    if (px$is_alive()) {
-      withr::defer(if (px$is_alive()) px$kill(), envir = envir)
-      return(ports)
-    }
-  }
-  skip("nginx did not start")
+  start_nginx(function(ports) c(
+    "worker_processes 1;", "error_log stderr warn;", "pid nginx.pid;", "events { worker_connections 64; }",
+    "http {", "  access_log off;", "  client_body_temp_path tmp/body;", "  proxy_temp_path tmp/proxy;",
+    "  fastcgi_temp_path tmp/fastcgi;", "  uwsgi_temp_path tmp/uwsgi;", "  scgi_temp_path tmp/scgi;",
+    server_block(ports[[1]], "good"), server_block(ports[[2]], "wrong"), "}"
+  ), n = 2L, envir = envir)$ports
 }
 
 test_that("issue 18: https:// with a private CA given by ca_file or SSL_CERT_FILE", {

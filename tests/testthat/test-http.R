@@ -361,9 +361,7 @@ test_that("legacy: an unknown method is a JSON-RPC error with 200, and the sessi
 # Scale-out behind nginx (inst/deploy/nginx.conf): three replicas named r1,
 # r2, r3 (MCPLITE_REPLICA), all reached from one client address.
 test_that("nginx spreads modern requests, routes legacy sessions by MCP-Session-Id, survives a dead replica", {
-  nginx <- Sys.which("nginx")
-  if (!nzchar(nginx) && file.exists("/usr/sbin/nginx")) nginx <- "/usr/sbin/nginx"
-  skip_if(!nzchar(nginx), "nginx not installed")
+  skip_if(!nzchar(Sys.which("nginx")) && !file.exists("/usr/sbin/nginx"), "nginx not installed")
   conf_src <- system.file("deploy", "nginx.conf", package = "mcplite")
   skip_if(!nzchar(conf_src), "inst/deploy/nginx.conf not installed")
   log_dir <- withr::local_tempdir()
@@ -379,26 +377,12 @@ test_that("nginx spreads modern requests, routes legacy sessions by MCP-Session-
   here <- environment()
   replicas <- lapply(1:3, function(i) start_http_server(code, env = c(MCPLITE_REPLICA = paste0("r", i)), envir = here))
   ports <- vapply(replicas, function(r) sub("^http://127.0.0.1:([0-9]+)/mcp$", "\\1", r$url), "")
-  prefix <- withr::local_tempdir()
-  dir.create(file.path(prefix, "tmp"))
   conf <- readLines(conf_src)
   conf <- sub("server 127.0.0.1:808([1-3])", "server 127.0.0.1:PORT\\1", conf)
   for (i in 1:3) conf <- gsub(paste0("PORT", i), ports[[i]], conf, fixed = TRUE)
-  front <- NULL
-  for (attempt in 1:5) {
-    port <- sample(20000:60000, 1)
-    writeLines(sub("listen 127.0.0.1:8080;", sprintf("listen 127.0.0.1:%d;", port), conf, fixed = TRUE),
-      file.path(prefix, "nginx.conf"))
-    px <- processx::process$new(nginx, c("-p", prefix, "-c", file.path(prefix, "nginx.conf"), "-g", "daemon off;"),
-      stderr = "|", stdout = "|")
-    Sys.sleep(0.5)
-    if (px$is_alive()) {
-      front <- px
-      break
-    }
-  }
-  skip_if(is.null(front), "nginx did not start")
-  withr::defer(if (front$is_alive()) front$kill())
+  nx <- start_nginx(function(p) sub("listen 127.0.0.1:8080;", sprintf("listen 127.0.0.1:%d;", p), conf, fixed = TRUE))
+  front <- nx$process
+  port <- nx$ports[[1]]
   url <- sprintf("http://127.0.0.1:%d/mcp", port)
   n <- 0L
   answered <- integer()
