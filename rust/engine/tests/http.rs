@@ -648,28 +648,34 @@ fn raw_exchange(s: &mut TcpStream, request: &str) -> String {
 /// read. Found by the soak run: when the body had not arrived yet, the
 /// connection was closed after the answer without `Connection: close`, and
 /// a client reusing it lost its next request. Now a small body is read first
-/// and the connection carries the next request; a large one closes the
-/// connection and the answer says so.
+/// and the connection carries the next request; a large or slow one closes
+/// the connection and the answer says so.
 #[test]
 fn early_refusals_keep_the_connection_usable_or_say_close() {
     let r = start(opts());
+    let locked = start(HttpOptions { token: Some("s3cret".into()), ..opts() });
     let list = modern_body(1, "tools/list", json!({}));
-    let good = format!(
-        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json\r\n\
-         MCP-Protocol-Version: {MODERN}\r\nMcp-Method: tools/list\r\nContent-Length: {}\r\n\r\n{list}",
-        list.len()
-    );
+    let good = |auth: &str| {
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json\r\n\
+             MCP-Protocol-Version: {MODERN}\r\nMcp-Method: tools/list\r\n{auth}Content-Length: {}\r\n\r\n{list}",
+            list.len()
+        )
+    };
+    let json = "Content-Type: application/json\r\nAccept: application/json";
     let refusals = [
-        ("Content-Type: text/plain\r\nAccept: application/json", "415"),
-        ("Content-Type: application/json\r\nAccept: text/html", "406"),
+        (&r, "POST /mcp", "Content-Type: text/plain\r\nAccept: application/json", "415", ""),
+        (&r, "POST /mcp", "Content-Type: application/json\r\nAccept: text/html", "406", ""),
+        (&r, "POST /elsewhere", json, "404", ""),
+        (&r, "PUT /mcp", json, "405", ""),
+        (&locked, "POST /mcp", json, "401", "Authorization: Bearer s3cret\r\n"),
     ];
-    for (headers, status) in refusals {
+    for (server, line, headers, status, auth) in refusals {
         // The headers first, the body 100 ms later (as a client writing them
         // separately may send them).
-        let mut s = TcpStream::connect(r.addr).unwrap();
+        let mut s = TcpStream::connect(server.addr).unwrap();
         s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-        let head =
-            format!("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n{headers}\r\nContent-Length: {}\r\n\r\n", list.len());
+        let head = format!("{line} HTTP/1.1\r\nHost: 127.0.0.1\r\n{headers}\r\nContent-Length: {}\r\n\r\n", list.len());
         s.write_all(head.as_bytes()).unwrap();
         std::thread::sleep(Duration::from_millis(100));
         s.write_all(list.as_bytes()).unwrap();
@@ -679,13 +685,20 @@ fn early_refusals_keep_the_connection_usable_or_say_close() {
         assert!(out.starts_with(&format!("http/1.1 {status} ")), "{out}");
         assert!(!out.contains("connection: close"), "{out}");
         // The same connection serves the next request.
-        let out = raw_exchange(&mut s, &good);
+        let out = raw_exchange(&mut s, &good(auth));
         assert!(out.starts_with("HTTP/1.1 200 "), "after {status}: {out:?}");
     }
     // A body too large to read before refusing: the answer says the
     // connection closes.
     let mut s = TcpStream::connect(r.addr).unwrap();
     let head = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: 500000\r\n\r\n";
+    let out = raw_exchange(&mut s, head).to_ascii_lowercase();
+    assert!(out.starts_with("http/1.1 415 "), "{out}");
+    assert!(out.contains("\r\nconnection: close\r\n"), "{out}");
+    // A body that stops arriving: answered after the drain time (1 s), and
+    // the answer says the connection closes.
+    let mut s = TcpStream::connect(r.addr).unwrap();
+    let head = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\n{\"js";
     let out = raw_exchange(&mut s, head).to_ascii_lowercase();
     assert!(out.starts_with("http/1.1 415 "), "{out}");
     assert!(out.contains("\r\nconnection: close\r\n"), "{out}");
