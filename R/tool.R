@@ -31,11 +31,14 @@
 #'
 #' @section One call at a time:
 #' A server runs its tools on R's single main thread, one call at a time, in
-#' the order the requests arrive. While a tool runs, everything else waits:
-#' requests that arrive meanwhile (other calls, `tools/list`, `ping`) are read
-#' and queued, and answered only when the tool returns. A tool that takes
-#' three seconds therefore delays every request behind it by three seconds.
-#' mcplite does not stop a running tool when the client gives up on it.
+#' the order the requests arrive. While a tool runs, other tool calls wait
+#' their turn: a tool that takes three seconds delays every call behind it by
+#' three seconds. Over stdio, `tools/list` waits too (legacy `ping` and
+#' cancellations do not); over HTTP, requests that run no tool are answered
+#' at once. When the client gives up on a call (it cancels it, or over HTTP
+#' closes the call's connection), mcplite stops the running tool the way
+#' Ctrl+C stops R code (`on.exit()` handlers run) and the call gets no
+#' result; see "Long-running tools" in [mcp_server()].
 #'
 #' So keep tools quick. Do expensive set-up once, at the top of the server
 #' script; cap the amount of work an argument can ask for (rows, iterations,
