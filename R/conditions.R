@@ -20,13 +20,13 @@
 #'   given without a token.
 #' * `mcplite_error_option`: one of the `mcplite.json.*` options (see
 #'   [mcplite-results]) is invalid. Raised wherever the options are read:
-#'   [mcp_server()], [mcp_session()], [tool_result()].
+#'   [mcp_server()], [mcp_handler()], [tool_result()].
 #' * `mcplite_error_json`: an R value cannot be converted to JSON, for
 #'   example an environment in a message given to [mcp_handle()] as a list.
 #'   These errors also have the older class `mcplite_json_error`.
-#' * `mcplite_error_session`: a session made by [mcp_session()] cannot be
+#' * `mcplite_error_handler`: a handler made by [mcp_handler()] cannot be
 #'   used because it was saved and restored (for example with [saveRDS()]);
-#'   sessions live in one R process only.
+#'   handlers live in one R process only.
 #' * `mcplite_error_progress`: [mcp_progress()] was given something it cannot
 #'   report: not a single finite number, or (while a client listens) a value
 #'   not above the previous one.
@@ -51,22 +51,22 @@
 #'
 #' @name mcplite_error
 #' @aliases mcplite_error_server_running mcplite_error_stdio mcplite_error_http
-#'   mcplite_error_option mcplite_error_json mcplite_error_session
+#'   mcplite_error_option mcplite_error_json mcplite_error_handler
 #'   mcplite_error_progress mcplite_error_internal mcplite_error_client mcplite_error_tool
 #'   mcplite_error_rpc mcplite_error_timeout mcplite_error_connection
 #' @seealso [conditionMessage()], [tryCatch()].
 #' @examples
-#' session <- mcp_session(list())
+#' handler <- mcp_handler(list())
 #'
 #' # A value that cannot be converted to JSON
 #' tryCatch(
-#'   mcp_handle(session, list(jsonrpc = "2.0", id = 1, method = "ping", params = new.env())),
+#'   mcp_handle(handler, list(jsonrpc = "2.0", id = 1, method = "ping", params = new.env())),
 #'   mcplite_error_json = function(e) conditionMessage(e)
 #' )
 #'
 #' # An invalid option
 #' old <- options(mcplite.json.na = "maybe")
-#' tryCatch(mcp_session(list()), mcplite_error_option = function(e) class(e))
+#' tryCatch(mcp_handler(list()), mcplite_error_option = function(e) class(e))
 #' options(old)
 NULL
 

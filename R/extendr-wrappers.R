@@ -7,12 +7,12 @@ engine_serve <- function(spec, version, instructions, progress_interval) {
   bridge_value(.Call(wrap__engine_serve, spec, version, instructions, progress_interval))
 }
 
-engine_session_new <- function(spec, version, instructions) {
-  bridge_value(.Call(wrap__engine_session_new, spec, version, instructions))
+engine_handler_new <- function(spec, version, instructions) {
+  bridge_value(.Call(wrap__engine_handler_new, spec, version, instructions))
 }
 
-engine_session_handle <- function(session, spec, line) {
-  bridge_value(.Call(wrap__engine_session_handle, session, spec, line))
+engine_handler_handle <- function(session, spec, line) {
+  bridge_value(.Call(wrap__engine_handler_handle, session, spec, line))
 }
 
 json_encode_impl <- function(x, auto_unbox, null, na, digits) {

@@ -2,7 +2,7 @@
 # message, and how a tool's warnings and messages reach the caller of an
 # in-process call when it asks for them (`signal = TRUE`).
 
-#' @rdname mcp_session
+#' @rdname mcp_handler
 #' @param signal `FALSE` (the default) or `TRUE`. With `TRUE`, the warnings
 #'   and messages that tools raise during this call are not printed; once the
 #'   response is ready, `mcp_handle()` signals them again, in order, as
@@ -28,15 +28,15 @@
 #' from `mcp_handle()` after the call, for example
 #' ```
 #' test_that("mean_of warns about missing values", {
-#'   session <- mcp_session(mean_of)
+#'   handler <- mcp_handler(mean_of)
 #'   expect_warning(
-#'     response <- mcp_handle(session, request, signal = TRUE),
+#'     response <- mcp_handle(handler, request, signal = TRUE),
 #'     "missing values"
 #'   )
 #'   expect_match(response, '"isError":false', fixed = TRUE)
 #' })
 #' ```
-#' @name mcp_session
+#' @name mcp_handler
 NULL
 
 # The R list given to mcp_handle() as a message, with an empty unnamed list()
@@ -89,17 +89,17 @@ members_as_empty_objects <- function(x) {
   x
 }
 
-# One line through the session's engine. With `signal`, the tools' warnings
+# One line through the handler's engine. With `signal`, the tools' warnings
 # and messages are collected while it runs and signalled again afterwards.
-handle_line <- function(session, line, signal = FALSE) {
+handle_line <- function(handler, line, signal = FALSE) {
   if (!isTRUE(signal)) {
-    return(engine_session_handle(session$ptr, session$spec, line))
+    return(engine_handler_handle(handler$ptr, handler$spec, line))
   }
   sink <- new.env(parent = emptyenv())
   sink$conditions <- list()
-  restore <- collect_tool_conditions(session$spec, sink)
+  restore <- collect_tool_conditions(handler$spec, sink)
   response <- tryCatch(
-    engine_session_handle(session$ptr, session$spec, line),
+    engine_handler_handle(handler$ptr, handler$spec, line),
     finally = restore()
   )
   for (cnd in sink$conditions) {

@@ -4,7 +4,7 @@
 #' `mcp_load_tools()` runs a server script the way `Rscript` would, but
 #' without serving: every call to [mcp_server()] in it records the tools (and
 #' instructions) it was given and returns at once, and the rest of the script
-#' still runs. It returns those tools, ready for [mcp_session()] and
+#' still runs. It returns those tools, ready for [mcp_handler()] and
 #' [mcp_handle()] or to be called directly, so tests can use the script
 #' itself rather than a copy of its tools.
 #'
@@ -31,7 +31,7 @@
 #' @return A named list of tools (names are the tool names), with the
 #'   script's `instructions` in the attribute `"instructions"` (`NULL` when it
 #'   gave none).
-#' @seealso [mcp_session()] and [mcp_handle()] to send requests to the tools,
+#' @seealso [mcp_handler()] and [mcp_handle()] to send requests to the tools,
 #'   `vignette("write-tools")` for testing a server with testthat.
 #' @examples
 #' script <- tempfile(fileext = ".R")
@@ -48,8 +48,8 @@
 #' tools$add(2, 3)
 #' getOption("mcplite.json.digits") # not changed by the script
 #'
-#' session <- mcp_session(tools, instructions = attr(tools, "instructions"))
-#' mcp_handle(session, list(
+#' handler <- mcp_handler(tools, instructions = attr(tools, "instructions"))
+#' mcp_handle(handler, list(
 #'   jsonrpc = "2.0", id = 1, method = "tools/call",
 #'   params = list(
 #'     name = "add", arguments = list(x = 2, y = 3),

@@ -31,7 +31,7 @@
 #' @param path `NULL`, or a file to write the manifest to (UTF-8).
 #' @return The manifest as a single string of JSON (class `"json"`),
 #'   invisibly when `path` is given.
-#' @seealso [package_tools()], [mcp_server()], [mcp_session()]
+#' @seealso [package_tools()], [mcp_server()], [mcp_handler()]
 #' @export
 #' @examples
 #' tools <- package_tools("stats", include = c("median", "sd"), cache = FALSE)
@@ -49,18 +49,18 @@ mcp_manifest <- function(tools, instructions = NULL, path = NULL) {
   if (!is.null(path) && !is_scalar_string(path)) {
     abort("`path` must be NULL or a single string (a file path), not ", describe(path), ".")
   }
-  session <- mcp_session(tools, instructions)
+  handler <- mcp_handler(tools, instructions)
   modern <- list(
     `io.modelcontextprotocol/protocolVersion` = "2026-07-28",
     `io.modelcontextprotocol/clientCapabilities` = structure(list(), names = character())
   )
-  discover <- mcp_handle(session, list(
+  discover <- mcp_handle(handler, list(
     jsonrpc = "2.0", id = 1L, method = "server/discover", params = list(`_meta` = modern)
   ))
   info <- jsonlite::parse_json(discover, simplifyVector = FALSE)$result
   server <- info[["_meta"]][["io.modelcontextprotocol/serverInfo"]]
-  entries <- manifest_tool_entries(session$spec)
-  check_manifest_listing(session, modern, entries)
+  entries <- manifest_tool_entries(handler$spec)
+  check_manifest_listing(handler, modern, entries)
 
   tools_list <- if (is.list(tools) && !is.object(tools)) tools else list(tools)
   packages <- manifest_packages(tools_list)
@@ -120,8 +120,8 @@ manifest_tool_entries <- function(spec) {
 
 # The entries must be, byte for byte, what the server lists: compare them
 # with a real tools/list answer.
-check_manifest_listing <- function(session, modern, entries) {
-  line <- mcp_handle(session, list(
+check_manifest_listing <- function(handler, modern, entries) {
+  line <- mcp_handle(handler, list(
     jsonrpc = "2.0", id = 1L, method = "tools/list", params = list(`_meta` = modern)
   ))
   prefix <- "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"resultType\":\"complete\",\"tools\":"

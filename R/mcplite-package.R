@@ -49,7 +49,7 @@
 #' error, and standard input at the `NUL` device. On Windows, Ctrl-Break
 #' interrupts a running tool like Ctrl-C instead of ending R.
 #'
-#' [mcp_session()] and [mcp_handle()] run the same engine in process, which is
+#' [mcp_handler()] and [mcp_handle()] run the same engine in process, which is
 #' how to test tools and servers without a client; [mcp_load_tools()] loads
 #' the tools of a server script for such tests.
 #'

@@ -215,7 +215,7 @@
 #'
 #' @return `invisible(NULL)`, once standard input is closed (stdio) or the
 #'   server was stopped by a signal (HTTP).
-#' @seealso [tool()], [tool_result()], [mcp_session()] and [mcp_handle()] to
+#' @seealso [tool()], [tool_result()], [mcp_handler()] and [mcp_handle()] to
 #'   test a server without starting a process.
 #' @export
 #' @examples
@@ -276,8 +276,8 @@ mcp_server <- function(tools, instructions = NULL, transport = NULL, host = NULL
 
 #' Test a server in process
 #'
-#' `mcp_session()` prepares a server from tools without starting any I/O, and
-#' `mcp_handle()` feeds it one JSON-RPC message, returning exactly the line the
+#' `mcp_handler()` prepares a server from tools without starting any I/O (a
+#' handler), and `mcp_handle()` feeds it one JSON-RPC message, returning exactly the line the
 #' stdio server would write (without the trailing newline), or `NULL` when the
 #' server would write nothing (notifications, client responses, blank input).
 #' Both go through the same engine as [mcp_server()]: validation, dispatch,
@@ -285,51 +285,51 @@ mcp_server <- function(tools, instructions = NULL, transport = NULL, host = NULL
 #' while tools run (`warn`, `show.error.messages`; see [mcp_server()]). Only
 #' the stdio transport is missing, so tool output is not redirected.
 #'
-#' A session keeps the legacy protocol state (whether `initialize` was
+#' A handler keeps the legacy protocol state (whether `initialize` was
 #' called, and the negotiated version) between calls. When `mcp_handle()` is
-#' given tools instead of a session, every call starts from a fresh session:
+#' given tools instead of a handler, every call starts from a fresh handler:
 #' legacy requests other than `initialize` and `ping` then fail with "server not
 #' initialized", while modern (2026-07-28) requests work on their own.
 #'
 #' @inheritParams mcp_server
-#' @param x A session from `mcp_session()`, or tools as accepted by
+#' @param x A handler from `mcp_handler()`, or tools as accepted by
 #'   [mcp_server()].
 #' @param message One JSON-RPC message: a JSON string, or an R list that is
 #'   converted to JSON (named lists become objects; see "Messages given as R
 #'   lists" below).
-#' @return `mcp_session()`: an object of class `mcplite_session`.
+#' @return `mcp_handler()`: an object of class `mcplite_handler`.
 #'   `mcp_handle()`: a single string of JSON, or `NULL`.
 #' @export
 #' @examples
 #' echo <- tool(function(text) text, "Echo the text back.", name = "echo",
 #'   arguments = list(text = type_string())
 #' )
-#' session <- mcp_session(echo)
-#' mcp_handle(session, list(
+#' handler <- mcp_handler(echo)
+#' mcp_handle(handler, list(
 #'   jsonrpc = "2.0", id = 1, method = "initialize",
 #'   params = list(
 #'     protocolVersion = "2025-06-18", capabilities = structure(list(), names = character()),
 #'     clientInfo = list(name = "example", version = "1.0")
 #'   )
 #' ))
-#' mcp_handle(session, '{"jsonrpc":"2.0","id":2,"method":"tools/call",
+#' mcp_handle(handler, '{"jsonrpc":"2.0","id":2,"method":"tools/call",
 #'   "params":{"name":"echo","arguments":{"text":"hi"}}}')
-mcp_session <- function(tools, instructions = NULL) {
+mcp_handler <- function(tools, instructions = NULL) {
   if (missing(tools)) {
     abort("`tools` is required: supply a tool made by `tool()` or a list of tools.")
   }
   check_instructions(instructions)
   spec <- server_spec(tools)
   check_payload_options()
-  ptr <- engine_session_new(spec, server_version(), instructions)
-  structure(list(ptr = ptr, spec = spec, instructions = instructions), class = "mcplite_session")
+  ptr <- engine_handler_new(spec, server_version(), instructions)
+  structure(list(ptr = ptr, spec = spec, instructions = instructions), class = "mcplite_handler")
 }
 
-#' @rdname mcp_session
+#' @rdname mcp_handler
 #' @export
 mcp_handle <- function(x, message, signal = FALSE) {
   check_signal(signal)
-  session <- if (inherits(x, "mcplite_session")) x else mcp_session(x)
+  handler <- if (inherits(x, "mcplite_handler")) x else mcp_handler(x)
   if (missing(message)) {
     abort("`message` is required: supply one JSON-RPC message as JSON text or a list.")
   }
@@ -344,13 +344,13 @@ mcp_handle <- function(x, message, signal = FALSE) {
   }
   old <- serving_options()
   on.exit(options(old), add = TRUE)
-  handle_line(session, line, signal)
+  handle_line(handler, line, signal)
 }
 
 #' @export
-print.mcplite_session <- function(x, ...) {
+print.mcplite_handler <- function(x, ...) {
   n <- length(x$spec$names)
-  cat("<mcplite_session> ", n, if (n == 1L) " tool" else " tools", "\n", sep = "")
+  cat("<mcplite_handler> ", n, if (n == 1L) " tool" else " tools", "\n", sep = "")
   if (n > 0L) {
     cat(paste0("  ", x$spec$names, collapse = "\n"), "\n", sep = "")
   }

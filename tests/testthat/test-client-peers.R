@@ -158,7 +158,7 @@ test_that("SDK servers' tools become mcplite tools that can be served again", {
     expect_equal(add(x = 20, y = 22)$structured_content$sum, 42, info = name)
   }
   # one aggregating server in process: every peer's tools side by side
-  session <- mcp_session(tools)
+  session <- mcp_handler(tools)
   init <- mcp_handle(session, list(jsonrpc = "2.0", id = 1L, method = "initialize", params = list(
     protocolVersion = "2025-06-18", capabilities = structure(list(), names = character()),
     clientInfo = list(name = "test", version = "1")

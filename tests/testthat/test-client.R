@@ -388,7 +388,7 @@ test_that("mcp_tools() makes callable, servable mcplite tools", {
   expect_error(tools$add(2, 3), class = "mcplite_error")
   expect_error(tools$fail(message = "no"), class = "mcplite_error_tool")
   # the same listing as the original server, through the engine
-  session <- mcp_session(tools)
+  session <- mcp_handler(tools)
   listed <- jsonlite::fromJSON(mcp_handle(session, list(
     jsonrpc = "2.0", id = 1L, method = "tools/list",
     params = list(`_meta` = list(`io.modelcontextprotocol/protocolVersion` = "2026-07-28",

@@ -21,9 +21,9 @@ test_that("abort() raises mcplite_error with the extra classes first", {
 })
 
 test_that("bridge_value() raises the marker of a bridge error and passes anything else through", {
-  marker <- structure(list(kind = "session", message = "gone"), class = "mcplite_bridge_error")
-  err <- expect_error(bridge_value(marker), "^gone$", class = "mcplite_error_session")
-  expect_s3_class(err, c("mcplite_error_session", "mcplite_error", "error", "condition"), exact = TRUE)
+  marker <- structure(list(kind = "handler", message = "gone"), class = "mcplite_bridge_error")
+  err <- expect_error(bridge_value(marker), "^gone$", class = "mcplite_error_handler")
+  expect_s3_class(err, c("mcplite_error_handler", "mcplite_error", "error", "condition"), exact = TRUE)
   expect_identical(bridge_value("{}"), "{}")
   expect_null(bridge_value(NULL))
   # a list that merely looks like a marker is a value
@@ -32,8 +32,8 @@ test_that("bridge_value() raises the marker of a bridge error and passes anythin
 })
 
 test_that("mcplite_error_json: a value that cannot be converted to JSON", {
-  session <- mcp_session(list())
-  err <- expect_error(mcp_handle(session, ping(new.env())), class = "mcplite_error_json")
+  handler <- mcp_handler(list())
+  err <- expect_error(mcp_handle(handler, ping(new.env())), class = "mcplite_error_json")
   expect_s3_class(
     err, c("mcplite_error_json", "mcplite_json_error", "mcplite_error", "error", "condition"),
     exact = TRUE
@@ -49,7 +49,7 @@ test_that("mcplite_error_json: a value that cannot be converted to JSON", {
 test_that("mcplite_error_option: an invalid mcplite.json.* option, wherever it is read", {
   withr::local_options(mcplite.json.na = "maybe")
   msg <- "`mcplite.json.na`"
-  err <- expect_error(mcp_session(list()), msg, fixed = TRUE, class = "mcplite_error_option")
+  err <- expect_error(mcp_handler(list()), msg, fixed = TRUE, class = "mcplite_error_option")
   expect_s3_class(err, c("mcplite_error_option", "mcplite_error", "error", "condition"), exact = TRUE)
   expect_error(mcp_server(list()), msg, fixed = TRUE, class = "mcplite_error_option")
   expect_error(tool_result(structured_content = list(a = 1)), msg, fixed = TRUE, class = "mcplite_error_option")
@@ -57,23 +57,23 @@ test_that("mcplite_error_option: an invalid mcplite.json.* option, wherever it i
   expect_error(check_payload_options(), msg, fixed = TRUE, class = "mcplite_error_option")
 })
 
-test_that("mcplite_error_session: a session restored from a file", {
+test_that("mcplite_error_handler: a handler restored from a file", {
   echo <- tool(function(text) text, "Echo.", name = "echo", arguments = list(text = type_string()))
   f <- withr::local_tempfile(fileext = ".rds")
-  saveRDS(mcp_session(echo), f)
+  saveRDS(mcp_handler(echo), f)
   restored <- readRDS(f)
-  err <- expect_error(mcp_handle(restored, ping(NULL)), "saved and restored", class = "mcplite_error_session")
-  expect_s3_class(err, c("mcplite_error_session", "mcplite_error", "error", "condition"), exact = TRUE)
-  expect_match(conditionMessage(err), "`mcp_session()`", fixed = TRUE)
+  err <- expect_error(mcp_handle(restored, ping(NULL)), "saved and restored", class = "mcplite_error_handler")
+  expect_s3_class(err, c("mcplite_error_handler", "mcplite_error", "error", "condition"), exact = TRUE)
+  expect_match(conditionMessage(err), "`mcp_handler()`", fixed = TRUE)
   # not an external pointer at all
-  forged <- structure(list(ptr = "x", spec = list(), instructions = NULL), class = "mcplite_session")
-  expect_error(mcp_handle(forged, ping(NULL)), class = "mcplite_error_session")
+  forged <- structure(list(ptr = "x", spec = list(), instructions = NULL), class = "mcplite_handler")
+  expect_error(mcp_handle(forged, ping(NULL)), class = "mcplite_error_handler")
 })
 
 test_that("mcplite_error_internal: a server spec the bridge cannot read", {
-  err <- expect_error(engine_session_new(list(), "0.0.0", NULL), class = "mcplite_error_internal")
+  err <- expect_error(engine_handler_new(list(), "0.0.0", NULL), class = "mcplite_error_internal")
   expect_s3_class(err, c("mcplite_error_internal", "mcplite_error", "error", "condition"), exact = TRUE)
-  expect_identical(conditionMessage(err), "The session could not be created: the server spec lacks `names`")
+  expect_identical(conditionMessage(err), "The handler could not be created: the server spec lacks `names`")
 })
 
 test_that("mcplite_error_server_running: mcp_server() inside a running server", {

@@ -151,7 +151,7 @@ test_that("every fixture lists exactly its .json entry (tools/list, 2026-07-28)"
 test_that("all fixtures together list in registry order, also after initialize", {
   dir <- ellmer_fixture_dir()
   ids <- names(ellmer_manifest()$fixtures)
-  session <- mcp_session(lapply(ids, read_fixture))
+  session <- mcp_handler(lapply(ids, read_fixture))
   init <- parse_json(mcp_handle(session, list(
     jsonrpc = "2.0", id = 1, method = "initialize",
     params = list(
@@ -224,7 +224,7 @@ test_that("the ToolBuiltIn fixture is rejected with an error naming `tools`", {
   err <- expect_error(mcp_server(builtin), class = "mcplite_error")
   expect_match(conditionMessage(err), "`tools`", fixed = TRUE)
   expect_match(conditionMessage(err), "ToolBuiltIn", fixed = TRUE)
-  err <- expect_error(mcp_session(list(read_fixture("add"), builtin)), class = "mcplite_error")
+  err <- expect_error(mcp_handler(list(read_fixture("add"), builtin)), class = "mcplite_error")
   expect_match(conditionMessage(err), "`tools[[2]]`", fixed = TRUE)
   expect_match(conditionMessage(err), "ToolBuiltIn", fixed = TRUE)
   err <- expect_error(mcp_handle(list(builtin), modern_list()), class = "mcplite_error")
@@ -323,7 +323,7 @@ test_that("unsupported or damaged ellmer types are errors naming where they are"
   expect_match(conditionMessage(err), "TypeMystery", fixed = TRUE)
 
   x <- e_tool(function(q) q, "odd", list(q = e_array(odd)))
-  err <- expect_error(mcp_session(list(x)), class = "mcplite_error")
+  err <- expect_error(mcp_handler(list(x)), class = "mcplite_error")
   expect_match(conditionMessage(err), "`tools[[1]]`", fixed = TRUE)
   expect_match(conditionMessage(err), "\"odd\"", fixed = TRUE)
   expect_match(conditionMessage(err), "`arguments$q$items`", fixed = TRUE)
@@ -344,7 +344,7 @@ test_that("unsupported or damaged ellmer types are errors naming where they are"
 
 test_that("ToolDef fields are validated (E3, E7)", {
   check <- function(x, field) {
-    err <- expect_error(mcp_session(x), class = "mcplite_error")
+    err <- expect_error(mcp_handler(x), class = "mcplite_error")
     expect_match(conditionMessage(err), "`tools[[1]]`", fixed = TRUE)
     expect_match(conditionMessage(err), field, fixed = TRUE)
   }
@@ -365,7 +365,7 @@ test_that("ToolDef fields are validated (E3, E7)", {
   check(ok(annotations = list(read_only_hint = TRUE, readOnlyHint = TRUE)), "`annotations`")
   check(ok(annotations = list(TRUE)), "`annotations`")
   # 128 characters is fine; names with dots too.
-  expect_silent(mcp_session(list(e_tool(function() 1, strrep("a", 128)), e_tool(function() 1, "a.b-c_d"))))
+  expect_silent(mcp_handler(list(e_tool(function() 1, strrep("a", 128)), e_tool(function() 1, "a.b-c_d"))))
 })
 
 test_that("ellmer annotations map like tool() annotations, in stored order", {
@@ -391,12 +391,12 @@ test_that("an object that is both an mcplite tool and a ToolDef uses mcplite met
 test_that("mcplite and ellmer tools are served side by side", {
   mine <- tool(function(x) x * 10, "Times ten.", name = "times_ten",
                arguments = list(x = type_number()))
-  session <- mcp_session(list(mine, read_fixture("add")))
+  session <- mcp_handler(list(mine, read_fixture("add")))
   tools <- listed_tools(session)
   expect_identical(vapply(tools, function(t) t$name, ""), c("times_ten", "add"))
   expect_identical(result_text(call_result(session, "add", '{"x":1,"y":2}')), "3")
   expect_identical(result_text(call_result(session, "times_ten", '{"x":2}')), "20")
-  err <- expect_error(mcp_session(list(read_fixture("add"), read_fixture("add"))), class = "mcplite_error")
+  err <- expect_error(mcp_handler(list(read_fixture("add"), read_fixture("add"))), class = "mcplite_error")
   expect_match(conditionMessage(err), "\"add\"", fixed = TRUE)
 })
 

@@ -22,7 +22,7 @@ test_that("an empty list() is an empty object where MCP needs an object", {
   expect_false(res$isError)
   expect_identical(res$content[[1]]$text, "ok")
 
-  s <- mcp_session(now)
+  s <- mcp_handler(now)
   init <- mcp_handle(s, list(jsonrpc = "2.0", id = 1, method = "initialize", params = list(
     protocolVersion = "2025-06-18",
     capabilities = list(roots = list(), sampling = list()),
@@ -93,7 +93,7 @@ test_that("signal = TRUE hands the tool's warnings and messages to the caller", 
 
   # in order, with their calls, and the session's tools restored afterwards
   seen <- list()
-  s <- mcp_session(noisy)
+  s <- mcp_handler(noisy)
   withCallingHandlers(
     mcp_handle(s, call_request("noisy"), signal = TRUE),
     warning = function(w) {

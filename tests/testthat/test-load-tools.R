@@ -20,7 +20,7 @@ test_that("the tools a script serves are returned without serving them", {
   expect_identical(names(tools), c("double", "add"))
   expect_identical(attr(tools, "instructions"), "Arithmetic.")
   expect_identical(tools$add(2, 3), 5)
-  session <- mcp_session(tools, instructions = attr(tools, "instructions"))
+  session <- mcp_handler(tools, instructions = attr(tools, "instructions"))
   res <- mcp_handle(session, list(jsonrpc = "2.0", id = 1, method = "tools/call", params = list(
     name = "double", arguments = list(x = 4), `_meta` = list(
       "io.modelcontextprotocol/protocolVersion" = "2026-07-28",

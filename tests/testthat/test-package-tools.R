@@ -26,7 +26,7 @@ input_schema <- function(x) jsonlite::parse_json(tool_spec(x)$input_schema, simp
 # conversion of the value of a direct call).
 direct_text <- function(value) {
   direct <- tool(function() value, "Direct call.", name = "direct")
-  call_tool(mcp_session(direct), "direct")$content[[1]]$text
+  call_tool(mcp_handler(direct), "direct")$content[[1]]$text
 }
 
 stats_tools <- function(...) package_tools("stats", quiet = TRUE, ...)
@@ -106,7 +106,7 @@ test_that("formulas are left out unless a string form is chosen", {
   # Functions (na.action) are never accepted from a client.
   expect_false("na.action" %in% names(schema$properties))
 
-  session <- mcp_session(tl)
+  session <- mcp_handler(tl)
   df <- data.frame(y = c(1, 3, 2, 5, 4), x = 1:5)
   records <- lapply(seq_len(nrow(df)), function(i) as.list(df[i, ]))
   res <- call_tool(session, "lm", list(formula = "y ~ x", data = records))
@@ -123,7 +123,7 @@ test_that("formulas are left out unless a string form is chosen", {
 
 test_that("tools called through the server return what a direct call returns", {
   tl <- stats_tools(include = c("median", "qnorm", "p.adjust", "quantile", "sd", "t.test", "cor"))
-  session <- mcp_session(tl)
+  session <- mcp_handler(tl)
   same <- function(name, args, value) {
     res <- call_tool(session, name, args)
     expect_false(res$isError, info = name)
@@ -177,7 +177,7 @@ test_that("data-frame results are shaped with .limit, .offset, .columns and .for
 
   csv <- paste(c("id,name,score", sprintf("%d,n%d,%s", 1:10, 1:10, 1:10 / 4)), collapse = "\n")
   full <- utils::read.csv(text = csv)
-  session <- mcp_session(tl)
+  session <- mcp_handler(tl)
 
   res <- call_tool(session, "read.csv", list(text = csv, .limit = 3L, .offset = 4L))
   sc <- res$structuredContent
@@ -219,7 +219,7 @@ test_that("data-frame results are shaped with .limit, .offset, .columns and .for
 
   # Results that are not data frames are returned unchanged.
   shaped_head <- package_tools("utils", include = "head", shape = TRUE, quiet = TRUE)
-  res <- call_tool(mcp_session(shaped_head), "head", list(x = list(3, 1, 2), n = 2L, .limit = 1L))
+  res <- call_tool(mcp_handler(shaped_head), "head", list(x = list(3, 1, 2), n = 2L, .limit = 1L))
   expect_identical(res$content[[1]]$text, direct_text(utils::head(c(3, 1, 2), n = 2L)))
   expect_null(res$structuredContent)
 })
@@ -250,7 +250,7 @@ test_that("overrides replace inferred pieces without writing the tool", {
   schema <- input_schema(hidden$qnorm)
   expect_false("log.p" %in% names(schema$properties))
   expect_identical(schema$required, list("p", "mean"))
-  res <- call_tool(mcp_session(hidden), "qnorm", list(p = 0.025, mean = 1L))
+  res <- call_tool(mcp_handler(hidden), "qnorm", list(p = 0.025, mean = 1L))
   expect_identical(res$content[[1]]$text, direct_text(stats::qnorm(0.975, mean = 1)))
 
   expect_field_error(stats_tools(include = "qnorm", overrides = list(nope = list())), "overrides")
@@ -391,7 +391,7 @@ test_that("undocumented functions keep their signature; unusable ones are skippe
   d <- input_schema(tl$documented)
   expect_identical(d$properties$n[c("type", "default")], list(type = "integer", default = 2L))
   expect_identical(unlist(d$properties$label$enum), c("a", "b"))
-  res <- call_tool(mcp_session(tl), "documented", list(n = 3L, label = "b"))
+  res <- call_tool(mcp_handler(tl), "documented", list(n = 3L, label = "b"))
   expect_identical(res$content[[1]]$text, direct_text(getExportedValue("mcplitefixture", "documented")(3L, "b")))
 })
 
@@ -469,7 +469,7 @@ test_that("the manifest lists the catalogue exactly as the server sends it", {
   expect_identical(vapply(m$tools, function(t) t$name, ""), c("median", "qnorm", "echo"))
 
   # Each tool line is, byte for byte, an element of the server's tools/list.
-  listing <- mcp_handle(mcp_session(tl, "Use the tools."), list(
+  listing <- mcp_handle(mcp_handler(tl, "Use the tools."), list(
     jsonrpc = "2.0", id = 7L, method = "tools/list", params = list(`_meta` = modern_meta)
   ))
   lines <- strsplit(text, "\n", fixed = TRUE)[[1]]
@@ -541,14 +541,14 @@ test_that("every generated tool of stats, utils and tools is valid against every
   # The tools/list result the server sends in each protocol version.
   listings <- list()
   for (version in c("2024-11-05", "2025-06-18", "2025-11-25")) {
-    session <- mcp_session(tools)
+    session <- mcp_handler(tools)
     mcp_handle(session, list(jsonrpc = "2.0", id = 0L, method = "initialize", params = list(
       protocolVersion = version, capabilities = structure(list(), names = character()),
       clientInfo = list(name = "test", version = "1")
     )))
     listings[[version]] <- mcp_handle(session, list(jsonrpc = "2.0", id = 1L, method = "tools/list"))
   }
-  listings[["2026-07-28"]] <- mcp_handle(mcp_session(tools), list(
+  listings[["2026-07-28"]] <- mcp_handle(mcp_handler(tools), list(
     jsonrpc = "2.0", id = 1L, method = "tools/list", params = list(`_meta` = modern_meta)
   ))
   responses <- tempfile(fileext = ".json")

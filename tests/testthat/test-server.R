@@ -39,17 +39,17 @@ test_that("mcp_server() checks its arguments before any I/O", {
 })
 
 test_that("a single tool or a list (names ignored) is accepted", {
-  s1 <- mcp_session(add_numbers)
-  s2 <- mcp_session(list(a = add_numbers))
-  expect_s3_class(s1, "mcplite_session")
+  s1 <- mcp_handler(add_numbers)
+  s2 <- mcp_handler(list(a = add_numbers))
+  expect_s3_class(s1, "mcplite_handler")
   expect_identical(s1$spec$names, "add_numbers")
   expect_identical(s2$spec$names, "add_numbers")
-  expect_identical(mcp_session(list())$spec$names, character())
+  expect_identical(mcp_handler(list())$spec$names, character())
   expect_output(print(s1), "1 tool")
 })
 
 test_that("mcp_handle() answers exactly like the stdio server (L9)", {
-  s <- mcp_session(add_numbers, instructions = "Arithmetic helpers.")
+  s <- mcp_handler(add_numbers, instructions = "Arithmetic helpers.")
   v <- as.character(utils::packageVersion("mcplite"))
   expect_identical(
     mcp_handle(s, init_msg()),
@@ -84,7 +84,7 @@ test_that("mcp_handle() answers exactly like the stdio server (L9)", {
 })
 
 test_that("mcp_handle() accepts R lists and keeps state only in sessions", {
-  s <- mcp_session(add_numbers)
+  s <- mcp_handler(add_numbers)
   out <- mcp_handle(s, list(jsonrpc = "2.0", id = 7L, method = "ping"))
   expect_identical(out, '{"jsonrpc":"2.0","id":7,"result":{}}')
   # Tools instead of a session: fresh state every time.
@@ -108,7 +108,7 @@ test_that("mcp_handle() accepts R lists and keeps state only in sessions", {
 test_that("ordinary return values become one text block (J3)", {
   ret <- function(value) tool(function() value, "Return a fixed value.", name = "ret")
   text_of <- function(value) {
-    s <- mcp_session(ret(value))
+    s <- mcp_handler(ret(value))
     mcp_handle(s, init_msg())
     r <- call_result(s, "ret")
     expect_false(r$isError)
@@ -140,14 +140,14 @@ test_that("arguments arrive as parsed JSON (J6) and tool errors are contained", 
     "Describe the arguments.",
     name = "probe"
   )
-  s <- mcp_session(probe)
+  s <- mcp_handler(probe)
   mcp_handle(s, init_msg())
   r <- call_result(s, "probe", '{"i":1,"big":3000000000,"d":1.5,"e":1e2,"s":"x","b":true,"a":[1,2],"o":{},"n":null}')
   expect_identical(r$content[[1]]$text, "i=integer,big=numeric,d=numeric,e=numeric,s=character,b=logical,a=list,o=list,n=NULL")
 
   fails <- tool(function(x) stop("{\"bad\": true}"), "Always fails.", name = "fails",
     arguments = list(x = type_string()))
-  s <- mcp_session(fails)
+  s <- mcp_handler(fails)
   mcp_handle(s, init_msg())
   r <- call_result(s, "fails", '{"x":"a"}')
   expect_true(r$isError)
@@ -160,7 +160,7 @@ test_that("arguments arrive as parsed JSON (J6) and tool errors are contained", 
 test_that("argument names R cannot bind are tool errors that say so, not mcplite's fault", {
   add <- tool(function(x, y) x + y, "Add.", name = "add",
     arguments = list(x = type_number(), y = type_number()))
-  s <- mcp_session(add)
+  s <- mcp_handler(add)
   mcp_handle(s, init_msg())
   r <- call_result(s, "add", '{"":1,"y":2}')
   expect_true(r$isError)
@@ -193,7 +193,7 @@ test_that("a C stack overflow inside a tool is contained with R's message", {
   }, "Recurses until the C stack is exhausted.", name = "deep")
   fails <- tool(function() stop("plain failure"), "Fails.", name = "fails")
   ok <- tool(function() "fine", "Works.", name = "ok")
-  s <- mcp_session(list(deep, fails, ok))
+  s <- mcp_handler(list(deep, fails, ok))
   mcp_handle(s, init_msg())
   for (i in 1:2) {
     r <- call_result(s, "deep")
@@ -207,7 +207,7 @@ test_that("a C stack overflow inside a tool is contained with R's message", {
   # a tool that calls try() leaves R's error message changed; later failures
   # still report their own message
   tries <- tool(function() inherits(try(stop("inner"), silent = TRUE), "try-error"), "Tries.", name = "tries")
-  s <- mcp_session(list(tries, deep, fails))
+  s <- mcp_handler(list(tries, deep, fails))
   mcp_handle(s, init_msg())
   expect_identical(call_result(s, "tries")$content[[1]]$text, "true")
   expect_match(call_result(s, "deep")$content[[1]]$text, "^C stack usage")
@@ -219,7 +219,7 @@ test_that("warnings go to stderr as the call ends, and warn = 2 makes them error
     warning("careful")
     "ok"
   }, "Warns.", name = "warns")
-  s <- mcp_session(warns)
+  s <- mcp_handler(warns)
   mcp_handle(s, init_msg())
   expect_silent(r <- call_result(s, "warns"))
   expect_identical(r$content[[1]]$text, "ok")
@@ -231,13 +231,13 @@ test_that("warnings go to stderr as the call ends, and warn = 2 makes them error
 
 test_that("a tool call reads as the tool's name with its arguments", {
   whoami <- tool(function(x, ...) paste(deparse(sys.call()), collapse = ""), "Who am I?", name = "whoami")
-  s <- mcp_session(whoami)
+  s <- mcp_handler(whoami)
   mcp_handle(s, init_msg())
   expect_identical(call_result(s, "whoami", '{"x":1,"y":"a"}')$content[[1]]$text, 'whoami(x = 1L, y = "a")')
   # names that are not function names in R still work
   dots <- tool(function(x) x * 2, "Dots.", name = "...")
   dot1 <- tool(function(x) x * 3, "Dot one.", name = "..1")
-  s <- mcp_session(list(dots, dot1))
+  s <- mcp_handler(list(dots, dot1))
   mcp_handle(s, init_msg())
   expect_identical(call_result(s, "...", '{"x":2}')$content[[1]]$text, "4")
   expect_identical(call_result(s, "..1", '{"x":2}')$content[[1]]$text, "6")
@@ -253,7 +253,7 @@ test_that("a signalled error that is handled inside the tool is no failure", {
     )
   }, "Signals.", name = "signals")
   fails <- tool(function() stop("the real failure"), "Fails.", name = "fails")
-  s <- mcp_session(list(signals, fails))
+  s <- mcp_handler(list(signals, fails))
   mcp_handle(s, init_msg())
   r <- call_result(s, "signals")
   expect_false(r$isError)
@@ -269,7 +269,7 @@ test_that("tools run with warnings printed as they happen and R's error printing
   seen <- tool(function() {
     paste(getOption("warn"), getOption("show.error.messages"))
   }, "Options.", name = "seen")
-  s <- mcp_session(seen)
+  s <- mcp_handler(seen)
   mcp_handle(s, init_msg())
   withr::local_options(warn = 0, show.error.messages = TRUE)
   expect_identical(call_result(s, "seen")$content[[1]]$text, "1 FALSE")
@@ -283,7 +283,7 @@ test_that("tools run with warnings printed as they happen and R's error printing
 
 test_that("unencodable return values are contained errors (J3.2)", {
   env_tool <- tool(function() new.env(), "Returns an environment.", name = "env_tool")
-  s <- mcp_session(env_tool)
+  s <- mcp_handler(env_tool)
   mcp_handle(s, init_msg())
   r <- call_result(s, "env_tool")
   expect_true(r$isError)
@@ -297,5 +297,5 @@ test_that("tool names are checked byte-wise to the end (no trailing newline)", {
 test_that("a provider built-in tool is rejected with a clear reason", {
   builtin <- structure(list(), class = c("ellmer::ToolBuiltIn", "S7_object"))
   expect_error(mcp_server(builtin), class = "mcplite_error", regexp = "built-in")
-  expect_error(mcp_session(list(builtin)), class = "mcplite_error", regexp = "`tools\\[\\[1\\]\\]`.*built-in")
+  expect_error(mcp_handler(list(builtin)), class = "mcplite_error", regexp = "`tools\\[\\[1\\]\\]`.*built-in")
 })

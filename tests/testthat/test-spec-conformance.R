@@ -75,7 +75,7 @@ mean_sd_listing <- paste0(
 
 test_that("L9: the worked legacy exchange, byte for byte, with real R tools", {
   spec_default_options()
-  s <- mcp_session(list(spec_add_numbers(), spec_mean_sd()), instructions = "Arithmetic helpers.")
+  s <- mcp_handler(list(spec_add_numbers(), spec_mean_sd()), instructions = "Arithmetic helpers.")
   v <- spec_version()
   expect_identical(
     mcp_handle(s, spec_init("2025-06-18")),
@@ -112,7 +112,7 @@ test_that("L9: the worked legacy exchange, byte for byte, with real R tools", {
 
 test_that("L9 on 2024-11-05: fallback text only, no annotations", {
   spec_default_options()
-  s <- mcp_session(list(spec_add_numbers(), spec_mean_sd()), instructions = "Arithmetic helpers.")
+  s <- mcp_handler(list(spec_add_numbers(), spec_mean_sd()), instructions = "Arithmetic helpers.")
   expect_match(mcp_handle(s, spec_init("2024-11-05")), '"protocolVersion":"2024-11-05"', fixed = TRUE)
   expect_identical(
     mcp_handle(s, '{"jsonrpc":"2.0","id":2,"method":"tools/list"}'),
@@ -130,7 +130,7 @@ test_that("L9 on 2024-11-05: fallback text only, no annotations", {
 
 test_that("M6: the worked modern exchange, byte for byte, with real R tools", {
   spec_default_options()
-  s <- mcp_session(list(spec_add_numbers(), spec_mean_sd()), instructions = "Arithmetic helpers.")
+  s <- mcp_handler(list(spec_add_numbers(), spec_mean_sd()), instructions = "Arithmetic helpers.")
   S <- spec_S()
   supported <- '["2026-07-28","2025-11-25","2025-06-18","2024-11-05"]'
   expect_identical(
@@ -199,7 +199,7 @@ test_that("R5.2: argument checks run in the documented order", {
   add <- spec_add_numbers()
   # 2 (instructions) before 3 (registry)
   expect_error(mcp_server(1, instructions = 1), class = "mcplite_error", regexp = "`instructions`")
-  expect_error(mcp_session(list(add, add), instructions = NA_character_), class = "mcplite_error", regexp = "`instructions`")
+  expect_error(mcp_handler(list(add, add), instructions = NA_character_), class = "mcplite_error", regexp = "`instructions`")
   # 3 (registry) and 5 (duplicates) before 6 (payload options)
   withr::with_options(list(mcplite.json.digits = -1), {
     expect_error(mcp_server("x.R"), class = "mcplite_error", regexp = "`tools`")
@@ -211,20 +211,20 @@ test_that("R5.2: argument checks run in the documented order", {
   meta <- attr(broken, "mcplite")
   meta$annotations <- list(read_only_hint = "yes")
   attr(broken, "mcplite") <- meta
-  err <- expect_error(mcp_session(list(add, broken, broken)), class = "mcplite_error")
+  err <- expect_error(mcp_handler(list(add, broken, broken)), class = "mcplite_error")
   expect_match(conditionMessage(err), "`tools[[2]]` (\"add_numbers\")", fixed = TRUE)
   expect_match(conditionMessage(err), "`annotations$read_only_hint`", fixed = TRUE)
   # 5: every duplicated name once, in order of first repeat.
   a <- tool(function() 1, "A.", name = "a")
   b <- tool(function() 1, "B.", name = "b")
   expect_error(
-    mcp_session(list(a, b, b, a, a, b)),
+    mcp_handler(list(a, b, b, a, a, b)),
     class = "mcplite_error", regexp = "repeated: \"b\", \"a\"\\.$"
   )
 })
 
 test_that("R5.2/L3.2: \"\" instructions are advertised; an empty registry lists no tools", {
-  s <- mcp_session(list(), instructions = "")
+  s <- mcp_handler(list(), instructions = "")
   expect_identical(
     mcp_handle(s, spec_init("2025-11-25")),
     paste0(
@@ -243,9 +243,9 @@ test_that("R5.2/L3.2: \"\" instructions are advertised; an empty registry lists 
 })
 
 test_that("R1.8/R5.2.4: tools/list never fails once the server is built", {
-  # Metadata broken after mcp_session() does not affect the prepared listing.
+  # Metadata broken after mcp_handler() does not affect the prepared listing.
   add <- spec_add_numbers()
-  s <- mcp_session(add)
+  s <- mcp_handler(add)
   meta <- attr(add, "mcplite")
   meta$name <- "bad name"
   attr(add, "mcplite") <- meta
@@ -267,7 +267,7 @@ test_that("R6.4: an option made invalid while serving is a contained tool error 
     options(mcplite.json.auto_unbox = "maybe")
     r
   }, "Builds a result, then breaks an option.", name = "structured")
-  s <- mcp_session(list(plain, structured))
+  s <- mcp_handler(list(plain, structured))
   mcp_handle(s, spec_init("2025-11-25"))
   res <- jsonlite::parse_json(mcp_handle(s, spec_call(2, "plain")))$result
   expect_true(res$isError)
@@ -281,7 +281,7 @@ test_that("R6.4: an option made invalid while serving is a contained tool error 
   options(mcplite.json.auto_unbox = NULL)
   # The server keeps serving, and the call works again once the option is fixed.
   fixed <- tool(function() 1.5, "Returns a number.", name = "fixed")
-  s <- mcp_session(list(plain, fixed))
+  s <- mcp_handler(list(plain, fixed))
   mcp_handle(s, spec_init("2025-11-25"))
   expect_true(jsonlite::parse_json(mcp_handle(s, spec_call(4, "plain")))$result$isError)
   options(mcplite.json.na = NULL)
@@ -305,7 +305,7 @@ test_that("R6.3: payload options never touch protocol fields, schemas or metadat
     output_schema = type_from_schema(list(type = "object", maximum = 0.123456789))
   )
   run <- function() {
-    s <- mcp_session(annotated)
+    s <- mcp_handler(annotated)
     list(
       list = mcp_handle(s, paste0('{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{', spec_M, "}}")),
       call = mcp_handle(s, spec_call(2, "annotated", NULL, spec_M))
@@ -338,7 +338,7 @@ test_that("R6.3: NULL -> {} and list() -> [] for ordinary values ignore the opti
   spec_default_options()
   null_tool <- tool(function() NULL, "NULL.", name = "null_tool")
   empty_tool <- tool(function() list(), "Empty list.", name = "empty_tool")
-  s <- mcp_session(list(null_tool, empty_tool))
+  s <- mcp_handler(list(null_tool, empty_tool))
   mcp_handle(s, spec_init("2025-11-25"))
   withr::local_options(list(mcplite.json.null = "list", mcplite.json.auto_unbox = FALSE))
   expect_identical(
@@ -376,7 +376,7 @@ test_that("J4 via mcp_handle: root list() is {}, arrays and strings only where a
   expect_match(modern(list(1L, "a")), '"text":"[1,\\"a\\"]"}],"isError":false,"structuredContent":[1,"a"],', fixed = TRUE)
   expect_match(modern("{\"a\":1}"), '"text":"\\"{\\\\\\"a\\\\\\":1}\\""}],"isError":false,"structuredContent":"{\\"a\\":1}",', fixed = TRUE)
   legacy <- function(value, version) {
-    s <- mcp_session(sc(value))
+    s <- mcp_handler(sc(value))
     mcp_handle(s, spec_init(version))
     mcp_handle(s, spec_call(2, "sc"))
   }
@@ -454,7 +454,7 @@ test_that("J6.1: the number token decides integer or double", {
 
 test_that("L6.3/L6.6: R's argument matching; error text is exactly conditionMessage()", {
   add <- spec_add_numbers()
-  s <- mcp_session(add)
+  s <- mcp_handler(add)
   mcp_handle(s, spec_init("2025-11-25"))
   expect_identical(
     mcp_handle(s, spec_call(2, "add_numbers", '{"x":1}')),
@@ -470,7 +470,7 @@ test_that("L6.3/L6.6: R's argument matching; error text is exactly conditionMess
   }, "Custom condition.", name = "custom")
   registerS3method("conditionMessage", "my_error", function(c) paste0("custom: ", c$message, "\nline 2"))
   multi <- tool(function() stop("first line\n  second \"quoted\" line"), "Multi-line error.", name = "multi")
-  s <- mcp_session(list(custom, multi))
+  s <- mcp_handler(list(custom, multi))
   mcp_handle(s, spec_init("2025-11-25"))
   expect_identical(
     mcp_handle(s, spec_call(2, "custom")),
@@ -488,7 +488,7 @@ test_that("L6.1/R1.9/section 10: arguments are never validated against the schem
     "Declares an integer.", name = "typed",
     arguments = list(n = type_integer())
   )
-  s <- mcp_session(typed)
+  s <- mcp_handler(typed)
   mcp_handle(s, spec_init("2025-11-25"))
   text <- function(args) jsonlite::parse_json(mcp_handle(s, spec_call(2, "typed", args)))$result$content[[1]]$text
   expect_identical(text('{"n":"not a number"}'), "character 1")
@@ -511,7 +511,7 @@ test_that("R2.9: a type_ignore() argument sent by the client still reaches fun",
 test_that("P4: projection emits author schemas verbatim, valid or not", {
   t <- tool(function() 1, "Odd schema.", name = "odd",
             output_schema = type_from_schema('{"type":"object","properties":[],"required":{}}'))
-  s <- mcp_session(t)
+  s <- mcp_handler(t)
   mcp_handle(s, spec_init("2025-06-18"))
   expect_identical(
     mcp_handle(s, '{"jsonrpc":"2.0","id":2,"method":"tools/list"}'),
@@ -537,7 +537,7 @@ test_that("J1.3: bytes that are not valid UTF-8 are written as <xx>, as jsonlite
                      "Invalid UTF-8 in structured content.", name = "structured")
   # marked UTF-8 although it is not: jsonlite writes the raw byte, the wire <ff>
   mislabelled <- tool(function() list(a = marked), "Mislabelled UTF-8.", name = "mislabelled")
-  s <- mcp_session(list(plain, block, listed, named, structured, mislabelled))
+  s <- mcp_handler(list(plain, block, listed, named, structured, mislabelled))
   mcp_handle(s, spec_init("2025-11-25"))
   expected <- list(
     plain = "a<ff>b", block = "a<ff>b", listed = '{"a":"a<ff>b"}', named = '{"a<ff>b":1}',
@@ -564,7 +564,7 @@ test_that("J1.3: a string marked \"bytes\" is a contained tool error", {
   Encoding(raw_bytes) <- "bytes"
   plain <- tool(function() raw_bytes, "Bytes text.", name = "plain")
   listed <- tool(function() list(a = raw_bytes), "Bytes in a JSON value.", name = "listed")
-  s <- mcp_session(list(plain, listed))
+  s <- mcp_handler(list(plain, listed))
   mcp_handle(s, spec_init("2025-11-25"))
   for (nm in c("plain", "listed")) {
     out <- mcp_handle(s, spec_call(2, nm))
@@ -607,7 +607,7 @@ test_that("R3.4/M4.3: NULL metadata values are null; the server identity replace
       '"isError":false,"_meta":{"k":null,"io.modelcontextprotocol/serverInfo":{"name":"mcplite","version":"', spec_version(), '"}}}}'
     )
   )
-  s <- mcp_session(t)
+  s <- mcp_handler(t)
   mcp_handle(s, spec_init("2025-11-25"))
   expect_identical(
     mcp_handle(s, spec_call(2, "meta_tool")),
@@ -631,7 +631,7 @@ test_that("P2/P3: block wire shapes from the constructors, and the 2024-11-05 re
       content_audio("YXVk", "audio/wav")
     ), is_error = TRUE, structured_content = list(a = 1), meta = list(r = 1))
   }, "Every block.", name = "blocks")
-  s <- mcp_session(blocks)
+  s <- mcp_handler(blocks)
   mcp_handle(s, spec_init("2025-06-18"))
   expect_identical(
     mcp_handle(s, spec_call(2, "blocks")),
@@ -663,7 +663,7 @@ test_that("P2/P3: block wire shapes from the constructors, and the 2024-11-05 re
 
 test_that("R7.1: mcp_handle() takes JSON text, json objects and fixed-encoded lists", {
   add <- spec_add_numbers()
-  s <- mcp_session(add)
+  s <- mcp_handler(add)
   expect_identical(
     mcp_handle(s, list(jsonrpc = "2.0", id = 12, method = "ping", params = list(x = 0.1, y = NULL))),
     '{"jsonrpc":"2.0","id":12,"result":{}}'
@@ -713,7 +713,7 @@ test_that("section 0: validation errors are mcplite_error and name the argument 
     list(quote(tool_result(content_text("x"), is_error = NA)), "is_error"),
     list(quote(tool_result()), "content"),
     list(quote(tool_result(structured_content = new.env())), "structured_content"),
-    list(quote(mcp_session(list(), instructions = 1)), "instructions"),
+    list(quote(mcp_handler(list(), instructions = 1)), "instructions"),
     list(quote(mcp_handle(list(), 42)), "message")
   )
   for (case in cases) {

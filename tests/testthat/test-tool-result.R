@@ -231,7 +231,7 @@ test_that("returned results reach the wire through the server (R4.4)", {
     },
     "Forged.", name = "forged"
   )
-  s <- mcp_session(list(good, forged))
+  s <- mcp_handler(list(good, forged))
   mcp_handle(s, list(jsonrpc = "2.0", id = 1L, method = "initialize", params = list(
     protocolVersion = "2025-06-18", capabilities = structure(list(), names = character()),
     clientInfo = list(name = "test", version = "1")

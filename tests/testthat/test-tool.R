@@ -443,7 +443,7 @@ test_that("the tool's label is added once and keeps the error's class", {
   # mcp_server() validation names the tool its own way, without the prefix
   one <- tool(function() 1, "Says one.", name = "one")
   attr(one, "mcplite")$name <- "not valid"
-  err <- expect_field_error(mcp_session(one), "tools[[1]]")
+  err <- expect_field_error(mcp_handler(one), "tools[[1]]")
   expect_false(grepl("In tool", conditionMessage(err), fixed = TRUE))
 })
 
@@ -490,7 +490,7 @@ test_that("mcp_server() re-validation also checks the function's arguments", {
   meta <- attr(a, "mcplite")
   meta$arguments <- list(y = type_string())
   attr(a, "mcplite") <- meta
-  err <- expect_field_error(mcp_session(a), "tools[[1]]")
+  err <- expect_field_error(mcp_handler(a), "tools[[1]]")
   expect_match(conditionMessage(err), "`y`", fixed = TRUE)
 })
 

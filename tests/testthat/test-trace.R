@@ -48,7 +48,7 @@ test_that("with tracing off, tools see no context and the environment is untouch
     OTEL_TRACES_EXPORTER = NA, OTEL_R_TRACES_EXPORTER = NA,
     TRACEPARENT = "outer-value", TRACESTATE = NA
   )
-  s <- mcp_session(ctx_tool)
+  s <- mcp_handler(ctx_tool)
   seen <- seen_by_tool(s, 1, sprintf(',"traceparent":"%s"', remote_tp))
   expect_length(seen$ctx, 0)
   expect_equal(seen$env_tp, "outer-value")
@@ -60,7 +60,7 @@ test_that("with tracing on, the call's span context reaches R and child processe
     OTEL_R_TRACES_EXPORTER = "stderr", OTEL_TRACES_SAMPLER = "always_off",
     TRACEPARENT = NA, TRACESTATE = "previous=1"
   )
-  s <- mcp_session(ctx_tool)
+  s <- mcp_handler(ctx_tool)
   seen <- seen_by_tool(s, 1, sprintf(',"traceparent":"%s","tracestate":"vendor=abc"', remote_tp))
   tp <- seen$ctx$traceparent
   # Same trace as the client's, a new span id (the server span), sampling off.
@@ -94,7 +94,7 @@ test_that("suppressing the mcplite scope switches the context off", {
     OTEL_R_TRACES_EXPORTER = "stderr", OTEL_R_SUPPRESS_SCOPES = "mcplite",
     TRACEPARENT = NA
   )
-  s <- mcp_session(ctx_tool)
+  s <- mcp_handler(ctx_tool)
   seen <- seen_by_tool(s, 1, sprintf(',"traceparent":"%s"', remote_tp))
   expect_length(seen$ctx, 0)
   expect_equal(seen$env_tp, "<unset>")
@@ -105,7 +105,7 @@ test_that("client baggage reaches mcp_trace_context() and BAGGAGE, then is resto
     OTEL_R_TRACES_EXPORTER = "stderr", OTEL_TRACES_SAMPLER = "always_off",
     TRACEPARENT = NA, TRACESTATE = NA, BAGGAGE = "outer=1"
   )
-  s <- mcp_session(ctx_tool)
+  s <- mcp_handler(ctx_tool)
   seen <- seen_by_tool(s, 1, sprintf(
     ',"traceparent":"%s","baggage":"userId=alice,serverNode=DF%%2028"', remote_tp
   ))
@@ -127,7 +127,7 @@ test_that("client baggage reaches mcp_trace_context() and BAGGAGE, then is resto
 
 test_that("with tracing off, baggage is not read", {
   withr::local_envvar(OTEL_TRACES_EXPORTER = NA, OTEL_R_TRACES_EXPORTER = NA, BAGGAGE = NA)
-  s <- mcp_session(ctx_tool)
+  s <- mcp_handler(ctx_tool)
   seen <- seen_by_tool(s, 1, ',"baggage":"k=v"')
   expect_length(seen$ctx, 0)
   expect_equal(seen$env_bg, "<unset>")

@@ -335,7 +335,7 @@ test_that("nullable output fields are projected for every protocol version", {
                 output_schema = type_object(x = type_number(), .nullable = TRUE))
   withr::local_options(mcplite.json.na = "null")
   listing <- function(version) {
-    s <- mcp_session(list(fit, point))
+    s <- mcp_handler(list(fit, point))
     if (version == "2026-07-28") {
       msg <- list(jsonrpc = "2.0", id = 2, method = "tools/list", params = list(`_meta` = list(
         "io.modelcontextprotocol/protocolVersion" = version,

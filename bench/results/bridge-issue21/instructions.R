@@ -8,7 +8,7 @@
 suppressMessages(library(mcplite))
 add <- tool(function(x, y) x + y, name = "add", description = "Add.",
   arguments = list(x = type_number(), y = type_number()))
-s <- mcp_session(add)
+s <- mcp_handler(add)
 msg <- paste0(
   '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"x":1,"y":2},',
   '"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}'
@@ -18,6 +18,6 @@ if (identical(Sys.getenv("HANDLE"), "1")) {
   for (i in seq_len(n)) mcp_handle(s, msg)
 } else {
   old <- options(warn = 1, show.error.messages = FALSE)
-  f <- getNativeSymbolInfo("wrap__engine_session_handle", "mcplite")
+  f <- getNativeSymbolInfo("wrap__engine_handler_handle", "mcplite")
   for (i in seq_len(n)) .Call(f, s$ptr, s$spec, msg)
 }

@@ -34,9 +34,9 @@ pub enum Kind {
     /// An R value cannot be converted to JSON, or an argument of the
     /// encoder's own entry points is invalid.
     Json,
-    /// A session object cannot be used (for example one restored with
-    /// `readRDS()`: its external pointer is gone).
-    Session,
+    /// A handler made by `mcp_handler()` cannot be used (for example one
+    /// restored with `readRDS()`: its external pointer is gone).
+    Handler,
     /// The arguments of a tool call cannot be passed to R (for example an
     /// empty argument name). Reported to the client as a tool error.
     Arguments,
@@ -56,7 +56,7 @@ impl Kind {
             Kind::Http => "http",
             Kind::Option => "option",
             Kind::Json => "json",
-            Kind::Session => "session",
+            Kind::Handler => "handler",
             Kind::Arguments => "arguments",
             Kind::Progress => "progress",
             Kind::Internal => "internal",
@@ -158,7 +158,7 @@ mod tests {
             Kind::Stdio,
             Kind::Option,
             Kind::Json,
-            Kind::Session,
+            Kind::Handler,
             Kind::Arguments,
             Kind::Progress,
             Kind::Internal,
@@ -166,7 +166,7 @@ mod tests {
         let names: Vec<&str> = all.iter().map(|k| k.name()).collect();
         assert_eq!(
             names,
-            ["server_running", "stdio", "option", "json", "session", "arguments", "progress", "internal"]
+            ["server_running", "stdio", "option", "json", "handler", "arguments", "progress", "internal"]
         );
         // R class names: lower case letters and underscores only
         assert!(names.iter().all(|n| n.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')));

@@ -7,7 +7,7 @@
 //! result), `encode` (R -> JSON), `stdio` (file descriptors while serving), `http` (serving over HTTP),
 //! `progress` (the running server's calls: `mcp_progress()`, cancellation),
 //! `trace_env` (trace context for tools). This file holds the entry points
-//! of the server and of in-process sessions.
+//! of the server and of in-process handlers.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
@@ -49,7 +49,7 @@ fn server_info(version: &str, instructions: Robj) -> ServerInfo {
 fn make_host(spec: &Robj) -> error::Result<RHost> {
     // SAFETY: called from an entry point (R's main thread); `spec` is a
     // `.Call` argument that R keeps alive while serving, or is stored
-    // beside the session's external pointer (R/server.R).
+    // beside the handler's external pointer (R/server.R).
     unsafe { RHost::from_spec(spec.get()) }
 }
 
@@ -156,47 +156,47 @@ fn http_options(l: &List) -> error::Result<HttpOptions> {
     })
 }
 
-/// An in-process session: a prepared server, its host and its legacy
-/// session state.
-struct Session {
+/// An in-process handler (`mcp_handler()`): a prepared server, its host and
+/// its legacy session state.
+struct Handler {
     server: Server,
     host: RHost,
     legacy: LegacyState,
 }
 
-impl Drop for Session {
-    /// The in-process legacy session ends with its session object.
+impl Drop for Handler {
+    /// The in-process legacy session ends with its handler object.
     fn drop(&mut self) {
         self.server.end_session(&mut self.legacy);
     }
 }
 
-/// Create a session (an external pointer). The spec must be kept alive by
+/// Create a handler (an external pointer). The spec must be kept alive by
 /// R (R/server.R stores it beside the pointer).
 /// @noRd
 #[extendr]
-fn engine_session_new(spec: Robj, version: &str, instructions: Robj) -> Robj {
+fn engine_handler_new(spec: Robj, version: &str, instructions: Robj) -> Robj {
     let res = make_host(&spec).map(|mut host| {
         let mut server = Server::new(server_info(version, instructions), &mut host);
         server.set_recorder(trace_env::recorder_from_process_env());
-        Robj::from(ExternalPtr::new(Session { server, host, legacy: LegacyState::default() }))
+        Robj::from(ExternalPtr::new(Handler { server, host, legacy: LegacyState::default() }))
     });
-    to_r(res.map_err(|e| e.context("The session could not be created: ")))
+    to_r(res.map_err(|e| e.context("The handler could not be created: ")))
 }
 
-/// The message of a session whose external pointer is gone.
-const SESSION_GONE: &str = "This session cannot be used: it was saved and restored (for example with `saveRDS()`) or \
-                            copied from another R process. Create a new one with `mcp_session()`.";
+/// The message of a handler whose external pointer is gone.
+const HANDLER_GONE: &str = "This handler cannot be used: it was saved and restored (for example with `saveRDS()`) or \
+                            copied from another R process. Create a new one with `mcp_handler()`.";
 
 /// Handle one message; returns the response line or NULL.
 /// @noRd
 #[extendr]
-fn engine_session_handle(session: Robj, _spec: Robj, line: &str) -> Robj {
-    let mut session = match ExternalPtr::<Session>::try_from(&session) {
+fn engine_handler_handle(handler: Robj, _spec: Robj, line: &str) -> Robj {
+    let mut handler = match ExternalPtr::<Handler>::try_from(&handler) {
         Ok(s) => s,
-        Err(_) => return Error::new(Kind::Session, SESSION_GONE).into_r(),
+        Err(_) => return Error::new(Kind::Handler, HANDLER_GONE).into_r(),
     };
-    let s: &mut Session = &mut session;
+    let s: &mut Handler = &mut handler;
     // Handing the line back is the write: the span ends here.
     let reply = s.server.handle(&mut s.legacy, line.as_bytes(), &mut s.host).into_line();
     match reply {
@@ -212,6 +212,6 @@ extendr_module! {
     use client;
     fn engine_serve;
     fn engine_serve_http;
-    fn engine_session_new;
-    fn engine_session_handle;
+    fn engine_handler_new;
+    fn engine_handler_handle;
 }

@@ -27,7 +27,7 @@ use crate::rapi::eval::take_interrupt;
 use crate::rapi::*;
 
 /// The running server's calls (`None` when not serving, or serving
-/// in-process through `mcp_session()`).
+/// in-process through `mcp_handler()`).
 static SERVING: Mutex<Option<Arc<Inflight>>> = Mutex::new(None);
 
 /// An interrupt was sent for a cancellation and may not have been
