@@ -223,17 +223,7 @@ check_server_name <- function(name, script) {
 }
 
 check_client <- function(client) {
-  choices <- c("claude_desktop", "claude_code", "cursor")
-  if (identical(client, choices)) {
-    return(choices[[1L]])
-  }
-  if (!is_scalar_string(client) || !client %in% choices) {
-    abort(
-      "`client` must be one of ", paste0("\"", choices, "\"", collapse = ", "), ", not ",
-      if (is_scalar_string(client)) paste0("\"", client, "\"") else describe(client), "."
-    )
-  }
-  client
+  check_choice(client, c("claude_desktop", "claude_code", "cursor"), "client")
 }
 
 # A named character vector from a named character vector or a named list of

@@ -511,7 +511,7 @@ mcp_tools <- function(x, prefix = NULL) {
 #' mcp_call(servers$adder, "add", list(x = 2, y = 3))
 #' mcp_close(servers)
 mcp_connect_config <- function(path, servers = NULL, on_error = c("stop", "warn")) {
-  on_error <- match_choice(on_error, c("stop", "warn"), "on_error")
+  on_error <- check_choice(on_error, c("stop", "warn"), "on_error")
   entries <- read_client_config(path)
   if (!is.null(servers)) {
     if (!is.character(servers) || anyNA(servers)) {
@@ -691,16 +691,6 @@ check_connection_name <- function(name, default) {
     abort("`name` must be NULL or a single non-empty string, not ", describe(name), ".")
   }
   name
-}
-
-match_choice <- function(x, choices, arg) {
-  if (identical(x, choices)) {
-    return(choices[[1L]])
-  }
-  if (!is_scalar_string(x) || !x %in% choices) {
-    abort("`", arg, "` must be one of ", paste0("\"", choices, "\"", collapse = ", "), ".")
-  }
-  x
 }
 
 probe_timeout <- function() {

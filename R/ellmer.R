@@ -277,7 +277,7 @@ ellmer_convert <- function(x, type) {
   }
   if (inherits(type, "ellmer::TypeBasic")) {
     if (is.null(x)) {
-      return(typed_na(ellmer_attr(type, "type")))
+      return(json_na(ellmer_attr(type, "type")))
     }
     if (is_plain_list(x) && length(x) == 1L) {
       return(x[[1L]])
@@ -295,16 +295,6 @@ ellmer_convert <- function(x, type) {
 
 is_plain_list <- function(x) is.list(x) && !is.object(x)
 
-typed_na <- function(type) {
-  switch(type,
-    boolean = NA,
-    integer = NA_integer_,
-    number = NA_real_,
-    string = NA_character_,
-    NULL
-  )
-}
-
 # A JSON array (NULL when absent) whose items have the ellmer type `items`.
 ellmer_convert_array <- function(x, items) {
   if (is.null(x)) {
@@ -313,7 +303,7 @@ ellmer_convert_array <- function(x, items) {
     x <- as.list(x)
   }
   if (inherits(items, "ellmer::TypeBasic")) {
-    return(list_to_atomic(x, ellmer_attr(items, "type")))
+    return(as_atomic(x, ellmer_attr(items, "type"), lenient = TRUE))
   }
   if (inherits(items, "ellmer::TypeEnum")) {
     labels <- vapply(x, function(e) {
@@ -373,45 +363,6 @@ ellmer_convert_object <- function(x, type) {
     out <- c(out, extra)
   }
   out
-}
-
-# A list of JSON scalars -> atomic vector of the basic type: integers and
-# doubles are coerced to each other, wrong types and nulls become NA, only
-# the first element of a longer value is kept.
-list_to_atomic <- function(x, type) {
-  r_type <- switch(type,
-    boolean = "logical",
-    integer = "integer",
-    number = "double",
-    string = "character",
-    NULL
-  )
-  if (is.null(r_type)) {
-    return(x)
-  }
-  na <- vector(r_type, 1L)
-  is.na(na) <- 1L
-  if (length(x) == 0L) {
-    return(vector(r_type, 0L))
-  }
-  one <- function(e) {
-    if (!is.atomic(e) || is.object(e) || length(e) < 1L) {
-      return(na)
-    }
-    v <- e[[1L]]
-    t <- typeof(v)
-    if (r_type == "integer" && t == "double") {
-      return(if (is.finite(v) && abs(v) < 2147483648) as.integer(v) else na)
-    }
-    if (r_type == "double" && t == "integer") {
-      return(as.double(v))
-    }
-    if (t != r_type) {
-      return(na)
-    }
-    v
-  }
-  vapply(x, one, na, USE.NAMES = FALSE)
 }
 
 # ---------------------------------------------------------------------------

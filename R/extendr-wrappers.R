@@ -1,5 +1,5 @@
-# Wrappers for the Rust entry points (rust/mcplite-r/src/lib.rs and
-# encode/mod.rs; mcp_trace_context() calls its own). Hand-written: each is one `.Call()` whose
+# Wrappers for the Rust entry points (rust/mcplite-r/src/lib.rs,
+# encode/mod.rs and decode.rs; mcp_trace_context() calls its own). Hand-written: each is one `.Call()` whose
 # value goes through bridge_value() (R/conditions.R), which raises the error
 # an entry point returns as a classed R condition.
 
@@ -30,6 +30,8 @@ fixed_json_impl <- function(x) bridge_value(.Call(wrap__fixed_json_impl, x))
 payload_options_check_impl <- function() bridge_value(.Call(wrap__payload_options_check_impl))
 
 json_flavor_impl <- function(version) .Call(wrap__json_flavor_impl, version)
+
+json_decode_impl <- function(text) bridge_value(.Call(wrap__json_decode_impl, text))
 
 engine_serve_http <- function(spec, version, instructions, opts) {
   bridge_value(.Call(wrap__engine_serve_http, spec, version, instructions, opts))

@@ -57,7 +57,7 @@ mcp_manifest <- function(tools, instructions = NULL, path = NULL) {
   discover <- mcp_handle(handler, list(
     jsonrpc = "2.0", id = 1L, method = "server/discover", params = list(`_meta` = modern)
   ))
-  info <- jsonlite::parse_json(discover, simplifyVector = FALSE)$result
+  info <- json_decode(discover)$result
   server <- info[["_meta"]][["io.modelcontextprotocol/serverInfo"]]
   entries <- manifest_tool_entries(handler$spec)
   check_manifest_listing(handler, modern, entries)

@@ -287,17 +287,6 @@ check_installed_package <- function(package) {
   path[[1L]]
 }
 
-check_choice <- function(x, choices, arg) {
-  if (identical(x, choices)) {
-    return(choices[[1L]])
-  }
-  if (!is_scalar_string(x) || !x %in% choices) {
-    abort("`", arg, "` must be one of ", paste0("\"", choices, "\"", collapse = " or "),
-          ", not ", if (is_scalar_string(x)) paste0("\"", x, "\"") else describe(x), ".")
-  }
-  x
-}
-
 check_name_vector <- function(x, arg, null_ok = FALSE) {
   if (is.null(x) && null_ok) {
     return(invisible(x))
@@ -946,69 +935,6 @@ schema_converter <- function(schema) {
     return(function(value) as_atomic(value, type))
   }
   simplify_json
-}
-
-as_atomic <- function(value, type) {
-  if (is.list(value) && !is.object(value)) {
-    if (!all(vapply(value, function(v) is.null(v) || (is.atomic(v) && length(v) == 1L), logical(1)))) {
-      return(value)
-    }
-    value <- lapply(value, function(v) if (is.null(v)) NA else v)
-    value <- if (length(value)) unlist(value, use.names = FALSE) else NULL
-  }
-  if (is.null(value) || !is.atomic(value)) {
-    return(value)
-  }
-  switch(type,
-    number = if (is.numeric(value) || all(is.na(value))) as.double(value) else value,
-    integer = if (is.double(value) && all(is.na(value) | value == round(value)) &&
-                  all(is.na(value) | abs(value) <= .Machine$integer.max)) as.integer(value) else
-      if (is.logical(value) && all(is.na(value))) as.integer(value) else value,
-    string = if (is.logical(value) && all(is.na(value))) as.character(value) else value,
-    boolean = value
-  )
-}
-
-# jsonlite-style simplification of a parsed JSON value: arrays of scalars of
-# one kind become atomic vectors, arrays of objects with scalar members data
-# frames; objects are simplified member by member.
-simplify_json <- function(value) {
-  if (!is.list(value) || is.object(value) || length(value) == 0L) {
-    return(value)
-  }
-  if (!is.null(names(value))) {
-    for (i in seq_along(value)) {
-      if (!is.null(value[[i]])) value[[i]] <- simplify_json(value[[i]])
-    }
-    return(value)
-  }
-  scalar <- function(v) is.null(v) || (is.atomic(v) && length(v) == 1L)
-  if (all(vapply(value, scalar, logical(1)))) {
-    kinds <- unique(vapply(value, function(v) if (is.null(v)) "null" else typeof(v), character(1)))
-    kinds <- setdiff(kinds, "null")
-    if (length(kinds) == 0L) {
-      return(value)
-    }
-    if (all(kinds %in% c("integer", "double")) || length(kinds) == 1L) {
-      return(unlist(lapply(value, function(v) if (is.null(v)) NA else v), use.names = FALSE))
-    }
-    return(value)
-  }
-  is_record <- function(v) {
-    is.list(v) && !is.null(names(v)) && length(v) > 0L && all(vapply(v, scalar, logical(1)))
-  }
-  if (all(vapply(value, is_record, logical(1)))) {
-    cols <- unique(unlist(lapply(value, names), use.names = FALSE))
-    columns <- lapply(cols, function(col) {
-      simplify_json(lapply(value, function(r) r[[col]]))
-    })
-    if (all(vapply(columns, is.atomic, logical(1)))) {
-      names(columns) <- cols
-      return(as.data.frame(columns, stringsAsFactors = FALSE, check.names = FALSE,
-                           optional = TRUE))
-    }
-  }
-  lapply(value, function(v) if (is.null(v)) v else simplify_json(v))
 }
 
 # A formula from its text: the string must parse to a single `~` call. The

@@ -345,23 +345,17 @@ read_schema_file <- function(path) {
   paste(lines, collapse = "\n")
 }
 
-# Parse JSON text with the RULES J6 rules (jsonlite's parser without
-# simplification gives exactly that mapping).
+# Parse JSON text with the RULES J6 rules (json_decode(), the reader of tool
+# arguments), the error naming `arg`.
 parse_schema_json <- function(json, arg) {
   json <- enc2utf8(json)
   if (!validUTF8(json)) {
     abort("`", arg, "` is not valid UTF-8.")
   }
-  # A U+0000 escape cannot be represented in an R string.
-  if (grepl("(^|[^\\\\])(\\\\\\\\)*\\\\u0000", json)) {
-    abort("`", arg, "` could not be parsed as JSON: it contains a U+0000 character, ",
-          "which R strings cannot hold.")
-  }
   tryCatch(
-    jsonlite::parse_json(json, simplifyVector = FALSE),
-    error = function(e) {
-      reason <- trimws(gsub("\\s+", " ", conditionMessage(e)))
-      abort("`", arg, "` could not be parsed as JSON: ", reason)
+    json_decode(json),
+    mcplite_error_json = function(e) {
+      abort("`", arg, "` could not be parsed as JSON: ", conditionMessage(e), ".")
     }
   )
 }

@@ -23,6 +23,19 @@ is_named_list <- function(x, empty_ok = TRUE) {
   !is.null(nms) && !anyNA(nms) && all(nzchar(nms)) && !anyDuplicated(nms)
 }
 
+# One of `choices` (the first when `x` is `choices` itself, the default of a
+# `match.arg()`-style argument), else an error naming `arg` that lists them.
+check_choice <- function(x, choices, arg) {
+  if (identical(x, choices)) {
+    return(choices[[1L]])
+  }
+  if (!is_scalar_string(x) || !x %in% choices) {
+    abort("`", arg, "` must be one of ", or_list(paste0("\"", choices, "\"")), ", not ",
+          if (is_scalar_string(x)) paste0("\"", x, "\"") else describe(x), ".")
+  }
+  x
+}
+
 # What was supplied, in words, for error messages ("`text` must be a single
 # string, not <describe(x)>."). Missing values and short scalars are shown as
 # they would be typed in R (`NA`, `NA_character_`, the string "abc", the
@@ -154,11 +167,14 @@ article <- function(word) {
 }
 
 # "a", "a and b", "a, b and c".
-and_list <- function(x) {
+and_list <- function(x, and = "and") {
   if (length(x) <= 1L) {
     return(paste(x, collapse = ""))
   }
-  paste0(paste(x[-length(x)], collapse = ", "), " and ", x[[length(x)]])
+  paste0(paste(x[-length(x)], collapse = ", "), " ", and, " ", x[[length(x)]])
 }
+
+# "a", "a or b", "a, b or c".
+or_list <- function(x) and_list(x, "or")
 
 `%||%` <- function(x, y) if (is.null(x)) y else x

@@ -182,6 +182,8 @@ test_that("type_from_schema() keeps JSON text verbatim (R2.8, J6)", {
   expect_identical(s$properties$x$maximum, 0.123456789)
   expect_identical(s$required, list("n"))
   expect_identical(schema_json(type_from_schema("{}")), "{}")
+  # read as tool arguments are: a lone surrogate escape is U+FFFD
+  expect_identical(type_schema(type_from_schema('{"description":"a\\ud800b"}'), "x")$description, "a\ufffdb")
   expect_identical(
     type_schema(type_from_schema('{"a":1.0,"b":3000000000,"c":2147483647,"d":1e2}'), "x"),
     list(a = 1, b = 3e9, c = 2147483647L, d = 100)
@@ -224,7 +226,7 @@ test_that("parse and I/O failures name the argument and carry the reason", {
   err <- expect_field_error(type_from_schema('{"type": '), "text")
   expect_match(conditionMessage(err), "parse", ignore.case = TRUE)
   err <- expect_field_error(type_from_schema('{"a":1} x'), "text")
-  expect_match(conditionMessage(err), "garbage")
+  expect_match(conditionMessage(err), "trailing characters")
   expect_field_error(type_from_schema('{"a":"\\u0000"}'), "text")
   missing_file <- file.path(tempdir(), "definitely-missing-schema.json")
   err <- expect_field_error(type_from_schema(path = missing_file), "path")

@@ -213,13 +213,14 @@ fn deeper_than(json: &[u8], max: usize) -> bool {
     false
 }
 
-/// Decode JSON text known to nest at most [`MAX_DEPTH`] levels.
-fn decode_bounded(json: &str) -> Option<Value> {
+/// Decode JSON text known to nest at most [`MAX_DEPTH`] levels (into a
+/// [`Value`], raw values or members).
+fn decode_bounded<'a, T: Deserialize<'a>>(json: &'a str) -> Result<T, serde_json::Error> {
     let mut de = serde_json::Deserializer::from_str(json);
     de.disable_recursion_limit();
-    let v = Value::deserialize(&mut de).ok()?;
-    de.end().ok()?;
-    Some(v)
+    let v = T::deserialize(&mut de)?;
+    de.end()?;
+    Ok(v)
 }
 
 /// Read a line that the full reader could not (RULES W1.4): `hint` says why
@@ -262,8 +263,8 @@ fn parse_shallow(text: &str, fixed: Option<String>, hint: Limit) -> Incoming {
             in_params = Some(Limit::Depth);
         } else {
             match decode_bounded(p.get()) {
-                Some(v) => env.params = Some(v),
-                None => in_params = Some(hint),
+                Ok(v) => env.params = Some(v),
+                Err(_) => in_params = Some(hint),
             }
         }
         if in_params.is_some() {
@@ -289,7 +290,7 @@ fn readable_members(params: &RawValue) -> Option<Value> {
     let mut out = Map::new();
     for (k, raw) in members {
         if !deeper_than(raw.get().as_bytes(), MAX_DEPTH - 2) {
-            if let Some(v) = decode_bounded(raw.get()) {
+            if let Ok(v) = decode_bounded(raw.get()) {
                 out.insert(k, v);
             }
         }
@@ -533,6 +534,43 @@ impl<'de> Deserialize<'de> for RawMembers<'de> {
     }
 }
 
+/// One JSON text that is not a protocol message (the JSON of
+/// `type_from_schema()`, RULES J6, R2.8), read as the values of a line are:
+/// one strict JSON value, lone surrogate escapes as U+FFFD (J6.1), nesting
+/// up to [`MAX_DEPTH`] levels; unlike a line, an object that has a member
+/// name twice is refused (which value was meant is unknown). The error
+/// says why the text is not read.
+pub fn read_json(text: &str) -> Result<Value, String> {
+    if deeper_than(text.as_bytes(), MAX_DEPTH) {
+        return Err(DEPTH_DETAIL.to_owned());
+    }
+    let fixed = repair_lone_surrogates(text);
+    let src = fixed.as_deref().unwrap_or(text);
+    let v = decode_bounded::<Value>(src).map_err(|e| e.to_string())?;
+    match decode_bounded::<&RawValue>(src).ok().and_then(duplicate_name) {
+        Some(name) => Err(format!("an object has the member name {} twice", Value::String(name))),
+        None => Ok(v),
+    }
+}
+
+/// The first member name that appears twice in one object of `raw` (a
+/// value already read whole, so every part of it parses).
+fn duplicate_name(raw: &RawValue) -> Option<String> {
+    match raw.get().trim_start().as_bytes().first() {
+        Some(b'{') => {
+            let members = decode_bounded::<RawMembers>(raw.get()).ok()?.0;
+            let mut seen = std::collections::HashSet::new();
+            members
+                .iter()
+                .find(|(k, _)| !seen.insert(k.as_str()))
+                .map(|(k, _)| k.clone())
+                .or_else(|| members.iter().find_map(|(_, v)| duplicate_name(v)))
+        }
+        Some(b'[') => decode_bounded::<Vec<&RawValue>>(raw.get()).ok()?.into_iter().find_map(duplicate_name),
+        _ => None,
+    }
+}
+
 /// Does any string in `v` (member names included) contain U+0000? Such a
 /// value cannot become an R string (RULES J6.2).
 pub fn contains_nul(v: &Value) -> bool {
@@ -564,6 +602,28 @@ mod tests {
         assert_eq!(fix(r#"{"a":1}"#), None);
         // a high half at the very end of the text
         assert_eq!(fix(r#""\ud800"#).as_deref(), Some(r#""\uFFFD"#));
+    }
+
+    #[test]
+    fn json_text_is_read_as_line_values_are() {
+        // RULES J6.1: lone surrogates as U+FFFD, number tokens kept
+        let v = read_json(r#"{"a":"x\ud800y","n":[3,-0,1e400],"e":{}}"#).unwrap();
+        assert_eq!(v["a"], "x\u{FFFD}y");
+        assert_eq!(v["n"][0].to_string(), "3");
+        assert_eq!(v["n"][1].to_string(), "-0");
+        assert_eq!(v["e"], Value::Object(Map::new()));
+        for bad in ["", "{", r#"{"a":1} x"#, "NaN", "[1,]", "'x'"] {
+            assert!(read_json(bad).is_err(), "{bad:?}");
+        }
+        assert!(read_json(r#"{"a":1} x"#).unwrap_err().contains("trailing characters"));
+        // a member name twice, at any depth (escapes decoded first)
+        assert_eq!(read_json(r#"{"a":1,"a":2}"#).unwrap_err(), r#"an object has the member name "a" twice"#);
+        assert!(read_json(r#"[{"x":{"b":1,"\u0062":2}}]"#).unwrap_err().contains(r#""b""#));
+        assert!(read_json(r#"{"a":{"a":1},"b":[{"a":1},{"a":2}]}"#).is_ok());
+        let deep = format!("{}{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
+        assert!(read_json(&deep).is_ok());
+        let deeper = format!("[{deep}]");
+        assert_eq!(read_json(&deeper).unwrap_err(), DEPTH_DETAIL);
     }
 
     fn id_of(i: Incoming) -> Option<String> {

@@ -1,6 +1,8 @@
 //! JSON -> R (RULES J6): the values of tool call arguments, and the call
-//! `tool(name = value, ...)` built from them. The encoder (`crate::encode`)
-//! is the other direction.
+//! `tool(name = value, ...)` built from them; the client's results
+//! (`crate::client`) and JSON text read in R (`json_decode()` in
+//! `R/decode.R`, [`json_decode_impl`]) are converted by the same
+//! [`value`]. The encoder (`crate::encode`) is the other direction.
 //!
 //! Every function here runs under [`crate::rapi::eval::toplevel`] (the tool
 //! host) and allocates with R entry points that raise an R error only when
@@ -8,9 +10,10 @@
 //! jump skips no destructor. Names R cannot bind are rejected before they
 //! reach R: [`check_arg_name`].
 
+use extendr_api::prelude::*;
 use serde_json::{Map, Value};
 
-use crate::error::{Error, Kind, Result};
+use crate::error::{to_r, Error, Kind, Result};
 use crate::rapi::*;
 
 /// The longest symbol R accepts, in bytes (R's "variable names are limited
@@ -140,6 +143,36 @@ pub unsafe fn call(fun: SEXP, args: Option<&Map<String, Value>>) -> Result<SEXP>
         }
         Ok(Rf_lcons(fun, tail))
     }
+}
+
+/// JSON text -> R value (RULES J6), for JSON read in R: the text is read
+/// as the values of a protocol line are (`mcplite_engine::message::read_json`)
+/// and converted by [`value`]. Text that is not one JSON value, and text
+/// holding U+0000 (J6.2), is an error of kind `json` saying why.
+/// @noRd
+#[extendr]
+fn json_decode_impl(text: Robj) -> Robj {
+    // SAFETY: an R entry point: R's main thread, arguments protected by R.
+    unsafe {
+        let res = (|| -> Result<Robj> {
+            let bytes = scalar_string_bytes(text.get())
+                .ok_or_else(|| Error::internal("json_decode_impl() needs a single string"))?;
+            let text = std::str::from_utf8(bytes).map_err(|_| Error::json("the text is not valid UTF-8"))?;
+            let v = mcplite_engine::message::read_json(text).map_err(Error::json)?;
+            if mcplite_engine::message::contains_nul(&v) {
+                return Err(Error::json("it contains a U+0000 character, which R strings cannot hold"));
+            }
+            // The allocations in `value` raise an R error only when memory
+            // is exhausted; `v` is then leaked, nothing else is skipped.
+            Ok(Robj::from_sexp(value(&v)))
+        })();
+        to_r(res)
+    }
+}
+
+extendr_module! {
+    mod decode;
+    fn json_decode_impl;
 }
 
 #[cfg(test)]

@@ -209,6 +209,7 @@ extendr_module! {
     mod mcplite;
     use trace_env;
     use encode;
+    use decode;
     use client;
     fn engine_serve;
     fn engine_serve_http;
