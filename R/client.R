@@ -326,7 +326,7 @@ mcp_call <- function(x, tool, arguments = list(), ..., timeout = NULL, progress 
   }
   ev <- .Call(wrap__client_call, x$ptr, tool, args_json, !is.null(progress), timeout, max_time)
   if (identical(x$transport, "http") && inherits(ev, "mcplite_client_failure") && identical(ev$kind, "rpc") &&
-      identical(as.integer(ev$code), -32020L)) {
+      identical(as.integer(ev$code), protocol_code("HEADER_MISMATCH"))) {
     # HeaderMismatch: the tool's `x-mcp-header` arguments are not known yet
     # (or changed); list the tools and try once more.
     mcp_list_tools(x, timeout = timeout)
@@ -672,12 +672,12 @@ check_seconds <- function(x, arg) {
   as.double(x)
 }
 
-client_versions <- c("2026-07-28", "2025-11-25", "2025-06-18", "2024-11-05")
+client_versions <- function() protocol_constants()$client_versions
 
 check_protocol <- function(protocol) {
-  if (!is_scalar_string(protocol) || !protocol %in% c("auto", client_versions)) {
+  if (!is_scalar_string(protocol) || !protocol %in% c("auto", client_versions())) {
     abort("`protocol` must be \"auto\" or one of ",
-          paste0("\"", client_versions, "\"", collapse = ", "), ", not ",
+          paste0("\"", client_versions(), "\"", collapse = ", "), ", not ",
           if (is_scalar_string(protocol)) paste0("\"", protocol, "\"") else describe(protocol), ".")
   }
   protocol

@@ -36,3 +36,5 @@ json_decode_impl <- function(text) bridge_value(.Call(wrap__json_decode_impl, te
 engine_serve_http <- function(spec, version, instructions, opts) {
   bridge_value(.Call(wrap__engine_serve_http, spec, version, instructions, opts))
 }
+
+engine_protocol <- function() bridge_value(.Call(wrap__engine_protocol))

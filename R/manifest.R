@@ -51,7 +51,7 @@ mcp_manifest <- function(tools, instructions = NULL, path = NULL) {
   }
   handler <- mcp_handler(tools, instructions)
   modern <- list(
-    `io.modelcontextprotocol/protocolVersion` = "2026-07-28",
+    `io.modelcontextprotocol/protocolVersion` = protocol_constants()$modern,
     `io.modelcontextprotocol/clientCapabilities` = structure(list(), names = character())
   )
   discover <- mcp_handle(handler, list(

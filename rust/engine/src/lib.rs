@@ -16,6 +16,7 @@
 //!   [`Server::handle`] takes one message and the caller's [`LegacyState`]
 //!   and returns a [`Reply`] that ends the message's span when it is written
 //!   or dropped. It knows nothing of stdio.
+//! * [`codes`]: the JSON-RPC and MCP error codes, each spelled once.
 //! * [`version`]: the protocol version registry: which versions exist, their
 //!   order, what each can carry, the modern `_meta` keys, and how a
 //!   message's era is read.
@@ -41,6 +42,7 @@
 //! ([`Reply::write_line`]), which ends the span.
 
 pub mod client;
+pub mod codes;
 pub mod host;
 pub mod json;
 pub mod message;

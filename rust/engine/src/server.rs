@@ -36,6 +36,10 @@ use std::time::Instant;
 
 use serde_json::{Map, Value};
 
+use crate::codes::{
+    standard_message, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR,
+    UNSUPPORTED_VERSION,
+};
 use crate::host::{CallContext, Host, ToolFailure, ToolSpec};
 use crate::json::write_str;
 use crate::message::{contains_nul, parse_line, Incoming, Message};
@@ -43,13 +47,6 @@ use crate::progress::{progress_token, CallStart, CallWatch, NoWatch};
 use crate::projection::{self, Listings};
 use crate::telemetry::{SessionEnd, SpanEnd, SpanRecorder, SpanStart, Started, Via};
 use crate::version::{self, ClaimError, Era, Version, LEGACY_DEFAULT};
-
-pub const PARSE_ERROR: i64 = -32700;
-pub const INVALID_REQUEST: i64 = -32600;
-pub const METHOD_NOT_FOUND: i64 = -32601;
-pub const INVALID_PARAMS: i64 = -32602;
-pub const INTERNAL_ERROR: i64 = -32603;
-pub const UNSUPPORTED_VERSION: i64 = -32022;
 
 /// Text of the contained error for an interrupted call.
 pub const INTERRUPTED_TEXT: &str = "The tool call was interrupted.";
@@ -245,17 +242,6 @@ pub(crate) fn add_error_data(line: &mut Vec<u8>, data: &[u8]) {
     line.extend_from_slice(b"}}");
 }
 
-fn standard_message(code: i64) -> &'static str {
-    match code {
-        PARSE_ERROR => "Parse error",
-        INVALID_REQUEST => "Invalid Request",
-        METHOD_NOT_FOUND => "Method not found",
-        INVALID_PARAMS => "Invalid params",
-        UNSUPPORTED_VERSION => "Unsupported protocol version",
-        _ => "Internal error",
-    }
-}
-
 /// A JSON-RPC error to send back.
 #[derive(Debug)]
 struct RpcError {
@@ -367,10 +353,13 @@ impl Server {
                 outcome: SpanEnd::default(),
                 span: None,
             },
-            Incoming::ParseError => Reply::unspanned(error_line(None, PARSE_ERROR, "Parse error", None), PARSE_ERROR),
-            Incoming::InvalidRequest { id } => {
-                Reply::unspanned(error_line(id.as_deref(), INVALID_REQUEST, "Invalid Request", None), INVALID_REQUEST)
+            Incoming::ParseError => {
+                Reply::unspanned(error_line(None, PARSE_ERROR, standard_message(PARSE_ERROR), None), PARSE_ERROR)
             }
+            Incoming::InvalidRequest { id } => Reply::unspanned(
+                error_line(id.as_deref(), INVALID_REQUEST, standard_message(INVALID_REQUEST), None),
+                INVALID_REQUEST,
+            ),
             Incoming::Message(msg) => self.handle_message(session, msg, host, watch, via),
         }
     }
@@ -417,10 +406,13 @@ impl Server {
         let out = match dispatched {
             Ok(o) => o,
             Err(_) => Outcome {
-                line: msg.id.as_deref().map(|id| error_line(Some(id), INTERNAL_ERROR, "Internal error", None)),
+                line: msg
+                    .id
+                    .as_deref()
+                    .map(|id| error_line(Some(id), INTERNAL_ERROR, standard_message(INTERNAL_ERROR), None)),
                 end: SpanEnd {
                     error_code: msg.id.as_ref().map(|_| INTERNAL_ERROR),
-                    error_message: msg.id.as_ref().map(|_| ("Internal error", None)),
+                    error_message: msg.id.as_ref().map(|_| (standard_message(INTERNAL_ERROR), None)),
                     ..Default::default()
                 },
             },

@@ -69,6 +69,41 @@ pub const SUPPORTED: [Version; Version::COUNT] =
 /// we do not speak (RULES L1.2).
 pub const LEGACY_DEFAULT: Version = Version::V2025_11_25;
 
+/// A version mcplite knows of but does not serve (a legacy `initialize`
+/// asking for it settles on [`LEGACY_DEFAULT`]): it differs from 2025-06-18
+/// only in what mcplite never uses (JSON-RPC batches) and in lacking the
+/// `MCP-Protocol-Version` HTTP header. Named for the two places that meet
+/// it: [`HTTP_HEADERLESS`] and [`CLIENT_ACCEPTS_LEGACY`].
+pub const V2025_03_26: &str = "2025-03-26";
+
+/// The version a legacy Streamable HTTP request without an
+/// `MCP-Protocol-Version` header speaks (the header came with 2025-06-18);
+/// a header naming it is legacy too (RULES H3).
+pub const HTTP_HEADERLESS: &str = V2025_03_26;
+
+/// Does an `MCP-Protocol-Version` header name a version this server knows:
+/// one it serves, or [`HTTP_HEADERLESS`]? Any other value is answered with
+/// the unsupported-version error.
+pub fn known_http_header(v: &str) -> bool {
+    Version::parse(v).is_some() || v == HTTP_HEADERLESS
+}
+
+/// The modern version the MCP client speaks (it claims it in `_meta`).
+pub const CLIENT_MODERN: Version = Version::V2026_07_28;
+
+/// Legacy versions the MCP client accepts from a server's `initialize`,
+/// newest first: the legacy versions mcplite serves, plus [`V2025_03_26`]
+/// (the client never sends batches, so nothing else differs).
+pub const CLIENT_ACCEPTS_LEGACY: [&str; 4] =
+    [Version::V2025_11_25.as_str(), Version::V2025_06_18.as_str(), V2025_03_26, Version::V2024_11_05.as_str()];
+
+/// The versions the MCP client can be told to insist on (R's
+/// `mcp_connect(protocol =)`): those mcplite serves, in [`SUPPORTED`] order.
+/// [`V2025_03_26`] is accepted from a server but never asked for.
+pub fn client_requestable() -> [&'static str; Version::COUNT] {
+    SUPPORTED.map(Version::as_str)
+}
+
 /// Which values a version admits in a member that older versions lack or
 /// restrict (output schemas, structured content).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -277,6 +312,23 @@ mod tests {
         assert_eq!(SUPPORTED.map(Version::as_str), newest_first);
         assert!(!LEGACY_DEFAULT.is_modern());
         assert_eq!(Version::parse("1999-01-01"), None);
+    }
+
+    #[test]
+    fn versions_known_but_not_served() {
+        assert_eq!(Version::parse(V2025_03_26), None, "not served");
+        assert_eq!(negotiate_legacy(V2025_03_26), LEGACY_DEFAULT);
+        assert!(known_http_header(HTTP_HEADERLESS) && known_http_header("2025-06-18"));
+        assert!(!known_http_header("1999-01-01"));
+        // The client accepts every legacy version served, and 2025-03-26,
+        // newest first; it insists only on versions served.
+        let mut accepts: Vec<&str> =
+            SUPPORTED.iter().filter(|v| !v.is_modern()).map(|v| v.as_str()).chain([V2025_03_26]).collect();
+        accepts.sort_unstable_by(|a, b| b.cmp(a));
+        assert_eq!(CLIENT_ACCEPTS_LEGACY.to_vec(), accepts);
+        assert!(CLIENT_MODERN.is_modern());
+        assert_eq!(client_requestable()[0], CLIENT_MODERN.as_str());
+        assert!(client_requestable().iter().all(|v| Version::parse(v).is_some()));
     }
 
     #[test]

@@ -156,6 +156,34 @@ fn http_options(l: &List) -> error::Result<HttpOptions> {
     })
 }
 
+/// The protocol constants R uses, from the engine's registries
+/// (`version.rs`, `codes.rs`), so that R spells none of them
+/// (`R/protocol.R`): `server_versions` (discovery order), `modern` (the
+/// modern version), `client_versions` (what `mcp_connect(protocol =)` may
+/// name), `client_accepts` (every version the client accepts from a server)
+/// and `codes` (the error codes, a named integer vector).
+/// @noRd
+#[extendr]
+fn engine_protocol() -> Robj {
+    use mcplite_engine::codes;
+    use mcplite_engine::version::{self, SUPPORTED};
+    let mut code_values = Robj::from(codes::ALL.map(|c| c.code as i32).to_vec());
+    if code_values.set_names(codes::ALL.map(|c| c.name)).is_err() {
+        return Error::new(Kind::Internal, "cannot name the protocol codes").into_r();
+    }
+    let modern = SUPPORTED.iter().find(|v| v.is_modern()).map(|v| v.as_str());
+    let accepts: Vec<&str> =
+        std::iter::once(version::CLIENT_MODERN.as_str()).chain(version::CLIENT_ACCEPTS_LEGACY).collect();
+    list!(
+        server_versions = SUPPORTED.map(|v| v.as_str()).to_vec(),
+        modern = modern,
+        client_versions = version::client_requestable().to_vec(),
+        client_accepts = accepts,
+        codes = code_values
+    )
+    .into()
+}
+
 /// An in-process handler (`mcp_handler()`): a prepared server, its host and
 /// its legacy session state.
 struct Handler {
@@ -215,4 +243,5 @@ extendr_module! {
     fn engine_serve_http;
     fn engine_handler_new;
     fn engine_handler_handle;
+    fn engine_protocol;
 }

@@ -38,27 +38,20 @@ pub use http::{HttpLink, HttpSpec};
 pub use stdio::StdioLink;
 use wire::{classify, error_parts, json_string, request_line, Kind, Member};
 
-use crate::version::{Version, META_CAPS, META_SERVER_INFO, META_VERSION};
+use crate::codes;
+use crate::version::{self, META_CAPS, META_SERVER_INFO, META_VERSION};
 
 /// The modern revision the client speaks.
-pub const MODERN: &str = Version::V2026_07_28.as_str();
+pub const MODERN: &str = version::CLIENT_MODERN.as_str();
 
-/// Legacy revisions the client accepts from `initialize`, newest first: the
-/// server's legacy versions, plus 2025-03-26, which only differs from its
-/// neighbours in batching (the client never sends batches).
-pub const LEGACY: [&str; 4] =
-    [Version::V2025_11_25.as_str(), Version::V2025_06_18.as_str(), "2025-03-26", Version::V2024_11_05.as_str()];
+/// Legacy revisions the client accepts from `initialize`, newest first.
+pub const LEGACY: [&str; 4] = version::CLIENT_ACCEPTS_LEGACY;
 
 /// The legacy revision the client asks for first.
-pub const LEGACY_PREFERRED: &str = crate::version::LEGACY_DEFAULT.as_str();
+pub const LEGACY_PREFERRED: &str = version::LEGACY_DEFAULT.as_str();
 
 /// Why a link failed when the server just went away.
 const CLOSED: &str = "the server closed the connection";
-
-/// Every version string `protocol` may name.
-pub fn known_version(v: &str) -> bool {
-    v == MODERN || LEGACY.contains(&v) || Version::parse(v).is_some()
-}
 
 /// Why a client operation failed.
 #[derive(Debug, Clone, PartialEq)]
@@ -497,7 +490,7 @@ impl Connection {
         let probe_deadline = (Instant::now() + opts.probe_timeout).min(deadline);
         match self.wait_until(probe, probe_deadline, interrupted, false) {
             Ok(result) => self.discovered(&result, fallback, opts.timeout, deadline, interrupted),
-            Err(ClientError::Rpc { code, message, data }) if is_modern_error(code) => {
+            Err(ClientError::Rpc { code, message, data }) if codes::is_modern_only(code) => {
                 let supported = supported_list(data.as_ref().and_then(|d| d.get("supported")));
                 match (fallback, best_legacy(&supported)) {
                     (true, Some(v)) => self.initialize(v, opts.timeout, deadline, None, interrupted),
@@ -833,7 +826,11 @@ impl Connection {
                 let line = if method == "ping" {
                     wire::response_line(&rid, Some("{}"), None)
                 } else {
-                    wire::response_line(&rid, None, Some((-32601, "Method not found")))
+                    wire::response_line(
+                        &rid,
+                        None,
+                        Some((codes::METHOD_NOT_FOUND, codes::standard_message(codes::METHOD_NOT_FOUND))),
+                    )
                 };
                 self.link.respond(&line);
                 None
@@ -1076,11 +1073,6 @@ impl Drop for Connection {
     fn drop(&mut self) {
         self.close();
     }
-}
-
-/// Errors that only a modern server sends.
-fn is_modern_error(code: i64) -> bool {
-    (-32022..=-32020).contains(&code)
 }
 
 fn supported_list(v: Option<&Value>) -> Vec<String> {

@@ -15,6 +15,8 @@ use std::borrow::Cow;
 
 use opentelemetry::{Key, KeyValue, StringValue, Value};
 
+use crate::codes;
+
 /// `mcp.method.name` (and the span name) of a method that is not an MCP
 /// method.
 pub const OTHER_METHOD: &str = "_OTHER";
@@ -28,7 +30,23 @@ pub const CLIENT_STRING_LIMIT: usize = 256;
 /// `tool_error` for a tool result with `isError: true` (a failing or
 /// interrupted R tool included). HTTP server spans (RULES T10) add the 5xx
 /// status codes and `_OTHER` (no answer sent).
-pub const ERROR_TYPES: [&str; 6] = ["-32600", "-32601", "-32602", "-32603", "-32022", "tool_error"];
+pub const ERROR_TYPES: [&str; 6] = [
+    code_str(codes::INVALID_REQUEST),
+    code_str(codes::METHOD_NOT_FOUND),
+    code_str(codes::INVALID_PARAMS),
+    code_str(codes::INTERNAL_ERROR),
+    code_str(codes::UNSUPPORTED_VERSION),
+    "tool_error",
+];
+
+/// [`codes::text`] of a code that is in [`codes::ALL`] (checked when the
+/// constant is built).
+const fn code_str(code: i64) -> &'static str {
+    match codes::text(code) {
+        Some(t) => t,
+        None => panic!("not a declared code"),
+    }
+}
 
 /// The MCP methods of every protocol version mcplite knows (the schemas of
 /// 2024-11-05 to 2026-07-28 and the OpenTelemetry MCP conventions' list), in
@@ -86,14 +104,9 @@ pub(crate) fn truncate(s: &str, max: usize) -> &str {
 
 /// `error.type` and `rpc.response.status_code` of a JSON-RPC error code.
 pub(crate) fn code_text(code: i64) -> Cow<'static, str> {
-    match code {
-        -32700 => "-32700".into(),
-        -32600 => "-32600".into(),
-        -32601 => "-32601".into(),
-        -32602 => "-32602".into(),
-        -32603 => "-32603".into(),
-        -32022 => "-32022".into(),
-        other => other.to_string().into(),
+    match codes::text(code) {
+        Some(t) => t.into(),
+        None => code.to_string().into(),
     }
 }
 

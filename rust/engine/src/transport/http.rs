@@ -32,7 +32,7 @@
 //! listing the supported versions; an unknown method is `404` with `-32601`.
 //!
 //! Legacy requests (2025-03-26 … 2025-11-25; an absent
-//! `MCP-Protocol-Version` means 2025-03-26) use sessions: `initialize`
+//! `MCP-Protocol-Version` means [`version::HTTP_HEADERLESS`]) use sessions: `initialize`
 //! without a session id mints one (32 random hex characters, after
 //! `<replica>.` when [`HttpOptions::replica`] is set, so a load balancer can
 //! route on it) and returns it in `MCP-Session-Id`; every later request must
@@ -94,24 +94,18 @@ use hyper_util::server::graceful::GracefulShutdown;
 use serde_json::{Map, Value};
 use subtle::ConstantTimeEq;
 
+use crate::codes::{
+    standard_message, HEADER_MISMATCH, INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR,
+    UNSUPPORTED_VERSION,
+};
 use crate::host::{CallContext, Host, ToolFailure, ToolResult, ToolSpec};
 use crate::json::write_str;
 use crate::message::{parse_line, Incoming, Message};
 use crate::progress::{progress_token, CallStart, CallWatch, Inflight, NoWatch, Progress, ProgressPolicy};
 use crate::projection;
-use crate::server::{
-    add_error_data, error_line, Carrier, LegacyState, Server, METHOD_NOT_FOUND, PARSE_ERROR, UNSUPPORTED_VERSION,
-};
+use crate::server::{add_error_data, error_line, Carrier, LegacyState, Server};
 use crate::telemetry::{HttpSpan, HttpStart, HttpVia, Via};
 use crate::version::{self, Era, Version};
-
-/// JSON-RPC code of a header that is missing or does not match the body
-/// (`HeaderMismatch`, 2026-07-28 Streamable HTTP).
-pub const HEADER_MISMATCH: i64 = -32020;
-const INVALID_REQUEST: i64 = -32600;
-/// The legacy version a request without `MCP-Protocol-Version` is taken to
-/// speak (the header did not exist before 2025-06-18).
-const HEADERLESS_LEGACY: &str = "2025-03-26";
 
 /// Settings of the HTTP transport.
 #[derive(Debug, Clone)]
@@ -689,7 +683,7 @@ async fn too_busy(req: Request<HyperBody>) -> Resp {
     let mut r = error_resp(
         StatusCode::SERVICE_UNAVAILABLE,
         None,
-        -32603,
+        INTERNAL_ERROR,
         "Service Unavailable: too many connections, retry later",
     );
     r.headers_mut().insert(hyper::header::RETRY_AFTER, HeaderValue::from_static("1"));
@@ -1010,7 +1004,7 @@ async fn stream_call(
                 guard.armed = false;
                 let line = match answer {
                     Ok(a) => a.line,
-                    Err(_) => Some(rpc_error(Some(&raw_id), -32603, "Service Unavailable: the server is stopping", None)),
+                    Err(_) => Some(rpc_error(Some(&raw_id), INTERNAL_ERROR, "Service Unavailable: the server is stopping", None)),
                 };
                 if let Some(line) = line {
                     let _ = tx.send(sse_event(&line)).await;
@@ -1289,10 +1283,11 @@ async fn handle_request(sh: &Shared, req: Request<HyperBody>, via: Option<Via>) 
     // An MCP-Protocol-Version header naming no version we know: the
     // unsupported-version error, which a probing client recognises.
     if let Some(v) = header(h, "mcp-protocol-version") {
-        if Version::parse(v).is_none() && v != HEADERLESS_LEGACY {
+        if !version::known_http_header(v) {
             let mut data = Vec::new();
             projection::write_unsupported_version_data(&mut data, v);
-            let line = rpc_error(msg.id.as_deref(), UNSUPPORTED_VERSION, "Unsupported protocol version", Some(&data));
+            let line =
+                rpc_error(msg.id.as_deref(), UNSUPPORTED_VERSION, standard_message(UNSUPPORTED_VERSION), Some(&data));
             return respond(StatusCode::BAD_REQUEST, line);
         }
     }
@@ -1384,7 +1379,7 @@ fn legacy_resp(a: Answer) -> Resp {
 }
 
 fn unavailable() -> Resp {
-    error_resp(StatusCode::SERVICE_UNAVAILABLE, None, -32603, "Service Unavailable: the server is stopping")
+    error_resp(StatusCode::SERVICE_UNAVAILABLE, None, INTERNAL_ERROR, "Service Unavailable: the server is stopping")
 }
 
 async fn modern(sh: &Shared, h: &HeaderMap, incoming: Incoming, via: Option<Via>) -> Resp {
