@@ -11,33 +11,44 @@
 //! [`Progress`] is the state of one call's notifications, shared by three
 //! parties:
 //!
-//! * the tool (through the R bridge's `mcp_progress()`), which
-//!   [`Progress::report`]s its own values;
+//! * the tool (through the R bridge's `mcp_progress()`, or anything else
+//!   running in the call, such as a proxied remote tool's progress), which
+//!   reports its own values with [`Inflight::report`];
 //! * the transport's ticker (a thread on stdio, a task per response stream
 //!   on HTTP), which asks [`Progress::poll`] for the line due now and writes
-//!   it;
-//! * the dispatcher, which [`Progress::end`]s it before the response is
-//!   written, so that no notification follows the response.
+//!   it, sleeping until [`Progress::next_due`] or until a report wakes it
+//!   ([`Inflight::wait_after`] on a thread, [`Progress::changed`] in a task);
+//! * the dispatcher, which [`Progress::finish`]es it when the tool returns:
+//!   from then on `poll` gives nothing, and the transport writes the line
+//!   [`Progress::take_final`] gives (the tool's last report, if it was not
+//!   sent yet) before the response (RULES C1.3, C2.4).
 //!
-//! What `poll` sends:
+//! What `poll` sends (RULES C2):
 //!
-//! * the tool's latest report, at most one per [`ProgressPolicy::min_gap`]
-//!   (reports in between are coalesced: the latest wins);
+//! * the tool's latest report, as soon as the rate limit allows: a token
+//!   bucket of [`ProgressPolicy::burst`] notifications refilled one per
+//!   [`ProgressPolicy::min_gap`] (a short burst goes out at once, a tight
+//!   loop gets one notification per `min_gap`; reports in between are
+//!   coalesced: the latest wins);
 //! * otherwise a heartbeat, when nothing was sent for a while: the first
 //!   [`ProgressPolicy::first`] after the call started, then every
-//!   [`ProgressPolicy::interval`]. Before the tool's first report a heartbeat
-//!   counts 1, 2, 3, ...; afterwards it repeats the tool's total and message
-//!   with a value a hair above the last one sent (the protocol wants every
-//!   value to increase). Its message says for how long the tool has run.
+//!   [`ProgressPolicy::interval`]. A heartbeat never sets the scale: the
+//!   first one before the tool's first report is 0 without a total, and
+//!   every other one is a hair above the last value sent (too little to
+//!   move a progress bar, but the protocol wants every value to increase),
+//!   repeating the tool's total and message. Its message says for how long
+//!   the tool has run.
 //!
-//! The values sent always increase. A tool report at or below the last
-//! value sent (only possible when heartbeats ran before the tool's first
-//! report) is sent just above it, with the tool's total and message.
+//! The values sent always increase. A tool report above everything sent
+//! goes out unchanged; one at or below (possible only after heartbeats,
+//! whose values are at most a hair above the tool's) goes out just above
+//! the last value sent, with the tool's total and message.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use tokio::sync::Notify;
 
 use crate::projection;
 use crate::version::Version;
@@ -49,8 +60,12 @@ pub struct ProgressPolicy {
     pub first: Duration,
     /// Between heartbeats (since the last notification of any kind).
     pub interval: Duration,
-    /// At least this long between two notifications carrying tool reports.
+    /// The rate limit of notifications carrying tool reports: the bucket
+    /// gains one notification per `min_gap`...
     pub min_gap: Duration,
+    /// ...and holds at most `burst` (at least 1). A call starts with a full
+    /// bucket.
+    pub burst: u32,
 }
 
 impl Default for ProgressPolicy {
@@ -59,6 +74,7 @@ impl Default for ProgressPolicy {
             first: Duration::from_secs(1),
             interval: Duration::from_secs(5),
             min_gap: Duration::from_millis(100),
+            burst: 10,
         }
     }
 }
@@ -68,7 +84,7 @@ impl ProgressPolicy {
     /// one second, sooner when the interval is shorter).
     pub fn with_interval(interval: Duration) -> ProgressPolicy {
         let d = ProgressPolicy::default();
-        ProgressPolicy { first: d.first.min(interval), interval, min_gap: d.min_gap.min(interval) }
+        ProgressPolicy { first: d.first.min(interval), interval, min_gap: d.min_gap.min(interval), burst: d.burst }
     }
 }
 
@@ -106,10 +122,17 @@ struct State {
     sent: u64,
     last_value: Option<f64>,
     last_sent: Option<Instant>,
+    /// The rate limit (a token bucket kept as a "theoretical arrival time",
+    /// GCRA): a report may be sent at `tat - (burst - 1) * min_gap` or
+    /// later; each one sent moves `tat` one `min_gap` past `max(tat, now)`.
+    tat: Instant,
     /// The tool's last accepted report, and whether it is still to be sent.
     reported: Option<Report>,
     pending: bool,
     ended: bool,
+    /// The tool's last report, unsent when the call finished: written by
+    /// the transport before the response ([`Progress::take_final`]).
+    last_line: Option<Vec<u8>>,
 }
 
 /// The notifications of one running call (see the module documentation).
@@ -120,14 +143,17 @@ pub struct Progress {
     started: Instant,
     policy: ProgressPolicy,
     state: Mutex<State>,
+    /// Woken (one permit kept) when a report starts waiting: what an async
+    /// ticker waits on ([`Progress::changed`]).
+    changed: Notify,
 }
 
 fn lock(m: &Mutex<State>) -> MutexGuard<'_, State> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// A value a hair above `x`, so that a heartbeat after a tool report keeps
-/// the values increasing without visibly changing them.
+/// A value a hair above `x`, so that a heartbeat keeps the values
+/// increasing without visibly changing them.
 fn just_above(x: f64) -> f64 {
     let step = x.abs().max(1.0) * 1e-9;
     let y = x + step;
@@ -151,10 +177,13 @@ impl Progress {
                 sent: 0,
                 last_value: None,
                 last_sent: None,
+                tat: started,
                 reported: None,
                 pending: false,
                 ended: false,
+                last_line: None,
             }),
+            changed: Notify::new(),
         }
     }
 
@@ -167,11 +196,13 @@ impl Progress {
     /// tool's previous report; both numbers must be finite. Accepted
     /// reports are coalesced until [`Progress::poll`] sends the latest.
     ///
-    /// `Ok(true)` when the ticker should be woken ([`Inflight::notify`]):
-    /// this report is the first one waiting since the last notification.
+    /// `Ok(true)` when the ticker should be woken ([`Inflight::notify`]; an
+    /// async ticker waiting on [`Progress::changed`] is woken here): this
+    /// report is the first one waiting since the last notification.
     /// `Ok(false)` when it joins one already waiting (the ticker is already
     /// due to send it) or the call has ended: a tool reporting in a tight
     /// loop then costs no wake-ups beyond one per notification sent.
+    /// [`Inflight::report`] does all of this for the running call.
     pub fn report(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> Result<bool, ReportError> {
         if !progress.is_finite() || total.is_some_and(|t| !t.is_finite()) {
             return Err(ReportError::NotFinite);
@@ -185,7 +216,54 @@ impl Progress {
         s.reported = Some(Report { progress, total, message: message.map(str::to_owned) });
         let was_pending = s.pending;
         s.pending = !s.ended;
-        Ok(s.pending && !was_pending)
+        let wake = s.pending && !was_pending;
+        drop(s);
+        if wake {
+            self.changed.notify_one();
+        }
+        Ok(wake)
+    }
+
+    /// Wakes an async ticker when a report starts waiting (a permit is kept
+    /// when nobody waits, so a report between the ticker's look at the
+    /// state and its wait is not missed).
+    pub fn changed(&self) -> &Notify {
+        &self.changed
+    }
+
+    /// When the rate limit lets the next report go.
+    fn report_allowed_at(&self, s: &State) -> Instant {
+        let tolerance = self.policy.min_gap.saturating_mul(self.policy.burst.saturating_sub(1));
+        s.tat.checked_sub(tolerance).map_or(self.started, |t| t.max(self.started))
+    }
+
+    /// The value, total and message that send the pending report now.
+    fn take_report(&self, s: &mut State) -> (f64, Option<f64>, Option<String>) {
+        let r = s.reported.clone().expect("pending implies a report");
+        let value = match s.last_value {
+            Some(last) if r.progress <= last => just_above(last),
+            _ => r.progress,
+        };
+        s.pending = false;
+        (value, r.total, r.message)
+    }
+
+    /// Record a notification as sent and write its line.
+    fn line(&self, s: &mut State, now: Instant, value: f64, total: Option<f64>, message: Option<&str>) -> Vec<u8> {
+        s.sent += 1;
+        s.last_value = Some(value);
+        s.last_sent = Some(now);
+        let mut out = Vec::with_capacity(160);
+        projection::write_progress_notification(&mut out, self.version, &self.token, value, total, message);
+        out
+    }
+
+    /// When the next heartbeat is due.
+    fn heartbeat_at(&self, s: &State) -> Instant {
+        match s.last_sent {
+            None => self.started + self.policy.first,
+            Some(t) => t + self.policy.interval,
+        }
     }
 
     /// The notification line due at `now`, if any (without LF). Updates the
@@ -195,43 +273,29 @@ impl Progress {
         if s.ended {
             return None;
         }
-        let since_last = s.last_sent.map(|t| now.saturating_duration_since(t));
-        let (value, total, message) = if s.pending && since_last.is_none_or(|d| d >= self.policy.min_gap) {
-            let r = s.reported.clone().expect("pending implies a report");
-            let value = match s.last_value {
-                Some(last) if r.progress <= last => just_above(last),
-                _ => r.progress,
-            };
-            s.pending = false;
-            (value, r.total, r.message)
-        } else {
-            let quiet = match since_last {
-                None => now.saturating_duration_since(self.started) >= self.policy.first,
-                Some(d) => d >= self.policy.interval,
-            };
-            if !quiet {
-                return None;
-            }
-            let secs = now.saturating_duration_since(self.started).as_secs();
-            let running = format!("still running after {secs} s");
-            match &s.reported {
-                None => ((s.sent + 1) as f64, None, Some(running)),
-                Some(r) => {
-                    let last = s.last_value.unwrap_or(r.progress);
-                    let msg = match &r.message {
-                        Some(m) => format!("{m} ({running})"),
-                        None => running,
-                    };
-                    (just_above(last), r.total, Some(msg))
-                }
+        let quiet = now >= self.heartbeat_at(&s);
+        if s.pending && (quiet || now >= self.report_allowed_at(&s)) {
+            // A report takes a heartbeat's turn when the bucket is empty.
+            let (value, total, message) = self.take_report(&mut s);
+            s.tat = s.tat.max(now) + self.policy.min_gap;
+            return Some(self.line(&mut s, now, value, total, message.as_deref()));
+        }
+        if !quiet {
+            return None;
+        }
+        let secs = now.saturating_duration_since(self.started).as_secs();
+        let running = format!("still running after {secs} s");
+        let (value, total, message) = match &s.reported {
+            None => (s.last_value.map_or(0.0, just_above), None, running),
+            Some(r) => {
+                let msg = match &r.message {
+                    Some(m) => format!("{m} ({running})"),
+                    None => running,
+                };
+                (just_above(s.last_value.unwrap_or(r.progress)), r.total, msg)
             }
         };
-        s.sent += 1;
-        s.last_value = Some(value);
-        s.last_sent = Some(now);
-        let mut out = Vec::with_capacity(160);
-        projection::write_progress_notification(&mut out, self.version, &self.token, value, total, message.as_deref());
-        Some(out)
+        Some(self.line(&mut s, now, value, total, Some(&message)))
     }
 
     /// When [`Progress::poll`] may next have something to send (a ticker
@@ -241,27 +305,49 @@ impl Progress {
         if s.ended {
             return None;
         }
-        Some(match (s.pending, s.last_sent) {
-            (true, None) => self.started,
-            (true, Some(t)) => t + self.policy.min_gap,
-            (false, None) => self.started + self.policy.first,
-            (false, Some(t)) => t + self.policy.interval,
-        })
+        let heartbeat = self.heartbeat_at(&s);
+        Some(if s.pending { heartbeat.min(self.report_allowed_at(&s)) } else { heartbeat })
     }
 
-    /// No notification after this (the call has returned).
+    /// The call has returned: no notification from [`Progress::poll`] after
+    /// this, and the tool's last report, when it is still waiting, becomes
+    /// the line [`Progress::take_final`] gives (whatever the rate limit
+    /// says: RULES C2.4).
+    pub fn finish(&self) {
+        let mut s = lock(&self.state);
+        if s.ended {
+            return;
+        }
+        if s.pending {
+            let (value, total, message) = self.take_report(&mut s);
+            let line = self.line(&mut s, Instant::now(), value, total, message.as_deref());
+            s.last_line = Some(line);
+        }
+        s.ended = true;
+    }
+
+    /// The tool's last report, when it was still waiting as the call
+    /// finished (see [`Progress::finish`]): the transport writes it before
+    /// the response. Given once.
+    pub fn take_final(&self) -> Option<Vec<u8>> {
+        lock(&self.state).last_line.take()
+    }
+
+    /// No notification after this, not even the last report (the call was
+    /// cancelled: it gets no response either).
     pub fn end(&self) {
         let mut s = lock(&self.state);
         s.ended = true;
         s.pending = false;
+        s.last_line = None;
     }
 
-    /// Has the call returned?
+    /// Has the call returned (or been cancelled)?
     pub fn is_ended(&self) -> bool {
         lock(&self.state).ended
     }
 
-    /// Notifications sent so far.
+    /// Notifications sent so far (the final line included).
     pub fn sent(&self) -> u64 {
         lock(&self.state).sent
     }
@@ -283,7 +369,9 @@ pub trait CallWatch {
     /// The tool of `call` is about to run.
     fn started(&self, call: &CallStart<'_>);
     /// The tool returned. True when the call was cancelled meanwhile: the
-    /// dispatcher then sends no response (RULES C4).
+    /// dispatcher then sends no response (RULES C4). Otherwise the call's
+    /// progress is finished ([`Progress::finish`]) and the transport writes
+    /// its final line, if any, before the response (RULES C2.4).
     fn finished(&self) -> bool;
 }
 
@@ -355,6 +443,21 @@ impl Inflight {
     /// The progress of the running call, when it has one.
     pub fn progress(&self) -> Option<Arc<Progress>> {
         self.running().as_ref().and_then(|r| r.progress.clone())
+    }
+
+    /// A report for the running call (RULES C2.1), from whatever runs in
+    /// it: the tool's own `mcp_progress()`, or the progress of a remote tool
+    /// it proxies. `Ok(false)` when nobody listens (no call runs, or it has
+    /// no progress token), `Ok(true)` when the report is sent (possibly
+    /// coalesced with later ones); the ticker is woken when it has to be.
+    pub fn report(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> Result<bool, ReportError> {
+        let Some(p) = self.progress() else { return Ok(false) };
+        if p.report(progress, total, message)? {
+            // Only the first report waiting since the last notification
+            // wakes the ticker: a tight loop of reports costs no wake-ups.
+            self.notify();
+        }
+        Ok(true)
     }
 
     /// Is a call running?
@@ -446,7 +549,9 @@ impl CallWatch for Inflight {
         match r {
             Some(r) => {
                 if let Some(p) = &r.progress {
-                    p.end();
+                    // A cancelled call's progress has ended already; this
+                    // keeps the last report of any other for the response.
+                    p.finish();
                     self.notify();
                 }
                 r.cancelled
@@ -459,6 +564,7 @@ impl CallWatch for Inflight {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     fn policy() -> ProgressPolicy {
@@ -466,6 +572,7 @@ mod tests {
             first: Duration::from_secs(1),
             interval: Duration::from_secs(5),
             min_gap: Duration::from_millis(100),
+            burst: 10,
         }
     }
 
@@ -477,6 +584,21 @@ mod tests {
         let v: Value = serde_json::from_str(line).unwrap();
         assert_eq!(v["method"], "notifications/progress");
         v["params"].clone()
+    }
+
+    fn value(line: Vec<u8>) -> f64 {
+        params(&text(line))["progress"].as_f64().unwrap()
+    }
+
+    /// The value, total and message of a notification.
+    fn sent(line: Vec<u8>) -> (f64, Value, Value) {
+        let p = params(&text(line));
+        (p["progress"].as_f64().unwrap(), p["total"].clone(), p["message"].clone())
+    }
+
+    /// Above `base`, by too little to move a progress bar.
+    fn hair_above(v: f64, base: f64) -> bool {
+        v > base && v < base + 1e-6
     }
 
     #[test]
@@ -493,49 +615,80 @@ mod tests {
     }
 
     #[test]
-    fn c1_heartbeat_waits_then_counts_at_the_interval() {
+    fn c1_heartbeat_waits_then_repeats_at_the_interval_without_moving() {
         let t0 = Instant::now();
         let p = Progress::new("\"t\"".into(), Version::V2025_11_25, policy(), t0);
         assert_eq!(p.poll(t0), None);
         assert_eq!(p.poll(t0 + Duration::from_millis(999)), None, "a quick call gets nothing");
         let first = params(&text(p.poll(t0 + Duration::from_secs(1)).unwrap()));
         assert_eq!(first["progressToken"], "t");
-        assert_eq!(first["progress"], 1);
+        assert_eq!(first["progress"], 0, "a heartbeat sets no scale");
         assert!(first.get("total").is_none());
         assert_eq!(first["message"], "still running after 1 s");
         assert_eq!(p.poll(t0 + Duration::from_secs(5)), None, "not before the interval");
         let second = params(&text(p.poll(t0 + Duration::from_secs(6)).unwrap()));
-        assert_eq!(second["progress"], 2);
+        let v = second["progress"].as_f64().unwrap();
+        assert!(hair_above(v, 0.0), "a hair above the last value: {v}");
         assert_eq!(second["message"], "still running after 6 s");
         assert_eq!(p.next_due(), Some(t0 + Duration::from_secs(11)));
-        p.end();
+        p.finish();
+        assert_eq!(p.take_final(), None, "no report was waiting");
         assert_eq!(p.poll(t0 + Duration::from_secs(60)), None, "nothing after the end");
         assert_eq!(p.next_due(), None);
         assert_eq!(p.sent(), 2);
     }
 
     #[test]
-    fn c2_reports_are_checked_coalesced_and_rate_limited() {
-        let t0 = Instant::now();
-        let p = Progress::new("7".into(), Version::V2025_11_25, policy(), t0);
+    fn c2_reports_are_checked() {
+        let p = Progress::new("7".into(), Version::V2025_11_25, policy(), Instant::now());
         p.report(1.0, Some(10.0), Some("one")).unwrap();
         assert_eq!(p.report(1.0, None, None), Err(ReportError::NotIncreasing { previous: 1.0 }));
         assert_eq!(p.report(0.5, None, None), Err(ReportError::NotIncreasing { previous: 1.0 }));
         assert_eq!(p.report(f64::NAN, None, None), Err(ReportError::NotFinite));
         assert_eq!(p.report(2.0, Some(f64::INFINITY), None), Err(ReportError::NotFinite));
         p.report(2.0, Some(10.0), Some("two")).unwrap();
-        let a = params(&text(p.poll(t0).unwrap()));
+        let a = params(&text(p.poll(Instant::now()).unwrap()));
         assert_eq!((a["progressToken"].clone(), a["progress"].clone()), (Value::from(7), Value::from(2)));
         assert_eq!(a["total"], 10);
-        assert_eq!(a["message"], "two");
-        for i in 3..1000 {
-            p.report(f64::from(i), Some(1000.0), None).unwrap();
+        assert_eq!(a["message"], "two", "the latest report wins");
+    }
+
+    #[test]
+    fn c2_a_burst_goes_out_at_once_then_the_rate_is_limited() {
+        let t0 = Instant::now();
+        let p = Progress::new("7".into(), Version::V2025_11_25, policy(), t0);
+        // Ten reports polled as they come, all at the same instant: the burst.
+        for i in 1..=10 {
+            p.report(f64::from(i), Some(100.0), None).unwrap();
+            assert_eq!(p.next_due(), Some(t0), "report {i} is due at once");
+            assert_eq!(value(p.poll(t0).unwrap()), f64::from(i));
         }
-        assert_eq!(p.poll(t0 + Duration::from_millis(50)), None, "rate limited");
-        let b = params(&text(p.poll(t0 + Duration::from_millis(100)).unwrap()));
-        assert_eq!(b["progress"], 999, "the latest report wins");
-        assert_eq!(p.poll(t0 + Duration::from_millis(300)), None, "nothing new, no heartbeat yet");
-        assert_eq!(p.sent(), 2);
+        p.report(11.0, Some(100.0), None).unwrap();
+        assert_eq!(p.poll(t0), None, "the bucket is empty");
+        assert_eq!(p.poll(t0 + Duration::from_millis(99)), None);
+        assert_eq!(p.next_due(), Some(t0 + Duration::from_millis(100)));
+        assert_eq!(value(p.poll(t0 + Duration::from_millis(100)).unwrap()), 11.0);
+        // A tight loop: 100,000 reports within a second, each polled (the
+        // most a ticker could do), send one notification per 100 ms.
+        let mut sent = 0;
+        let mut last = 11.0;
+        for i in 0..100_000u32 {
+            let now = t0 + Duration::from_millis(100) + Duration::from_micros(10 * u64::from(i));
+            p.report(f64::from(i) + 12.0, Some(2e6), None).unwrap();
+            if let Some(l) = p.poll(now) {
+                let v = value(l);
+                assert!(v > last);
+                last = v;
+                sent += 1;
+            }
+        }
+        assert!((9..=10).contains(&sent), "{sent} notifications for 100,000 reports in a second");
+        // A quiet spell refills the bucket: the next burst goes out at once.
+        let later = t0 + Duration::from_secs(3);
+        for i in 0..10 {
+            p.report(2e6 + f64::from(i), Some(4e6), None).unwrap();
+            assert!(p.poll(later).is_some(), "report {i} after a quiet spell");
+        }
     }
 
     #[test]
@@ -547,34 +700,74 @@ mod tests {
         assert_eq!(p.report(3.0, None, None), Ok(false));
         p.poll(t0).unwrap();
         assert_eq!(p.report(4.0, None, None), Ok(true), "the first after a notification");
-        p.end();
+        p.finish();
         assert_eq!(p.report(5.0, None, None), Ok(false), "nothing is sent after the end");
     }
 
     #[test]
-    fn c2_heartbeat_adapts_to_reports_and_values_always_increase() {
+    fn c2_heartbeats_never_set_the_scale() {
         let t0 = Instant::now();
         let p = Progress::new("\"x\"".into(), Version::V2025_11_25, policy(), t0);
-        // Two heartbeats before the tool's first report: values 1 and 2.
-        p.poll(t0 + Duration::from_secs(1)).unwrap();
-        p.poll(t0 + Duration::from_secs(6)).unwrap();
-        // The tool reports 1 of 4: at or below what was sent, so it goes out
-        // just above 2, with the tool's total and message.
-        p.report(1.0, Some(4.0), Some("fold 1")).unwrap();
-        let a = params(&text(p.poll(t0 + Duration::from_secs(7)).unwrap()));
-        let av = a["progress"].as_f64().unwrap();
-        assert!(av > 2.0 && av < 2.001, "{av}");
-        assert_eq!(a["total"], 4);
-        assert_eq!(a["message"], "fold 1");
-        p.report(3.0, Some(4.0), Some("fold 3")).unwrap();
-        let b = params(&text(p.poll(t0 + Duration::from_secs(8)).unwrap()));
-        assert_eq!(b["progress"], 3);
-        // A silent tool: the heartbeat repeats its total and message, just above 3.
-        let c = params(&text(p.poll(t0 + Duration::from_secs(13)).unwrap()));
-        let cv = c["progress"].as_f64().unwrap();
-        assert!(cv > 3.0 && cv < 3.001, "{cv}");
-        assert_eq!(c["total"], 4);
-        assert_eq!(c["message"], "fold 3 (still running after 13 s)");
+        // Two heartbeats before the tool's first report.
+        assert_eq!(value(p.poll(t0 + Duration::from_secs(1)).unwrap()), 0.0);
+        let hb = value(p.poll(t0 + Duration::from_secs(6)).unwrap());
+        assert!(hair_above(hb, 0.0), "{hb}");
+        // The tool reports half of 1: above everything sent, so unchanged.
+        p.report(0.5, Some(1.0), Some("half")).unwrap();
+        assert_eq!(sent(p.poll(t0 + Duration::from_secs(7)).unwrap()), (0.5, json!(1), json!("half")));
+        // A silent tool: the heartbeat repeats its total and message, a hair above 0.5.
+        let (cv, total, message) = sent(p.poll(t0 + Duration::from_secs(12)).unwrap());
+        assert!(hair_above(cv, 0.5), "{cv}");
+        assert_eq!((total, message), (json!(1), json!("half (still running after 12 s)")));
+        // The tool's next value is above the heartbeat's: unchanged again.
+        p.report(0.75, Some(1.0), None).unwrap();
+        assert_eq!(value(p.poll(t0 + Duration::from_secs(13)).unwrap()), 0.75);
+    }
+
+    #[test]
+    fn c2_a_report_at_or_below_a_heartbeat_goes_out_just_above_it() {
+        let t0 = Instant::now();
+        let p = Progress::new("\"x\"".into(), Version::V2025_11_25, policy(), t0);
+        assert_eq!(value(p.poll(t0 + Duration::from_secs(1)).unwrap()), 0.0);
+        // The tool starts at 0 of 100 (as the conformance suite's tool does).
+        p.report(0.0, Some(100.0), Some("start")).unwrap();
+        let (av, total, message) = sent(p.poll(t0 + Duration::from_millis(1100)).unwrap());
+        assert!(hair_above(av, 0.0), "{av}");
+        assert_eq!((total, message), (json!(100), json!("start")));
+        p.report(50.0, Some(100.0), None).unwrap();
+        assert_eq!(value(p.poll(t0 + Duration::from_millis(1150)).unwrap()), 50.0);
+    }
+
+    #[test]
+    fn c2_the_last_report_is_kept_for_the_response() {
+        let t0 = Instant::now();
+        let p = Progress::new("1".into(), Version::V2025_11_25, policy(), t0);
+        for i in 1..=10 {
+            p.report(f64::from(i), Some(20.0), None).unwrap();
+            p.poll(t0).unwrap();
+        }
+        // The bucket is empty: the ticker would wait 100 ms for this one.
+        p.report(19.0, Some(20.0), Some("almost")).unwrap();
+        p.report(20.0, Some(20.0), Some("done")).unwrap();
+        assert_eq!(p.poll(t0), None);
+        p.finish();
+        assert_eq!(p.poll(t0 + Duration::from_secs(1)), None, "the ticker sends nothing after the end");
+        assert_eq!(sent(p.take_final().expect("the last report")), (20.0, json!(20), json!("done")));
+        assert_eq!(p.take_final(), None, "given once");
+        assert_eq!(p.sent(), 11);
+        // A report already sent is not sent again.
+        let q = Progress::new("2".into(), Version::V2025_11_25, policy(), t0);
+        q.report(1.0, None, None).unwrap();
+        q.poll(t0).unwrap();
+        q.finish();
+        assert_eq!(q.take_final(), None);
+        // A cancelled call sends nothing more, not even its last report.
+        let r = Progress::new("3".into(), Version::V2025_11_25, policy(), t0);
+        r.report(1.0, None, None).unwrap();
+        r.end();
+        r.finish();
+        assert_eq!(r.take_final(), None);
+        assert_eq!(r.sent(), 0);
     }
 
     #[test]
@@ -600,6 +793,26 @@ mod tests {
         for x in [0.0, 1.0, -1.0, 1e-300, 1e300, 123.456, f64::MAX / 2.0] {
             assert!(just_above(x) > x, "{x}");
         }
+    }
+
+    #[test]
+    fn c2_inflight_reports_to_the_running_call() {
+        let f = Inflight::new(policy(), None);
+        assert_eq!(f.report(1.0, None, None), Ok(false), "no call runs");
+        f.started(&CallStart { id: "1", progress_token: None, version: Version::V2025_11_25 });
+        assert_eq!(f.report(1.0, None, None), Ok(false), "a call without a token");
+        assert!(!f.finished());
+        f.started(&CallStart { id: "2", progress_token: Some("9"), version: Version::V2025_11_25 });
+        let p = f.progress().unwrap();
+        let epoch = f.epoch();
+        assert_eq!(f.report(1.0, Some(2.0), None), Ok(true));
+        assert_ne!(f.epoch(), epoch, "the first waiting report wakes the ticker");
+        let epoch = f.epoch();
+        assert_eq!(f.report(2.0, Some(2.0), None), Ok(true));
+        assert_eq!(f.epoch(), epoch, "a report joining a waiting one does not");
+        assert_eq!(f.report(2.0, None, None), Err(ReportError::NotIncreasing { previous: 2.0 }));
+        assert!(!f.finished());
+        assert_eq!(value(p.take_final().expect("kept for the response")), 2.0);
     }
 
     #[test]

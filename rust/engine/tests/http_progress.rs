@@ -43,7 +43,7 @@ struct WorkHost {
 
 impl Host for WorkHost {
     fn tools(&mut self) -> Vec<ToolSpec> {
-        ["work", "echo"].iter().map(|n| ToolSpec::new(*n, format!("{n} tool"))).collect()
+        ["work", "echo", "trio"].iter().map(|n| ToolSpec::new(*n, format!("{n} tool"))).collect()
     }
 
     fn call_tool(
@@ -55,6 +55,17 @@ impl Host for WorkHost {
         let args = arguments.cloned().unwrap_or_default();
         if index == 1 {
             return Ok(ToolResult::text(Value::Object(args).to_string()));
+        }
+        if index == 2 {
+            // The conformance suite's tool: 0, 50 and 100 of 100, 50 ms
+            // apart, returning right after the last.
+            for (j, v) in [0.0, 50.0, 100.0].into_iter().enumerate() {
+                if j > 0 {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                self.inflight.report(v, Some(100.0), None).unwrap();
+            }
+            return Ok(ToolResult::text("done"));
         }
         // A stale interrupt from an earlier cancellation does not count.
         self.interrupted.store(false, Ordering::SeqCst);
@@ -71,9 +82,8 @@ impl Host for WorkHost {
                 }
                 std::thread::sleep(Duration::from_millis(5));
             }
-            if let Some(p) = self.inflight.progress() {
-                p.report(i as f64, Some(steps as f64), Some(&format!("step {i}"))).unwrap();
-            }
+            // What the R bridge's mcp_progress() does.
+            self.inflight.report(i as f64, Some(steps as f64), Some(&format!("step {i}"))).unwrap();
         }
         self.effects.done.lock().unwrap().push(tag);
         Ok(ToolResult::text("done"))
@@ -266,11 +276,10 @@ fn check_stream(g: &Got, token: &Value, id: &Value, reports: bool) -> Vec<Value>
     let msg = |p: &Value| p["message"].as_str().unwrap_or("").to_string();
     assert!(msg(&params[0]).starts_with("still running after"), "a heartbeat first: {}", params[0]);
     if reports {
-        // The tool's reports in order (the last one, made just before the
-        // tool returns, may be overtaken by the response: nothing is sent
-        // after it), with the tool's total.
+        // The tool's reports in order, the last one (made just before the
+        // tool returns) included, with the tool's total (RULES C2.4).
         let steps: Vec<String> = params.iter().map(msg).filter(|m| m.len() == 6 && m.starts_with("step ")).collect();
-        assert!(steps == ["step 1", "step 2"] || steps == ["step 1", "step 2", "step 3"], "{steps:?}");
+        assert_eq!(steps, ["step 1", "step 2", "step 3"]);
         assert!(params.iter().filter(|p| msg(p).starts_with("step")).all(|p| p["total"] == 3));
         // Heartbeats in a silence after a report repeat its message.
         assert!(params.iter().map(msg).all(|m| m.starts_with("still running") || m.starts_with("step ")));
@@ -315,7 +324,29 @@ fn c6_legacy_call_with_token_is_answered_as_an_sse_stream() {
     // A heartbeat only (a tool that reports nothing).
     let g = legacy_post(&r.url(), &sid, BOTH, &legacy_call(json!(2), json!({"tag": "b", "ms": 500}), Some(json!(8))));
     let params = check_stream(&g, &json!(8), &json!(2), false);
-    assert_eq!(params[0]["progress"], 1);
+    assert_eq!(params[0]["progress"], 0, "a heartbeat sets no scale");
+}
+
+#[test]
+fn c2_a_short_burst_and_the_last_report_arrive_whole_in_both_eras() {
+    let r = start(None);
+    let sid = initialize(&r.url());
+    for i in 0..5 {
+        let token = json!(format!("trio-{i}"));
+        let modern = modern_post(&r.url(), BOTH, "trio", &modern_call(i, "trio", json!({}), Some(token.clone())));
+        let call = json!({"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                          "params": {"name": "trio", "_meta": {"progressToken": token}}});
+        let legacy = legacy_post(&r.url(), &sid, BOTH, &call.to_string());
+        for g in [modern, legacy] {
+            assert_eq!(g.header("content-type"), Some("text/event-stream"), "{}", g.body);
+            let mut events = g.events();
+            let response = events.pop().unwrap();
+            assert_eq!(response["result"]["content"][0]["text"], "done", "{}", g.body);
+            let values: Vec<Value> = events.iter().map(|e| e["params"]["progress"].clone()).collect();
+            assert_eq!(values, [json!(0), json!(50), json!(100)], "run {i}: {}", g.body);
+            assert!(events.iter().all(|e| e["params"]["total"] == 100 && e["params"]["progressToken"] == token));
+        }
+    }
 }
 
 #[test]

@@ -72,10 +72,20 @@ impl Knobs {
 }
 
 /// The fake host: `sleep` (`ms`), `gate` (until opened or interrupted),
-/// `report` (`n` reports out of `n`, one every `every_us`), `echo` (`n`).
+/// `report` (`n` reports out of `n`, one every `every_us`, the last one just
+/// before returning), `echo` (`n`), `trio` (0, 50 and 100 of 100, 50 ms
+/// apart, as the conformance suite's tool does), `late` (sleeps `ms`, then
+/// reports 0.5 of 1 and returns 50 ms later).
 struct Fake(Knobs);
 
-const TOOLS: [&str; 4] = ["sleep", "gate", "report", "echo"];
+const TOOLS: [&str; 6] = ["sleep", "gate", "report", "echo", "trio", "late"];
+
+impl Knobs {
+    /// What the R bridge's mcp_progress() does.
+    fn report(&self, value: f64, total: f64, message: Option<&str>) {
+        self.inflight.report(value, Some(total), message).unwrap();
+    }
+}
 
 impl Host for Fake {
     fn tools(&mut self) -> Vec<ToolSpec> {
@@ -110,14 +120,24 @@ impl Host for Fake {
             "report" => {
                 let (n, every) = (arg("n"), Duration::from_micros(arg("every_us")));
                 for j in 1..=n {
-                    // What the R bridge's mcp_progress() does.
-                    if let Some(p) = k.inflight.progress() {
-                        if p.report(j as f64, Some(n as f64), Some(&format!("step {j}"))).unwrap() {
-                            k.inflight.notify();
-                        }
+                    if j > 1 && !every.is_zero() {
+                        std::thread::sleep(every);
                     }
-                    std::thread::sleep(every);
+                    k.report(j as f64, n as f64, Some(&format!("step {j}")));
                 }
+            }
+            "trio" => {
+                for (j, v) in [0.0, 50.0, 100.0].into_iter().enumerate() {
+                    if j > 0 {
+                        std::thread::sleep(Duration::from_millis(50));
+                    }
+                    k.report(v, 100.0, None);
+                }
+            }
+            "late" => {
+                std::thread::sleep(Duration::from_millis(arg("ms")));
+                k.report(0.5, 1.0, Some("half"));
+                std::thread::sleep(Duration::from_millis(50));
             }
             _ => {}
         }
@@ -237,6 +257,7 @@ fn fast_policy() -> ProgressPolicy {
         first: Duration::from_millis(20),
         interval: Duration::from_millis(50),
         min_gap: Duration::from_millis(10),
+        burst: 10,
     }
 }
 
@@ -248,7 +269,7 @@ fn c1_heartbeats_for_a_slow_call_with_a_token_and_none_after_its_response() {
     let (notes, answer) = got.split_at(got.len() - 1);
     assert_eq!(answer[0]["result"]["isError"], false);
     assert!(notes.len() >= 2, "a 600 ms call with 50 ms heartbeats got {} notifications", notes.len());
-    let mut last = 0.0;
+    let mut last = -1.0;
     for n in notes {
         assert!(is_progress(n), "{n}");
         let p = &n["params"];
@@ -319,6 +340,84 @@ fn c2_tool_reports_arrive_coalesced_and_increasing() {
         }
     }
     assert!(reported >= 1, "the tool's own values, total and message are sent: {notes:?}");
+    let last = &notes.last().unwrap()["params"];
+    assert_eq!((last["progress"].clone(), last["message"].clone()), (json!(5000), json!("step 5000")));
+    c.finish();
+}
+
+/// The progress notifications before the response with `id`, and their
+/// values (checked to increase).
+fn notes_until(c: &Client, id: &Value) -> (Vec<Value>, Vec<f64>) {
+    let mut got = c.until(id);
+    let answer = got.pop().unwrap();
+    assert!(answer.get("result").is_some(), "{answer}");
+    let mut values = Vec::new();
+    for n in &got {
+        assert!(is_progress(n), "{n}");
+        values.push(n["params"]["progress"].as_f64().unwrap());
+    }
+    assert!(values.windows(2).all(|w| w[0] < w[1]), "increasing: {values:?}");
+    (got.into_iter().map(|n| n["params"].clone()).collect(), values)
+}
+
+#[test]
+fn c2_a_short_burst_arrives_whole_and_unchanged() {
+    // The conformance suite's tools-call-with-progress: 0, 50 and 100 of
+    // 100, 50 ms apart, with the default policy (a burst of 10).
+    let mut c = Client::start(ProgressPolicy::default());
+    for i in 0..5 {
+        c.call(json!(i), "trio", json!({}), Some(json!(format!("t{i}"))));
+        let (notes, values) = notes_until(&c, &json!(i));
+        assert_eq!(values, [0.0, 50.0, 100.0], "run {i}: {notes:?}");
+        assert!(notes.iter().all(|n| n["total"] == 100 && n["progressToken"] == format!("t{i}")));
+    }
+    c.finish();
+}
+
+#[test]
+fn c2_the_last_report_is_always_sent_before_the_response() {
+    let mut c = Client::start(ProgressPolicy::default());
+    // A report made just before the tool returns, twenty times; and ten
+    // after the burst is used up (the rate limit would hold the last one).
+    for i in 0..20 {
+        c.call(json!(i), "report", json!({"n": 1}), Some(json!(i)));
+        let (notes, values) = notes_until(&c, &json!(i));
+        assert_eq!(values, [1.0], "run {i}: {notes:?}");
+        assert_eq!(notes[0]["message"], "step 1");
+    }
+    for i in 20..30 {
+        c.call(json!(i), "report", json!({"n": 50}), Some(json!(i)));
+        let (_, values) = notes_until(&c, &json!(i));
+        assert_eq!(values.last(), Some(&50.0), "run {i}: {values:?}");
+    }
+    c.finish();
+}
+
+#[test]
+fn c2_a_tight_loop_sends_few_notifications() {
+    let mut c = Client::start(ProgressPolicy::default());
+    let t0 = Instant::now();
+    c.call(json!("loop"), "report", json!({"n": 200_000}), Some(json!(1)));
+    let (notes, values) = notes_until(&c, &json!("loop"));
+    let secs = t0.elapsed().as_secs_f64();
+    // The burst, ten a second after it, heartbeats (one a second at most
+    // with the default policy), and the last report.
+    let most = 10.0 + 10.0 * secs + secs + 2.0;
+    assert!((values.len() as f64) <= most, "{} notifications in {secs:.2} s", values.len());
+    assert_eq!(values.last(), Some(&200_000.0), "{notes:?}");
+    c.finish();
+}
+
+#[test]
+fn c2_a_heartbeat_before_the_first_report_sets_no_scale() {
+    let mut c = Client::start(fast_policy());
+    // Heartbeats from 20 ms on; the tool reports 0.5 of 1 after 150 ms.
+    c.call(json!("h"), "late", json!({"ms": 150}), Some(json!("hb")));
+    let (notes, values) = notes_until(&c, &json!("h"));
+    let at = notes.iter().position(|n| n["message"] == "half").expect("the tool's report");
+    assert!(at >= 1, "heartbeats came first: {notes:?}");
+    assert!(values[..at].iter().all(|v| *v < 1e-6), "heartbeats only add a hair: {values:?}");
+    assert_eq!((values[at], notes[at]["total"].clone()), (0.5, json!(1)), "sent as reported: {notes:?}");
     c.finish();
 }
 

@@ -114,6 +114,17 @@ pub fn take_user_interrupt() -> bool {
     USER_INTERRUPTED.swap(false, Ordering::SeqCst)
 }
 
+/// A progress report for the tool call that is running, as `mcp_progress()`
+/// makes (and a proxied remote tool's progress, forwarded): `Ok(false)`
+/// when nobody listens (not serving, or the call has no progress token),
+/// `Ok(true)` when it is sent (possibly coalesced with later reports).
+pub fn report_running(progress: f64, total: Option<f64>, message: Option<&str>) -> Result<bool, ReportError> {
+    match serving() {
+        Some(inflight) => inflight.report(progress, total, message),
+        None => Ok(false),
+    }
+}
+
 /// A single finite number (a double, or an integer that is not NA nor a
 /// factor), as `mcp_progress()` takes.
 ///
@@ -175,17 +186,8 @@ unsafe fn report(progress: SEXP, total: SEXP, message: SEXP) -> Outcome {
             return Outcome::Refused(3);
         }
     };
-    let Some(inflight) = serving() else { return Outcome::Sent(false) };
-    let Some(p) = inflight.progress() else { return Outcome::Sent(false) };
-    match p.report(value, total, text.as_deref()) {
-        Ok(wake) => {
-            // Only the first report waiting since the last notification
-            // wakes the ticker: a tight loop of reports costs no wake-ups.
-            if wake {
-                inflight.notify();
-            }
-            Outcome::Sent(true)
-        }
+    match report_running(value, total, text.as_deref()) {
+        Ok(listening) => Outcome::Sent(listening),
         Err(ReportError::NotFinite) => {
             Outcome::Failed(Error::new(Kind::Progress, "`progress` and `total` must be finite numbers.".to_string()))
         }

@@ -69,15 +69,17 @@ json_schema_2020_12_tool <- tool(
     "additionalProperties": false
   }')
 )
-# Progress 0, 50 and 100 of 100, far enough apart that no report is
-# coalesced with the next (RULES C2.2), and the last one sent before the
-# result (RULES C6.1: the answer is an SSE stream).
+# Progress 0, 50 and 100 of 100, 50 ms apart, returning right after the
+# last report, as the suite's own reference server does: a short burst is
+# sent whole (RULES C2.2) and the last report comes before the result
+# (RULES C2.4; the answer is an SSE stream, C6.1).
 test_tool_with_progress <- tool(
   function() {
-    for (p in c(0, 50, 100)) {
-      mcp_progress(p, total = 100)
-      Sys.sleep(0.2)
-    }
+    mcp_progress(0, total = 100)
+    Sys.sleep(0.05)
+    mcp_progress(50, total = 100)
+    Sys.sleep(0.05)
+    mcp_progress(100, total = 100)
     "Progress tool executed."
   },
   name = "test_tool_with_progress",

@@ -51,6 +51,37 @@ hammer <- tool(
   arguments = list(n = type_integer("Number of reports."))
 )
 
+# Reports the given values 0.05 s apart (by default) and returns right
+# after the last one, as the conformance suite's tool does with 0, 50, 100.
+burst <- tool(
+  function(values, total, gap = 0.05) {
+    for (i in seq_along(values)) {
+      if (i > 1L) Sys.sleep(gap)
+      mcp_progress(values[[i]], total = total)
+    }
+    "burst"
+  },
+  name = "burst",
+  description = "Reports the values in order, `gap` seconds apart.",
+  arguments = list(
+    values = type_array(type_number(), "Values to report."),
+    total = type_number("The total."),
+    gap = type_number("Seconds between reports.", required = FALSE)
+  )
+)
+
+late <- tool(
+  function(seconds) {
+    Sys.sleep(seconds)
+    mcp_progress(0.5, total = 1, message = "half")
+    Sys.sleep(0.1)
+    "late"
+  },
+  name = "late",
+  description = "Sleeps (heartbeats run), then reports 0.5 of 1.",
+  arguments = list(seconds = type_number("Seconds to sleep first."))
+)
+
 backwards <- tool(
   function() {
     mcp_progress(2, total = 10)
@@ -113,6 +144,6 @@ echo <- tool(
 )
 
 mcp_server(
-  list(wait, count, hammer, backwards, guarded, stubborn, echo),
+  list(wait, count, hammer, burst, late, backwards, guarded, stubborn, echo),
   instructions = "Slow tools for progress and cancellation tests."
 )

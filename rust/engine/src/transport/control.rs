@@ -59,14 +59,17 @@
 //! # No notification after the response (RULES C1.3)
 //!
 //! The protocol writer is behind one mutex, held for a whole line by whoever
-//! writes: the serve loop for responses, the ticker for notifications and
-//! ping answers. The ticker calls `poll` *while holding the writer lock*.
-//! The dispatcher ends the call's progress (`CallWatch::finished` →
-//! `Progress::end`) before `Server::handle_parsed` returns, and the serve loop
-//! only then takes the writer lock to write the response. So either the
-//! ticker's critical section comes first, and its notification is written
-//! before the response, or it comes after the response's, and then the end
-//! happened before it and `poll` gives nothing.
+//! writes: the serve loop for responses and for a call's last report, the
+//! ticker for notifications and ping answers. The ticker calls `poll`
+//! *while holding the writer lock*. The dispatcher ends the call's progress
+//! (`CallWatch::finished` → `Progress::finish`) before
+//! `Server::handle_parsed` returns; [`Watch`] does it holding the writer
+//! lock and writes the tool's last report if it was still waiting
+//! (`Progress::take_final`, RULES C2.4), and the serve loop only then takes
+//! the writer lock to write the response. So either the ticker's critical
+//! section comes first, and its notification is written before the last
+//! report and the response, or it comes after the response's, and then the
+//! end happened before it and `poll` gives nothing.
 
 use std::collections::{HashMap, VecDeque};
 use std::io::Write;
@@ -281,12 +284,16 @@ impl Control {
 }
 
 /// The serve loop's call watch: the [`Inflight`], plus the cancellation
-/// that arrived between taking the request and starting its tool.
-pub(super) struct Watch<'a>(pub(super) &'a Control);
+/// that arrived between taking the request and starting its tool, and the
+/// writer, for the last report of a call (written before its response).
+pub(super) struct Watch<'a, 'w> {
+    pub(super) control: &'a Control,
+    pub(super) out: &'a Output<'w>,
+}
 
-impl CallWatch for Watch<'_> {
+impl CallWatch for Watch<'_, '_> {
     fn started(&self, call: &CallStart<'_>) {
-        let c = self.0;
+        let c = self.control;
         let hit = {
             let g = lock(&c.cancels);
             c.inflight.started(call);
@@ -300,6 +307,19 @@ impl CallWatch for Watch<'_> {
     }
 
     fn finished(&self) -> bool {
-        self.0.inflight.finished()
+        let inflight = &self.control.inflight;
+        let progress = inflight.progress();
+        // RULES C2.4: the tool's last report, if the ticker has not sent it,
+        // is written now, before the serve loop writes the response. The
+        // writer lock is taken first, so the ticker cannot write a line
+        // between the end of the call's progress and this one.
+        let mut w = lock(self.out);
+        let cancelled = inflight.finished();
+        if let Some(mut line) = progress.and_then(|p| p.take_final()) {
+            line.push(b'\n');
+            // A failed write ends serving at the response's write.
+            let _ = w.write_all(&line).and_then(|()| w.flush());
+        }
+        cancelled
     }
 }

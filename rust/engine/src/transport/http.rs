@@ -976,10 +976,11 @@ impl Drop for CancelOnDrop {
 }
 
 /// The task behind an SSE response: progress events while the tool runs
-/// (polled when due, and at least every `min_gap` to pick up the tool's
-/// reports), then the response event; the stream ends when the task
-/// returns. Progress ends before the response is made, and this task writes
-/// both in order, so no notification follows the response.
+/// (polled when due, when a report wakes it, and at least every `min_gap`),
+/// then the tool's last report if it was still waiting (RULES C2.4) and the
+/// response event; the stream ends when the task returns. Progress ends
+/// before the response is made, and this task writes both in order, so no
+/// notification follows the response.
 async fn stream_call(
     mut reply: tokio::sync::oneshot::Receiver<Answer>,
     mut started: tokio::sync::oneshot::Receiver<Arc<Progress>>,
@@ -992,10 +993,21 @@ async fn stream_call(
     let mut waiting = true;
     loop {
         let due = progress.as_ref().and_then(|p| p.next_due()).map(|d| d.min(Instant::now() + min_gap));
+        let watched = progress.clone();
         let tick = async move {
-            match due {
-                Some(d) => tokio::time::sleep_until(tokio::time::Instant::from_std(d)).await,
-                None => std::future::pending().await,
+            let sleep = async {
+                match due {
+                    Some(d) => tokio::time::sleep_until(tokio::time::Instant::from_std(d)).await,
+                    None => std::future::pending().await,
+                }
+            };
+            match &watched {
+                // Or sooner, when a report starts waiting.
+                Some(p) => tokio::select! {
+                    () = sleep => {}
+                    () = p.changed().notified() => {}
+                },
+                None => sleep.await,
             }
         };
         tokio::select! {
@@ -1007,6 +1019,15 @@ async fn stream_call(
                     Err(_) => Some(rpc_error(Some(&raw_id), INTERNAL_ERROR, "Service Unavailable: the server is stopping", None)),
                 };
                 if let Some(line) = line {
+                    // The call started before it was answered.
+                    if waiting {
+                        progress = started.try_recv().ok();
+                    }
+                    if let Some(last) = progress.as_ref().and_then(|p| p.take_final()) {
+                        if tx.send(sse_event(&last)).await.is_err() {
+                            return;
+                        }
+                    }
                     let _ = tx.send(sse_event(&line)).await;
                 }
                 return;

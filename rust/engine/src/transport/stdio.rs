@@ -111,7 +111,7 @@ fn serve_loop(
     opts: &ServeOptions,
     control: &Control,
 ) -> ServeEnd {
-    let watch = Watch(control);
+    let watch = Watch { control, out };
     // The stream position of the next queued line (as the reader counts).
     let mut seq = 0u64;
     loop {
