@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Install the test dependencies and run every test: cargo tests, testthat
 # (including end-to-end tests over stdio), and the extra suites in
-# tests/suites/. Ends with one line "N passed, N failed".
+# tests/suites/. Each test step runs in a session of its own with a marker
+# in its environment; a process of a step still there after it ended
+# (reparented, forgotten) is listed, stopped, and counted as a failure of
+# that step. Ends with a table of the steps (counts and wall times) and,
+# last, one line "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -10,28 +14,97 @@ export PATH="$PATH:$HOME/.cargo/bin"
 total_pass=0
 total_fail=0
 failed_suites=""
+table=""
+run_started=$(date +%s)
 log_dir="${MCPLITE_TEST_LOGS:-$root/target/test-logs}"
 mkdir -p "$log_dir"
+# The marker of this run's test steps: MCPLITE_TEST_RUN=<run>:<step>.
+run_id="run$$.$run_started"
 
-record() { # name passed failed
+mmss() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
+
+record() { # name passed failed seconds
   total_pass=$((total_pass + $2))
   total_fail=$((total_fail + $3))
   if [ "$3" -gt 0 ]; then failed_suites="$failed_suites $1"; fi
-  echo "== $1: $2 passed, $3 failed"
+  table="$table$(printf '%-28s %7s %7s %9s' "$1" "$2" "$3" "$(mmss "$4")")"$'\n'
+  echo "== $1: $2 passed, $3 failed ($(mmss "$4"))"
 }
 
+# Run `command...` as the test step `name` in a new session, with the step's
+# marker in its environment, output to `log`. Sets `step_rc` and
+# `step_seconds`.
+run_step() { # name log command...
+  local name=$1 log=$2 started sid_file="$log_dir/.sid-$1"
+  shift 2
+  started=$(date +%s)
+  rm -f "$sid_file"
+  MCPLITE_TEST_RUN="$run_id:$name" setsid --wait bash -c 'echo $$ >"$0"; exec "$@"' "$sid_file" "$@" \
+    >"$log" 2>&1 </dev/null
+  step_rc=$?
+  step_seconds=$(($(date +%s) - started))
+  step_sid=$(cat "$sid_file" 2>/dev/null || echo 0)
+  rm -f "$sid_file"
+}
+
+# The processes a step left: those with its marker in their environment or in
+# its session.
+step_processes() { # name sid
+  local d pid sid stat
+  for d in /proc/[0-9]*; do
+    pid=${d#/proc/}
+    [ "$pid" = "$$" ] && continue
+    stat=$(cat "$d/stat" 2>/dev/null) || continue
+    sid=$(echo "${stat##*) }" | cut -d' ' -f4)
+    if { [ "$2" != 0 ] && [ "$sid" = "$2" ]; } ||
+      { tr '\0' '\n' <"$d/environ" | grep -qx "MCPLITE_TEST_RUN=$run_id:$1"; } 2>/dev/null; then
+      echo "$pid"
+    fi
+  done
+}
+
+# Processes of step `name` still there after it ended (after a grace time for
+# those being stopped): listed on stderr and stopped; prints how many.
+leftovers() { # name sid
+  local pids rest i p
+  for i in $(seq 1 50); do
+    pids=$(step_processes "$1" "$2")
+    if [ -z "$pids" ]; then
+      echo 0
+      return
+    fi
+    sleep 0.1
+  done
+  for p in $pids; do
+    echo "   left running by $1: $p $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | cut -c1-200)" >&2
+  done
+  kill -TERM $pids 2>/dev/null
+  for i in $(seq 1 50); do
+    rest=$(step_processes "$1" "$2")
+    [ -z "$rest" ] && break
+    sleep 0.1
+  done
+  [ -n "$rest" ] && kill -KILL $rest 2>/dev/null
+  echo "$pids" | wc -w
+}
+
+started=$(date +%s)
 echo "== setting up (Debian packages, package build)"
 if ! bash scripts/setup.sh; then
   echo "setup failed"
   echo "0 passed, 1 failed"
   exit 1
 fi
+record setup 0 0 $(($(date +%s) - started))
 for dep in scripts/deps/*.sh; do
   [ -e "$dep" ] || continue
   echo "== dependencies: $dep"
+  started=$(date +%s)
   if ! bash "$dep" >"$log_dir/deps-$(basename "$dep").log" 2>&1; then
     tail -20 "$log_dir/deps-$(basename "$dep").log"
-    record "deps:$(basename "$dep")" 0 1
+    record "deps:$(basename "$dep" .sh)" 0 1 $(($(date +%s) - started))
+  else
+    record "deps:$(basename "$dep" .sh)" 0 0 $(($(date +%s) - started))
   fi
 done
 
@@ -40,33 +113,45 @@ if [ -z "${MCPLITE_LIB:-}" ]; then
 fi
 export MCPLITE_LIB
 export R_LIBS="$MCPLITE_LIB${R_LIBS:+:$R_LIBS}"
-export MCPLITE_VENV="${MCPLITE_VENV:-/root/.cache/mcplite-venv}"
+export MCPLITE_VENV="${MCPLITE_VENV:-$HOME/.cache/mcplite-venv}"
+
+# A test step's counts, plus one failure when it left processes behind.
+finish_step() { # name passed failed
+  local left
+  left=$(leftovers "$1" "$step_sid")
+  if [ "$left" -gt 0 ]; then
+    echo "== $1 left $left process(es) running (stopped now): a failure"
+  fi
+  record "$1" "$2" $(($3 + (left > 0 ? 1 : 0))) "$step_seconds"
+}
 
 # 1. Rust (engine and bridge crates)
 echo "== cargo test"
-cargo test --workspace 2>&1 | tee "$log_dir/cargo.log" | grep -E "^test result|FAILED|panicked" || true
+run_step cargo "$log_dir/cargo.log" cargo test --workspace
+grep -E "^test result|FAILED|panicked" "$log_dir/cargo.log"
 p=$(grep -E "^test result" "$log_dir/cargo.log" | sed -E 's/.* ([0-9]+) passed; ([0-9]+) failed.*/\1/' | awk '{s+=$1} END {print s+0}')
 f=$(grep -E "^test result" "$log_dir/cargo.log" | sed -E 's/.* ([0-9]+) passed; ([0-9]+) failed.*/\2/' | awk '{s+=$1} END {print s+0}')
 if ! grep -q "^test result" "$log_dir/cargo.log" || grep -q "^error" "$log_dir/cargo.log"; then f=$((${f:-0} + 1)); fi
-record cargo "${p:-0}" "${f:-0}"
+finish_step cargo "${p:-0}" "${f:-0}"
 
 # 2. testthat
 echo "== testthat"
-Rscript --vanilla scripts/testthat-summary.R "$log_dir/testthat-counts.txt" 2>&1 | tee "$log_dir/testthat.log" | tail -40
+rm -f "$log_dir/testthat-counts.txt"
+run_step testthat "$log_dir/testthat.log" Rscript --vanilla scripts/testthat-summary.R "$log_dir/testthat-counts.txt"
+tail -40 "$log_dir/testthat.log"
 if [ -s "$log_dir/testthat-counts.txt" ]; then
   read -r p f <"$log_dir/testthat-counts.txt"
 else
   p=0; f=1
 fi
-record testthat "$p" "$f"
+finish_step testthat "$p" "$f"
 
 # 3. other suites
 for suite in tests/suites/*.sh; do
   [ -e "$suite" ] || continue
   name=$(basename "$suite" .sh)
   echo "== suite $name"
-  bash "$suite" >"$log_dir/suite-$name.log" 2>&1
-  rc=$?
+  run_step "$name" "$log_dir/suite-$name.log" bash "$suite"
   tail -15 "$log_dir/suite-$name.log"
   last=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log_dir/suite-$name.log" | tail -1)
   if [ -n "$last" ]; then
@@ -75,11 +160,15 @@ for suite in tests/suites/*.sh; do
   else
     p=0; f=0
   fi
-  if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
-  record "$name" "$p" "$f"
+  if [ "$step_rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+  finish_step "$name" "$p" "$f"
 done
 
 echo
+echo "== summary (logs in $log_dir)"
+printf '%-28s %7s %7s %9s\n' step passed failed time
+printf '%s' "$table"
+printf '%-28s %7s %7s %9s\n' total "$total_pass" "$total_fail" "$(mmss $(($(date +%s) - run_started)))"
 if [ -n "$failed_suites" ]; then echo "failing:$failed_suites"; fi
 echo "$total_pass passed, $total_fail failed"
 [ "$total_fail" -eq 0 ]

@@ -11,8 +11,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-venv="${MCPLITE_VENV:-/root/.cache/mcplite-venv}"
-node_home="${MCPLITE_NODE_HOME:-/root/.cache/mcplite-node}"
+venv="${MCPLITE_VENV:-$HOME/.cache/mcplite-venv}"
+node_home="${MCPLITE_NODE_HOME:-$HOME/.cache/mcplite-node}"
 
 apt_missing=()
 command -v python3 >/dev/null 2>&1 || apt_missing+=(python3)
@@ -64,7 +64,7 @@ npm_ci() { # directory
 npm_ci tests/clients/node
 
 # Conformance suite and Inspector CLI: Node >= 22.
-use_node 22 "${MCPLITE_NODE22_HOME:-/root/.cache/mcplite-node22}"
+use_node 22 "${MCPLITE_NODE22_HOME:-$HOME/.cache/mcplite-node22}"
 # The lockfile pins every package, but vite (under the Inspector) names an
 # optional Windows-only dependency the registry does not have, which `npm ci`
 # refuses; `npm install --no-save` installs the locked versions without it.

@@ -5,7 +5,7 @@
 # rotel-agent binary) and pytest.
 set -euo pipefail
 
-venv="${MCPLITE_VENV:-/root/.cache/mcplite-venv}"
+venv="${MCPLITE_VENV:-$HOME/.cache/mcplite-venv}"
 
 if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
   export DEBIAN_FRONTEND=noninteractive

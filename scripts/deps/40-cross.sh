@@ -16,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 export PATH="$PATH:${CARGO_HOME:-$HOME/.cargo}/bin"
 
-cross_dir="${MCPLITE_CROSS_DIR:-/root/.cache/mcplite-cross}"
+cross_dir="${MCPLITE_CROSS_DIR:-$HOME/.cache/mcplite-cross}"
 targets=(x86_64-apple-darwin aarch64-apple-darwin x86_64-pc-windows-gnu)
 
 installed=$(rustup target list --installed)

@@ -11,8 +11,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
-venv="${MCPLITE_VENV:-/root/.cache/mcplite-venv}"
-node_home="${MCPLITE_NODE_HOME:-/root/.cache/mcplite-node}"
+venv="${MCPLITE_VENV:-$HOME/.cache/mcplite-venv}"
+node_home="${MCPLITE_NODE_HOME:-$HOME/.cache/mcplite-node}"
 if [ -n "${MCPLITE_LIB:-}" ]; then
   export R_LIBS="$MCPLITE_LIB${R_LIBS:+:$R_LIBS}"
 fi

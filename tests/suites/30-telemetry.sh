@@ -10,7 +10,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
-venv="${MCPLITE_VENV:-/root/.cache/mcplite-venv}"
+venv="${MCPLITE_VENV:-$HOME/.cache/mcplite-venv}"
 export PYTHONDONTWRITEBYTECODE=1
 if [ ! -x "$venv/bin/python" ]; then
   echo "no Python venv at $venv (run scripts/deps/30-telemetry.sh)"

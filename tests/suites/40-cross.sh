@@ -24,7 +24,7 @@ cd "$(dirname "$0")/../.."
 root=$(pwd)
 export PATH="$PATH:${CARGO_HOME:-$HOME/.cargo}/bin"
 export R_HOME="${R_HOME:-$(R RHOME)}"
-cross_dir="${MCPLITE_CROSS_DIR:-/root/.cache/mcplite-cross}"
+cross_dir="${MCPLITE_CROSS_DIR:-$HOME/.cache/mcplite-cross}"
 wine=/usr/lib/wine/wine64
 work=$(mktemp -d)
 export WINEPREFIX="$work/wineprefix" WINEDEBUG=-all

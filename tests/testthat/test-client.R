@@ -305,9 +305,11 @@ test_that("progress never extends a call beyond max_time", {
 })
 
 test_that("an interrupt cancels the call on the server and returns at once", {
-  conn <- sh_connect("read call; read cancel; echo \"$cancel\" >&2; read call2; echo '{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{\"content\":[]}}'; cat >/dev/null")
+  # the server marks that the call arrived; the interrupt follows
+  running <- tempfile()
+  conn <- sh_connect(paste0("read call; touch ", running, "; read cancel; echo \"$cancel\" >&2; read call2; echo '{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{\"content\":[]}}'; cat >/dev/null"))
   on.exit(mcp_close(conn))
-  system2("/bin/sh", c("-c", shQuote(sprintf("sleep 0.5; kill -INT %d", Sys.getpid()))), wait = FALSE)
+  interrupt_when(running)
   t0 <- Sys.time()
   got <- tryCatch(mcp_call(conn, "slow", timeout = 60), interrupt = function(e) "interrupted")
   expect_identical(got, "interrupted")
@@ -337,12 +339,11 @@ test_that("closing, garbage collection and R exiting end the server process", {
 
   # a server that ignores EOF and SIGTERM, with a child of its own
   conn <- sh_connect("trap '' TERM; sleep 300 & echo $! >&2; while :; do sleep 1; done")
-  Sys.sleep(0.2)
+  wait_until(function() length(mcp_stderr(conn)) > 0L, "the server to report its child")
   grandchild <- as.integer(mcp_stderr(conn)[[1]])
   expect_true(process_alive(grandchild))
   expect_match(mcp_close(conn), "SIGKILL")
-  Sys.sleep(0.1)
-  expect_false(process_alive(grandchild))
+  wait_until(function() !process_alive(grandchild), "the server's child to end", 10)
 
   # R exits without closing: the server goes with it
   out <- system2(
@@ -354,8 +355,7 @@ test_that("closing, garbage collection and R exiting end the server process", {
   )
   pid <- as.integer(out[[length(out)]])
   expect_false(is.na(pid))
-  Sys.sleep(0.2)
-  expect_false(process_alive(pid))
+  wait_until(function() !process_alive(pid), "the server to end with R", 10)
 })
 
 test_that("servers get an allowlisted environment plus their env, and a working directory", {

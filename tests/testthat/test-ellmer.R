@@ -42,12 +42,6 @@ modern_list <- function(id = 1) {
   sprintf('{"jsonrpc":"2.0","id":%s,"method":"tools/list","params":{%s}}', id, modern_meta)
 }
 
-modern_call <- function(name, arguments_json, id = 2) {
-  sprintf(
-    '{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":%s,"arguments":%s,%s}}',
-    id, to_json(name), arguments_json, modern_meta
-  )
-}
 
 # tools/list through mcp_handle(), parsed.
 listed_tools <- function(x) {

@@ -95,14 +95,6 @@ sse_events <- function(body) {
   lapply(sub("^data: ", "", data), jsonlite::fromJSON, simplifyVector = FALSE)
 }
 
-wait_until <- function(f, what) {
-  deadline <- Sys.time() + 30
-  while (!f()) {
-    if (Sys.time() > deadline) stop("timed out waiting for ", what)
-    Sys.sleep(0.05)
-  }
-}
-
 legacy_session <- function(url) {
   init <- '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
   r <- post_wait(url, init, character())
@@ -208,7 +200,7 @@ test_that("C6: mcplite's own client gets the reports in order, and an interrupt 
     expect_identical(grep("^fold", seen, value = TRUE), c("fold 1", "fold 2", "fold 3"), info = era)
     if (era == "2026-07-28") {
       # Interrupting the call closes its stream: the server interrupts the tool.
-      system2("/bin/sh", c("-c", shQuote(sprintf("sleep 1; kill -INT %d", Sys.getpid()))), wait = FALSE)
+      interrupt_when(file.path(srv$markers, "r-client.start"))
       got <- tryCatch(mcp_call(conn, "slow", list(seconds = 5, tag = "r-client")), interrupt = function(e) "interrupted")
       expect_identical(got, "interrupted")
       wait_until(function() file.exists(file.path(srv$markers, "r-client.exit")), "on.exit() of the interrupted tool")

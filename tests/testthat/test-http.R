@@ -53,7 +53,7 @@ curl_http <- function(url, body = NULL, headers = character(), method = NULL) {
   list(status = status, body = res$stdout, headers = head)
 }
 
-modern_call <- function(url, method, name = NULL, params = list(), headers = character()) {
+modern_post <- function(url, method, name = NULL, params = list(), headers = character()) {
   params[["_meta"]] <- list(
     "io.modelcontextprotocol/protocolVersion" = "2026-07-28",
     "io.modelcontextprotocol/clientCapabilities" = structure(list(), names = character())
@@ -73,13 +73,13 @@ test_that("an R server answers both eras over HTTP and prints its URL", {
   expect_identical(h$tools, 3L)
   expect_identical(h$name, "mcplite")
 
-  r <- modern_call(srv$url, "tools/call", "pid", list(name = "pid", arguments = structure(list(), names = character())))
+  r <- modern_post(srv$url, "tools/call", "pid", list(name = "pid", arguments = structure(list(), names = character())))
   expect_identical(r$status, 200L)
   res <- jsonlite::fromJSON(r$body, simplifyVector = FALSE)$result
   expect_identical(res$content[[1]]$text, as.character(srv$process$get_pid()))
 
   # A failing tool is a tool error; the answer shows its message, no R internals.
-  r <- modern_call(srv$url, "tools/call", "boom", list(name = "boom"))
+  r <- modern_post(srv$url, "tools/call", "boom", list(name = "boom"))
   res <- jsonlite::fromJSON(r$body, simplifyVector = FALSE)$result
   expect_true(res$isError)
   expect_identical(res$content[[1]]$text, "secret internals")
@@ -104,13 +104,13 @@ test_that("an R server answers both eras over HTTP and prints its URL", {
 
 test_that("a token is required when set, /health stays open, SIGINT stops the server", {
   srv <- start_http_server(http_server_code(), env = c(MCPLITE_TRANSPORT = "http", MCPLITE_TOKEN = "tok-123"))
-  r <- modern_call(srv$url, "tools/list")
+  r <- modern_post(srv$url, "tools/list")
   expect_identical(r$status, 401L)
   expect_true(any(grepl("^www-authenticate: Bearer", r$headers, ignore.case = TRUE)))
-  r <- modern_call(srv$url, "tools/list", headers = "Authorization: Bearer tok-123")
+  r <- modern_post(srv$url, "tools/list", headers = "Authorization: Bearer tok-123")
   expect_identical(r$status, 200L)
   expect_identical(curl_http(sub("/mcp$", "/health", srv$url))$status, 200L)
-  r <- modern_call(srv$url, "tools/list", headers = c("Authorization: Bearer tok-123", "Origin: https://evil.example"))
+  r <- modern_post(srv$url, "tools/list", headers = c("Authorization: Bearer tok-123", "Origin: https://evil.example"))
   expect_identical(r$status, 403L)
   srv$process$interrupt()
   srv$process$wait(20000)
@@ -137,10 +137,6 @@ nap_call <- function(url, s) {
   })
 }
 
-# Wait until the tool call has reached R (the server's stderr shows nothing
-# for it, so give it the time a call takes to arrive).
-settle <- function() Sys.sleep(0.7)
-
 # A server whose `nap` tool leaves a file when it starts; started() waits
 # for it (so a signal surely arrives while the tool runs).
 marked_nap_server <- function() {
@@ -160,9 +156,9 @@ marked_nap_server <- function() {
 }
 
 test_that("SIGTERM lets the tool call in progress finish", {
-  srv <- start_http_server(http_server_code(", transport = 'http'"))
+  srv <- marked_nap_server()
   call <- nap_call(srv$url, 1.5)
-  settle()
+  srv$started()
   srv$process$signal(tools::SIGTERM)
   res <- call$read()
   srv$process$wait(30000)
@@ -263,7 +259,7 @@ test_that("MCPLITE_ALLOW_PUBLIC is true or false, and the argument wins over it 
 # further headers.
 public_status <- function(srv, host, headers = character()) {
   url <- sub("//0\\.0\\.0\\.0:", "//127.0.0.1:", srv$url)
-  modern_call(url, "tools/list", headers = c(paste0("Host: ", host), headers))$status
+  modern_post(url, "tools/list", headers = c(paste0("Host: ", host), headers))$status
 }
 
 test_that("allowed hosts and origins from MCPLITE_* variables, enforced on a public address (RULES H5.2, H5.4)", {
@@ -324,9 +320,9 @@ test_that("max_sessions, max_body and replica shape a running server (arguments)
   expect_identical(legacy_list(srv$url, sids[[3]])$status, 200L)
   # A body over max_body is 413; one under it is served.
   pad <- strrep("x", 2500)
-  big <- modern_call(srv$url, "tools/call", "nap", list(name = "nap", arguments = list(s = 0), pad = pad))
+  big <- modern_post(srv$url, "tools/call", "nap", list(name = "nap", arguments = list(s = 0), pad = pad))
   expect_identical(big$status, 413L)
-  small <- modern_call(srv$url, "tools/call", "nap", list(name = "nap", arguments = list(s = 0), pad = "x"))
+  small <- modern_post(srv$url, "tools/call", "nap", list(name = "nap", arguments = list(s = 0), pad = "x"))
   expect_identical(small$status, 200L)
   # The server is up after the refusal.
   expect_identical(curl_http(sub("/mcp$", "/health", srv$url))$status, 200L)
@@ -341,7 +337,7 @@ test_that("session_idle ends unused sessions; limits come from MCPLITE_* variabl
   expect_identical(legacy_list(srv$url, sid)$status, 200L)
   Sys.sleep(1.2)
   expect_identical(legacy_list(srv$url, sid)$status, 404L)
-  r <- modern_call(srv$url, "tools/list", params = list(pad = strrep("x", 400)))
+  r <- modern_post(srv$url, "tools/list", params = list(pad = strrep("x", 400)))
   expect_identical(r$status, 413L)
 })
 
@@ -355,7 +351,7 @@ test_that("legacy: an unknown method is a JSON-RPC error with 200, and the sessi
   expect_identical(jsonlite::fromJSON(r$body)$error$code, -32601L)
   expect_identical(legacy_list(srv$url, sid)$status, 200L)
   # Modern requests keep 404 for an unknown method.
-  expect_identical(modern_call(srv$url, "logging/setLevel", params = list(level = "info"))$status, 404L)
+  expect_identical(modern_post(srv$url, "logging/setLevel", params = list(level = "info"))$status, 404L)
 })
 
 # Scale-out behind nginx (inst/deploy/nginx.conf): three replicas named r1,
@@ -371,7 +367,8 @@ test_that("nginx spreads modern requests, routes legacy sessions by MCP-Session-
     sprintf("log <- file.path('%s', paste0('calls-', Sys.getpid(), '.txt'))", log_dir),
     "pid <- tool(function(n) { cat(n, '\\n', file = log, append = TRUE); Sys.getpid() }, 'Pid.', name = 'pid', arguments = list(n = type_integer()))",
     sprintf("done <- file.path('%s', 'nap-done')", done_dir),
-    "nap <- tool(function(s) { Sys.sleep(s); file.create(done); 'rested' }, 'Nap.', name = 'nap', arguments = list(s = type_number()))",
+    sprintf("started <- file.path('%s', 'nap-started')", done_dir),
+    "nap <- tool(function(s) { file.create(started); Sys.sleep(s); file.create(done); 'rested' }, 'Nap.', name = 'nap', arguments = list(s = type_number()))",
     "mcp_server(list(pid, nap), transport = 'http', port = 0L, progress_interval = 0.5)"
   )
   here <- environment()
@@ -392,7 +389,7 @@ test_that("nginx spreads modern requests, routes legacy sessions by MCP-Session-
       body <- sprintf('{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"pid","arguments":{"n":%d}}}', n, n)
       r <- curl_http(url, body, c(paste0("Mcp-Session-Id: ", sid), "MCP-Protocol-Version: 2025-11-25"))
     } else {
-      r <- modern_call(url, "tools/call", "pid", list(name = "pid", arguments = list(n = n)))
+      r <- modern_post(url, "tools/call", "pid", list(name = "pid", arguments = list(n = n)))
     }
     pid <- if (r$status == 200L) jsonlite::fromJSON(r$body, simplifyVector = FALSE)$result$content[[1]]$text
     if (r$status == 200L) answered <<- c(answered, n)
@@ -451,11 +448,14 @@ test_that("nginx spreads modern requests, routes legacy sessions by MCP-Session-
   # never retried: proxy_next_upstream without non_idempotent).
   r1_sid <- sids[owner == "r1"][[1]]
   body <- '{"jsonrpc":"2.0","id":77,"method":"tools/call","params":{"name":"nap","arguments":{"s":30}}}'
-  unlink(file.path(done_dir, "nap-done"))
+  unlink(file.path(done_dir, c("nap-done", "nap-started")))
   inflight <- processx::process$new("curl", c("-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "60",
     "-H", "Content-Type: application/json", "-H", paste0("Mcp-Session-Id: ", r1_sid),
     "-H", "MCP-Protocol-Version: 2025-11-25", "--data-binary", body, url), stdout = "|")
-  Sys.sleep(1)
+  # the call is running on r1
+  deadline <- Sys.time() + 30
+  while (!file.exists(file.path(done_dir, "nap-started")) && Sys.time() < deadline) Sys.sleep(0.05)
+  expect_true(file.exists(file.path(done_dir, "nap-started")))
 
   # One replica dies; modern requests keep succeeding on the others, and so
   # do the legacy sessions that live there. Sessions of the dead replica get

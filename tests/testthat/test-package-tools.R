@@ -516,11 +516,6 @@ test_that("the manifest is byte-identical across runs and processes", {
 
 # -- schema validity ------------------------------------------------------------------
 
-venv_python <- function() {
-  py <- file.path(Sys.getenv("MCPLITE_VENV", "/root/.cache/mcplite-venv"), "bin", "python")
-  if (file.exists(py)) py else NULL
-}
-
 schema_dir <- function() {
   dirs <- c(Sys.getenv("MCPLITE_SCHEMA_DIR"),
             file.path(test_path(), "..", "..", "..", "shared", "mcp-schema"),

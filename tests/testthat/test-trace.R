@@ -22,19 +22,8 @@ ctx_tool <- tool(
   description = "Report the trace context seen by the tool."
 )
 
-modern_call <- function(id, meta = "") {
-  sprintf(
-    paste0(
-      '{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"ctx","arguments":{},',
-      '"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",',
-      '"io.modelcontextprotocol/clientCapabilities":{}%s}}}'
-    ),
-    id, meta
-  )
-}
-
 seen_by_tool <- function(session, id, meta = "") {
-  res <- jsonlite::fromJSON(mcp_handle(session, modern_call(id, meta)), simplifyVector = FALSE)
+  res <- jsonlite::fromJSON(mcp_handle(session, modern_call("ctx", "{}", id, meta)), simplifyVector = FALSE)
   expect_false(res$result$isError)
   jsonlite::fromJSON(res$result$content[[1]]$text, simplifyVector = FALSE)
 }

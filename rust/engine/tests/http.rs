@@ -559,18 +559,30 @@ fn metadata_requests_do_not_wait_behind_a_running_tool() {
 fn tool_calls_run_one_at_a_time_in_arrival_order() {
     let r = start(opts());
     let url = r.url("/mcp");
-    let mut threads = Vec::new();
+    // Each call asks for a response stream (a progress token, RULES C6.1),
+    // whose headers come once the call is queued; the next call is sent only
+    // then, so the order of arrival is the order of sending.
+    let mut streams = Vec::new();
     for n in 0..6 {
-        let u = url.clone();
-        threads.push(std::thread::spawn(move || {
-            modern_post(&u, "tools/call", Some("sleep"), call_params("sleep", json!({"ms": 50, "n": n})))
-        }));
-        // Arrival order is the order the requests reach the server.
-        std::thread::sleep(Duration::from_millis(20));
+        let mut body: Value =
+            serde_json::from_str(&modern_body(n, "tools/call", call_params("sleep", json!({"ms": 50, "n": n}))))
+                .unwrap();
+        body["params"]["_meta"]["progressToken"] = json!(n);
+        let resp = agent()
+            .post(&url)
+            .header("Content-Type", "application/json")
+            .header("MCP-Protocol-Version", MODERN)
+            .header("Mcp-Method", "tools/call")
+            .header("Mcp-Name", "sleep")
+            .header("Accept", "application/json, text/event-stream")
+            .send(body.to_string())
+            .expect("request");
+        assert_eq!(resp.headers().get("content-type").and_then(|v| v.to_str().ok()), Some("text/event-stream"));
+        streams.push(resp);
     }
-    for t in threads {
-        let g = t.join().unwrap();
-        assert_eq!(g.json()["result"]["content"][0]["text"], "at once: 1", "{}", g.body);
+    for s in streams {
+        let g = collect(s);
+        assert!(g.body.contains(r#""text":"at once: 1""#), "{}", g.body);
     }
     assert_eq!(*r.order.lock().unwrap(), vec![0, 1, 2, 3, 4, 5]);
 }

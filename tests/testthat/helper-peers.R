@@ -1,0 +1,28 @@
+# Servers and clients no one here wrote (the official SDKs), and the files of
+# the repository's tests/clients they run.
+
+# The Python of the venv made by scripts/deps/20-clients.sh (MCPLITE_VENV,
+# else ~/.cache/mcplite-venv), or NULL when it is absent or cannot import
+# `module`.
+venv_python <- function(module = NULL) {
+  venv <- Sys.getenv("MCPLITE_VENV", file.path(path.expand("~"), ".cache", "mcplite-venv"))
+  py <- file.path(venv, "bin", "python")
+  if (!file.exists(py)) {
+    return(NULL)
+  }
+  if (!is.null(module)) {
+    ok <- suppressWarnings(system2(py, c("-c", shQuote(paste("import", module))), stdout = FALSE, stderr = FALSE))
+    if (!identical(ok, 0L)) {
+      return(NULL)
+    }
+  }
+  py
+}
+
+# A file of the repository's tests/clients (absent from the package tarball
+# that R CMD check tests): its path, or the test is skipped.
+repo_file <- function(...) {
+  path <- test_path("..", "clients", ...)
+  skip_if_not(file.exists(path), "needs the repository's tests/clients")
+  normalizePath(path)
+}
