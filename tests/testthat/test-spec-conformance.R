@@ -559,20 +559,30 @@ test_that("J1.3: bytes that are not valid UTF-8 are written as <xx>, as jsonlite
   )
 })
 
-test_that("J1.3: a string marked \"bytes\" is a contained tool error", {
+test_that("J1.3: a string marked \"bytes\" is written where jsonlite writes it, else a contained tool error", {
   raw_bytes <- rawToChar(as.raw(c(0x61, 0xff, 0x62)))
   Encoding(raw_bytes) <- "bytes"
   plain <- tool(function() raw_bytes, "Bytes text.", name = "plain")
   listed <- tool(function() list(a = raw_bytes), "Bytes in a JSON value.", name = "listed")
-  s <- mcp_handler(list(plain, listed))
+  # the whole value is the one string: jsonlite writes its bytes, the wire <ff>
+  level <- tool(function() factor(raw_bytes), "A bytes factor.", name = "level")
+  scalar <- tool(function() tool_result(structured_content = raw_bytes), "Bytes structured.", name = "scalar")
+  s <- mcp_handler(list(plain, listed, level, scalar))
   mcp_handle(s, spec_init("2025-11-25"))
-  for (nm in c("plain", "listed")) {
+  for (nm in c("plain", "listed", "level", "scalar")) {
     out <- mcp_handle(s, spec_call(2, nm))
     expect_true(validUTF8(out), info = nm)
     res <- jsonlite::parse_json(out)$result
-    expect_true(res$isError, info = nm)
-    expect_match(res$content[[1]]$text, "\"bytes\" encoding", info = nm)
+    if (nm %in% c("plain", "listed")) {
+      expect_true(res$isError, info = nm)
+      expect_match(res$content[[1]]$text, "\"bytes\" encoding", info = nm)
+    } else {
+      expect_false(res$isError, info = nm)
+      expect_identical(res$content[[1]]$text, '"a<ff>b"', info = nm)
+    }
   }
+  out <- jsonlite::parse_json(mcp_handle(s, spec_call(3, "scalar", NULL, spec_M)))$result
+  expect_identical(out$structuredContent, "a<ff>b")
   expect_identical(mcp_handle(s, '{"jsonrpc":"2.0","id":3,"method":"ping"}'), '{"jsonrpc":"2.0","id":3,"result":{}}')
 })
 

@@ -10,7 +10,7 @@ use super::encoder::{Ctx, Encoder, Na, NumMode, Pieces};
 use super::options::Digits;
 use crate::error::{Error, Result};
 use crate::rapi::eval::r_call;
-use crate::rapi::strings::{char_bytes, utf8_of};
+use crate::rapi::strings::{char_bytes, utf8_of, utf8_or_bytes};
 use crate::rapi::*;
 
 /// An atomic vector ready to print element by element. The pointers point
@@ -65,11 +65,13 @@ pub(super) struct Small {
     buf: [u8; 32],
     len: usize,
     long: Vec<u8>,
+    /// Holds a string marked "bytes" (see `Encoder::encode`).
+    bytes: bool,
 }
 
 impl Small {
     pub fn new(b: &[u8]) -> Small {
-        let mut s = Small { buf: [0; 32], len: b.len(), long: Vec::new() };
+        let mut s = Small { buf: [0; 32], len: b.len(), long: Vec::new(), bytes: false };
         if b.len() <= 32 {
             s.buf[..b.len()].copy_from_slice(b);
         } else {
@@ -145,6 +147,23 @@ unsafe fn base64_piece(x: SEXP) -> Vec<u8> {
 }
 
 impl Encoder {
+    /// The UTF-8 bytes of a string element (not `NA`), or its bytes as
+    /// stored (and `true`) when it is marked "bytes" and this encoding
+    /// writes such strings (see `Encoder::encode`).
+    ///
+    /// # Safety
+    /// As [`utf8_of`].
+    unsafe fn string_bytes(&mut self, c: SEXP) -> Result<(&[u8], bool)> {
+        // SAFETY: caller's contract.
+        unsafe {
+            if self.bytes_ok {
+                utf8_or_bytes(c, &mut self.scratch)
+            } else {
+                utf8_of(c, &mut self.scratch).map(|b| (b, false))
+            }
+        }
+    }
+
     /// Convert an atomic-like value to an [`Atom`]; also returns the `na`
     /// to use when the method resolved it itself (complex numbers). Values
     /// made by R (formatting) are protected in `prot`.
@@ -191,12 +210,17 @@ impl Encoder {
                         for i in 0..nl {
                             let c = STRING_ELT(lev, i as R_xlen_t);
                             let mut b = Vec::new();
+                            let mut bytes = false;
                             if c == R_NaString {
                                 b.extend_from_slice(b"\x00NA");
                             } else {
-                                write_str_bytes(&mut b, utf8_of(c, &mut self.scratch)?);
+                                let (s, marked) = self.string_bytes(c)?;
+                                write_str_bytes(&mut b, s);
+                                bytes = marked;
                             }
-                            levels.push(Small::new(&b));
+                            let mut level = Small::new(&b);
+                            level.bytes = bytes;
+                            levels.push(level);
                         }
                         Atom::Factor(INTEGER(x), xlen(x), levels)
                     } else {
@@ -460,7 +484,9 @@ impl Encoder {
                         if b.is_ascii() {
                             write_str_bytes(out, b);
                         } else {
-                            write_str_bytes(out, utf8_of(c, &mut self.scratch)?);
+                            let (s, bytes) = self.string_bytes(c)?;
+                            write_str_bytes(out, s);
+                            self.wrote_bytes |= bytes;
                         }
                         true
                     }
@@ -475,6 +501,7 @@ impl Encoder {
                             write_na(na, out)
                         } else {
                             l.push_to(out);
+                            self.wrote_bytes |= l.bytes;
                             true
                         }
                     }

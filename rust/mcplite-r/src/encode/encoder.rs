@@ -8,6 +8,7 @@ use super::dispatch::{scalar_cls, sfc_to_list, Cls, Kind};
 use super::list::list_child_ctx;
 use super::options::{Digits, EncodeOptions, NaMode};
 use crate::error::{Error, Result};
+use crate::rapi::strings::BYTES_ERROR;
 use crate::rapi::*;
 
 /// jsonlite's `na` after `match.arg()`: `"null"`, `"string"` or `"NA"`
@@ -56,6 +57,11 @@ pub struct Encoder {
     /// Current nesting depth (bounded so that a pathological value cannot
     /// overflow the C stack; jsonlite itself fails far earlier).
     depth: usize,
+    /// Strings marked "bytes" are written as stored (the payload encoding)
+    /// rather than refused (the fixed encoding), and one was written. See
+    /// [`Encoder::encode`].
+    pub(super) bytes_ok: bool,
+    pub(super) wrote_bytes: bool,
 }
 
 impl Encoder {
@@ -78,6 +84,8 @@ impl Encoder {
             digits_r: o.digits,
             scratch: Vec::new(),
             depth: 0,
+            bytes_ok: true,
+            wrote_bytes: false,
         }
     }
 
@@ -91,21 +99,35 @@ impl Encoder {
             digits_r: Digits::Decimal(15),
             scratch: Vec::new(),
             depth: 0,
+            bytes_ok: false,
+            wrote_bytes: false,
         }
     }
 
     /// Encode `x` as one JSON value appended to `out`.
+    ///
+    /// A string marked "bytes" is written as jsonlite writes it (RULES
+    /// J1.3): with its bytes as stored when the whole value is that one
+    /// string (jsonlite then joins nothing), and otherwise not at all:
+    /// jsonlite's joining of pieces refuses to translate it, and so does
+    /// this (the fixed encoding refuses it everywhere).
     ///
     /// # Safety
     /// The SEXP contract (see `crate::rapi`) holds for `x`; under an R entry
     /// point or `toplevel()` (a few classes are converted by R code).
     pub unsafe fn encode(&mut self, x: SEXP, out: &mut Vec<u8>) -> Result<()> {
         let ctx = Ctx { auto_unbox: self.auto_unbox, na: self.na, oldna: None };
+        let start = out.len();
+        self.wrote_bytes = false;
         // SAFETY: caller's contract.
         unsafe {
             let cls = Cls::of(x);
-            self.value(x, &cls, ctx, out)
+            self.value(x, &cls, ctx, out)?;
         }
+        if self.wrote_bytes && out.get(start) != Some(&b'"') {
+            return Err(Error::json(BYTES_ERROR));
+        }
+        Ok(())
     }
 
     /// Enter one level of nesting; fails beyond [`MAX_DEPTH`].

@@ -10,7 +10,9 @@
 //! * native strings: as stored when the locale is UTF-8 and they are valid
 //!   UTF-8; otherwise translated by R, which writes every byte it cannot
 //!   convert as `<xx>` (two hex digits), so `"caf\xe9"` becomes `caf<e9>`;
-//! * "bytes": an error, as in R.
+//! * "bytes": an error, as in R ([`utf8_or_bytes`] gives the bytes as
+//!   stored instead, for the one place jsonlite writes them: a value that is
+//!   that one string).
 //!
 //! Text that goes to the client must be valid UTF-8 whatever R holds:
 //! [`text`] and [`into_valid_utf8`] additionally write any byte that is
@@ -61,7 +63,7 @@ pub fn utf8_locale() -> bool {
     unsafe { ___lc_codepage_func() == 65001 }
 }
 
-const BYTES_ERROR: &str = "translating strings with \"bytes\" encoding is not allowed";
+pub(crate) const BYTES_ERROR: &str = "translating strings with \"bytes\" encoding is not allowed";
 
 /// The UTF-8 bytes of CHARSXP `c` as `enc2utf8()` gives them (module
 /// documentation), borrowed when no translation is needed, else written to
@@ -93,6 +95,23 @@ pub unsafe fn utf8_of<'a>(c: SEXP, scratch: &'a mut Vec<u8>) -> Result<&'a [u8]>
                 Ok(&scratch[..])
             }
         }
+    }
+}
+
+/// As [`utf8_of`], except that a string marked "bytes" gives its bytes as
+/// stored and `true` (where [`utf8_of`] fails), so that the caller can write
+/// them where jsonlite does and fail everywhere else.
+///
+/// # Safety
+/// As [`utf8_of`].
+pub unsafe fn utf8_or_bytes<'a>(c: SEXP, scratch: &'a mut Vec<u8>) -> Result<(&'a [u8], bool)> {
+    // SAFETY: caller's contract.
+    unsafe {
+        let b: &'a [u8] = char_bytes(c);
+        if !b.is_ascii() && Rf_getCharCE(c) == CE_BYTES {
+            return Ok((b, true));
+        }
+        utf8_of(c, scratch).map(|b| (b, false))
     }
 }
 
