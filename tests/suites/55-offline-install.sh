@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # The source tarball installs with no network at all, as CRAN and R-universe
-# build packages: scripts/vendor.sh + R CMD build, then R CMD INSTALL of the
-# tarball inside a new network namespace (`unshare -n`: only a loopback
-# device, which is down) with an empty CARGO_HOME, so neither crates.io nor a
-# local registry cache can be used. The installed package then serves the
-# example server through an MCP session (stdio, inside the same namespace).
-# Needs root (unshare). Prints "N passed, N failed" last.
+# build packages: scripts/vendor.sh + R CMD build, then the install steps of
+# the shipped container recipe (inst/deploy/Dockerfile, run without Docker by
+# tests/deploy/run_dockerfile.py): inst/deploy/install-mcplite.sh installs
+# the tarball into a new directory inside a new network namespace (`unshare
+# -n`: only a loopback device, which is down) with an empty CARGO_HOME, so
+# neither crates.io nor a local registry cache can be used; then the
+# Dockerfile's CMD serves over HTTP as an unprivileged user, its HEALTHCHECK
+# passes and SIGTERM stops it (installed size and start-up time are printed).
+# The installed package also serves the example server through an MCP
+# session (stdio, inside the same namespace).
+# Needs root (unshare, setpriv). Prints "N passed, N failed" last.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
@@ -42,19 +47,26 @@ else
   ok "the git repository holds no vendored code"
 fi
 
-mkdir -p "$work/lib" "$work/cargo-home"
-# No network, an empty cargo home, and no target dir from the environment.
-if unshare -n env -u CARGO_TARGET_DIR CARGO_HOME="$work/cargo-home" \
-  R CMD INSTALL --no-test-load --library="$work/lib" "$work/mcplite_$version.tar.gz" >"$work/install.log" 2>&1; then
-  ok "the tarball installs inside a network namespace with no network"
+# The Dockerfile's steps: its build context is the tarball, the install
+# script and a server script.
+mkdir -p "$work/context" "$work/image"
+chmod 755 "$work"
+cp "$work/mcplite_$version.tar.gz" inst/deploy/install-mcplite.sh "$work/context/"
+cp inst/examples/server.R "$work/context/server.R"
+python3 tests/deploy/run_dockerfile.py inst/deploy/Dockerfile "$work/context" "$work/image" >"$work/docker.log" 2>&1
+grep -E '^(ok|FAIL|measure) |^       ' "$work/docker.log"
+last=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$work/docker.log" | tail -1)
+if [ -n "$last" ]; then
+  set -- $last
+  pass=$((pass + $1))
+  fail=$((fail + $3))
 else
-  bad "the tarball installs inside a network namespace with no network" "$work/install.log"
-  finish
+  bad "the Dockerfile's steps ran to the end" "$work/docker.log"
 fi
-if grep -q "Downloading\|Updating crates.io" "$work/install.log"; then
-  bad "nothing was downloaded during the install" "$work/install.log"
-else
-  ok "nothing was downloaded during the install"
+lib="$work/image/opt/mcplite/library"
+if [ ! -f "$lib/mcplite/DESCRIPTION" ]; then
+  bad "the Dockerfile's install step installed mcplite into /opt/mcplite/library"
+  finish
 fi
 
 # An MCP session with the example server from the offline-installed library.
@@ -64,7 +76,7 @@ fi
   printf '%s\n' '{"jsonrpc":"2.0","id":2,"method":"tools/list"}'
   printf '%s\n' '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"add_numbers","arguments":{"x":2,"y":40}}}'
 } >"$work/session.in"
-if unshare -n env R_LIBS="$work/lib" Rscript --vanilla "$work/lib/mcplite/examples/server.R" \
+if unshare -n env R_LIBS="$lib" Rscript --vanilla "$lib/mcplite/examples/server.R" \
   <"$work/session.in" >"$work/session.out" 2>"$work/session.err" &&
   python3 - "$work/session.out" <<'PY'; then
 import json, sys
