@@ -1006,7 +1006,8 @@ check_config_entry <- function(nm, e) {
     return(invisible())
   }
   type <- e[["type"]]
-  if (!is.null(type) && !(is_scalar_string(type) && type %in% c("stdio", "http", "streamable-http", "streamableHttp"))) {
+  transports <- c("stdio", "http", "streamable-http", "streamableHttp")
+  if (!is.null(type) && !(is_scalar_string(type) && type %in% transports)) {
     abort(field("type"), " is ", if (is_scalar_string(type)) paste0("\"", type, "\"") else describe(type),
           "; only \"stdio\", \"http\" and \"streamable-http\" servers are supported.")
   }

@@ -840,8 +840,9 @@ constant_value <- function(expr, sig) {
     parts <- as.list(expr)[-1L]
     if (fn == "c" && is.null(names(parts)) && length(parts) > 0L) {
       vals <- lapply(parts, constant_value, sig = sig)
-      ok <- all(vapply(vals, function(v) is.atomic(v) && !is.null(v) && length(v) == 1L &&
-                         !is.object(v), logical(1)))
+      ok <- all(vapply(vals, function(v) {
+        is.atomic(v) && !is.null(v) && length(v) == 1L && !is.object(v)
+      }, logical(1)))
       if (ok) {
         return(do.call(c, vals))
       }

@@ -512,7 +512,11 @@ http_options <- function(host, port, path, token, allowed_origins, allowed_hosts
     v <- Sys.getenv(name, "")
     if (nzchar(v)) v else NULL
   }
-  host_arg <- if (is.null(host) && !is.null(env("MCPLITE_HOST"))) "The environment variable `MCPLITE_HOST`" else "`host`"
+  host_arg <- if (is.null(host) && !is.null(env("MCPLITE_HOST"))) {
+    "The environment variable `MCPLITE_HOST`"
+  } else {
+    "`host`"
+  }
   host <- host %||% env("MCPLITE_HOST") %||% "127.0.0.1"
   if (!is_scalar_string(host) || !nzchar(host)) {
     abort(host_arg, " must be a non-empty string such as \"127.0.0.1\", not ", describe(host), ".")
@@ -532,7 +536,11 @@ http_options <- function(host, port, path, token, allowed_origins, allowed_hosts
   if (!is_scalar_string(path) || !startsWith(path, "/") || identical(path, "/health")) {
     abort("`path` must be a string starting with \"/\" (and not \"/health\"), not ", describe(path), ".")
   }
-  token_arg <- if (is.null(token) && !is.null(env("MCPLITE_TOKEN"))) "The environment variable `MCPLITE_TOKEN`" else "`token`"
+  token_arg <- if (is.null(token) && !is.null(env("MCPLITE_TOKEN"))) {
+    "The environment variable `MCPLITE_TOKEN`"
+  } else {
+    "`token`"
+  }
   token <- token %||% env("MCPLITE_TOKEN")
   if (!is.null(token) && (!is_scalar_string(token) || !nzchar(token) || grepl("[^!-~]", token))) {
     abort(token_arg, " must be NULL or a non-empty string of visible ASCII characters, not ",
@@ -541,7 +549,11 @@ http_options <- function(host, port, path, token, allowed_origins, allowed_hosts
   allowed_origins <- http_names(allowed_origins, "allowed_origins")
   allowed_hosts <- http_names(allowed_hosts, "allowed_hosts")
   allow_public <- http_flag(allow_public, "allow_public")
-  replica_arg <- if (is.null(replica) && !is.null(env("MCPLITE_REPLICA"))) "The environment variable `MCPLITE_REPLICA`" else "`replica`"
+  replica_arg <- if (is.null(replica) && !is.null(env("MCPLITE_REPLICA"))) {
+    "The environment variable `MCPLITE_REPLICA`"
+  } else {
+    "`replica`"
+  }
   replica <- replica %||% env("MCPLITE_REPLICA")
   if (!is.null(replica) && (!is_scalar_string(replica) || !grepl("^[A-Za-z0-9_-]{1,32}$", replica))) {
     abort(replica_arg, " must be NULL or 1 to 32 ASCII letters, digits, \"_\" or \"-\", not ",
@@ -553,7 +565,8 @@ http_options <- function(host, port, path, token, allowed_origins, allowed_hosts
     allow_public = allow_public,
     max_body = http_limit(limits$max_body, "max_body", 16 * 1024^2, 1, whole = TRUE, what = "a whole number of bytes"),
     max_sessions = http_limit(limits$max_sessions, "max_sessions", 1000, 1, whole = TRUE, what = "a whole number"),
-    session_idle = http_limit(limits$session_idle, "session_idle", 3600, 0.001, whole = FALSE, what = "a number of seconds"),
+    session_idle = http_limit(limits$session_idle, "session_idle", 3600, 0.001, whole = FALSE,
+                              what = "a number of seconds"),
     replica = replica, drain_timeout = 10
   )
 }

@@ -4,6 +4,8 @@
 #   2. clippy: every crate of the workspace, all targets, no warnings;
 #   3. roxygen: man/ and NAMESPACE are what roxygen2 makes from R/ today;
 #   4. the minimum Rust version is the same in Cargo.toml, DESCRIPTION, src/Makevars and src/Makevars.win.
+#   5. lintr: the package's R code (R/) has no lints under the configuration in .lintr
+#      (tests and examples are not linted: long JSON literals and test doubles).
 # Prints "N passed, N failed" last and exits non-zero on any failure.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -59,6 +61,11 @@ msrv_consistent() {
   [ -n "$cargo" ] && [ "$cargo" = "$desc" ] && [ "$cargo" = "$make" ] && [ "$cargo" = "$makewin" ]
 }
 check "minimum Rust version agrees (Cargo.toml, DESCRIPTION, src/Makevars, src/Makevars.win)" "$work/msrv.log" msrv_consistent
+
+lintr_clean() {
+  Rscript --vanilla -e 'l <- lintr::lint_dir("R"); print(l); quit(status = if (length(l) > 0L) 1L else 0L)'
+}
+check "lintr: R/ has no lints (.lintr)" "$work/lintr.log" lintr_clean
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
