@@ -75,12 +75,6 @@ finish <- function(s) {
   invisible(msgs(s))
 }
 
-call_line <- function(id, name, arguments = "{}", token = NULL) {
-  meta <- if (is.null(token)) "" else sprintf(',"_meta":{"progressToken":%s}', token)
-  sprintf('{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"%s","arguments":%s%s}}',
-    id, name, arguments, meta)
-}
-
 cancel_line <- function(id) {
   sprintf('{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%s,"reason":"test"}}', id)
 }
@@ -205,7 +199,7 @@ test_that("C2.2/C2.4: 100,000 mcp_progress() calls are coalesced into a few noti
 
 test_that("C2.1: a value that does not increase is a tool error the client sees", {
   s <- slow_server()
-  send(s, call_line(2, "backwards", token = '"b"'), call_line(3, "backwards"), call_line(4, "echo", '{"text":"ok"}'))
+  send(s, call_line(2, "backwards", token = '"b"'), call_line(3, "backwards", "{}"), call_line(4, "echo", '{"text":"ok"}'))
   expect_true(read_until(s, function(ms) answered(ms, 4)))
   finish(s)
   r <- response(s, 2)[[1]]$result

@@ -62,11 +62,6 @@ init_line <- function(id, version) {
   )
 }
 
-call_line <- function(id, name, arguments = NULL) {
-  args <- if (is.null(arguments)) "" else paste0(',"arguments":', arguments)
-  sprintf('{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"%s"%s}}', id, name, args)
-}
-
 pkg_version <- function() as.character(utils::packageVersion("mcplite"))
 
 test_that("the full legacy lifecycle works on every legacy version, exit status 0 at EOF", {

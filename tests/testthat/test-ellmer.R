@@ -33,13 +33,13 @@ to_json <- function(x) {
   as.character(jsonlite::toJSON(x, auto_unbox = TRUE, digits = NA, null = "null"))
 }
 
-modern_meta <- paste0(
+modern_meta_json <- paste0(
   "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",",
   "\"io.modelcontextprotocol/clientCapabilities\":{}}"
 )
 
 modern_list <- function(id = 1) {
-  sprintf('{"jsonrpc":"2.0","id":%s,"method":"tools/list","params":{%s}}', id, modern_meta)
+  sprintf('{"jsonrpc":"2.0","id":%s,"method":"tools/list","params":{%s}}', id, modern_meta_json)
 }
 
 

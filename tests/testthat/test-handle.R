@@ -1,13 +1,6 @@
 # mcp_handle() helpers (R/handle.R): R lists as messages, and a tool's
 # warnings and messages signalled to the caller with `signal = TRUE`.
 
-modern_meta <- function() {
-  list(
-    "io.modelcontextprotocol/protocolVersion" = "2026-07-28",
-    "io.modelcontextprotocol/clientCapabilities" = list()
-  )
-}
-
 call_request <- function(name, arguments = list(), meta = modern_meta()) {
   list(jsonrpc = "2.0", id = 1, method = "tools/call",
        params = list(name = name, arguments = arguments, `_meta` = meta))

@@ -37,15 +37,6 @@ progress_server <- function(envir = parent.frame()) {
   srv
 }
 
-modern_meta <- function(token = NULL) {
-  meta <- list(
-    "io.modelcontextprotocol/protocolVersion" = "2026-07-28",
-    "io.modelcontextprotocol/clientCapabilities" = structure(list(), names = character())
-  )
-  if (!is.null(token)) meta$progressToken <- token
-  meta
-}
-
 call_body <- function(id, name, args, meta) {
   params <- list(name = name, arguments = args)
   if (!is.null(meta)) params[["_meta"]] <- meta
