@@ -1,10 +1,18 @@
-# R as an MCP client: connect to a server (a child process over stdio, or a
-# Streamable HTTP endpoint), list and call its tools, turn them into mcplite
-# tools, read Claude Desktop / mcptools configuration files. The protocol
-# work (process, framing, JSON-RPC, era negotiation, timeouts, cancellation)
-# is done by the engine (rust/engine/src/client/); rust/mcplite-r/src/client.rs
-# is the glue. Waiting happens in short slices so R keeps control of
-# interrupts and of the progress callback.
+# R as an MCP client (RULES section 13): connect to a server (a child
+# process over stdio, or a Streamable HTTP endpoint), list and call its
+# tools, turn them into mcplite tools, read Claude Desktop / mcptools
+# configuration files. The protocol work (process, framing, JSON-RPC, era
+# negotiation, retries, reserved headers, timeouts, cancellation, error
+# messages) is done by the engine (rust/engine/src/client/);
+# rust/mcplite-r/src/client.rs is the glue, reached through the wrappers of
+# R/extendr-wrappers.R, whose errors bridge_value() raises (RULES K1). This
+# file checks arguments, shapes arguments by the tool's schema (K5) and
+# converts results (K6). Waiting happens in short slices so R keeps control
+# of interrupts and of the progress callback.
+#
+# A connection is an environment of class `mcplite_connection`; every
+# function that uses one goes through the methods in "Connection methods"
+# below (conn_*), the one place that knows what a connection holds.
 
 #' Connect to an MCP server
 #'
@@ -22,18 +30,22 @@
 #' `mcp_close()` ends a connection: it closes the server's standard input,
 #' waits up to 2 seconds for the server to exit, and if it does not, stops it
 #' with SIGTERM and then (2 seconds later) SIGKILL (sent to the server's whole process group, so programs it
-#' started go too). Connections that are no longer referenced are closed the
-#' same way when R's garbage collector runs, and when R exits.
+#' started go too). It also takes a list of connections, or the tools made by
+#' [mcp_tools()], whose connections it closes (the way to close the
+#' connections `mcp_tools()` opened for a configuration file). Connections
+#' that are no longer referenced are closed the same way when R's garbage
+#' collector runs, and when R exits.
 #'
 #' @section Protocol negotiation:
 #' With `protocol = "auto"` the client first asks the server with
 #' `server/discover` whether it speaks the modern revision 2026-07-28. If it
 #' does, every request carries its protocol version and there is no
-#' handshake. If the server answers with any other error, or does not answer
-#' within a few seconds (option `mcplite.client_probe_timeout`, default 5), it
-#' is treated as a legacy server and the client performs the `initialize`
-#' handshake, asking for 2025-11-25 and accepting 2025-06-18, 2025-03-26 and
-#' 2024-11-05. A modern server that rejects 2026-07-28 but lists a legacy
+#' handshake. If the server answers with anything but a valid discover result
+#' (an empty or malformed result, a JSON-RPC error, an HTTP error status, a
+#' body that is not JSON), or does not answer within a few seconds (option
+#' `mcplite.client_probe_timeout`, default 5), it is treated as a legacy
+#' server and the client performs the `initialize` handshake, asking for
+#' 2025-11-25 and accepting 2025-06-18, 2025-03-26 and 2024-11-05. A modern server that rejects 2026-07-28 but lists a legacy
 #' version it supports is also reached through `initialize`. Name a version in
 #' `protocol` to insist on it: a legacy version skips the probe, and
 #' `"2026-07-28"` fails clearly instead of falling back. [mcp_server_info()]
@@ -71,9 +83,16 @@
 #' are sent with every request; a value may refer to environment variables as
 #' `${NAME}`, which is replaced when connecting (an unset variable is an
 #' error), so tokens need not be written into scripts or configuration files.
-#' Headers the protocol owns (`Accept`, `Content-Type`, `MCP-Protocol-Version`,
-#' `Mcp-Session-Id`, `Mcp-Method`, `Mcp-Name`) cannot be set. There is no
+#' Headers the protocol owns (`Accept`, `Content-Type`, `Content-Length`,
+#' `Host`, `Last-Event-ID`, `MCP-Protocol-Version`, `Mcp-Session-Id`,
+#' `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*`) cannot be set. There is no
 #' OAuth support: supply a token in `headers`.
+#'
+#' With a legacy server (protocol 2025-11-25 and earlier), an answer stream
+#' that the server closes before the answer is resumed the way the protocol
+#' describes: after the time the server asked for (its `retry` field), the
+#' client reconnects with a GET request carrying the last event id it saw
+#' (`Last-Event-ID`) and reads the answer from there.
 #'
 #' @section HTTPS:
 #' `https://` URLs are supported (TLS by rustls, compiled into the package:
@@ -108,16 +127,20 @@
 #'   variable `SSL_CERT_FILE` when it is set. See the HTTPS section.
 #' @param name A short name for the server, used in messages and printing.
 #'   Defaults to the command's file name or the URL's host.
-#' @param timeout Seconds to wait for the handshake, and the default for each
-#'   call (see [mcp_call()]). `Inf` waits forever.
+#' @param timeout Seconds the whole connection attempt may take (a server
+#'   that has not completed the handshake by then is stopped, and the error
+#'   comes within half a second), and the default for each call (see
+#'   [mcp_call()]). `Inf` waits forever.
 #' @param protocol `"auto"` (the default) negotiates; a version string
 #'   (`"2026-07-28"`, `"2025-11-25"`, `"2025-06-18"` or `"2024-11-05"`) insists
 #'   on that version.
 #' @param script Path of an R script that ends with [mcp_server()].
-#' @param x A connection from `mcp_connect()`, or a list of connections.
+#' @param x A connection from `mcp_connect()`, a list of connections, or a
+#'   list of tools made by [mcp_tools()].
 #' @return `mcp_connect()` and `mcp_connect_script()`: a connection, an object
 #'   of class `mcplite_connection`. `mcp_close()`: invisibly, a string saying
-#'   how each server process ended (`"exited with status 0"`, ...).
+#'   how each server process ended (`"exited with status 0"`, ...), one per
+#'   connection.
 #' @seealso [mcp_call()], [mcp_tools()], [mcp_connect_config()] to connect to
 #'   every server of a configuration file, and the vignette
 #'   `vignette("use-mcp-servers", package = "mcplite")`.
@@ -179,10 +202,9 @@ mcp_connect <- function(command = NULL, args = character(), ..., env = NULL, cwd
   name <- check_connection_name(name, basename(command))
   child_env <- c(inherited_env(), env)
   child_env <- child_env[!duplicated(names(child_env), fromLast = TRUE)]
-  ptr <- .Call(
-    wrap__client_connect_stdio, command, unname(args), child_env, cwd,
-    if (identical(protocol, "auto")) NULL else protocol,
-    timeout, probe_timeout(), max_message(), client_version()
+  ptr <- client_connect_stdio(
+    command, unname(args), child_env, cwd, if (identical(protocol, "auto")) NULL else protocol,
+    timeout, probe_timeout(), max_message(), client_version(), name
   )
   new_connection(ptr, name, "stdio", paste(c(command, args), collapse = " "), timeout)
 }
@@ -212,8 +234,14 @@ mcp_close <- function(x) {
   if (is_connection_list(x)) {
     return(invisible(vapply(x, mcp_close, character(1))))
   }
+  if (!is_connection(x) && is.list(x) && !is.object(x)) {
+    conns <- tools_connections(x)
+    if (length(conns) > 0L) {
+      return(invisible(vapply(conns, mcp_close, character(1))))
+    }
+  }
   check_connection(x, open = FALSE)
-  invisible(.Call(wrap__client_close, x$ptr))
+  invisible(conn_close(x))
 }
 
 #' Call a tool on an MCP server
@@ -228,9 +256,20 @@ mcp_close <- function(x) {
 #'
 #' @section Arguments and results:
 #' `arguments` is converted to JSON by the same encoder and payload options
-#' that mcplite uses for tool results ([mcplite-results]): with the default
-#' options a length-one vector becomes a JSON scalar and a longer vector an
-#' array; use `I()` to send a length-one vector as an array.
+#' that mcplite uses for tool results ([mcplite-results]), guided by the
+#' tool's input schema from the server's tool list (listed once per
+#' connection and kept): where the schema says an argument (or a property of
+#' an object argument, or the items of an array) is
+#' * an array, a length-one vector is sent as an array (`values = 5` becomes
+#'   `[5]`);
+#' * an object, an empty `list()` is sent as `{}` (not `[]`);
+#' * allowed to be `null`, a single `NA` is sent as `null`, and `NA`
+#'   elements of a vector for nullable items as `null` too.
+#'
+#' Everything else, and every argument of a tool without a listed schema,
+#' follows the encoder's rules: with the default options a length-one vector
+#' becomes a JSON scalar and a longer vector an array; use `I()` to send a
+#' length-one vector as an array.
 #'
 #' The result comes back converted by the rules tools receive their arguments
 #' by: JSON objects become named lists, arrays become unnamed lists (never
@@ -247,17 +286,30 @@ mcp_close <- function(x) {
 #' * `mcplite_error_tool`: the tool ran and reported an error (`isError:
 #'   true`). The message is the text of the error; the condition's `text`
 #'   holds that text and `result` the whole result.
-#' * `mcplite_error_rpc`: the server answered with a JSON-RPC error (for
-#'   example an unknown tool). The condition holds `code`, `error_message`
-#'   and `data`.
+#' * `mcplite_error_rpc`: the server answered with a JSON-RPC error. The
+#'   condition holds `code`, `error_message` and `data`.
+#'
+#' Servers differ in how they answer a call of a tool they do not have:
+#' mcplite servers (code -32602) and the TypeScript SDK 2.x `McpServer`
+#' answer with a JSON-RPC error (`mcplite_error_rpc`); the TypeScript SDK
+#' 1.x `McpServer` and the Python SDK's `MCPServer` answer with a tool error
+#' (`mcplite_error_tool`); a server written with the Python SDK's low-level
+#' `Server` answers as its handler does (a JSON-RPC error when it raises).
+#' Handle `mcplite_error_client` to catch both.
 #' * `mcplite_error_timeout`: no answer within `timeout` seconds (or
 #'   `max_time`); the request was cancelled on the server.
 #' * `mcplite_error_connection`: the server could not be started or reached,
 #'   exited, closed the connection, or broke the protocol. Its `reason` is one
-#'   of `"spawn"`, `"connect"`, `"tls"`, `"closed"`, `"http"` (with
-#'   `status`) or `"protocol"`, and `stderr` holds the end of the server's
-#'   standard error. A rejected TLS certificate (reason `"tls"`) also has
-#'   class `mcplite_error_tls` and the URL in `url`.
+#'   of `"spawn"`, `"connect"`, `"tls"`, `"closed"`, `"http"` or
+#'   `"protocol"`; `status` is the HTTP status (reason `"http"`) or the exit
+#'   status of a server that exited (reason `"closed"`), otherwise `NULL`;
+#'   `stderr` holds the server's recent standard error, one line per
+#'   element. A rejected TLS certificate (reason `"tls"`) also has class
+#'   `mcplite_error_tls` and the URL in `url`.
+#'
+#' Every condition also holds `server`, the connection's name. Messages say
+#' which server failed at what, mention lines the server wrote that were
+#' not JSON-RPC, and end with the last lines of its standard error.
 #'
 #' Interrupting R (Ctrl-C, Esc) during a call cancels the request on the
 #' server (`notifications/cancelled` on stdio; the response stream is closed
@@ -318,42 +370,32 @@ mcp_call <- function(x, tool, arguments = list(), ..., timeout = NULL, progress 
   if (!is_scalar_string(tool)) {
     abort("`tool` must be a single string (the tool's name), not ", describe(tool), ".")
   }
-  args_json <- arguments_json(arguments)
+  check_arguments(arguments)
   timeout <- if (is.null(timeout)) x$timeout else check_seconds(timeout, "timeout")
   max_time <- if (is.null(max_time)) 10 * timeout else check_seconds(max_time, "max_time")
   if (!is.null(progress) && !is.function(progress)) {
     abort("`progress` must be NULL or a function, not ", describe(progress), ".")
   }
-  ev <- .Call(wrap__client_call, x$ptr, tool, args_json, !is.null(progress), timeout, max_time)
-  if (identical(x$transport, "http") && inherits(ev, "mcplite_client_failure") && identical(ev$kind, "rpc") &&
-      identical(as.integer(ev$code), protocol_code("HEADER_MISMATCH"))) {
-    # HeaderMismatch: the tool's `x-mcp-header` arguments are not known yet
-    # (or changed); list the tools and try once more.
-    mcp_list_tools(x, timeout = timeout)
-    ev <- .Call(wrap__client_call, x$ptr, tool, args_json, !is.null(progress), timeout, max_time)
-  }
+  # Arguments are shaped by the tool's input schema (RULES K5.2); a call
+  # without arguments needs none, so it never makes the client list tools.
+  schema <- if (length(arguments) > 0L) conn_input_schema(x, tool, timeout)
+  args_json <- arguments_json(arguments, schema)
+  ev <- conn_call(x, tool, args_json, !is.null(progress), timeout, max_time)
   repeat {
-    if (inherits(ev, "mcplite_client_failure")) {
-      client_fail(x, ev, "tools/call", tool)
-    }
-    status <- ev$status
-    if (identical(status, "done")) {
+    if (identical(ev$status, "done")) {
       return(call_result(x, tool, ev$value))
-    }
-    if (identical(status, "interrupted")) {
-      signal_interrupt()
     }
     # progress: the callback runs in R; if it fails or is interrupted, the
     # request is cancelled on the server
     id <- ev$id
     finished <- FALSE
-    on.exit(if (!finished) .Call(wrap__client_cancel, x$ptr, id, "cancelled by the client"))
+    on.exit(if (!finished) conn_cancel(x, id, "cancelled by the client"))
     p <- ev$value
     if (!is.null(progress)) {
       progress(p$progress, p$total, p$message)
     }
     finished <- TRUE
-    ev <- .Call(wrap__client_wait, x$ptr, id)
+    ev <- conn_wait(x, id)
   }
 }
 
@@ -363,10 +405,7 @@ mcp_list_tools <- function(x, ..., timeout = NULL) {
   check_dots_empty(...)
   check_connection(x)
   timeout <- if (is.null(timeout)) x$timeout else check_seconds(timeout, "timeout")
-  tools <- .Call(wrap__client_list_tools, x$ptr, timeout)
-  if (inherits(tools, "mcplite_client_failure")) {
-    client_fail(x, tools, "tools/list")
-  }
+  tools <- conn_list_tools(x, timeout)
   rejected <- attr(tools, "rejected", exact = TRUE)
   if (length(rejected) > 0L) {
     warning("MCP server `", x$name, "` listed tools with invalid `x-mcp-header` annotations, left out: ",
@@ -396,7 +435,15 @@ mcp_list_tools <- function(x, ..., timeout = NULL) {
 #' When tools are served again, structured content passes through R and is
 #' encoded again with the payload options ([mcplite-results]): set
 #' `options(mcplite.json.digits = NA)` to keep every digit of non-integer
-#' numbers.
+#' numbers. A call that the client of [mcp_server()] made with a progress
+#' token asks the remote server for progress too, and passes each report on
+#' with [mcp_progress()]; a call that client cancels is cancelled on the
+#' remote server.
+#'
+#' `mcp_close(tools)` closes the connections the tools use, which is how the
+#' connections opened for a configuration file (`x` a path) are closed;
+#' otherwise they are closed when the tools are no longer referenced and R's
+#' garbage collector runs, or when R exits.
 #'
 #' @param x A connection from [mcp_connect()], a list of connections (e.g.
 #'   from [mcp_connect_config()]), or the path of a configuration file, which
@@ -405,7 +452,7 @@ mcp_list_tools <- function(x, ..., timeout = NULL) {
 #'   every tool name, or `TRUE` to use each connection's name followed by `_`
 #'   (useful when several servers have tools with the same name).
 #' @return A list of mcplite tools, named by tool name.
-#' @seealso [mcp_connect()], [mcp_call()], [mcp_server()]
+#' @seealso [mcp_connect()], [mcp_call()], [mcp_server()], [mcp_close()]
 #' @export
 #' @examples
 #' script <- file.path(tempdir(), "add-server.R")
@@ -419,7 +466,7 @@ mcp_list_tools <- function(x, ..., timeout = NULL) {
 #' tools <- mcp_tools(server)
 #' tools$add
 #' tools$add(x = 1, y = 2)$content[[1]]$text
-#' mcp_close(server)
+#' mcp_close(tools) # closes `server`
 #'
 #' \dontrun{
 #' # An aggregator: a server script that serves its own tool and every tool
@@ -428,6 +475,11 @@ mcp_list_tools <- function(x, ..., timeout = NULL) {
 #' greet <- tool(function(who) paste("Hello,", who), "Greet someone.",
 #'   arguments = list(who = type_string()), name = "greet")
 #' mcp_server(c(list(greet), mcp_tools("~/.config/mcptools/config.json", prefix = TRUE)))
+#'
+#' # The connections of a configuration file, closed when done
+#' tools <- mcp_tools("~/.config/mcptools/config.json", prefix = TRUE)
+#' tools$everything_echo(message = "hi")
+#' mcp_close(tools)
 #' }
 mcp_tools <- function(x, prefix = NULL) {
   if (is_scalar_string(x)) {
@@ -581,7 +633,7 @@ mcp_connect_config <- function(path, servers = NULL, on_error = c("stop", "warn"
 #' mcp_close(server)
 mcp_server_info <- function(x) {
   check_connection(x, open = FALSE)
-  info <- .Call(wrap__client_info, x$ptr)
+  info <- conn_info(x)
   list(
     name = x$name,
     protocol_version = info$version,
@@ -599,14 +651,7 @@ mcp_server_info <- function(x) {
 #' @export
 mcp_stderr <- function(x) {
   check_connection(x, open = FALSE)
-  split_lines(.Call(wrap__client_stderr, x$ptr))
-}
-
-split_lines <- function(text) {
-  if (!nzchar(text)) {
-    return(character())
-  }
-  strsplit(sub("\n$", "", text), "\r?\n")[[1L]]
+  conn_stderr(x)
 }
 
 #' @export
@@ -624,12 +669,13 @@ print.mcplite_connection <- function(x, ...) {
   invisible(x)
 }
 
-# --- internals ---------------------------------------------------------------
+# --- Connection methods --------------------------------------------------------
+# The one place that knows what a connection holds: an environment with the
+# engine's connection (`ptr`, rust/mcplite-r/src/client.rs), its `name`,
+# `transport` ("stdio", "http"), `target` and default `timeout`. Every
+# exported function uses a connection only through these.
 
 new_connection <- function(ptr, name, transport, target, timeout) {
-  if (inherits(ptr, "mcplite_client_failure")) {
-    client_fail(list(name = name, ptr = NULL), ptr, "connect")
-  }
   conn <- new.env(parent = emptyenv())
   conn$ptr <- ptr
   conn$name <- name
@@ -639,6 +685,18 @@ new_connection <- function(ptr, name, transport, target, timeout) {
   class(conn) <- "mcplite_connection"
   conn
 }
+
+conn_info <- function(x) client_info(x$ptr)
+conn_check_open <- function(x) client_check_open(x$ptr)
+conn_list_tools <- function(x, timeout) client_list_tools(x$ptr, timeout)
+conn_input_schema <- function(x, tool, timeout) client_input_schema(x$ptr, tool, timeout)
+conn_call <- function(x, tool, args_json, progress, timeout, max_time) {
+  client_call(x$ptr, tool, args_json, progress, timeout, max_time)
+}
+conn_wait <- function(x, id) client_wait(x$ptr, id)
+conn_cancel <- function(x, id, reason) client_cancel(x$ptr, id, reason)
+conn_close <- function(x) client_close(x$ptr)
+conn_stderr <- function(x) client_stderr(x$ptr)
 
 is_connection <- function(x) inherits(x, "mcplite_connection") && is.environment(x)
 
@@ -650,13 +708,24 @@ check_connection <- function(x, open = TRUE) {
   if (!is_connection(x)) {
     abort("`x` must be a connection made by `mcp_connect()`, not ", describe(x), ".")
   }
-  if (open && !.Call(wrap__client_is_open, x$ptr)) {
-    client_abort(
-      paste0("The connection to MCP server `", x$name, "` is closed; connect again with `mcp_connect()`."),
-      "mcplite_error_connection", reason = "closed", server = x$name, stderr = character()
-    )
+  if (open) {
+    conn_check_open(x)
   }
   invisible(x)
+}
+
+# The distinct connections used by a list of tools made by mcp_tools().
+tools_connections <- function(tools) {
+  conns <- list()
+  for (t in tools) {
+    conn <- if (is_mcplite_tool(t) && !is.null(environment(t))) {
+      get0("proxied_connection", envir = environment(t), inherits = FALSE)
+    }
+    if (is_connection(conn) && !any(vapply(conns, identical, logical(1), conn))) {
+      conns[[length(conns) + 1L]] <- conn
+    }
+  }
+  conns
 }
 
 check_dots_empty <- function(...) {
@@ -728,101 +797,126 @@ inherited_env <- function() {
   vapply(env[keep], identity, character(1), USE.NAMES = TRUE)
 }
 
-# Named list -> the JSON object of a tools/call.
-arguments_json <- function(arguments) {
+check_arguments <- function(arguments) {
   if (!is.list(arguments) || is.object(arguments)) {
     abort("`arguments` must be a named list of argument values, not ", describe(arguments), ".")
   }
+  if (length(arguments) > 0L && !is_named_list(arguments, empty_ok = FALSE)) {
+    abort("`arguments` must have unique, non-empty names (one per tool argument).")
+  }
+  invisible(arguments)
+}
+
+# Named list -> the JSON object of a tools/call, shaped by the tool's input
+# schema when there is one (RULES K5).
+arguments_json <- function(arguments, schema = NULL) {
   if (length(arguments) == 0L) {
     return("{}")
   }
-  if (!is_named_list(arguments, empty_ok = FALSE)) {
-    abort("`arguments` must have unique, non-empty names (one per tool argument).")
+  if (is.list(schema)) {
+    arguments <- shape_arguments(arguments, schema)
   }
-  json <- .Call(wrap__payload_json_impl, arguments)
-  if (inherits(json, "mcplite_bridge_error")) {
-    abort("`arguments` cannot be converted to JSON: ", json[["message"]], class = error_class(json[["kind"]]))
-  }
-  json
-}
-
-# Re-signal a user interrupt that the engine consumed while waiting: the
-# same condition R signals, then a jump to the top level like R does.
-signal_interrupt <- function() {
-  cnd <- structure(class = c("interrupt", "condition"), list(message = "", call = NULL))
-  signalCondition(cnd)
-  invokeRestart("abort")
-}
-
-client_abort <- function(message, class, ...) {
-  cnd <- structure(
-    class = c(class, "mcplite_error_client", "mcplite_error", "error", "condition"),
-    list(message = message, call = NULL, ...)
-  )
-  stop(cnd)
-}
-
-# The last lines of a server's stderr, for messages.
-stderr_excerpt <- function(lines, n = 10L) {
-  lines <- utils::tail(lines[nzchar(trimws(lines))], n)
-  if (length(lines) == 0L) {
-    return("")
-  }
-  long <- nchar(lines, type = "chars") > 300L
-  lines[long] <- paste0(substr(lines[long], 1L, 300L), "...")
-  paste0("\nThe server's standard error ended with:\n", paste0("  ", lines, collapse = "\n"))
-}
-
-# Raise the condition for an engine failure.
-client_fail <- function(x, f, method, tool = NULL) {
-  server <- x$name
-  what <- if (!is.null(tool)) paste0("the call to `", tool, "`") else paste0("`", method, "`")
-  stderr <- if (!is.null(x$ptr)) mcp_stderr(x) else split_lines(attr(f, "stderr", exact = TRUE) %||% "")
-  kind <- f$kind
-  if (identical(kind, "interrupted")) {
-    signal_interrupt()
-  }
-  if (identical(kind, "rpc")) {
-    client_abort(
-      paste0("MCP server `", server, "` answered ", what, " with JSON-RPC error ", f$code, ": ", f$message),
-      "mcplite_error_rpc", code = as.integer(f$code), error_message = f$message, data = f$data, server = server
-    )
-  }
-  if (identical(kind, "timeout")) {
-    client_abort(
-      paste0("MCP server `", server, "` did not answer ", what, " within ", format_seconds(f$seconds),
-             "; the request was cancelled.", stderr_excerpt(stderr)),
-      "mcplite_error_timeout", seconds = f$seconds, server = server, stderr = stderr
-    )
-  }
-  if (identical(kind, "tls")) {
-    client_abort(
-      paste0("Cannot connect to MCP server `", server, "`: ", f$message, "."),
-      c("mcplite_error_tls", "mcplite_error_connection"), reason = kind, url = f$data, server = server,
-      stderr = character()
-    )
-  }
-  intro <- switch(kind,
-    spawn = paste0("Cannot start MCP server `", server, "`: "),
-    connect = paste0("Cannot connect to MCP server `", server, "`: "),
-    closed = paste0("MCP server `", server, "` ", if (identical(method, "connect")) {
-      "closed the connection while connecting: "
-    } else {
-      paste0("closed the connection during ", what, ": ")
-    }),
-    http = paste0("MCP server `", server, "` answered ", if (!identical(method, "connect")) paste0(what, " "), "with "),
-    paste0("MCP server `", server, "` (", if (identical(method, "connect")) "connecting" else what, "): ")
-  )
-  client_abort(
-    paste0(intro, f$message, ".", stderr_excerpt(stderr)),
-    "mcplite_error_connection", reason = kind, status = if (is.null(f$code)) NULL else as.integer(f$code),
-    server = server, stderr = stderr
+  tryCatch(
+    payload_json_impl(arguments),
+    mcplite_error = function(e) {
+      abort("`arguments` cannot be converted to JSON: ", conditionMessage(e),
+            class = setdiff(class(e), c("mcplite_error", "error", "condition")))
+    }
   )
 }
 
-format_seconds <- function(s) {
-  if (is.infinite(s)) return("unlimited time")
-  if (s >= 1 && abs(s - round(s)) < 1e-9) paste0(round(s), " s") else paste0(signif(s, 3), " s")
+# RULES K5.2. The JSON types a schema allows (NULL when it does not say),
+# looking through `anyOf`/`oneOf` branches; `nullable: true` and an `enum`
+# holding null allow null.
+schema_types <- function(schema) {
+  if (!is.list(schema)) {
+    return(NULL)
+  }
+  types <- NULL
+  type <- schema[["type"]]
+  if (is.character(type) || is.list(type)) {
+    types <- unlist(type, use.names = FALSE)
+  }
+  for (key in c("anyOf", "oneOf")) {
+    branches <- schema[[key]]
+    if (is.list(branches)) {
+      types <- c(types, unlist(lapply(branches, schema_types), use.names = FALSE))
+    }
+  }
+  if (isTRUE(schema[["nullable"]]) || (is.list(schema[["enum"]]) && any(vapply(schema[["enum"]], is.null, TRUE)))) {
+    types <- c(types, "null")
+  }
+  if (is.null(types)) NULL else unique(as.character(types))
+}
+
+# The first subschema (the schema itself, or an `anyOf`/`oneOf` branch)
+# that allows `type`.
+schema_branch <- function(schema, type) {
+  if (type %in% unlist(schema[["type"]], use.names = FALSE)) {
+    return(schema)
+  }
+  for (key in c("anyOf", "oneOf")) {
+    for (b in if (is.list(schema[[key]])) schema[[key]]) {
+      if (is.list(b) && type %in% schema_types(b)) return(schema_branch(b, type))
+    }
+  }
+  NULL
+}
+
+# Each named element of `value` shaped by its property's schema.
+shape_arguments <- function(value, schema) {
+  props <- schema[["properties"]]
+  extra <- schema[["additionalProperties"]]
+  for (nm in names(value)) {
+    sub <- if (is.list(props) && nm %in% names(props)) props[[nm]] else if (is.list(extra)) extra
+    if (is.list(sub) && !is.null(value[[nm]])) {
+      value[nm] <- list(shape_value(value[[nm]], sub))
+    }
+  }
+  value
+}
+
+# One R value shaped by its schema: a length-one vector where only an array
+# fits becomes an array (I()), an empty list where an object fits `{}`, a
+# single NA where null fits a logical NA (null), NA elements of a vector
+# whose items may be null become nulls; objects and arrays of lists are
+# shaped inside. Classed values (factors, dates, I(), data frames) are left
+# to the encoder.
+shape_value <- function(value, schema) {
+  types <- schema_types(schema)
+  if (is.null(types) || is.object(value)) {
+    return(value)
+  }
+  json_type <- if (is.character(value)) "string" else if (is.logical(value)) "boolean" else
+    if (is.numeric(value)) c("number", if (is.integer(value) || all(value == trunc(value), na.rm = TRUE)) "integer")
+  if (is.atomic(value) && length(value) == 1L && is.na(value) && "null" %in% types) {
+    return(NA)
+  }
+  if (is.atomic(value) && !is.null(json_type) && "array" %in% types) {
+    items <- schema_branch(schema, "array")[["items"]]
+    if (anyNA(value) && "null" %in% schema_types(items)) {
+      return(lapply(value, function(v) if (is.na(v)) NA else v))
+    }
+    if (length(value) == 1L && !any(json_type %in% types)) {
+      return(I(value))
+    }
+    return(value)
+  }
+  if (is.list(value)) {
+    if (length(value) == 0L && "object" %in% types && !("array" %in% types)) {
+      return(structure(list(), names = character()))
+    }
+    if (!is.null(names(value)) && "object" %in% types) {
+      return(shape_arguments(value, schema_branch(schema, "object")))
+    }
+    if (is.null(names(value)) && "array" %in% types) {
+      items <- schema_branch(schema, "array")[["items"]]
+      if (is.list(items)) {
+        value <- lapply(value, function(v) if (is.null(v)) v else shape_value(v, items))
+      }
+    }
+  }
+  value
 }
 
 # A listed tool, in R spellings.
@@ -848,9 +942,6 @@ tool_definition <- function(t) {
 
 # A CallToolResult -> mcplite_tool_result, or a mcplite_error_tool.
 call_result <- function(x, tool, value) {
-  if (!is.list(value)) {
-    client_fail(x, list(kind = "protocol", message = "the result is not an object"), "tools/call", tool)
-  }
   blocks <- value[["content"]]
   if (!is.list(blocks)) blocks <- list()
   content <- lapply(blocks, block_from_wire)
@@ -861,9 +952,9 @@ call_result <- function(x, tool, value) {
   if (is_error) {
     texts <- vapply(content, function(b) if (identical(b$type, "text")) b$text else NA_character_, character(1))
     text <- paste(texts[!is.na(texts)], collapse = "\n")
-    client_abort(
+    abort(
       if (nzchar(text)) text else paste0("Tool `", tool, "` on MCP server `", x$name, "` reported an error."),
-      "mcplite_error_tool", text = text, result = res, tool = tool, server = x$name
+      class = error_class("tool"), fields = list(text = text, result = res, tool = tool, server = x$name)
     )
   }
   res
@@ -925,16 +1016,29 @@ wire_annotations <- function(a) {
 }
 
 # A listed tool -> an mcplite tool that calls it, or NULL (with a warning).
+# A remote progress report, passed on to the client of the running server.
+# A report mcp_progress() refuses (not above the last one, not a number) is
+# dropped: the remote server's mistakes do not fail the call.
+forward_progress <- function(progress, total, message) {
+  tryCatch(mcp_progress(progress, total, message), mcplite_error_progress = function(e) invisible(FALSE))
+}
+
+# The tool's function keeps the connection as `proxied_connection` in its
+# environment, where mcp_close() finds it (RULES K8.3). While it serves a
+# call that asked for progress, the remote call asks too and each report is
+# passed on (RULES K8.2); a cancellation interrupts the wait, which cancels
+# the remote call.
 proxy_tool <- function(conn, def, prefix) {
   remote <- def$name
   local_name <- paste0(prefix, remote)
-  force(conn)
+  proxied_connection <- conn
   fun <- function(...) {
     args <- list(...)
     if (length(args) > 0L && !is_named_list(args, empty_ok = FALSE)) {
       abort("The arguments of `", local_name, "` must be named, e.g. `", local_name, "(x = 1)`.")
     }
-    res <- mcp_call(conn, remote, args)
+    forward <- if (progress_listening()) forward_progress
+    res <- mcp_call(proxied_connection, remote, args, progress = forward)
     if (length(res$content) == 0L) {
       res$content <- if (is.null(res$structured_content)) {
         list(content_text(""))
@@ -1049,24 +1153,16 @@ connect_entry <- function(nm, e) {
 
 # --- HTTP --------------------------------------------------------------------------
 
-protocol_headers <- c("accept", "content-type", "mcp-protocol-version", "mcp-session-id",
-                      "mcp-method", "mcp-name", "content-length", "host")
-
-# `${NAME}` in header values -> the environment variable's value.
+# `${NAME}` in header values -> the environment variable's value. The names
+# and values are then checked by the engine (RULES K4.1).
 interpolate_headers <- function(headers) {
   if (is.null(headers) || length(headers) == 0L) {
     return(character())
   }
   values <- named_strings(headers)
   nms <- names(values)
-  if (is.null(values) || !all(grepl("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$", nms)) || anyDuplicated(tolower(nms))) {
-    abort("`headers` must be a named character vector (or a named list of single strings) ",
-          "with unique header names.")
-  }
-  reserved <- nms[tolower(nms) %in% protocol_headers]
-  if (length(reserved) > 0L) {
-    abort("`headers` cannot set ", paste0("`", reserved, "`", collapse = ", "),
-          ": the protocol manages that header.")
+  if (is.null(values)) {
+    abort("`headers` must be a named character vector (or a named list of single strings).")
   }
   for (i in seq_along(values)) {
     v <- values[[i]]
@@ -1078,9 +1174,6 @@ interpolate_headers <- function(headers) {
         abort("`headers$", nms[[i]], "` refers to the environment variable `", var, "`, which is not set.")
       }
       v <- gsub(ref, val, v, fixed = TRUE)
-    }
-    if (grepl("[\r\n]", v)) {
-      abort("`headers$", nms[[i]], "` must not contain line breaks.")
     }
     values[[i]] <- v
   }
@@ -1098,10 +1191,9 @@ connect_http <- function(url, headers, ca_file, name, timeout, protocol) {
   host <- sub("^https?://([^/?#]+).*$", "\\1", url)
   host <- sub("^[^@]*@", "", host)
   name <- check_connection_name(name, host)
-  ptr <- .Call(
-    wrap__client_connect_http, url, unname(headers), names(headers) %||% character(),
-    if (identical(protocol, "auto")) NULL else protocol,
-    timeout, probe_timeout(), max_message(), client_version(), ca_file
+  ptr <- client_connect_http(
+    url, unname(headers), names(headers) %||% character(), if (identical(protocol, "auto")) NULL else protocol,
+    timeout, probe_timeout(), max_message(), client_version(), ca_file, name
   )
   new_connection(ptr, name, "http", url, timeout)
 }

@@ -38,7 +38,8 @@
 #'   `isError: true`), `mcplite_error_rpc` (the server answered with a
 #'   JSON-RPC error), `mcplite_error_timeout` (no answer in time) or
 #'   `mcplite_error_connection` (the server could not be started or reached,
-#'   exited, or broke the protocol). The fields they carry are described in
+#'   exited, or broke the protocol; a rejected TLS certificate also has
+#'   `mcplite_error_tls`). The fields they carry are described in
 #'   [mcp_call()].
 #'
 #' Errors that only check arguments (for example from [tool()], the [type
@@ -53,7 +54,7 @@
 #' @aliases mcplite_error_server_running mcplite_error_stdio mcplite_error_http
 #'   mcplite_error_option mcplite_error_json mcplite_error_handler
 #'   mcplite_error_progress mcplite_error_internal mcplite_error_client mcplite_error_tool
-#'   mcplite_error_rpc mcplite_error_timeout mcplite_error_connection
+#'   mcplite_error_rpc mcplite_error_timeout mcplite_error_connection mcplite_error_tls
 #' @seealso [conditionMessage()], [tryCatch()].
 #' @examples
 #' handler <- mcp_handler(list())
@@ -73,28 +74,49 @@ NULL
 # Raise an error of class `mcplite_error` (plus any more specific classes in
 # `class`, first). Messages name the offending argument in backticks and say
 # what is expected.
-abort <- function(message, ..., class = NULL, call = NULL) {
+# `fields` is a named list of further elements of the condition (the
+# client's `code`, `status`, `server`, ...; RULES K7.1).
+abort <- function(message, ..., class = NULL, call = NULL, fields = NULL) {
   cnd <- structure(
     class = c(class, "mcplite_error", "error", "condition"),
-    list(message = paste0(message, ...), call = call)
+    c(list(message = paste0(message, ...), call = call), fields)
   )
   stop(cnd)
 }
 
-# The classes of an error of the given kind ("json", "option", ...), most
-# specific first, without "mcplite_error" itself.
+# The classes of an error of the given kind ("json", "option", "rpc", ...),
+# most specific first, without "mcplite_error" itself (RULES R9.1, K7.1).
 error_class <- function(kind) {
-  c(paste0("mcplite_error_", kind), if (identical(kind, "json")) "mcplite_json_error")
+  switch(kind,
+    argument = character(),
+    json = c("mcplite_error_json", "mcplite_json_error"),
+    tls = c("mcplite_error_tls", "mcplite_error_connection", "mcplite_error_client"),
+    tool = , rpc = , timeout = , connection = c(paste0("mcplite_error_", kind), "mcplite_error_client"),
+    paste0("mcplite_error_", kind)
+  )
 }
 
 # The value a Rust entry point returned, or, when it returned the marker of
 # an error (rust/mcplite-r/src/error.rs: a list of class
-# "mcplite_bridge_error" with `kind` and `message`), that error raised with
-# the classes of its kind. Every wrapper in R/extendr-wrappers.R returns
-# through this function.
+# "mcplite_bridge_error" with `kind`, `message` and `fields`), that error
+# raised with the classes of its kind and its fields. The kind
+# "interrupted" (the client consumed a user interrupt while it waited) is
+# signalled again as the interrupt it was. Every wrapper in
+# R/extendr-wrappers.R returns through this function.
 bridge_value <- function(x) {
   if (inherits(x, "mcplite_bridge_error")) {
-    abort(x[["message"]], class = error_class(x[["kind"]]))
+    if (identical(x[["kind"]], "interrupted")) {
+      signal_interrupt()
+    }
+    abort(x[["message"]], class = error_class(x[["kind"]]), fields = x[["fields"]])
   }
   x
+}
+
+# Re-signal a user interrupt that the engine consumed while waiting: the
+# same condition R signals, then a jump to the top level like R does.
+signal_interrupt <- function() {
+  cnd <- structure(class = c("interrupt", "condition"), list(message = "", call = NULL))
+  signalCondition(cnd)
+  invokeRestart("abort")
 }

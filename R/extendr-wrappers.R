@@ -1,5 +1,6 @@
 # Wrappers for the Rust entry points (rust/mcplite-r/src/lib.rs,
-# encode/mod.rs and decode.rs; mcp_trace_context() calls its own). Hand-written: each is one `.Call()` whose
+# encode/mod.rs, decode.rs and client.rs; mcp_trace_context() and mcp_progress()
+# call their own). Hand-written: each is one `.Call()` whose
 # value goes through bridge_value() (R/conditions.R), which raises the error
 # an entry point returns as a classed R condition.
 
@@ -38,3 +39,41 @@ engine_serve_http <- function(spec, version, instructions, opts) {
 }
 
 engine_protocol <- function() bridge_value(.Call(wrap__engine_protocol))
+
+# The MCP client (rust/mcplite-r/src/client.rs, RULES section 13).
+
+client_connect_stdio <- function(program, args, env, cwd, protocol, timeout, probe_timeout, max_line,
+                                 client_version, name) {
+  bridge_value(.Call(wrap__client_connect_stdio, program, args, env, cwd, protocol, timeout,
+                     probe_timeout, max_line, client_version, name))
+}
+
+client_connect_http <- function(url, values, names, protocol, timeout, probe_timeout, max_message,
+                                client_version, ca_file, name) {
+  bridge_value(.Call(wrap__client_connect_http, url, values, names, protocol, timeout, probe_timeout,
+                     max_message, client_version, ca_file, name))
+}
+
+client_info <- function(ptr) bridge_value(.Call(wrap__client_info, ptr))
+
+client_check_open <- function(ptr) bridge_value(.Call(wrap__client_check_open, ptr))
+
+client_list_tools <- function(ptr, timeout) bridge_value(.Call(wrap__client_list_tools, ptr, timeout))
+
+client_input_schema <- function(ptr, name, timeout) {
+  bridge_value(.Call(wrap__client_input_schema, ptr, name, timeout))
+}
+
+client_call <- function(ptr, name, arguments, progress, timeout, max_time) {
+  bridge_value(.Call(wrap__client_call, ptr, name, arguments, progress, timeout, max_time))
+}
+
+client_wait <- function(ptr, id) bridge_value(.Call(wrap__client_wait, ptr, id))
+
+client_cancel <- function(ptr, id, reason) bridge_value(.Call(wrap__client_cancel, ptr, id, reason))
+
+client_close <- function(ptr) bridge_value(.Call(wrap__client_close, ptr))
+
+client_stderr <- function(ptr) bridge_value(.Call(wrap__client_stderr, ptr))
+
+progress_listening <- function() bridge_value(.Call(wrap__client_progress_listening))

@@ -10,7 +10,10 @@
 #     cannot pass are listed, each with its reason, in
 #     tests/clients/conformance/expected-failures.yml: the suite fails on any
 #     other failure and on a listed scenario that passes (a stale entry), so
-#     the set of passing scenarios is asserted exactly.
+#     the set of passing scenarios is asserted exactly;
+#   - conformance, client mode: the scenarios initialize, tools_call and
+#     sse-retry against mcp_connect(url =) in the default "auto" mode
+#     (tests/clients/conformance/client.R; RULES section 13).
 # Needs the package installed in $MCPLITE_LIB and scripts/deps/20-clients.sh.
 # Last line: "N passed, N failed"; exit status non-zero on any failure.
 set -uo pipefail
@@ -163,6 +166,18 @@ if start_server conformance tests/clients/servers/conformance.R; then
 else
   not_ok "the conformance.R server did not start over HTTP"
 fi
+
+echo "== Conformance suite, client scenarios against mcp_connect(url =)"
+for s in initialize tools_call sse-retry; do
+  out=$("$bin/conformance" client --command "Rscript --vanilla $root/tests/clients/conformance/client.R" \
+    --scenario "$s" -o "$work/client-$s" 2>&1)
+  rc=$?
+  if [ "$rc" -eq 0 ] && printf '%s\n' "$out" | grep -q 'OVERALL: PASSED'; then
+    ok "conformance client scenario $s"
+  else
+    not_ok "conformance client scenario $s (exit $rc)" "$(printf '%s\n' "$out" | grep -Ev '^\s*$' | tail -30)"
+  fi
+done
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

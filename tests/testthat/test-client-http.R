@@ -171,9 +171,10 @@ test_that("x-mcp-header arguments are mirrored into Mcp-Param headers; invalid t
   port <- attr(proc, "port")
   conn <- mcp_connect(url = url_of(port), name = "mini")
   on.exit(mcp_close(conn), add = TRUE, after = FALSE)
-  # before the tools are listed, the server's HeaderMismatch makes the
-  # client list them and try again
-  expect_warning(res <- mcp_call(conn, "route", list(region = "us-west1", query = "q")), "bad_header")
+  # the first call lists the tools (for their input schemas, RULES K5.2),
+  # so the mirrored header is sent at once (a HeaderMismatch would list
+  # them again and resend the call once, RULES K4.3: engine tests)
+  res <- mcp_call(conn, "route", list(region = "us-west1", query = "q"))
   expect_identical(res$structured_content, list(`mcp-param-region` = "us-west1"))
   expect_warning(tools <- mcp_list_tools(conn), "`bad_header`: x-mcp-header \"N\" is on a property that is not")
   expect_false("bad_header" %in% names(tools))
@@ -196,6 +197,11 @@ test_that("HTTP failures: 401, 404, 500, not an MCP endpoint, connection refused
   }
   err <- tryCatch(mcp_connect(url = url_of(port, "/status/401")), error = function(e) e)
   expect_match(conditionMessage(err), "credentials")
+  err <- tryCatch(mcp_connect(url = url_of(port, "/nowhere"), name = "lost"), error = function(e) e)
+  expect_identical(
+    conditionMessage(err),
+    "MCP server `lost` answered with HTTP 404: not found (check that the URL is the server's MCP endpoint)."
+  )
   err <- tryCatch(mcp_connect(url = url_of(port, "/status/200")), error = function(e) e)
   expect_s3_class(err, "mcplite_error_connection")
   expect_match(conditionMessage(err), "instead of JSON or an event stream")
@@ -262,4 +268,31 @@ test_that("an HTTP server that drops the connection mid-call, or answers too muc
   # Under the limit, the same tools answer.
   res <- mcp_call(small, "huge", list(bytes = 1000))
   expect_identical(nchar(res$content[[1]]$text), 1000L)
+})
+
+test_that("a legacy server answering server/discover with {} gets initialize; its streams resume (RULES K2.4, K4.4)", {
+  proc <- start_mini_server()
+  port <- attr(proc, "port")
+  conn <- mcp_connect(url = url_of(port, "/legacy"), name = "legacy")
+  on.exit(mcp_close(conn), add = TRUE, after = FALSE)
+  expect_identical(mcp_server_info(conn)$protocol_version, "2025-11-25")
+  expect_identical(mcp_server_info(conn)$server$name, "mini-legacy")
+  # the session is the one initialize assigned, not the one of the discover answer
+  expect_identical(mcp_call(conn, "session")$structured_content, list(session = "legacy-session", version = "2025-11-25"))
+  # a stream that closes after an event id is resumed with GET and
+  # Last-Event-ID, after the server's `retry` time, until the answer comes
+  expect_identical(mcp_call(conn, "resume")$content[[1]]$text, "resumed")
+  log <- server_stderr(proc)
+  waited <- function(id) {
+    hit <- regmatches(log, regexpr(sprintf("mini: resumed from %s after [0-9]+ ms", id), log))
+    as.numeric(sub("^.* after ([0-9]+) ms$", "\\1", hit))
+  }
+  expect_gte(waited("r1"), 280)
+  expect_gte(waited("r2"), 90)
+  # without an event id there is nothing to resume
+  err <- tryCatch(mcp_call(conn, "cut"), error = function(e) e)
+  expect_s3_class(err, "mcplite_error_connection")
+  expect_identical(err$reason, "closed")
+  expect_match(conditionMessage(err), "the server ended the event stream without answering the request", fixed = TRUE)
+  expect_identical(mcp_call(conn, "session")$content[[1]]$text, "ok")
 })

@@ -27,6 +27,11 @@ sh_connect <- function(body, ..., name = "sh") {
   mcp_connect("/bin/sh", c("-c", paste(legacy_sh, body, sep = "\n")), ..., name = name)
 }
 
+# The first mcp_call() with arguments lists the tools (request 3, for their
+# input schemas, RULES K5.2): a server for such calls answers that listing
+# (no tools here) and numbers its calls from 4.
+list_sh <- "read list; echo '{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"tools\":[]}}'"
+
 process_alive <- function(pid) {
   stat <- suppressWarnings(tryCatch(readLines(sprintf("/proc/%d/stat", pid), warn = FALSE),
                                     error = function(e) character()))
@@ -75,9 +80,11 @@ test_that("connections negotiate modern first and expose the version", {
 })
 
 test_that("legacy-only servers are reached through the initialize fallback", {
-  conn <- sh_connect(
-    "read call; echo \"$call\" >&2; echo '{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"legacy ok\"}]}}'; cat >/dev/null"
-  )
+  conn <- sh_connect(paste(
+    list_sh,
+    "read call; echo \"$call\" >&2; echo '{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"legacy ok\"}]}}'; cat >/dev/null",
+    sep = "\n"
+  ))
   on.exit(mcp_close(conn))
   expect_identical(mcp_server_info(conn)$protocol_version, "2025-06-18")
   expect_identical(mcp_server_info(conn)$server$name, "sh")
@@ -230,13 +237,13 @@ test_that("a server that never answers times out, and the request is cancelled",
     mcp_connect("/bin/sh", c("-c", "cat >/dev/null"), timeout = 0.5, name = "silent"),
     "mcplite_error_timeout"
   )
-  expect_match(conditionMessage(err), "MCP server `silent` did not answer", fixed = TRUE)
+  expect_match(conditionMessage(err), "MCP server `silent` did not complete the handshake within 500 ms", fixed = TRUE)
 
   conn <- sh_connect("read call; read cancel; echo \"$cancel\" >&2; read call2; echo '{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{\"content\":[]}}'; cat >/dev/null")
   on.exit(mcp_close(conn))
   err <- expect_client_error(mcp_call(conn, "slow", timeout = 0.3), "mcplite_error_timeout")
   expect_identical(err$seconds, 0.3)
-  expect_match(conditionMessage(err), "within 0.3 s; the request was cancelled")
+  expect_match(conditionMessage(err), "did not answer the call to `slow` within 300 ms; the request was cancelled")
   # the next call goes through, and the server saw notifications/cancelled for id 3
   expect_identical(mcp_call(conn, "next")$content, list())
   cancel <- jsonlite::fromJSON(mcp_stderr(conn)[[1]], simplifyVector = FALSE)
@@ -491,4 +498,129 @@ test_that("a server's stderr is kept for the connection, never written to R's st
   expect_match(res$stdout, "kept: SERVER-STDERR-1,SERVER-STDERR-2", fixed = TRUE)
   lines <- strsplit(paste(res$stdout, res$stderr), "\n")[[1]]
   expect_false(any(grepl("^SERVER-STDERR", lines)))
+})
+
+test_that("arguments are shaped by the tool's input schema from tools/list (RULES K5.2)", {
+  schema <- paste0(
+    '{"type":"object","properties":{',
+    '"values":{"type":"array","items":{"type":["number","null"]}},',
+    '"opts":{"type":"object"},',
+    '"note":{"type":["string","null"]},',
+    '"n":{"type":"number"},',
+    '"rows":{"type":"array","items":{"type":"object","properties":{"tags":{"type":"array","items":{"type":"string"}}}}},',
+    '"either":{"anyOf":[{"type":"string"},{"type":"array","items":{"type":"string"}}]}}}'
+  )
+  listing <- sprintf(
+    "read list; echo '{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"tools\":[{\"name\":\"t\",\"inputSchema\":%s}]}}'",
+    schema
+  )
+  reply <- function(id) sprintf("read call; echo \"$call\" >&2; echo '{\"jsonrpc\":\"2.0\",\"id\":%d,\"result\":{\"content\":[]}}'", id)
+  conn <- sh_connect(paste(listing, reply(4), reply(5), reply(6), "cat >/dev/null", sep = "\n"))
+  on.exit(mcp_close(conn))
+  # the `arguments` text of the i-th call the server received (it writes
+  # each call to its stderr before answering)
+  arguments_sent <- function(i) {
+    deadline <- Sys.time() + 10
+    while (length(mcp_stderr(conn)) < i && Sys.time() < deadline) Sys.sleep(0.02)
+    sub('^.*"arguments":(.*)}}$', "\\1", mcp_stderr(conn)[[i]])
+  }
+  mcp_call(conn, "t", list(values = 5, opts = list(), note = NA, n = 1, rows = list(list(tags = "a")), either = "x"))
+  expect_identical(
+    (arguments_sent(1)),
+    '{"values":[5],"opts":{},"note":null,"n":1,"rows":[{"tags":["a"]}],"either":"x"}'
+  )
+  mcp_call(conn, "t", list(values = c(1, NA), note = "fine", n = NA_real_))
+  # NA elements become null where the items allow it; `n` does not allow null
+  expect_identical((arguments_sent(2)), '{"values":[1,null],"note":"fine","n":"NA"}')
+  # a tool the server did not list: the encoder's own rules
+  mcp_call(conn, "unlisted", list(values = 5, opts = list()))
+  expect_identical((arguments_sent(3)), '{"values":5,"opts":[]}')
+})
+
+test_that("a connect timeout is honoured within half a second (RULES K2.7)", {
+  t0 <- Sys.time()
+  err <- expect_client_error(
+    mcp_connect("/bin/sh", c("-c", "echo 'starting up'; cat >/dev/null"), timeout = 1, name = "hung"),
+    "mcplite_error_timeout"
+  )
+  expect_lt(as.double(difftime(Sys.time(), t0, units = "secs")), 1.5)
+  expect_identical(err$seconds, 1)
+  # the line that was not JSON-RPC is named, once
+  expect_identical(
+    conditionMessage(err),
+    "MCP server `hung` did not complete the handshake within 1 s (the server also wrote 1 line that is not JSON-RPC, the last: starting up)."
+  )
+})
+
+test_that("connect errors: junk noted once, the exit status kept, paths that do not exist (RULES K7.2)", {
+  for (script in c("echo 'not json'; exit 3", "echo 'not json'; sleep 0.3; exit 3")) {
+    err <- expect_client_error(mcp_connect("bash", c("-c", script), name = "b"), "mcplite_error_connection")
+    expect_identical(lengths(regmatches(conditionMessage(err), gregexpr("not JSON-RPC", conditionMessage(err)))), 1L)
+    expect_match(conditionMessage(err), "the last: not json", fixed = TRUE)
+    expect_identical(err$reason, "closed")
+    expect_identical(err$status, 3L)
+    expect_identical(err$server, "b")
+  }
+  err <- expect_client_error(mcp_connect("/no/such/dir/mcp-server"), "mcplite_error_connection")
+  expect_identical(err$reason, "spawn")
+  expect_identical(conditionMessage(err), "Cannot start MCP server `mcp-server`: cannot start `/no/such/dir/mcp-server`: no such file.")
+  err <- expect_client_error(mcp_connect("no-such-mcp-server-anywhere"), "mcplite_error_connection")
+  expect_match(conditionMessage(err), "no such program on the PATH.", fixed = TRUE)
+  # a server that exits mid-call: its exit status
+  conn <- sh_connect("read call; echo 'bye' >&2; exit 4")
+  err <- expect_client_error(mcp_call(conn, "x"), "mcplite_error_connection")
+  expect_identical(err$status, 4L)
+  expect_identical(err$stderr, "bye")
+  expect_match(conditionMessage(err), "exited with status 4.\nThe server's standard error ended with:\n  bye", fixed = TRUE)
+})
+
+test_that("the client reaches the engine only through the wrappers and bridge_value() (RULES K1.2)", {
+  src <- test_path("..", "..", "R", "client.R")
+  skip_if_not(file.exists(src), "needs the package sources")
+  code <- readLines(src)
+  expect_false(any(grepl(".Call(", code, fixed = TRUE)))
+  expect_false(any(grepl("mcplite_client_failure", code, fixed = TRUE)))
+})
+
+test_that("mcp_close() closes the connections of tools made by mcp_tools() (RULES K8.3)", {
+  config <- withr::local_tempfile(fileext = ".json")
+  writeLines(jsonlite::toJSON(auto_unbox = TRUE, list(mcpServers = list(
+    a = list(command = file.path(R.home("bin"), "Rscript"), args = list("--vanilla", server_script()),
+             env = list(R_LIBS = paste(.libPaths(), collapse = ":"))),
+    b = list(command = file.path(R.home("bin"), "Rscript"), args = list("--vanilla", server_script()),
+             env = list(R_LIBS = paste(.libPaths(), collapse = ":")))
+  ))), config)
+  tools <- mcp_tools(config, prefix = TRUE)
+  expect_identical(tools$a_add(x = 1, y = 2)$content[[1]]$text, "3")
+  conns <- mcplite:::tools_connections(tools)
+  expect_length(conns, 2L)
+  pids <- vapply(conns, function(x) mcp_server_info(x)$pid, integer(1))
+  expect_true(all(vapply(pids, process_alive, logical(1))))
+  expect_identical(unname(mcp_close(tools)), c("exited with status 0", "exited with status 0"))
+  expect_false(any(vapply(pids, process_alive, logical(1))))
+  err <- expect_client_error(tools$b_add(x = 1, y = 2), "mcplite_error_connection")
+  expect_match(conditionMessage(err), "is closed")
+  expect_field_error(mcp_close(list(1, 2)), "x")
+})
+
+test_that("a proxy passes the remote server's progress on, and its cancellation back (RULES K8.2)", {
+  proxy <- mcp_connect_script(server_script("client-proxy.R"), server_script("slow.R"))
+  on.exit(mcp_close(proxy))
+  seen <- list()
+  res <- mcp_call(proxy, "up_count", list(n = 3L, pause = 0.3), progress = function(progress, total, message) {
+    seen[[length(seen) + 1L]] <<- list(progress, total, message)
+  })
+  expect_identical(res$content[[1]]$text, "3")
+  expect_identical(seen, lapply(1:3, function(i) list(i, 3L, paste("step", i, "of", 3))))
+
+  dir <- withr::local_tempdir()
+  system2("/bin/sh", c("-c", shQuote(sprintf(
+    "while [ ! -e '%s' ]; do sleep 0.05; done; kill -INT %d", file.path(dir, "started"), Sys.getpid()
+  ))), wait = FALSE)
+  got <- tryCatch(mcp_call(proxy, "up_guarded", list(dir = dir, seconds = 30)), interrupt = function(e) "interrupted")
+  expect_identical(got, "interrupted")
+  deadline <- Sys.time() + 20
+  while (!file.exists(file.path(dir, "on_exit")) && Sys.time() < deadline) Sys.sleep(0.05)
+  expect_identical(sort(list.files(dir)), c("interrupted", "on_exit", "started"))
+  expect_identical(mcp_call(proxy, "up_echo", list(text = "after"))$content[[1]]$text, "after")
 })

@@ -1,23 +1,30 @@
-//! The R side of the MCP client (R/client.R): thin entry points over the
-//! engine's `client::Connection`. Results come back as R values converted
-//! by the same JSON -> R rules tools receive their arguments by (RULES J6);
-//! failures come back as a list of class `mcplite_client_failure` that the R
-//! wrapper raises as a classed condition. Waiting is done in slices so that
-//! R keeps control: a pending interrupt ends a wait at once.
+//! The R side of the MCP client (R/client.R, RULES section 13): thin entry
+//! points over the engine's `client::Connection`, called through the
+//! wrappers of R/extendr-wrappers.R like every other entry point. Results
+//! come back as R values converted by the same JSON -> R rules tools
+//! receive their arguments by (RULES J6); a failure comes back as the one
+//! error marker of `error.rs`, with the message the engine's
+//! `client::report` writes and the condition's fields (RULES K7), and
+//! `bridge_value()` raises it. Waiting is done in slices so that R keeps
+//! control: a pending interrupt ends a wait at once.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use extendr_api::prelude::*;
+use mcplite_engine::client::report::{report, split_lines, Context, Report, What};
 use mcplite_engine::client::{ClientError, ConnectError, Connection, HttpSpec, Options, Poll, StdioSpec};
 use serde_json::Value;
 
+use crate::error::{marker, Error, Kind};
 use crate::rapi::{self, eval::take_interrupt};
 
 /// A connection owned by R (an external pointer; dropping it closes the
 /// server, also when R exits).
 pub struct ClientHandle {
     conn: Connection,
+    /// The connection's name, for messages.
+    name: String,
     /// Calls in progress.
     waiters: HashMap<u64, Waiter>,
 }
@@ -52,27 +59,58 @@ fn replace_nul(v: &mut Value) {
     }
 }
 
-/// `list(kind, message, code, data)` of class `mcplite_client_failure`.
-fn failure(e: &ClientError) -> Robj {
-    let (code, data) = match e {
-        ClientError::Rpc { code, data, .. } => {
-            (Robj::from(*code as f64), data.clone().map(|d| to_r(*d)).unwrap_or(Robj::from(())))
+fn null() -> Robj {
+    Robj::from(())
+}
+
+/// The error marker of a report: its kind, message and fields (RULES K7.1).
+fn raise(r: Report, server: &str) -> Robj {
+    let stderr = || Robj::from(r.stderr.clone());
+    let int = |v: Option<i64>| v.map(|v| Robj::from(v as i32)).unwrap_or_else(null);
+    let (kind, fields): (Kind, Vec<(&str, Robj)>) = match r.kind {
+        "interrupted" => (Kind::Interrupted, vec![]),
+        "rpc" => (
+            Kind::Rpc,
+            vec![
+                ("code", int(r.code)),
+                ("error_message", Robj::from(r.error_message.clone().unwrap_or_default())),
+                ("data", r.data.clone().map(to_r).unwrap_or_else(null)),
+            ],
+        ),
+        "timeout" => (Kind::Timeout, vec![("seconds", Robj::from(r.seconds.unwrap_or(0.0))), ("stderr", stderr())]),
+        "tls" => (
+            Kind::Tls,
+            vec![
+                ("reason", Robj::from(r.reason)),
+                ("url", Robj::from(r.url.clone().unwrap_or_default())),
+                ("stderr", stderr()),
+            ],
+        ),
+        _ => {
+            (Kind::Connection, vec![("reason", Robj::from(r.reason)), ("status", int(r.status)), ("stderr", stderr())])
         }
-        ClientError::Http { status, .. } => (Robj::from(*status as f64), Robj::from(())),
-        ClientError::Tls { url, .. } => (Robj::from(()), Robj::from(url.as_str())),
-        _ => (Robj::from(()), Robj::from(())),
     };
-    let message = match e {
-        ClientError::Rpc { message, .. } => message.clone(),
-        other => other.to_string(),
+    let mut names: Vec<&str> = fields.iter().map(|(k, _)| *k).collect();
+    let mut values: Vec<Robj> = fields.into_iter().map(|(_, v)| v).collect();
+    if kind != Kind::Interrupted {
+        names.push("server");
+        values.push(Robj::from(server));
+    }
+    let fields = List::from_names_and_values(names, values).map(Robj::from).unwrap_or_else(|_| null());
+    marker(kind, &r.message, fields)
+}
+
+/// The marker of a failure on an open connection.
+fn failure(h: &ClientHandle, e: &ClientError, what: What) -> Robj {
+    let stderr = h.conn.stderr_text();
+    let cx = Context {
+        server: &h.name,
+        what,
+        stderr: &stderr,
+        exit_status: h.conn.exit_status(),
+        garbage: h.conn.garbage(),
     };
-    let seconds = match e {
-        ClientError::Timeout(d) => Robj::from(d.as_secs_f64()),
-        _ => Robj::from(()),
-    };
-    let mut l = list!(kind = e.kind(), message = message, code = code, data = data, seconds = seconds);
-    let _ = l.set_class(&["mcplite_client_failure"]);
-    l.into()
+    raise(report(e, &cx), &h.name)
 }
 
 /// The elements of a character vector as UTF-8 (empty for other types).
@@ -116,20 +154,26 @@ fn options(protocol: &Robj, timeout: f64, probe_timeout: f64, client_version: &s
     }
 }
 
-fn connected(res: Result<Connection, ConnectError>) -> Robj {
+fn connected(res: Result<Connection, ConnectError>, name: &str) -> Robj {
     match res {
-        Ok(conn) => ExternalPtr::new(ClientHandle { conn, waiters: HashMap::new() }).into(),
+        Ok(conn) => ExternalPtr::new(ClientHandle { conn, name: name.to_string(), waiters: HashMap::new() }).into(),
         Err(e) => {
-            let mut f = failure(&e.error);
-            let _ = f.set_attrib("stderr", e.stderr);
-            f
+            let cx = Context {
+                server: name,
+                what: What::Connect,
+                stderr: &e.stderr,
+                exit_status: e.exit_status,
+                garbage: (e.garbage.0, e.garbage.1.as_deref()),
+            };
+            raise(report(&e.error, &cx), name)
         }
     }
 }
 
 /// Start a server over stdio and negotiate. `env`: NULL (inherit) or a
 /// named character vector (the complete environment); `cwd`: NULL or a
-/// path; `protocol`: NULL (negotiate) or a version.
+/// path; `protocol`: NULL (negotiate) or a version; `name`: the
+/// connection's name.
 /// @noRd
 #[extendr]
 #[allow(clippy::too_many_arguments)]
@@ -143,6 +187,7 @@ fn client_connect_stdio(
     probe_timeout: f64,
     max_line: f64,
     client_version: &str,
+    name: &str,
 ) -> Robj {
     let mut spec = StdioSpec::new(program, strings(&args));
     if !env.is_null() {
@@ -154,12 +199,13 @@ fn client_connect_stdio(
         spec.max_line = max_line as usize;
     }
     let opts = options(&protocol, timeout, probe_timeout, client_version);
-    connected(Connection::stdio(&spec, &opts, &mut interrupted))
+    connected(Connection::stdio(&spec, &opts, &mut interrupted), name)
 }
 
 /// Connect to a Streamable HTTP endpoint and negotiate. `values`/`names`:
-/// the extra headers (already interpolated); `ca_file`: NULL (the
-/// platform's trust store) or a PEM file of certificate authorities.
+/// the extra headers (already interpolated; checked here, RULES K4.1);
+/// `ca_file`: NULL (the platform's trust store) or a PEM file of
+/// certificate authorities.
 /// @noRd
 #[extendr]
 #[allow(clippy::too_many_arguments)]
@@ -173,16 +219,20 @@ fn client_connect_http(
     max_message: f64,
     client_version: &str,
     ca_file: Robj,
+    name: &str,
 ) -> Robj {
     let mut spec = HttpSpec::new(url);
     spec.ca_file = opt_string(&ca_file);
     let (keys, vals) = (strings(&names), strings(&values));
     spec.headers = keys.into_iter().zip(vals).collect();
+    if let Err(why) = mcplite_engine::client::http::check_headers(&spec.headers) {
+        return Error::new(Kind::Argument, why).into_r();
+    }
     if max_message.is_finite() && max_message >= 1.0 {
         spec.max_message = max_message as usize;
     }
     let opts = options(&protocol, timeout, probe_timeout, client_version);
-    connected(Connection::http(&spec, &opts, &mut interrupted))
+    connected(Connection::http(&spec, &opts, &mut interrupted), name)
 }
 
 /// Facts about the connection: era, version, server identity, ...
@@ -194,21 +244,49 @@ fn client_info(handle: ExternalPtr<ClientHandle>) -> Robj {
         mcplite_engine::client::Era::Modern => "modern",
         mcplite_engine::client::Era::Legacy => "legacy",
     };
-    let opt = |v: Option<&Value>| v.cloned().map(to_r).unwrap_or(Robj::from(()));
+    let opt = |v: Option<&Value>| v.cloned().map(to_r).unwrap_or_else(null);
     list!(
         era = era,
         version = c.version(),
         supported_versions = c.supported_versions().to_vec(),
         server_info = opt(c.server_info()),
         capabilities = opt(c.capabilities()),
-        instructions = c.instructions().map(Robj::from).unwrap_or(Robj::from(())),
+        instructions = c.instructions().map(Robj::from).unwrap_or_else(null),
         open = c.is_open(),
-        pid = c.pid().map(|p| Robj::from(p as f64)).unwrap_or(Robj::from(()))
+        pid = c.pid().map(|p| Robj::from(p as f64)).unwrap_or_else(null)
     )
     .into()
 }
 
-/// Every tool the server lists (pages followed), or a failure.
+/// `NULL` when the connection is usable, otherwise the marker of the
+/// connection error that says it is closed.
+/// @noRd
+#[extendr]
+fn client_check_open(handle: ExternalPtr<ClientHandle>) -> Robj {
+    if handle.conn.is_open() {
+        return null();
+    }
+    let r = Report {
+        kind: "connection",
+        message: format!(
+            "The connection to MCP server `{}` is closed; connect again with `mcp_connect()`.",
+            handle.name
+        ),
+        reason: "closed",
+        code: None,
+        error_message: None,
+        data: None,
+        status: handle.conn.exit_status().map(i64::from),
+        seconds: None,
+        url: None,
+        stderr: Vec::new(),
+    };
+    raise(r, &handle.name)
+}
+
+/// Every tool the server lists (pages followed), or a failure. Tools left
+/// out for invalid `x-mcp-header` annotations are named in the attribute
+/// `rejected`.
 /// @noRd
 #[extendr]
 fn client_list_tools(mut handle: ExternalPtr<ClientHandle>, timeout: f64) -> Robj {
@@ -222,13 +300,26 @@ fn client_list_tools(mut handle: ExternalPtr<ClientHandle>, timeout: f64) -> Rob
             }
             out
         }
-        Err(e) => failure(&e),
+        Err(e) => failure(&handle, &e, What::Method("tools/list")),
+    }
+}
+
+/// The input schema of tool `name` (RULES K5.2), listing the tools first if
+/// this connection never did; `NULL` when unknown.
+/// @noRd
+#[extendr]
+fn client_input_schema(mut handle: ExternalPtr<ClientHandle>, name: &str, timeout: f64) -> Robj {
+    match handle.conn.input_schema(name, seconds(timeout), &mut interrupted) {
+        Ok(Some(schema)) => to_r(schema),
+        Ok(None) => null(),
+        Err(e) => failure(&handle, &e, What::Method("tools/list")),
     }
 }
 
 /// The clock of a call in progress: `timeout` of silence is allowed, each
 /// progress notification restarts it, never beyond `hard`.
 struct Waiter {
+    tool: String,
     timeout: Duration,
     max: Duration,
     hard: Instant,
@@ -247,28 +338,26 @@ fn client_call(
     timeout: f64,
     max_time: f64,
 ) -> Robj {
-    let n = mcplite_engine::client::wire::json_string(name);
-    let members = [("name", n.as_str()), ("arguments", arguments)];
     let timeout = seconds(timeout);
     let max = seconds(max_time).max(timeout);
-    match handle.conn.start("tools/call", Some(name), &members, progress, timeout, &mut interrupted) {
+    match handle.conn.start_call(name, arguments, progress, timeout, &mut interrupted) {
         Ok(id) => {
             let now = Instant::now();
             let hard = now.checked_add(max).unwrap_or(now + Duration::from_secs(1 << 30));
             let deadline = now.checked_add(timeout).unwrap_or(hard).min(hard);
-            handle.waiters.insert(id, Waiter { timeout, max, hard, deadline });
+            handle.waiters.insert(id, Waiter { tool: name.to_string(), timeout, max, hard, deadline });
             wait_for(&mut handle, id)
         }
-        Err(e) => failure(&e),
+        Err(e) => failure(&handle, &e, What::Tool(name)),
     }
 }
 
 /// Keep waiting for call `id` (after a progress notification):
 /// `list(status = "done", id, value = <result>)`, `list(status =
-/// "progress", id, value = <params>)` (the clock restarts), `list(status =
-/// "interrupted", id)` (the user pressed Ctrl-C: the request was cancelled
-/// and the interrupt consumed; the caller signals it again), or a failure
-/// (a timeout cancels the request).
+/// "progress", id, value = <params>)` (the clock restarts), or an error
+/// marker: a failure (a timeout cancels the request), or `interrupted`
+/// (the user pressed Ctrl-C: the request was cancelled and the interrupt
+/// consumed; `bridge_value()` signals it again).
 /// @noRd
 #[extendr]
 fn client_wait(mut handle: ExternalPtr<ClientHandle>, id: f64) -> Robj {
@@ -277,9 +366,10 @@ fn client_wait(mut handle: ExternalPtr<ClientHandle>, id: f64) -> Robj {
 
 fn wait_for(handle: &mut ClientHandle, id: u64) -> Robj {
     let Some(w) = handle.waiters.get(&id) else {
-        return failure(&ClientError::Protocol(format!("request {id} is not in progress")));
+        let e = ClientError::Protocol(format!("request {id} is not in progress"));
+        return failure(handle, &e, What::Method("tools/call"));
     };
-    let (timeout, max, hard) = (w.timeout, w.max, w.hard);
+    let (timeout, max, hard, tool) = (w.timeout, w.max, w.hard, w.tool.clone());
     let mut deadline = w.deadline;
     let idr = Robj::from(id as f64);
     loop {
@@ -287,14 +377,17 @@ fn wait_for(handle: &mut ClientHandle, id: u64) -> Robj {
         if now >= deadline {
             handle.waiters.remove(&id);
             handle.conn.cancel(id, "timed out");
-            return failure(&ClientError::Timeout(if deadline >= hard { max } else { timeout }));
+            let e = ClientError::Timeout(if deadline >= hard { max } else { timeout });
+            return failure(handle, &e, What::Tool(&tool));
         }
-        match handle.conn.poll(id, deadline.saturating_duration_since(now).min(Duration::from_millis(20))) {
+        let slice = deadline.saturating_duration_since(now).min(Duration::from_millis(20));
+        match handle.conn.poll(id, slice, &mut interrupted) {
+            Poll::Done(Err(ClientError::Interrupted)) => return abandon(handle, id, &tool),
             Poll::Done(r) => {
                 handle.waiters.remove(&id);
                 return match r {
                     Ok(v) => list!(status = "done", id = idr, value = to_r(v)).into(),
-                    Err(e) => failure(&e),
+                    Err(e) => failure(handle, &e, What::Tool(&tool)),
                 };
             }
             Poll::Progress(p) => {
@@ -306,13 +399,18 @@ fn wait_for(handle: &mut ClientHandle, id: u64) -> Robj {
             }
             Poll::Pending => {
                 if interrupted() {
-                    handle.waiters.remove(&id);
-                    handle.conn.cancel(id, "interrupted by the user");
-                    return list!(status = "interrupted", id = idr).into();
+                    return abandon(handle, id, &tool);
                 }
             }
         }
     }
+}
+
+/// The user interrupted a wait: cancel the request, report the interrupt.
+fn abandon(handle: &mut ClientHandle, id: u64, tool: &str) -> Robj {
+    handle.waiters.remove(&id);
+    handle.conn.cancel(id, "interrupted by the user");
+    failure(handle, &ClientError::Interrupted, What::Tool(tool))
 }
 
 /// Abandon request `id` (sends `notifications/cancelled` on stdio).
@@ -330,30 +428,33 @@ fn client_close(mut handle: ExternalPtr<ClientHandle>) -> String {
     handle.conn.close()
 }
 
-/// The kept tail of the server's stderr.
+/// The kept tail of the server's stderr, one element per line.
 /// @noRd
 #[extendr]
-fn client_stderr(handle: ExternalPtr<ClientHandle>) -> String {
-    handle.conn.stderr_text()
+fn client_stderr(handle: ExternalPtr<ClientHandle>) -> Vec<String> {
+    split_lines(&handle.conn.stderr_text())
 }
 
-/// Is the connection usable?
+/// Does the tool call the running server is serving have a progress token
+/// (RULES K8.2)? `FALSE` outside a server.
 /// @noRd
 #[extendr]
-fn client_is_open(handle: ExternalPtr<ClientHandle>) -> bool {
-    handle.conn.is_open()
+fn client_progress_listening() -> bool {
+    crate::progress::listening()
 }
 
 extendr_module! {
     mod client;
+    fn client_progress_listening;
     fn client_connect_stdio;
     fn client_connect_http;
     fn client_info;
+    fn client_check_open;
     fn client_list_tools;
+    fn client_input_schema;
     fn client_call;
     fn client_wait;
     fn client_cancel;
     fn client_close;
     fn client_stderr;
-    fn client_is_open;
 }

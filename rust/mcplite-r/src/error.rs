@@ -45,6 +45,21 @@ pub enum Kind {
     Progress,
     /// A broken invariant between the R code and the bridge: a bug.
     Internal,
+    /// An argument of an R function is invalid (class `mcplite_error`
+    /// alone, RULES R9.1).
+    Argument,
+    /// MCP client (RULES K7.1): the server answered with a JSON-RPC error.
+    Rpc,
+    /// MCP client: no answer in time.
+    Timeout,
+    /// MCP client: the server could not be started or reached, exited,
+    /// closed the connection or broke the protocol.
+    Connection,
+    /// MCP client: a TLS handshake failed (also a connection error).
+    Tls,
+    /// MCP client: the user interrupted a wait; R signals the interrupt
+    /// again instead of raising an error.
+    Interrupted,
 }
 
 impl Kind {
@@ -60,6 +75,12 @@ impl Kind {
             Kind::Arguments => "arguments",
             Kind::Progress => "progress",
             Kind::Internal => "internal",
+            Kind::Argument => "argument",
+            Kind::Rpc => "rpc",
+            Kind::Timeout => "timeout",
+            Kind::Connection => "connection",
+            Kind::Tls => "tls",
+            Kind::Interrupted => "interrupted",
         }
     }
 }
@@ -120,15 +141,24 @@ impl Error {
     /// `structure(list(kind = <name>, message = <message>), class =
     /// "mcplite_bridge_error")`. `bridge_value()` (R/conditions.R) raises it.
     pub fn into_r(self) -> Robj {
-        // NUL cannot be in an R string; messages quote user values.
-        let message = self.message.replace('\0', "");
-        let mut out = List::from_names_and_values(["kind", "message"], [self.kind.name(), message.as_str()])
-            .map(Robj::from)
-            .unwrap_or_else(|_| Robj::from(message.as_str()));
-        // Only fails for a non-list receiver; `out` is a list.
-        let _ = out.set_class(["mcplite_bridge_error"]);
-        out
+        marker(self.kind, &self.message, Robj::from(()))
     }
+}
+
+/// The marker of an error, with `fields`: `NULL`, or a named list of values
+/// the condition carries besides its message (the client's `code`,
+/// `status`, `stderr`, ...; RULES K7.1). Every error the bridge returns to
+/// R is built here.
+pub fn marker(kind: Kind, message: &str, fields: Robj) -> Robj {
+    // NUL cannot be in an R string; messages quote user values.
+    let message = message.replace('\0', "");
+    let values: [Robj; 3] = [kind.name().into(), message.as_str().into(), fields];
+    let mut out = List::from_names_and_values(["kind", "message", "fields"], values)
+        .map(Robj::from)
+        .unwrap_or_else(|_| Robj::from(message.as_str()));
+    // Only fails for a non-list receiver; `out` is a list.
+    let _ = out.set_class(["mcplite_bridge_error"]);
+    out
 }
 
 impl std::fmt::Display for Error {
@@ -162,11 +192,32 @@ mod tests {
             Kind::Arguments,
             Kind::Progress,
             Kind::Internal,
+            Kind::Argument,
+            Kind::Rpc,
+            Kind::Timeout,
+            Kind::Connection,
+            Kind::Tls,
+            Kind::Interrupted,
         ];
         let names: Vec<&str> = all.iter().map(|k| k.name()).collect();
         assert_eq!(
             names,
-            ["server_running", "stdio", "option", "json", "handler", "arguments", "progress", "internal"]
+            [
+                "server_running",
+                "stdio",
+                "option",
+                "json",
+                "handler",
+                "arguments",
+                "progress",
+                "internal",
+                "argument",
+                "rpc",
+                "timeout",
+                "connection",
+                "tls",
+                "interrupted"
+            ]
         );
         // R class names: lower case letters and underscores only
         assert!(names.iter().all(|n| n.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')));

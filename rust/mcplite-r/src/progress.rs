@@ -228,3 +228,10 @@ pub unsafe extern "C" fn mcplite_progress(args: SEXP) -> SEXP {
         }
     }
 }
+
+/// Would a report of the running tool call be sent: is a server running
+/// one that came with a progress token? (A proxied tool asks its remote
+/// server for progress only then, RULES K8.2.)
+pub fn listening() -> bool {
+    serving().is_some_and(|i| i.progress().is_some())
+}

@@ -16,7 +16,13 @@
 //! - An error status whose body is a JSON-RPC error is delivered as that
 //!   error (a modern server answers an unsupported version with 400 and
 //!   `-32022`); any other error status is an HTTP failure of that request.
-//!   Either way the connection stays usable.
+//!   Either way the connection stays usable (RULES K4.5).
+//! - Legacy response streams are resumable (RULES K4.4): the worker keeps
+//!   the last event id and `retry`, and when the stream ends before the
+//!   answer it waits that long and resumes with GET and `Last-Event-ID`.
+//!   Abandoning the request stops it at once, also while it waits.
+//! - The user's headers are checked here (RULES K4.1): the headers the
+//!   protocol owns cannot be set.
 //!
 //! The HTTP client is `ureq`. `https://` URLs use rustls with the ring
 //! crypto provider. The server's certificate is checked by the platform's
@@ -30,7 +36,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{unbounded, Receiver, Sender};
+use crossbeam_channel::{bounded, never, unbounded, Receiver, RecvTimeoutError, Sender};
 use serde_json::Value;
 use ureq::tls::{PemItem, RootCerts, TlsConfig, TlsProvider};
 
@@ -64,8 +70,58 @@ pub struct HttpLink {
     /// The negotiated legacy version (sent as `MCP-Protocol-Version`).
     version: Option<String>,
     session: Arc<Mutex<Option<String>>>,
-    requests: HashMap<u64, Receiver<Event>>,
+    requests: HashMap<u64, InFlight>,
 }
+
+/// A request whose answer is awaited: its worker's events, and a channel
+/// whose closing (when the request is finished or abandoned) tells the
+/// worker to stop, also while it waits to resume a stream.
+struct InFlight {
+    events: Receiver<Event>,
+    _stop: Sender<()>,
+}
+
+/// Headers the protocol owns, which `HttpSpec::headers` cannot set (RULES
+/// K4.1), in lower case; any `Mcp-Param-*` header is reserved too.
+pub const RESERVED_HEADERS: [&str; 9] = [
+    "accept",
+    "content-type",
+    "content-length",
+    "host",
+    "last-event-id",
+    "mcp-method",
+    "mcp-name",
+    "mcp-protocol-version",
+    "mcp-session-id",
+];
+
+/// Check the extra headers of an [`HttpSpec`] (RULES K4.1): names are HTTP
+/// tokens, unique ignoring case and not reserved; values hold no line
+/// breaks. The error names the offending header as `headers$<name>`.
+pub fn check_headers(headers: &[(String, String)]) -> Result<(), String> {
+    let mut seen = std::collections::HashSet::new();
+    for (k, v) in headers {
+        let token = !k.is_empty() && k.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+        if !token {
+            return Err(format!("`headers` must be named by HTTP header names; \"{k}\" is not one."));
+        }
+        let lower = k.to_ascii_lowercase();
+        if !seen.insert(lower.clone()) {
+            return Err(format!("`headers` must name each header once; `{k}` is given twice."));
+        }
+        if RESERVED_HEADERS.contains(&lower.as_str()) || lower.starts_with("mcp-param-") {
+            return Err(format!("`headers` cannot set `{k}`: the protocol manages that header."));
+        }
+        if v.contains(['\r', '\n']) {
+            return Err(format!("`headers${k}` must not contain line breaks."));
+        }
+    }
+    Ok(())
+}
+
+/// How long to wait before resuming a stream when the server never said
+/// (its `retry` field), as the SSE standard leaves it to the client.
+const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 
 fn new_agent(tls: &TlsConfig) -> ureq::Agent {
     ureq::Agent::config_builder()
@@ -117,6 +173,26 @@ struct Post {
     id: Option<u64>,
     max: usize,
     session: Arc<Mutex<Option<String>>>,
+    /// The answer may assign the session (`initialize`).
+    assigns_session: bool,
+    /// A broken response stream may be resumed (legacy versions).
+    resumable: bool,
+    /// Closed when the request is abandoned.
+    stop: Receiver<()>,
+    /// The user's headers, for a GET that resumes a stream.
+    extra: Vec<(String, String)>,
+}
+
+/// Where an SSE stream stands: the last event id and `retry` the server
+/// sent (they carry over to the stream that resumes it), and the events
+/// dispatched so far.
+#[derive(Debug, Default)]
+struct Stream {
+    last_id: Option<String>,
+    retry: Option<Duration>,
+    events: u64,
+    /// Why reading it failed, when it broke rather than ended.
+    broke: Option<String>,
 }
 
 /// The TLS settings: rustls with ring; the platform's verifier, or the
@@ -219,7 +295,7 @@ impl Post {
         let status = resp.status().as_u16();
         let header = |name: &str| resp.headers().get(name).and_then(|v| v.to_str().ok()).map(String::from);
         let content_type = header("content-type").unwrap_or_default().to_ascii_lowercase();
-        if let Some(sid) = header("mcp-session-id") {
+        if let Some(sid) = header("mcp-session-id").filter(|_| self.assigns_session) {
             *self.session.lock().unwrap_or_else(|e| e.into_inner()) = Some(sid);
         }
         let mut body = resp.into_body().into_reader();
@@ -235,7 +311,10 @@ impl Post {
             return;
         }
         if content_type.starts_with("text/event-stream") {
-            self.read_sse(body, tx);
+            let mut stream = Stream::default();
+            if !self.read_sse(body, tx, &mut stream) {
+                self.resume(stream, tx);
+            }
         } else if content_type.starts_with("application/json") {
             let mut text = Vec::new();
             match (&mut body).take(self.max as u64 + 1).read_to_end(&mut text) {
@@ -294,7 +373,7 @@ impl Post {
                 format!("unauthorized: the server wants credentials (set an Authorization header in `headers`){said}")
             }
             403 => format!("forbidden: the credentials were refused{said}"),
-            404 => "not found: is the URL the server's MCP endpoint?".into(),
+            404 => "not found (check that the URL is the server's MCP endpoint)".into(),
             405 => "method not allowed: the URL does not accept MCP requests by POST".into(),
             _ => match text.is_empty() {
                 true => "the server reported an error".into(),
@@ -305,10 +384,13 @@ impl Post {
     }
 
     /// Read an SSE stream: `data:` lines of one event are joined; every event
-    /// is one JSON-RPC message. Stops after the answer to the request.
-    fn read_sse(&self, body: impl Read, tx: &Sender<Event>) {
+    /// is one JSON-RPC message. `id:` and `retry:` are kept in `stream`.
+    /// True when the answer to the request arrived (the stream is then
+    /// left), false when the stream ended or broke before it.
+    fn read_sse(&self, body: impl Read, tx: &Sender<Event>, stream: &mut Stream) -> bool {
         let mut reader = BufReader::with_capacity(64 << 10, body);
         let mut data: Vec<u8> = Vec::new();
+        let mut id: Option<String> = None;
         let mut line = Vec::new();
         let mut over = false;
         let want = self.id;
@@ -317,8 +399,8 @@ impl Post {
             let n = match (&mut reader).take(self.max as u64 + 2).read_until(b'\n', &mut line) {
                 Ok(n) => n,
                 Err(e) => {
-                    let _ = tx.send(Event::Failed(ClientError::Closed(format!("the event stream broke: {e}"))));
-                    return;
+                    stream.broke = Some(format!("the event stream broke: {e}"));
+                    return false;
                 }
             };
             if n == 0 {
@@ -334,34 +416,112 @@ impl Post {
                 line.pop();
             }
             if line.is_empty() {
+                // End of an event: its id counts even when it has no data
+                // (the "priming" event a server sends to allow resuming).
+                if id.is_some() {
+                    stream.last_id = id.take();
+                }
+                stream.events += 1;
                 if over {
                     let _ = tx.send(Event::Oversize(self.max));
                 } else if !data.is_empty() && self.dispatch(&data, tx, want) {
-                    return;
+                    return true;
                 }
                 over = false;
                 data.clear();
                 continue;
             }
-            if let Some(rest) = line.strip_prefix(b"data:") {
-                let rest = rest.strip_prefix(b" ").unwrap_or(rest);
-                if !data.is_empty() {
-                    data.push(b'\n');
+            let (field, value) = match memchr::memchr(b':', &line) {
+                Some(0) => continue, // a comment
+                Some(i) => (&line[..i], line[i + 1..].strip_prefix(b" ").unwrap_or(&line[i + 1..])),
+                None => (&line[..], &b""[..]),
+            };
+            match field {
+                b"data" => {
+                    if !data.is_empty() {
+                        data.push(b'\n');
+                    }
+                    data.extend_from_slice(value);
+                    if data.len() > self.max {
+                        over = true;
+                        data.clear();
+                    }
                 }
-                data.extend_from_slice(rest);
-                if data.len() > self.max {
-                    over = true;
-                    data.clear();
+                b"id" if !value.contains(&0) => id = Some(String::from_utf8_lossy(value).into_owned()),
+                b"retry" if !value.is_empty() && value.iter().all(u8::is_ascii_digit) => {
+                    let ms = std::str::from_utf8(value).ok().and_then(|v| v.parse::<u64>().ok());
+                    stream.retry = ms.map(Duration::from_millis);
+                }
+                _ => {} // `event:` and unknown fields
+            }
+        }
+        !data.is_empty() && !over && self.dispatch(&data, tx, want)
+    }
+
+    /// A response stream ended before the answer (RULES K4.4): on a legacy
+    /// connection whose stream carried an event id, wait the server's
+    /// `retry` time and resume it with GET and `Last-Event-ID`, as often as
+    /// each resumed stream brings at least one event; otherwise the request
+    /// fails. Stops at once when the request is abandoned.
+    fn resume(&self, mut stream: Stream, tx: &Sender<Event>) {
+        const ENDED: &str = "the server ended the event stream without answering the request";
+        loop {
+            let Some(last) = stream.last_id.clone().filter(|_| self.resumable) else {
+                let why = stream.broke.take().unwrap_or_else(|| ENDED.into());
+                let _ = tx.send(Event::Failed(ClientError::Closed(why)));
+                return;
+            };
+            stream.broke = None;
+            match self.stop.recv_timeout(stream.retry.unwrap_or(DEFAULT_RETRY)) {
+                Err(RecvTimeoutError::Timeout) => {}
+                _ => return,
+            }
+            let mut req =
+                self.agent.get(&self.url).header("Accept", "text/event-stream").header("Last-Event-ID", &last);
+            for (k, v) in &self.headers {
+                if k.eq_ignore_ascii_case("mcp-protocol-version") {
+                    req = req.header(k.as_str(), v.as_str());
                 }
             }
-            // `event:`, `id:`, `retry:` and comments need nothing here
+            if let Some(sid) = self.session.lock().unwrap_or_else(|e| e.into_inner()).clone() {
+                req = req.header("Mcp-Session-Id", sid.as_str());
+            }
+            for (k, v) in &self.extra {
+                req = req.header(k.as_str(), v.as_str());
+            }
+            let resp = match req.call() {
+                Ok(r) => r,
+                Err(e) => {
+                    let why = transport_error(&self.url, e);
+                    let _ =
+                        tx.send(Event::Failed(ClientError::Closed(format!("{ENDED}, and resuming it failed: {why}"))));
+                    return;
+                }
+            };
+            let status = resp.status().as_u16();
+            let event_stream = resp
+                .headers()
+                .get("content-type")
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|t| t.to_ascii_lowercase().starts_with("text/event-stream"));
+            if status != 200 || !event_stream {
+                let _ = tx.send(Event::Failed(ClientError::Closed(format!(
+                    "{ENDED}, and resuming it (GET with Last-Event-ID) was answered with HTTP {status}{}",
+                    if event_stream { "" } else { " without an event stream" }
+                ))));
+                return;
+            }
+            let before = stream.events;
+            if self.read_sse(resp.into_body().into_reader(), tx, &mut stream) {
+                return;
+            }
+            if stream.events == before {
+                let _ = tx.send(Event::Failed(ClientError::Closed(format!(
+                    "{ENDED}; the resumed stream ended without any event"
+                ))));
+                return;
+            }
         }
-        if !data.is_empty() && !over && self.dispatch(&data, tx, want) {
-            return;
-        }
-        let _ = tx.send(Event::Failed(ClientError::Closed(
-            "the server ended the event stream without answering the request".into(),
-        )));
     }
 
     /// Deliver one event's data; true when it was the answer to `want`.
@@ -404,6 +564,7 @@ fn skip_line(r: &mut impl BufRead) -> std::io::Result<()> {
 
 impl HttpLink {
     pub fn open(spec: &HttpSpec) -> Result<HttpLink, ClientError> {
+        check_headers(&spec.headers).map_err(ClientError::Connect)?;
         let url = spec.url.trim();
         let scheme = |s: &str| url.len() > s.len() && url[..s.len()].eq_ignore_ascii_case(s);
         if !scheme("http://") && !scheme("https://") {
@@ -420,7 +581,7 @@ impl HttpLink {
         })
     }
 
-    fn post(&self, body: &[u8], out: &Outgoing) -> Post {
+    fn post(&self, body: &[u8], out: &Outgoing, stop: Receiver<()>) -> Post {
         let mut headers = vec![
             ("Content-Type".to_string(), "application/json".to_string()),
             ("Accept".to_string(), "application/json, text/event-stream".to_string()),
@@ -453,13 +614,17 @@ impl HttpLink {
             id: out.id,
             max: self.spec.max_message.max(64 << 10),
             session: Arc::clone(&self.session),
+            assigns_session: out.method == "initialize",
+            resumable: out.version.is_none(),
+            stop,
+            extra: self.spec.headers.clone(),
         }
     }
 
     /// Post a notification (or a response) and wait for its 202.
     fn post_now(&mut self, body: &[u8], out: &Outgoing, limit: Duration) -> Result<(), ClientError> {
         let (tx, rx) = unbounded();
-        let post = self.post(body, out);
+        let post = self.post(body, out, never());
         if !spawn_masked(move || post.run(&tx)) {
             return Err(ClientError::Connect("cannot start an HTTP thread".into()));
         }
@@ -489,16 +654,17 @@ impl Link for HttpLink {
             return self.post_now(line, out, limit);
         };
         let (tx, rx) = unbounded();
-        let post = self.post(line, out);
+        let (stop_tx, stop) = bounded(0);
+        let post = self.post(line, out, stop);
         if !spawn_masked(move || post.run(&tx)) {
             return Err(ClientError::Connect("cannot start an HTTP thread".into()));
         }
-        self.requests.insert(id, rx);
+        self.requests.insert(id, InFlight { events: rx, _stop: stop_tx });
         Ok(())
     }
 
     fn recv(&mut self, id: u64, wait: Duration) -> Option<Event> {
-        let rx = self.requests.get(&id)?;
+        let rx = &self.requests.get(&id)?.events;
         match rx.try_recv() {
             Ok(e) => Some(e),
             Err(_) if wait.is_zero() => None,

@@ -1,28 +1,37 @@
-//! The MCP client: connect to a server (a child process over stdio, or a
-//! Streamable HTTP endpoint), negotiate the protocol era, list tools and
-//! call them. Pure Rust, like the rest of the engine; the R bridge drives it
-//! one step at a time so that R keeps control of interrupts and callbacks.
+//! The MCP client (RULES section 13): connect to a server (a child process
+//! over stdio, or a Streamable HTTP endpoint), negotiate the protocol era,
+//! list tools and call them. Pure Rust, like the rest of the engine; the R
+//! bridge drives it one step at a time so that R keeps control of interrupts
+//! and callbacks. Every protocol decision of the client is made here (RULES
+//! K1.1), and `report.rs` writes what a failure tells the user (K7.2).
 //!
 //! Era negotiation follows the backward-compatibility rules of the
-//! 2026-07-28 revision: the client first sends `server/discover` carrying
-//! the modern version in `_meta`.
-//! - A `DiscoverResult` listing 2026-07-28 means a modern server: every
-//!   later request carries the version, capabilities and client identity in
+//! 2026-07-28 revision (RULES K2): the client first sends `server/discover`
+//! carrying the modern version in `_meta`.
+//! - A valid `DiscoverResult` (a non-empty `supportedVersions` array of
+//!   strings) listing 2026-07-28 means a modern server: every later request
+//!   carries the version, capabilities and client identity in
 //!   `params._meta`, and there is no handshake.
 //! - A recognized modern error (`-32022` unsupported version, `-32020`,
 //!   `-32021`) also means a modern server; the client does not fall back
 //!   unless the server itself lists a legacy version it supports.
-//! - Any other error, or no answer within the probe timeout, means a legacy
-//!   server: the client sends `initialize` (2025-11-25) and
-//!   `notifications/initialized`. A discover answer that arrives late, while
-//!   `initialize` is pending, still wins (a slow-starting modern server).
+//! - Any other answer (an invalid discover result such as `{}`, another
+//!   error, an HTTP error status, a body that is not JSON-RPC), or no answer
+//!   within the probe timeout, means a legacy server: the client sends
+//!   `initialize` (2025-11-25) and `notifications/initialized`. A discover
+//!   answer that arrives late, while `initialize` is pending, still wins (a
+//!   slow-starting modern server).
 //!
-//! Requests are numbered 1, 2, 3, ...; progress tokens are the request ids.
-//! A request is abandoned (timeout, interrupt) with `notifications/cancelled`
-//! on stdio or by closing its stream on HTTP; a late answer is ignored.
+//! Requests are numbered 1, 2, 3, ...; progress tokens are the request ids
+//! (RULES K3). A request is abandoned (timeout, interrupt) with
+//! `notifications/cancelled` on stdio or by closing its stream on HTTP; a
+//! late answer is ignored. A tool call refused with HeaderMismatch over
+//! modern HTTP is sent again once after a new listing (K4.3); the input
+//! schemas of the last listing are kept for the R side's encoding (K5.2).
 
 pub mod http;
 pub mod params;
+pub mod report;
 pub mod stdio;
 mod tail;
 pub mod wire;
@@ -111,12 +120,15 @@ impl fmt::Display for ClientError {
     }
 }
 
-/// A failed connection attempt: why, and what the server wrote to stderr
-/// before it was shut down.
+/// A failed connection attempt: why, what the server wrote to stderr
+/// before it was shut down, its exit status, and the lines it wrote that
+/// were not JSON-RPC (how many, the last).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ConnectError {
     pub error: ClientError,
     pub stderr: String,
+    pub exit_status: Option<i32>,
+    pub garbage: (u64, Option<String>),
 }
 
 impl ConnectError {
@@ -127,7 +139,7 @@ impl ConnectError {
 
 impl From<ClientError> for ConnectError {
     fn from(error: ClientError) -> Self {
-        ConnectError { error, stderr: String::new() }
+        ConnectError { error, stderr: String::new(), exit_status: None, garbage: (0, None) }
     }
 }
 
@@ -184,6 +196,8 @@ pub struct Outgoing<'a> {
 pub struct FailureContext {
     /// How the server process ended ("exited with status 1").
     pub ended: Option<String>,
+    /// Its exit status, when it exited with one.
+    pub status: Option<i32>,
     /// The kept tail of its stderr.
     pub stderr: String,
 }
@@ -215,6 +229,11 @@ pub trait Link: Send {
     fn set_version(&mut self, version: &str);
     /// Shut down; returns how the server ended.
     fn close(&mut self) -> String;
+    /// Shut down after a failed handshake, without the grace period a
+    /// server gets to exit on its own (RULES K2.7).
+    fn abort(&mut self) -> String {
+        self.close()
+    }
     /// The server's process id (stdio).
     fn pid(&self) -> Option<i32> {
         None
@@ -351,12 +370,30 @@ pub struct Connection {
     garbage: Garbage,
     /// Set once the link failed for good.
     dead: Option<ClientError>,
+    /// The server's exit status, once it is known to have exited with one.
+    exit_status: Option<i32>,
     closed: Option<String>,
     client_info: String,
     /// `x-mcp-header` arguments of each listed tool (modern HTTP).
     params: HashMap<String, Vec<params::HeaderParam>>,
     /// Tools left out of the last listing, and why.
     rejected: Vec<(String, String)>,
+    /// Each listed tool's input schema (RULES K5.2), and whether the tools
+    /// were listed at all.
+    schemas: HashMap<String, Value>,
+    listed: bool,
+    /// Tool calls that may be sent again after a HeaderMismatch, by id.
+    resend: HashMap<u64, Resend>,
+    /// Calls sent again: the id the caller knows -> the id on the wire.
+    alias: HashMap<u64, u64>,
+}
+
+/// A tool call as sent, kept to send it again (RULES K4.3).
+struct Resend {
+    name: String,
+    arguments: String,
+    progress: bool,
+    timeout: Duration,
 }
 
 impl Connection {
@@ -406,17 +443,24 @@ impl Connection {
             quiet: HashSet::new(),
             garbage: Garbage::default(),
             dead: None,
+            exit_status: None,
             closed: None,
             client_info: String::from_utf8(info).expect("UTF-8"),
             params: HashMap::new(),
             rejected: Vec::new(),
+            schemas: HashMap::new(),
+            listed: false,
+            resend: HashMap::new(),
+            alias: HashMap::new(),
         };
         match c.handshake(opts, interrupted) {
             Ok(()) => Ok(c),
-            Err(e) => {
-                let error = c.with_context(e);
-                c.close();
-                Err(ConnectError { error, stderr: c.stderr_text() })
+            Err(error) => {
+                // RULES K2.7: a failed connection is shut down at once.
+                c.closed = Some(c.link.abort());
+                let (n, last) = c.garbage();
+                let garbage = (n, last.map(String::from));
+                Err(ConnectError { error, stderr: c.stderr_text(), exit_status: c.exit_status, garbage })
             }
         }
     }
@@ -463,6 +507,11 @@ impl Connection {
         (self.garbage.count, self.garbage.last.as_deref())
     }
 
+    /// The server's exit status, once it is known to have exited with one.
+    pub fn exit_status(&self) -> Option<i32> {
+        self.exit_status
+    }
+
     pub fn is_open(&self) -> bool {
         self.closed.is_none() && self.dead.is_none()
     }
@@ -488,50 +537,61 @@ impl Connection {
         let meta = self.modern_meta(None);
         let probe = self.start_with("server/discover", None, &[], &meta, deadline, interrupted)?;
         let probe_deadline = (Instant::now() + opts.probe_timeout).min(deadline);
-        match self.wait_until(probe, probe_deadline, interrupted, false) {
-            Ok(result) => self.discovered(&result, fallback, opts.timeout, deadline, interrupted),
-            Err(ClientError::Rpc { code, message, data }) if codes::is_modern_only(code) => {
-                let supported = supported_list(data.as_ref().and_then(|d| d.get("supported")));
-                match (fallback, best_legacy(&supported)) {
+        let answer = self.wait_until(probe, probe_deadline, interrupted, false);
+        // RULES K2.3: a recognized modern error means a modern server.
+        if let Err(ClientError::Rpc { code, message, data }) = &answer {
+            if codes::is_modern_only(*code) {
+                let supported = supported_list(data.as_deref().and_then(|d| d.get("supported")));
+                return match (fallback, best_legacy(&supported)) {
                     (true, Some(v)) => self.initialize(v, opts.timeout, deadline, None, interrupted),
                     _ => Err(ClientError::Protocol(format!(
                         "the server rejected protocol {MODERN} ({code}: {message}); it supports {}",
                         describe_list(&supported)
                     ))),
-                }
-            }
-            Err(
-                e @ (ClientError::Rpc { .. } | ClientError::Timeout(_) | ClientError::Http { status: 400..=499, .. }),
-            ) => {
-                if !fallback {
-                    return Err(ClientError::Protocol(format!(
-                        "the server does not speak protocol {MODERN}: server/discover failed ({e})"
-                    )));
-                }
-                // Legacy server; a late discover answer still counts.
-                let late = if matches!(e, ClientError::Timeout(_)) {
-                    self.quiet.insert(probe);
-                    self.pending.insert(probe, None);
-                    Some(probe)
-                } else {
-                    None
                 };
-                self.initialize(LEGACY_PREFERRED, opts.timeout, deadline, late, interrupted)
             }
-            Err(e) => Err(e),
         }
+        // RULES K2.2: a valid discover result decides.
+        let why = match answer {
+            Ok(result) => match discover_versions(&result) {
+                Some(supported) => {
+                    return self.discovered(&result, supported, fallback, opts.timeout, deadline, interrupted)
+                }
+                None => ClientError::Protocol(format!(
+                    "the server answered server/discover with something that is not a discover result: {}",
+                    wire::excerpt(result.to_string().as_bytes())
+                )),
+            },
+            Err(e) if falls_back(&e) => e,
+            Err(e) => return Err(e),
+        };
+        // RULES K2.4: any other answer means a legacy server.
+        if !fallback {
+            return Err(ClientError::Protocol(format!(
+                "the server does not speak protocol {MODERN}: server/discover failed ({why})"
+            )));
+        }
+        // A late discover answer still counts.
+        let late = if matches!(why, ClientError::Timeout(_)) {
+            self.quiet.insert(probe);
+            self.pending.insert(probe, None);
+            Some(probe)
+        } else {
+            None
+        };
+        self.initialize(LEGACY_PREFERRED, opts.timeout, deadline, late, interrupted)
     }
 
-    /// A `DiscoverResult` arrived.
+    /// A valid `DiscoverResult` arrived, listing `supported`.
     fn discovered(
         &mut self,
         result: &Value,
+        supported: Vec<String>,
         fallback: bool,
         total: Duration,
         deadline: Instant,
         interrupted: &mut dyn FnMut() -> bool,
     ) -> Result<(), ClientError> {
-        let supported = supported_list(result.get("supportedVersions"));
         if supported.iter().any(|v| v == MODERN) {
             self.era = Era::Modern;
             self.version = MODERN.to_string();
@@ -569,9 +629,9 @@ impl Connection {
         let outcome = loop {
             if let Some(p) = late_probe {
                 if let Some(Ok(result)) = self.mailbox.remove(&p) {
-                    if supported_list(result.get("supportedVersions")).iter().any(|v| v == MODERN) {
+                    if let Some(supported) = discover_versions(&result).filter(|s| s.iter().any(|v| v == MODERN)) {
                         self.abandon(id);
-                        return self.discovered(&result, false, total, deadline, interrupted);
+                        return self.discovered(&result, supported, false, total, deadline, interrupted);
                     }
                 }
             }
@@ -579,7 +639,8 @@ impl Connection {
                 self.cancel(id, "timed out");
                 break Err(ClientError::Timeout(Duration::ZERO));
             }
-            match self.poll(id, deadline.saturating_duration_since(Instant::now()).min(Duration::from_millis(25))) {
+            let slice = deadline.saturating_duration_since(Instant::now()).min(Duration::from_millis(25));
+            match self.poll_wire(id, slice) {
                 Poll::Done(r) => break r,
                 Poll::Progress(_) => {}
                 Poll::Pending => {
@@ -594,8 +655,8 @@ impl Connection {
             // The discover answer may have come with (or just before) the
             // answer to initialize: a modern server wins.
             if let Some(Ok(result)) = self.mailbox.remove(&p) {
-                if supported_list(result.get("supportedVersions")).iter().any(|v| v == MODERN) {
-                    return self.discovered(&result, false, total, deadline, interrupted);
+                if let Some(supported) = discover_versions(&result).filter(|s| s.iter().any(|v| v == MODERN)) {
+                    return self.discovered(&result, supported, false, total, deadline, interrupted);
                 }
             }
             self.pending.remove(&p);
@@ -707,6 +768,8 @@ impl Connection {
         let e = match e {
             ClientError::Closed(m) => {
                 let ctx = self.link.context();
+                self.exit_status = ctx.status;
+                self.drain_garbage();
                 ClientError::Closed(match ctx.ended {
                     Some(how) if m == CLOSED => format!("the server {how}"),
                     Some(how) => format!("{m}; the server {how}"),
@@ -721,28 +784,61 @@ impl Connection {
         e
     }
 
-    /// Add what the server wrote that was not protocol to an error message.
-    fn with_context(&self, e: ClientError) -> ClientError {
-        let (n, last) = self.garbage();
-        if n == 0 {
-            return e;
+    /// After the server went away: count what it wrote last that was not
+    /// JSON-RPC (it is not read otherwise when a write found it gone).
+    fn drain_garbage(&mut self) {
+        for _ in 0..1000 {
+            match self.link.recv(0, Duration::ZERO) {
+                Some(Event::Garbage(s)) => {
+                    self.garbage.count += 1;
+                    self.garbage.last = Some(s);
+                }
+                Some(Event::Closed(_)) | None => return,
+                Some(_) => {}
+            }
         }
-        let note = format!(
-            " (the server also wrote {n} line{} that {} not JSON-RPC, the last: {})",
-            if n == 1 { "" } else { "s" },
-            if n == 1 { "is" } else { "are" },
-            last.unwrap_or("")
-        );
-        match e {
-            ClientError::Closed(m) => ClientError::Closed(m + &note),
-            ClientError::Protocol(m) => ClientError::Protocol(m + &note),
-            ClientError::Spawn(m) => ClientError::Spawn(m + &note),
+    }
+
+    /// Wait up to `wait` for something about request `id` (the id
+    /// [`Connection::start`] or [`Connection::start_call`] returned). A tool
+    /// call refused with `-32020` HeaderMismatch over modern HTTP is sent
+    /// again once after the tools were listed anew (RULES K4.3); that
+    /// listing waits for the server, checking `interrupted`.
+    pub fn poll(&mut self, id: u64, wait: Duration, interrupted: &mut dyn FnMut() -> bool) -> Poll {
+        let wire = self.alias.get(&id).copied().unwrap_or(id);
+        match self.poll_wire(wire, wait) {
+            Poll::Done(Err(ClientError::Rpc { code: codes::HEADER_MISMATCH, .. })) if self.resend.contains_key(&id) => {
+                let call = self.resend.remove(&id).expect("checked");
+                self.alias.remove(&id);
+                match self.send_again(&call, interrupted) {
+                    Ok(new) => {
+                        self.alias.insert(id, new);
+                        Poll::Pending
+                    }
+                    Err(e) => Poll::Done(Err(e)),
+                }
+            }
+            Poll::Done(r) => {
+                self.resend.remove(&id);
+                self.alias.remove(&id);
+                Poll::Done(r)
+            }
             other => other,
         }
     }
 
-    /// Wait up to `wait` for something about request `id`.
-    pub fn poll(&mut self, id: u64, wait: Duration) -> Poll {
+    /// List the tools again (their `x-mcp-header` arguments may have
+    /// changed) and send a refused call once more; returns its new id.
+    fn send_again(&mut self, call: &Resend, interrupted: &mut dyn FnMut() -> bool) -> Result<u64, ClientError> {
+        self.list_tools(call.timeout, interrupted)?;
+        self.rejected.clear();
+        let n = json_string(&call.name);
+        let members = [("name", n.as_str()), ("arguments", call.arguments.as_str())];
+        self.start("tools/call", Some(&call.name), &members, call.progress, call.timeout, interrupted)
+    }
+
+    /// [`Connection::poll`] for one request id on the wire.
+    fn poll_wire(&mut self, id: u64, wait: Duration) -> Poll {
         if let Some(r) = self.mailbox.remove(&id) {
             self.pending.remove(&id);
             self.link.finish(id);
@@ -787,8 +883,7 @@ impl Connection {
                 Event::Closed(reason) => {
                     self.pending.remove(&id);
                     let what = reason.unwrap_or_else(|| CLOSED.into());
-                    let e = self.mark_dead(ClientError::Closed(what));
-                    return Poll::Done(Err(self.with_context(e)));
+                    return Poll::Done(Err(self.mark_dead(ClientError::Closed(what))));
                 }
             }
         }
@@ -877,6 +972,8 @@ impl Connection {
     /// Abandon request `id`: the server is told (stdio: a cancellation
     /// notification; HTTP: the stream is closed) and a late answer ignored.
     pub fn cancel(&mut self, id: u64, reason: &str) {
+        self.resend.remove(&id);
+        let id = self.alias.remove(&id).unwrap_or(id);
         if self.pending.remove(&id).is_some() && self.dead.is_none() && self.closed.is_none() {
             if self.quiet.remove(&id) {
                 self.link.finish(id);
@@ -913,7 +1010,7 @@ impl Connection {
                 self.cancel(id, "timed out");
                 return Err(ClientError::Timeout(if deadline == hard { max } else { timeout }));
             }
-            match self.poll(id, deadline.saturating_duration_since(now).min(Duration::from_millis(25))) {
+            match self.poll(id, deadline.saturating_duration_since(now).min(Duration::from_millis(25)), interrupted) {
                 Poll::Done(r) => return r,
                 Poll::Progress(p) => {
                     progress(&p);
@@ -944,7 +1041,7 @@ impl Connection {
                 }
                 return Err(ClientError::Timeout(Duration::ZERO));
             }
-            match self.poll(id, deadline.saturating_duration_since(now).min(Duration::from_millis(25))) {
+            match self.poll(id, deadline.saturating_duration_since(now).min(Duration::from_millis(25)), interrupted) {
                 Poll::Done(r) => return r,
                 Poll::Progress(_) => {}
                 Poll::Pending => {
@@ -1006,6 +1103,11 @@ impl Connection {
     /// [`Connection::take_rejected`]).
     fn check_header_params(&mut self, tools: Vec<Value>) -> Vec<Value> {
         self.rejected.clear();
+        self.listed = true;
+        self.schemas = tools
+            .iter()
+            .filter_map(|t| Some((t.get("name")?.as_str()?.to_string(), t.get("inputSchema")?.clone())))
+            .collect();
         if !(self.link.mirrors_params() && self.era == Era::Modern) {
             return tools;
         }
@@ -1031,7 +1133,34 @@ impl Connection {
         std::mem::take(&mut self.rejected)
     }
 
-    /// Call a tool: `arguments` is the arguments object as JSON text.
+    /// Send a `tools/call` (`arguments`: the arguments object as JSON
+    /// text) and return its id for [`Connection::poll`]; with `progress`
+    /// the call asks for progress notifications.
+    pub fn start_call(
+        &mut self,
+        name: &str,
+        arguments: &str,
+        progress: bool,
+        timeout: Duration,
+        interrupted: &mut dyn FnMut() -> bool,
+    ) -> Result<u64, ClientError> {
+        let n = json_string(name);
+        let id = self.start(
+            "tools/call",
+            Some(name),
+            &[("name", &n), ("arguments", arguments)],
+            progress,
+            timeout,
+            interrupted,
+        )?;
+        if self.era == Era::Modern && self.link.mirrors_params() {
+            let call = Resend { name: name.to_string(), arguments: arguments.to_string(), progress, timeout };
+            self.resend.insert(id, call);
+        }
+        Ok(id)
+    }
+
+    /// Call a tool and wait for its result.
     pub fn call_tool(
         &mut self,
         name: &str,
@@ -1039,16 +1168,27 @@ impl Connection {
         timeout: Duration,
         interrupted: &mut dyn FnMut() -> bool,
     ) -> Result<Value, ClientError> {
-        let n = json_string(name);
-        let id = self.start(
-            "tools/call",
-            Some(name),
-            &[("name", &n), ("arguments", arguments)],
-            false,
-            timeout,
-            interrupted,
-        )?;
+        let id = self.start_call(name, arguments, false, timeout, interrupted)?;
         self.wait(id, timeout, timeout, &mut |_| {}, interrupted)
+    }
+
+    /// The input schema of tool `name` from the last listing (RULES K5.2),
+    /// listing the tools first when they were never listed on this
+    /// connection. `None` when the server lists no such tool or cannot list.
+    pub fn input_schema(
+        &mut self,
+        name: &str,
+        timeout: Duration,
+        interrupted: &mut dyn FnMut() -> bool,
+    ) -> Result<Option<Value>, ClientError> {
+        if !self.listed {
+            match self.list_tools(timeout, interrupted) {
+                Ok(_) => self.rejected.clear(),
+                Err(e @ ClientError::Interrupted) => return Err(e),
+                Err(_) => self.listed = true,
+            }
+        }
+        Ok(self.schemas.get(name).cloned())
     }
 
     /// Shut the connection down (idempotent); returns how the server ended.
@@ -1072,6 +1212,30 @@ impl Connection {
 impl Drop for Connection {
     fn drop(&mut self) {
         self.close();
+    }
+}
+
+/// The versions of a valid `DiscoverResult` (RULES K2.2): an object whose
+/// `supportedVersions` is a non-empty array of strings. `None` for anything
+/// else (an empty result, a malformed one).
+fn discover_versions(result: &Value) -> Option<Vec<String>> {
+    let list = result.get("supportedVersions")?.as_array()?;
+    let versions: Vec<String> = list.iter().map(|v| v.as_str().map(String::from)).collect::<Option<_>>()?;
+    (!versions.is_empty()).then_some(versions)
+}
+
+/// Does a failed `server/discover` mean a legacy server (RULES K2.4)? Any
+/// answer does (a JSON-RPC error, an HTTP error status, a body that is not
+/// JSON-RPC, no answer in time); only not reaching the server at all, or
+/// the user's interrupt, ends the attempt.
+fn falls_back(e: &ClientError) -> bool {
+    match e {
+        ClientError::Rpc { .. } | ClientError::Timeout(_) | ClientError::Http { .. } | ClientError::Protocol(_) => true,
+        ClientError::Spawn(_)
+        | ClientError::Connect(_)
+        | ClientError::Tls { .. }
+        | ClientError::Closed(_)
+        | ClientError::Interrupted => false,
     }
 }
 

@@ -1,4 +1,4 @@
-//! The stdio link: an MCP server started as a child process.
+//! The stdio link: an MCP server started as a child process (RULES K8.1).
 //!
 //! - The child is started so that closing can end everything it started (an
 //!   `npx` wrapper and its `node`, a shell and its command), and a Ctrl-C
@@ -60,8 +60,9 @@ pub struct StdioLink {
     stderr: Arc<Mutex<Tail>>,
     threads: Vec<JoinHandle<()>>,
     grace: Duration,
-    /// How the process ended, once known.
+    /// How the process ended, once known, and its exit status.
     ended: Option<String>,
+    status: Option<i32>,
     reaped: bool,
     /// Spin before sleeping when waiting (the server answered fast lately).
     spin: bool,
@@ -86,7 +87,7 @@ impl StdioLink {
         sys::configure(&mut cmd);
         let mut child = cmd.spawn().map_err(|e| {
             let why = match e.kind() {
-                io::ErrorKind::NotFound => "no such program on the PATH".to_string(),
+                io::ErrorKind::NotFound => not_found(&spec.program),
                 io::ErrorKind::PermissionDenied => "permission denied (not executable?)".to_string(),
                 _ => e.to_string(),
             };
@@ -116,6 +117,7 @@ impl StdioLink {
             threads: Vec::new(),
             grace: spec.grace,
             ended: None,
+            status: None,
             reaped: false,
             spin: true,
         };
@@ -153,7 +155,10 @@ impl StdioLink {
     /// signalled the group).
     fn peek_exit(&mut self) -> Option<String> {
         if self.ended.is_none() {
-            self.ended = self.proc.peek_exit(&mut self.child);
+            if let Some((how, status)) = self.proc.peek_exit(&mut self.child) {
+                self.ended = Some(how);
+                self.status = status;
+            }
         }
         self.ended.clone()
     }
@@ -171,6 +176,11 @@ impl StdioLink {
         }
     }
 }
+
+/// After a failed handshake, how long the server may take to exit after its
+/// input is closed (and again after SIGTERM) before it is ended: the whole
+/// connect stays within its timeout plus half a second (RULES K2.7).
+const ABORT_GRACE: Duration = Duration::from_millis(100);
 
 /// How long a waiting call looks for the answer before sleeping in poll()
 /// (a server that answers at once then costs no wake-up; bench/client).
@@ -280,6 +290,17 @@ impl Output {
     }
 }
 
+/// Why a program was not found: a bare name is looked up on the `PATH`; a
+/// path either does not exist or names a script whose interpreter does not.
+fn not_found(program: &str) -> String {
+    let is_path = program.contains('/') || (cfg!(windows) && program.contains('\\'));
+    match (is_path, std::path::Path::new(program).exists()) {
+        (false, _) => "no such program on the PATH".into(),
+        (true, false) => "no such file".into(),
+        (true, true) => "not found (is the interpreter named on its first line installed?)".into(),
+    }
+}
+
 fn read_stderr(mut err: ChildStderr, tail: Arc<Mutex<Tail>>) {
     let mut chunk = vec![0u8; 8 << 10];
     loop {
@@ -360,7 +381,7 @@ impl Link for StdioLink {
     fn context(&mut self) -> FailureContext {
         // The output closed: give the process a moment to finish exiting.
         let ended = self.wait_exit(Duration::from_millis(500));
-        FailureContext { ended, stderr: self.stderr_text() }
+        FailureContext { ended, status: self.status, stderr: self.stderr_text() }
     }
 
     fn stderr_text(&self) -> String {
@@ -404,6 +425,11 @@ impl Link for StdioLink {
         let how = how.unwrap_or_else(|| "did not exit".into());
         self.ended = Some(how.clone());
         how
+    }
+
+    fn abort(&mut self) -> String {
+        self.grace = ABORT_GRACE;
+        self.close()
     }
 
     fn set_version(&mut self, _version: &str) {}

@@ -15,6 +15,8 @@ type Script = Box<dyn FnMut(&Value) -> Vec<Event> + Send>;
 
 struct FakeLink {
     script: Script,
+    /// Pretend to be the HTTP link (`x-mcp-header` arguments are mirrored).
+    mirrors: bool,
     queue: VecDeque<Event>,
     sent: Arc<Mutex<Vec<Value>>>,
     cancelled: Arc<Mutex<Vec<u64>>>,
@@ -51,7 +53,7 @@ impl Link for FakeLink {
         self.sent.lock().unwrap().push(v);
     }
     fn context(&mut self) -> FailureContext {
-        FailureContext { ended: Some("exited with status 1".into()), stderr: "boom".into() }
+        FailureContext { ended: Some("exited with status 1".into()), status: Some(1), stderr: "boom".into() }
     }
     fn stderr_text(&self) -> String {
         String::new()
@@ -59,6 +61,9 @@ impl Link for FakeLink {
     fn set_version(&mut self, _version: &str) {}
     fn close(&mut self) -> String {
         "closed".into()
+    }
+    fn mirrors_params(&self) -> bool {
+        self.mirrors
     }
 }
 
@@ -72,11 +77,30 @@ fn fake(script: impl FnMut(&Value) -> Vec<Event> + Send + 'static) -> (Box<dyn L
     let cancelled = Arc::new(Mutex::new(Vec::new()));
     let link = FakeLink {
         script: Box::new(script),
+        mirrors: false,
         queue: VecDeque::new(),
         sent: Arc::clone(&sent),
         cancelled: Arc::clone(&cancelled),
     };
     (Box::new(link), Fake { sent, cancelled })
+}
+
+/// As [`fake`], for a link that mirrors `x-mcp-header` arguments (HTTP).
+fn fake_http(script: impl FnMut(&Value) -> Vec<Event> + Send + 'static) -> (Box<dyn Link>, Fake) {
+    let sent = Arc::new(Mutex::new(Vec::new()));
+    let cancelled = Arc::new(Mutex::new(Vec::new()));
+    let link = FakeLink {
+        script: Box::new(script),
+        mirrors: true,
+        queue: VecDeque::new(),
+        sent: Arc::clone(&sent),
+        cancelled: Arc::clone(&cancelled),
+    };
+    (Box::new(link), Fake { sent, cancelled })
+}
+
+fn methods(f: &Fake) -> Vec<String> {
+    f.sent.lock().unwrap().iter().map(|v| method(v).to_string()).collect()
 }
 
 fn msg(v: Value) -> Event {
@@ -392,8 +416,8 @@ fn failures_are_reported() {
     let mut c = Connection::establish(link, &opts(), &mut never()).unwrap();
     let e = c.call_tool("x", "{}", Duration::from_secs(1), &mut never()).err().unwrap();
     assert_eq!(e.kind(), "closed");
-    let m = e.to_string();
-    assert!(m.contains("exited with status 1") && m.contains("partial output"), "{m}");
+    assert!(e.to_string().contains("exited with status 1"), "{e}");
+    assert_eq!((c.garbage(), c.exit_status()), ((1, Some("partial output")), Some(1)));
     assert!(!c.is_open());
     let again = c.call_tool("x", "{}", Duration::from_secs(1), &mut never()).err().unwrap();
     assert_eq!(again.kind(), "closed");
@@ -506,6 +530,55 @@ mod process {
         assert_eq!(e.stderr, "usage: server --token\n");
     }
 
+    /// RULES K7.2: the lines that are not JSON-RPC are noted once, also when
+    /// the server hangs after them; the exit status is known; a path that
+    /// does not exist is not looked up on the PATH.
+    #[test]
+    fn stdio_failures_report_junk_once_and_the_exit_status() {
+        use super::super::report::{report, Context, What};
+        let cx = |e: &ConnectError| {
+            let g = (e.garbage.0, e.garbage.1.as_deref());
+            report(
+                &e.error,
+                &Context {
+                    server: "s",
+                    what: What::Connect,
+                    stderr: &e.stderr,
+                    exit_status: e.exit_status,
+                    garbage: g,
+                },
+            )
+        };
+        for script in ["echo 'not json'; exit 3", "echo 'not json'; sleep 0.2; exit 3"] {
+            let e = Connection::stdio(&sh(script), &opts(), &mut never()).err().unwrap();
+            let r = cx(&e);
+            assert_eq!(r.message.matches("not JSON-RPC").count(), 1, "{}", r.message);
+            assert!(r.message.contains("the last: not json"), "{}", r.message);
+            assert_eq!(r.status, Some(3), "{}", r.message);
+        }
+        let o = Options { timeout: Duration::from_millis(300), ..opts() };
+        let t0 = Instant::now();
+        let e = Connection::stdio(
+            &StdioSpec::new("/bin/sh", vec!["-c".into(), "echo junk; sleep 100".into()]),
+            &o,
+            &mut never(),
+        )
+        .err()
+        .unwrap();
+        // RULES K2.7: the timeout, plus a short shutdown
+        assert!(t0.elapsed() < Duration::from_millis(800), "{:?}", t0.elapsed());
+        assert_eq!(e.kind(), "timeout");
+        let r = cx(&e);
+        assert!(r.message.contains("within 300 ms") && r.message.contains("the last: junk"), "{}", r.message);
+
+        let e =
+            Connection::stdio(&StdioSpec::new("/nonexistent/mcp-server", vec![]), &opts(), &mut never()).err().unwrap();
+        assert!(e.to_string().ends_with("no such file"), "{e}");
+        let e =
+            Connection::stdio(&StdioSpec::new("no-such-mcp-server-here", vec![]), &opts(), &mut never()).err().unwrap();
+        assert!(e.to_string().ends_with("no such program on the PATH"), "{e}");
+    }
+
     #[test]
     fn stdio_environment_and_directory() {
         let script = format!(
@@ -577,4 +650,118 @@ mod process {
         // half a message went out: the connection is unusable, and says so
         assert!(c.call_tool("x", "{}", Duration::from_secs(1), &mut never()).is_err());
     }
+}
+
+/// RULES K2.2, K2.4: whatever answers `server/discover` without a valid
+/// discover result is a legacy server.
+#[test]
+fn answers_that_are_no_discover_result_fall_back_to_initialize() {
+    let answers: Vec<fn(&Value) -> Vec<Event>> = vec![
+        |id| vec![result(id, json!({}))],
+        |id| vec![result(id, json!({"supportedVersions": []}))],
+        |id| vec![result(id, json!({"supportedVersions": "2026-07-28"}))],
+        |id| vec![result(id, json!({"supportedVersions": ["2026-07-28", 7]}))],
+        |id| vec![error(id, -32601, "Method not found")],
+        |id| vec![error(id, -32000, "Bad Request: Server not initialized")],
+        |_| vec![Event::Failed(ClientError::Http { status: 404, message: "not found".into() })],
+        |_| vec![Event::Failed(ClientError::Http { status: 500, message: "oops".into() })],
+        |_| vec![Event::Failed(ClientError::Protocol("content type \"text/html\"".into()))],
+    ];
+    for (i, answer) in answers.into_iter().enumerate() {
+        let mut inner = legacy_server("2025-11-25");
+        let (link, f) = fake(move |v| if method(v) == "server/discover" { answer(&v["id"]) } else { inner(v) });
+        let c = Connection::establish(link, &opts(), &mut never()).unwrap_or_else(|e| panic!("answer {i}: {e}"));
+        assert_eq!((c.era(), c.version()), (Era::Legacy, "2025-11-25"), "answer {i}");
+        assert_eq!(methods(&f), ["server/discover", "initialize", "notifications/initialized"], "answer {i}");
+    }
+    // insisting on the modern version, the same answers are errors
+    let (link, _) = fake(|v| vec![result(&v["id"], json!({}))]);
+    let o = Options { protocol: Some(MODERN.into()), ..opts() };
+    let e = Connection::establish(link, &o, &mut never()).err().unwrap();
+    assert!(e.to_string().contains("not a discover result"), "{e}");
+    // not reaching the server at all is not a legacy server
+    let (link, f) = fake(|_| vec![Event::Failed(ClientError::Connect("connection refused".into()))]);
+    let e = Connection::establish(link, &opts(), &mut never()).err().unwrap();
+    assert_eq!((e.kind(), methods(&f).len()), ("connect", 1));
+}
+
+/// RULES K4.3: a HeaderMismatch refreshes the tool list and sends the call
+/// again, once, under the id the caller knows.
+#[test]
+fn header_mismatch_lists_the_tools_and_sends_the_call_again() {
+    let mut calls = 0;
+    let (link, f) = fake_http(move |v| {
+        let id = &v["id"];
+        match method(v) {
+            "server/discover" => vec![result(id, discover_result())],
+            "tools/list" => vec![result(
+                id,
+                json!({"tools": [{"name": "t", "inputSchema": {"type": "object",
+                "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}}}]}),
+            )],
+            "tools/call" => {
+                calls += 1;
+                match calls {
+                    1 | 3 | 4 => vec![error(id, -32020, "Header mismatch")],
+                    _ => vec![result(id, json!({"content": [], "n": calls}))],
+                }
+            }
+            _ => vec![],
+        }
+    });
+    let mut c = Connection::establish(link, &opts(), &mut never()).unwrap();
+    let t = Duration::from_secs(1);
+    let id = c.start_call("t", r#"{"region":"eu"}"#, true, t, &mut never()).unwrap();
+    let r = c.wait(id, t, t, &mut |_| {}, &mut never()).unwrap();
+    assert_eq!(r["n"], 2);
+    assert_eq!(methods(&f), ["server/discover", "tools/call", "tools/list", "tools/call"]);
+    let sent = f.sent.lock().unwrap().clone();
+    assert_ne!(sent[1]["id"], sent[3]["id"]);
+    assert_eq!(sent[3]["params"]["_meta"]["progressToken"], sent[3]["id"]);
+    // a second mismatch is the caller's error
+    match c.call_tool("t", "{}", t, &mut never()) {
+        Err(ClientError::Rpc { code: -32020, .. }) => {}
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(methods(&f).len(), 7);
+
+    // over stdio there are no mirrored headers: no second attempt
+    let (link, f) = fake(|v| match method(v) {
+        "server/discover" => vec![result(&v["id"], discover_result())],
+        _ => vec![error(&v["id"], -32020, "Header mismatch")],
+    });
+    let mut c = Connection::establish(link, &opts(), &mut never()).unwrap();
+    assert!(c.call_tool("t", "{}", t, &mut never()).is_err());
+    assert_eq!(methods(&f), ["server/discover", "tools/call"]);
+}
+
+/// RULES K5.2: input schemas come from the last listing; a connection that
+/// never listed its tools lists them once.
+#[test]
+fn input_schemas_are_listed_once_and_cached() {
+    let (link, f) = fake(|v| {
+        let id = &v["id"];
+        match method(v) {
+            "server/discover" => vec![result(id, discover_result())],
+            "tools/list" => vec![result(id, json!({"tools": [{"name": "a", "inputSchema": {"type": "object"}}]}))],
+            _ => vec![],
+        }
+    });
+    let mut c = Connection::establish(link, &opts(), &mut never()).unwrap();
+    let t = Duration::from_secs(1);
+    assert_eq!(c.input_schema("a", t, &mut never()).unwrap(), Some(json!({"type": "object"})));
+    assert_eq!(c.input_schema("b", t, &mut never()).unwrap(), None);
+    assert_eq!(methods(&f), ["server/discover", "tools/list"]);
+    c.list_tools(t, &mut never()).unwrap();
+    assert_eq!(methods(&f).len(), 3);
+
+    // a server that cannot list tools: no schema, asked once
+    let (link, f) = fake(|v| match method(v) {
+        "server/discover" => vec![result(&v["id"], discover_result())],
+        _ => vec![error(&v["id"], -32601, "Method not found")],
+    });
+    let mut c = Connection::establish(link, &opts(), &mut never()).unwrap();
+    assert_eq!(c.input_schema("a", t, &mut never()).unwrap(), None);
+    assert_eq!(c.input_schema("a", t, &mut never()).unwrap(), None);
+    assert_eq!(methods(&f).len(), 2);
 }

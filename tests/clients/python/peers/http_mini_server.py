@@ -17,6 +17,20 @@ POST /mcp              server/discover, tools/list, tools/call:
                          drop_stream -> an SSE answer: one progress event, then closes
                          huge        -> 200 with a JSON answer of `bytes` bytes (default 200000)
                          huge_stream -> an SSE answer whose one event is `bytes` bytes
+POST /legacy           a legacy (2025-11-25) server with a session, as the conformance
+                       suite's client scenarios serve one: server/discover is answered
+                       200 with an empty result `{}` (and a session id the client must
+                       not adopt); initialize assigns the session "legacy-session";
+                       tools/call:
+                         session -> structured content: the session id and protocol
+                                    version headers of the request
+                         resume  -> an SSE answer that only primes (event id r1, retry
+                                    300 ms) and closes; the answer comes on the streams
+                                    the client resumes with GET and Last-Event-ID (r2
+                                    primes again with retry 100 ms and closes, r3 answers)
+                         cut     -> an SSE answer without event ids that closes early
+GET /legacy            resumes the `resume` stream (Last-Event-ID r1 or r2), else 405;
+                       logs "mini: resumed from <id> after <ms> ms" on stderr
 POST /status/<code>    answers with that HTTP status and a non-JSON-RPC body
 anything else          404
 """
@@ -45,8 +59,13 @@ TOOLS = [
 ]
 
 
+LEGACY_TOOLS = [{"name": n, "inputSchema": {"type": "object"}} for n in ("session", "resume", "cut")]
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # the `resume` call waiting for its answer: (request id, when its stream closed)
+    pending = None
 
     def log_message(self, *args):
         pass
@@ -61,8 +80,68 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def sse(self, chunks):
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Mcp-Session-Id", "legacy-session")
+        self.end_headers()
+        for c in chunks:
+            self.wfile.write(c)
+            self.wfile.flush()
+        self.close_connection = True
+
+    def do_GET(self):
+        last = self.headers.get("Last-Event-ID")
+        if self.path != "/legacy" or Handler.pending is None or last not in ("r1", "r2"):
+            self.reply(405, "", "text/plain")
+            return
+        rid, closed = Handler.pending
+        print(f"mini: resumed from {last} after {(time.monotonic() - closed) * 1000:.0f} ms", file=sys.stderr, flush=True)
+        if last == "r1":
+            Handler.pending = (rid, time.monotonic())
+            self.sse([b"id: r2\nretry: 100\ndata: \n\n"])
+            return
+        Handler.pending = None
+        answer = {"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": "resumed"}]}}
+        self.sse([b"id: r3\nevent: message\ndata: " + json.dumps(answer).encode() + b"\n\n"])
+
+    def legacy(self, msg):
+        if "id" not in msg:
+            self.send_response(202)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        rid, method, params = msg["id"], msg["method"], msg.get("params") or {}
+
+        def result(r, session="legacy-session"):
+            self.reply(200, json.dumps({"jsonrpc": "2.0", "id": rid, "result": r}), extra={"Mcp-Session-Id": session})
+
+        if method == "server/discover":
+            result({}, session="discover-session")
+        elif method == "initialize":
+            result({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "mini-legacy", "version": "0.1"}})
+        elif method == "tools/list":
+            result({"tools": LEGACY_TOOLS})
+        elif method == "tools/call" and params.get("name") == "session":
+            seen = {"session": self.headers.get("Mcp-Session-Id"), "version": self.headers.get("MCP-Protocol-Version")}
+            result({"content": [{"type": "text", "text": "ok"}], "structuredContent": seen})
+        elif method == "tools/call" and params.get("name") == "resume":
+            self.sse([b"id: r1\nretry: 300\ndata: \n\n"])
+            Handler.pending = (rid, time.monotonic())
+        elif method == "tools/call" and params.get("name") == "cut":
+            event = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "x"}}
+            self.sse([b"event: message\ndata: " + json.dumps(event).encode() + b"\n\n"])
+        else:
+            err = {"code": -32601, "message": "Method not found"}
+            result_err = {"jsonrpc": "2.0", "id": rid, "error": err}
+            self.reply(200, json.dumps(result_err), extra={"Mcp-Session-Id": "legacy-session"})
+
     def do_POST(self):
         body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        if self.path == "/legacy":
+            self.legacy(json.loads(body))
+            return
         if self.path.startswith("/status/"):
             code = int(self.path.rsplit("/", 1)[1])
             extra = {"WWW-Authenticate": 'Bearer realm="mcp"'} if code == 401 else None

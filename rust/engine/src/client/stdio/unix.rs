@@ -40,7 +40,7 @@ impl Proc {
     }
 
     /// How the child ended, without reaping it.
-    pub(super) fn peek_exit(&mut self, _child: &mut Child) -> Option<String> {
+    pub(super) fn peek_exit(&mut self, _child: &mut Child) -> Option<(String, Option<i32>)> {
         // SAFETY: waitid on our own child with a zeroed siginfo.
         unsafe {
             let mut info: libc::siginfo_t = std::mem::zeroed();
@@ -55,9 +55,9 @@ impl Proc {
             }
             let status = info.si_status();
             Some(match info.si_code {
-                libc::CLD_EXITED => format!("exited with status {status}"),
-                libc::CLD_KILLED | libc::CLD_DUMPED => format!("was killed by signal {}", signal_name(status)),
-                _ => "ended".to_string(),
+                libc::CLD_EXITED => (format!("exited with status {status}"), Some(status)),
+                libc::CLD_KILLED | libc::CLD_DUMPED => (format!("was killed by signal {}", signal_name(status)), None),
+                _ => ("ended".to_string(), None),
             })
         }
     }

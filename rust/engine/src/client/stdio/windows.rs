@@ -98,12 +98,12 @@ impl Proc {
     }
 
     /// How the child ended (its handle stays open until `Child` is dropped).
-    pub(super) fn peek_exit(&mut self, child: &mut Child) -> Option<String> {
+    pub(super) fn peek_exit(&mut self, child: &mut Child) -> Option<(String, Option<i32>)> {
         match child.try_wait() {
             Ok(Some(status)) => Some(match status.code() {
-                Some(c) if c as u32 == TERMINATED && self.job.is_null() => "was terminated".to_string(),
-                Some(c) => format!("exited with status {c}"),
-                None => "ended".to_string(),
+                Some(c) if c as u32 == TERMINATED && self.job.is_null() => ("was terminated".to_string(), None),
+                Some(c) => (format!("exited with status {c}"), Some(c)),
+                None => ("ended".to_string(), None),
             }),
             _ => None,
         }
