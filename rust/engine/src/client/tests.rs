@@ -73,25 +73,20 @@ struct Fake {
 }
 
 fn fake(script: impl FnMut(&Value) -> Vec<Event> + Send + 'static) -> (Box<dyn Link>, Fake) {
-    let sent = Arc::new(Mutex::new(Vec::new()));
-    let cancelled = Arc::new(Mutex::new(Vec::new()));
-    let link = FakeLink {
-        script: Box::new(script),
-        mirrors: false,
-        queue: VecDeque::new(),
-        sent: Arc::clone(&sent),
-        cancelled: Arc::clone(&cancelled),
-    };
-    (Box::new(link), Fake { sent, cancelled })
+    fake_link(Box::new(script), false)
 }
 
 /// As [`fake`], for a link that mirrors `x-mcp-header` arguments (HTTP).
 fn fake_http(script: impl FnMut(&Value) -> Vec<Event> + Send + 'static) -> (Box<dyn Link>, Fake) {
+    fake_link(Box::new(script), true)
+}
+
+fn fake_link(script: Script, mirrors: bool) -> (Box<dyn Link>, Fake) {
     let sent = Arc::new(Mutex::new(Vec::new()));
     let cancelled = Arc::new(Mutex::new(Vec::new()));
     let link = FakeLink {
-        script: Box::new(script),
-        mirrors: true,
+        script,
+        mirrors,
         queue: VecDeque::new(),
         sent: Arc::clone(&sent),
         cancelled: Arc::clone(&cancelled),

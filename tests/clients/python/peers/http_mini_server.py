@@ -105,11 +105,17 @@ class Handler(BaseHTTPRequestHandler):
         answer = {"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": "resumed"}]}}
         self.sse([b"id: r3\nevent: message\ndata: " + json.dumps(answer).encode() + b"\n\n"])
 
+    def accepted(self, msg):
+        """Answer a notification (or response) 202; true when `msg` was one."""
+        if "id" in msg:
+            return False
+        self.send_response(202)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+        return True
+
     def legacy(self, msg):
-        if "id" not in msg:
-            self.send_response(202)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
+        if self.accepted(msg):
             return
         rid, method, params = msg["id"], msg["method"], msg.get("params") or {}
 
@@ -151,10 +157,7 @@ class Handler(BaseHTTPRequestHandler):
             self.reply(404, "not found", "text/plain")
             return
         msg = json.loads(body)
-        if "id" not in msg:
-            self.send_response(202)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
+        if self.accepted(msg):
             return
         rid, method, params = msg["id"], msg["method"], msg.get("params") or {}
         version = params.get("_meta", {}).get("io.modelcontextprotocol/protocolVersion")
