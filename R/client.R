@@ -45,8 +45,9 @@
 #' body that is not JSON), or does not answer within a few seconds (option
 #' `mcplite.client_probe_timeout`, default 5), it is treated as a legacy
 #' server and the client performs the `initialize` handshake, asking for
-#' 2025-11-25 and accepting 2025-06-18, 2025-03-26 and 2024-11-05. A modern server that rejects 2026-07-28 but lists a legacy
-#' version it supports is also reached through `initialize`. Name a version in
+#' 2025-11-25 and accepting 2025-06-18, 2025-03-26 and 2024-11-05. A modern
+#' server that rejects 2026-07-28 but lists a legacy version it supports is
+#' also reached through `initialize`. Name a version in
 #' `protocol` to insist on it: a legacy version skips the probe, and
 #' `"2026-07-28"` fails clearly instead of falling back. [mcp_server_info()]
 #' shows the version in use.
