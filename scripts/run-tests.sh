@@ -47,20 +47,14 @@ run_step() { # name log command...
   rm -f "$sid_file"
 }
 
-# The processes a step left: those with its marker in their environment or in
-# its session.
+# The processes a step left: those in its session, and those with its marker
+# in their environment (also when they made a session of their own).
+# Zombies are gone already (only their exit status waits for a reaper).
 step_processes() { # name sid
-  local d pid sid stat
-  for d in /proc/[0-9]*; do
-    pid=${d#/proc/}
-    [ "$pid" = "$$" ] && continue
-    stat=$(cat "$d/stat" 2>/dev/null) || continue
-    sid=$(echo "${stat##*) }" | cut -d' ' -f4)
-    if { [ "$2" != 0 ] && [ "$sid" = "$2" ]; } ||
-      { tr '\0' '\n' <"$d/environ" | grep -qx "MCPLITE_TEST_RUN=$run_id:$1"; } 2>/dev/null; then
-      echo "$pid"
-    fi
-  done
+  {
+    ps -eo pid=,sid=,stat= | awk -v s="$2" 's != 0 && $2 == s && $3 !~ /^Z/ { print $1 }'
+    grep -lzx "MCPLITE_TEST_RUN=$run_id:$1" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3
+  } | grep -vx "$$" | sort -un
 }
 
 # Processes of step `name` still there after it ended (after a grace time for
