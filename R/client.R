@@ -826,52 +826,63 @@ arguments_json <- function(arguments, schema = NULL) {
   )
 }
 
-# RULES K5.2. The JSON types a schema allows (NULL when it does not say),
-# looking through `anyOf`/`oneOf` branches; `nullable: true` and an `enum`
-# holding null allow null.
+# RULES K5.2. The JSON types a schema (a list) allows, NULL when it does not
+# say, looking through `anyOf`/`oneOf` branches; `nullable: true` and an
+# `enum` holding null allow null. Called for every argument of every call:
+# kept to a few primitive operations in the common case.
 schema_types <- function(schema) {
-  if (!is.list(schema)) {
-    return(NULL)
-  }
-  types <- NULL
   type <- schema[["type"]]
-  if (is.character(type) || is.list(type)) {
-    types <- unlist(type, use.names = FALSE)
-  }
-  for (key in c("anyOf", "oneOf")) {
-    branches <- schema[[key]]
-    if (is.list(branches)) {
-      types <- c(types, unlist(lapply(branches, schema_types), use.names = FALSE))
+  types <- if (is.character(type)) type else if (is.list(type)) as.character(unlist(type, use.names = FALSE))
+  if (!is.null(schema[["anyOf"]]) || !is.null(schema[["oneOf"]])) {
+    for (b in c(schema[["anyOf"]], schema[["oneOf"]])) {
+      if (is.list(b)) types <- c(types, schema_types(b))
     }
   }
-  if (isTRUE(schema[["nullable"]]) || (is.list(schema[["enum"]]) && any(vapply(schema[["enum"]], is.null, TRUE)))) {
+  if (isTRUE(schema[["nullable"]])) {
     types <- c(types, "null")
   }
-  if (is.null(types)) NULL else unique(as.character(types))
+  enum <- schema[["enum"]]
+  if (is.list(enum) && any(vapply(enum, is.null, TRUE))) {
+    types <- c(types, "null")
+  }
+  types
 }
 
 # The first subschema (the schema itself, or an `anyOf`/`oneOf` branch)
 # that allows `type`.
 schema_branch <- function(schema, type) {
-  if (type %in% unlist(schema[["type"]], use.names = FALSE)) {
+  if (any(unlist(schema[["type"]], use.names = FALSE) == type)) {
     return(schema)
   }
-  for (key in c("anyOf", "oneOf")) {
-    for (b in if (is.list(schema[[key]])) schema[[key]]) {
-      if (is.list(b) && type %in% schema_types(b)) return(schema_branch(b, type))
-    }
+  for (b in c(schema[["anyOf"]], schema[["oneOf"]])) {
+    if (is.list(b) && any(schema_types(b) == type)) return(schema_branch(b, type))
   }
   NULL
 }
 
-# Each named element of `value` shaped by its property's schema.
+# Does the JSON type of a length-one atomic value (not NA) fit `types`?
+scalar_fits <- function(value, types) {
+  if (is.character(value)) return(any(types == "string"))
+  if (is.logical(value)) return(any(types == "boolean"))
+  any(types == "number") || (any(types == "integer") && (is.integer(value) || value == trunc(value)))
+}
+
+# Each named element of `value` shaped by its property's schema (exact
+# names, RULES section 0).
 shape_arguments <- function(value, schema) {
   props <- schema[["properties"]]
   extra <- schema[["additionalProperties"]]
-  for (nm in names(value)) {
-    sub <- if (is.list(props) && nm %in% names(props)) props[[nm]] else if (is.list(extra)) extra
-    if (is.list(sub) && !is.null(value[[nm]])) {
-      value[nm] <- list(shape_value(value[[nm]], sub))
+  if (!is.list(props) && !is.list(extra)) {
+    return(value)
+  }
+  nms <- names(value)
+  for (i in seq_along(value)) {
+    sub <- if (is.list(props)) props[[nms[[i]]]]
+    if (is.null(sub) && is.list(extra)) sub <- extra
+    v <- value[[i]]
+    if (is.list(sub) && !is.null(v)) {
+      shaped <- shape_value(v, sub)
+      if (!identical(shaped, v)) value[i] <- list(shaped)
     }
   }
   value
@@ -884,33 +895,39 @@ shape_arguments <- function(value, schema) {
 # shaped inside. Classed values (factors, dates, I(), data frames) are left
 # to the encoder.
 shape_value <- function(value, schema) {
-  types <- schema_types(schema)
-  if (is.null(types) || is.object(value)) {
+  if (is.object(value)) {
     return(value)
   }
-  json_type <- if (is.character(value)) "string" else if (is.logical(value)) "boolean" else
-    if (is.numeric(value)) c("number", if (is.integer(value) || all(value == trunc(value), na.rm = TRUE)) "integer")
-  if (is.atomic(value) && length(value) == 1L && is.na(value) && "null" %in% types) {
-    return(NA)
+  types <- schema_types(schema)
+  if (is.null(types)) {
+    return(value)
   }
-  if (is.atomic(value) && !is.null(json_type) && "array" %in% types) {
-    items <- schema_branch(schema, "array")[["items"]]
-    if (anyNA(value) && "null" %in% schema_types(items)) {
-      return(lapply(value, function(v) if (is.na(v)) NA else v))
+  if (is.atomic(value)) {
+    if (length(value) == 1L && is.na(value) && any(types == "null")) {
+      return(NA)
     }
-    if (length(value) == 1L && !any(json_type %in% types)) {
+    if (!(any(types == "array")) || is.null(value)) {
+      return(value)
+    }
+    if (anyNA(value)) {
+      items <- schema_branch(schema, "array")[["items"]]
+      if (is.list(items) && any(schema_types(items) == "null")) {
+        return(lapply(value, function(v) if (is.na(v)) NA else v))
+      }
+    }
+    if (length(value) == 1L && !(!is.na(value) && scalar_fits(value, types))) {
       return(I(value))
     }
     return(value)
   }
   if (is.list(value)) {
-    if (length(value) == 0L && "object" %in% types && !("array" %in% types)) {
+    if (length(value) == 0L && any(types == "object") && !(any(types == "array"))) {
       return(structure(list(), names = character()))
     }
-    if (!is.null(names(value)) && "object" %in% types) {
+    if (!is.null(names(value)) && any(types == "object")) {
       return(shape_arguments(value, schema_branch(schema, "object")))
     }
-    if (is.null(names(value)) && "array" %in% types) {
+    if (is.null(names(value)) && any(types == "array")) {
       items <- schema_branch(schema, "array")[["items"]]
       if (is.list(items)) {
         value <- lapply(value, function(v) if (is.null(v)) v else shape_value(v, items))

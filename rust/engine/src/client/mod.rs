@@ -378,7 +378,8 @@ pub struct Connection {
     params: HashMap<String, Vec<params::HeaderParam>>,
     /// Tools left out of the last listing, and why.
     rejected: Vec<(String, String)>,
-    /// Each listed tool's input schema (RULES K5.2), and whether the tools
+    /// The input schemas of the last listing that shape arguments (RULES
+    /// K5.2, [`shapes_arguments`]), by tool name, and whether the tools
     /// were listed at all.
     schemas: HashMap<String, Value>,
     listed: bool,
@@ -1106,7 +1107,10 @@ impl Connection {
         self.listed = true;
         self.schemas = tools
             .iter()
-            .filter_map(|t| Some((t.get("name")?.as_str()?.to_string(), t.get("inputSchema")?.clone())))
+            .filter_map(|t| {
+                let schema = t.get("inputSchema").filter(|s| shapes_arguments(s))?;
+                Some((t.get("name")?.as_str()?.to_string(), schema.clone()))
+            })
             .collect();
         if !(self.link.mirrors_params() && self.era == Era::Modern) {
             return tools;
@@ -1172,9 +1176,11 @@ impl Connection {
         self.wait(id, timeout, timeout, &mut |_| {}, interrupted)
     }
 
-    /// The input schema of tool `name` from the last listing (RULES K5.2),
-    /// listing the tools first when they were never listed on this
-    /// connection. `None` when the server lists no such tool or cannot list.
+    /// The input schema of tool `name` from the last listing, when it shapes
+    /// the encoding of arguments (RULES K5.2, [`shapes_arguments`]), listing
+    /// the tools first when they were never listed on this connection.
+    /// `None` when it does not, when the server lists no such tool, or
+    /// cannot list: the encoder's rules alone then apply.
     pub fn input_schema(
         &mut self,
         name: &str,
@@ -1237,6 +1243,32 @@ fn falls_back(e: &ClientError) -> bool {
         | ClientError::Closed(_)
         | ClientError::Interrupted => false,
     }
+}
+
+/// Can an input schema change how R's arguments are encoded (RULES K5.2)?
+/// Only when one of its properties (or `additionalProperties`) allows an
+/// array, an object or null, directly or in an `anyOf`/`oneOf` branch. A
+/// schema of scalars only (the common case) is not handed to R at all, so
+/// its calls cost no shaping.
+pub fn shapes_arguments(schema: &Value) -> bool {
+    fn allows_container_or_null(s: &Value) -> bool {
+        let Value::Object(m) = s else { return false };
+        let special = |t: &Value| matches!(t.as_str(), Some("array" | "object" | "null"));
+        let typed = match m.get("type") {
+            Some(Value::Array(ts)) => ts.iter().any(special),
+            Some(t) => special(t),
+            None => false,
+        };
+        typed
+            || m.get("nullable") == Some(&Value::Bool(true))
+            || m.get("enum").and_then(Value::as_array).is_some_and(|e| e.contains(&Value::Null))
+            || ["anyOf", "oneOf"]
+                .iter()
+                .any(|k| m.get(*k).and_then(Value::as_array).is_some_and(|bs| bs.iter().any(allows_container_or_null)))
+    }
+    let props = schema.get("properties").and_then(Value::as_object);
+    props.is_some_and(|p| p.values().any(allows_container_or_null))
+        || schema.get("additionalProperties").is_some_and(allows_container_or_null)
 }
 
 fn supported_list(v: Option<&Value>) -> Vec<String> {

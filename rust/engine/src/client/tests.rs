@@ -738,14 +738,23 @@ fn input_schemas_are_listed_once_and_cached() {
         let id = &v["id"];
         match method(v) {
             "server/discover" => vec![result(id, discover_result())],
-            "tools/list" => vec![result(id, json!({"tools": [{"name": "a", "inputSchema": {"type": "object"}}]}))],
+            "tools/list" => vec![result(
+                id,
+                json!({"tools": [
+                    {"name": "a", "inputSchema": {"type": "object", "properties": {"v": {"type": "array"}}}},
+                    {"name": "b", "inputSchema": {"type": "object", "properties": {"x": {"type": "number"}}}}
+                ]}),
+            )],
             _ => vec![],
         }
     });
     let mut c = Connection::establish(link, &opts(), &mut never()).unwrap();
     let t = Duration::from_secs(1);
-    assert_eq!(c.input_schema("a", t, &mut never()).unwrap(), Some(json!({"type": "object"})));
+    let a = json!({"type": "object", "properties": {"v": {"type": "array"}}});
+    assert_eq!(c.input_schema("a", t, &mut never()).unwrap(), Some(a));
+    // a schema of scalars shapes nothing; an unlisted tool has no schema
     assert_eq!(c.input_schema("b", t, &mut never()).unwrap(), None);
+    assert_eq!(c.input_schema("c", t, &mut never()).unwrap(), None);
     assert_eq!(methods(&f), ["server/discover", "tools/list"]);
     c.list_tools(t, &mut never()).unwrap();
     assert_eq!(methods(&f).len(), 3);
@@ -759,4 +768,22 @@ fn input_schemas_are_listed_once_and_cached() {
     assert_eq!(c.input_schema("a", t, &mut never()).unwrap(), None);
     assert_eq!(c.input_schema("a", t, &mut never()).unwrap(), None);
     assert_eq!(methods(&f).len(), 2);
+}
+
+/// RULES K5.2: only schemas that can change the encoding reach R.
+#[test]
+fn schemas_that_shape_arguments() {
+    let shapes = |s: Value| shapes_arguments(&s);
+    assert!(!shapes(json!({"type": "object"})));
+    assert!(!shapes(
+        json!({"type": "object", "properties": {"x": {"type": "number"}, "s": {"type": ["string", "integer"]}}})
+    ));
+    assert!(shapes(json!({"properties": {"v": {"type": "array", "items": {"type": "number"}}}})));
+    assert!(shapes(json!({"properties": {"o": {"type": "object"}}})));
+    assert!(shapes(json!({"properties": {"n": {"type": ["number", "null"]}}})));
+    assert!(shapes(json!({"properties": {"n": {"type": "number", "nullable": true}}})));
+    assert!(shapes(json!({"properties": {"e": {"enum": ["a", null]}}})));
+    assert!(shapes(json!({"properties": {"u": {"anyOf": [{"type": "string"}, {"type": "array"}]}}})));
+    assert!(shapes(json!({"type": "object", "additionalProperties": {"type": "array"}})));
+    assert!(!shapes(json!({"type": "object", "additionalProperties": true})));
 }
