@@ -80,7 +80,7 @@ use std::time::{Duration, Instant};
 use memchr::memmem::Finder;
 use serde_json::Value;
 
-use super::http::NoTools;
+use super::NoTools;
 use crate::message::{parse_line, Incoming, Message};
 use crate::progress::{CallStart, CallWatch, Inflight};
 use crate::server::{Carrier, LegacyState, Server};

@@ -11,7 +11,8 @@
 //!   (cancellations, pings that overtake a running call), and the ticker
 //!   thread that writes progress notifications while a tool runs.
 //! * [`http`]: the Streamable HTTP transport (hyper on a small tokio
-//!   runtime; tool calls handed to the serving thread).
+//!   runtime; tool calls handed to the serving thread), a folder with one
+//!   module per job.
 //! * `sys`: the platform-specific pieces (readiness of the stream, C stdio
 //!   flushing), Unix today.
 //!
@@ -28,3 +29,22 @@ mod sys;
 pub use framer::Framer;
 pub use reader::{Inbound, Reader, HANDOFF};
 pub use stdio::{serve, ServeEnd, ServeOptions};
+
+/// A host for messages that run no tool (never called): the stdio ticker's,
+/// for the pings it answers, and the HTTP threads', for every request but
+/// `tools/call`.
+pub(crate) struct NoTools;
+
+impl crate::host::Host for NoTools {
+    fn tools(&mut self) -> Vec<crate::host::ToolSpec> {
+        Vec::new()
+    }
+    fn call_tool(
+        &mut self,
+        _: usize,
+        _: Option<&serde_json::Map<String, serde_json::Value>>,
+        _: &crate::host::CallContext,
+    ) -> Result<crate::host::ToolResult, crate::host::ToolFailure> {
+        Err(crate::host::ToolFailure::Error("internal error".into()))
+    }
+}

@@ -1,0 +1,90 @@
+//! The mirrored headers of a modern request (RULES H2.1, 2026-07-28):
+//! `MCP-Protocol-Version` equal to the body's claim, `Mcp-Method` equal to
+//! `method`, `Mcp-Name` equal to the tool name of `tools/call` (plain or
+//! `=?base64?…?=`). One missing or different is `400` with `-32020`.
+
+use base64::Engine as _;
+use hyper::header::HeaderMap;
+use hyper::StatusCode;
+use serde_json::Value;
+
+use super::response::{error_resp, header, Resp};
+use crate::codes::HEADER_MISMATCH;
+use crate::message::Message;
+use crate::version::{self, Era};
+
+/// The answer to a request whose headers do not mirror its body.
+pub(super) fn mismatch(id: Option<&str>, what: &str) -> Resp {
+    error_resp(StatusCode::BAD_REQUEST, id, HEADER_MISMATCH, &format!("Header mismatch: {what}"))
+}
+
+/// Decode a header value that may use the `=?base64?…?=` form.
+fn decode_mirrored(v: &str) -> Option<String> {
+    match v.strip_prefix("=?base64?").and_then(|r| r.strip_suffix("?=")) {
+        Some(enc) => {
+            let raw = base64::engine::general_purpose::STANDARD.decode(enc).ok()?;
+            String::from_utf8(raw).ok()
+        }
+        None => Some(v.to_string()),
+    }
+}
+
+/// Check the mirrored headers of modern message `msg`, whose body's era
+/// ([`version::era_of`]) is `body`; the error says what differs.
+pub(super) fn check(h: &HeaderMap, msg: &Message, body: Era<'_>) -> Result<(), String> {
+    let id_less = msg.id.is_none();
+    let Some(hv) = header(h, "mcp-protocol-version") else {
+        return Err("missing MCP-Protocol-Version header".into());
+    };
+    match body {
+        Era::Modern { meta } => {
+            if let Some(Value::String(claim)) = meta.get(version::META_VERSION) {
+                if claim != hv {
+                    return Err(format!(
+                        "MCP-Protocol-Version header value '{hv}' does not match body value '{claim}'"
+                    ));
+                }
+            }
+        }
+        Era::Legacy if id_less => {}
+        Era::Legacy => {
+            return Err(format!("MCP-Protocol-Version header value '{hv}' but the body claims no version in _meta"))
+        }
+    }
+    if id_less {
+        return Ok(());
+    }
+    match header(h, "mcp-method") {
+        None => return Err("missing Mcp-Method header".into()),
+        Some(m) if m != msg.method => {
+            return Err(format!("Mcp-Method header value '{m}' does not match body value '{}'", msg.method))
+        }
+        Some(_) => {}
+    }
+    if msg.method == "tools/call" {
+        let name = msg.params.as_ref().and_then(|p| p.get("name")).and_then(Value::as_str);
+        if let Some(name) = name {
+            match header(h, "mcp-name") {
+                None => return Err("missing Mcp-Name header".into()),
+                Some(raw) => match decode_mirrored(raw) {
+                    Some(n) if n == name => {}
+                    Some(n) => return Err(format!("Mcp-Name header value '{n}' does not match body value '{name}'")),
+                    None => return Err("Mcp-Name header value is not valid base64 UTF-8".into()),
+                },
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_names() {
+        assert_eq!(decode_mirrored("=?base64?SGVsbG8sIOS4lueVjA==?="), Some("Hello, 世界".into()));
+        assert_eq!(decode_mirrored("plain"), Some("plain".into()));
+        assert_eq!(decode_mirrored("=?base64?***?="), None);
+    }
+}

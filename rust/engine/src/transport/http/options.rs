@@ -1,0 +1,110 @@
+//! The settings of the HTTP transport, their defaults, and why binding
+//! failed.
+
+use std::io;
+use std::time::Duration;
+
+/// Settings of the HTTP transport.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// Address or name to bind (`127.0.0.1` by default).
+    pub host: String,
+    /// Port; 0 picks a free one (see [`super::HttpServer::local_addr`]).
+    pub port: u16,
+    /// Path of the MCP endpoint (`/mcp`).
+    pub path: String,
+    /// Bearer token every MCP request must carry, if set.
+    pub token: Option<String>,
+    /// Origins allowed besides loopback ones (`scheme://host[:port]`).
+    pub allowed_origins: Vec<String>,
+    /// `Host` values allowed besides loopback names and the bound address.
+    pub allowed_hosts: Vec<String>,
+    /// Permit a non-loopback bind without a token.
+    pub allow_public_without_token: bool,
+    /// Largest request body in bytes.
+    pub max_body: usize,
+    /// Largest request head (request line and headers) in bytes; at least
+    /// 8192.
+    pub max_header_bytes: usize,
+    /// A client must send its whole request head within this time.
+    pub header_timeout: Duration,
+    /// Connections served at once. Up to 64 more are accepted only to be
+    /// answered `503` with `Retry-After: 1`; beyond those, connections wait
+    /// in the kernel's queue until one ends.
+    pub max_connections: usize,
+    /// Legacy sessions kept at once.
+    pub max_sessions: usize,
+    /// A legacy session unused this long is ended.
+    pub session_idle: Duration,
+    /// Name of this replica, put in front of every session id it mints
+    /// (`<replica>.<32 hex>`) so a load balancer can route a legacy session
+    /// back to its replica by `MCP-Session-Id` alone. 1 to 32 ASCII letters,
+    /// digits, `_` or `-`.
+    pub replica: Option<String>,
+    /// On stop, how long open connections and queued calls may finish.
+    pub drain_timeout: Duration,
+    /// HTTP worker threads.
+    pub threads: usize,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        HttpOptions {
+            host: "127.0.0.1".into(),
+            port: 8080,
+            path: "/mcp".into(),
+            token: None,
+            allowed_origins: Vec::new(),
+            allowed_hosts: Vec::new(),
+            allow_public_without_token: false,
+            max_body: 16 << 20,
+            max_header_bytes: 16 << 10,
+            header_timeout: Duration::from_secs(10),
+            max_connections: 256,
+            max_sessions: 1000,
+            session_idle: Duration::from_secs(3600),
+            replica: None,
+            drain_timeout: Duration::from_secs(10),
+            threads: 2,
+        }
+    }
+}
+
+impl HttpOptions {
+    /// The checks that need no network: the endpoint path and the replica
+    /// name.
+    pub(super) fn check(&self) -> Result<(), HttpError> {
+        if !self.path.starts_with('/') || self.path == "/health" {
+            return Err(HttpError::Config(format!(
+                "the endpoint path must start with \"/\" and not be \"/health\", not \"{}\"",
+                self.path
+            )));
+        }
+        if let Some(r) = &self.replica {
+            if r.is_empty() || r.len() > 32 || !r.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-') {
+                return Err(HttpError::Config(format!(
+                    "the replica name must be 1 to 32 ASCII letters, digits, \"_\" or \"-\", not \"{r}\""
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Why binding failed, or serving ended.
+#[derive(Debug)]
+pub enum HttpError {
+    /// The options are not acceptable (message says why).
+    Config(String),
+    /// The address cannot be bound or the runtime cannot start.
+    Io(io::Error),
+}
+
+impl std::fmt::Display for HttpError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HttpError::Config(m) => f.write_str(m),
+            HttpError::Io(e) => write!(f, "{e}"),
+        }
+    }
+}

@@ -1,0 +1,217 @@
+//! The queue of tool calls to the serving thread (R's, RULES H4.1): a
+//! `tools/call` is handed over as a [`Job`], run there one at a time in
+//! arrival order, and its [`Answer`] comes back on a oneshot channel. A
+//! modern call whose HTTP exchange ends before its answer is cancelled
+//! ([`CancelOnDrop`]): skipped while queued, interrupted while running. A
+//! legacy `notifications/cancelled` cancels a call of its own session.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use crossbeam_channel::Sender;
+use hyper::header::HeaderMap;
+use serde_json::Value;
+
+use super::response::{answer_resp, legacy_resp, unavailable, Resp};
+use super::{sse, Shared};
+use crate::host::Host;
+use crate::message::Incoming;
+use crate::progress::{progress_token, CallStart, CallWatch, Inflight, Progress};
+use crate::server::{Carrier, LegacyState, Server};
+use crate::telemetry::Via;
+
+/// A tool call handed to the serving thread.
+pub(super) struct Job {
+    incoming: Incoming,
+    session: LegacyState,
+    /// The request, for telemetry (`None` when telemetry is off).
+    via: Option<Via>,
+    reply: tokio::sync::oneshot::Sender<Answer>,
+    /// Who may cancel it (see [`Queued`]).
+    queued: Arc<Queued>,
+    /// Told the call's progress when its tool starts (SSE responses).
+    progress: Option<tokio::sync::oneshot::Sender<Arc<Progress>>>,
+}
+
+/// What identifies a tool call for cancellation, while it is queued and
+/// while it runs.
+pub(super) struct Queued {
+    /// Its number in arrival order (the key of [`Calls::queued`]).
+    no: u64,
+    /// The legacy session id, or `#<no>` for a modern call (scoped to its
+    /// own HTTP exchange).
+    scope: String,
+    /// The request id, parsed (ids compare as JSON values).
+    id: Value,
+    /// Cancelled by the client while queued: skip it.
+    cancelled: AtomicBool,
+}
+
+/// The dispatcher's answer, detached from its span.
+pub(super) struct Answer {
+    pub(super) line: Option<Vec<u8>>,
+    pub(super) code: Option<i64>,
+}
+
+/// The calls of one bound server: the channel to the serving thread, the
+/// calls queued and not yet started, and the running call.
+pub(super) struct Calls {
+    jobs: Sender<Job>,
+    /// The running call (progress, cancellation).
+    inflight: Arc<Inflight>,
+    /// Tool calls queued and not yet started, by number.
+    queued: Mutex<HashMap<u64, Arc<Queued>>>,
+    next_job: AtomicU64,
+}
+
+impl Calls {
+    pub(super) fn new(jobs: Sender<Job>, inflight: Arc<Inflight>) -> Calls {
+        Calls { jobs, inflight, queued: Mutex::new(HashMap::new()), next_job: AtomicU64::new(0) }
+    }
+
+    pub(super) fn inflight(&self) -> &Arc<Inflight> {
+        &self.inflight
+    }
+
+    fn queued(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Arc<Queued>>> {
+        self.queued.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A legacy `notifications/cancelled` of session `sid`: cancel the call
+    /// it names if that call came from the same session, running or queued.
+    pub(super) fn cancel_in_session(&self, sid: &str, params: Option<&Value>) {
+        let Some(id) = params.and_then(|p| p.get("requestId")) else { return };
+        for q in self.queued().values() {
+            if q.scope == sid && &q.id == id {
+                q.cancelled.store(true, Ordering::SeqCst);
+            }
+        }
+        self.inflight.cancel(Some(sid), id);
+    }
+
+    /// Run one queued tool call on this (the serving) thread, unless its
+    /// client has gone away (the request is skipped) or cancelled it
+    /// (answered with nothing).
+    pub(super) fn run(&self, server: &Server, job: Job, host: &mut dyn Host) {
+        let Job { incoming, mut session, via, reply: reply_tx, queued, progress } = job;
+        self.queued().remove(&queued.no);
+        if reply_tx.is_closed() {
+            return;
+        }
+        if queued.cancelled.load(Ordering::SeqCst) {
+            let _ = reply_tx.send(Answer { line: None, code: None });
+            return;
+        }
+        let inflight = &self.inflight;
+        inflight.set_scope(Some(queued.scope.clone()));
+        let watch = JobWatch { inflight, progress: Mutex::new(progress), reply: &reply_tx, queued: &queued };
+        let mut reply =
+            server.handle_parsed(&mut session, incoming, host, &Carrier { watch: &watch, via: via.as_ref() });
+        let answer = Answer { line: reply.take_line(), code: reply.error_code() };
+        // The message's span ends as the answer leaves for the HTTP thread,
+        // inside the request's HTTP span (RULES T10).
+        drop(reply);
+        let _ = reply_tx.send(answer);
+    }
+}
+
+/// Answer a `tools/call` request: queue it for the serving thread, then
+/// wait for its answer (JSON) or stream its progress and answer (SSE, when
+/// it has a progress token and the client accepts SSE). `scope` is the
+/// legacy session id, `None` for a modern call, which is cancelled when its
+/// client goes away.
+pub(super) async fn call_tool(
+    sh: &Shared,
+    h: &HeaderMap,
+    session: LegacyState,
+    incoming: Incoming,
+    scope: Option<&str>,
+    via: Option<Via>,
+) -> Resp {
+    let calls = &sh.calls;
+    let Incoming::Message(msg) = &incoming else { unreachable!("only messages reach here") };
+    let raw_id = msg.id.clone().unwrap_or_else(|| "null".into());
+    let id = serde_json::from_str(&raw_id).unwrap_or(Value::Null);
+    let streamed = sse::accepts_sse(h) && progress_token(msg.params.as_ref()).is_some();
+    let legacy = scope.is_some();
+    let no = calls.next_job.fetch_add(1, Ordering::SeqCst);
+    let scope = scope.map_or_else(|| format!("#{no}"), str::to_owned);
+    let queued = Arc::new(Queued { no, scope, id, cancelled: AtomicBool::new(false) });
+    let (reply_tx, reply_rx) = tokio::sync::oneshot::channel();
+    let (progress_tx, progress_rx) = if streamed {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        (Some(tx), Some(rx))
+    } else {
+        (None, None)
+    };
+    calls.queued().insert(no, queued.clone());
+    let mut guard =
+        CancelOnDrop { inflight: calls.inflight.clone(), queued: queued.clone(), armed: queued.scope.starts_with('#') };
+    let job = Job { incoming, session, via, reply: reply_tx, queued, progress: progress_tx };
+    if calls.jobs.send(job).is_err() {
+        calls.queued().remove(&no);
+        guard.armed = false;
+        return unavailable();
+    }
+    match progress_rx {
+        None => {
+            // Dropped here when the client goes away: the guard cancels.
+            let answer = reply_rx.await;
+            guard.armed = false;
+            let to_resp = if legacy { legacy_resp } else { answer_resp };
+            answer.map_or_else(|_| unavailable(), to_resp)
+        }
+        Some(progress_rx) => {
+            let min_gap = calls.inflight.policy().min_gap;
+            sse::stream(reply_rx, progress_rx, guard, raw_id, min_gap)
+        }
+    }
+}
+
+/// The serving thread's [`CallWatch`] for one job: the shared
+/// [`Inflight`], which also hands the call's progress to its SSE stream.
+struct JobWatch<'a> {
+    inflight: &'a Inflight,
+    progress: Mutex<Option<tokio::sync::oneshot::Sender<Arc<Progress>>>>,
+    reply: &'a tokio::sync::oneshot::Sender<Answer>,
+    queued: &'a Queued,
+}
+
+impl CallWatch for JobWatch<'_> {
+    fn started(&self, call: &CallStart<'_>) {
+        self.inflight.started(call);
+        let tx = self.progress.lock().unwrap_or_else(PoisonError::into_inner).take();
+        if let (Some(tx), Some(p)) = (tx, self.inflight.progress()) {
+            let _ = tx.send(p);
+        }
+        // The client went away between the queue and now: the call is
+        // cancelled (its exchange's own guard ran before it started).
+        if self.reply.is_closed() && self.queued.scope.starts_with('#') {
+            self.inflight.cancel(Some(&self.queued.scope), &self.queued.id);
+        }
+    }
+
+    fn finished(&self) -> bool {
+        self.inflight.finished()
+    }
+}
+
+/// Cancels a modern call when its HTTP exchange ends before the answer
+/// (the client went away): a queued call is skipped, a running one
+/// interrupted. Legacy calls are not armed: for them a disconnect is not a
+/// cancellation.
+pub(super) struct CancelOnDrop {
+    inflight: Arc<Inflight>,
+    queued: Arc<Queued>,
+    pub(super) armed: bool,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if self.armed {
+            self.queued.cancelled.store(true, Ordering::SeqCst);
+            self.inflight.cancel(Some(&self.queued.scope), &self.queued.id);
+        }
+    }
+}

@@ -1,0 +1,342 @@
+//! One request, from its head to its answer (the path is in the module
+//! doc of `transport::http`): its HTTP span, the checks on its head alone
+//! (`preflight`), its body, its era, and the modern or legacy handling.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Limited};
+use hyper::body::{Frame, Incoming as HyperBody};
+use hyper::header::{HeaderMap, HeaderValue};
+use hyper::{Method, Request, StatusCode};
+
+use super::era::{self, Choice};
+use super::guard::strip_port;
+use super::queue::{call_tool, Answer};
+use super::response::{
+    accepts_json, answer_resp, closing, empty, error_resp, header, legacy_resp, media_type, method_not_allowed,
+    respond, rpc_error, Resp,
+};
+use super::{mirrored, sse, Shared};
+use crate::codes::{standard_message, INVALID_REQUEST, UNSUPPORTED_VERSION};
+use crate::json::write_str;
+use crate::message::{parse_line, Incoming};
+use crate::progress::NoWatch;
+use crate::projection;
+use crate::server::{Carrier, LegacyState};
+use crate::telemetry::{HttpSpan, HttpStart, HttpVia, Via};
+use crate::transport::NoTools;
+
+/// The two ends of a connection.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Conn {
+    pub(super) peer: SocketAddr,
+    pub(super) local: Option<SocketAddr>,
+}
+
+fn http_version(v: hyper::Version) -> &'static str {
+    match v {
+        hyper::Version::HTTP_09 => "0.9",
+        hyper::Version::HTTP_10 => "1.0",
+        hyper::Version::HTTP_2 => "2",
+        hyper::Version::HTTP_3 => "3",
+        _ => "1.1",
+    }
+}
+
+/// Serve one request (or, on a connection over the limit, answer it `503`:
+/// `busy`); with telemetry on, inside its HTTP server span (RULES T10), which
+/// parents the span of the MCP message it carries.
+pub(super) async fn traced_request(sh: &Shared, conn: Conn, req: Request<HyperBody>, busy: bool) -> Resp {
+    let Some(recorder) = sh.server.recorder() else {
+        return if busy { super::runtime::too_busy(req).await } else { handle_request(sh, req, None).await };
+    };
+    let h = req.headers();
+    let path = req.uri().path();
+    let route = if path == sh.path {
+        Some(sh.path.as_str())
+    } else if path == "/health" {
+        Some("/health")
+    } else {
+        None
+    };
+    let host = header(h, "host");
+    let port = host.and_then(|v| v.strip_prefix(strip_port(v))).and_then(|p| p.strip_prefix(':')?.parse().ok());
+    let protocol_version = http_version(req.version());
+    let span = recorder.http_start(&HttpStart {
+        method: req.method().as_str(),
+        path,
+        route,
+        scheme: "http",
+        server_address: host.map(strip_port),
+        server_port: port.or(conn.local.map(|l| l.port())),
+        client: Some(conn.peer),
+        protocol_version,
+        traceparent: header(h, "traceparent"),
+        tracestate: header(h, "tracestate"),
+    });
+    let via = Via {
+        http: Some(HttpVia {
+            span: span.as_ref().and_then(|s| s.context()),
+            session_id: None,
+            client: Some(conn.peer),
+            protocol_version,
+            baggage: header(h, "baggage").map(String::from),
+        }),
+    };
+    let resp = if busy { super::runtime::too_busy(req).await } else { handle_request(sh, req, Some(via)).await };
+    let Some(span) = span else { return resp };
+    let status = resp.status().as_u16();
+    if !sse::is_sse(&resp) {
+        span.finish(status);
+        return resp;
+    }
+    // An SSE answer is still being sent: its span ends with the stream, so
+    // that it covers the tool call it carries (RULES T10, C6).
+    resp.map(|body| SpanUntilEnd { body, span: Some(span), status }.boxed())
+}
+
+/// A response body that ends the request's HTTP span when it is dropped:
+/// after its last frame, or when the client went away.
+struct SpanUntilEnd {
+    body: BoxBody<Bytes, Infallible>,
+    span: Option<HttpSpan>,
+    status: u16,
+}
+
+impl hyper::body::Body for SpanUntilEnd {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+}
+
+impl Drop for SpanUntilEnd {
+    fn drop(&mut self) {
+        if let Some(span) = self.span.take() {
+            span.finish(self.status);
+        }
+    }
+}
+
+impl Shared {
+    fn health(&self) -> Resp {
+        let info = self.server.info();
+        let mut out = Vec::with_capacity(96);
+        out.extend_from_slice(b"{\"status\":\"ok\",\"name\":");
+        write_str(&mut out, &info.name);
+        out.extend_from_slice(b",\"version\":");
+        write_str(&mut out, &info.version);
+        out.extend_from_slice(format!(",\"tools\":{}}}", self.server.tools().len()).as_bytes());
+        respond(StatusCode::OK, out)
+    }
+
+    /// Answer a message that needs no tool, on this thread.
+    fn answer_here(&self, session: &mut LegacyState, incoming: Incoming, via: Option<&Via>) -> Answer {
+        let mut reply = self.server.handle_parsed(session, incoming, &mut NoTools, &Carrier { watch: &NoWatch, via });
+        Answer { line: reply.take_line(), code: reply.error_code() }
+    }
+}
+
+/// The answer to a request refused (or, for `/health` and `DELETE`,
+/// answered) on its request line and headers alone, before its body is read.
+fn preflight(sh: &Shared, req: &hyper::http::request::Parts) -> Option<Resp> {
+    let h = &req.headers;
+    if !sh.guard.host_allowed(h) {
+        return Some(error_resp(StatusCode::FORBIDDEN, None, INVALID_REQUEST, "Forbidden: Host header not allowed"));
+    }
+    if !sh.guard.origin_allowed(h) {
+        return Some(error_resp(StatusCode::FORBIDDEN, None, INVALID_REQUEST, "Forbidden: Origin not allowed"));
+    }
+    let path = req.uri.path();
+    if path == "/health" && (req.method == Method::GET || req.method == Method::HEAD) {
+        return Some(sh.health());
+    }
+    if path != sh.path {
+        return Some(error_resp(StatusCode::NOT_FOUND, None, INVALID_REQUEST, "Not Found"));
+    }
+    if !sh.guard.token_ok(h) {
+        let mut r = error_resp(StatusCode::UNAUTHORIZED, None, INVALID_REQUEST, "Unauthorized: bearer token required");
+        r.headers_mut().insert(hyper::header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        return Some(r);
+    }
+    match req.method {
+        Method::POST => {}
+        Method::DELETE if !era::header_modern(h) => {
+            return Some(match header(h, "mcp-session-id") {
+                None => method_not_allowed(),
+                Some(id) if sh.sessions.end(id) => empty(StatusCode::OK),
+                Some(_) => error_resp(StatusCode::NOT_FOUND, None, INVALID_REQUEST, "Session not found"),
+            });
+        }
+        _ => return Some(method_not_allowed()),
+    }
+    if header(h, "content-type").map(media_type).as_deref() != Some("application/json") {
+        return Some(error_resp(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            None,
+            INVALID_REQUEST,
+            "Unsupported Media Type: Content-Type must be application/json",
+        ));
+    }
+    if let Some(accept) = header(h, "accept") {
+        if !accepts_json(accept) {
+            return Some(error_resp(
+                StatusCode::NOT_ACCEPTABLE,
+                None,
+                INVALID_REQUEST,
+                "Not Acceptable: Accept must include application/json",
+            ));
+        }
+    }
+    None
+}
+
+/// How much of a body is read, and for how long, before an answer given on
+/// the headers alone ([`preflight`]), so that the connection can carry the
+/// client's next request. Hyper closes a connection whose request body was
+/// not read to its end, without telling the client; a client that then
+/// reuses it loses its next request.
+const DRAIN_LIMIT: usize = 64 << 10;
+const DRAIN_TIME: Duration = Duration::from_secs(1);
+
+/// `r` after the rest of the request's body is read (RULES H1.2); when it is larger than
+/// [`DRAIN_LIMIT`] or slower than [`DRAIN_TIME`], `r` says the connection
+/// closes.
+async fn after_draining(body: HyperBody, r: Resp) -> Resp {
+    match tokio::time::timeout(DRAIN_TIME, Limited::new(body, DRAIN_LIMIT).collect()).await {
+        Ok(Ok(_)) => r,
+        _ => closing(r),
+    }
+}
+
+async fn handle_request(sh: &Shared, req: Request<HyperBody>, via: Option<Via>) -> Resp {
+    let (parts, body) = req.into_parts();
+    if let Some(r) = preflight(sh, &parts) {
+        return after_draining(body, r).await;
+    }
+    let too_large = || {
+        error_resp(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            None,
+            INVALID_REQUEST,
+            "Payload Too Large: request body over the limit",
+        )
+    };
+    // A body declared over the limit is not read (RULES H1.2): the
+    // connection closes after the answer.
+    let declared = header(&parts.headers, "content-length").and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > sh.max_body as u64) {
+        return closing(too_large());
+    }
+    let body = match Limited::new(body, sh.max_body).collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => return closing(too_large()),
+        Err(_) => {
+            return closing(error_resp(StatusCode::BAD_REQUEST, None, INVALID_REQUEST, "Bad Request: body not read"))
+        }
+    };
+    let h = &parts.headers;
+    let incoming = match parse_line(&body) {
+        Incoming::Blank => Incoming::ParseError,
+        i => i,
+    };
+    let msg = match &incoming {
+        Incoming::Message(m) => m,
+        Incoming::ClientResponse => return empty(StatusCode::ACCEPTED),
+        _ => {
+            let a = sh.answer_here(&mut LegacyState::default(), incoming, None);
+            return respond(StatusCode::BAD_REQUEST, a.line.unwrap_or_default());
+        }
+    };
+    match era::choose(h, msg) {
+        // An MCP-Protocol-Version header naming no version we know: the
+        // unsupported-version error, which a probing client recognises.
+        Choice::Unknown(v) => {
+            let mut data = Vec::new();
+            projection::write_unsupported_version_data(&mut data, v);
+            let message = standard_message(UNSUPPORTED_VERSION);
+            let line = rpc_error(msg.id.as_deref(), UNSUPPORTED_VERSION, message, Some(&data));
+            respond(StatusCode::BAD_REQUEST, line)
+        }
+        Choice::Modern { body } => {
+            if let Err(what) = mirrored::check(h, msg, body) {
+                return mirrored::mismatch(msg.id.as_deref(), &what);
+            }
+            modern(sh, h, incoming, via).await
+        }
+        Choice::Legacy => legacy(sh, h, incoming, via).await,
+    }
+}
+
+/// A modern request whose headers mirror its body.
+async fn modern(sh: &Shared, h: &HeaderMap, incoming: Incoming, via: Option<Via>) -> Resp {
+    let Incoming::Message(msg) = &incoming else { unreachable!("only messages reach here") };
+    if msg.id.is_none() {
+        // Accepted and ignored (no modern client notification exists).
+        let _ = sh.answer_here(&mut LegacyState::default(), incoming, via.as_ref());
+        return empty(StatusCode::ACCEPTED);
+    }
+    if msg.method == "tools/call" {
+        return call_tool(sh, h, LegacyState::default(), incoming, None, via).await;
+    }
+    answer_resp(sh.answer_here(&mut LegacyState::default(), incoming, via.as_ref()))
+}
+
+async fn legacy(sh: &Shared, h: &HeaderMap, incoming: Incoming, mut via: Option<Via>) -> Resp {
+    let Incoming::Message(msg) = &incoming else { unreachable!("only messages reach here") };
+    let id = msg.id.clone();
+    let Some(sid) = header(h, "mcp-session-id") else {
+        if msg.method == "initialize" && id.is_some() {
+            let mut state = LegacyState::default();
+            let a = sh.answer_here(&mut state, incoming, via.as_ref());
+            let mut r = legacy_resp(a);
+            if state.initialized {
+                let Some(sid) = sh.sessions.mint(state) else {
+                    return error_resp(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        id.as_deref(),
+                        crate::codes::INTERNAL_ERROR,
+                        "Service Unavailable: no session id (the operating system's random source failed)",
+                    );
+                };
+                if let Ok(v) = HeaderValue::from_str(&sid) {
+                    r.headers_mut().insert("mcp-session-id", v);
+                }
+            }
+            return r;
+        }
+        return error_resp(
+            StatusCode::BAD_REQUEST,
+            id.as_deref(),
+            INVALID_REQUEST,
+            "Bad Request: missing Mcp-Session-Id header",
+        );
+    };
+    let not_found = || error_resp(StatusCode::NOT_FOUND, id.as_deref(), INVALID_REQUEST, "Session not found");
+    if let Some(HttpVia { session_id, .. }) = via.as_mut().and_then(|v| v.http.as_mut()) {
+        *session_id = Some(sid.to_string());
+    }
+    if msg.method == "tools/call" && id.is_some() {
+        let Some(state) = sh.sessions.with(sid, |s| s.clone()) else { return not_found() };
+        return call_tool(sh, h, state, incoming, Some(sid), via).await;
+    }
+    if msg.method == "notifications/cancelled" && id.is_none() && sh.sessions.with(sid, |_| ()).is_some() {
+        sh.calls.cancel_in_session(sid, msg.params.as_ref());
+    }
+    match sh.sessions.with(sid, |s| sh.answer_here(s, incoming, via.as_ref())) {
+        Some(a) => legacy_resp(a),
+        None => not_found(),
+    }
+}

@@ -1,0 +1,116 @@
+//! HTTP responses: JSON-RPC error bodies, the status of a dispatcher's
+//! answer (modern and legacy differ for an unknown method), header
+//! reading.
+
+use std::convert::Infallible;
+
+use bytes::Bytes;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full};
+use hyper::header::{HeaderMap, HeaderValue};
+use hyper::{Response, StatusCode};
+
+use super::queue::Answer;
+use crate::codes::{
+    HEADER_MISMATCH, INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, UNSUPPORTED_VERSION,
+};
+use crate::server::{add_error_data, error_line};
+
+pub(super) type Resp = Response<BoxBody<Bytes, Infallible>>;
+
+pub(super) fn respond(status: StatusCode, body: Vec<u8>) -> Resp {
+    let mut r = Response::new(Full::new(Bytes::from(body)).boxed());
+    *r.status_mut() = status;
+    r.headers_mut().insert(hyper::header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    r
+}
+
+pub(super) fn empty(status: StatusCode) -> Resp {
+    let mut r = Response::new(Full::new(Bytes::new()).boxed());
+    *r.status_mut() = status;
+    r
+}
+
+/// A JSON-RPC error response (`id` is the raw id token, or `null`), with
+/// `error.data` (JSON text) when given.
+pub(super) fn rpc_error(id: Option<&str>, code: i64, message: &str, data: Option<&[u8]>) -> Vec<u8> {
+    let mut out = error_line(id, code, message, None);
+    if let Some(d) = data {
+        add_error_data(&mut out, d);
+    }
+    out
+}
+
+pub(super) fn error_resp(status: StatusCode, id: Option<&str>, code: i64, message: &str) -> Resp {
+    respond(status, rpc_error(id, code, message, None))
+}
+
+pub(super) fn header<'h>(h: &'h HeaderMap, name: &str) -> Option<&'h str> {
+    h.get(name).map(|v| v.to_str().unwrap_or("\u{fffd}"))
+}
+
+pub(super) fn media_type(v: &str) -> String {
+    v.split(';').next().unwrap_or("").trim().to_ascii_lowercase()
+}
+
+pub(super) fn accepts_json(accept: &str) -> bool {
+    accept.split(',').map(media_type).any(|m| m == "application/json" || m == "application/*" || m == "*/*")
+}
+
+/// The status for a JSON-RPC answer: 404 for an unknown method, 400 for
+/// parse, envelope and version errors, 200 otherwise (tool errors included).
+fn status_for(code: Option<i64>) -> StatusCode {
+    match code {
+        Some(METHOD_NOT_FOUND) => StatusCode::NOT_FOUND,
+        Some(PARSE_ERROR | INVALID_REQUEST | UNSUPPORTED_VERSION | HEADER_MISMATCH) => StatusCode::BAD_REQUEST,
+        _ => StatusCode::OK,
+    }
+}
+
+pub(super) fn answer_resp(a: Answer) -> Resp {
+    match a.line {
+        Some(line) => respond(status_for(a.code), line),
+        None => empty(StatusCode::ACCEPTED),
+    }
+}
+
+/// A legacy answer: as [`answer_resp`], except that an unknown method is
+/// `200` with the `-32601` error in the body. A legacy client takes `404`
+/// to mean that its session ended (and starts a new one).
+pub(super) fn legacy_resp(a: Answer) -> Resp {
+    match (a.code, a.line) {
+        (Some(METHOD_NOT_FOUND), Some(line)) => respond(StatusCode::OK, line),
+        (code, line) => answer_resp(Answer { line, code }),
+    }
+}
+
+/// What a stopping server answers a call it will not run.
+pub(super) const STOPPING: &str = "Service Unavailable: the server is stopping";
+
+pub(super) fn unavailable() -> Resp {
+    error_resp(StatusCode::SERVICE_UNAVAILABLE, None, INTERNAL_ERROR, STOPPING)
+}
+
+pub(super) fn method_not_allowed() -> Resp {
+    let mut r = error_resp(StatusCode::METHOD_NOT_ALLOWED, None, INVALID_REQUEST, "Method Not Allowed: use POST");
+    r.headers_mut().insert(hyper::header::ALLOW, HeaderValue::from_static("POST, DELETE"));
+    r
+}
+
+/// `r`, saying that the connection closes after it (hyper then closes it).
+pub(super) fn closing(mut r: Resp) -> Resp {
+    r.headers_mut().insert(hyper::header::CONNECTION, HeaderValue::from_static("close"));
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accept_header() {
+        assert!(accepts_json("application/json, text/event-stream"));
+        assert!(accepts_json("*/*"));
+        assert!(!accepts_json("text/event-stream"));
+    }
+}

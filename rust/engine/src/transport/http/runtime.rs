@@ -1,0 +1,369 @@
+//! The bound server: the tokio runtime (threads with every signal blocked),
+//! the accept loop and its connection limit (RULES H1.4), stopping and
+//! draining (RULES H4.2), and the loop that runs tool calls on the thread
+//! that called [`HttpServer::run`] (R's).
+
+use std::convert::Infallible;
+use std::net::{SocketAddr, TcpListener as StdListener, ToSocketAddrs};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use http_body_util::{BodyExt, Limited};
+use hyper::body::Incoming as HyperBody;
+use hyper::header::HeaderValue;
+use hyper::{Request, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+
+use super::guard::Guard;
+use super::options::{HttpError, HttpOptions};
+use super::queue::{Calls, Job};
+use super::request::{traced_request, Conn};
+use super::response::{error_resp, Resp};
+use super::sessions::{self, Sessions};
+use super::Shared;
+use crate::codes::INTERNAL_ERROR;
+use crate::host::Host;
+use crate::progress::{Inflight, ProgressPolicy};
+use crate::server::Server;
+
+/// A bound HTTP server. [`HttpServer::run`] serves tool calls on the calling
+/// thread until told to stop.
+pub struct HttpServer {
+    shared: Arc<Shared>,
+    jobs: Receiver<Job>,
+    runtime: tokio::runtime::Runtime,
+    local_addr: SocketAddr,
+    stop: Arc<StopState>,
+    drained: Receiver<()>,
+    drain_timeout: Duration,
+}
+
+/// How long the serving thread looks for the next tool call before it
+/// parks, after running one. Waking a parked thread costs tens of
+/// microseconds on an idle virtual machine (its vCPU has halted), and a
+/// sequential client's next call usually arrives within this time: with it
+/// the `tools/call` p50 of bench/http falls from 113-141 to 63-76 µs.
+/// The cost is at most this much CPU time after each call.
+const JOB_SPIN: Duration = Duration::from_micros(500);
+
+/// Wait for a job until `until` without parking (a parked thread's wake-up
+/// is slow on an idle virtual machine), yielding the core to any other
+/// thread that is ready (the HTTP threads, the client on the same machine).
+fn spin_recv(jobs: &Receiver<Job>, until: Instant) -> Option<Job> {
+    loop {
+        match jobs.try_recv() {
+            Ok(j) => return Some(j),
+            Err(crossbeam_channel::TryRecvError::Disconnected) => return None,
+            Err(crossbeam_channel::TryRecvError::Empty) if Instant::now() < until => std::thread::yield_now(),
+            Err(crossbeam_channel::TryRecvError::Empty) => return None,
+        }
+    }
+}
+
+/// How long answers handed over at the end of the drain time (RULES H4.2)
+/// have to reach their clients before the connections are closed.
+const ANSWER_GRACE: Duration = Duration::from_secs(1);
+
+/// When the server was told to stop, shared by the serving thread and the
+/// stop watcher ([`HttpServer::stop_when`]).
+struct StopState {
+    tx: tokio::sync::watch::Sender<bool>,
+    at: Mutex<Option<Instant>>,
+    drain: Duration,
+    inflight: Arc<Inflight>,
+    runtime: tokio::runtime::Handle,
+}
+
+impl StopState {
+    /// Stop accepting connections (once), and interrupt the tool that is
+    /// still running when the drain time is up.
+    fn stop(&self) {
+        let mut at = self.at.lock().unwrap_or_else(PoisonError::into_inner);
+        if at.is_some() {
+            return;
+        }
+        let began = Instant::now();
+        *at = Some(began);
+        let _ = self.tx.send(true);
+        let inflight = self.inflight.clone();
+        let until = began + self.drain;
+        self.runtime.spawn(async move {
+            tokio::time::sleep_until(until.into()).await;
+            inflight.interrupt_running();
+        });
+    }
+
+    fn since(&self) -> Option<Instant> {
+        *self.at.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl HttpServer {
+    /// Check the options, bind the address and start accepting on
+    /// background threads (which block every signal). Progress uses the
+    /// default policy, and a cancellation cannot interrupt a tool (see
+    /// [`HttpServer::bind_with`]).
+    pub fn bind(server: Arc<Server>, opts: HttpOptions) -> Result<HttpServer, HttpError> {
+        HttpServer::bind_with(server, opts, Arc::new(Inflight::new(ProgressPolicy::default(), None)))
+    }
+
+    /// [`HttpServer::bind`] with the [`Inflight`] that times progress and
+    /// interrupts a cancelled tool (the R bridge's interrupts R's thread).
+    pub fn bind_with(server: Arc<Server>, opts: HttpOptions, inflight: Arc<Inflight>) -> Result<HttpServer, HttpError> {
+        opts.check()?;
+        // Session ids come from the OS random source only: find out now
+        // whether there is one.
+        sessions::new_id(None).map_err(|e| {
+            HttpError::Config(format!("the operating system's random source (for session ids) failed: {e}"))
+        })?;
+        let addr = (opts.host.as_str(), opts.port)
+            .to_socket_addrs()
+            .map_err(|e| HttpError::Config(format!("cannot resolve host \"{}\": {e}", opts.host)))?
+            .next()
+            .ok_or_else(|| HttpError::Config(format!("host \"{}\" has no address", opts.host)))?;
+        if !addr.ip().is_loopback() && opts.token.is_none() && !opts.allow_public_without_token {
+            return Err(HttpError::Config(format!(
+                "refusing to serve on {} (not a loopback address) without a token: set a token, \
+                 or opt out explicitly",
+                addr.ip()
+            )));
+        }
+        let listener = StdListener::bind(addr).map_err(HttpError::Io)?;
+        listener.set_nonblocking(true).map_err(HttpError::Io)?;
+        let local_addr = listener.local_addr().map_err(HttpError::Io)?;
+        let (jobs_tx, jobs_rx) = crossbeam_channel::unbounded();
+        let shared = Arc::new(Shared {
+            path: opts.path.clone(),
+            max_body: opts.max_body,
+            guard: Guard::new(&opts, local_addr),
+            sessions: Sessions::new(server.clone(), &opts),
+            calls: Calls::new(jobs_tx, inflight),
+            server,
+        });
+        let runtime = with_signals_blocked(|| {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(opts.threads.max(1))
+                .thread_name("mcplite-http")
+                .enable_all()
+                .build()
+        })
+        .map_err(HttpError::Io)?;
+        let listener = {
+            let _g = runtime.enter();
+            tokio::net::TcpListener::from_std(listener).map_err(HttpError::Io)?
+        };
+        let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+        let (drained_tx, drained_rx) = crossbeam_channel::bounded(1);
+        runtime.spawn(accept_loop(listener, shared.clone(), opts.clone(), stop_rx, drained_tx));
+        let stop = Arc::new(StopState {
+            tx: stop_tx,
+            at: Mutex::new(None),
+            drain: opts.drain_timeout,
+            inflight: shared.inflight().clone(),
+            runtime: runtime.handle().clone(),
+        });
+        Ok(HttpServer {
+            shared,
+            jobs: jobs_rx,
+            runtime,
+            local_addr,
+            stop,
+            drained: drained_rx,
+            drain_timeout: opts.drain_timeout,
+        })
+    }
+
+    /// The bound address (with the port picked when 0 was asked for).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// Also stop when `signal` turns true, polled every 50 ms on an engine
+    /// thread, so that the stop does not wait for a tool that is running
+    /// (RULES H4.2): accepting ends at once, the running call and those
+    /// queued have the drain timeout to finish, and a tool still running
+    /// then is interrupted (its call is answered with the interrupted
+    /// result). `signal` must be cheap and safe to call from any thread
+    /// (e.g. a flag set by a signal handler).
+    pub fn stop_when(&self, signal: impl Fn() -> bool + Send + 'static) {
+        let stop = self.stop.clone();
+        self.runtime.spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_millis(50));
+            while !signal() {
+                tick.tick().await;
+            }
+            stop.stop();
+        });
+    }
+
+    /// Run tool calls on this thread, one at a time in arrival order, until
+    /// `should_stop` (polled at most once every `poll`, while idle or
+    /// between calls) or the signal given to [`HttpServer::stop_when`] says
+    /// so. Then stop accepting, let open connections and queued calls finish
+    /// for at most the drain timeout, and shut the threads down.
+    ///
+    /// `should_stop` may be costly (the bridge asks R whether Ctrl+C was
+    /// pressed, which evaluates R code): under load it runs once per `poll`,
+    /// not once per call.
+    pub fn run(self, host: &mut dyn Host, poll: Duration, should_stop: &mut dyn FnMut(&mut dyn Host) -> bool) {
+        let mut spin_after: Option<Instant> = None;
+        let mut polled: Option<Instant> = None;
+        loop {
+            if self.stop.since().is_none() && polled.is_none_or(|t| t.elapsed() >= poll) {
+                polled = Some(Instant::now());
+                if should_stop(host) {
+                    self.stop.stop();
+                }
+            }
+            if let Some(t) = self.stop.since() {
+                let drained = !self.drained.is_empty();
+                if (drained && self.jobs.is_empty()) || t.elapsed() >= self.drain_timeout {
+                    break;
+                }
+            }
+            let next = match spin_after.and_then(|t| spin_recv(&self.jobs, t + JOB_SPIN)) {
+                Some(job) => Ok(job),
+                None => self.jobs.recv_timeout(poll),
+            };
+            match next {
+                Ok(job) => {
+                    self.shared.calls.run(&self.shared.server, job, host);
+                    spin_after = Some(Instant::now());
+                }
+                Err(RecvTimeoutError::Timeout) => spin_after = None,
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+        }
+        // Answers just handed over (e.g. an interrupted call's) are written
+        // before the connection threads go.
+        let _ = self.drained.recv_timeout(ANSWER_GRACE);
+        self.runtime.shutdown_timeout(Duration::from_millis(500));
+        // The legacy sessions still open end with the server.
+        self.shared.sessions.end_all();
+    }
+}
+
+/// Run `f` (which starts threads) with every signal blocked, so the threads
+/// it starts inherit a full mask and R's handlers only run on R's thread.
+#[cfg(unix)]
+fn with_signals_blocked<T>(f: impl FnOnce() -> T) -> T {
+    // SAFETY: sigset manipulation on stack values; the mask is restored.
+    unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old);
+        let r = f();
+        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+        r
+    }
+}
+
+/// Windows has no signal masks: console control events run on a thread of
+/// their own.
+#[cfg(not(unix))]
+fn with_signals_blocked<T>(f: impl FnOnce() -> T) -> T {
+    f()
+}
+
+/// Connections accepted beyond [`HttpOptions::max_connections`] only to be
+/// answered `503` at once (RULES H1.4); more wait in the kernel's queue.
+const BUSY_CONNECTIONS: usize = 64;
+
+/// What an accepted connection holds: a place among the connections served,
+/// or among those answered `503`.
+enum Slot {
+    Serve(tokio::sync::OwnedSemaphorePermit),
+    Busy(tokio::sync::OwnedSemaphorePermit),
+}
+
+async fn accept_loop(
+    listener: tokio::net::TcpListener,
+    shared: Arc<Shared>,
+    opts: HttpOptions,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+    drained: Sender<()>,
+) {
+    let limit = Arc::new(tokio::sync::Semaphore::new(opts.max_connections.max(1)));
+    let busy = Arc::new(tokio::sync::Semaphore::new(BUSY_CONNECTIONS));
+    let graceful = GracefulShutdown::new();
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(opts.header_timeout)
+        .max_buf_size(opts.max_header_bytes.max(8192))
+        .keep_alive(true);
+    let mut busy_builder = builder.clone();
+    busy_builder.keep_alive(false);
+    loop {
+        // Accept only while the connection can be served or told to retry.
+        let slot = tokio::select! {
+            biased;
+            _ = stop.changed() => break,
+            p = limit.clone().acquire_owned() => match p { Ok(p) => Slot::Serve(p), Err(_) => break },
+            p = busy.clone().acquire_owned() => match p { Ok(p) => Slot::Busy(p), Err(_) => break },
+        };
+        let (stream, peer) = tokio::select! {
+            r = listener.accept() => match r {
+                Ok(x) => x,
+                Err(_) => {
+                    // Out of descriptors and the like: back off briefly.
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    continue;
+                }
+            },
+            _ = stop.changed() => break,
+        };
+        // A served connection may have ended while this one was awaited.
+        let slot = match slot {
+            Slot::Busy(b) => match limit.clone().try_acquire_owned() {
+                Ok(p) => {
+                    drop(b);
+                    Slot::Serve(p)
+                }
+                Err(_) => Slot::Busy(b),
+            },
+            s => s,
+        };
+        let _ = stream.set_nodelay(true);
+        let io = TokioIo::new(stream);
+        let conn = Conn { peer, local: io.inner().local_addr().ok() };
+        let (permit, busy, builder) = match slot {
+            Slot::Busy(permit) => (permit, true, &busy_builder),
+            Slot::Serve(permit) => (permit, false, &builder),
+        };
+        let sh = shared.clone();
+        let svc = hyper::service::service_fn(move |req| {
+            let sh = sh.clone();
+            async move { Ok::<_, Infallible>(traced_request(&sh, conn, req, busy).await) }
+        });
+        let conn = graceful.watch(builder.serve_connection(io, svc));
+        tokio::spawn(async move {
+            let _ = conn.await;
+            drop(permit);
+        });
+    }
+    drop(listener);
+    // A tool still running when the drain time is up is interrupted then
+    // (StopState::stop); its answer gets ANSWER_GRACE more to be written.
+    let _ = tokio::time::timeout(opts.drain_timeout + ANSWER_GRACE, graceful.shutdown()).await;
+    let _ = drained.send(());
+}
+
+/// The answer on a connection over the limit: `503` with `Retry-After`, and
+/// the connection closes. What the client sent is read first (briefly, up to
+/// 64 kB), so that closing does not reset the connection before the client
+/// reads the answer.
+pub(super) async fn too_busy(req: Request<HyperBody>) -> Resp {
+    let _ = tokio::time::timeout(Duration::from_secs(1), Limited::new(req.into_body(), 64 << 10).collect()).await;
+    let mut r = error_resp(
+        StatusCode::SERVICE_UNAVAILABLE,
+        None,
+        INTERNAL_ERROR,
+        "Service Unavailable: too many connections, retry later",
+    );
+    r.headers_mut().insert(hyper::header::RETRY_AFTER, HeaderValue::from_static("1"));
+    r
+}
