@@ -121,7 +121,9 @@ finish_step() { # name passed failed
 
 # 1. Rust (engine and bridge crates)
 echo "== cargo test"
-run_step cargo "$log_dir/cargo.log" cargo test --workspace
+# --no-fail-fast: a failing test binary must not hide the others (their
+# counts would be missing from the totals).
+run_step cargo "$log_dir/cargo.log" cargo test --workspace --no-fail-fast
 grep -E "^test result|FAILED|panicked" "$log_dir/cargo.log"
 p=$(grep -E "^test result" "$log_dir/cargo.log" | sed -E 's/.* ([0-9]+) passed; ([0-9]+) failed.*/\1/' | awk '{s+=$1} END {print s+0}')
 f=$(grep -E "^test result" "$log_dir/cargo.log" | sed -E 's/.* ([0-9]+) passed; ([0-9]+) failed.*/\2/' | awk '{s+=$1} END {print s+0}')

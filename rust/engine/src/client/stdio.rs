@@ -381,6 +381,15 @@ impl Link for StdioLink {
     fn context(&mut self) -> FailureContext {
         // The output closed: give the process a moment to finish exiting.
         let ended = self.wait_exit(Duration::from_millis(500));
+        // Once it has exited, its last words may still be in the pipe: let
+        // the stderr reader reach end of file (bounded: a child of the
+        // server may hold the pipe open) so the failure can quote them.
+        if ended.is_some() {
+            let t0 = Instant::now();
+            while self.threads.iter().any(|h| !h.is_finished()) && t0.elapsed() < Duration::from_millis(500) {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        }
         FailureContext { ended, status: self.status, stderr: self.stderr_text() }
     }
 
