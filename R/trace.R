@@ -7,18 +7,25 @@
 #' hand it on, for example as the `traceparent`, `tracestate` and `baggage`
 #' headers of an HTTP request, or as the parent of spans it records itself.
 #'
-#' The same context is also in the `TRACEPARENT` (and, when not empty,
-#' `TRACESTATE`) environment variables while the tool runs, so child
-#' processes started with [system()], [system2()] or processx continue the
-#' trace on their own (the OpenTelemetry environment-variable carrier). W3C
-#' baggage that the client sent in the request's `params._meta.baggage` is in
-#' `BAGGAGE` and in the `baggage` element. The previous values of all three
-#' variables are restored when the call ends.
+#' `mcp_trace_env()` gives the same context as the environment variables
+#' `TRACEPARENT`, `TRACESTATE` and `BAGGAGE`, for a child process the tool
+#' starts, so it continues the trace (the OpenTelemetry
+#' environment-variable carrier): pass them in that process's own
+#' environment, for example `processx::run(cmd, env = c("current",
+#' mcp_trace_env()))` or `system2(cmd, env = sprintf("%s=%s", names(e),
+#' shQuote(e)))` with `e <- mcp_trace_env()`. The server's own environment
+#' is never changed: other threads of the server run while a tool does, and
+#' changing the environment of a process while other threads may read it is
+#' not safe. W3C baggage that the client sent in the request's
+#' `params._meta.baggage` is the `baggage` element and `BAGGAGE`.
 #'
-#' @return A named character vector with element `traceparent` and, when
-#'   present, `tracestate` and `baggage` (the client's W3C baggage, validated
-#'   and re-encoded); or `NULL` when tracing is off or no tool call is
-#'   running.
+#' @return `mcp_trace_context()`: a named character vector with element
+#'   `traceparent` and, when present, `tracestate` and `baggage` (the
+#'   client's W3C baggage, validated and re-encoded); or `NULL` when tracing
+#'   is off or no tool call is running. `mcp_trace_env()`: the same values
+#'   named `TRACEPARENT`, `TRACESTATE` and `BAGGAGE`, all three (an absent one
+#'   is `""`, which replaces a value the child would otherwise inherit); or an
+#'   empty named character vector when there is no context.
 #' @seealso [mcp_server()] for enabling tracing; `vignette("telemetry")`.
 #' @export
 #' @examples
@@ -36,8 +43,36 @@
 #'   description = "Look up a record by id.",
 #'   arguments = list(id = type_string("Record id."))
 #' )
+#'
+#' # A tool whose child process continues the trace.
+#' run_script <- tool(
+#'   function() {
+#'     e <- mcp_trace_env()
+#'     system2("echo", "child started", env = sprintf("%s=%s", names(e), shQuote(e)), stdout = TRUE)
+#'   },
+#'   name = "run_script",
+#'   description = "Run a script in a child process."
+#' )
+#' # Outside a tool call: no variables.
+#' mcp_trace_env()
 mcp_trace_context <- function() {
   .Call(wrap__engine_trace_context)
+}
+
+#' @rdname mcp_trace_context
+#' @export
+mcp_trace_env <- function() {
+  ctx <- mcp_trace_context()
+  if (is.null(ctx)) {
+    return(structure(character(), names = character()))
+  }
+  # All three, empty when absent, so that a child's inherited values are
+  # replaced rather than mixed with this call's.
+  c(
+    TRACEPARENT = unname(ctx[["traceparent"]]),
+    TRACESTATE = if ("tracestate" %in% names(ctx)) unname(ctx[["tracestate"]]) else "",
+    BAGGAGE = if ("baggage" %in% names(ctx)) unname(ctx[["baggage"]]) else ""
+  )
 }
 
 #' @rdname mcp_server
@@ -122,9 +157,10 @@ mcp_trace_context <- function() {
 #' values are ignored. W3C `baggage` sent the same way is handed to the tool.
 #' A `TRACEPARENT` in the server's own environment when it starts (set by
 #' whatever launched it) becomes a link on every span. While a tool runs, its
-#' span's context is available from [mcp_trace_context()] and in the
-#' `TRACEPARENT`/`TRACESTATE`/`BAGGAGE` environment variables, so child
-#' processes can continue the trace.
+#' span's context is available from [mcp_trace_context()], and as the
+#' `TRACEPARENT`/`TRACESTATE`/`BAGGAGE` variables for the environment of a
+#' child process from [mcp_trace_env()], so child processes can continue the
+#' trace; the server's own environment is not changed.
 #'
 #' Recipes, for the `env` entry of the client configuration or the shell:
 #'

@@ -445,6 +445,8 @@ def test_ambient_traceparent_link_and_baggage(receiver):
     assert sorted(child["BAGGAGE"].split(",")) == ["tenant=acme", "user=u%201"]
     assert child["ctx_baggage"] == child["BAGGAGE"]
     assert child["TRACEPARENT"].startswith(f"00-{TRACE_ID}-")
+    # The server's own environment still holds the ambient value (RULES T9).
+    assert child["own_TRACEPARENT"] == ambient
     spans = receiver.wait_for(2, timeout=2)
     assert len(spans) == 2
     for s in spans:

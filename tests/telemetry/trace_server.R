@@ -11,8 +11,10 @@ echo <- tool(
 
 child_traceparent <- tool(
   function() {
-    # A child process started by the tool: prints the TRACEPARENT it inherits.
-    out <- system("printenv TRACEPARENT", intern = TRUE)
+    # A child process started by the tool with mcp_trace_env() in its
+    # environment: prints its TRACEPARENT.
+    e <- mcp_trace_env()
+    out <- system2("printenv", "TRACEPARENT", env = sprintf("%s=%s", names(e), shQuote(e)), stdout = TRUE)
     paste(c(out, mcp_trace_context()[["traceparent"]]), collapse = " ")
   },
   name = "child_traceparent",
@@ -38,11 +40,16 @@ chatty <- tool(
 
 child_env <- tool(
   function() {
-    # What a child process inherits, and what mcp_trace_context() says.
-    env <- function(v) system(paste("printenv", v, "|| true"), intern = TRUE)
+    # What a child process started with mcp_trace_env() sees, what
+    # mcp_trace_context() says, and the server's own TRACEPARENT (unchanged).
+    e <- mcp_trace_env()
+    env <- function(v) {
+      system2("sh", c("-c", shQuote(paste("printenv", v, "|| true"))), env = sprintf("%s=%s", names(e), shQuote(e)), stdout = TRUE)
+    }
     jsonlite::toJSON(list(
       TRACEPARENT = env("TRACEPARENT"), BAGGAGE = env("BAGGAGE"),
-      ctx_baggage = unname(mcp_trace_context()["baggage"])
+      ctx_baggage = unname(mcp_trace_context()["baggage"]),
+      own_TRACEPARENT = Sys.getenv("TRACEPARENT")
     ), auto_unbox = TRUE)
   },
   name = "child_env",

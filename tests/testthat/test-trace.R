@@ -1,21 +1,29 @@
-# mcp_trace_context() and the TRACEPARENT/TRACESTATE/BAGGAGE carrier
-# (RULES T9), through in-process sessions; MCPLITE_LOG through a real stdio
-# server. Sampling is switched off so nothing is
-# exported (the span context still propagates); exporters are tested end to
-# end in tests/suites/*-telemetry.sh.
+# mcp_trace_context(), mcp_trace_env() and child processes (RULES T9),
+# through in-process handlers; MCPLITE_LOG through a real stdio server.
+# Sampling is switched off so nothing is exported (the span context still
+# propagates); exporters are tested end to end in tests/suites/*-telemetry.sh.
 
 remote_tp <- "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 
 ctx_tool <- tool(
   function() {
-    ctx <- mcp_trace_context()
+    # What a child process started with mcp_trace_env() in its environment
+    # sees ("<unset>" when the variable is not set at all).
+    child <- function(v) {
+      e <- mcp_trace_env()
+      script <- sprintf('printf %%s "${%s-<unset>}"', v)
+      out <- system2("sh", c("-c", shQuote(script)), env = sprintf("%s=%s", names(e), shQuote(e)), stdout = TRUE)
+      if (length(out) == 0L) "" else out
+    }
     jsonlite::toJSON(list(
-      ctx = as.list(ctx),
+      ctx = as.list(mcp_trace_context()),
+      tenv = as.list(mcp_trace_env()),
       env_tp = Sys.getenv("TRACEPARENT", "<unset>"),
       env_ts = Sys.getenv("TRACESTATE", "<unset>"),
       env_bg = Sys.getenv("BAGGAGE", "<unset>"),
-      child = system("printenv TRACEPARENT || true", intern = TRUE),
-      child_bg = system("printenv BAGGAGE || true", intern = TRUE)
+      child = child("TRACEPARENT"),
+      child_ts = child("TRACESTATE"),
+      child_bg = child("BAGGAGE")
     ), auto_unbox = TRUE)
   },
   name = "ctx",
@@ -28,11 +36,12 @@ seen_by_tool <- function(session, id, meta = "") {
   jsonlite::fromJSON(res$result$content[[1]]$text, simplifyVector = FALSE)
 }
 
-test_that("mcp_trace_context() is NULL outside a tool call", {
+test_that("mcp_trace_context() is NULL and mcp_trace_env() empty outside a tool call", {
   expect_null(mcp_trace_context())
+  expect_identical(mcp_trace_env(), structure(character(), names = character()))
 })
 
-test_that("with tracing off, tools see no context and the environment is untouched", {
+test_that("with tracing off, tools see no context and children inherit the environment", {
   withr::local_envvar(
     OTEL_TRACES_EXPORTER = NA, OTEL_R_TRACES_EXPORTER = NA,
     TRACEPARENT = "outer-value", TRACESTATE = NA
@@ -40,11 +49,12 @@ test_that("with tracing off, tools see no context and the environment is untouch
   s <- mcp_handler(ctx_tool)
   seen <- seen_by_tool(s, 1, sprintf(',"traceparent":"%s"', remote_tp))
   expect_length(seen$ctx, 0)
+  expect_length(seen$tenv, 0)
   expect_equal(seen$env_tp, "outer-value")
   expect_equal(seen$child, "outer-value")
 })
 
-test_that("with tracing on, the call's span context reaches R and child processes", {
+test_that("with tracing on, the call's span context reaches R and child processes; the server's environment is untouched", {
   withr::local_envvar(
     OTEL_R_TRACES_EXPORTER = "stderr", OTEL_TRACES_SAMPLER = "always_off",
     TRACEPARENT = NA, TRACESTATE = "previous=1"
@@ -57,21 +67,24 @@ test_that("with tracing on, the call's span context reaches R and child processe
   expect_false(grepl("00f067aa0ba902b7", tp, fixed = TRUE))
   expect_equal(seen$ctx$tracestate, "vendor=abc")
   expect_named(seen$ctx, c("traceparent", "tracestate"))
-  expect_equal(seen$env_tp, tp)
-  expect_equal(seen$env_ts, "vendor=abc")
+  expect_equal(seen$tenv, list(TRACEPARENT = tp, TRACESTATE = "vendor=abc", BAGGAGE = ""))
+  # The child process continues the trace ...
   expect_equal(seen$child, tp)
-  # Restored afterwards: unset stays unset, a previous value comes back.
+  expect_equal(seen$child_ts, "vendor=abc")
+  # ... and the server's own environment never changed (RULES T9).
+  expect_equal(seen$env_tp, "<unset>")
+  expect_equal(seen$env_ts, "previous=1")
   expect_equal(Sys.getenv("TRACEPARENT", NA), NA_character_)
   expect_equal(Sys.getenv("TRACESTATE"), "previous=1")
   expect_null(mcp_trace_context())
 
-  # Without a client context: a fresh trace, no tracestate (so TRACESTATE is
-  # removed for the call), a new span per call.
+  # Without a client context: a fresh trace, no tracestate (the child's
+  # inherited one is replaced by an empty value), a new span per call.
   a <- seen_by_tool(s, 2)
   b <- seen_by_tool(s, 3)
   expect_match(a$ctx$traceparent, "^00-[0-9a-f]{32}-[0-9a-f]{16}-00$")
   expect_named(a$ctx, "traceparent")
-  expect_equal(a$env_ts, "<unset>")
+  expect_equal(a$child_ts, "")
   expect_false(identical(a$ctx$traceparent, b$ctx$traceparent))
   # Malformed context: ignored, a fresh trace.
   m <- seen_by_tool(s, 4, ',"traceparent":"00-XYZ"')
@@ -86,10 +99,11 @@ test_that("suppressing the mcplite scope switches the context off", {
   s <- mcp_handler(ctx_tool)
   seen <- seen_by_tool(s, 1, sprintf(',"traceparent":"%s"', remote_tp))
   expect_length(seen$ctx, 0)
-  expect_equal(seen$env_tp, "<unset>")
+  expect_length(seen$tenv, 0)
+  expect_equal(seen$child, "<unset>")
 })
 
-test_that("client baggage reaches mcp_trace_context() and BAGGAGE, then is restored", {
+test_that("client baggage reaches mcp_trace_context(), mcp_trace_env() and the child, not the server's environment", {
   withr::local_envvar(
     OTEL_R_TRACES_EXPORTER = "stderr", OTEL_TRACES_SAMPLER = "always_off",
     TRACEPARENT = NA, TRACESTATE = NA, BAGGAGE = "outer=1"
@@ -101,17 +115,18 @@ test_that("client baggage reaches mcp_trace_context() and BAGGAGE, then is resto
   members <- sort(strsplit(seen$ctx$baggage, ",")[[1]])
   expect_equal(members, c("serverNode=DF%2028", "userId=alice"))
   expect_named(seen$ctx, c("traceparent", "baggage"))
-  expect_equal(seen$env_bg, seen$ctx$baggage)
+  expect_equal(seen$tenv$BAGGAGE, seen$ctx$baggage)
   expect_equal(seen$child_bg, seen$ctx$baggage)
+  expect_equal(seen$env_bg, "outer=1")
   expect_equal(Sys.getenv("BAGGAGE"), "outer=1")
 
   # Baggage without a traceparent still arrives; other shapes are ignored
-  # (and BAGGAGE is unset for the call).
+  # (and the child's inherited BAGGAGE is replaced by an empty value).
   only <- seen_by_tool(s, 2, ',"baggage":"k=v"')
   expect_equal(only$ctx$baggage, "k=v")
   bad <- seen_by_tool(s, 3, ',"baggage":["k=v"]')
   expect_null(bad$ctx$baggage)
-  expect_equal(bad$env_bg, "<unset>")
+  expect_equal(bad$child_bg, "")
 })
 
 test_that("with tracing off, baggage is not read", {
@@ -119,7 +134,7 @@ test_that("with tracing off, baggage is not read", {
   s <- mcp_handler(ctx_tool)
   seen <- seen_by_tool(s, 1, ',"baggage":"k=v"')
   expect_length(seen$ctx, 0)
-  expect_equal(seen$env_bg, "<unset>")
+  expect_equal(seen$child_bg, "<unset>")
 })
 
 test_that("MCPLITE_LOG=debug logs every message on stderr and leaves stdout to the protocol", {

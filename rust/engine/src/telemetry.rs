@@ -47,6 +47,7 @@ mod config;
 mod export;
 mod log;
 mod metrics;
+mod scope;
 mod spans;
 mod w3c;
 
@@ -61,7 +62,8 @@ pub use log::LogRecorder;
 pub use metrics::{
     MetricsRecorder, OPERATION_DURATION, OPERATION_DURATION_BOUNDARIES, SESSION_DURATION, SESSION_DURATION_BOUNDARIES,
 };
-pub use spans::{recorder_from_config, HttpSpan, HttpStart, OtelRecorder, SCHEMA_URL, SCOPE_NAME};
+pub use scope::{SCHEMA_URL, SCOPE_NAME};
+pub use spans::{recorder_from_config, HttpSpan, HttpStart, OtelRecorder};
 pub use w3c::{baggage_from_meta, baggage_from_str, format_traceparent, parse_traceparent, parse_tracestate};
 
 /// How a message reached the dispatcher: the transport-level facts the

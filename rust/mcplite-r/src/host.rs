@@ -26,12 +26,12 @@ pub struct RHost {
     /// Child of the global environment holding the tool functions.
     tool_env: SEXP,
     /// R closure `normalize_result(x)`.
-    pub(crate) normalize: SEXP,
+    normalize: SEXP,
     /// `base::conditionMessage`.
     condition_message: SEXP,
     /// R closure that fails with a fixed message: resets R's error buffer.
     reset_error: SEXP,
-    pub(crate) quote_sym: SEXP,
+    quote_sym: SEXP,
     state: CallState,
 }
 
@@ -155,7 +155,7 @@ impl RHost {
     ///
     /// # Safety
     /// The SEXP contract holds for `call` and `env`.
-    pub(crate) unsafe fn eval_contained(&self, call: SEXP, env: SEXP) -> std::result::Result<SEXP, ToolFailure> {
+    unsafe fn eval_contained(&self, call: SEXP, env: SEXP) -> std::result::Result<SEXP, ToolFailure> {
         let st = &self.state;
         // SAFETY: caller's contract; the C function contains R's longjmps.
         unsafe {
@@ -191,6 +191,23 @@ impl RHost {
         }
     }
 
+    /// `normalize_result(quote(value))`, contained as a tool call is (the
+    /// [`result::Normalize`] of a tool's return value). The value is
+    /// unprotected.
+    ///
+    /// # Safety
+    /// The SEXP contract holds for `value`; under `toplevel()`.
+    unsafe fn normalize_value(&self, value: SEXP) -> std::result::Result<SEXP, ToolFailure> {
+        // SAFETY: caller's contract; the call is protected while it runs.
+        unsafe {
+            // quote() keeps the value from being evaluated as an argument.
+            let mut prot = Protect::new();
+            let quoted = prot.add(Rf_lang2(self.quote_sym, value));
+            let call = prot.add(Rf_lang2(self.normalize, quoted));
+            self.eval_contained(call, R_GlobalEnv)
+        }
+    }
+
     /// Runs inside `toplevel()`: builds the call, evaluates it, converts the
     /// value.
     ///
@@ -207,7 +224,7 @@ impl RHost {
             let mut prot = Protect::new();
             let call = prot.add(decode::call(self.syms[index], args).map_err(Error::into_tool_failure)?);
             let value = prot.add(self.eval_contained(call, self.tool_env)?);
-            result::from_value(self, value)
+            result::from_value(value, &|v| self.normalize_value(v))
         }
     }
 }
@@ -242,7 +259,7 @@ impl Host for RHost {
         crate::progress::swallow_stale_interrupt();
         let mut out = None;
         let this = &*self;
-        let ok = crate::trace_env::with_trace_env(ctx, || {
+        let ok = crate::trace_context::with_trace_context(ctx, || {
             // SAFETY: the engine calls the host on R's main thread; the spec
             // outlives the host (RHost documentation); toplevel() contains
             // R errors raised by the bridge's own allocations.

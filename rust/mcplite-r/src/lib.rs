@@ -6,7 +6,7 @@
 //! with `decode` (JSON -> R arguments) and `result` (return value -> tool
 //! result), `encode` (R -> JSON), `stdio` (file descriptors while serving), `http` (serving over HTTP),
 //! `progress` (the running server's calls: `mcp_progress()`, cancellation),
-//! `trace_env` (trace context for tools). This file holds the entry points
+//! `trace_context` (the trace context of the running tool call). This file holds the entry points
 //! of the server and of in-process handlers.
 
 #![deny(unsafe_op_in_unsafe_fn)]
@@ -30,7 +30,7 @@ mod progress;
 mod rapi;
 mod result;
 mod stdio;
-mod trace_env;
+mod trace_context;
 
 use error::{to_r, Error, Kind};
 use host::RHost;
@@ -65,7 +65,7 @@ fn engine_serve(spec: Robj, version: &str, instructions: Robj, progress_interval
     let res = (|| -> error::Result<String> {
         let mut host = make_host(&spec)?;
         let mut server = Server::new(server_info(version, instructions), &mut host);
-        server.set_recorder(trace_env::recorder_from_process_env());
+        server.set_recorder(trace_context::recorder_from_process_env());
         let (mut guard, input, mut output) =
             stdio::StdioGuard::install().map_err(|e| Error::new(Kind::Stdio, format!("cannot set up stdio: {e}")))?;
         stdio::keep_large_buffers();
@@ -96,7 +96,7 @@ fn engine_serve_http(spec: Robj, version: &str, instructions: Robj, opts: List) 
         let opts = http_options(&opts)?;
         let mut host = make_host(&spec)?;
         let mut server = Server::new(server_info(version, instructions), &mut host);
-        server.set_recorder(trace_env::recorder_from_process_env());
+        server.set_recorder(trace_context::recorder_from_process_env());
         http::serve(server, &mut host, opts, interval)
     })();
     SERVING.store(false, Ordering::SeqCst);
@@ -206,7 +206,7 @@ impl Drop for Handler {
 fn engine_handler_new(spec: Robj, version: &str, instructions: Robj) -> Robj {
     let res = make_host(&spec).map(|mut host| {
         let mut server = Server::new(server_info(version, instructions), &mut host);
-        server.set_recorder(trace_env::recorder_from_process_env());
+        server.set_recorder(trace_context::recorder_from_process_env());
         Robj::from(ExternalPtr::new(Handler { server, host, legacy: LegacyState::default() }))
     });
     to_r(res.map_err(|e| e.context("The handler could not be created: ")))
@@ -235,7 +235,7 @@ fn engine_handler_handle(handler: Robj, _spec: Robj, line: &str) -> Robj {
 
 extendr_module! {
     mod mcplite;
-    use trace_env;
+    use trace_context;
     use encode;
     use decode;
     use client;

@@ -11,19 +11,24 @@ use mcplite_engine::{Block, Content, ToolFailure, ToolResult};
 
 use crate::encode::{self, EncodeOptions};
 use crate::error::{Error, Result};
-use crate::host::RHost;
 use crate::rapi::strings::{into_valid_utf8, text};
 use crate::rapi::*;
 
 /// The start of the tool error for a return value the encoder rejects.
 const CONVERT_FAIL: &str = "The tool's return value could not be converted to JSON: ";
 
-/// The result of a tool that returned `value`.
+/// Evaluates R's `normalize_result()` on a value, containing its errors and
+/// interrupts (the host's job: `RHost::normalize_value`); the value it returns is
+/// unprotected.
+pub type Normalize<'a> = &'a dyn Fn(SEXP) -> std::result::Result<SEXP, ToolFailure>;
+
+/// The result of a tool that returned `value`; tool results and ellmer
+/// content are first given to `normalize`.
 ///
 /// # Safety
 /// The SEXP contract holds for `value`; under `toplevel()` (the normalising
 /// call and the encoder allocate).
-pub unsafe fn from_value(host: &RHost, value: SEXP) -> std::result::Result<ToolResult, ToolFailure> {
+pub unsafe fn from_value(value: SEXP, normalize: Normalize<'_>) -> std::result::Result<ToolResult, ToolFailure> {
     // SAFETY: caller's contract.
     unsafe {
         match ty(value) {
@@ -37,11 +42,8 @@ pub unsafe fn from_value(host: &RHost, value: SEXP) -> std::result::Result<ToolR
             _ => {}
         }
         if needs_normalize(value) {
-            // quote() keeps the value from being evaluated as an argument.
             let mut prot = Protect::new();
-            let quoted = prot.add(Rf_lang2(host.quote_sym, value));
-            let call = prot.add(Rf_lang2(host.normalize, quoted));
-            let res = prot.add(host.eval_contained(call, R_GlobalEnv)?);
+            let res = prot.add(normalize(value)?);
             return read_tool_result(res).map_err(Error::into_tool_failure);
         }
         let opts = encode::payload_options_from_r().map_err(Error::into_tool_failure)?;

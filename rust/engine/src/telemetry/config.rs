@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use opentelemetry::trace::SpanContext;
 
-use super::spans::{SCOPE_NAME, SCOPE_PACKAGE};
+use super::scope::{SCOPE_NAME, SCOPE_PACKAGE};
 use super::w3c;
 
 /// Where finished spans or metrics go.

@@ -18,6 +18,7 @@
 //! * [`masked`]: the SDK starts its threads itself; starting them with every
 //!   signal blocked keeps R's signal handlers off those threads.
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -34,6 +35,13 @@ use opentelemetry_sdk::metrics::data::ResourceMetrics;
 use opentelemetry_sdk::metrics::exporter::PushMetricExporter;
 use opentelemetry_sdk::trace::{Span, SpanData, SpanExporter, SpanProcessor};
 use opentelemetry_sdk::Resource;
+
+/// Headers for `opentelemetry-otlp`, which percent-decodes header values
+/// once more: the configuration has decoded them already, so a literal `%`
+/// is escaped again.
+pub(crate) fn otlp_headers(headers: &[(String, String)]) -> HashMap<String, String> {
+    headers.iter().map(|(k, v)| (k.clone(), v.replace('%', "%25"))).collect()
+}
 
 /// Write one diagnostic line on stderr, ignoring failures (a closed stderr
 /// must never panic or disturb the server).

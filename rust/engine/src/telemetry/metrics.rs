@@ -28,8 +28,8 @@ use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
 
 use super::attrs::{code_text, known_method, Cut, OTHER_METHOD};
 use super::config::{Config, ExporterKind, Limits, Temporality};
-use super::export::{diag, masked, Counters, Reporting, StderrMetrics, UreqClient};
-use super::spans::{otlp_headers, resource, scope};
+use super::export::{diag, masked, otlp_headers, Counters, Reporting, StderrMetrics, UreqClient};
+use super::scope::{resource, scope};
 use super::{SessionEnd, SpanEnd, SpanRecorder, SpanStart, Started};
 use crate::host::CallContext;
 
@@ -186,7 +186,7 @@ fn sdk_temporality(t: Temporality) -> opentelemetry_sdk::metrics::Temporality {
 pub(crate) fn metrics_from_config(c: &Config) -> Option<MetricsRecorder> {
     let sig = c.metrics.as_ref()?;
     let temporality = sdk_temporality(c.temporality);
-    let mut builder = SdkMeterProvider::builder().with_resource(resource(c));
+    let mut builder = SdkMeterProvider::builder().with_resource(resource(&c.service_name, &c.resource));
     let mut any = false;
     for k in &sig.exporters {
         let counters = Arc::new(Counters::default());
@@ -205,7 +205,7 @@ pub(crate) fn metrics_from_config(c: &Config) -> Option<MetricsRecorder> {
                     .with_endpoint(o.url.clone())
                     .with_protocol(Protocol::HttpBinary)
                     .with_timeout(o.timeout)
-                    .with_headers(otlp_headers(o))
+                    .with_headers(otlp_headers(&o.headers))
                     .with_retry_policy(opentelemetry_otlp::RetryPolicy::disabled())
                     .with_temporality(temporality)
                     .build();

@@ -3,7 +3,6 @@
 //! the SDK and exported through the batch span processor.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -12,39 +11,20 @@ use std::time::Duration;
 use opentelemetry::trace::{
     Link, Span as _, SpanContext, SpanKind, Status, TraceContextExt, Tracer as _, TracerProvider as _,
 };
-use opentelemetry::{Context, InstrumentationScope, KeyValue};
+use opentelemetry::{Context, KeyValue};
 use opentelemetry_otlp::{Protocol, WithExportConfig, WithHttpConfig};
-use opentelemetry_sdk::resource::TelemetryResourceDetector;
 use opentelemetry_sdk::trace::{BatchConfigBuilder, BatchSpanProcessor, Sampler, SdkTracer, SdkTracerProvider, Span};
-use opentelemetry_sdk::Resource;
 
 use super::attrs::{code_text, id_value, known_method, Cut, OTHER_METHOD};
-use super::config::{Config, ExporterKind, Limits, OtlpConfig, SamplerKind};
-use super::export::{diag, masked, Counters, Gate, Reporting, StderrSpans, UreqClient};
+use super::config::{Config, ExporterKind, Limits, SamplerKind};
+use super::export::{diag, masked, otlp_headers, Counters, Gate, Reporting, StderrSpans, UreqClient};
+use super::scope::{resource, scope};
 use super::w3c::{baggage_from_meta, baggage_from_str, context_from, format_traceparent, remote_parent};
 use super::{SpanEnd, SpanRecorder, SpanStart, Started, Via};
 use crate::host::CallContext;
 
-/// The instrumentation scope of mcplite's spans and metrics.
-pub const SCOPE_NAME: &str = "r.package.mcplite";
-/// The R package name (matched by the scope switches too).
-pub(crate) const SCOPE_PACKAGE: &str = "mcplite";
-
-/// Schema URL of the semantic conventions mcplite follows: the OpenTelemetry
-/// MCP conventions, maintained with the GenAI conventions (development
-/// channel).
-pub const SCHEMA_URL: &str = "https://opentelemetry.io/schemas/gen-ai-dev/1.42.0-dev";
-
 /// How long `shutdown()` may wait for the last spans to be exported.
 const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// The instrumentation scope, with version and schema URL.
-pub(crate) fn scope() -> InstrumentationScope {
-    InstrumentationScope::builder(SCOPE_NAME)
-        .with_version(env!("CARGO_PKG_VERSION"))
-        .with_schema_url(SCHEMA_URL)
-        .build()
-}
 
 /// Records one SERVER span per message through an SDK tracer provider, and
 /// one HTTP SERVER span per HTTP request.
@@ -356,23 +336,6 @@ fn sampler(k: SamplerKind) -> Sampler {
     }
 }
 
-/// The resource: `service.name`, `OTEL_RESOURCE_ATTRIBUTES` and the SDK's
-/// `telemetry.sdk.*` attributes.
-pub(crate) fn resource(c: &Config) -> Resource {
-    Resource::builder_empty()
-        .with_detector(Box::new(TelemetryResourceDetector))
-        .with_attributes(c.resource.iter().map(|(k, v)| KeyValue::new(k.clone(), v.clone())))
-        .with_service_name(c.service_name.clone())
-        .build()
-}
-
-/// Headers for `opentelemetry-otlp`, which percent-decodes header values
-/// once more: the configuration has decoded them already, so a literal `%`
-/// is escaped again.
-pub(crate) fn otlp_headers(o: &OtlpConfig) -> HashMap<String, String> {
-    o.headers.iter().map(|(k, v)| (k.clone(), v.replace('%', "%25"))).collect()
-}
-
 /// Build the span recorder for a resolved configuration: one batch span
 /// processor (behind an admission gate) per exporter. `None` when spans are
 /// off.
@@ -381,7 +344,9 @@ pub fn recorder_from_config(c: &Config) -> Option<OtelRecorder> {
     // stderr alone: write each span as soon as it ends.
     let immediate = sig.exporters == [ExporterKind::Stderr];
     let batch_size = if immediate { 1 } else { c.max_export_batch_size };
-    let mut builder = SdkTracerProvider::builder().with_sampler(sampler(c.sampler)).with_resource(resource(c));
+    let mut builder = SdkTracerProvider::builder()
+        .with_sampler(sampler(c.sampler))
+        .with_resource(resource(&c.service_name, &c.resource));
     let mut any = false;
     for k in &sig.exporters {
         let counters = Arc::new(Counters::default());
@@ -411,7 +376,7 @@ pub fn recorder_from_config(c: &Config) -> Option<OtelRecorder> {
                     .with_endpoint(o.url.clone())
                     .with_protocol(Protocol::HttpBinary)
                     .with_timeout(timeout)
-                    .with_headers(otlp_headers(o))
+                    .with_headers(otlp_headers(&o.headers))
                     .with_retry_policy(opentelemetry_otlp::RetryPolicy::disabled())
                     .build();
                 let exporter = match built {
