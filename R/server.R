@@ -21,7 +21,8 @@
 #' @param port Port to listen on over HTTP, a whole number from 0 to 65535 (0
 #'   picks a free port, shown in the start-up line). `NULL` reads
 #'   `MCPLITE_PORT`, else 8080.
-#' @param path Path of the MCP endpoint over HTTP, starting with `/`.
+#' @param path Path of the MCP endpoint over HTTP, starting with `/`; `NULL`
+#'   means `/mcp`.
 #' @param token `NULL` or a bearer token every HTTP request to the endpoint
 #'   must carry (`Authorization: Bearer <token>`). `NULL` reads
 #'   `MCPLITE_TOKEN`; unset or empty means no token.
@@ -232,7 +233,7 @@
 #'   mcp_server(list(add_numbers))
 #' }
 mcp_server <- function(tools, instructions = NULL, transport = NULL, host = NULL, port = NULL,
-                       path = "/mcp", token = NULL, allowed_origins = NULL, allowed_hosts = NULL,
+                       path = NULL, token = NULL, allowed_origins = NULL, allowed_hosts = NULL,
                        allow_public = NULL, progress_interval = NULL, max_sessions = NULL,
                        session_idle = NULL, max_body = NULL, replica = NULL) {
   if (missing(tools)) {
@@ -246,7 +247,6 @@ mcp_server <- function(tools, instructions = NULL, transport = NULL, host = NULL
     )
   }
   interval <- progress_interval(progress_interval)
-  if (!is.null(http)) http$progress_interval <- interval
   restore_locale <- use_utf8_ctype()
   on.exit(restore_locale(), add = TRUE)
   check_instructions(instructions)
@@ -255,7 +255,7 @@ mcp_server <- function(tools, instructions = NULL, transport = NULL, host = NULL
   if (!is.null(http)) {
     old <- serving_options()
     on.exit(options(old), add = TRUE)
-    engine_serve_http(spec, server_version(), instructions, http)
+    engine_serve_http(spec, server_version(), instructions, http, interval)
     return(invisible(NULL))
   }
   if (interactive() && isatty(stdin())) {
@@ -505,7 +505,9 @@ server_transport <- function(transport) {
 }
 
 # Check the HTTP arguments (with their environment variables) and make the
-# list the bridge reads (rust/mcplite-r/src/lib.rs, http_options()).
+# list the bridge reads (`HttpArgs` in rust/mcplite-r/src/http.rs). An option
+# neither given nor set in the environment is NULL: its default is the
+# engine's (`HttpOptions::default`), the one place for the defaults.
 http_options <- function(host, port, path, token, allowed_origins, allowed_hosts, allow_public,
                          limits = list(), replica = NULL) {
   env <- function(name) {
@@ -517,8 +519,8 @@ http_options <- function(host, port, path, token, allowed_origins, allowed_hosts
   } else {
     "`host`"
   }
-  host <- host %||% env("MCPLITE_HOST") %||% "127.0.0.1"
-  if (!is_scalar_string(host) || !nzchar(host)) {
+  host <- host %||% env("MCPLITE_HOST")
+  if (!is.null(host) && (!is_scalar_string(host) || !nzchar(host))) {
     abort(host_arg, " must be a non-empty string such as \"127.0.0.1\", not ", describe(host), ".")
   }
   port_arg <- "`port`"
@@ -528,12 +530,11 @@ http_options <- function(host, port, path, token, allowed_origins, allowed_hosts
     port <- suppressWarnings(as.numeric(raw))
     if (is.na(port)) port <- raw
   }
-  port <- port %||% 8080L
-  if (!is.numeric(port) || length(port) != 1L || is.na(port) || port != round(port) ||
-    port < 0 || port > 65535) {
+  if (!is.null(port) && (!is.numeric(port) || length(port) != 1L || is.na(port) || port != round(port) ||
+    port < 0 || port > 65535)) {
     abort(port_arg, " must be a whole number from 0 to 65535, not ", describe(port), ".")
   }
-  if (!is_scalar_string(path) || !startsWith(path, "/") || identical(path, "/health")) {
+  if (!is.null(path) && (!is_scalar_string(path) || !startsWith(path, "/") || identical(path, "/health"))) {
     abort("`path` must be a string starting with \"/\" (and not \"/health\"), not ", describe(path), ".")
   }
   token_arg <- if (is.null(token) && !is.null(env("MCPLITE_TOKEN"))) {
@@ -560,14 +561,13 @@ http_options <- function(host, port, path, token, allowed_origins, allowed_hosts
       describe(replica), ".")
   }
   list(
-    host = host, port = as.numeric(port), path = path, token = token,
+    host = host, port = if (!is.null(port)) as.numeric(port), path = path, token = token,
     allowed_origins = allowed_origins, allowed_hosts = allowed_hosts,
     allow_public = allow_public,
-    max_body = http_limit(limits$max_body, "max_body", 16 * 1024^2, 1, whole = TRUE, what = "a whole number of bytes"),
-    max_sessions = http_limit(limits$max_sessions, "max_sessions", 1000, 1, whole = TRUE, what = "a whole number"),
-    session_idle = http_limit(limits$session_idle, "session_idle", 3600, 0.001, whole = FALSE,
-                              what = "a number of seconds"),
-    replica = replica, drain_timeout = 10
+    max_body = http_limit(limits$max_body, "max_body", 1, whole = TRUE, what = "a whole number of bytes"),
+    max_sessions = http_limit(limits$max_sessions, "max_sessions", 1, whole = TRUE, what = "a whole number"),
+    session_idle = http_limit(limits$session_idle, "session_idle", 0.001, whole = FALSE, what = "a number of seconds"),
+    replica = replica
   )
 }
 
@@ -587,13 +587,13 @@ http_names <- function(value, name) {
 }
 
 # A logical HTTP switch: the argument, else its environment variable
-# (`true` or `false`, any case), else FALSE.
+# (`true` or `false`, any case), else NULL (the engine's default).
 http_flag <- function(value, name) {
   if (is.null(value)) {
     var <- paste0("MCPLITE_", toupper(name))
     raw <- Sys.getenv(var, "")
     if (!nzchar(raw)) {
-      return(FALSE)
+      return(NULL)
     }
     if (!tolower(raw) %in% c("true", "false")) {
       abort("The environment variable `", var, "` must be \"true\" or \"false\", not ", describe(raw), ".")
@@ -607,15 +607,15 @@ http_flag <- function(value, name) {
 }
 
 # One numeric HTTP limit: the argument, else its environment variable
-# (`MCPLITE_` and the upper-case name), else the default; at least `min`
-# and at most 2^53.
-http_limit <- function(value, name, default, min, whole, what) {
+# (`MCPLITE_` and the upper-case name), else NULL (the engine's default); at
+# least `min` and at most 2^53.
+http_limit <- function(value, name, min, whole, what) {
   var <- paste0("MCPLITE_", toupper(name))
   arg <- paste0("`", name, "`")
   if (is.null(value)) {
     raw <- Sys.getenv(var, "")
     if (!nzchar(raw)) {
-      return(default)
+      return(NULL)
     }
     arg <- paste0("The environment variable `", var, "`")
     value <- suppressWarnings(as.numeric(raw))

@@ -1,11 +1,13 @@
-//! Serving over Streamable HTTP from R: the options R passes, SIGTERM
-//! handling, and the serve loop on R's main thread (tool calls run here, one
-//! at a time; everything else is answered by the engine's HTTP threads).
+//! Serving over Streamable HTTP from R: the options R passes (typed, with
+//! the engine's defaults), SIGTERM handling, and the serve loop on R's main
+//! thread (tool calls run here, one at a time; everything else is answered
+//! by the engine's HTTP threads).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use extendr_api::{Operators as _, TryFromList};
 use mcplite_engine::transport::http::{HttpError, HttpOptions, HttpServer};
 use mcplite_engine::{Host, Server};
 
@@ -55,6 +57,47 @@ impl Drop for TermGuard {
         // SAFETY: restores the disposition saved by install().
         unsafe {
             libc::signal(libc::SIGTERM, self.old);
+        }
+    }
+}
+
+/// The HTTP options as R's `http_options()` (R/server.R) hands them over,
+/// checked there: an element is `NULL` when neither the argument nor its
+/// environment variable was set, and the engine's default
+/// ([`HttpOptions::default`], the one place for them) applies.
+#[derive(TryFromList)]
+pub struct HttpArgs {
+    host: Option<String>,
+    port: Option<u16>,
+    path: Option<String>,
+    token: Option<String>,
+    allowed_origins: Option<Vec<String>>,
+    allowed_hosts: Option<Vec<String>>,
+    allow_public: Option<bool>,
+    max_body: Option<usize>,
+    max_sessions: Option<usize>,
+    /// Seconds.
+    session_idle: Option<f64>,
+    replica: Option<String>,
+}
+
+impl HttpArgs {
+    /// The engine's options: the defaults, with what R gave in their place.
+    pub fn options(self) -> HttpOptions {
+        let d = HttpOptions::default();
+        HttpOptions {
+            host: self.host.unwrap_or(d.host),
+            port: self.port.unwrap_or(d.port),
+            path: self.path.unwrap_or(d.path),
+            token: self.token.or(d.token),
+            allowed_origins: self.allowed_origins.unwrap_or(d.allowed_origins),
+            allowed_hosts: self.allowed_hosts.unwrap_or(d.allowed_hosts),
+            allow_public_without_token: self.allow_public.unwrap_or(d.allow_public_without_token),
+            max_body: self.max_body.unwrap_or(d.max_body),
+            max_sessions: self.max_sessions.unwrap_or(d.max_sessions),
+            session_idle: self.session_idle.map_or(d.session_idle, Duration::from_secs_f64),
+            replica: self.replica.or(d.replica),
+            ..d
         }
     }
 }

@@ -16,7 +16,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use extendr_api::prelude::*;
 use std::time::Duration;
 
-use mcplite_engine::transport::http::HttpOptions;
 use mcplite_engine::transport::{serve, ServeOptions};
 use mcplite_engine::{LegacyState, Server, ServerInfo};
 
@@ -82,78 +81,26 @@ fn engine_serve(spec: Robj, version: &str, instructions: Robj, progress_interval
     to_r(res.map_err(|e| e.context("The server could not run: ")))
 }
 
-/// Serve over Streamable HTTP until SIGINT or SIGTERM. `opts` is a named
-/// list made by R's `http_options()` (R/server.R). Returns why serving
-/// ended ("interrupt" or "sigterm").
+/// Serve over Streamable HTTP until SIGINT or SIGTERM. `opts` is the named
+/// list made by R's `http_options()` (R/server.R), read as
+/// [`http::HttpArgs`]. Returns why serving ended ("interrupt" or "sigterm").
 /// @noRd
 #[extendr]
-fn engine_serve_http(spec: Robj, version: &str, instructions: Robj, opts: List) -> Robj {
+fn engine_serve_http(spec: Robj, version: &str, instructions: Robj, opts: Robj, progress_interval: f64) -> Robj {
     if SERVING.swap(true, Ordering::SeqCst) {
         return Error::new(Kind::ServerRunning, error::SERVER_RUNNING).into_r();
     }
     let res = (|| -> error::Result<String> {
-        let interval = progress_interval(&opts)?;
-        let opts = http_options(&opts)?;
+        let opts = http::HttpArgs::try_from(&opts)
+            .map_err(|e| Error::new(Kind::Internal, format!("malformed HTTP options: {e}")))?
+            .options();
         let mut host = make_host(&spec)?;
         let mut server = Server::new(server_info(version, instructions), &mut host);
         server.set_recorder(trace_context::recorder_from_process_env());
-        http::serve(server, &mut host, opts, interval)
+        http::serve(server, &mut host, opts, Duration::from_secs_f64(progress_interval))
     })();
     SERVING.store(false, Ordering::SeqCst);
     to_r(res.map_err(|e| e.context("The server could not run: ")))
-}
-
-/// The heartbeat interval R checked, from the HTTP options list.
-fn progress_interval(l: &List) -> error::Result<Duration> {
-    l.iter()
-        .find(|(k, _)| *k == "progress_interval")
-        .and_then(|(_, v)| v.as_real())
-        .filter(|s| s.is_finite() && *s > 0.0)
-        .map(Duration::from_secs_f64)
-        .ok_or_else(|| Error::new(Kind::Internal, "HTTP option `progress_interval` is missing or malformed"))
-}
-
-/// The engine's HTTP options from the list R checked.
-fn http_options(l: &List) -> error::Result<HttpOptions> {
-    let m: std::collections::HashMap<&str, Robj> = l.iter().collect();
-    let bad = |k: &str| Error::new(Kind::Internal, format!("HTTP option `{k}` is missing or malformed"));
-    let string = |k: &str| m.get(k).and_then(|r| r.as_str()).map(String::from).ok_or_else(|| bad(k));
-    let num = |k: &str| m.get(k).and_then(|r| r.as_real()).ok_or_else(|| bad(k));
-    let strings = |k: &str| -> error::Result<Vec<String>> {
-        let r = m.get(k).ok_or_else(|| bad(k))?;
-        if r.is_null() {
-            return Ok(Vec::new());
-        }
-        r.as_str_vector().map(|v| v.into_iter().map(String::from).collect()).ok_or_else(|| bad(k))
-    };
-    let token = match m.get("token") {
-        Some(r) if r.is_null() => None,
-        Some(r) => Some(r.as_str().map(String::from).ok_or_else(|| bad("token"))?),
-        None => return Err(bad("token")),
-    };
-    let secs = |k: &str| num(k).map(Duration::from_secs_f64);
-    Ok(HttpOptions {
-        host: string("host")?,
-        port: num("port")? as u16,
-        path: string("path")?,
-        token,
-        allowed_origins: strings("allowed_origins")?,
-        allowed_hosts: strings("allowed_hosts")?,
-        allow_public_without_token: m
-            .get("allow_public")
-            .and_then(|r| r.as_bool())
-            .ok_or_else(|| bad("allow_public"))?,
-        max_body: num("max_body")? as usize,
-        max_sessions: num("max_sessions")? as usize,
-        session_idle: secs("session_idle")?,
-        replica: match m.get("replica") {
-            None => None,
-            Some(r) if r.is_null() => None,
-            Some(r) => Some(r.as_str().map(String::from).ok_or_else(|| bad("replica"))?),
-        },
-        drain_timeout: secs("drain_timeout")?,
-        ..HttpOptions::default()
-    })
 }
 
 /// The protocol constants R uses, from the engine's registries
