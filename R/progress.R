@@ -10,25 +10,29 @@
 #'
 #' Each report reaches the client as the tool made it: the value, total and
 #' message are sent unchanged. Reports are cheap, and the engine limits how
-#' many it sends: a short burst (up to ten reports) goes out at once, then at
-#' most ten a second, keeping only the latest report in between. So a tool
-#' reporting a few steps has every step sent, and calling `mcp_progress()` in
-#' every iteration of a long loop never floods the client. The last report of
-#' a call is always sent, before the result. A call costs about a
+#' many it sends with a token bucket: a burst of up to ten reports goes out
+#' at once, then at most ten a second (the bucket refills at that rate, up to
+#' ten, while the tool is quiet), keeping only the latest report in between.
+#' So a tool reporting a few steps has every step sent, and calling
+#' `mcp_progress()` in every iteration of a long loop never floods the
+#' client. The last report of a call is always sent, even when the rate limit
+#' held it back: it goes out as the tool returns, before the result (never
+#' after it; a cancelled call sends nothing more). A call costs about a
 #' microsecond, like any small R function: in a loop of millions of trivial
 #' iterations, report every thousandth one.
 #'
 #' While a call with a progress token runs, the server also sends heartbeats
 #' of its own, from a thread that runs while R is busy: the first after one
-#' second, then whenever nothing was sent for `progress_interval` seconds
-#' (see [mcp_server()]). Their message says how long the tool has been
-#' running. Heartbeats never set the scale of the progress bar: the first one
+#' second (or after `progress_interval` when that is shorter), then whenever
+#' nothing was sent for `progress_interval` seconds (see [mcp_server()]); a
+#' call that ends sooner gets none. Their message says how long the tool has
+#' been running. Heartbeats never set the scale of the progress bar: the first one
 #' before the tool's own first report has the value 0, and every other one
 #' adds only a hair (a billionth) to the last value sent, because the protocol
 #' wants each value to be larger than the one before. So a tool that reports
 #' `0.5` of `1` after a few heartbeats is shown at half way. Once the tool
 #' reports its own progress, heartbeats only fill long silences, repeating the
-#' tool's last total and message.
+#' tool's last total and message with the running time added to it.
 #'
 #' @param progress A single finite number: the progress so far. Each report
 #'   of a call must be larger than the one before (the protocol requires
