@@ -27,6 +27,9 @@
 #' * `mcplite_error_handler`: a handler made by [mcp_handler()] cannot be
 #'   used because it was saved and restored (for example with [saveRDS()]);
 #'   handlers live in one R process only.
+#' * `mcplite_error_session`: [mcp_session()] could not open the session (its
+#'   directory is not private to the user, or the socket cannot be created),
+#'   or a live R session cannot be reached.
 #' * `mcplite_error_progress`: [mcp_progress()] was given something it cannot
 #'   report: not a single finite number, or (while a client listens) a value
 #'   not above the previous one.
@@ -52,7 +55,7 @@
 #'
 #' @name mcplite_error
 #' @aliases mcplite_error_server_running mcplite_error_stdio mcplite_error_http
-#'   mcplite_error_option mcplite_error_json mcplite_error_handler
+#'   mcplite_error_option mcplite_error_json mcplite_error_handler mcplite_error_session
 #'   mcplite_error_progress mcplite_error_internal mcplite_error_client mcplite_error_tool
 #'   mcplite_error_rpc mcplite_error_timeout mcplite_error_connection mcplite_error_tls
 #' @seealso [conditionMessage()], [tryCatch()].

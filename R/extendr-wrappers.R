@@ -77,3 +77,45 @@ client_close <- function(ptr) bridge_value(.Call(wrap__client_close, ptr))
 client_stderr <- function(ptr) bridge_value(.Call(wrap__client_stderr, ptr))
 
 progress_listening <- function() bridge_value(.Call(wrap__client_progress_listening))
+
+# Live sessions (rust/mcplite-r/src/live.rs; R/live-session.R, R/live-server.R).
+
+engine_live_dirs <- function() {
+  bridge_value(.Call(wrap__live_dirs))
+}
+
+engine_live_open <- function(id, info, wd, runner) {
+  bridge_value(.Call(wrap__live_open, id, info, wd, runner))
+}
+
+engine_live_close <- function() {
+  bridge_value(.Call(wrap__live_close))
+}
+
+engine_live_socket <- function() {
+  bridge_value(.Call(wrap__live_socket))
+}
+
+engine_live_touch <- function(wd) {
+  bridge_value(.Call(wrap__live_touch, wd))
+}
+
+engine_live_list <- function(dir, timeout) {
+  bridge_value(.Call(wrap__live_list, dir, timeout))
+}
+
+engine_live_connect <- function(dir, id, timeout) {
+  bridge_value(.Call(wrap__live_connect, dir, id, timeout))
+}
+
+engine_live_disconnect <- function(conn) {
+  bridge_value(.Call(wrap__live_disconnect, conn))
+}
+
+engine_live_info <- function(conn, timeout) {
+  bridge_value(.Call(wrap__live_info, conn, timeout))
+}
+
+engine_live_call <- function(conn, fields, body, wait) {
+  bridge_value(.Call(wrap__live_call, conn, fields, body, wait))
+}

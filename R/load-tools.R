@@ -81,7 +81,8 @@ mcp_load_tools <- function(script) {
 
   served <- new.env(parent = emptyenv())
   served$calls <- list()
-  record_server <- function(tools, instructions = NULL) {
+  # Other arguments (transport, session_tools, ...) do not change the tools.
+  record_server <- function(tools, instructions = NULL, ...) {
     served$calls[[length(served$calls) + 1L]] <- list(
       tools = if (missing(tools)) NULL else tools,
       instructions = instructions

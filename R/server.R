@@ -58,6 +58,11 @@
 #'   is put in front of every legacy session id (`<replica>.<random>`) so
 #'   the balancer can send a session's requests to the process that holds
 #'   it. `NULL` reads `MCPLITE_REPLICA`, else no prefix.
+#' @param session_tools `FALSE` (the default) or `TRUE`: work with the user's
+#'   open R sessions (see "Live R sessions" below and [mcp_session()]).
+#' @param session_wait With `session_tools = TRUE`, the most seconds a tool
+#'   call waits for a selected R session that is busy before it fails
+#'   (`NULL`: 60).
 #'
 #' @section Run a server:
 #' Put everything in a script that defines (or sources) the tools and ends with
@@ -214,6 +219,24 @@
 #'   public cache hints (`ttlMs` 300000). Modern `ping` is not supported;
 #'   legacy clients keep `ping`.
 #'
+#' @section Live R sessions:
+#' With `session_tools = TRUE` the server works with the interactive R
+#' sessions its user opened with [mcp_session()] (for example from
+#' `.Rprofile`). It adds the tools `list_r_sessions` and `select_r_session`,
+#' and the read-only `list_r_objects`, `describe_r_object` and `read_r_help`,
+#' plus `run_r_code`, which only a session opened with
+#' `mcp_session(allow_code = TRUE)` accepts. Once a session is selected,
+#' every other tool (the server's own included) runs in that session's
+#' global environment, when its R is idle at the prompt, and its result
+#' comes back as if it had run in the server. A call waits at most
+#' `session_wait` seconds for a busy session (progress heartbeats keep the
+#' client waiting). With no session selected, or when the selected one is
+#' gone, tools run in the server as usual and their answer ends with a note
+#' that says so. Tool functions are sent to the session with `serialize()`:
+#' a tool defined at the top of the server script sees the session's global
+#' environment instead of the script's, so helpers it needs must be defined
+#' inside it, in `local()`, or in a package. See `vignette("live-session")`.
+#'
 #' @return `invisible(NULL)`, once standard input is closed (stdio) or the
 #'   server was stopped by a signal (HTTP).
 #' @seealso [tool()], [tool_result()], [mcp_handler()] and [mcp_handle()] to
@@ -235,10 +258,13 @@
 mcp_server <- function(tools, instructions = NULL, transport = NULL, host = NULL, port = NULL,
                        path = NULL, token = NULL, allowed_origins = NULL, allowed_hosts = NULL,
                        allow_public = NULL, progress_interval = NULL, max_sessions = NULL,
-                       session_idle = NULL, max_body = NULL, replica = NULL) {
+                       session_idle = NULL, max_body = NULL, replica = NULL,
+                       session_tools = FALSE, session_wait = NULL) {
   if (missing(tools)) {
     abort("`tools` is required: supply a tool made by `tool()` or a list of tools.")
   }
+  check_session_tools(session_tools)
+  session_wait <- check_session_wait(session_wait)
   transport <- server_transport(transport)
   http <- if (identical(transport, "http")) {
     http_options(host, port, path, token, allowed_origins, allowed_hosts, allow_public,
@@ -250,7 +276,7 @@ mcp_server <- function(tools, instructions = NULL, transport = NULL, host = NULL
   restore_locale <- use_utf8_ctype()
   on.exit(restore_locale(), add = TRUE)
   check_instructions(instructions)
-  spec <- server_spec(tools)
+  spec <- if (session_tools) live_server_spec(tools, session_wait) else server_spec(tools)
   check_payload_options()
   if (!is.null(http)) {
     old <- serving_options()
@@ -292,6 +318,9 @@ mcp_server <- function(tools, instructions = NULL, transport = NULL, host = NULL
 #' initialized", while modern (2026-07-28) requests work on their own.
 #'
 #' @inheritParams mcp_server
+#' @param session_tools,session_wait As for [mcp_server()]: with
+#'   `session_tools = TRUE` the handler has the live-session tools, so tests
+#'   can see what they answer when no session is selected.
 #' @param x A handler from `mcp_handler()`, or tools as accepted by
 #'   [mcp_server()].
 #' @param message One JSON-RPC message: a JSON string, or an R list that is
@@ -314,12 +343,14 @@ mcp_server <- function(tools, instructions = NULL, transport = NULL, host = NULL
 #' ))
 #' mcp_handle(handler, '{"jsonrpc":"2.0","id":2,"method":"tools/call",
 #'   "params":{"name":"echo","arguments":{"text":"hi"}}}')
-mcp_handler <- function(tools, instructions = NULL) {
+mcp_handler <- function(tools, instructions = NULL, session_tools = FALSE, session_wait = NULL) {
   if (missing(tools)) {
     abort("`tools` is required: supply a tool made by `tool()` or a list of tools.")
   }
   check_instructions(instructions)
-  spec <- server_spec(tools)
+  check_session_tools(session_tools)
+  session_wait <- check_session_wait(session_wait)
+  spec <- if (session_tools) live_server_spec(tools, session_wait) else server_spec(tools)
   check_payload_options()
   ptr <- engine_handler_new(spec, server_version(), instructions)
   structure(list(ptr = ptr, spec = spec, instructions = instructions), class = "mcplite_handler")

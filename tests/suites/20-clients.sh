@@ -3,7 +3,8 @@
 # cancellation of slow tools, servers/slow.R), plus official-schema
 # validation of every response:
 #   - Python: tests/clients/python (mcp==2.3.0 SDK in legacy/auto/2026-07-28
-#     modes, jsonschema validation of raw stdio sessions for all four versions);
+#     modes, jsonschema validation of raw stdio sessions for all four versions,
+#     live R sessions in tmux driven through a session_tools server);
 #   - Node: tests/clients/node (@modelcontextprotocol/client 2.4.0 auto/pinned/
 #     legacy, @modelcontextprotocol/sdk 1.32.2 legacy).
 # Needs the package installed in $MCPLITE_LIB and scripts/deps/20-clients.sh.

@@ -91,3 +91,14 @@ test_that("errors name the script", {
     mcp_load_tools(NA_character_)
   })
 })
+
+test_that("mcp_load_tools() ignores the other arguments of mcp_server() (transport, session_tools)", {
+  script <- withr::local_tempfile(fileext = ".R")
+  writeLines(c(
+    "library(mcplite)",
+    "one <- tool(function() 1, name = 'one', description = 'One.')",
+    "mcp_server(list(one), transport = 'http', session_tools = TRUE, session_wait = 5)"
+  ), script)
+  tools <- mcp_load_tools(script)
+  expect_named(tools, "one")
+})

@@ -30,6 +30,8 @@
 //!   reports and heartbeats) and cancellation, for every transport.
 //! * [`json`], [`numfmt`]: JSON text writing shared with the R bridge.
 //! * [`telemetry`]: OpenTelemetry spans per message.
+//! * [`live`]: live R sessions (`mcp_session()`): the per-user socket
+//!   directory, the session's listener and the server's connection (Unix).
 //!
 //! # One request, stdin to stdout
 //!
@@ -45,6 +47,8 @@ pub mod client;
 pub mod codes;
 pub mod host;
 pub mod json;
+#[cfg(unix)]
+pub mod live;
 pub mod message;
 pub mod numfmt;
 pub mod progress;

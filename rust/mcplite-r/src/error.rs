@@ -37,6 +37,10 @@ pub enum Kind {
     /// A handler made by `mcp_handler()` cannot be used (for example one
     /// restored with `readRDS()`: its external pointer is gone).
     Handler,
+    /// A live R session (`mcp_session()`, RULES R10) cannot be opened or
+    /// reached: its directory is not private, the platform has no
+    /// Unix-domain sockets, the session is gone.
+    Session,
     /// The arguments of a tool call cannot be passed to R (for example an
     /// empty argument name). Reported to the client as a tool error.
     Arguments,
@@ -72,6 +76,7 @@ impl Kind {
             Kind::Option => "option",
             Kind::Json => "json",
             Kind::Handler => "handler",
+            Kind::Session => "session",
             Kind::Arguments => "arguments",
             Kind::Progress => "progress",
             Kind::Internal => "internal",
@@ -189,6 +194,7 @@ mod tests {
             Kind::Option,
             Kind::Json,
             Kind::Handler,
+            Kind::Session,
             Kind::Arguments,
             Kind::Progress,
             Kind::Internal,
@@ -208,6 +214,7 @@ mod tests {
                 "option",
                 "json",
                 "handler",
+                "session",
                 "arguments",
                 "progress",
                 "internal",

@@ -25,6 +25,7 @@ pub mod encode;
 mod error;
 mod host;
 mod http;
+mod live;
 mod progress;
 mod rapi;
 mod result;
@@ -186,6 +187,7 @@ extendr_module! {
     use encode;
     use decode;
     use client;
+    use live;
     fn engine_serve;
     fn engine_serve_http;
     fn engine_handler_new;

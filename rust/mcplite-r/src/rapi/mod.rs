@@ -48,6 +48,11 @@ extern "C" {
     pub fn Rf_ScalarLogical(x: c_int) -> SEXP;
     pub fn Rf_ScalarString(x: SEXP) -> SEXP;
     pub fn Rf_lang2(f: SEXP, a: SEXP) -> SEXP;
+    // The live session's input handler (live.rs, Unix only).
+    #[cfg(unix)]
+    pub fn Rf_lang3(f: SEXP, a: SEXP, b: SEXP) -> SEXP;
+    #[cfg(unix)]
+    pub fn Rf_asInteger(x: SEXP) -> c_int;
     pub fn Rf_getCharCE(x: SEXP) -> c_int;
     pub fn Rf_translateCharUTF8(x: SEXP) -> *const c_char;
     pub fn Rf_inherits(x: SEXP, name: *const c_char) -> Rboolean;
@@ -68,6 +73,32 @@ extern "C" {
     /// Consume a pending user interrupt (SIGINT) without R's default
     /// handling; 1 when there was one.
     pub fn mcplite_take_interrupt() -> c_int;
+}
+
+/// R's event loop (`R_ext/eventloop.h`, Unix): the input handlers R runs
+/// while it waits for input (the live session's wake-up, `live.rs`).
+#[cfg(unix)]
+pub mod eventloop {
+    use std::ffi::{c_int, c_void};
+
+    /// R's `InputHandler`, used only through pointers R hands out.
+    #[repr(C)]
+    pub struct InputHandler {
+        _opaque: [u8; 0],
+    }
+
+    pub type InputHandlerProc = Option<unsafe extern "C" fn(*mut c_void)>;
+
+    extern "C" {
+        pub static mut R_InputHandlers: *mut InputHandler;
+        pub fn addInputHandler(
+            handlers: *mut InputHandler,
+            fd: c_int,
+            handler: InputHandlerProc,
+            activity: c_int,
+        ) -> *mut InputHandler;
+        pub fn removeInputHandler(handlers: *mut *mut InputHandler, it: *mut InputHandler) -> c_int;
+    }
 }
 
 /// `cetype_t` values as `Rf_getCharCE()` returns them.
