@@ -117,8 +117,11 @@
 #' stops accepting connections at once, lets requests in progress finish (at
 #' most 10 seconds; a tool still running then is interrupted and its call
 #' answered as interrupted), and returns `invisible(NULL)`, so the script
-#' exits with status 0. Ctrl+C while a tool runs interrupts that tool, as it
-#' does in R, and then stops the server.
+#' exits with status 0. A request that reached the server is answered, also
+#' one on a connection opened just before the stop. Ctrl+C while a tool runs
+#' interrupts that tool, as it does in R, and then stops the server. The
+#' last line on standard error says why: `mcplite: HTTP server stopped
+#' (SIGTERM)`.
 #'
 #' Both protocol eras share the endpoint: modern (2026-07-28) clients send
 #' one self-contained POST per request; legacy (2025) clients start a session
@@ -126,8 +129,8 @@
 #' sessions, 1000 by default; a session unused for `session_idle` seconds,
 #' an hour by default, ends; with `replica` the id starts with the
 #' replica's name, see the "Serve over HTTP" vignette for nginx). `GET /health` answers
-#' `{"status":"ok","name":...,"version":...,"tools":<count>}` for load
-#' balancers, without a token. Requests that run no tool (`initialize`,
+#' `{"status":"ok","name":"mcplite","version":<mcplite's version>,"tools":<count>,"replica":<name or null>}`
+#' for load balancers, without a token. Requests that run no tool (`initialize`,
 #' `ping`, `server/discover`, `tools/list`) are answered by background
 #' threads at once; tool calls run in this R process one at a time, in the
 #' order they arrive, so a long tool delays other tool calls but not the

@@ -17,7 +17,7 @@
 #   (`mcp_connect()`) lists its tools and makes the calls that
 #   tests/doc-examples/examples.dcf gives for the example; over HTTP `GET /health` is
 #   checked too. The server runs until the document ends, then gets SIGTERM
-#   and must exit with status 0 after saying that it stopped.
+#   and must exit with status 0 after saying that SIGTERM stopped it.
 # * Shell code runs one command at a time (lines joined at a trailing `\`,
 #   a command spanning lines such as `for ... done` kept whole), each in its
 #   own bash (shell variables do not carry over), standard input closed. A command that prints mcplite's
@@ -224,8 +224,8 @@ local({
         return(invisible())
       }
       status <- s$process$get_exit_status()
-      result(identical(status, 0L) && any(grepl("mcplite: HTTP server stopped", out, fixed = TRUE)),
-             s$label, "the server stops on SIGTERM, says so, and exits with status 0",
+      result(identical(status, 0L) && any(grepl("mcplite: HTTP server stopped (SIGTERM)", out, fixed = TRUE)),
+             s$label, "the server stops on SIGTERM, says why, and exits with status 0",
              c(paste("exit status:", status), out))
     }
     stop_servers <- function() {

@@ -1,19 +1,25 @@
 #!/usr/bin/env bash
 # The deployment recipes of inst/deploy work as shipped (the Dockerfile's
-# steps are run by 55-offline-install.sh, which has the tarball; nginx.conf by
-# tests/testthat/test-http.R): mcplite@.service and mcplite-nginx.service pass
-# `systemd-analyze verify`; mcplite@.service's ExecStart, run with its
-# Environment and the shipped mcplite.env as an unprivileged user, serves,
-# and stops on KillSignal within TimeoutStopSec, answering the call in
-# flight, also when a tool outlives the server's drain time.
-# Needs root (setpriv), curl and systemd-analyze
-# (scripts/deps/56-deploy.sh).
+# steps are run by 55-offline-install.sh, which has the tarball):
+#   1. nginx.conf: three replicas behind real nginx, started by the
+#      ExecStart of mcplite-nginx.service, with its TLS block switched on; a
+#      rolling restart of every replica under continuous load from the
+#      official Python SDK loses no modern request
+#      (tests/deploy/rolling_restart.py);
+#   2. mcplite@.service and mcplite-nginx.service pass `systemd-analyze
+#      verify`; mcplite@.service's ExecStart, run with its Environment and the
+#      shipped mcplite.env as an unprivileged user, serves, and stops on
+#      KillSignal within TimeoutStopSec, answering the call in flight, also
+#      when a tool outlives the server's drain time.
+# Needs root (setpriv), nginx, openssl, curl and systemd-analyze
+# (scripts/deps/56-deploy.sh), and the Python venv of scripts/deps/20-clients.sh.
 # Prints "N passed, N failed" last.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
 if [ -n "${MCPLITE_LIB:-}" ]; then export R_LIBS="$MCPLITE_LIB${R_LIBS:+:$R_LIBS}"; fi
 unset MCPLITE_TRANSPORT MCPLITE_PORT MCPLITE_TOKEN MCPLITE_REPLICA MCPLITE_HOST
+venv="${MCPLITE_VENV:-/root/.cache/mcplite-venv}"
 work=$(mktemp -d)
 chmod 755 "$work"
 pids=()
@@ -38,7 +44,23 @@ for f in inst/deploy/*; do
   if [ -f "$deploy/$(basename "$f")" ]; then ok "installed: deploy/$(basename "$f")"; else bad "installed: deploy/$(basename "$f")"; fi
 done
 
-# systemd units ----------------------------------------------------------------
+# 1. nginx: a rolling restart under load ----------------------------------------
+if [ -x "$venv/bin/python" ]; then
+  "$venv/bin/python" tests/deploy/rolling_restart.py >"$work/rolling.log" 2>&1
+  grep -E '^(ok|FAIL) |^       ' "$work/rolling.log"
+  last=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$work/rolling.log" | tail -1)
+  if [ -n "$last" ]; then
+    set -- $last
+    pass=$((pass + $1))
+    fail=$((fail + $3))
+  else
+    bad "the rolling-restart test ran to the end" "$work/rolling.log"
+  fi
+else
+  bad "the Python venv with the MCP SDK exists at $venv (scripts/deps/20-clients.sh)"
+fi
+
+# 2. systemd units ----------------------------------------------------------------
 unit="$deploy/mcplite@.service"
 if command -v systemd-analyze >/dev/null 2>&1; then
   # Verify an instance of the template, as systemctl would load it, and the

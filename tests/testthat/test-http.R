@@ -72,6 +72,7 @@ test_that("an R server answers both eras over HTTP and prints its URL", {
   h <- jsonlite::fromJSON(health$body)
   expect_identical(h$tools, 3L)
   expect_identical(h$name, "mcplite")
+  expect_null(h$replica)
 
   r <- modern_post(srv$url, "tools/call", "pid", list(name = "pid", arguments = structure(list(), names = character())))
   expect_identical(r$status, 200L)
@@ -164,6 +165,9 @@ test_that("SIGTERM lets the tool call in progress finish", {
   srv$process$wait(30000)
   expect_identical(srv$process$get_exit_status(), 0L)
   expect_identical(res$result$content[[1]]$text, "rested")
+  # RULES H4.2: the stop line says why, also when the engine's thread saw
+  # the signal while R ran the tool.
+  expect_match(srv$process$read_all_error(), "mcplite: HTTP server stopped (SIGTERM)", fixed = TRUE)
 })
 
 test_that("SIGTERM during a long tool stops accepting at once and interrupts the tool after 10 seconds (RULES H4.2)", {
@@ -203,7 +207,7 @@ test_that("Ctrl+C during a tool interrupts it, answers its call and stops the se
   srv$process$wait(30000)
   expect_false(srv$process$is_alive())
   expect_identical(srv$process$get_exit_status(), 0L)
-  expect_match(srv$process$read_all_error(), "HTTP server stopped \\(interrupt\\)")
+  expect_match(srv$process$read_all_error(), "HTTP server stopped (interrupt: SIGINT or Ctrl+C)", fixed = TRUE)
 })
 
 test_that("session cap, idle expiry, body limit and replica are checked with clear errors", {
@@ -314,6 +318,10 @@ test_that("max_sessions, max_body and replica shape a running server (arguments)
   # The replica's name leads every session id.
   sids <- vapply(1:3, function(i) legacy_init(srv$url), "")
   expect_match(sids, "^r7\\.[0-9a-f]{32}$")
+  # RULES H1.3: /health names the replica and mcplite's version.
+  h <- jsonlite::fromJSON(curl_http(sub("/mcp$", "/health", srv$url))$body)
+  expect_identical(h$replica, "r7")
+  expect_identical(h$version, as.character(packageVersion("mcplite")))
   # At most two sessions: the third ended the least recently used one.
   expect_identical(legacy_list(srv$url, sids[[1]])$status, 404L)
   expect_identical(legacy_list(srv$url, sids[[2]])$status, 200L)

@@ -183,7 +183,7 @@ fn call_params(name: &str, args: Value) -> Value {
 fn health_ok(r: &Running) {
     let g = get(&r.url("/health"));
     assert_eq!(g.status, 200, "{}", g.body);
-    assert_eq!(g.json(), json!({"status": "ok", "name": "mcplite", "version": "9.9.9", "tools": 4}));
+    assert_eq!(g.json(), json!({"status": "ok", "name": "mcplite", "version": "9.9.9", "tools": 4, "replica": null}));
 }
 
 #[test]
@@ -387,6 +387,9 @@ fn replica_name_leads_session_ids() {
     assert!(rest.len() == 32 && rest.bytes().all(|b| b.is_ascii_hexdigit()), "{sid}");
     let g = post(&url, &[("Mcp-Session-Id", &sid)], r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
     assert_eq!(g.status, 200, "{}", g.body);
+    // RULES H1.3: /health names the replica (a load balancer's check, or a
+    // person behind one, sees which replica answered).
+    assert_eq!(get(&r.url("/health")).json()["replica"], "r-2_b");
     let server = Arc::new(Server::with_tools(
         ServerInfo { name: "m".into(), version: "1".into(), instructions: None },
         Vec::new(),
@@ -862,6 +865,36 @@ fn stop_lets_the_call_in_flight_finish() {
     assert_eq!(g.status, 200, "{}", g.body);
     assert_eq!(g.json()["result"]["content"][0]["text"], "at once: 1");
     assert!(TcpStream::connect(r.addr).is_err(), "no longer accepting");
+}
+
+/// RULES H4.2: a connection opened before the stop whose request comes
+/// only after it (a proxy connects, then sends) is answered, not closed
+/// unanswered: a POST that went out cannot be sent to another replica. A
+/// connection still in the listen queue at the stop is served the same way.
+#[test]
+fn stop_answers_requests_on_connections_opened_before_it() {
+    let mut r = start(opts());
+    let mut open: Vec<TcpStream> = (0..8).map(|_| TcpStream::connect(r.addr).unwrap()).collect();
+    r.stop.store(true, Ordering::SeqCst);
+    // The stop has happened once a new connection is refused.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while TcpStream::connect(r.addr).is_ok() {
+        assert!(std::time::Instant::now() < deadline, "the server kept accepting after the stop");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    for (i, s) in open.iter_mut().enumerate() {
+        let body = modern_body(i as i64, "tools/call", call_params("echo", json!({"n": i})));
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+             Accept: application/json\r\nMCP-Protocol-Version: {MODERN}\r\nMcp-Method: tools/call\r\n\
+             Mcp-Name: echo\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        let out = raw_exchange(s, &request);
+        assert!(out.starts_with("HTTP/1.1 200"), "connection {i}: {out:?}");
+        assert!(out.contains(&format!("{{\\\"n\\\":{i}}}")), "connection {i}: {out:?}");
+    }
+    r.stop();
 }
 
 /// The stop check may be costly (in R it evaluates R code): it runs at most

@@ -138,7 +138,17 @@ pub fn serve(
         }
         !why.is_empty()
     });
+    // The engine thread may have acted on SIGTERM before the poll above saw
+    // it (RULES H4.2).
+    if why.is_empty() && TERM.load(Ordering::SeqCst) {
+        why = "sigterm";
+    }
     server.shutdown_recorder();
-    eprintln!("mcplite: HTTP server stopped ({why})");
+    let reason = match why {
+        "sigterm" => "SIGTERM",
+        "interrupt" => "interrupt: SIGINT or Ctrl+C",
+        _ => "its threads ended",
+    };
+    eprintln!("mcplite: HTTP server stopped ({reason})");
     Ok(why.to_string())
 }

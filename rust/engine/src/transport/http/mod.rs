@@ -6,8 +6,10 @@
 //! implementation) on a small tokio runtime whose threads block every
 //! signal. hyper enforces the header-size limit and the header read timeout
 //! (slow clients), a semaphore bounds concurrent connections (a connection
-//! over the limit is answered `503` with `Retry-After` and closed), and
-//! hyper-util's graceful shutdown drains open connections on stop.
+//! over the limit is answered `503` with `Retry-After` and closed), and on
+//! stop every open connection finishes its request in progress (one still
+//! silent gets a moment to send its first) and the listen queue is served,
+//! not reset, before the listener closes (`runtime`, RULES H4.2).
 //!
 //! # One request, from the socket to the answer
 //!

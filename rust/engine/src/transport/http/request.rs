@@ -14,6 +14,7 @@ use http_body_util::{BodyExt, Limited};
 use hyper::body::{Frame, Incoming as HyperBody};
 use hyper::header::{HeaderMap, HeaderValue};
 use hyper::{Method, Request, StatusCode};
+use serde_json::{Map, Value};
 
 use super::era::{self, Choice};
 use super::guard::strip_port;
@@ -24,7 +25,6 @@ use super::response::{
 };
 use super::{mirrored, sse, Shared};
 use crate::codes::{standard_message, INVALID_REQUEST, UNSUPPORTED_VERSION};
-use crate::json::write_str;
 use crate::message::{parse_line, Incoming};
 use crate::progress::NoWatch;
 use crate::projection;
@@ -131,15 +131,17 @@ impl Drop for SpanUntilEnd {
 }
 
 impl Shared {
+    /// `GET /health` (RULES H1.3): a JSON object that later members extend
+    /// (none is ever renamed or removed).
     fn health(&self) -> Resp {
         let info = self.server.info();
-        let mut out = Vec::with_capacity(96);
-        out.extend_from_slice(b"{\"status\":\"ok\",\"name\":");
-        write_str(&mut out, &info.name);
-        out.extend_from_slice(b",\"version\":");
-        write_str(&mut out, &info.version);
-        out.extend_from_slice(format!(",\"tools\":{}}}", self.server.tools().len()).as_bytes());
-        respond(StatusCode::OK, out)
+        let mut body = Map::new();
+        body.insert("status".into(), "ok".into());
+        body.insert("name".into(), info.name.as_str().into());
+        body.insert("version".into(), info.version.as_str().into());
+        body.insert("tools".into(), self.server.tools().len().into());
+        body.insert("replica".into(), self.sessions.replica().map_or(Value::Null, Value::from));
+        respond(StatusCode::OK, Value::Object(body).to_string().into_bytes())
     }
 
     /// Answer a message that needs no tool, on this thread.

@@ -14,7 +14,6 @@ use hyper::body::Incoming as HyperBody;
 use hyper::header::HeaderValue;
 use hyper::{Request, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::server::graceful::GracefulShutdown;
 
 use super::guard::Guard;
 use super::options::{HttpError, HttpOptions};
@@ -273,10 +272,12 @@ fn with_signals_blocked<T>(f: impl FnOnce() -> T) -> T {
 const BUSY_CONNECTIONS: usize = 64;
 
 /// What an accepted connection holds: a place among the connections served,
-/// or among those answered `503`.
+/// or among those answered `503`; or nothing, for one taken from the listen
+/// queue after the stop (served for one request).
 enum Slot {
     Serve(tokio::sync::OwnedSemaphorePermit),
     Busy(tokio::sync::OwnedSemaphorePermit),
+    Drained,
 }
 
 async fn accept_loop(
@@ -288,15 +289,41 @@ async fn accept_loop(
 ) {
     let limit = Arc::new(tokio::sync::Semaphore::new(opts.max_connections.max(1)));
     let busy = Arc::new(tokio::sync::Semaphore::new(BUSY_CONNECTIONS));
-    let graceful = GracefulShutdown::new();
+    // Every connection's task holds a sender: `recv` returns once all ended.
+    let (alive, mut all_ended) = tokio::sync::mpsc::channel::<()>(1);
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder
         .timer(TokioTimer::new())
         .header_read_timeout(opts.header_timeout)
         .max_buf_size(opts.max_header_bytes.max(8192))
         .keep_alive(true);
-    let mut busy_builder = builder.clone();
-    busy_builder.keep_alive(false);
+    let mut one_request = builder.clone();
+    one_request.keep_alive(false);
+    let conn_stop = stop.clone();
+    let serve = |stream: tokio::net::TcpStream, peer: SocketAddr, slot: Slot| {
+        let _ = stream.set_nodelay(true);
+        let io = TokioIo::new(stream);
+        let conn = Conn { peer, local: io.inner().local_addr().ok() };
+        let (permit, busy, builder) = match slot {
+            Slot::Busy(permit) => (Some(permit), true, &one_request),
+            Slot::Serve(permit) => (Some(permit), false, &builder),
+            Slot::Drained => (None, false, &one_request),
+        };
+        let requested = Arc::new(tokio::sync::Notify::new());
+        let seen = requested.clone();
+        let sh = shared.clone();
+        let svc = hyper::service::service_fn(move |req| {
+            seen.notify_one();
+            let sh = sh.clone();
+            async move { Ok::<_, Infallible>(traced_request(&sh, conn, req, busy).await) }
+        });
+        let conn = builder.serve_connection(io, svc);
+        let (stop, alive) = (conn_stop.clone(), alive.clone());
+        tokio::spawn(async move {
+            serve_until_stopped(conn, requested, stop).await;
+            drop((permit, alive));
+        });
+    };
     loop {
         // Accept only while the connection can be served or told to retry.
         let slot = tokio::select! {
@@ -327,29 +354,61 @@ async fn accept_loop(
             },
             s => s,
         };
-        let _ = stream.set_nodelay(true);
-        let io = TokioIo::new(stream);
-        let conn = Conn { peer, local: io.inner().local_addr().ok() };
-        let (permit, busy, builder) = match slot {
-            Slot::Busy(permit) => (permit, true, &busy_builder),
-            Slot::Serve(permit) => (permit, false, &builder),
-        };
-        let sh = shared.clone();
-        let svc = hyper::service::service_fn(move |req| {
-            let sh = sh.clone();
-            async move { Ok::<_, Infallible>(traced_request(&sh, conn, req, busy).await) }
-        });
-        let conn = graceful.watch(builder.serve_connection(io, svc));
-        tokio::spawn(async move {
-            let _ = conn.await;
-            drop(permit);
-        });
+        serve(stream, peer, slot);
     }
-    drop(listener);
+    // RULES H4.2: connections the kernel completed before the stop wait in
+    // the listen queue, and closing the listener would reset them, failing
+    // requests a proxy may not send elsewhere (a POST). Take every one (the
+    // non-blocking accept says when the queue is empty) and serve it.
+    if let Ok(queue) = listener.into_std() {
+        while let Ok((stream, peer)) = queue.accept() {
+            let stream = stream.set_nonblocking(true).and_then(|()| tokio::net::TcpStream::from_std(stream));
+            if let Ok(stream) = stream {
+                serve(stream, peer, Slot::Drained);
+            }
+        }
+    }
+    drop(alive);
     // A tool still running when the drain time is up is interrupted then
     // (StopState::stop); its answer gets ANSWER_GRACE more to be written.
-    let _ = tokio::time::timeout(opts.drain_timeout + ANSWER_GRACE, graceful.shutdown()).await;
+    let _ = tokio::time::timeout(opts.drain_timeout + ANSWER_GRACE, all_ended.recv()).await;
     let _ = drained.send(());
+}
+
+/// How long a connection that is open but has sent no request yet when the
+/// server stops may take to send one (RULES H4.2). A proxy connects, then
+/// sends its request at once.
+const FIRST_REQUEST_GRACE: Duration = Duration::from_secs(1);
+
+/// Serve `conn` until it ends; once the server stops, finish the request in
+/// progress and close. hyper's own graceful shutdown would close a
+/// connection that has not sent anything yet, unanswered, even when its
+/// request is on the way: such a connection first gets
+/// [`FIRST_REQUEST_GRACE`] to send it (`requested` is notified by every
+/// request). A connection idle after a request closes at once.
+async fn serve_until_stopped<I, S, B>(
+    conn: hyper::server::conn::http1::Connection<I, S>,
+    requested: Arc<tokio::sync::Notify>,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) where
+    S: hyper::service::HttpService<HyperBody, ResBody = B>,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    I: hyper::rt::Read + hyper::rt::Write + Unpin,
+    B: hyper::body::Body + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let mut conn = std::pin::pin!(conn);
+    tokio::select! {
+        _ = conn.as_mut() => return,
+        _ = stop.wait_for(|stopped| *stopped) => {}
+    }
+    tokio::select! {
+        _ = conn.as_mut() => return,
+        () = requested.notified() => {}
+        () = tokio::time::sleep(FIRST_REQUEST_GRACE) => {}
+    }
+    conn.as_mut().graceful_shutdown();
+    let _ = conn.await;
 }
 
 /// The answer on a connection over the limit: `503` with `Retry-After`, and

@@ -50,6 +50,11 @@ impl Sessions {
         }
     }
 
+    /// This server's replica name, if it has one.
+    pub(super) fn replica(&self) -> Option<&str> {
+        self.replica.as_deref()
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, LruCache<String, Entry>> {
         self.map.lock().unwrap_or_else(PoisonError::into_inner)
     }
