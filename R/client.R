@@ -22,6 +22,12 @@
 #' HTTP endpoint (`url`). It negotiates the protocol and returns a connection
 #' for [mcp_call()], [mcp_list_tools()] and [mcp_tools()].
 #'
+#' With `tools`, `mcp_connect()` connects in memory to those tools, served
+#' by this R session: no process, no pipe, no socket, but the same client and
+#' server code as a real connection (negotiation, argument validation,
+#' result conversion, errors and progress). It is the quickest way to test
+#' tools (see the section "In memory").
+#'
 #' `mcp_connect_script()` starts an R server script the way an MCP client
 #' would (`Rscript --vanilla script.R`, with the R running this function and
 #' its library paths), which is the quickest way to test a server script
@@ -95,6 +101,18 @@
 #' client reconnects with a GET request carrying the last event id it saw
 #' (`Last-Event-ID`) and reads the answer from there.
 #'
+#' @section In memory:
+#' `mcp_connect(tools = tools)` takes the tools as [mcp_server()] does (one
+#' tool or a list), or a handler made by [mcp_handler()] (which also carries
+#' `instructions` and `session_tools`). Each [mcp_call()] runs the tool at
+#' once in this R session, as a server would: the arguments are validated
+#' against the tool's schema, the result or the error comes back as from a
+#' server over stdio, warnings and messages of the tool go to this session's
+#' console, and `progress` callbacks get the notifications the server made
+#' (after the tool returned, in order). Because the call runs in this
+#' process, `timeout` cannot stop it. `mcp_close()` returns `"closed (in
+#' memory)"`.
+#'
 #' @section HTTPS:
 #' `https://` URLs are supported (TLS by rustls, compiled into the package:
 #' no system TLS library is needed). The server's certificate must be valid
@@ -135,6 +153,9 @@
 #' @param protocol `"auto"` (the default) negotiates; a version string
 #'   (`"2026-07-28"`, `"2025-11-25"`, `"2025-06-18"` or `"2024-11-05"`) insists
 #'   on that version.
+#' @param tools Tools to connect to in memory (instead of `command` or
+#'   `url`): a tool made by [tool()], a list of tools, or a handler made by
+#'   [mcp_handler()].
 #' @param script Path of an R script that ends with [mcp_server()].
 #' @param x A connection from `mcp_connect()`, a list of connections, or a
 #'   list of tools made by [mcp_tools()].
@@ -160,6 +181,13 @@
 #' mcp_call(server, "add", list(x = 1, y = 2))
 #' mcp_close(server)
 #'
+#' # The same tool in memory, without a process: the quickest way to test it.
+#' add <- tool(function(x, y) x + y, "Add two numbers.",
+#'   arguments = list(x = type_number(), y = type_number()), name = "add")
+#' mem <- mcp_connect(tools = add)
+#' mcp_call(mem, "add", list(x = 1, y = 2))
+#' mcp_close(mem)
+#'
 #' \dontrun{
 #' # A server from npm, and a remote one
 #' everything <- mcp_connect("npx", c("-y", "@modelcontextprotocol/server-everything"))
@@ -170,13 +198,21 @@
 #' }
 mcp_connect <- function(command = NULL, args = character(), ..., env = NULL, cwd = NULL,
                         url = NULL, headers = NULL, ca_file = NULL, name = NULL, timeout = 60,
-                        protocol = "auto") {
+                        protocol = "auto", tools = NULL) {
   check_dots_empty(...)
-  if (is.null(command) == is.null(url)) {
-    abort("Supply exactly one of `command` (a server to start) and `url` (a remote server).")
+  if (sum(!is.null(command), !is.null(url), !is.null(tools)) != 1L) {
+    abort("Supply exactly one of `command` (a server to start), `url` (a remote server) and ",
+          "`tools` (tools served in memory).")
   }
   timeout <- check_seconds(timeout, "timeout")
   protocol <- check_protocol(protocol)
+  if (!is.null(tools)) {
+    if (!identical(args, character()) || !is.null(env) || !is.null(cwd) || !is.null(headers) ||
+        !is.null(ca_file)) {
+      abort("`args`, `env`, `cwd`, `headers` and `ca_file` do not apply to `tools`.")
+    }
+    return(connect_memory(tools, name, timeout, protocol))
+  }
   if (!is.null(url)) {
     if (!identical(args, character()) || !is.null(env) || !is.null(cwd)) {
       abort("`args`, `env` and `cwd` apply to `command`, not to `url`.")
@@ -673,7 +709,7 @@ print.mcplite_connection <- function(x, ...) {
 # --- Connection methods --------------------------------------------------------
 # The one place that knows what a connection holds: an environment with the
 # engine's connection (`ptr`, rust/mcplite-r/src/client.rs), its `name`,
-# `transport` ("stdio", "http"), `target` and default `timeout`. Every
+# `transport` ("stdio", "http", "memory"), `target` and default `timeout`. Every
 # exported function uses a connection only through these.
 
 new_connection <- function(ptr, name, transport, target, timeout) {
@@ -692,6 +728,11 @@ conn_check_open <- function(x) client_check_open(x$ptr)
 conn_list_tools <- function(x, timeout) client_list_tools(x$ptr, timeout)
 conn_input_schema <- function(x, tool, timeout) client_input_schema(x$ptr, tool, timeout)
 conn_call <- function(x, tool, args_json, progress, timeout, max_time) {
+  if (identical(x$transport, "memory")) {
+    # The tool runs now, in this process: as a server runs it (R/server.R).
+    old <- serving_options()
+    on.exit(options(old), add = TRUE)
+  }
   client_call(x$ptr, tool, args_json, progress, timeout, max_time)
 }
 conn_wait <- function(x, id) client_wait(x$ptr, id)

@@ -48,6 +48,12 @@ client_connect_stdio <- function(program, args, env, cwd, protocol, timeout, pro
                      probe_timeout, max_line, client_version, name))
 }
 
+client_connect_memory <- function(spec, server_version, instructions, protocol, timeout, progress_interval,
+                                  client_version, name) {
+  bridge_value(.Call(wrap__client_connect_memory, spec, server_version, instructions, protocol, timeout,
+                     progress_interval, client_version, name))
+}
+
 client_connect_http <- function(url, values, names, protocol, timeout, probe_timeout, max_message,
                                 client_version, ca_file, name) {
   bridge_value(.Call(wrap__client_connect_http, url, values, names, protocol, timeout, probe_timeout,

@@ -202,6 +202,35 @@ fn client_connect_stdio(
     connected(Connection::stdio(&spec, &opts, &mut interrupted), name)
 }
 
+/// Connect in memory to a server of this process made from `spec` (R's
+/// `server_spec()`, kept alive by the connection) and negotiate (RULES
+/// K9); `progress_interval`: the heartbeat interval in seconds.
+/// @noRd
+#[extendr]
+#[allow(clippy::too_many_arguments)]
+fn client_connect_memory(
+    spec: Robj,
+    server_version: &str,
+    instructions: Robj,
+    protocol: Robj,
+    timeout: f64,
+    progress_interval: f64,
+    client_version: &str,
+    name: &str,
+) -> Robj {
+    let link = crate::make_host(&spec).map(|mut host| {
+        let mut server = mcplite_engine::Server::new(crate::server_info(server_version, instructions), &mut host);
+        server.set_recorder(crate::trace_context::recorder_from_process_env());
+        crate::memory::MemoryLink::new(spec, server, host, Duration::from_secs_f64(progress_interval))
+    });
+    let link = match link {
+        Ok(l) => l,
+        Err(e) => return e.context("The in-memory server could not be created: ").into_r(),
+    };
+    let opts = options(&protocol, timeout, timeout, client_version);
+    connected(Connection::establish(Box::new(link), &opts, &mut interrupted), name)
+}
+
 /// Connect to a Streamable HTTP endpoint and negotiate. `values`/`names`:
 /// the extra headers (already interpolated; checked here, RULES K4.1);
 /// `ca_file`: NULL (the platform's trust store) or a PEM file of
@@ -448,6 +477,7 @@ extendr_module! {
     fn client_progress_listening;
     fn client_connect_stdio;
     fn client_connect_http;
+    fn client_connect_memory;
     fn client_info;
     fn client_check_open;
     fn client_list_tools;

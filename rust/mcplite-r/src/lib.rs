@@ -6,7 +6,8 @@
 //! with `decode` (JSON -> R arguments) and `result` (return value -> tool
 //! result), `encode` (R -> JSON), `stdio` (file descriptors while serving), `http` (serving over HTTP),
 //! `progress` (the running server's calls: `mcp_progress()`, cancellation),
-//! `trace_context` (the trace context of the running tool call). This file holds the entry points
+//! `trace_context` (the trace context of the running tool call), `memory`
+//! (the client's in-memory link to a server in this process). This file holds the entry points
 //! of the server and of in-process handlers.
 
 #![deny(unsafe_op_in_unsafe_fn)]
@@ -26,6 +27,7 @@ mod error;
 mod host;
 mod http;
 mod live;
+mod memory;
 mod progress;
 mod rapi;
 mod result;
@@ -37,7 +39,7 @@ use host::RHost;
 
 static SERVING: AtomicBool = AtomicBool::new(false);
 
-fn server_info(version: &str, instructions: Robj) -> ServerInfo {
+pub(crate) fn server_info(version: &str, instructions: Robj) -> ServerInfo {
     ServerInfo {
         name: "mcplite".into(),
         version: version.into(),
@@ -46,7 +48,7 @@ fn server_info(version: &str, instructions: Robj) -> ServerInfo {
 }
 
 /// The host for the spec made by R's `server_spec()`.
-fn make_host(spec: &Robj) -> error::Result<RHost> {
+pub(crate) fn make_host(spec: &Robj) -> error::Result<RHost> {
     // SAFETY: called from an entry point (R's main thread); `spec` is a
     // `.Call` argument that R keeps alive while serving, or is stored
     // beside the handler's external pointer (R/server.R).

@@ -39,19 +39,19 @@ fn serving() -> Option<Arc<Inflight>> {
 }
 
 /// While alive, `inflight` is the running server's: `mcp_progress()`
-/// reports to it.
-pub struct Installed(());
+/// reports to it. Dropped, it gives back the one it replaced (an
+/// in-memory server called from a tool of a running server, RULES K9).
+pub struct Installed(Option<Arc<Inflight>>);
 
 impl Drop for Installed {
     fn drop(&mut self) {
-        *SERVING.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        *SERVING.lock().unwrap_or_else(|e| e.into_inner()) = self.0.take();
     }
 }
 
 /// Make `inflight` the running server's until the returned guard drops.
 pub fn install(inflight: Arc<Inflight>) -> Installed {
-    *SERVING.lock().unwrap_or_else(|e| e.into_inner()) = Some(inflight);
-    Installed(())
+    Installed(SERVING.lock().unwrap_or_else(|e| e.into_inner()).replace(inflight))
 }
 
 /// The calls of a server that runs its tools on this thread (R's main

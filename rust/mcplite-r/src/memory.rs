@@ -1,0 +1,186 @@
+//! The in-memory link of the MCP client (`mcp_connect(tools = )`, RULES
+//! K9): the engine's client `Connection` talks to an engine `Server` in
+//! this process, with no child process, socket or pipe. Every message goes
+//! through the same code as over stdio: the client's negotiation, argument
+//! shaping and result conversion, the server's parsing, validation,
+//! version projection and error mapping, and the progress notifications of
+//! the running call (an [`Inflight`] with the serving policy, ticked by a
+//! thread while the tool runs, as the stdio transport's ticker does).
+//!
+//! A request is answered when the client sends it: [`Link::send`] runs the
+//! tool on R's main thread (the thread every client entry point runs on)
+//! and queues the progress lines and the response, which [`Link::recv`]
+//! then hands out in order. So a call runs to its end: the client's
+//! timeouts and cancellation cannot stop it, and progress callbacks run
+//! after the tool returned, in the order the notifications were made.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use extendr_api::prelude::*;
+use mcplite_engine::client::{ClientError, Event, FailureContext, Link, Outgoing};
+use mcplite_engine::message::parse_line;
+use mcplite_engine::progress::{CallStart, CallWatch, Inflight, ProgressPolicy};
+use mcplite_engine::server::Carrier;
+use mcplite_engine::{LegacyState, Server};
+use serde_json::Value;
+
+use crate::host::RHost;
+
+/// The server end of an in-memory connection.
+pub struct MemoryLink {
+    server: Server,
+    host: RHost,
+    legacy: LegacyState,
+    inflight: Arc<Inflight>,
+    /// What the server sent and the client has not read yet.
+    queue: VecDeque<Event>,
+    /// The server spec (R's `server_spec()`), kept protected: `host` points
+    /// into it.
+    _spec: Robj,
+}
+
+// SAFETY: a `MemoryLink` lives inside the client connection of an R
+// external pointer: it is made, used and dropped on R's main thread only
+// (every client entry point runs there, and R's finalizers too). `Link`
+// asks for `Send` because the stdio and HTTP links are; this one is never
+// sent to another thread (the ticker thread of `send` borrows only the
+// `Inflight`, which is `Sync`).
+unsafe impl Send for MemoryLink {}
+
+impl MemoryLink {
+    /// A server for `spec` (kept alive by the link), reporting progress
+    /// with heartbeats every `interval`.
+    pub fn new(spec: Robj, server: Server, host: RHost, interval: Duration) -> MemoryLink {
+        MemoryLink {
+            server,
+            host,
+            legacy: LegacyState::default(),
+            inflight: Arc::new(Inflight::new(ProgressPolicy::with_interval(interval), None)),
+            queue: VecDeque::new(),
+            _spec: spec,
+        }
+    }
+}
+
+/// The call watch of an in-memory call: the [`Inflight`], and the tool's
+/// last report written before the response (RULES C2.4).
+struct Watch<'a> {
+    inflight: &'a Inflight,
+    lines: &'a Mutex<Vec<Vec<u8>>>,
+}
+
+impl CallWatch for Watch<'_> {
+    fn started(&self, call: &CallStart<'_>) {
+        self.inflight.started(call);
+    }
+
+    fn finished(&self) -> bool {
+        let progress = self.inflight.progress();
+        // The lock first, so the ticker cannot add a line after this one.
+        let mut lines = self.lines.lock().unwrap_or_else(|e| e.into_inner());
+        let cancelled = self.inflight.finished();
+        if let Some(line) = progress.and_then(|p| p.take_final()) {
+            lines.push(line);
+        }
+        cancelled
+    }
+}
+
+/// The ticker: the progress lines due while the tool runs, until `stop`.
+fn tick(inflight: &Inflight, stop: &AtomicBool, lines: &Mutex<Vec<Vec<u8>>>) {
+    loop {
+        let epoch = inflight.epoch();
+        if stop.load(Ordering::SeqCst) {
+            return;
+        }
+        let mut due = Instant::now() + Duration::from_secs(3600);
+        if let Some(p) = inflight.progress() {
+            {
+                let mut lines = lines.lock().unwrap_or_else(|e| e.into_inner());
+                if let Some(line) = p.poll(Instant::now()) {
+                    lines.push(line);
+                }
+            }
+            if let Some(d) = p.next_due() {
+                due = due.min(d.max(Instant::now() + Duration::from_millis(1)));
+            }
+        }
+        inflight.wait_after(epoch, due);
+    }
+}
+
+fn message(line: &[u8]) -> Event {
+    match serde_json::from_slice::<Value>(line) {
+        Ok(v) if v.is_object() => Event::Message(v),
+        _ => Event::Garbage(String::from_utf8_lossy(&line[..line.len().min(200)]).into_owned()),
+    }
+}
+
+impl Link for MemoryLink {
+    fn send(
+        &mut self,
+        line: &[u8],
+        out: &Outgoing,
+        _deadline: Instant,
+        _interrupted: &mut dyn FnMut() -> bool,
+    ) -> Result<(), ClientError> {
+        let text = line.strip_suffix(b"\n").unwrap_or(line);
+        let incoming = parse_line(text);
+        let MemoryLink { server, host, legacy, inflight, queue, .. } = self;
+        let inflight: &Arc<Inflight> = inflight;
+        let lines = Mutex::new(Vec::new());
+        let reply = if out.method == "tools/call" {
+            let stop = AtomicBool::new(false);
+            let watch = Watch { inflight, lines: &lines };
+            std::thread::scope(|scope| {
+                scope.spawn(|| tick(inflight, &stop, &lines));
+                // mcp_progress() reports to this call while it runs.
+                let installed = crate::progress::install(inflight.clone());
+                let reply = server.handle_parsed(legacy, incoming, host, &Carrier::watched(&watch)).into_line();
+                drop(installed);
+                stop.store(true, Ordering::SeqCst);
+                inflight.notify();
+                reply
+            })
+        } else {
+            server.handle_parsed(legacy, incoming, host, &Carrier::NONE).into_line()
+        };
+        for l in lines.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            queue.push_back(message(&l));
+        }
+        if let Some(r) = reply {
+            queue.push_back(message(&r));
+        }
+        Ok(())
+    }
+
+    fn recv(&mut self, _id: u64, _wait: Duration) -> Option<Event> {
+        self.queue.pop_front()
+    }
+
+    /// A call has always ended when its request was sent.
+    fn cancel(&mut self, _id: u64, _reason: &str) {}
+
+    fn finish(&mut self, _id: u64) {}
+
+    /// The server sends no requests.
+    fn respond(&mut self, _line: &[u8]) {}
+
+    fn context(&mut self) -> FailureContext {
+        FailureContext::default()
+    }
+
+    fn stderr_text(&self) -> String {
+        String::new()
+    }
+
+    fn set_version(&mut self, _version: &str) {}
+
+    fn close(&mut self) -> String {
+        self.queue.clear();
+        "closed (in memory)".into()
+    }
+}
