@@ -130,3 +130,32 @@ test_that("K9.3: mcp_connect(tools = ) checks its arguments", {
   expect_error(mcp_connect(tools = 42), "`tools`", class = "mcplite_error")
   expect_error(mcp_connect(tools = add, protocol = "1999-01-01"), "`protocol`", class = "mcplite_error")
 })
+
+test_that("K9.2: an in-memory call inside a served tool gives the server's progress back", {
+  skip_on_cran()
+  script <- withr::local_tempfile(fileext = ".R")
+  writeLines(c(
+    "library(mcplite)",
+    "inner <- tool(function() { mcp_progress(1, message = 'inner report'); 'inner' }, 'Inner.', name = 'inner')",
+    "outer <- tool(function() {",
+    "  mem <- mcp_connect(tools = inner)",
+    "  on.exit(mcp_close(mem))",
+    "  text <- mcp_call(mem, 'inner')$content[[1]]$text",
+    "  sent <- mcp_progress(1, total = 1, message = 'after the in-memory call')",
+    "  paste(text, sent)",
+    "}, 'Outer.', name = 'outer')",
+    "mcp_server(list(outer))"
+  ), script)
+  srv <- mcp_connect_script(script)
+  on.exit(mcp_close(srv))
+  messages <- character()
+  res <- mcp_call(srv, "outer", progress = function(progress, total, message) {
+    messages <<- c(messages, message)
+  })
+  # The tool's report after the in-memory call still reached this client;
+  # the inner call's report went to its own (in-memory) client only.
+  expect_identical(res$content[[1]]$text, "inner TRUE")
+  # (A heartbeat may come first on a slow machine.)
+  expect_true("after the in-memory call" %in% messages)
+  expect_false(any(grepl("inner report", messages, fixed = TRUE)))
+})
