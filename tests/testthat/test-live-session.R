@@ -19,10 +19,12 @@ private_dir <- function(env = parent.frame(), mode = "0700") {
   normalizePath(d)
 }
 
-tmux_server <- paste0("mcplite-test-", Sys.getpid())
+# The tests' own tmux server, its socket in R's temporary directory (removed
+# with it).
+tmux_socket <- file.path(tempdir(), "tmux-live")
 
 tmux <- function(...) {
-  system2("tmux", c("-L", tmux_server, ...), stdout = TRUE, stderr = TRUE)
+  system2("tmux", c("-S", tmux_socket, ...), stdout = TRUE, stderr = TRUE)
 }
 
 # An interactive R in a tmux pane; `dir` is its session directory. Files it

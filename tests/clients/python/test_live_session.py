@@ -37,10 +37,11 @@ def wait_for(cond, what: str, timeout: float = 30) -> None:
 
 
 class InteractiveR:
-    """An interactive R in a detached tmux session on a private tmux server."""
+    """An interactive R in a detached tmux session on a private tmux server
+    (its socket in the test's temporary directory)."""
 
-    def __init__(self, session_dir: Path, files: Path):
-        self.socket = f"mcplite-py-{os.getpid()}"
+    def __init__(self, session_dir: Path, files: Path, socket: Path):
+        self.socket = str(socket)
         self.files = files
         r = Path(rscript()).with_name("R")
         env = {"MCPLITE_SESSION_DIR": str(session_dir), "LANG": "C.UTF-8"}
@@ -51,7 +52,7 @@ class InteractiveR:
         self.n = 0
 
     def tmux(self, *args: str) -> str:
-        out = subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True)
+        out = subprocess.run(["tmux", "-S", self.socket, *args], capture_output=True, text=True)
         return out.stdout
 
     def run(self, code: str) -> None:
@@ -76,7 +77,7 @@ def live(tmp_path):
     os.chmod(session_dir, 0o700)
     files = tmp_path / "files"
     files.mkdir()
-    r = InteractiveR(session_dir, files)
+    r = InteractiveR(session_dir, files, tmp_path / "tmux")
     try:
         r.run(f'cat(Sys.getpid(), file = "{files}/pid")')
         pid = (files / "pid").read_text().strip()
