@@ -9,7 +9,7 @@
 
 # Bump when the rendering below changes: cached files of another version are
 # ignored.
-docs_cache_format <- 4L
+docs_cache_format <- 6L
 
 docs_memory <- new.env(parent = emptyenv())
 
@@ -42,8 +42,32 @@ docs_cache_key <- function(package, path, format) {
     files = paste(info$size, format(as.numeric(info$mtime), digits = 15), sep = "@"),
     r = R.version.string,
     mcplite = as.character(server_version()),
-    format = format
+    format = format,
+    # The capabilities cached with the inferred tools follow calls into the
+    # packages it depends on.
+    deps = package_dep_versions(package, path)
   )
+}
+
+# "pkg version" of the installed packages `package` depends on or imports.
+package_dep_versions <- function(package, path) {
+  desc <- tryCatch(
+    read.dcf(file.path(path, "DESCRIPTION"), fields = c("Depends", "Imports")),
+    error = function(e) NULL
+  )
+  if (is.null(desc)) {
+    return(character())
+  }
+  deps <- unlist(strsplit(desc[!is.na(desc)], ",", fixed = TRUE), use.names = FALSE)
+  deps <- trimws(sub("\\(.*$", "", deps))
+  deps <- sort(unique(deps[nzchar(deps) & deps != "R"]), method = "radix")
+  vapply(deps, function(d) {
+    p <- find.package(d, quiet = TRUE)
+    if (length(p) == 0L) return(paste(d, "-"))
+    v <- tryCatch(read.dcf(file.path(p[[1L]], "DESCRIPTION"), fields = "Version")[[1L]],
+                  error = function(e) "-")
+    paste(d, v)
+  }, character(1), USE.NAMES = FALSE)
 }
 
 # The rendered help pages documenting the functions `fnames`:

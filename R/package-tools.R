@@ -94,6 +94,53 @@
 #' JSON; with `"csv"` or `"markdown"` it is a line giving the counts followed
 #' by the table. Other results are returned unchanged.
 #'
+#' @section Safety:
+#' A served tool is called by a model, and a model follows instructions it
+#' finds in the data it reads (prompt injection): a CSV cell or a web page
+#' can ask it to call any tool with any argument. So, by default,
+#' `package_tools()` serves only functions that can do nothing but compute.
+#' Every candidate function is classified from its code: the calls it makes
+#' are followed through the package's own functions, other packages and base
+#' R down to the operations whose effect is known, together with where their
+#' arguments come from (RULES R8.8). The capabilities are
+#' \itemize{
+#'   \item `"run_commands"`: runs commands or programs (`system()`,
+#'     `fread(cmd = )`, a `"|command"` file name);
+#'   \item `"call_functions"`: calls functions named by the caller
+#'     (`do.call()`, `match.fun()`, `get()`, `FUN = "system"`);
+#'   \item `"evaluate_code"`: evaluates code or sources files;
+#'   \item `"read_files"`: reads files or connections;
+#'   \item `"write_files"`: writes, moves or deletes files;
+#'   \item `"network"`: reaches the network;
+#'   \item `"processes"`: starts, signals or stops processes, `quit()`
+#'     included;
+#'   \item `"change_session"`: changes the R session (options, environment
+#'     variables, working directory, search path, loaded code, global
+#'     variables; the random seed is fine);
+#'   \item `"read_secrets"`: reads environment variables;
+#'   \item `"unknown_code"`: runs code the classification cannot follow.
+#' }
+#' Compiled code with an argument that names a file, command or address is
+#' taken to read and write files (and to run a `cmd`). A function with any
+#' capability is left out, with a message saying how many and why (unless
+#' `quiet`); naming it in `include` is an error that names the capability
+#' and the `allow` that would serve it. `allow` opts in per capability: with
+#' `"read_files"` or `"write_files"` a `root` directory is required, every
+#' file argument of a call must name a path inside it (after resolving `..`
+#' and symbolic links; URLs only with `"network"`, pipes never), and it is
+#' the working directory during the call.
+#'
+#' The result's `"capabilities"` attribute is a data frame with one row per
+#' classified function: `fun`, `tool`, `served`, `capabilities` and `through`
+#' (comma-separated). Each tool's `readOnlyHint`, `destructiveHint` and
+#' `openWorldHint` annotations follow from its capabilities unless
+#' `annotations` or `overrides` set them.
+#'
+#' No classification can promise that a function is harmless: compiled code
+#' is not read, a package's own code may do harm in ways no table lists
+#' (using all memory or time, say), and a served function's results reach the
+#' model. Review what you serve, and serve the few functions you need.
+#'
 #' @section Caching:
 #' Reading and rendering the help pages of a large package takes a few
 #' seconds, so the rendered text is cached: in memory for the R session, and
@@ -131,6 +178,12 @@
 #'   `FALSE` (default) for none, or a character vector of function names.
 #' @param formulas `"omit"` (default) to leave formula arguments out, or
 #'   `"string"` to accept them as strings.
+#' @param allow A character vector of capabilities (see "Safety") that
+#'   served functions may have; by default none. Functions with other
+#'   capabilities are left out.
+#' @param root With `"read_files"` or `"write_files"` in `allow`, the path of
+#'   an existing directory that the served functions' file arguments must
+#'   stay inside; required then, an error otherwise.
 #' @param docs `"markdown"` (default) or `"text"`: how help text is rendered.
 #' @param cache `TRUE` (default) to cache rendered help pages in memory and
 #'   on disk, `FALSE` for no cache, or the path of a directory for the disk
@@ -139,7 +192,8 @@
 #'   skipped functions.
 #'
 #' @return A named list of tools made by [tool()], named by tool name and
-#'   ordered by function name.
+#'   ordered by function name, with the classification as the
+#'   `"capabilities"` attribute (see "Safety").
 #' @seealso [tool()], [mcp_server()], [mcp_manifest()]
 #' @export
 #' @examples
@@ -150,18 +204,26 @@
 #' tools$median(x = list(1, 5, 2))
 #'
 #' # Data-frame results sliced by the client, with a total row count.
-#' csv <- package_tools("utils", include = "read.csv", shape = TRUE, cache = FALSE)
+#' # read.csv() reads files: served only with "read_files" allowed, its
+#' # `file` inside `root`.
+#' csv <- package_tools("utils", include = "read.csv", shape = TRUE, cache = FALSE,
+#'                      allow = "read_files", root = tempdir())
 #' csv$read.csv(text = "a,b\n1,x\n2,y\n3,z", .limit = 2)$structured_content
 #'
+#' # What is left out, and why.
+#' some <- package_tools("base", pattern = "^(mean|system|readLines|Sys[.]getenv)$",
+#'                       cache = FALSE)
+#' attr(some, "capabilities")[, c("fun", "served", "capabilities")]
+#'
 #' \dontrun{
-#' # server.R: every exported function of stats as a tool.
+#' # server.R: every exported function of stats that only computes, as a tool.
 #' mcplite::mcp_server(mcplite::package_tools("stats"))
 #' }
 package_tools <- function(package, include = NULL, exclude = NULL, pattern = NULL,
                           exclude_pattern = NULL, prefix = "", overrides = list(),
                           annotations = list(), shape = FALSE,
-                          formulas = c("omit", "string"), docs = c("markdown", "text"),
-                          cache = TRUE, quiet = FALSE) {
+                          formulas = c("omit", "string"), allow = character(), root = NULL,
+                          docs = c("markdown", "text"), cache = TRUE, quiet = FALSE) {
   if (missing(package)) {
     abort("`package` is required: the name of an installed package, e.g. \"stats\".")
   }
@@ -182,6 +244,8 @@ package_tools <- function(package, include = NULL, exclude = NULL, pattern = NUL
     abort("`quiet` must be TRUE or FALSE, not ", describe(quiet), ".")
   }
   map_annotations(annotations, "annotations")
+  allow <- check_allow(allow)
+  root <- check_root(root, allow)
   if (!(is_true_false(shape) || (is.character(shape) && !anyNA(shape)))) {
     abort("`shape` must be TRUE, FALSE or a character vector of function names, not ",
           describe(shape), ".")
@@ -214,7 +278,18 @@ package_tools <- function(package, include = NULL, exclude = NULL, pattern = NUL
   }
   md <- identical(docs, "markdown")
   inferred_cache <- pkg_docs$inferred[[formulas]] %||% list()
-  n_cached <- length(inferred_cache)
+  dirty <- FALSE
+  # What each function can do (RULES R8.8): worked out for all functions not
+  # in the cache at once, since they share most of the code they reach.
+  cap_cache <- pkg_docs$capabilities %||% list()
+  no_caps <- setdiff(names(funs), names(cap_cache))
+  if (length(no_caps) > 0L) {
+    cap_cache[no_caps] <- capability_infos(package, funs[no_caps])
+    pkg_docs$capabilities <- cap_cache
+    dirty <- TRUE
+  }
+  refused <- list()
+  classification <- list()
   for (fname in names(funs)) {
     ov <- overrides[[fname]] %||% list()
     tool_name <- ov$name %||% paste0(prefix, fname)
@@ -240,36 +315,173 @@ package_tools <- function(package, include = NULL, exclude = NULL, pattern = NUL
         next
       }
       inferred_cache[[fname]] <- inferred
+      dirty <- TRUE
     }
-    built <- tryCatch(
-      build_package_tool(fname, funs[[fname]], inferred, tool_name, ov, annotations, shaped,
-                         limits, md),
+    schema <- tryCatch(
+      package_tool_schema(fname, inferred, ov, shaped, limits, md),
       # Problems with the user's overrides are errors; anything else
       # skips this one function.
+      error = function(e) if (inherits(e, "mcplite_override_error")) abort(conditionMessage(e)) else e
+    )
+    if (inherits(schema, "error")) {
+      notes$failed <- c(notes$failed, paste0(fname, " (", conditionMessage(schema), ")"))
+      next
+    }
+    if (is.character(schema)) {
+      notes$unusable <- c(notes$unusable, paste0(fname, " (", schema, ")"))
+      next
+    }
+    settable <- setdiff(names(schema$props), shape_argument_names)
+    info <- cap_cache[[fname]]
+    path_args <- if (isTRUE(info$paths)) capability_path_args(settable, inferred$path_like, schema$props)
+    # What reaches the function's own `...` counts even though no tool
+    # argument fills it (file.remove(...), options(...)): conservative, and
+    # such a tool could do nothing useful anyway.
+    dots_settable <- "..." %in% info$formals
+    # The decision for these settable arguments is kept with the function's
+    # summary (usually the same every time: no overrides).
+    decision_key <- paste(c(settable, dots_settable, path_args), collapse = "\r")
+    if (identical(info$decided$key, decision_key)) {
+      caps <- info$decided$caps
+    } else {
+      caps <- capability_decide(info, settable, dots_settable, path_args)
+      info$decided <- list(key = decision_key, caps = caps)
+      cap_cache[[fname]] <- info
+      pkg_docs$capabilities <- cap_cache
+      dirty <- TRUE
+    }
+    file_caps <- intersect(names(caps), c("read_files", "write_files"))
+    guarded <- NULL
+    if (length(file_caps) > 0L && all(file_caps %in% allow)) {
+      guarded <- union(capability_file_args(info, settable), path_args)
+      caps <- capability_guarded(caps, guarded)
+    }
+    denied <- setdiff(names(caps), allow)
+    classification[[fname]] <- list(tool = tool_name, caps = unclass(caps)[seq_along(caps)],
+                                    served = length(denied) == 0L)
+    if (length(denied) > 0L) {
+      if (!is.null(include)) {
+        refused[[fname]] <- caps[denied]
+      } else {
+        notes$left_out[[fname]] <- caps[denied]
+      }
+      next
+    }
+    guard <- if (!is.null(guarded)) list(root = root, args = guarded, network = "network" %in% allow)
+    built <- tryCatch(
+      build_package_tool(fname, funs[[fname]], inferred, schema, tool_name, ov,
+                         c(capability_annotations(caps, annotations), annotations), guard),
       error = function(e) if (inherits(e, "mcplite_override_error")) abort(conditionMessage(e)) else e
     )
     if (inherits(built, "error")) {
       notes$failed <- c(notes$failed, paste0(fname, " (", conditionMessage(built), ")"))
       next
     }
-    if (is.character(built)) {
-      notes$unusable <- c(notes$unusable, paste0(fname, " (", built, ")"))
-      next
+    if (length(caps) > 0L) {
+      notes$allowed[[fname]] <- caps
     }
-    # Where the tool comes from, for mcp_manifest(); kept in the tool
-    # function's environment so that printing the tool stays unchanged.
-    assign("package_info", list(package = package, version = version, fun = fname),
+    # Where the tool comes from and what it can do, for mcp_manifest() and
+    # the result's "capabilities" attribute; kept in the tool function's
+    # environment so that printing the tool stays unchanged.
+    assign("package_info", list(package = package, version = version, fun = fname,
+                                capabilities = as.character(names(caps))),
            envir = environment(built))
     out[[tool_name]] <- built
   }
-  if (length(inferred_cache) > n_cached) {
+  if (dirty) {
     pkg_docs$inferred[[formulas]] <- inferred_cache
     save_package_docs(pkg_docs, package, docs, cache)
   }
-  if (!quiet) {
-    report_package_notes(package, notes)
+  if (length(refused) > 0L) {
+    abort_refused(package, refused)
   }
+  if (!quiet) {
+    report_package_notes(package, notes, root)
+  }
+  attr(out, "capabilities") <- classification_frame(classification)
   out
+}
+
+# -- capabilities (RULES R8.8) ---------------------------------------------------
+
+check_allow <- function(allow) {
+  if (is.null(allow)) {
+    return(character())
+  }
+  if (!is.character(allow) || anyNA(allow)) {
+    abort("`allow` must be a character vector of capability names, not ", describe(allow), ".")
+  }
+  unknown <- setdiff(allow, names(capability_labels))
+  if (length(unknown) > 0L) {
+    abort("`allow` names unknown capabilities ", quote_names(unknown), "; the capabilities are ",
+          quote_names(names(capability_labels), max = 20L), ".")
+  }
+  unique(allow)
+}
+
+# The directory that file arguments must stay inside, required when files
+# may be read or written.
+check_root <- function(root, allow) {
+  files <- intersect(allow, c("read_files", "write_files"))
+  if (is.null(root)) {
+    if (length(files) > 0L) {
+      abort("`root` is required when `allow` includes ", quote_names(files), ": the directory ",
+            "that the served functions' file arguments must stay inside.")
+    }
+    return(NULL)
+  }
+  if (length(files) == 0L) {
+    abort("`root` is only used with `allow` including \"read_files\" or \"write_files\".")
+  }
+  if (!is_scalar_string(root) || !nzchar(root) || !dir.exists(root)) {
+    abort("`root` must be the path of an existing directory, not ",
+          if (is_scalar_string(root)) paste0("\"", root, "\"") else describe(root), ".")
+  }
+  normalizePath(root, winslash = "/", mustWork = TRUE)
+}
+
+# Tool annotations that follow from the capabilities: a tool that changes
+# nothing is read-only; one that writes, runs or changes anything may be
+# destructive; the network makes the world open. Annotations the user gives
+# win (in either spelling).
+capability_annotations <- function(caps, user) {
+  given <- names(user)
+  out <- list()
+  set <- function(snake, value) {
+    if (!any(c(snake, annotation_keys[[snake]]) %in% given)) out[[snake]] <<- value
+  }
+  changes <- setdiff(names(caps), c("read_files", "read_secrets", "network"))
+  set("read_only_hint", length(changes) == 0L)
+  if (length(changes) > 0L) set("destructive_hint", TRUE)
+  set("open_world_hint", "network" %in% names(caps))
+  out
+}
+
+abort_refused <- function(package, refused) {
+  parts <- vapply(names(refused), function(f) {
+    caps <- refused[[f]]
+    paste0(f, "() ", paste0(capability_labels[names(caps)], " (through ", caps, ")", collapse = " and "))
+  }, character(1))
+  needed <- unique(unlist(lapply(refused, names), use.names = FALSE))
+  abort("`include` names functions of ", package, " that can do more than compute: ",
+        paste(parts, collapse = "; "), ". To serve them, allow exactly that with `allow = ",
+        if (length(needed) == 1L) paste0("\"", needed, "\"") else
+          paste0("c(", paste0("\"", needed, "\"", collapse = ", "), ")"),
+        "`", if (any(c("read_files", "write_files") %in% needed)) " and a `root` directory", ".")
+}
+
+classification_frame <- function(classification) {
+  fnames <- names(classification) %||% character()
+  data.frame(
+    fun = fnames,
+    tool = vapply(classification, `[[`, "", "tool", USE.NAMES = FALSE),
+    served = vapply(classification, `[[`, NA, "served", USE.NAMES = FALSE),
+    capabilities = vapply(classification, function(x) paste(names(x$caps), collapse = ","), "",
+                          USE.NAMES = FALSE),
+    through = vapply(classification, function(x) paste(x$caps, collapse = ","), "",
+                     USE.NAMES = FALSE),
+    stringsAsFactors = FALSE
+  )
 }
 
 # -- checks -------------------------------------------------------------------
@@ -434,7 +646,13 @@ shape_limits <- function() {
   list(default = min(default, max), max = max)
 }
 
-report_package_notes <- function(package, notes) {
+# The wire spelling of annotation `nm` (itself when it has no other).
+annotation_wire_name <- function(nm) {
+  wire <- annotation_keys[nm]
+  if (length(wire) == 0L || is.na(wire[[1L]])) nm else unname(wire[[1L]])
+}
+
+report_package_notes <- function(package, notes, root = NULL) {
   say <- function(...) {
     msg <- paste0("package_tools(\"", package, "\"): ", ...)
     message(structure(
@@ -463,6 +681,30 @@ report_package_notes <- function(package, notes) {
     say("skipped ", length(notes$bad_name), " function(s) whose name is not a valid tool name: ",
         quote_names(notes$bad_name), ".")
   }
+  if (length(notes$left_out) > 0L) {
+    say("left out ", length(notes$left_out), " function(s) that can do more than compute ",
+        "(see `allow` in ?package_tools): ", capability_groups(notes$left_out), ".")
+  }
+  if (length(notes$allowed) > 0L) {
+    say("serving ", length(notes$allowed), " function(s) with the capabilities `allow` gives",
+        if (!is.null(root)) paste0(" (file arguments inside ", root, ")"), ": ",
+        capability_groups(notes$allowed), ".")
+  }
+}
+
+# "runs commands or programs: system, system2 (2); reads files ...": function
+# names grouped by capability.
+capability_groups <- function(by_fun) {
+  parts <- character()
+  for (cap in names(capability_labels)) {
+    funs <- names(by_fun)[vapply(by_fun, function(c) cap %in% names(c), logical(1))]
+    if (length(funs) > 0L) {
+      parts <- c(parts, paste0(capability_labels[[cap]], " (", length(funs), "): ",
+                               paste(utils::head(funs, 8L), collapse = ", "),
+                               if (length(funs) > 8L) ", ..."))
+    }
+  }
+  paste(parts, collapse = "; ")
 }
 
 # -- documentation -------------------------------------------------------------
@@ -494,12 +736,12 @@ infer_function <- function(package, fname, fun, ns, doc, formulas, md) {
     args[[arg]] <- infer_argument(arg, sig$formals[[arg]], sig, argdocs, formulas)
   }
   list(args = args, description = tool_description(package, fname, fun, doc, md),
-       title = doc$title)
+       title = doc$title, path_like = capability_path_like(names(args), argdocs$docs))
 }
 
-# A tool, or a string saying why the function cannot be served.
-build_package_tool <- function(fname, fun, inferred, tool_name, ov, annotations, shaped,
-                               limits, md) {
+# The input schema of a function's tool: list(props, required, convert), or a
+# string saying why the function cannot be served.
+package_tool_schema <- function(fname, inferred, ov, shaped, limits, md) {
   override_args <- ov$arguments %||% list()
   unknown <- setdiff(names(override_args), names(inferred$args))
   if (length(unknown) > 0L) {
@@ -549,26 +791,37 @@ build_package_tool <- function(fname, fun, inferred, tool_name, ov, annotations,
       props[[nm]] <- shape_props[[nm]]
     }
   }
-  schema <- list(type = "object", properties = if (length(props)) props else structure(list(), names = character()))
-  if (length(required) > 0L) {
-    schema$required <- as.list(required)
+  list(props = props, required = required, convert = convert, limits = if (shaped) limits)
+}
+
+# The tool of one function, from its schema.
+build_package_tool <- function(fname, fun, inferred, schema, tool_name, ov, annotations, guard) {
+  props <- schema$props
+  input <- list(type = "object", properties = if (length(props)) props else structure(list(), names = character()))
+  if (length(schema$required) > 0L) {
+    input$required <- as.list(schema$required)
   }
-  schema$additionalProperties <- FALSE
+  input$additionalProperties <- FALSE
 
   description <- ov$description %||% inferred$description
-  ann <- annotations
+  ann <- annotations[!duplicated(names(annotations), fromLast = TRUE)]
   title <- ov$title %||% inferred$title
   if (!is.null(title) && nzchar(title) && is.null(ann$title)) {
     ann <- c(list(title = title), ann)
   }
   for (nm in names(ov$annotations)) {
+    # Either spelling of an annotation replaces both.
+    wire <- annotation_wire_name(nm)
+    same <- names(ann) == nm | names(ann) %in% names(annotation_keys)[annotation_keys == wire] |
+      names(ann) == wire
+    ann <- ann[!same]
     ann[nm] <- list(ov$annotations[[nm]])
   }
   if (!is.null(ov$title)) {
     ann$title <- ov$title
   }
-  wrapper <- package_tool_wrapper(fun, fname, convert, if (shaped) limits)
-  tool(wrapper, description, arguments = type_from_schema(schema), name = tool_name,
+  wrapper <- package_tool_wrapper(fun, fname, schema$convert, schema$limits, guard)
+  tool(wrapper, description, arguments = type_from_schema(input), name = tool_name,
        annotations = ann)
 }
 
@@ -939,7 +1192,10 @@ schema_converter <- function(schema) {
 }
 
 # A formula from its text: the string must parse to a single `~` call. The
-# call is turned into a formula without evaluating any of its terms.
+# call is turned into a formula without evaluating any of its terms. A model
+# function evaluates the terms later, so (RULES R8.8) the functions a term may
+# call are limited to formula operators and arithmetic, and the formula's
+# environment reaches R's attached packages but not the global environment.
 formula_from_json <- function(value) {
   if (!is_scalar_string(value)) {
     stop("a formula must be given as a single string such as \"y ~ x\"", call. = FALSE)
@@ -948,7 +1204,31 @@ formula_from_json <- function(value) {
   if (!is.call(expr) || !identical(expr[[1L]], as.name("~"))) {
     stop("\"", value, "\" is not a formula such as \"y ~ x\"", call. = FALSE)
   }
-  stats::as.formula(expr, env = globalenv())
+  bad <- setdiff(formula_calls(expr), formula_functions)
+  if (length(bad) > 0L) {
+    stop("the formula \"", value, "\" calls ", paste0(bad, "()", collapse = ", "),
+         ", which a formula may not; it may call ", paste0(formula_functions[-1L], collapse = " "),
+         call. = FALSE)
+  }
+  env <- if ("package:stats" %in% search()) as.environment("package:stats") else baseenv()
+  stats::as.formula(expr, env = new.env(parent = env))
+}
+
+formula_functions <- c(
+  "~", "+", "-", "*", "/", "^", ":", "%in%", "|", "(", "I", "log", "log2", "log10", "log1p", "exp",
+  "expm1", "sqrt", "abs", "sin", "cos", "tan", "poly", "offset", "factor", "as.factor", "ordered",
+  "as.numeric", "as.integer", "scale", "cut", "Error"
+)
+
+# The names of the functions a formula's terms call.
+formula_calls <- function(e) {
+  if (!is.call(e)) {
+    return(character())
+  }
+  head <- e[[1L]]
+  out <- if (is.symbol(head)) as.character(head) else c("(computed)", formula_calls(head))
+  for (i in seq_along(e)[-1L]) out <- c(out, formula_calls(e[[i]]))
+  unique(out)
 }
 
 # -- calling the function -------------------------------------------------------
@@ -956,10 +1236,11 @@ formula_from_json <- function(value) {
 # The tool function: converts the arguments, calls the package function by
 # its name (so that warnings and sys.call() read `median(...)`), and shapes
 # or converts the result.
-package_tool_wrapper <- function(fun, fname, convert, limits) {
+package_tool_wrapper <- function(fun, fname, convert, limits, guard = NULL) {
   force(fun)
   force(convert)
   force(limits)
+  force(guard)
   # Arguments are passed as values; language objects among them (formulas)
   # are wrapped in quote(), which is all this environment has to resolve.
   call_env <- new.env(parent = baseenv())
@@ -985,12 +1266,80 @@ package_tool_wrapper <- function(fun, fname, convert, limits) {
         args[[i]] <- call("quote", args[[i]])
       }
     }
+    if (!is.null(guard)) {
+      # RULES R8.8: file arguments stay inside `root`, which is also the
+      # working directory during the call.
+      check_path_args(args, guard)
+      owd <- setwd(guard$root)
+      on.exit(setwd(owd), add = TRUE)
+    }
     res <- do.call(fname, args, envir = call_env)
     if (!is.null(shaping) && is.data.frame(res)) {
       return(shape_rows(res, shaping))
     }
     package_tool_value(res)
   }
+}
+
+# The file arguments of a call must name paths inside the served directory
+# (after resolving `..` and symbolic links), the console (""), or with
+# "network" allowed a web address. Anything else is a tool error.
+check_path_args <- function(args, guard) {
+  for (nm in intersect(names(args), guard$args)) {
+    v <- args[[nm]]
+    if (is.null(v)) {
+      next
+    }
+    if (!is.character(v)) {
+      stop("`", nm, "` must be a path inside the served directory", call. = FALSE)
+    }
+    for (x in v) {
+      if (is.na(x) || !nzchar(x)) {
+        next
+      }
+      if (grepl("^[A-Za-z][A-Za-z0-9+.-]*://", x)) {
+        if (guard$network && grepl("^(https?|ftps?)://", x, ignore.case = TRUE)) {
+          next
+        }
+        stop("`", nm, "` must be a path inside the served directory, not a URL",
+             if (!guard$network) " (web addresses need \"network\" in `allow`)", call. = FALSE)
+      }
+      if (!path_inside(x, guard$root)) {
+        stop("`", nm, "` must be a path inside the served directory, not \"", x, "\"", call. = FALSE)
+      }
+    }
+  }
+  invisible()
+}
+
+# Does `x` (relative paths are relative to `root`) lie inside `root` (a
+# normalized directory)? The existing part of the path is resolved with its
+# symbolic links; the rest may not climb with "..".
+path_inside <- function(x, root) {
+  if (startsWith(x, "|") || grepl("\\n|\\r", x)) {
+    return(FALSE)
+  }
+  x <- path.expand(x)
+  if (!startsWith(x, "/")) {
+    x <- file.path(root, x)
+  }
+  parts <- strsplit(x, "/", fixed = TRUE)[[1L]]
+  parts <- parts[nzchar(parts) & parts != "."]
+  rest <- character()
+  repeat {
+    head <- paste0("/", paste(parts, collapse = "/"))
+    if (length(parts) == 0L || file.exists(head)) {
+      break
+    }
+    rest <- c(parts[[length(parts)]], rest)
+    parts <- parts[-length(parts)]
+  }
+  if (any(rest == "..")) {
+    return(FALSE)
+  }
+  real <- normalizePath(head, winslash = "/", mustWork = FALSE)
+  full <- if (length(rest)) paste(c(sub("/$", "", real), rest), collapse = "/") else real
+  identical(full, root) || startsWith(full, paste0(sub("/$", "", root), "/"))
 }
 
 # Values that cannot be sent as JSON are sent as the text R prints for them.

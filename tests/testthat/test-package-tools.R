@@ -15,7 +15,7 @@ modern_meta <- list(
 call_tool <- function(session, name, args = structure(list(), names = character())) {
   line <- mcp_handle(session, list(
     jsonrpc = "2.0", id = 1L, method = "tools/call",
-    params = list(name = name, arguments = args, `_meta` = modern_meta)
+    params = list(name = name, arguments = args, `_meta` = modern_meta())
   ))
   jsonlite::parse_json(line, simplifyVector = FALSE)$result
 }
@@ -91,14 +91,16 @@ test_that("schemas are inferred from defaults, match.arg() choices and docs", {
 })
 
 test_that("formulas are left out unless a string form is chosen", {
+  # Model functions evaluate expressions built from their arguments
+  # (RULES R8.8): served only with "evaluate_code" allowed.
   expect_message(
-    tl <- package_tools("stats", include = c("lm", "xtabs")),
+    tl <- package_tools("stats", include = c("lm", "xtabs"), allow = "evaluate_code"),
     "lm \\(formula: formula\\)"
   )
   expect_named(tl, "xtabs")
   expect_false("formula" %in% names(input_schema(tl$xtabs)$properties))
 
-  tl <- stats_tools(include = "lm", formulas = "string")
+  tl <- stats_tools(include = "lm", formulas = "string", allow = "evaluate_code")
   schema <- input_schema(tl$lm)
   expect_identical(schema$properties$formula$type, "string")
   # Model functions (match.call()) only require their first argument.
@@ -119,6 +121,20 @@ test_that("formulas are left out unless a string form is chosen", {
   expect_true(bad$isError)
   expect_match(bad$content[[1]]$text, "is not a formula")
   expect_false(file.exists(marker))
+  # Its terms may call formula operators and arithmetic only (the model
+  # function would evaluate them), and see no global variable.
+  bad <- call_tool(session, "lm", list(formula = sprintf("y ~ x + file.create('%s')", marker),
+                                       data = records))
+  expect_true(bad$isError)
+  expect_match(bad$content[[1]]$text, "calls file.create\\(\\), which a formula may not")
+  expect_false(file.exists(marker))
+  ok <- call_tool(session, "lm", list(formula = "log(y) ~ poly(x, 2)", data = records))
+  expect_false(ok$isError)
+  assign("mcplite_secret_column", 1:5, envir = globalenv())
+  withr::defer(rm("mcplite_secret_column", envir = globalenv()))
+  hidden <- call_tool(session, "lm", list(formula = "y ~ mcplite_secret_column", data = records))
+  expect_true(hidden$isError)
+  expect_match(hidden$content[[1]]$text, "mcplite_secret_column")
 })
 
 test_that("tools called through the server return what a direct call returns", {
@@ -168,7 +184,8 @@ test_that("JSON values are converted to R vectors and data frames", {
 
 test_that("data-frame results are shaped with .limit, .offset, .columns and .format", {
   withr::local_options(mcplite.shape.limit = 4L, mcplite.shape.max_limit = 6L)
-  tl <- package_tools("utils", include = c("read.csv", "head"), shape = "read.csv", quiet = TRUE)
+  tl <- package_tools("utils", include = c("read.csv", "head"), shape = "read.csv", quiet = TRUE,
+                      allow = "read_files", root = tempdir())
   schema <- input_schema(tl$read.csv)
   expect_identical(schema$properties$.limit[c("type", "minimum", "maximum", "default")],
                    list(type = "integer", minimum = 0L, maximum = 6L, default = 4L))
@@ -238,7 +255,8 @@ test_that("overrides replace inferred pieces without writing the tool", {
   spec <- tool_spec(tl$sample_median)
   expect_identical(spec$description, "The median of numbers.")
   expect_identical(spec$annotations,
-                   c(title = "\"Median\"", readOnlyHint = "true", idempotentHint = "true"))
+                   c(title = "\"Median\"", openWorldHint = "false", readOnlyHint = "true",
+                     idempotentHint = "true"))
   expect_identical(input_schema(tl$sample_median)$properties$x,
                    list(type = "array", items = list(type = "number"), description = "The numbers."))
   expect_identical(tool_spec(tl$qnorm)$annotations[["readOnlyHint"]], "true")
@@ -470,7 +488,7 @@ test_that("the manifest lists the catalogue exactly as the server sends it", {
 
   # Each tool line is, byte for byte, an element of the server's tools/list.
   listing <- mcp_handle(mcp_handler(tl, "Use the tools."), list(
-    jsonrpc = "2.0", id = 7L, method = "tools/list", params = list(`_meta` = modern_meta)
+    jsonrpc = "2.0", id = 7L, method = "tools/list", params = list(`_meta` = modern_meta())
   ))
   lines <- strsplit(text, "\n", fixed = TRUE)[[1]]
   tool_lines <- sub(",$", "", sub("^    ", "", lines[grepl("^    \\{", lines)]))
@@ -489,7 +507,8 @@ test_that("the manifest is byte-identical across runs and processes", {
     args <- commandArgs(TRUE)
     options(mcplite.cache_dir = args[[2]])
     tools <- c(mcplite::package_tools("stats", quiet = TRUE),
-               mcplite::package_tools("utils", include = c("head", "read.csv"), shape = TRUE, quiet = TRUE))
+               mcplite::package_tools("utils", include = c("head", "read.csv"), shape = TRUE, quiet = TRUE,
+                                      allow = "read_files", root = tempdir()))
     mcplite::mcp_manifest(tools, instructions = "Statistics.", path = args[[1]])
   '
   run <- function(path, cache) {
@@ -506,7 +525,8 @@ test_that("the manifest is byte-identical across runs and processes", {
   expect_identical(first, second)
 
   tools <- c(package_tools("stats", quiet = TRUE),
-             package_tools("utils", include = c("head", "read.csv"), shape = TRUE, quiet = TRUE))
+             package_tools("utils", include = c("head", "read.csv"), shape = TRUE, quiet = TRUE,
+                           allow = "read_files", root = tempdir()))
   here <- tempfile(fileext = ".json")
   mcp_manifest(tools, instructions = "Statistics.", path = here)
   expect_identical(readBin(here, "raw", file.info(here)$size), first)
@@ -529,9 +549,11 @@ test_that("every generated tool of stats, utils and tools is valid against every
   schemas <- schema_dir()
   skip_if(is.null(py), "no Python venv with jsonschema")
   skip_if(is.null(schemas), "official MCP schemas not reachable")
-  tools <- c(package_tools("stats", quiet = TRUE),
-             package_tools("utils", shape = TRUE, quiet = TRUE),
-             package_tools("tools", formulas = "string", quiet = TRUE))
+  # Every capability allowed, so that the guarded tools are validated too.
+  everything <- names(capability_labels)
+  tools <- c(package_tools("stats", quiet = TRUE, formulas = "string", allow = everything, root = tempdir()),
+             package_tools("utils", shape = TRUE, quiet = TRUE, allow = everything, root = tempdir()),
+             package_tools("tools", formulas = "string", quiet = TRUE, allow = everything, root = tempdir()))
   expect_gt(length(tools), 600L)
   # The tools/list result the server sends in each protocol version.
   listings <- list()
@@ -544,7 +566,7 @@ test_that("every generated tool of stats, utils and tools is valid against every
     listings[[version]] <- mcp_handle(session, list(jsonrpc = "2.0", id = 1L, method = "tools/list"))
   }
   listings[["2026-07-28"]] <- mcp_handle(mcp_handler(tools), list(
-    jsonrpc = "2.0", id = 1L, method = "tools/list", params = list(`_meta` = modern_meta)
+    jsonrpc = "2.0", id = 1L, method = "tools/list", params = list(`_meta` = modern_meta())
   ))
   responses <- tempfile(fileext = ".json")
   writeLines(paste0("{", paste0("\"", names(listings), "\":", unlist(listings), collapse = ","), "}"),
@@ -581,4 +603,296 @@ print(json.dumps({"counts": counts, "errors": bad[:20]}))
   res <- jsonlite::parse_json(paste(out, collapse = "\n"))
   expect_identical(unlist(res$counts), stats::setNames(rep(length(tools), 4L), names(listings)))
   expect_identical(unlist(res$errors), NULL, info = paste(unlist(res$errors), collapse = "\n"))
+})
+
+# -- capabilities (RULES R8.8) ------------------------------------------------------
+
+# The whole JSON-RPC answer of a tools/call (an unknown tool is an error, not
+# a result).
+call_raw <- function(session, name, args = structure(list(), names = character())) {
+  line <- mcp_handle(session, list(
+    jsonrpc = "2.0", id = 1L, method = "tools/call",
+    params = list(name = name, arguments = args, `_meta` = modern_meta())
+  ))
+  jsonlite::parse_json(line, simplifyVector = FALSE)
+}
+
+# What package_tools() decides for each of `funs`: the classification frame
+# (fun, served, capabilities), selected by pattern so that no refusal
+# interrupts. A function whose required argument JSON cannot carry
+# (do.call's `what`) is no tool at all and has no row.
+decisions <- function(package, funs, ...) {
+  pat <- paste0("^(", paste(gsub(".", "\\.", funs, fixed = TRUE), collapse = "|"), ")$")
+  attr(package_tools(package, pattern = pat, quiet = TRUE, ...), "capabilities")
+}
+
+test_that("well-known functions keep being served or left out as reviewed", {
+  skip_if_not_installed("data.table")
+  safe <- list(
+    base = c("mean", "toupper", "seq", "paste", "sort", "order", "table", "data.frame", "strsplit",
+             "gsub", "rev", "unique", "sum", "round", "nchar", "sprintf", "format", "rep", "max",
+             "merge", "Sys.time", "identity", "message"),
+    stats = c("median", "quantile", "t.test", "sd", "var", "cor", "qnorm", "p.adjust", "fisher.test",
+              "chisq.test", "wilcox.test", "weighted.mean", "fivenum", "IQR", "mad"),
+    utils = c("head", "tail", "combn", "type.convert", "URLencode", "compareVersion", "modifyList",
+              "glob2rx", "object.size"),
+    tools = c("file_ext", "toTitleCase"),
+    jsonlite = c("toJSON", "prettify", "minify", "validate", "unbox"),
+    data.table = c("data.table", "setkey", "rbindlist", "melt", "year", "month", "shift", "frollmean",
+                   "fifelse", "uniqueN", "between")
+  )
+  unsafe <- list(
+    base = c(system = "run_commands", system2 = "run_commands", dyn.load = "run_commands",
+             quit = "processes", q = "processes", Sys.getenv = "read_secrets",
+             Sys.setenv = "change_session", setwd = "change_session", assign = "change_session",
+             options = "change_session", library = "change_session", dyn.unload = "change_session",
+             autoloader = "change_session", source = "evaluate_code", readLines = "read_files",
+             readRDS = "read_files", list.files = "read_files", file.exists = "read_files",
+             unlink = "write_files", writeLines = "write_files", file.remove = "write_files",
+             file.rename = "write_files", file.copy = "write_files", get = "call_functions",
+             do.call = "call_functions", match.fun = "call_functions", url = "network",
+             socketConnection = "network", cat = "run_commands"),
+    stats = c(read.ftable = "read_files", write.ftable = "write_files", formula = "evaluate_code",
+              C = "call_functions"),
+    utils = c(read.csv = "read_files", write.table = "write_files", write.csv = "write_files",
+              download.file = "network", install.packages = "network",
+              remove.packages = "write_files", browseURL = "run_commands", Rprof = "write_files",
+              zip = "run_commands", make.socket = "network", nsl = "network"),
+    tools = c(pskill = "processes", psnice = "processes", md5sum = "read_files",
+              texi2pdf = "run_commands", startDynamicHelp = "network"),
+    jsonlite = c(fromJSON = "read_files", read_json = "read_files", write_json = "write_files",
+                 unserializeJSON = "evaluate_code"),
+    data.table = c(fread = "run_commands", fwrite = "write_files")
+  )
+  for (pkg in names(safe)) {
+    d <- decisions(pkg, c(safe[[pkg]], names(unsafe[[pkg]])))
+    for (f in safe[[pkg]]) {
+      expect_identical(d$capabilities[d$fun == f], "", info = paste0(pkg, "::", f))
+      expect_identical(d$served[d$fun == f], TRUE, info = paste0(pkg, "::", f))
+    }
+    for (f in names(unsafe[[pkg]])) {
+      info <- paste0(pkg, "::", f, " has ", paste(d$capabilities[d$fun == f], collapse = ""))
+      expect_false(isTRUE(d$served[d$fun == f]), info = info)
+      if (f %in% d$fun) {
+        expect_true(unsafe[[pkg]][[f]] %in% strsplit(d$capabilities[d$fun == f], ",", fixed = TRUE)[[1]],
+                    info = info)
+      }
+    }
+  }
+})
+
+test_that("every .Internal() function of this R has been reviewed", {
+  known <- c(names(capability_internal), capability_pure)
+  expect_identical(setdiff(builtins(internal = TRUE), known), character())
+})
+
+test_that("commands do not run unless allowed (run_commands)", {
+  skip_if_not_installed("data.table")
+  marker <- tempfile("mcplite-cmd-")
+  msgs <- with_messages(tl <- package_tools("base", pattern = "^(system|mean)$"))$messages
+  expect_named(tl, "mean")
+  expect_true(any(grepl("left out 1 function.*runs commands or programs \\(1\\): system", msgs)))
+  res <- call_raw(mcp_handler(tl), "system", list(command = paste("touch", shQuote(marker))))
+  expect_identical(res$error$code, -32602L)
+  expect_false(file.exists(marker))
+  # fread(cmd = ) (issue 28) is left out too.
+  expect_false("fread" %in% names(package_tools("data.table", pattern = "^(fread|fifelse)$", quiet = TRUE)))
+  # Named in `include`: refused, saying which capability and how to allow it.
+  err <- expect_error(package_tools("base", include = "system"), class = "mcplite_error")
+  expect_match(conditionMessage(err), "system\\(\\) runs commands or programs")
+  expect_match(conditionMessage(err), "allow = \"run_commands\"", fixed = TRUE)
+  tl <- package_tools("base", include = "system", allow = "run_commands", quiet = TRUE)
+  res <- call_tool(mcp_handler(tl), "system", list(command = paste("touch", shQuote(marker))))
+  expect_false(res$isError)
+  expect_true(file.exists(marker))
+  expect_identical(attr(tl, "capabilities")$capabilities, "run_commands")
+})
+
+test_that("files are neither read nor written unless allowed, and then only inside `root`", {
+  root <- file.path(tempdir(), "mcplite-root")
+  unlink(root, recursive = TRUE)
+  dir.create(root)
+  outside <- tempfile("mcplite-secret-")
+  writeLines("TOP SECRET", outside)
+  writeLines("hello", file.path(root, "inside.txt"))
+  funs <- c("readLines", "writeLines", "unlink", "file.exists")
+  tl <- package_tools("base", include = "nchar", quiet = TRUE)
+  for (f in funs) {
+    expect_identical(call_raw(mcp_handler(tl), f, list(con = outside))$error$code, -32602L)
+  }
+  expect_false(any(funs %in% names(package_tools("base", pattern = "^(readLines|writeLines|unlink)$",
+                                                 quiet = TRUE))))
+  err <- expect_error(package_tools("base", include = c("readLines", "writeLines")), class = "mcplite_error")
+  expect_match(conditionMessage(err), "allow = c(\"read_files\", \"write_files\")` and a `root`", fixed = TRUE)
+
+  tl <- package_tools("base", include = c("readLines", "writeLines", "unlink"),
+                      allow = c("read_files", "write_files"), root = root, quiet = TRUE)
+  s <- mcp_handler(tl)
+  expect_identical(call_tool(s, "readLines", list(con = "inside.txt"))$content[[1]]$text,
+                   direct_text("hello"))
+  expect_identical(call_tool(s, "readLines", list(con = file.path(root, "inside.txt")))$isError, FALSE)
+  for (path in list(outside, paste0("../", basename(outside)), "/etc/hostname", "|cat /etc/hostname",
+                    "~/.Renviron", "http://127.0.0.1:9/")) {
+    res <- call_tool(s, "readLines", list(con = path))
+    expect_true(res$isError, info = path)
+    expect_false(grepl("TOP SECRET", res$content[[1]]$text), info = path)
+  }
+  # A symbolic link inside the root that points outside is outside.
+  file.symlink(outside, file.path(root, "link.txt"))
+  res <- call_tool(s, "readLines", list(con = "link.txt"))
+  expect_true(res$isError)
+  expect_false(grepl("TOP SECRET", res$content[[1]]$text))
+  # Writing: relative paths land in the root (the working directory during
+  # the call), not in the server's working directory.
+  expect_false(call_tool(s, "writeLines", list(text = "new", con = "new.txt"))$isError)
+  expect_identical(readLines(file.path(root, "new.txt")), "new")
+  expect_false(file.exists("new.txt"))
+  target <- tempfile("mcplite-write-")
+  expect_true(call_tool(s, "writeLines", list(text = "x", con = target))$isError)
+  expect_false(file.exists(target))
+  expect_true(call_tool(s, "unlink", list(x = outside))$isError)
+  expect_true(file.exists(outside))
+  expect_false(call_tool(s, "unlink", list(x = "new.txt"))$isError)
+  expect_false(file.exists(file.path(root, "new.txt")))
+  # Tools that change files say so (MCP tool annotations).
+  ann <- tool_spec(tl$writeLines)$annotations
+  expect_identical(ann[c("readOnlyHint", "destructiveHint", "openWorldHint")],
+                   c(readOnlyHint = "false", destructiveHint = "true", openWorldHint = "false"))
+  expect_identical(tool_spec(tl$readLines)$annotations[["readOnlyHint"]], "true")
+})
+
+test_that("the network is not reached unless allowed (network)", {
+  skip_if_not_installed("processx")
+  py <- Sys.which("python3")
+  skip_if(!nzchar(py), "python3 not found")
+  dir <- tempfile("mcplite-www-")
+  dir.create(dir)
+  writeLines("ok", file.path(dir, "index.html"))
+  port <- local({
+    s <- serverSocket(0L)
+    on.exit(close(s))
+    NULL
+  })
+  srv <- processx::process$new(py, c("-u", "-m", "http.server", "0", "--bind", "127.0.0.1"), wd = dir,
+                               stdout = "|", stderr = "2>&1")
+  withr::defer(srv$kill())
+  line <- ""
+  deadline <- Sys.time() + 30
+  while (!grepl("port [0-9]+", line) && Sys.time() < deadline) {
+    srv$poll_io(500L)
+    line <- paste(line, paste(srv$read_output_lines(), collapse = "\n"))
+  }
+  port <- sub("^.*port ([0-9]+).*$", "\\1", line)
+  url <- paste0("http://127.0.0.1:", port, "/index.html")
+  tl <- package_tools("base", pattern = "^(curlGetHeaders|nchar)$", quiet = TRUE)
+  expect_named(tl, "nchar")
+  expect_identical(call_raw(mcp_handler(tl), "curlGetHeaders", list(url = url))$error$code, -32602L)
+  tl <- package_tools("base", include = "curlGetHeaders", allow = "network", quiet = TRUE)
+  expect_identical(tool_spec(tl$curlGetHeaders)$annotations[["openWorldHint"]], "true")
+  res <- call_tool(mcp_handler(tl), "curlGetHeaders", list(url = url))
+  expect_false(res$isError)
+  expect_match(res$content[[1]]$text, "200")
+  # Only the allowed call reached the server.
+  srv$poll_io(1000L)
+  log <- paste(srv$read_output_lines(), collapse = "\n")
+  expect_identical(lengths(regmatches(log, gregexpr("\"HEAD /index.html", log))), 1L)
+})
+
+test_that("processes are not signalled unless allowed (processes)", {
+  skip_if_not_installed("processx")
+  p <- processx::process$new("sleep", "60")
+  withr::defer(p$kill())
+  tl <- package_tools("tools", pattern = "^(pskill|file_ext)$", quiet = TRUE)
+  expect_named(tl, "file_ext")
+  expect_identical(call_raw(mcp_handler(tl), "pskill", list(pid = p$get_pid()))$error$code, -32602L)
+  expect_true(p$is_alive())
+  tl <- package_tools("tools", include = "pskill", allow = "processes", quiet = TRUE)
+  expect_false(call_tool(mcp_handler(tl), "pskill", list(pid = p$get_pid()))$isError)
+  p$wait(10000)
+  expect_false(p$is_alive())
+})
+
+test_that("the session is not changed unless allowed (change_session)", {
+  wd <- getwd()
+  dir <- tempfile("mcplite-wd-")
+  dir.create(dir)
+  tl <- package_tools("base", pattern = "^(setwd|getwd)$", quiet = TRUE)
+  expect_named(tl, "getwd")
+  expect_identical(call_raw(mcp_handler(tl), "setwd", list(dir = dir))$error$code, -32602L)
+  expect_identical(getwd(), wd)
+  tl <- package_tools("base", include = "setwd", allow = "change_session", quiet = TRUE)
+  withr::defer(setwd(wd))
+  expect_false(call_tool(mcp_handler(tl), "setwd", list(dir = dir))$isError)
+  expect_identical(normalizePath(getwd()), normalizePath(dir))
+})
+
+test_that("environment variables are not read unless allowed (read_secrets)", {
+  withr::local_envvar(MCPLITE_TEST_SECRET = "s3cr3t-token")
+  tl <- package_tools("base", pattern = "^(Sys.getenv|Sys.time)$", quiet = TRUE)
+  expect_named(tl, "Sys.time")
+  res <- call_raw(mcp_handler(tl), "Sys.getenv", list(x = "MCPLITE_TEST_SECRET"))
+  expect_identical(res$error$code, -32602L)
+  expect_false(grepl("s3cr3t", jsonlite::toJSON(res)))
+  tl <- package_tools("base", include = "Sys.getenv", allow = "read_secrets", quiet = TRUE)
+  res <- call_tool(mcp_handler(tl), "Sys.getenv", list(x = "MCPLITE_TEST_SECRET"))
+  expect_match(res$content[[1]]$text, "s3cr3t-token", fixed = TRUE)
+})
+
+test_that("code is not evaluated unless allowed (evaluate_code)", {
+  marker <- tempfile("mcplite-eval-")
+  # formula.character() evaluates a string in parentheses.
+  code <- sprintf("(file.create('%s'))", marker)
+  tl <- package_tools("stats", pattern = "^(formula|median)$", quiet = TRUE)
+  expect_named(tl, "median")
+  expect_identical(call_raw(mcp_handler(tl), "formula", list(x = code))$error$code, -32602L)
+  expect_false(file.exists(marker))
+  # Allowed, it really does (with a deprecation warning).
+  tl <- package_tools("stats", include = "formula", allow = "evaluate_code", quiet = TRUE)
+  suppressWarnings(call_tool(mcp_handler(tl), "formula", list(x = code)))
+  expect_true(file.exists(marker))
+})
+
+test_that("functions named by the client are not called unless allowed (call_functions)", {
+  marker <- tempfile("mcplite-fun-")
+  tl <- package_tools("base", pattern = "^(outer|rev)$", quiet = TRUE)
+  expect_named(tl, "rev")
+  res <- call_raw(mcp_handler(tl), "outer", list(X = marker, Y = "", FUN = "file.create"))
+  expect_identical(res$error$code, -32602L)
+  expect_false(file.exists(marker))
+  tl <- package_tools("base", include = "outer", allow = "call_functions", quiet = TRUE)
+  res <- call_tool(mcp_handler(tl), "outer", list(X = list(1, 2), Y = list(10), FUN = "+"))
+  expect_identical(res$content[[1]]$text, direct_text(outer(c(1, 2), 10, "+")))
+})
+
+test_that("`allow` and `root` are checked, the classification is published", {
+  expect_field_error(package_tools("base", include = "mean", allow = "everything"), "allow")
+  expect_field_error(package_tools("base", include = "mean", allow = NA_character_), "allow")
+  expect_field_error(package_tools("base", include = "readLines", allow = "read_files"), "root")
+  expect_field_error(package_tools("base", include = "readLines", allow = "read_files",
+                                   root = tempfile()), "root")
+  expect_field_error(package_tools("base", include = "mean", root = tempdir()), "root")
+  tl <- package_tools("base", pattern = "^(mean|system|readLines)$", quiet = TRUE)
+  cl <- attr(tl, "capabilities")
+  expect_identical(cl$fun, c("mean", "readLines", "system"))
+  expect_identical(cl$served, c(TRUE, FALSE, FALSE))
+  expect_identical(cl$capabilities, c("", "read_files", "run_commands"))
+  expect_identical(environment(tl$mean)$package_info$capabilities, character())
+  ann <- tool_spec(tl$mean)$annotations
+  expect_identical(ann[c("readOnlyHint", "openWorldHint")], c(readOnlyHint = "true", openWorldHint = "false"))
+  expect_false("destructiveHint" %in% names(ann))
+  # Annotations the user gives win.
+  tl <- package_tools("base", include = "mean", annotations = list(readOnlyHint = FALSE), quiet = TRUE)
+  expect_identical(tool_spec(tl$mean)$annotations[["readOnlyHint"]], "false")
+})
+
+test_that("paths are confined to the root", {
+  root <- normalizePath(tempdir())
+  expect_true(path_inside("a/b.txt", root))
+  expect_true(path_inside(file.path(root, "x"), root))
+  expect_true(path_inside(root, root))
+  expect_false(path_inside("../x", root))
+  expect_false(path_inside("a/../../x", root))
+  expect_false(path_inside("/etc/passwd", root))
+  expect_false(path_inside("|ls", root))
+  expect_false(path_inside(paste0(root, "-other/x"), root))
 })
