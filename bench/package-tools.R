@@ -10,8 +10,14 @@
 # rendered in the cache directory), "stats, cold cache" (empty cache
 # directory every round). Also times package_tools("stats") and
 # mcp_manifest() in this process. Prints a Markdown table (medians).
+#
+#   R_LIBS=<lib> Rscript --vanilla bench/package-tools.R [rounds] in-process
+#
+# times only the in-process part (no servers spawned), for comparing two
+# builds quickly.
 args <- commandArgs(TRUE)
 rounds <- if (length(args)) as.integer(args[[1]]) else 7L
+in_process_only <- identical(args[2], "in-process")
 script <- normalizePath(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))),
                                   "servers", "package_tools.R"))
 rscript <- file.path(R.home("bin"), "Rscript")
@@ -55,16 +61,18 @@ variants <- list(
   "stats, warm cache" = function() start_once("stats", warm_dir),
   "stats, cold cache" = function() start_once("stats", tempfile("pkgtools-cold-"))
 )
-invisible(start_once("stats", warm_dir)) # fill the warm cache
-res <- lapply(variants, function(f) do.call(rbind, replicate(rounds, f(), simplify = FALSE)))
+if (!in_process_only) {
+  invisible(start_once("stats", warm_dir)) # fill the warm cache
+  res <- lapply(variants, function(f) do.call(rbind, replicate(rounds, f(), simplify = FALSE)))
 
-med <- function(x) sprintf("%.3f", stats::median(x))
-cat("| Server | tools | spawn → initialize (s) | spawn → tools/list (s) | server CPU (s) | tools/list bytes |\n")
-cat("|---|---:|---:|---:|---:|---:|\n")
-for (nm in names(res)) {
-  r <- res[[nm]]
-  cat(sprintf("| %s | %d | %s | %s | %s | %d |\n", nm, as.integer(r[1, "tools"]), med(r[, "init"]),
-              med(r[, "list"]), med(r[, "cpu"]), as.integer(r[1, "bytes"])))
+  med <- function(x) sprintf("%.3f", stats::median(x))
+  cat("| Server | tools | spawn → initialize (s) | spawn → tools/list (s) | server CPU (s) | tools/list bytes |\n")
+  cat("|---|---:|---:|---:|---:|---:|\n")
+  for (nm in names(res)) {
+    r <- res[[nm]]
+    cat(sprintf("| %s | %d | %s | %s | %s | %d |\n", nm, as.integer(r[1, "tools"]), med(r[, "init"]),
+                med(r[, "list"]), med(r[, "cpu"]), as.integer(r[1, "bytes"])))
+  }
 }
 
 # In process: building the catalogue and writing the manifest.
@@ -73,6 +81,7 @@ time_it <- function(f) {
   stats::median(vapply(seq_len(rounds), function(i) system.time(f())[["elapsed"]], numeric(1)))
 }
 options(mcplite.cache_dir = warm_dir)
+invisible(package_tools("stats", quiet = TRUE)) # fill the warm cache
 cat("\n| In process (median of ", rounds, ") | seconds |\n|---|---:|\n", sep = "")
 cat(sprintf("| package_tools(\"stats\"), warm cache | %.3f |\n", time_it(function() package_tools("stats", quiet = TRUE))))
 cat(sprintf("| package_tools(\"stats\", cache = FALSE) | %.3f |\n",

@@ -508,6 +508,68 @@ def case_quit():
         srv.kill()
 
 
+def case_package_tools():
+    """package_tools() defaults (issue 28): what can run commands, read, write
+    or delete files, reach the network, signal processes, quit or change the
+    session is not served; calling it changes nothing, the process survives
+    quit() and still answers ping."""
+    d = tempfile.mkdtemp(prefix="hostile-pkg-")
+    sleeper = subprocess.Popen(["sleep", "300"])
+    srv = Server(script=os.path.join(HERE, "packages.R"),
+                 extra_env={"HOSTILE_CACHE": os.path.join(d, "cache"), "HOSTILE_PROBE": "unchanged"})
+    try:
+        secret = os.path.join(d, "secret.txt")
+        with open(secret, "w") as f:
+            f.write("TOP SECRET\n")
+        marker = os.path.join(d, "marker")
+        srv.send(INIT + "\n")
+        srv.recv(300)  # the first start classifies the functions (no cache yet)
+        listing = srv.request('{"jsonrpc":"2.0","id":"list","method":"tools/list"}')
+        names = {t["name"] for t in listing["result"]["tools"]}
+        for safe in ("mean", "toupper", "seq", "head", "file_ext", "toJSON", "fifelse", "probe"):
+            assert safe in names, "%s not served: %s" % (safe, sorted(names))
+        attempts = [
+            ("system", {"command": "touch " + marker}), ("system2", {"command": "touch", "args": marker}),
+            ("fread", {"cmd": "touch " + marker}), ("fread", {"file": secret}),
+            ("readLines", {"con": secret}), ("fromJSON", {"txt": secret}), ("read_json", {"path": secret}),
+            ("read.csv", {"file": secret}), ("readRDS", {"file": secret}),
+            ("source", {"file": secret}), ("writeLines", {"text": "x", "con": marker}),
+            ("fwrite", {"x": {"a": [1]}, "file": marker}), ("write.csv", {"x": {"a": [1]}, "file": marker}),
+            ("write_json", {"x": [1], "path": marker}), ("unlink", {"x": secret}),
+            ("file.remove", {}), ("download.file", {"url": "http://127.0.0.1:9/", "destfile": marker}),
+            ("install.packages", {"pkgs": "x"}), ("remove.packages", {"pkgs": "jsonlite"}),
+            ("pskill", {"pid": sleeper.pid}), ("psnice", {"pid": sleeper.pid, "value": 19}),
+            ("Sys.setenv", {"HOSTILE_PROBE": "changed"}), ("Sys.getenv", {"x": "HOSTILE_PROBE"}),
+            ("setwd", {"dir": "/"}), ("options", {"digits": 3}), ("assign", {"x": "a", "value": 1, "pos": 1}),
+            ("library", {"package": "tools"}), ("dyn.load", {"x": marker}),
+            ("quit", {"save": "no", "status": 9}), ("q", {}),
+        ]
+        for i, (name, args) in enumerate(attempts):
+            assert name not in names, "%s is served by default" % name
+            expect_error(srv, call("pkg%d" % i, name, args, modern=True), -32602, '"pkg%d"' % i)
+        # Nothing happened: no command ran, no file was written or deleted,
+        # the process was not signalled, the session is unchanged, and the
+        # server still answers.
+        assert not os.path.exists(marker), "a command ran or a file was written"
+        with open(secret) as f:
+            assert f.read() == "TOP SECRET\n"
+        assert sleeper.poll() is None, "the sleeper was signalled"
+        r, _ = expect_tool(srv, "probe", "probe", {}, modern=True)
+        state = json.loads(r["content"][0]["text"])
+        assert state["probe"] in ("unchanged", ["unchanged"]), state
+        assert state["digits"] in (7, [7]), state
+        assert state["wd"] != "/" and state["wd"] != ["/"], state
+        pong = srv.request('{"jsonrpc":"2.0","id":"ping","method":"ping"}')
+        assert pong == {"jsonrpc": "2.0", "id": "ping", "result": {}}, pong
+        assert "TOP SECRET" not in srv.stderr_text()
+        srv.finish()
+    finally:
+        srv.kill()
+        sleeper.kill()
+        sleeper.wait()
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def case_sigint():
     srv = Server()
     try:
@@ -907,7 +969,7 @@ def main():
     results = []
     if not only or "session" in only:
         results += session_cases()
-    for name, f in [("quit", case_quit), ("sigint", case_sigint), ("stdin_closed", case_stdin_closed_mid_call),
+    for name, f in [("quit", case_quit), ("package_tools", case_package_tools), ("sigint", case_sigint), ("stdin_closed", case_stdin_closed_mid_call),
                     ("stdout_closed", case_stdout_closed), ("sigterm", case_sigterm),
                     ("progress_tokens", case_progress_tokens), ("cancel_unknown", case_cancel_unknown),
                     ("cancel_burst", case_cancel_burst), ("cancel_race", case_cancel_race),
