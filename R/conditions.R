@@ -33,6 +33,10 @@
 #' * `mcplite_error_progress`: [mcp_progress()] was given something it cannot
 #'   report: not a single finite number, or (while a client listens) a value
 #'   not above the previous one.
+#' * `mcplite_error_workers`: [mcp_server()] with `workers` above 1 cannot
+#'   start its worker processes (an interactive session or a script read from
+#'   standard input has no script to run again; a worker exited before it was
+#'   ready), or they kept failing to start while it served.
 #' * `mcplite_error_internal`: mcplite broke one of its own invariants. This
 #'   is a bug; please report it.
 #' * `mcplite_error_client`: a request made as an MCP client failed
@@ -56,8 +60,9 @@
 #' @name mcplite_error
 #' @aliases mcplite_error_server_running mcplite_error_stdio mcplite_error_http
 #'   mcplite_error_option mcplite_error_json mcplite_error_handler mcplite_error_session
-#'   mcplite_error_progress mcplite_error_internal mcplite_error_client mcplite_error_tool
-#'   mcplite_error_rpc mcplite_error_timeout mcplite_error_connection mcplite_error_tls
+#'   mcplite_error_progress mcplite_error_workers mcplite_error_internal mcplite_error_client
+#'   mcplite_error_tool mcplite_error_rpc mcplite_error_timeout mcplite_error_connection
+#'   mcplite_error_tls
 #' @seealso [conditionMessage()], [tryCatch()].
 #' @examples
 #' handler <- mcp_handler(list())

@@ -4,8 +4,12 @@
 # value goes through bridge_value() (R/conditions.R), which raises the error
 # an entry point returns as a classed R condition.
 
-engine_serve <- function(spec, version, instructions, progress_interval) {
-  bridge_value(.Call(wrap__engine_serve, spec, version, instructions, progress_interval))
+engine_serve <- function(spec, version, instructions, progress_interval, workers = NULL) {
+  bridge_value(.Call(wrap__engine_serve, spec, version, instructions, progress_interval, workers))
+}
+
+engine_worker <- function(spec, progress_interval) {
+  bridge_value(.Call(wrap__engine_worker, spec, progress_interval))
 }
 
 engine_handler_new <- function(spec, version, instructions) {

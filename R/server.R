@@ -63,6 +63,16 @@
 #' @param session_wait With `session_tools = TRUE`, the most seconds a tool
 #'   call waits for a selected R session that is busy before it fails
 #'   (`NULL`: 60).
+#' @param workers Number of R worker processes that run tool calls, a whole
+#'   number from 1 to 1024. With 1 (the default) tools run in this R
+#'   process, one call at a time. With more, each call runs in one of that
+#'   many separate R processes: several at once, and a call that crashes its
+#'   process does not stop the server. See "Worker processes" below. `NULL`
+#'   reads `MCPLITE_WORKERS`, else 1.
+#' @param max_queue With workers, how many tool calls may wait for a free
+#'   worker, a whole number of at least 0; a call beyond that is refused at
+#'   once ("server busy", 503 over HTTP). `NULL` reads `MCPLITE_MAX_QUEUE`,
+#'   else 64.
 #'
 #' @section Run a server:
 #' Put everything in a script that defines (or sources) the tools and ends with
@@ -193,6 +203,62 @@
 #' no tool are answered at once by the server's own threads (see "Serve over
 #' HTTP"); only tool calls wait for each other.
 #'
+#' @section Worker processes:
+#' One R process runs one tool call at a time, so a slow call delays every
+#' other call, and a tool that calls `quit()`, crashes in compiled code or
+#' runs out of memory ends the server. With `workers = 4` (or
+#' `MCPLITE_WORKERS=4`, so a deployed script needs no edit) the server
+#' starts four more R processes, the workers, and runs each tool call in one
+#' of them, up to four at once; further calls wait in a queue of
+#' `max_queue` calls, in arrival order (a call that asked for progress gets
+#' heartbeats while it waits), and a call beyond that is refused at once
+#' with a "server busy" error (503 over HTTP). Requests that run no tool
+#' (listing, `ping`, `initialize`) are answered by the server process at
+#' once, as without workers. Over stdio the answers to calls are written as
+#' they finish, so they can arrive in a different order than the requests
+#' (clients match answers by id).
+#'
+#' Each worker starts R again with the same command line as the server
+#' (`Rscript server.R`, `R -f server.R` and `Rscript -e '...'` all work) and
+#' runs the same script from the top; in a worker, `mcp_server()` serves the
+#' server's calls instead of a transport, and the worker ends when the
+#' server does. So:
+#'
+#' * The script must build the same tools every time. Everything it does
+#'   before `mcp_server()` (loading packages and data, setting options such
+#'   as the `mcplite.json.*` payload options) happens in every worker too;
+#'   nothing after `mcp_server()` runs in a worker.
+#' * Each worker has its own global environment: a tool that keeps state in
+#'   a global variable sees only its own worker's copy, and calls are spread
+#'   over the workers. Keep shared state in a file or a database.
+#' * Each worker costs a start-up (the script's time to reach `mcp_server()`,
+#'   at least the 0.2 s of R itself; the server waits until every worker is
+#'   ready, at most 120 s) and its own memory (R itself takes about 50 MB,
+#'   plus the packages and data the script loads).
+#' * Tools built at an interactive console cannot be served with workers
+#'   (there is no script to run again): `mcp_server()` then fails with an
+#'   error of class `mcplite_error_workers`, as it does for a script read
+#'   from standard input and on Windows.
+#'
+#' Everything else holds in a worker as described above: standard output
+#' protection, warnings and errors as tool results, [mcp_progress()],
+#' cancellation (the worker running the call is interrupted and its
+#' `on.exit()` code runs), tracing (the call's span records the worker), both
+#' protocol eras, stdio and HTTP. A worker that exits or dies during a call
+#' turns that call into a tool error saying how the process ended (for
+#' example "was killed by signal 11 (SIGSEGV, a crash in compiled code)");
+#' the other calls go on and a new worker replaces it. If new workers keep
+#' failing to start (three in a row), the server stops with that reason.
+#' Workers never outlive the server, even one killed with SIGKILL.
+#'
+#' Workers share one machine. For CPU-bound tools use at most as many
+#' workers as cores; for tools that mostly wait (on a database or a web
+#' service) more can help. To scale beyond one machine, or for several
+#' independent copies that a failing machine cannot take down together,
+#' run more server processes (replicas) behind a load balancer such as
+#' nginx (see the "Serve over HTTP" vignette); each replica can have
+#' workers.
+#'
 #' @section Server scope:
 #' mcplite serves tools only, over stdio or Streamable HTTP, with progress
 #' notifications and cancellation for slow calls (see "Long-running tools").
@@ -262,12 +328,15 @@ mcp_server <- function(tools, instructions = NULL, transport = NULL, host = NULL
                        path = NULL, token = NULL, allowed_origins = NULL, allowed_hosts = NULL,
                        allow_public = NULL, progress_interval = NULL, max_sessions = NULL,
                        session_idle = NULL, max_body = NULL, replica = NULL,
-                       session_tools = FALSE, session_wait = NULL) {
+                       session_tools = FALSE, session_wait = NULL, workers = NULL, max_queue = NULL) {
   if (missing(tools)) {
     abort("`tools` is required: supply a tool made by `tool()` or a list of tools.")
   }
   check_session_tools(session_tools)
   session_wait <- check_session_wait(session_wait)
+  if (is_worker()) {
+    return(serve_as_worker(tools, progress_interval))
+  }
   transport <- server_transport(transport)
   http <- if (identical(transport, "http")) {
     http_options(host, port, path, token, allowed_origins, allowed_hosts, allow_public,
@@ -281,6 +350,17 @@ mcp_server <- function(tools, instructions = NULL, transport = NULL, host = NULL
   check_instructions(instructions)
   spec <- if (session_tools) live_server_spec(tools, session_wait) else server_spec(tools)
   check_payload_options()
+  pool <- worker_options(workers, max_queue)
+  if (session_tools && !is.null(pool)) {
+    abort(
+      "`session_tools = TRUE` runs the tools in the user's own R session, one call at a time, so it ",
+      "cannot be combined with `workers` greater than 1.",
+      class = "mcplite_error_workers"
+    )
+  }
+  if (!is.null(http) && !is.null(pool)) {
+    abort("Worker processes are not available over HTTP yet; use `workers = 1`.", class = "mcplite_error_workers")
+  }
   if (!is.null(http)) {
     old <- serving_options()
     on.exit(options(old), add = TRUE)
@@ -295,11 +375,10 @@ mcp_server <- function(tools, instructions = NULL, transport = NULL, host = NULL
       "`Rscript --vanilla /absolute/path/to/server.R`."
     )
   }
-  old <- serving_options()
-  on.exit(options(old), add = TRUE)
   # Errors (a server already running in this process, stdio that cannot be
-  # set up) are raised by the wrapper with their classes (?mcplite_error).
-  engine_serve(spec, server_version(), instructions, interval)
+  # set up, workers that cannot start) are raised by the wrapper with their
+  # classes (?mcplite_error).
+  with_serving_options(engine_serve(spec, server_version(), instructions, interval, pool))
   invisible(NULL)
 }
 
@@ -520,6 +599,18 @@ serving_options <- function() {
     warn <- 1
   }
   options(warn = warn, show.error.messages = FALSE)
+}
+
+# Evaluate `expr` (serving) with the options of serving_options(). An error
+# that stops the server is raised again once they are restored, so that R
+# prints it (show.error.messages is FALSE while serving).
+with_serving_options <- function(expr) {
+  old <- serving_options()
+  on.exit(options(old))
+  tryCatch(expr, mcplite_error = function(e) {
+    options(old)
+    stop(e)
+  })
 }
 
 # The transport: the argument, else MCPLITE_TRANSPORT, else "stdio".

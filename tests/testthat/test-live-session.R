@@ -267,6 +267,18 @@ test_that("R10.4: a call waits while the user's code runs, never runs in the mid
   expect_true("loop_done" %in% objects)
   expect_gte(beats, 1L)
 
+  # R waiting inside a function (Sys.sleep(), whose event processing runs
+  # the session's handler: R is not idle then) and back at the prompt after
+  # an error: the call runs then. The loop ends once the client heard a
+  # heartbeat.
+  stop_file <- file.path(s$files, "stop-0")
+  r_type(s, sprintf("{ while (!file.exists('%s')) Sys.sleep(0.05); stop('user error') }", stop_file))
+  wait_until(function() isTRUE(sessions_of(srv)[[1]]$busy), "the session to be busy")
+  res <- mcp_call(srv, "nrow_of", list(name = "cars"), progress = function(...) file.create(stop_file))
+  expect_identical(text_of(res), "50")
+  expect_true(file.exists(stop_file))
+  expect_match(screen(s), "user error", fixed = TRUE)
+
   # The client gives up on a call that waits (it cancels it): the server
   # withdraws it, it never runs in the session, and the server goes on.
   stop_file <- file.path(s$files, "stop-1")

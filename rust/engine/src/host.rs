@@ -5,6 +5,8 @@
 //! (fixed encoding for schemas, annotations and metadata; payload encoding for
 //! structured content).
 
+use std::time::Duration;
+
 use serde_json::{Map, Value};
 
 /// One tool as the host describes it.
@@ -150,6 +152,18 @@ pub struct CallContext {
     pub baggage: Option<String>,
 }
 
+/// Where a call ran when the host runs tools in worker processes (RULES
+/// T5, N5): recorded on the call's span, and its wait in the queue metric.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct WorkerRun {
+    /// The worker's number, 1 to the number of workers.
+    pub worker: u32,
+    /// The worker's process id.
+    pub pid: u32,
+    /// From the call's arrival until a worker took it.
+    pub queue_wait: Duration,
+}
+
 /// The host side: R in production, a fake in tests.
 pub trait Host {
     /// The registry, in listing order. Called once when a server is built.
@@ -167,5 +181,19 @@ pub trait Host {
     /// True when the user asked to interrupt (SIGINT). Polled while idle.
     fn interrupt_pending(&mut self) -> bool {
         false
+    }
+
+    /// Asked once per `tools/call` whose params were accepted, before its
+    /// tool starts: `Err(detail)` refuses the call, which is answered with a
+    /// JSON-RPC error carrying that fixed detail (a server with workers
+    /// whose queue is full, RULES N3). The default admits every call.
+    fn admit(&mut self) -> Result<(), &'static str> {
+        Ok(())
+    }
+
+    /// After [`Host::call_tool`]: the worker process that ran the call, when
+    /// the host runs tools in workers (telemetry).
+    fn worker_run(&self) -> Option<WorkerRun> {
+        None
     }
 }

@@ -32,6 +32,8 @@
 //! * [`telemetry`]: OpenTelemetry spans per message.
 //! * [`live`]: live R sessions (`mcp_session()`): the per-user socket
 //!   directory, the session's listener and the server's connection (Unix).
+//! * [`workers`]: tool calls in worker processes (several at once, crash
+//!   isolated): the pool, its queue, the frames, the worker side.
 //!
 //! # One request, stdin to stdout
 //!
@@ -57,7 +59,8 @@ pub mod server;
 pub mod telemetry;
 pub mod transport;
 pub mod version;
+pub mod workers;
 
-pub use host::{Block, CallContext, Content, Host, ToolFailure, ToolResult, ToolSpec};
+pub use host::{Block, CallContext, Content, Host, ToolFailure, ToolResult, ToolSpec, WorkerRun};
 pub use server::{LegacyState, Reply, Server, ServerInfo};
 pub use version::Version;

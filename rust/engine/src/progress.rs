@@ -333,6 +333,19 @@ impl Progress {
         lock(&self.state).last_line.take()
     }
 
+    /// The tool's latest report not sent yet, as the tool made it, now
+    /// taken: a worker process forwards it to the engine, whose own
+    /// [`Progress`] of the call times the notifications (RULES N4.1). `None`
+    /// when nothing is waiting.
+    pub fn forward_report(&self) -> Option<(f64, Option<f64>, Option<String>)> {
+        let mut s = lock(&self.state);
+        if !s.pending {
+            return None;
+        }
+        s.pending = false;
+        s.reported.as_ref().map(|r| (r.progress, r.total, r.message.clone()))
+    }
+
     /// No notification after this, not even the last report (the call was
     /// cancelled: it gets no response either).
     pub fn end(&self) {

@@ -626,14 +626,20 @@ impl Server {
                 return Err(RpcError::new(INVALID_PARAMS));
             }
         }
+        // RULES N3: a server with workers refuses a call its queue has no
+        // room for.
+        if let Err(detail) = run.host.admit() {
+            return Err(RpcError::detail(INTERNAL_ERROR, detail));
+        }
         let token = progress_token(params);
         run.watch.started(&CallStart { id, progress_token: token.as_deref(), version: v });
         let outcome = run.host.call_tool(index, args, run.ctx);
+        let worker = run.host.worker_run();
         // RULES C4: a call cancelled while its tool ran is not answered.
         if run.watch.finished() {
             return Ok(Outcome {
                 line: None,
-                end: SpanEnd { cancelled: true, protocol_version: Some(v), ..Default::default() },
+                end: SpanEnd { cancelled: true, protocol_version: Some(v), worker, ..Default::default() },
             });
         }
         let mut out = result_open(id, outcome.as_ref().map_or(256, |r| r.approx_len()));
@@ -651,6 +657,7 @@ impl Server {
         out.push(b'}');
         let mut o = ok(out, Some(v));
         o.end.tool_error = tool_error;
+        o.end.worker = worker;
         Ok(o)
     }
 }

@@ -39,7 +39,7 @@ use std::time::Duration;
 use opentelemetry::trace::SpanContext;
 use serde_json::{Map, Value};
 
-use crate::host::CallContext;
+use crate::host::{CallContext, WorkerRun};
 use crate::version::Version;
 
 mod attrs;
@@ -60,7 +60,8 @@ pub use config::{
 };
 pub use log::LogRecorder;
 pub use metrics::{
-    MetricsRecorder, OPERATION_DURATION, OPERATION_DURATION_BOUNDARIES, SESSION_DURATION, SESSION_DURATION_BOUNDARIES,
+    MetricsRecorder, OPERATION_DURATION, OPERATION_DURATION_BOUNDARIES, QUEUE_DURATION, SESSION_DURATION,
+    SESSION_DURATION_BOUNDARIES,
 };
 pub use scope::{SCHEMA_URL, SCOPE_NAME};
 pub use spans::{recorder_from_config, HttpSpan, HttpStart, OtelRecorder};
@@ -136,6 +137,9 @@ pub struct SpanEnd {
     /// The call was cancelled by the client while its tool ran, and was not
     /// answered (RULES C4).
     pub cancelled: bool,
+    /// The worker process that ran the call, on a server with workers
+    /// (RULES T5, K5).
+    pub worker: Option<WorkerRun>,
 }
 
 impl SpanEnd {

@@ -47,6 +47,9 @@ pub enum Kind {
     /// `mcp_progress()` was given a value it cannot send (not above the
     /// previous one, or not finite) while a client was listening.
     Progress,
+    /// Worker processes cannot be started, or kept failing to start
+    /// (RULES N1, N6).
+    Workers,
     /// A broken invariant between the R code and the bridge: a bug.
     Internal,
     /// An argument of an R function is invalid (class `mcplite_error`
@@ -79,6 +82,7 @@ impl Kind {
             Kind::Session => "session",
             Kind::Arguments => "arguments",
             Kind::Progress => "progress",
+            Kind::Workers => "workers",
             Kind::Internal => "internal",
             Kind::Argument => "argument",
             Kind::Rpc => "rpc",
@@ -197,6 +201,7 @@ mod tests {
             Kind::Session,
             Kind::Arguments,
             Kind::Progress,
+            Kind::Workers,
             Kind::Internal,
             Kind::Argument,
             Kind::Rpc,
@@ -217,6 +222,7 @@ mod tests {
                 "session",
                 "arguments",
                 "progress",
+                "workers",
                 "internal",
                 "argument",
                 "rpc",

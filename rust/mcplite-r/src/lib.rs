@@ -7,8 +7,9 @@
 //! result), `encode` (R -> JSON), `stdio` (file descriptors while serving), `http` (serving over HTTP),
 //! `progress` (the running server's calls: `mcp_progress()`, cancellation),
 //! `trace_context` (the trace context of the running tool call), `memory`
-//! (the client's in-memory link to a server in this process). This file holds the entry points
-//! of the server and of in-process handlers.
+//! (the client's in-memory link to a server in this process), `workers` (worker processes: the
+//! pool and the worker mode). This file holds the entry points of the server and of in-process
+//! handlers.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
@@ -17,7 +18,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use extendr_api::prelude::*;
 use std::time::Duration;
 
-use mcplite_engine::transport::{serve, ServeOptions};
+use mcplite_engine::transport::{serve, serve_with_workers, ServeEnd, ServeOptions};
 use mcplite_engine::{LegacyState, Server, ServerInfo};
 
 mod client;
@@ -33,11 +34,12 @@ mod rapi;
 mod result;
 mod stdio;
 mod trace_context;
+mod workers;
 
 use error::{to_r, Error, Kind};
 use host::RHost;
 
-static SERVING: AtomicBool = AtomicBool::new(false);
+pub(crate) static SERVING: AtomicBool = AtomicBool::new(false);
 
 pub(crate) fn server_info(version: &str, instructions: Robj) -> ServerInfo {
     ServerInfo {
@@ -57,9 +59,11 @@ pub(crate) fn make_host(spec: &Robj) -> error::Result<RHost> {
 
 /// Serve over stdio until EOF. Returns how serving ended ("eof", ...). Only
 /// one server runs in a process at a time (a tool cannot start another).
+/// `workers` is `NULL`, or the worker options made by R's
+/// `worker_options()`: tool calls then run in worker processes.
 /// @noRd
 #[extendr]
-fn engine_serve(spec: Robj, version: &str, instructions: Robj, progress_interval: f64) -> Robj {
+fn engine_serve(spec: Robj, version: &str, instructions: Robj, progress_interval: f64, workers: Robj) -> Robj {
     let progress_interval = Duration::from_secs_f64(progress_interval);
     if SERVING.swap(true, Ordering::SeqCst) {
         return Error::new(Kind::ServerRunning, error::SERVER_RUNNING).into_r();
@@ -68,16 +72,27 @@ fn engine_serve(spec: Robj, version: &str, instructions: Robj, progress_interval
         let mut host = make_host(&spec)?;
         let mut server = Server::new(server_info(version, instructions), &mut host);
         server.set_recorder(trace_context::recorder_from_process_env());
+        // Workers start (and must say hello) before stdio is touched.
+        let pool = workers::start_pool(&workers, &server)?;
         let (mut guard, input, mut output) =
             stdio::StdioGuard::install().map_err(|e| Error::new(Kind::Stdio, format!("cannot set up stdio: {e}")))?;
         stdio::keep_large_buffers();
         let reader = stdio::spawn_reader_masked(input);
         let inflight = progress::new_inflight(progress_interval);
         let _installed = progress::install(inflight.clone());
-        let end = serve(&server, &mut host, reader, &mut output, &ServeOptions::default(), &inflight);
+        let opts = ServeOptions::default();
+        let end = match &pool {
+            Some(p) => serve_with_workers(&server, &mut host, p, reader, &mut output, &opts, &inflight),
+            None => serve(&server, &mut host, reader, &mut output, &opts, &inflight),
+        };
+        let failed = pool.as_ref().and_then(|p| p.failure());
+        drop(pool);
         server.shutdown_recorder();
         drop(output);
         guard.restore();
+        if let (ServeEnd::WorkersFailed, Some(why)) = (end, failed) {
+            return Err(Error::new(Kind::Workers, format!("{why}.")));
+        }
         Ok(end.as_str().to_string())
     })();
     SERVING.store(false, Ordering::SeqCst);
@@ -190,6 +205,7 @@ extendr_module! {
     use decode;
     use client;
     use live;
+    use workers;
     fn engine_serve;
     fn engine_serve_http;
     fn engine_handler_new;

@@ -365,6 +365,8 @@ mod imp {
                 // SAFETY: main thread; R errors stay inside toplevel().
                 toplevel(|| idle = unsafe { at_top_level() });
                 if !idle {
+                    // Woken again shortly while calls wait (RULES R10.4).
+                    live.listener.retry_later();
                     return;
                 }
                 live.listener.confirm_idle();

@@ -55,12 +55,16 @@ class InteractiveR:
         out = subprocess.run(["tmux", "-S", self.socket, *args], capture_output=True, text=True)
         return out.stdout
 
+    def type(self, code: str) -> None:
+        """Type `code` at the prompt (and Enter)."""
+        self.tmux("send-keys", "-t", "r", "-l", code)
+        self.tmux("send-keys", "-t", "r", "Enter")
+
     def run(self, code: str) -> None:
         """Type `code` at the prompt and wait until R has run it."""
         self.n += 1
         marker = self.files / f"done-{self.n}"
-        self.tmux("send-keys", "-t", "r", "-l", f'{code}; cat("", file = "{marker}")')
-        self.tmux("send-keys", "-t", "r", "Enter")
+        self.type(f'{code}; cat("", file = "{marker}")')
         wait_for(marker.exists, f"R to run {code!r}\n{self.screen()}")
 
     def screen(self) -> str:
@@ -70,20 +74,32 @@ class InteractiveR:
         self.tmux("kill-server")
 
 
-@pytest.fixture
-def live(tmp_path):
-    session_dir = tmp_path / "sessions"
-    session_dir.mkdir(mode=0o700)
-    os.chmod(session_dir, 0o700)
-    files = tmp_path / "files"
+def start_r(tmp_path: Path, session_dir: Path, name: str) -> tuple[InteractiveR, str]:
+    """An interactive R (not yet opened with mcp_session()) and its pid."""
+    files = tmp_path / f"files-{name}"
     files.mkdir()
-    r = InteractiveR(session_dir, files, tmp_path / "tmux")
+    r = InteractiveR(session_dir, files, tmp_path / f"tmux-{name}")
+    r.run(f'cat(Sys.getpid(), file = "{files}/pid")')
+    return r, (files / "pid").read_text().strip()
+
+
+@pytest.fixture
+def session_dir(tmp_path):
+    d = tmp_path / "sessions"
+    d.mkdir(mode=0o700)
+    os.chmod(d, 0o700)
+    return d
+
+
+@pytest.fixture
+def live(tmp_path, session_dir):
+    r = None
     try:
-        r.run(f'cat(Sys.getpid(), file = "{files}/pid")')
-        pid = (files / "pid").read_text().strip()
+        r, pid = start_r(tmp_path, session_dir, "a")
         yield r, session_dir, pid
     finally:
-        r.close()
+        if r is not None:
+            r.close()
 
 
 def server_params(tmp_path: Path, session_dir: Path) -> StdioServerParameters:
@@ -92,10 +108,13 @@ def server_params(tmp_path: Path, session_dir: Path) -> StdioServerParameters:
         "library(mcplite)\n"
         "nrow_of <- tool(function(name) nrow(get(name, envir = globalenv())), name = 'nrow_of',\n"
         "  description = 'Rows of a data frame.', arguments = list(name = type_string()))\n"
-        "mcp_server(list(nrow_of), session_tools = TRUE)\n"
+        "who <- tool(function() get('who', envir = globalenv()), name = 'who', description = 'Who.')\n"
+        "mcp_server(list(nrow_of, who), session_tools = TRUE)\n"
     )
     env = server_env()
     env["MCPLITE_SESSION_DIR"] = str(session_dir)
+    # Heartbeats every half second while a call waits for a busy session.
+    env["MCPLITE_PROGRESS_INTERVAL"] = "0.5"
     return StdioServerParameters(command=rscript(), args=["--vanilla", str(script)], env=env)
 
 
@@ -159,3 +178,61 @@ def test_prompt_objects_visible_to_python_sdk_client(live, tmp_path):
     screen = r.screen()
     assert "[mcplite] nrow_of (" in screen
     assert "[mcplite] run_r_code refused (" in screen
+
+
+def test_two_sessions_and_a_busy_one(tmp_path, session_dir):
+    """Two R sessions at once, each selected in turn; a call to a session
+    whose user's code runs waits (with progress heartbeats) and runs once R
+    is back at the prompt, after that code."""
+    a = b = None
+    try:
+        a, pid_a = start_r(tmp_path, session_dir, "a")
+        b, pid_b = start_r(tmp_path, session_dir, "b")
+        for r, who in ((a, "a"), (b, "b")):
+            r.run(f'h <- mcplite::mcp_session(); who <- "{who}"')
+        for pid in (pid_a, pid_b):
+            wait_for((session_dir / f"{pid}.sock").exists, "the sessions' sockets")
+        stop = tmp_path / "stop"
+        beats: list[tuple[float, float | None, str | None]] = []
+
+        async def on_progress(progress, total, message):
+            beats.append((progress, total, message))
+            # The user's code ends once the client has heard a heartbeat.
+            stop.touch()
+
+        async def scenario() -> dict:
+            out: dict = {}
+            async with Client(server_params(tmp_path, session_dir), client_info=None) as client:
+                listed = await client.call_tool("list_r_sessions", {})
+                out["ids"] = sorted(s["id"] for s in listed.structured_content["sessions"])
+                await client.call_tool("select_r_session", {"id": pid_a})
+                out["a"] = await client.call_tool("who", {})
+                await client.call_tool("select_r_session", {"id": pid_b})
+                out["b"] = await client.call_tool("who", {})
+                await client.call_tool("select_r_session", {"id": pid_a})
+                # The user starts a computation in session a.
+                a.type(f'{{ while (!file.exists("{stop}")) Sys.sleep(0.05); who <- "a, after the loop" }}')
+
+                async def busy() -> bool:
+                    listed = await client.call_tool("list_r_sessions", {})
+                    return any(s["id"] == pid_a and s["busy"] for s in listed.structured_content["sessions"])
+
+                for _ in range(200):
+                    if await busy():
+                        break
+                    await asyncio.sleep(0.05)
+                out["waited"] = await client.call_tool("who", {}, progress_callback=on_progress)
+            return out
+
+        out = asyncio.run(asyncio.wait_for(scenario(), TIMEOUT))
+        assert out["ids"] == sorted([pid_a, pid_b])
+        assert text(out["a"]) == ["a"]
+        assert text(out["b"]) == ["b"]
+        # It ran after the user's loop (which set `who`), not in its middle.
+        assert text(out["waited"]) == ["a, after the loop"]
+        assert len(beats) >= 1
+        assert all(later[0] > earlier[0] for earlier, later in zip(beats, beats[1:]))
+    finally:
+        for r in (a, b):
+            if r is not None:
+                r.close()

@@ -64,6 +64,9 @@ struct State {
     conns: HashMap<u64, Arc<Conn>>,
     next_conn: u64,
     closed: bool,
+    /// R's input handler found R busy while calls waited: the accepting
+    /// thread wakes it again at its next poll (see [`Listener::retry_later`]).
+    retry: bool,
     /// When R last confirmed it was idle at the prompt.
     idle_at: Option<Instant>,
     /// When the user's last top-level command or the last call ended.
@@ -177,6 +180,7 @@ impl Listener {
                 conns: HashMap::new(),
                 next_conn: 1,
                 closed: false,
+                retry: false,
                 idle_at: None,
                 last_active: Instant::now(),
                 wd,
@@ -211,6 +215,16 @@ impl Listener {
     pub fn confirm_idle(&self) {
         self.shared.lock().idle_at = Some(Instant::now());
         self.shared.cond.notify_all();
+    }
+
+    /// R was woken but not idle (its user's code runs, or R waits inside a
+    /// function such as `Sys.sleep()`, which runs the handler too; the
+    /// handler emptied the pipe). While calls wait, R is woken again every
+    /// [`ACCEPT_POLL_MS`] (by the accepting thread), so a waiting call runs
+    /// soon after R is back at the prompt however the user's code ended (R
+    /// runs no task callback after an error).
+    pub fn retry_later(&self) {
+        self.shared.lock().retry = true;
     }
 
     /// The user's command ended (R's task callback), in working directory
@@ -287,8 +301,17 @@ impl Drop for Listener {
 
 fn accept_loop(listener: UnixListener, sh: Arc<Shared>) {
     loop {
-        if sh.lock().closed {
-            return;
+        let wake = {
+            let mut st = sh.lock();
+            if st.closed {
+                return;
+            }
+            let wake = st.retry && !st.jobs.is_empty();
+            st.retry = false;
+            wake
+        };
+        if wake {
+            sh.wake(); // Listener::retry_later
         }
         let mut pfd = libc::pollfd { fd: listener.as_raw_fd(), events: libc::POLLIN, revents: 0 };
         // SAFETY: one valid pollfd.

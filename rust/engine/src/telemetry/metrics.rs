@@ -37,6 +37,9 @@ use crate::host::CallContext;
 pub const OPERATION_DURATION: &str = "mcp.server.operation.duration";
 /// Name of the per-session histogram.
 pub const SESSION_DURATION: &str = "mcp.server.session.duration";
+/// Name of the histogram of the time tool calls waited for a worker process
+/// (RULES N5.2).
+pub const QUEUE_DURATION: &str = "mcplite.worker.queue.duration";
 
 /// Bucket boundaries (seconds) the MCP conventions recommend for
 /// `mcp.server.operation.duration`.
@@ -62,6 +65,7 @@ pub struct MetricsRecorder {
     provider: SdkMeterProvider,
     operation: Histogram<f64>,
     session_duration: Histogram<f64>,
+    queue_duration: Histogram<f64>,
     cut: Cut,
     done: AtomicBool,
 }
@@ -86,7 +90,20 @@ impl MetricsRecorder {
             .with_description("The duration of the MCP session as observed on the MCP server.")
             .with_boundaries(SESSION_DURATION_BOUNDARIES.to_vec())
             .build();
-        MetricsRecorder { provider, operation, session_duration, cut: Cut(None), done: AtomicBool::new(false) }
+        let queue_duration = meter
+            .f64_histogram(QUEUE_DURATION)
+            .with_unit("s")
+            .with_description("How long a tool call waited for a free worker process.")
+            .with_boundaries(OPERATION_DURATION_BOUNDARIES.to_vec())
+            .build();
+        MetricsRecorder {
+            provider,
+            operation,
+            session_duration,
+            queue_duration,
+            cut: Cut(None),
+            done: AtomicBool::new(false),
+        }
     }
 
     /// Cut attribute values to `OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT`.
@@ -150,6 +167,9 @@ impl SpanRecorder for MetricsRecorder {
             }
         }
         self.operation.record(now.saturating_duration_since(op.start).as_secs_f64(), &attrs);
+        if let Some(w) = e.worker {
+            self.queue_duration.record(w.queue_wait.as_secs_f64(), &[]);
+        }
     }
 
     fn session_end(&self, end: &SessionEnd) {

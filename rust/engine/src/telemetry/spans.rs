@@ -175,6 +175,11 @@ impl SpanRecorder for OtelRecorder {
         if let Some(v) = e.protocol_version {
             span.set_attribute(cut.fixed("mcp.protocol.version", v.as_str()));
         }
+        // RULES N5.2: which worker process ran the call.
+        if let Some(w) = e.worker {
+            span.set_attribute(KeyValue::new("mcplite.worker.id", i64::from(w.worker)));
+            span.set_attribute(KeyValue::new("mcplite.worker.pid", i64::from(w.pid)));
+        }
         if !e.notification {
             if let Some(code) = e.error_code {
                 span.set_attribute(cut.cow("error.type", code_text(code)));

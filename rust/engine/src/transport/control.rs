@@ -82,9 +82,10 @@ use serde_json::Value;
 
 use super::NoTools;
 use crate::message::{parse_line, Incoming, Message};
-use crate::progress::{CallStart, CallWatch, Inflight};
+use crate::progress::{CallStart, CallWatch, Inflight, Progress};
 use crate::server::{Carrier, LegacyState, Server};
-use crate::version::{era_of, Era};
+use crate::version::{era_of, Era, Version};
+use crate::workers::{CallState, Calls, Registered};
 
 /// Lines longer than this are never looked at on arrival (a cancellation
 /// or a ping is short); they count as possible `tools/call`s.
@@ -131,6 +132,8 @@ fn request_id(m: &Message) -> Option<&Value> {
 /// module documentation).
 pub(super) struct Control {
     inflight: Arc<Inflight>,
+    /// With workers: the calls running or waiting in them (RULES N4).
+    calls: Option<Arc<Calls>>,
     cancel_finder: Finder<'static>,
     ping_finder: Finder<'static>,
     call_finder: Finder<'static>,
@@ -145,9 +148,10 @@ pub(super) struct Control {
 }
 
 impl Control {
-    pub(super) fn new(inflight: Arc<Inflight>) -> Control {
+    pub(super) fn new(inflight: Arc<Inflight>, calls: Option<Arc<Calls>>) -> Control {
         Control {
             inflight,
+            calls,
             cancel_finder: Finder::new(b"notifications/cancelled"),
             ping_finder: Finder::new(b"\"ping\""),
             call_finder: Finder::new(b"tools/call"),
@@ -201,7 +205,7 @@ impl Control {
         }
         let Some(id) = request_id(&m) else { return };
         let mut c = lock(&self.cancels);
-        if self.inflight.cancel(None, id) {
+        if self.inflight.cancel(None, id) || self.calls.as_ref().is_some_and(|calls| calls.cancel(None, id)) {
             return;
         }
         let key = id.to_string();
@@ -237,6 +241,28 @@ impl Control {
         }
     }
 
+    /// With workers: register a `tools/call` (raw id `raw_id`) handed to the
+    /// pool, so that a cancellation reaches it; one recorded between the
+    /// serve loop taking the line and now cancels it at once (the same race
+    /// as [`Watch::started`] closes).
+    pub(super) fn register_call(
+        &self,
+        calls: &Arc<Calls>,
+        raw_id: &str,
+        progress: Option<(String, Version)>,
+    ) -> Registered {
+        let (reg, hit) = {
+            let g = lock(&self.cancels);
+            let reg = calls.register(None, raw_id, progress);
+            let hit = g.has(raw_id);
+            (reg, hit)
+        };
+        if hit {
+            reg.state().cancel();
+        }
+        reg
+    }
+
     /// The serve loop answered (or dropped) a line.
     pub(super) fn done(&self, was_call: bool) {
         if was_call {
@@ -267,19 +293,30 @@ impl Control {
             }
             let mut due = Instant::now() + IDLE;
             if let Some(p) = self.inflight.progress() {
-                {
-                    let mut w = lock(out);
-                    if let Some(mut line) = p.poll(Instant::now()) {
-                        line.push(b'\n');
-                        let _ = w.write_all(&line).and_then(|()| w.flush());
-                    }
-                }
-                if let Some(d) = p.next_due() {
-                    due = due.min(d.max(Instant::now() + Duration::from_millis(1)));
+                tick(&p, out, &mut due);
+            }
+            if let Some(calls) = &self.calls {
+                for p in calls.progresses() {
+                    tick(&p, out, &mut due);
                 }
             }
             self.inflight.wait_after(epoch, due);
         }
+    }
+}
+
+/// Write the notification of `p` due now, if any, and bring `due` forward to
+/// its next one.
+fn tick(p: &Progress, out: &Output<'_>, due: &mut Instant) {
+    {
+        let mut w = lock(out);
+        if let Some(mut line) = p.poll(Instant::now()) {
+            line.push(b'\n');
+            let _ = w.write_all(&line).and_then(|()| w.flush());
+        }
+    }
+    if let Some(d) = p.next_due() {
+        *due = (*due).min(d.max(Instant::now() + Duration::from_millis(1)));
     }
 }
 
@@ -316,6 +353,31 @@ impl CallWatch for Watch<'_, '_> {
         let mut w = lock(self.out);
         let cancelled = inflight.finished();
         if let Some(mut line) = progress.and_then(|p| p.take_final()) {
+            line.push(b'\n');
+            // A failed write ends serving at the response's write.
+            let _ = w.write_all(&line).and_then(|()| w.flush());
+        }
+        cancelled
+    }
+}
+
+/// The call watch of a call run by a worker (RULES N2): its [`CallState`],
+/// with the tool's last report written before the response as [`Watch`]
+/// writes it (RULES C2.4).
+pub(super) struct PoolWatch<'a, 'w> {
+    pub(super) state: &'a CallState,
+    pub(super) out: &'a Output<'w>,
+}
+
+impl CallWatch for PoolWatch<'_, '_> {
+    fn started(&self, call: &CallStart<'_>) {
+        self.state.started(call);
+    }
+
+    fn finished(&self) -> bool {
+        let mut w = lock(self.out);
+        let cancelled = self.state.finished();
+        if let Some(mut line) = self.state.progress().and_then(|p| p.take_final()) {
             line.push(b'\n');
             // A failed write ends serving at the response's write.
             let _ = w.write_all(&line).and_then(|()| w.flush());

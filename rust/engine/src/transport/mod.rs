@@ -28,7 +28,7 @@ mod sys;
 
 pub use framer::Framer;
 pub use reader::{Inbound, Reader, HANDOFF};
-pub use stdio::{serve, ServeEnd, ServeOptions};
+pub use stdio::{serve, serve_with_workers, ServeEnd, ServeOptions};
 
 /// A host for messages that run no tool (never called): the stdio ticker's,
 /// for the pings it answers, and the HTTP threads', for every request but

@@ -3,19 +3,29 @@
 //! session and call watch, and write each response as one line. The
 //! ticker thread beside it (module [`super::control`]) writes progress
 //! notifications and answers pings while a tool runs.
+//!
+//! With workers ([`serve_with_workers`], RULES N2), a `tools/call` is not
+//! run by the loop: it is registered for cancellation, admitted by the pool
+//! (or refused at once when its queue is full) and queued for the pool's
+//! drivers, which answer it when its worker is done; the loop goes on with
+//! the next line. Every other message is handled as without workers.
 
 use std::io::{self, Write};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::control::{lock, Control, Output, Watch};
+use crossbeam_channel::Sender;
+
+use super::control::{lock, Control, Output, PoolWatch, Watch};
 use super::reader::{Inbound, Reader};
 use super::sys;
 use crate::host::Host;
-use crate::message::parse_line;
+use crate::message::{parse_line, Incoming, Message};
 use crate::progress::Inflight;
 use crate::server::{Carrier, LegacyState, Server};
 use crate::telemetry::masked;
+use crate::workers::{progress_of, Busy, Calls, Pool, Registered, Ticket, WorkerHost};
 
 /// Why serving ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,6 +34,8 @@ pub enum ServeEnd {
     BrokenPipe,
     WriteError,
     ReadError,
+    /// Worker processes kept failing to start ([`Pool::failure`] says why).
+    WorkersFailed,
 }
 
 impl ServeEnd {
@@ -33,6 +45,7 @@ impl ServeEnd {
             ServeEnd::BrokenPipe => "broken_pipe",
             ServeEnd::WriteError => "write_error",
             ServeEnd::ReadError => "read_error",
+            ServeEnd::WorkersFailed => "workers_failed",
         }
     }
 }
@@ -69,7 +82,37 @@ pub fn serve(
     opts: &ServeOptions,
     inflight: &Arc<Inflight>,
 ) -> ServeEnd {
-    let control = Arc::new(Control::new(Arc::clone(inflight)));
+    serve_inner(server, host, None, reader, output, opts, inflight)
+}
+
+/// [`serve`], with tool calls run by the worker processes of `pool` (RULES
+/// N2): several at once, each answered when it is done. `host` is only asked
+/// about interrupts while idle. Every call received before EOF is answered
+/// before this returns; it also returns, with
+/// [`ServeEnd::WorkersFailed`], when workers keep failing to start.
+pub fn serve_with_workers(
+    server: &Server,
+    host: &mut dyn Host,
+    pool: &Pool,
+    reader: Reader,
+    output: &mut (dyn Write + Send),
+    opts: &ServeOptions,
+    inflight: &Arc<Inflight>,
+) -> ServeEnd {
+    serve_inner(server, host, Some(pool), reader, output, opts, inflight)
+}
+
+fn serve_inner(
+    server: &Server,
+    host: &mut dyn Host,
+    pool: Option<&Pool>,
+    reader: Reader,
+    output: &mut (dyn Write + Send),
+    opts: &ServeOptions,
+    inflight: &Arc<Inflight>,
+) -> ServeEnd {
+    let calls = pool.map(|_| Calls::new(Arc::clone(inflight)));
+    let control = Arc::new(Control::new(Arc::clone(inflight), calls.clone()));
     reader.attach(Arc::clone(&control));
     let out: Output<'_> = Mutex::new(output);
     let mut session = LegacyState::default();
@@ -83,7 +126,25 @@ pub fn serve(
         // Stops the ticker however the loop ends (a panic too: the scope
         // would otherwise wait for the ticker forever).
         let stop = StopTicker(&control);
-        let end = serve_loop(server, host, &mut session, &reader, &out, opts, &control);
+        let end = match (pool, calls) {
+            (Some(pool), Some(calls)) => {
+                let broken = AtomicU8::new(0);
+                let (tx, rx) = crossbeam_channel::unbounded();
+                let run = |job: Job, h: &mut WorkerHost<'_>| run_job(server, &out, &control, &broken, job, h);
+                let end = std::thread::scope(|drivers| {
+                    pool.spawn_drivers(drivers, &rx, &run);
+                    let pooled = Pooled { pool, calls, jobs: tx, broken: &broken };
+                    serve_loop(server, host, &mut session, &reader, &out, opts, &control, Some(pooled))
+                    // The queue closes here: the drivers answer what is left, then return.
+                });
+                match broken.load(Ordering::SeqCst) {
+                    BROKEN_PIPE => ServeEnd::BrokenPipe,
+                    WRITE_ERROR => ServeEnd::WriteError,
+                    _ => end,
+                }
+            }
+            _ => serve_loop(server, host, &mut session, &reader, &out, opts, &control, None),
+        };
         drop(stop);
         let _ = ticker.join();
         end
@@ -102,6 +163,90 @@ impl Drop for StopTicker<'_> {
     }
 }
 
+/// A response a driver could not write: the serve loop stops.
+const BROKEN_PIPE: u8 = 1;
+const WRITE_ERROR: u8 = 2;
+
+/// A `tools/call` queued for the pool's drivers.
+struct Job {
+    incoming: Incoming,
+    session: LegacyState,
+    reg: Registered,
+    _ticket: Ticket,
+    /// The line counted as a possible call (see [`Control::done`]).
+    was_call: bool,
+}
+
+/// What the serve loop needs to hand calls to workers.
+struct Pooled<'a> {
+    pool: &'a Pool,
+    calls: Arc<Calls>,
+    jobs: Sender<Job>,
+    broken: &'a AtomicU8,
+}
+
+impl Pooled<'_> {
+    /// Why serving must end now, if it must.
+    fn ended(&self) -> Option<ServeEnd> {
+        match self.broken.load(Ordering::SeqCst) {
+            BROKEN_PIPE => return Some(ServeEnd::BrokenPipe),
+            WRITE_ERROR => return Some(ServeEnd::WriteError),
+            _ => {}
+        }
+        self.pool.failure().map(|why| {
+            eprintln!("mcplite: {why}");
+            ServeEnd::WorkersFailed
+        })
+    }
+}
+
+/// A driver answers one queued call (see [`serve_with_workers`]).
+fn run_job(
+    server: &Server,
+    out: &Output<'_>,
+    control: &Control,
+    broken: &AtomicU8,
+    job: Job,
+    host: &mut WorkerHost<'_>,
+) {
+    let Job { incoming, mut session, reg, _ticket, was_call } = job;
+    // RULES C4.3: cancelled while it waited, it is never answered.
+    if !reg.state().is_cancelled() && broken.load(Ordering::SeqCst) == 0 {
+        host.set_call(reg.state().clone());
+        let watch = PoolWatch { state: reg.state(), out };
+        let reply = server.handle_parsed(&mut session, incoming, host, &Carrier::watched(&watch));
+        if let Some(d) = reply.diagnostic() {
+            eprintln!("mcplite: {d}");
+        }
+        let written = reply.write_line(&mut **lock(out));
+        if let Err(e) = written {
+            let code = if e.kind() == io::ErrorKind::BrokenPipe { BROKEN_PIPE } else { WRITE_ERROR };
+            if broken.compare_exchange(0, code, Ordering::SeqCst, Ordering::SeqCst).is_ok() {
+                report_write_error(&e);
+            }
+        }
+    }
+    drop(reg);
+    control.done(was_call);
+}
+
+fn report_write_error(e: &io::Error) {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        eprintln!("mcplite: the client closed stdout (broken pipe); stopping");
+    } else {
+        eprintln!("mcplite: writing a response failed ({e}); stopping");
+    }
+}
+
+/// A legacy or modern `tools/call` request, which workers run.
+fn is_call(incoming: &Incoming) -> Option<&Message> {
+    match incoming {
+        Incoming::Message(m) if m.id.is_some() && m.over_limit.is_none() && m.method == "tools/call" => Some(m),
+        _ => None,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
 fn serve_loop(
     server: &Server,
     host: &mut dyn Host,
@@ -110,11 +255,15 @@ fn serve_loop(
     out: &Output<'_>,
     opts: &ServeOptions,
     control: &Control,
+    pooled: Option<Pooled<'_>>,
 ) -> ServeEnd {
     let watch = Watch { control, out };
     // The stream position of the next queued line (as the reader counts).
     let mut seq = 0u64;
     loop {
+        if let Some(end) = pooled.as_ref().and_then(Pooled::ended) {
+            return end;
+        }
         let msg = match reader.next(opts.spin, opts.poll) {
             Some(m) => m,
             None => {
@@ -133,8 +282,34 @@ fn serve_loop(
             Inbound::Line(line) => {
                 let at = seq;
                 seq += 1;
-                reader.set_busy(true);
                 let call = control.may_be_call(&line);
+                if let (Some(p), true) = (&pooled, call) {
+                    let incoming = parse_line(&line);
+                    if control.has_cancels() && control.reached(&incoming, at) {
+                        control.done(call);
+                        continue;
+                    }
+                    if let Some(msg) = is_call(&incoming) {
+                        let Some(ticket) = p.pool.reserve() else {
+                            // No room: refused at once, in order (RULES N3).
+                            let reply = server.handle_parsed(session, incoming, &mut Busy, &Carrier::watched(&watch));
+                            let written = reply.write_line(&mut **lock(out));
+                            control.done(call);
+                            if let Err(e) = written {
+                                return write_failed(&e);
+                            }
+                            continue;
+                        };
+                        let progress = progress_of(msg, session);
+                        let reg = control.register_call(&p.calls, msg.id.as_deref().unwrap_or("null"), progress);
+                        let job = Job { incoming, session: session.clone(), reg, _ticket: ticket, was_call: call };
+                        // The drivers outlive this loop: the queue is open.
+                        let _ = p.jobs.send(job);
+                        continue;
+                    }
+                    // Not a call after all (a long line): handled below.
+                }
+                reader.set_busy(true);
                 let reply = if control.has_cancels() {
                     let incoming = parse_line(&line);
                     if control.reached(&incoming, at) {
@@ -159,15 +334,19 @@ fn serve_loop(
                 let written = reply.write_line(&mut **lock(out));
                 control.done(call);
                 if let Err(e) = written {
-                    if e.kind() == io::ErrorKind::BrokenPipe {
-                        eprintln!("mcplite: the client closed stdout (broken pipe); stopping");
-                        return ServeEnd::BrokenPipe;
-                    }
-                    eprintln!("mcplite: writing a response failed ({e}); stopping");
-                    return ServeEnd::WriteError;
+                    return write_failed(&e);
                 }
                 reader.set_busy(false);
             }
         }
+    }
+}
+
+fn write_failed(e: &io::Error) -> ServeEnd {
+    report_write_error(e);
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        ServeEnd::BrokenPipe
+    } else {
+        ServeEnd::WriteError
     }
 }

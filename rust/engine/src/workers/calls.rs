@@ -1,0 +1,350 @@
+//! The tool calls a server with workers runs at the same time: each one's
+//! progress and cancellation (RULES C1–C4 hold for every call, however many
+//! run at once).
+//!
+//! With one R process, [`Inflight`] knows the one running call. With
+//! workers, a transport registers each `tools/call` it accepts in [`Calls`]
+//! before handing it on ([`Calls::register`]); the call's [`CallState`] is
+//! then the dispatcher's [`CallWatch`] for it. A cancellation names a request
+//! id (and, over HTTP, its scope): [`Calls::cancel`] marks every matching call
+//! that has not returned. One still waiting for a worker never runs; one
+//! running has its worker interrupted through the [`Interrupt`] the pool
+//! attached when the call was sent. The transport's own [`Inflight`] is the
+//! waker: a report from a worker wakes the transport's ticker as a report
+//! of the in-process tool does.
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Instant;
+
+use serde_json::Value;
+
+use crate::message::Message;
+use crate::progress::{progress_token, CallStart, CallWatch, Inflight, Progress};
+use crate::server::LegacyState;
+use crate::version::{self, Era, Version};
+
+/// Interrupts call `seq` on the worker running it (a frame to the worker).
+pub trait Interrupt: Send + Sync {
+    fn interrupt(&self, seq: u64);
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The calls registered and not yet finished (see the module documentation).
+pub struct Calls {
+    waker: Arc<Inflight>,
+    entries: Mutex<Vec<Arc<CallState>>>,
+}
+
+#[derive(Default)]
+struct Inner {
+    progress: Option<Arc<Progress>>,
+    cancelled: bool,
+    /// The tool returned: a cancellation comes too late.
+    done: bool,
+    /// The worker running the call, and the call's number there.
+    running: Option<(Arc<dyn Interrupt>, u64)>,
+}
+
+/// One call: its identity for cancellations, when it arrived, its progress
+/// and the worker running it.
+pub struct CallState {
+    scope: Option<String>,
+    id: Value,
+    arrived: Instant,
+    waker: Arc<Inflight>,
+    inner: Mutex<Inner>,
+}
+
+/// A registration; dropping it removes the call from the registry (once it
+/// was answered, skipped or refused).
+pub struct Registered {
+    calls: Arc<Calls>,
+    state: Arc<CallState>,
+}
+
+impl Calls {
+    /// A registry whose progress follows `waker`'s policy and wakes it.
+    pub fn new(waker: Arc<Inflight>) -> Arc<Calls> {
+        Arc::new(Calls { waker, entries: Mutex::new(Vec::new()) })
+    }
+
+    /// Register a call with request id `id` (raw JSON text) from `scope`
+    /// (an HTTP session or exchange; `None` on stdio). `progress` is the
+    /// call's progress token and protocol version when it asked for progress
+    /// ([`progress_of`]): its heartbeats start now, while it waits for a
+    /// worker (RULES N3).
+    pub fn register(
+        self: &Arc<Calls>,
+        scope: Option<String>,
+        raw_id: &str,
+        progress: Option<(String, Version)>,
+    ) -> Registered {
+        let id = serde_json::from_str(raw_id).unwrap_or(Value::Null);
+        let now = Instant::now();
+        let progress = progress.map(|(token, v)| Arc::new(Progress::new(token, v, self.waker.policy(), now)));
+        let wake = progress.is_some();
+        let state = Arc::new(CallState {
+            scope,
+            id,
+            arrived: now,
+            waker: self.waker.clone(),
+            inner: Mutex::new(Inner { progress, ..Inner::default() }),
+        });
+        if wake {
+            self.waker.notify();
+        }
+        lock(&self.entries).push(state.clone());
+        Registered { calls: self.clone(), state }
+    }
+
+    /// Cancel every registered call with request id `id` from `scope` that
+    /// has not returned (RULES C4). True when there was one.
+    pub fn cancel(&self, scope: Option<&str>, id: &Value) -> bool {
+        let hits: Vec<Arc<CallState>> =
+            lock(&self.entries).iter().filter(|c| c.scope.as_deref() == scope && &c.id == id).cloned().collect();
+        let mut any = false;
+        for c in hits {
+            any |= c.cancel();
+        }
+        any
+    }
+
+    /// Interrupt every running call without cancelling it: each is still
+    /// answered, with its interrupted tool's result (the end of a stopping
+    /// server's drain time). True when one was running.
+    pub fn interrupt_all(&self) -> bool {
+        let all: Vec<Arc<CallState>> = lock(&self.entries).clone();
+        let mut any = false;
+        for c in all {
+            let running = lock(&c.inner).running.clone();
+            if let Some((w, seq)) = running {
+                w.interrupt(seq);
+                any = true;
+            }
+        }
+        any
+    }
+
+    /// The progress of every call that has one and has not returned (for a
+    /// transport's ticker).
+    pub fn progresses(&self) -> Vec<Arc<Progress>> {
+        lock(&self.entries).iter().filter_map(|c| lock(&c.inner).progress.clone()).filter(|p| !p.is_ended()).collect()
+    }
+
+    /// Calls registered and not yet finished.
+    pub fn len(&self) -> usize {
+        lock(&self.entries).len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The transport's [`Inflight`] (policy and waker).
+    pub fn waker(&self) -> &Arc<Inflight> {
+        &self.waker
+    }
+}
+
+impl Registered {
+    pub fn state(&self) -> &Arc<CallState> {
+        &self.state
+    }
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        lock(&self.calls.entries).retain(|c| !Arc::ptr_eq(c, &self.state));
+    }
+}
+
+impl CallState {
+    /// Mark the call cancelled: it gets no answer; a running tool is
+    /// interrupted. False when already cancelled or returned.
+    pub fn cancel(&self) -> bool {
+        let mut g = lock(&self.inner);
+        if g.cancelled || g.done {
+            return false;
+        }
+        g.cancelled = true;
+        if let Some(p) = &g.progress {
+            p.end();
+        }
+        let running = g.running.clone();
+        drop(g);
+        if let Some((w, seq)) = running {
+            w.interrupt(seq);
+        }
+        self.waker.notify();
+        true
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        lock(&self.inner).cancelled
+    }
+
+    /// When the transport registered the call.
+    pub fn arrived(&self) -> Instant {
+        self.arrived
+    }
+
+    /// The call is being sent to a worker as call `seq`: a cancellation
+    /// from now on interrupts it there. False when it was cancelled already
+    /// (then it must not be sent).
+    pub fn attach(&self, worker: Arc<dyn Interrupt>, seq: u64) -> bool {
+        let mut g = lock(&self.inner);
+        if g.cancelled {
+            return false;
+        }
+        g.running = Some((worker, seq));
+        true
+    }
+
+    /// The worker returned (or lost) the call.
+    pub fn detach(&self) {
+        lock(&self.inner).running = None;
+    }
+
+    /// Does the client listen to this call's progress?
+    pub fn has_progress(&self) -> bool {
+        lock(&self.inner).progress.is_some()
+    }
+
+    /// The call's progress, when the client listens to it.
+    pub fn progress(&self) -> Option<Arc<Progress>> {
+        lock(&self.inner).progress.clone()
+    }
+
+    /// A report the worker forwarded (already checked there).
+    pub fn report(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        let p = lock(&self.inner).progress.clone();
+        if let Some(p) = p {
+            if p.report(progress, total, message) == Ok(true) {
+                self.waker.notify();
+            }
+        }
+    }
+}
+
+/// The progress token and protocol version of a `tools/call` that asks for
+/// progress, as the dispatcher will answer it (`session` is its legacy
+/// session): for [`Calls::register`].
+pub fn progress_of(msg: &Message, session: &LegacyState) -> Option<(String, Version)> {
+    let token = progress_token(msg.params.as_ref())?;
+    let v = match version::era_of(msg.params.as_ref()) {
+        Era::Modern { meta } => version::check_modern_claim(meta).ok()?,
+        Era::Legacy => session.negotiated()?,
+    };
+    Some((token, v))
+}
+
+impl CallWatch for CallState {
+    fn started(&self, call: &CallStart<'_>) {
+        let mut g = lock(&self.inner);
+        // Registered with its progress (heartbeats while it waited): kept.
+        if g.progress.as_ref().is_some_and(|p| Some(p.token()) == call.progress_token) {
+            return;
+        }
+        let progress = call
+            .progress_token
+            .map(|t| Arc::new(Progress::new(t.to_owned(), call.version, self.waker.policy(), Instant::now())));
+        let wake = progress.is_some();
+        if g.cancelled {
+            if let Some(p) = &progress {
+                p.end();
+            }
+        }
+        g.progress = progress;
+        drop(g);
+        if wake {
+            self.waker.notify();
+        }
+    }
+
+    fn finished(&self) -> bool {
+        let mut g = lock(&self.inner);
+        g.done = true;
+        g.running = None;
+        // A cancelled call's progress has ended already; this keeps the last
+        // report of any other for the response (RULES C2.4).
+        if let Some(p) = &g.progress {
+            p.finish();
+        }
+        let cancelled = g.cancelled;
+        drop(g);
+        self.waker.notify();
+        cancelled
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::progress::ProgressPolicy;
+    use crate::version::Version;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    struct Hits(AtomicU64);
+    impl Interrupt for Hits {
+        fn interrupt(&self, seq: u64) {
+            self.0.store(seq + 1, Ordering::SeqCst);
+        }
+    }
+
+    fn registry() -> Arc<Calls> {
+        Calls::new(Arc::new(Inflight::new(ProgressPolicy::default(), None)))
+    }
+
+    #[test]
+    fn c4_cancels_the_named_calls_in_their_scope_only() {
+        let calls = registry();
+        let a = calls.register(None, "1", None);
+        let b = calls.register(Some("s".into()), "1", None);
+        let c = calls.register(None, "\"x\"", None);
+        assert_eq!(calls.len(), 3);
+        let hits = Arc::new(Hits(AtomicU64::new(0)));
+        assert!(c.state().attach(hits.clone(), 9));
+        assert!(!calls.cancel(None, &Value::from(2)), "unknown id");
+        assert!(calls.cancel(None, &Value::from(1)));
+        assert!(a.state().is_cancelled() && !b.state().is_cancelled());
+        assert!(!a.state().attach(hits.clone(), 1), "a cancelled call is never sent");
+        assert!(calls.cancel(None, &serde_json::from_str::<Value>("\"\\u0078\"").unwrap()), "ids compare as JSON");
+        assert_eq!(hits.0.load(Ordering::SeqCst), 10, "the running call's worker is interrupted");
+        assert!(!calls.cancel(None, &Value::from(1)), "once");
+        drop(a);
+        assert_eq!(calls.len(), 2);
+    }
+
+    #[test]
+    fn c1_progress_per_call_and_no_cancel_after_return() {
+        let calls = registry();
+        let a = calls.register(None, "1", None);
+        let b = calls.register(None, "2", None);
+        a.state().started(&CallStart { id: "1", progress_token: Some("\"t\""), version: Version::V2025_11_25 });
+        b.state().started(&CallStart { id: "2", progress_token: None, version: Version::V2025_11_25 });
+        assert!(a.state().has_progress() && !b.state().has_progress());
+        a.state().report(1.0, None, Some("one"));
+        let ps = calls.progresses();
+        assert_eq!(ps.len(), 1);
+        let line = String::from_utf8(ps[0].poll(Instant::now()).unwrap()).unwrap();
+        assert!(line.contains(r#""progressToken":"t","progress":1"#), "{line}");
+        assert!(!a.state().finished(), "not cancelled");
+        assert!(calls.progresses().is_empty(), "ended with its call");
+        assert!(!calls.cancel(None, &Value::from(1)), "too late");
+        assert!(calls.cancel(None, &Value::from(2)));
+        assert!(b.state().finished(), "the dispatcher learns it was cancelled");
+        let hits = Arc::new(Hits(AtomicU64::new(0)));
+        let c = calls.register(None, "3", None);
+        let d = calls.register(None, "4", Some(("7".into(), Version::V2024_11_05)));
+        assert_eq!(calls.progresses().len(), 1, "heartbeats while it waits");
+        d.state().started(&CallStart { id: "4", progress_token: Some("7"), version: Version::V2024_11_05 });
+        assert_eq!(calls.progresses().len(), 1, "the same progress goes on");
+        assert!(c.state().attach(hits.clone(), 4));
+        assert!(calls.interrupt_all());
+        assert_eq!(hits.0.load(Ordering::SeqCst), 5);
+        assert!(!c.state().is_cancelled(), "a drain interrupt is not a cancellation");
+    }
+}

@@ -1,0 +1,815 @@
+//! Worker processes (RULES N1–N6) with real processes: this very executable
+//! started as a worker (`MCPLITE_WORKER` set) serves a fake host's tools
+//! with the engine's worker loop, and the tests drive a [`Pool`] directly
+//! and through the stdio transport over real pipes. `harness = false`:
+//! `main` is a worker, a pool parent (for the orphan test), or a small test
+//! runner that prints libtest's summary line.
+
+// The runner reports on stdout, as libtest does.
+#![allow(clippy::print_stdout)]
+
+#[cfg(unix)]
+mod pipes;
+
+#[cfg(unix)]
+mod unix {
+    use std::fs::File;
+    use std::io::{BufRead, BufReader, Write};
+    use std::path::{Path, PathBuf};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::mpsc::{channel, Receiver};
+    use std::sync::{Arc, Mutex};
+    use std::thread::JoinHandle;
+    use std::time::{Duration, Instant};
+
+    use mcplite_engine::host::{CallContext, Host, ToolFailure, ToolResult, ToolSpec};
+    use mcplite_engine::progress::{CallStart, CallWatch, Inflight, ProgressPolicy};
+    use mcplite_engine::transport::{serve_with_workers, Reader, ServeEnd, ServeOptions};
+    use mcplite_engine::version::Version;
+    use mcplite_engine::workers::{
+        serve_worker, take_worker_fds, Calls, Pool, PoolOptions, WorkerCommand, WorkerHost, WorkerOptions, SERVER_BUSY,
+    };
+    use mcplite_engine::{Server, ServerInfo};
+    use serde_json::{json, Map, Value};
+
+    /// A pipe whose ends the workers do not inherit (a test's client would
+    /// otherwise keep its own server's input open through them).
+    fn pipe() -> (File, File) {
+        let (r, w) = super::pipes::pipe();
+        for f in [&r, &w] {
+            // SAFETY: fcntl on descriptors we own.
+            unsafe {
+                libc::fcntl(std::os::fd::AsRawFd::as_raw_fd(f), libc::F_SETFD, libc::FD_CLOEXEC);
+            }
+        }
+        (r, w)
+    }
+
+    /// Long enough for anything to happen; a test that waits this long failed.
+    const PATIENCE: Duration = Duration::from_secs(30);
+
+    const TOOLS: [&str; 8] = ["echo", "pid", "sleep", "exit", "segv", "progress", "meet", "slow_exit"];
+
+    // ---- the worker ------------------------------------------------------
+
+    /// Set by the worker's interrupter (what SIGINT does to R).
+    static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+    struct Fake {
+        inflight: Arc<Inflight>,
+    }
+
+    fn arg<'a>(a: Option<&'a Map<String, Value>>, k: &str) -> Option<&'a Value> {
+        a.and_then(|a| a.get(k))
+    }
+
+    impl Host for Fake {
+        fn tools(&mut self) -> Vec<ToolSpec> {
+            let names: Vec<String> = match std::env::var("FAKE_TOOLS") {
+                Ok(s) => s.split(',').map(String::from).collect(),
+                Err(_) => TOOLS.iter().map(|s| s.to_string()).collect(),
+            };
+            names.iter().map(|n| ToolSpec::new(n.as_str(), "A test tool.")).collect()
+        }
+
+        fn call_tool(
+            &mut self,
+            i: usize,
+            a: Option<&Map<String, Value>>,
+            ctx: &CallContext,
+        ) -> Result<ToolResult, ToolFailure> {
+            INTERRUPTED.store(false, Ordering::SeqCst);
+            let ms = arg(a, "ms").and_then(Value::as_u64).unwrap_or(0);
+            match TOOLS[i] {
+                "echo" => {
+                    let mut r = ToolResult::text(serde_json::to_string(&a).unwrap());
+                    r.structured = ctx.traceparent.clone();
+                    Ok(r)
+                }
+                "pid" => Ok(ToolResult::text(std::process::id().to_string())),
+                "sleep" => {
+                    // Writes how it ended to `file`, as an on.exit handler would.
+                    let t0 = Instant::now();
+                    let out = loop {
+                        if INTERRUPTED.load(Ordering::SeqCst) {
+                            break Err(ToolFailure::Interrupted);
+                        }
+                        if t0.elapsed() >= Duration::from_millis(ms) {
+                            break Ok(ToolResult::text("slept"));
+                        }
+                        std::thread::sleep(Duration::from_millis(2));
+                    };
+                    if let Some(Value::String(f)) = arg(a, "file") {
+                        let what = if out.is_ok() { "done" } else { "interrupted" };
+                        std::fs::write(f, what).unwrap();
+                    }
+                    out
+                }
+                "exit" => std::process::exit(3),
+                "segv" => {
+                    // SAFETY: the point is to die of SIGSEGV (Rust's own handler,
+                    // for stack overflows, is put aside first).
+                    unsafe {
+                        libc::signal(libc::SIGSEGV, libc::SIG_DFL);
+                        libc::raise(libc::SIGSEGV);
+                    }
+                    unreachable!()
+                }
+                "progress" => {
+                    let n = arg(a, "n").and_then(Value::as_u64).unwrap_or(3);
+                    for j in 1..=n {
+                        if let Some(p) = self.inflight.progress() {
+                            if p.report(j as f64, Some(n as f64), Some(&format!("step {j}"))).unwrap() {
+                                self.inflight.notify();
+                            }
+                        }
+                        std::thread::sleep(Duration::from_millis(ms));
+                    }
+                    Ok(ToolResult::text("reported"))
+                }
+                "meet" => {
+                    // Wait until `n` calls are inside this tool at the same
+                    // time (one file each in `dir`): proof that they run at once.
+                    let dir = PathBuf::from(arg(a, "dir").and_then(Value::as_str).unwrap());
+                    let n = arg(a, "n").and_then(Value::as_u64).unwrap() as usize;
+                    std::fs::write(dir.join(std::process::id().to_string()), "").unwrap();
+                    let t0 = Instant::now();
+                    while std::fs::read_dir(&dir).unwrap().count() < n {
+                        if t0.elapsed() > PATIENCE {
+                            return Err(ToolFailure::Error("the others never came".into()));
+                        }
+                        std::thread::sleep(Duration::from_millis(2));
+                    }
+                    Ok(ToolResult::text("met"))
+                }
+                _ => {
+                    std::thread::sleep(Duration::from_millis(ms));
+                    std::process::exit(0)
+                }
+            }
+        }
+    }
+
+    pub fn worker_main() {
+        if let Ok(f) = std::env::var("FAKE_FAIL_IF_EXISTS") {
+            if Path::new(&f).exists() {
+                eprintln!("fake worker: failing at start on purpose");
+                std::process::exit(1);
+            }
+        }
+        let (input, output) = take_worker_fds().expect("descriptors 3 and 4");
+        let inflight = Arc::new(Inflight::new(
+            ProgressPolicy::default(),
+            Some(Arc::new(|| INTERRUPTED.store(true, Ordering::SeqCst))),
+        ));
+        let mut host = Fake { inflight: inflight.clone() };
+        let tools = host.tools().into_iter().map(|t| t.name).collect();
+        serve_worker(&mut host, input, output, tools, &inflight, WorkerOptions::default());
+    }
+
+    // ---- pools ------------------------------------------------------------
+
+    fn command(env: &[(&str, &str)]) -> WorkerCommand {
+        WorkerCommand {
+            program: std::env::current_exe().unwrap(),
+            args: Vec::new(),
+            cwd: None,
+            env: env.iter().map(|(k, v)| (k.into(), v.into())).collect(),
+        }
+    }
+
+    fn options(n: usize, env: &[(&str, &str)]) -> PoolOptions {
+        let mut o = PoolOptions::new(n, command(env), TOOLS.iter().map(|s| s.to_string()).collect());
+        o.start_timeout = PATIENCE;
+        o
+    }
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("mcplite-workers-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    /// A job for the pool's drivers in these tests: one call, its result sent back.
+    struct Job {
+        tool: usize,
+        args: Value,
+        state: Option<Arc<mcplite_engine::workers::CallState>>,
+        token: bool,
+        reply: std::sync::mpsc::Sender<(Result<ToolResult, ToolFailure>, bool)>,
+    }
+
+    fn run(job: Job, host: &mut WorkerHost<'_>) {
+        let args = job.args.as_object().cloned();
+        if let Some(s) = &job.state {
+            host.set_call(s.clone());
+            s.started(&CallStart {
+                id: "1",
+                progress_token: job.token.then_some("\"t\""),
+                version: Version::V2025_11_25,
+            });
+        }
+        let out = host.call_tool(job.tool, args.as_ref(), &CallContext::default());
+        let cancelled = job.state.as_ref().is_some_and(|s| s.finished());
+        let _ = job.reply.send((out, cancelled));
+    }
+
+    /// Runs `f` with a pool whose drivers take [`Job`]s from the sender.
+    fn with_pool<T>(pool: &Pool, f: impl FnOnce(&crossbeam_channel::Sender<Job>) -> T) -> T {
+        let (tx, rx) = crossbeam_channel::unbounded::<Job>();
+        let run: &(dyn Fn(Job, &mut WorkerHost<'_>) + Sync) = &run;
+        std::thread::scope(|s| {
+            pool.spawn_drivers(s, &rx, run);
+            let out = f(&tx);
+            drop(tx);
+            out
+        })
+    }
+
+    fn call(
+        jobs: &crossbeam_channel::Sender<Job>,
+        tool: &str,
+        args: Value,
+        state: Option<Arc<mcplite_engine::workers::CallState>>,
+    ) -> Receiver<(Result<ToolResult, ToolFailure>, bool)> {
+        let (reply, rx) = channel();
+        let token = state.is_some();
+        let tool = TOOLS.iter().position(|t| *t == tool).unwrap();
+        jobs.send(Job { tool, args, state, token, reply }).unwrap();
+        rx
+    }
+
+    fn text(r: &Result<ToolResult, ToolFailure>) -> String {
+        match r {
+            Ok(r) => match &r.content[0].content {
+                mcplite_engine::Content::Text { text } => text.clone(),
+                c => panic!("not text: {c:?}"),
+            },
+            Err(ToolFailure::Error(e)) => e.clone(),
+            Err(ToolFailure::Interrupted) => "<interrupted>".into(),
+        }
+    }
+
+    fn get<T>(rx: &Receiver<T>) -> T {
+        rx.recv_timeout(PATIENCE).expect("no answer")
+    }
+
+    fn n1_calls_run_at_the_same_time_each_in_its_own_process() {
+        let pool = Pool::start(options(3, &[])).unwrap();
+        assert_eq!(pool.stats().idle, 3);
+        let dir = temp_dir("meet");
+        let results = with_pool(&pool, |jobs| {
+            let rx: Vec<_> =
+                (0..3).map(|_| call(jobs, "meet", json!({"dir": dir.to_str().unwrap(), "n": 3}), None)).collect();
+            rx.iter().map(get).collect::<Vec<_>>()
+        });
+        for (r, _) in &results {
+            assert_eq!(text(r), "met", "all three were inside the tool at once");
+        }
+        let pids: std::collections::BTreeSet<_> =
+            std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(pids.len(), 3, "three processes");
+        assert!(!pids.contains(std::ffi::OsStr::new(&std::process::id().to_string())));
+    }
+
+    fn n1_arguments_and_context_reach_the_worker() {
+        let pool = Pool::start(options(1, &[])).unwrap();
+        let (r, _) = with_pool(&pool, |jobs| {
+            let (reply, rx) = channel();
+            let text = r#"{"x":1.50,"s":"é\u0000","deep":[[[{"a":null}]]],"big":12345678901234567890}"#;
+            let args: Value = serde_json::from_str(text).unwrap();
+            jobs.send(Job { tool: 0, args, state: None, token: false, reply }).unwrap();
+            get(&rx)
+        });
+        let back: Value = serde_json::from_str(&text(&r)).unwrap();
+        assert_eq!(back["s"], "é\u{0}");
+        assert_eq!(back["deep"][0][0][0]["a"], Value::Null);
+        assert_eq!(text(&r), r#"{"x":1.50,"s":"é\u0000","deep":[[[{"a":null}]]],"big":12345678901234567890}"#);
+    }
+
+    fn n3_the_queue_is_bounded() {
+        let mut o = options(1, &[]);
+        o.max_queue = 2;
+        let pool = Pool::start(o).unwrap();
+        let t: Vec<_> = (0..3).map(|_| pool.reserve().expect("room for the worker and two waiting")).collect();
+        assert!(pool.reserve().is_none(), "a fourth call is refused");
+        assert_eq!(pool.stats().queued, 3);
+        drop(t);
+        assert!(pool.reserve().is_some(), "tickets are given back");
+    }
+
+    fn n5_a_worker_that_exits_during_a_call_is_a_tool_error_and_is_replaced() {
+        let pool = Pool::start(options(2, &[])).unwrap();
+        let (first, crashed, after, other) = with_pool(&pool, |jobs| {
+            let dir = temp_dir("crash");
+            let first = text(&get(&call(jobs, "pid", json!({}), None)).0);
+            // A long call on the other worker is not affected by the crash.
+            let long = call(jobs, "sleep", json!({"ms": 300, "file": dir.join("f").to_str().unwrap()}), None);
+            let crashed = text(&get(&call(jobs, "exit", json!({}), None)).0);
+            let other = text(&get(&long).0);
+            let after: Vec<String> = (0..4).map(|_| text(&get(&call(jobs, "pid", json!({}), None)).0)).collect();
+            (first, crashed, after, other)
+        });
+        assert!(crashed.contains("exited with status 3"), "{crashed}");
+        assert!(crashed.contains("The R worker process running this tool call (worker "), "{crashed}");
+        assert!(crashed.contains("other calls are not affected"), "{crashed}");
+        assert_eq!(other, "slept");
+        assert!(after.iter().all(|p| p.parse::<u32>().is_ok()), "{after:?}");
+        assert_eq!(pool.stats().restarts, 1);
+        assert_eq!(pool.stats().idle, 2, "a replacement is running");
+        let _ = first;
+    }
+
+    fn n5_a_segfault_is_a_tool_error_that_names_the_signal() {
+        let pool = Pool::start(options(1, &[])).unwrap();
+        let (crashed, after) = with_pool(&pool, |jobs| {
+            let crashed = text(&get(&call(jobs, "segv", json!({}), None)).0);
+            let after = text(&get(&call(jobs, "echo", json!({"a": 1}), None)).0);
+            (crashed, after)
+        });
+        assert!(crashed.contains("was killed by signal 11 (SIGSEGV"), "{crashed}");
+        assert_eq!(after, r#"{"a":1}"#);
+    }
+
+    fn n5_a_worker_that_dies_while_idle_is_replaced_before_the_next_call() {
+        let pool = Pool::start(options(1, &[])).unwrap();
+        let (r, after) = with_pool(&pool, |jobs| {
+            // The tool answers, then its process ends shortly after.
+            let pid: u32 = text(&get(&call(jobs, "pid", json!({}), None)).0).parse().unwrap();
+            // SAFETY: killing our own child.
+            unsafe {
+                libc::kill(pid as i32, libc::SIGKILL);
+            }
+            let t0 = Instant::now();
+            while pool.stats().restarts == 0 && t0.elapsed() < PATIENCE {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            let r = get(&call(jobs, "echo", json!({"b": 2}), None));
+            (r, text(&get(&call(jobs, "pid", json!({}), None)).0))
+        });
+        assert_eq!(text(&r.0), r#"{"b":2}"#, "the call after the death is not lost");
+        assert_eq!(pool.stats().restarts, 1);
+        assert!(after.parse::<u32>().is_ok());
+    }
+
+    fn n6_a_worker_that_cannot_start_fails_the_pool() {
+        let dir = temp_dir("nostart");
+        let flag = dir.join("fail");
+        std::fs::write(&flag, "").unwrap();
+        let e = Pool::start(options(2, &[("FAKE_FAIL_IF_EXISTS", flag.to_str().unwrap())])).err().unwrap();
+        assert!(e.0.starts_with("worker 1 of 2 (process "), "{e}");
+        assert!(e.0.ends_with("exited with status 1 before it was ready"), "{e}");
+        let e = Pool::start(options(1, &[("FAKE_TOOLS", "echo,other")])).err().unwrap();
+        assert!(e.0.contains("serves other tools (\"echo\", \"other\") than the server (\"echo\", \"pid\""), "{e}");
+    }
+
+    fn n6_workers_that_keep_failing_to_start_stop_the_pool() {
+        let dir = temp_dir("loop");
+        let flag = dir.join("fail");
+        let pool = Pool::start(options(1, &[("FAKE_FAIL_IF_EXISTS", flag.to_str().unwrap())])).unwrap();
+        std::fs::write(&flag, "").unwrap();
+        let (crashed, next) = with_pool(&pool, |jobs| {
+            let crashed = text(&get(&call(jobs, "exit", json!({}), None)).0);
+            let next = text(&get(&call(jobs, "pid", json!({}), None)).0);
+            (crashed, next)
+        });
+        assert!(crashed.contains("exited with status 3"), "{crashed}");
+        let why = pool.failure().expect("the pool has failed");
+        assert!(why.starts_with("worker processes keep failing to start (3 in a row; the last: worker 1"), "{why}");
+        assert!(why.contains("exited with status 1 before it was ready"), "{why}");
+        assert!(
+            next.starts_with("No R worker process could run this tool call: worker processes keep failing"),
+            "{next}"
+        );
+    }
+
+    fn c4_a_cancelled_call_interrupts_its_worker_and_one_waiting_never_runs() {
+        let pool = Pool::start(options(1, &[])).unwrap();
+        let calls = Calls::new(Arc::new(Inflight::new(ProgressPolicy::default(), None)));
+        let dir = temp_dir("cancel");
+        let (first, second, third) = with_pool(&pool, |jobs| {
+            let a = calls.register(None, "1", None);
+            let b = calls.register(None, "2", None);
+            let f1 = dir.join("1");
+            let f2 = dir.join("2");
+            let r1 = call(jobs, "sleep", json!({"ms": 60_000, "file": f1.to_str().unwrap()}), Some(a.state().clone()));
+            let r2 = call(jobs, "sleep", json!({"ms": 1, "file": f2.to_str().unwrap()}), Some(b.state().clone()));
+            let t0 = Instant::now();
+            while pool.stats().busy == 0 && t0.elapsed() < PATIENCE {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            assert!(calls.cancel(None, &json!(2)), "the waiting call");
+            assert!(calls.cancel(None, &json!(1)), "the running call");
+            let first = get(&r1);
+            let second = get(&r2);
+            assert!(!f2.exists(), "the call cancelled while it waited never ran");
+            let third = text(&get(&call(jobs, "echo", json!({"c": 3}), None)).0);
+            (first, second, third)
+        });
+        assert_eq!(text(&first.0), "<interrupted>");
+        assert!(first.1, "the dispatcher learns it was cancelled");
+        assert_eq!(std::fs::read_to_string(dir.join("1")).unwrap(), "interrupted", "its clean-up ran");
+        assert_eq!((text(&second.0), second.1), ("<interrupted>".to_string(), true));
+        assert_eq!(third, r#"{"c":3}"#, "the worker serves the next call");
+        assert_eq!(pool.stats().restarts, 0, "no worker died");
+    }
+
+    fn c2_progress_reports_reach_the_call() {
+        let pool = Pool::start(options(1, &[])).unwrap();
+        let calls = Calls::new(Arc::new(Inflight::new(ProgressPolicy::default(), None)));
+        let reg = calls.register(None, "1", None);
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let r = with_pool(&pool, |jobs| {
+            let rx = call(jobs, "progress", json!({"n": 5, "ms": 40}), Some(reg.state().clone()));
+            // Poll the call's progress as a transport's ticker would.
+            let t0 = Instant::now();
+            loop {
+                if let Ok(r) = rx.try_recv() {
+                    break r;
+                }
+                for p in calls.progresses() {
+                    if let Some(line) = p.poll(Instant::now()) {
+                        seen.lock().unwrap().push(String::from_utf8(line).unwrap());
+                    }
+                }
+                assert!(t0.elapsed() < PATIENCE);
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        });
+        assert_eq!(text(&r.0), "reported");
+        let seen = seen.lock().unwrap();
+        assert!(!seen.is_empty(), "reports were forwarded");
+        let values: Vec<f64> = seen
+            .iter()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap()["params"]["progress"].as_f64().unwrap())
+            .collect();
+        assert!(values.windows(2).all(|w| w[0] < w[1]), "{values:?}");
+        assert!(seen[0].contains(r#""total":5,"message":"step "#), "{}", seen[0]);
+    }
+
+    fn n6_workers_end_with_their_pool() {
+        let pool = Pool::start(options(2, &[])).unwrap();
+        let pids: Vec<u32> = with_pool(&pool, |jobs| {
+            let dir = temp_dir("end");
+            (0..2)
+                .map(|_| call(jobs, "meet", json!({"dir": dir.to_str().unwrap(), "n": 2}), None))
+                .collect::<Vec<_>>()
+                .iter()
+                .map(get)
+                .for_each(drop);
+            std::fs::read_dir(&dir)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_str().unwrap().parse().unwrap())
+                .collect()
+        });
+        assert_eq!(pids.len(), 2);
+        drop(pool);
+        for pid in pids {
+            assert!(!alive(pid), "worker {pid} outlived its pool");
+        }
+    }
+
+    /// Is `pid` a live process (not gone, not a zombie)?
+    fn alive(pid: u32) -> bool {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Ok(s) => !s.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'),
+            // No /proc (macOS): ask kill().
+            // SAFETY: signal 0 only checks.
+            Err(_) => !Path::new("/proc").exists() && unsafe { libc::kill(pid as i32, 0) } == 0,
+        }
+    }
+
+    /// The orphan test's parent: a pool of two workers whose process ids it
+    /// writes to `FAKE_PARENT_OUT`, then it waits to be killed.
+    pub fn parent_main(out: &str) {
+        let pool = Pool::start(options(2, &[])).unwrap();
+        let dir = temp_dir("parent");
+        with_pool(&pool, |jobs| {
+            let rx: Vec<_> =
+                (0..2).map(|_| call(jobs, "meet", json!({"dir": dir.to_str().unwrap(), "n": 2}), None)).collect();
+            rx.iter().map(get).for_each(drop);
+            let pids: Vec<String> = std::fs::read_dir(&dir)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_str().unwrap().to_string())
+                .collect();
+            std::fs::write(format!("{out}.tmp"), pids.join("\n")).unwrap();
+            std::fs::rename(format!("{out}.tmp"), out).unwrap();
+            loop {
+                std::thread::sleep(Duration::from_secs(1));
+            }
+        });
+    }
+
+    fn n6_no_orphans_when_the_server_is_killed() {
+        let dir = temp_dir("orphans");
+        let out = dir.join("pids");
+        let mut parent =
+            std::process::Command::new(std::env::current_exe().unwrap()).env("FAKE_PARENT_OUT", &out).spawn().unwrap();
+        let t0 = Instant::now();
+        while !out.exists() {
+            assert!(t0.elapsed() < PATIENCE, "the parent never reported its workers");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let pids: Vec<u32> = std::fs::read_to_string(&out).unwrap().lines().map(|l| l.parse().unwrap()).collect();
+        assert_eq!(pids.len(), 2);
+        assert!(pids.iter().all(|p| alive(*p)));
+        parent.kill().unwrap();
+        parent.wait().unwrap();
+        let t0 = Instant::now();
+        while pids.iter().any(|p| alive(*p)) {
+            assert!(t0.elapsed() < PATIENCE, "workers {pids:?} outlived their server (killed with SIGKILL)");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    // ---- the stdio transport with workers ---------------------------------
+
+    /// A server with a pool on another thread, and the client's ends of its pipes.
+    struct Client {
+        input: Option<File>,
+        lines: Receiver<String>,
+        serving: JoinHandle<ServeEnd>,
+    }
+
+    impl Client {
+        fn start(n: usize, max_queue: usize) -> Client {
+            let c = Client::bare(n, max_queue);
+            c.init()
+        }
+
+        fn init(mut self) -> Client {
+            self.send(&json!({"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}));
+            assert_eq!(self.recv()["id"], "init");
+            self
+        }
+
+        fn bare(n: usize, max_queue: usize) -> Client {
+            let (in_r, in_w) = pipe();
+            let (out_r, mut out_w) = pipe();
+            let serving = std::thread::spawn(move || {
+                let mut o = options(n, &[]);
+                o.max_queue = max_queue;
+                let pool = Pool::start(o).unwrap();
+                let specs = TOOLS.iter().map(|n| ToolSpec::new(*n, "A test tool.")).collect();
+                let info = ServerInfo { name: "mcplite".into(), version: "1".into(), instructions: None };
+                let server = Server::with_tools(info, specs);
+                let inflight = Arc::new(Inflight::new(ProgressPolicy::with_interval(Duration::from_millis(200)), None));
+                let mut idle = NoHost;
+                let r = Reader::spawn(in_r);
+                serve_with_workers(&server, &mut idle, &pool, r, &mut out_w, &ServeOptions::default(), &inflight)
+            });
+            let (tx, lines) = channel();
+            std::thread::spawn(move || {
+                for l in BufReader::new(out_r).lines() {
+                    let Ok(l) = l else { return };
+                    if tx.send(l).is_err() {
+                        return;
+                    }
+                }
+            });
+            Client { input: Some(in_w), lines, serving }
+        }
+
+        fn send(&mut self, v: &Value) {
+            let w = self.input.as_mut().unwrap();
+            w.write_all(v.to_string().as_bytes()).unwrap();
+            w.write_all(b"\n").unwrap();
+        }
+
+        fn call(&mut self, id: Value, tool: &str, args: Value, token: Option<Value>) {
+            let mut params = json!({"name": tool, "arguments": args});
+            if let Some(t) = token {
+                params["_meta"] = json!({ "progressToken": t });
+            }
+            self.send(&json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":params}));
+        }
+
+        fn recv(&self) -> Value {
+            let l = self.lines.recv_timeout(PATIENCE).expect("no line from the server");
+            serde_json::from_str(&l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}"))
+        }
+
+        fn close(mut self) -> (Vec<Value>, ServeEnd) {
+            drop(self.input.take());
+            let end = self.serving.join().unwrap();
+            (self.lines.iter().map(|l| serde_json::from_str(&l).unwrap()).collect(), end)
+        }
+    }
+
+    struct NoHost;
+
+    impl Host for NoHost {
+        fn tools(&mut self) -> Vec<ToolSpec> {
+            Vec::new()
+        }
+        fn call_tool(
+            &mut self,
+            _: usize,
+            _: Option<&Map<String, Value>>,
+            _: &CallContext,
+        ) -> Result<ToolResult, ToolFailure> {
+            panic!("tools run in the workers")
+        }
+    }
+
+    fn result_text(v: &Value) -> &str {
+        v["result"]["content"][0]["text"].as_str().unwrap_or_else(|| panic!("no text: {v}"))
+    }
+
+    fn n2_stdio_answers_calls_as_they_finish_and_other_requests_at_once() {
+        let mut c = Client::start(2, 64);
+        c.call(json!(1), "sleep", json!({"ms": 60_000}), None);
+        c.call(json!(2), "echo", json!({"x": 1}), None);
+        let two = c.recv();
+        assert_eq!(two["id"], 2, "the quick call overtakes the slow one");
+        assert_eq!(result_text(&two), r#"{"x":1}"#);
+        c.send(&json!({"jsonrpc":"2.0","id":3,"method":"tools/list"}));
+        assert_eq!(c.recv()["id"], 3, "listing does not wait for the running call");
+        c.send(&json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}));
+        c.call(json!(4), "echo", json!({}), None);
+        assert_eq!(c.recv()["id"], 4, "the cancelled call is never answered");
+        let (rest, end) = c.close();
+        assert!(rest.is_empty(), "{rest:?}");
+        assert_eq!(end, ServeEnd::Eof);
+    }
+
+    fn n2_every_call_received_before_eof_is_answered() {
+        let mut c = Client::start(2, 64);
+        let dir = temp_dir("eof");
+        for id in 0..6 {
+            c.call(json!(id), "sleep", json!({"ms": 50, "file": dir.join(id.to_string()).to_str().unwrap()}), None);
+        }
+        let (lines, end) = c.close();
+        let mut ids: Vec<i64> = lines.iter().map(|l| l["id"].as_i64().unwrap()).collect();
+        ids.sort();
+        assert_eq!(ids, [0, 1, 2, 3, 4, 5]);
+        assert!(lines.iter().all(|l| result_text(l) == "slept"));
+        assert_eq!(end, ServeEnd::Eof);
+    }
+
+    fn n3_stdio_refuses_a_call_the_queue_has_no_room_for() {
+        let mut c = Client::start(1, 1);
+        c.call(json!(1), "sleep", json!({"ms": 60_000}), None);
+        c.call(json!(2), "sleep", json!({"ms": 60_000}), None);
+        c.call(json!(3), "echo", json!({}), None);
+        let busy = c.recv();
+        assert_eq!(busy["id"], 3);
+        assert_eq!(busy["error"]["code"], -32603);
+        assert_eq!(busy["error"]["message"], format!("Internal error: {SERVER_BUSY}"));
+        c.call(json!(4), "nonesuch", json!({}), None);
+        assert_eq!(c.recv()["error"]["code"], -32602, "an invalid call keeps its own error");
+        for id in [1, 2] {
+            c.send(&json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":id}}));
+        }
+        c.call(json!(5), "echo", json!({}), None);
+        assert_eq!(c.recv()["id"], 5, "room again once the others were cancelled");
+        c.close();
+    }
+
+    fn n4_stdio_progress_from_a_worker() {
+        let mut c = Client::start(1, 4);
+        c.call(json!(1), "progress", json!({"n": 4, "ms": 120}), Some(json!("tok")));
+        let mut notes = Vec::new();
+        let answer = loop {
+            let v = c.recv();
+            if v["method"] == "notifications/progress" {
+                notes.push(v);
+            } else {
+                break v;
+            }
+        };
+        assert_eq!(result_text(&answer), "reported");
+        assert!(!notes.is_empty());
+        assert!(notes.iter().all(|n| n["params"]["progressToken"] == "tok"));
+        assert!(notes.iter().any(|n| n["params"]["message"].as_str().unwrap_or("").starts_with("step ")), "{notes:?}");
+        c.close();
+    }
+
+    fn n3_a_waiting_call_gets_heartbeats() {
+        let mut c = Client::start(1, 4);
+        c.call(json!(1), "sleep", json!({"ms": 60_000}), None);
+        c.call(json!(2), "echo", json!({"w": 1}), Some(json!("q")));
+        let beat = c.recv();
+        assert_eq!(beat["method"], "notifications/progress", "{beat}");
+        assert_eq!(beat["params"]["progressToken"], "q");
+        c.send(&json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}));
+        let answer = loop {
+            let v = c.recv();
+            if v["method"] != "notifications/progress" {
+                break v;
+            }
+        };
+        assert_eq!(answer["id"], 2);
+        assert_eq!(result_text(&answer), r#"{"w":1}"#);
+        c.close();
+    }
+
+    fn n2_a_modern_call_as_the_first_message() {
+        let mut c = Client::bare(2, 4);
+        let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}});
+        c.send(&json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"m":1},"_meta":meta}}));
+        let v = c.recv();
+        assert_eq!(result_text(&v), r#"{"m":1}"#, "{v}");
+        c.close();
+    }
+
+    fn n5_stdio_a_crash_is_the_calls_tool_error() {
+        let mut c = Client::start(2, 4);
+        c.call(json!(1), "slow_exit", json!({"ms": 1}), None);
+        let v = c.recv();
+        assert_eq!(v["result"]["isError"], true);
+        assert!(result_text(&v).contains("exited with status 0"), "{v}");
+        c.call(json!(2), "echo", json!({"ok": true}), None);
+        assert_eq!(result_text(&c.recv()), r#"{"ok":true}"#);
+        c.close();
+    }
+
+    pub fn tests() -> Vec<(&'static str, fn())> {
+        vec![
+            (
+                "n1_calls_run_at_the_same_time_each_in_its_own_process",
+                n1_calls_run_at_the_same_time_each_in_its_own_process,
+            ),
+            ("n1_arguments_and_context_reach_the_worker", n1_arguments_and_context_reach_the_worker),
+            ("n3_the_queue_is_bounded", n3_the_queue_is_bounded),
+            (
+                "n5_a_worker_that_exits_during_a_call_is_a_tool_error_and_is_replaced",
+                n5_a_worker_that_exits_during_a_call_is_a_tool_error_and_is_replaced,
+            ),
+            (
+                "n5_a_segfault_is_a_tool_error_that_names_the_signal",
+                n5_a_segfault_is_a_tool_error_that_names_the_signal,
+            ),
+            (
+                "n5_a_worker_that_dies_while_idle_is_replaced_before_the_next_call",
+                n5_a_worker_that_dies_while_idle_is_replaced_before_the_next_call,
+            ),
+            ("n6_a_worker_that_cannot_start_fails_the_pool", n6_a_worker_that_cannot_start_fails_the_pool),
+            (
+                "n6_workers_that_keep_failing_to_start_stop_the_pool",
+                n6_workers_that_keep_failing_to_start_stop_the_pool,
+            ),
+            (
+                "c4_a_cancelled_call_interrupts_its_worker_and_one_waiting_never_runs",
+                c4_a_cancelled_call_interrupts_its_worker_and_one_waiting_never_runs,
+            ),
+            ("c2_progress_reports_reach_the_call", c2_progress_reports_reach_the_call),
+            ("n6_workers_end_with_their_pool", n6_workers_end_with_their_pool),
+            ("n6_no_orphans_when_the_server_is_killed", n6_no_orphans_when_the_server_is_killed),
+            (
+                "n2_stdio_answers_calls_as_they_finish_and_other_requests_at_once",
+                n2_stdio_answers_calls_as_they_finish_and_other_requests_at_once,
+            ),
+            ("n2_every_call_received_before_eof_is_answered", n2_every_call_received_before_eof_is_answered),
+            ("n3_stdio_refuses_a_call_the_queue_has_no_room_for", n3_stdio_refuses_a_call_the_queue_has_no_room_for),
+            ("n4_stdio_progress_from_a_worker", n4_stdio_progress_from_a_worker),
+            ("n3_a_waiting_call_gets_heartbeats", n3_a_waiting_call_gets_heartbeats),
+            ("n2_a_modern_call_as_the_first_message", n2_a_modern_call_as_the_first_message),
+            ("n5_stdio_a_crash_is_the_calls_tool_error", n5_stdio_a_crash_is_the_calls_tool_error),
+        ]
+    }
+}
+
+#[cfg(unix)]
+fn main() {
+    if std::env::var_os("MCPLITE_WORKER").is_some() {
+        return unix::worker_main();
+    }
+    if let Ok(out) = std::env::var("FAKE_PARENT_OUT") {
+        return unix::parent_main(&out);
+    }
+    let filter: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
+    let mut failed = 0;
+    let mut passed = 0;
+    let t0 = std::time::Instant::now();
+    for (name, f) in unix::tests() {
+        if !filter.is_empty() && !filter.iter().any(|p| name.contains(p.as_str())) {
+            continue;
+        }
+        match std::panic::catch_unwind(f) {
+            Ok(()) => {
+                passed += 1;
+                println!("test {name} ... ok");
+            }
+            Err(_) => {
+                failed += 1;
+                println!("test {name} ... FAILED");
+            }
+        }
+    }
+    let status = if failed == 0 { "ok" } else { "FAILED" };
+    println!(
+        "\ntest result: {status}. {passed} passed; {failed} failed; 0 ignored; 0 measured; 0 filtered out; finished in {:.2}s",
+        t0.elapsed().as_secs_f64()
+    );
+    if failed > 0 {
+        std::process::exit(101);
+    }
+}
+
+/// Worker processes are not available on this platform.
+#[cfg(not(unix))]
+fn main() {
+    println!("\ntest result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s");
+}

@@ -1,0 +1,132 @@
+# Worker processes (RULES section 14): the arguments and environment
+# variables, the command line a worker starts with (and the launch modes that
+# have none), and the launch modes end to end over stdio with Rscript -e and
+# R -f. Concurrency, crashes, cancellation, the queue and orphans are tested
+# with the Python SDK (tests/clients/python/test_python_workers.py) and the
+# engine's fake workers (rust/engine/tests/workers.rs).
+
+test_that("N1.1: workers and max_queue are checked, from the arguments or the environment", {
+  withr::local_envvar(MCPLITE_WORKERS = NA, MCPLITE_MAX_QUEUE = NA)
+  expect_null(worker_options(NULL, NULL))
+  expect_null(worker_options(1, 0))
+  for (bad in list(0, 1.5, "2", NA, c(2, 3), 1025)) {
+    expect_error(worker_options(bad, NULL), "`workers`", class = "mcplite_error")
+  }
+  expect_error(worker_options(2, -1), "`max_queue`", class = "mcplite_error")
+  expect_error(worker_options(2, 0.5), "`max_queue`", class = "mcplite_error")
+  withr::local_envvar(MCPLITE_WORKERS = "many")
+  expect_error(worker_options(NULL, NULL), "environment variable `MCPLITE_WORKERS`", class = "mcplite_error")
+  withr::local_envvar(MCPLITE_WORKERS = "1", MCPLITE_MAX_QUEUE = "-3")
+  expect_error(worker_options(NULL, NULL), "environment variable `MCPLITE_MAX_QUEUE`", class = "mcplite_error")
+})
+
+test_that("N1.2: a session without a script to run again cannot have workers", {
+  r <- file.path(R.home("bin"), "exec", "R")
+  expect_error(worker_command(c(r, "--no-echo"), interactive = TRUE), "interactive session",
+    class = "mcplite_error_workers"
+  )
+  expect_error(worker_command(c(r, "--vanilla", "-q"), interactive = FALSE), "standard input",
+    class = "mcplite_error_workers"
+  )
+  expect_error(worker_command(c(r, "--no-echo", "--file=-"), interactive = FALSE), "standard input",
+    class = "mcplite_error_workers"
+  )
+  expect_error(
+    worker_command(c(r, "--no-echo", "--file=no/such/server.R"), interactive = FALSE),
+    "\"no/such/server.R\" is not found",
+    class = "mcplite_error_workers"
+  )
+  expect_error(
+    worker_command(c("/no/such/R", "-e", "1"), interactive = FALSE), "\"/no/such/R\" is not found",
+    class = "mcplite_error_workers"
+  )
+})
+
+test_that("N1.2: the worker's command line is the server's, with the script made absolute", {
+  r <- file.path(R.home("bin"), "exec", "R")
+  dir <- withr::local_tempdir()
+  writeLines("1", file.path(dir, "server.R"))
+  withr::local_dir(dir)
+  full <- normalizePath(file.path(dir, "server.R"))
+  cmd <- worker_command(c(r, "--no-echo", "--no-restore", "--file=server.R", "--args", "a"), interactive = FALSE)
+  expect_identical(cmd$program, r)
+  expect_identical(cmd$args, c("--no-echo", "--no-restore", paste0("--file=", full), "--args", "a"))
+  cmd <- worker_command(c(r, "-f", "server.R", "--no-echo"), interactive = FALSE)
+  expect_identical(cmd$args, c("-f", full, "--no-echo"))
+  cmd <- worker_command(c(r, "--no-echo", "-e", "mcplite::mcp_server(x, workers = 2)"), interactive = FALSE)
+  expect_identical(cmd$args, c("--no-echo", "-e", "mcplite::mcp_server(x, workers = 2)"))
+})
+
+test_that("N1.2: live session tools cannot be combined with workers", {
+  add <- tool(function(x) x, name = "id", description = "Identity.", arguments = list(x = type_number()))
+  expect_error(
+    mcp_server(list(add), session_tools = TRUE, workers = 2), "`session_tools = TRUE`",
+    class = "mcplite_error_workers"
+  )
+})
+
+# Run `args` (an R command line) with `input` on stdin, then EOF.
+run_r <- function(program, args, input) {
+  withr::local_envvar(MCPLITE_WORKERS = NA, MCPLITE_TRANSPORT = NA)
+  f <- tempfile(fileext = ".jsonl")
+  on.exit(unlink(f))
+  writeLines(input, f)
+  processx::run(program, args,
+    stdin = f, error_on_status = FALSE, timeout = 120,
+    env = c("current", R_LIBS = paste(.libPaths(), collapse = .Platform$path.sep))
+  )
+}
+
+worker_script <- '
+library(mcplite)
+pid <- tool(function() Sys.getpid(), name = "pid", description = "The process id.")
+mcp_server(list(pid), workers = 2)
+cat("after mcp_server\\n", file = stderr())
+'
+
+calls_input <- c(
+  '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}',
+  '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"pid"}}',
+  '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"pid"}}'
+)
+
+expect_worker_answers <- function(res) {
+  expect_identical(res$status, 0L, info = res$stderr)
+  lines <- strsplit(sub("\n$", "", res$stdout), "\n", fixed = TRUE)[[1]]
+  expect_length(lines, 3L)
+  msgs <- lapply(lines, jsonlite::fromJSON, simplifyVector = FALSE)
+  ids <- vapply(msgs, function(m) m$id, numeric(1))
+  expect_setequal(ids, 0:2)
+  for (m in msgs[ids > 0]) {
+    expect_false(m$result$isError)
+    expect_match(m$result$content[[1]]$text, "^[0-9]+$")
+  }
+  # The rest of the script runs in the server only, after it stopped.
+  expect_identical(lengths(regmatches(res$stderr, gregexpr("after mcp_server", res$stderr))), 1L)
+}
+
+test_that("N1.2: Rscript -e and R -f start workers that serve calls", {
+  skip_on_cran()
+  skip_if_not_installed("processx")
+  skip_on_os("windows")
+  expect_worker_answers(run_r(file.path(R.home("bin"), "Rscript"), c("--vanilla", "-e", worker_script), calls_input))
+  dir <- withr::local_tempdir()
+  writeLines(worker_script, file.path(dir, "server.R"))
+  withr::local_dir(dir)
+  expect_worker_answers(run_r(file.path(R.home("bin"), "R"), c("--vanilla", "--no-echo", "-f", "server.R"), calls_input))
+})
+
+test_that("N1.4: a script that builds other tools in a worker fails the server at start", {
+  skip_on_cran()
+  skip_if_not_installed("processx")
+  skip_on_os("windows")
+  script <- '
+library(mcplite)
+name <- if (nzchar(Sys.getenv("MCPLITE_WORKER"))) "changed" else "pid"
+mcp_server(tool(function() 1, name = name, description = "x"), workers = 2)
+'
+  res <- run_r(file.path(R.home("bin"), "Rscript"), c("--vanilla", "-e", script), calls_input)
+  expect_false(res$status == 0L)
+  expect_identical(res$stdout, "")
+  expect_match(res$stderr, "serves other tools (\"changed\") than the server (\"pid\")", fixed = TRUE)
+})
