@@ -81,6 +81,12 @@
 #' clients do not promise a working directory. The call blocks, so run it from a
 #' client-launched script, not from an interactive console.
 #'
+#' A server that cannot start (a bad tool definition or environment
+#' variable, a port in use, an address that is not this machine's, a public
+#' address without a token) stops with an error that names the cause: run by
+#' `Rscript`, that is one line `Error: ...` on standard error, which is what
+#' client logs show, and a non-zero exit status.
+#'
 #' While the server runs, standard output belongs to the protocol: anything a
 #' tool prints with `cat()`, `print()`, `message()`, C-level `printf()` or a
 #' child process started with `system()` is sent to standard error instead, and
@@ -362,9 +368,7 @@ mcp_server <- function(tools, instructions = NULL, transport = NULL, host = NULL
     abort("Worker processes are not available over HTTP yet; use `workers = 1`.", class = "mcplite_error_workers")
   }
   if (!is.null(http)) {
-    old <- serving_options()
-    on.exit(options(old), add = TRUE)
-    engine_serve_http(spec, server_version(), instructions, http, interval)
+    with_serving_options(engine_serve_http(spec, server_version(), instructions, http, interval))
     return(invisible(NULL))
   }
   if (interactive() && isatty(stdin())) {
@@ -602,8 +606,11 @@ serving_options <- function() {
 }
 
 # Evaluate `expr` (serving) with the options of serving_options(). An error
-# that stops the server is raised again once they are restored, so that R
-# prints it (show.error.messages is FALSE while serving).
+# that stops the server (RULES S10: the address cannot be bound, no token on
+# a public address, workers that cannot start) is raised again once they
+# are restored, so that R prints it (show.error.messages is FALSE while
+# serving; R would print only "Execution halted"). A tool's error never
+# gets here: the engine catches it.
 with_serving_options <- function(expr) {
   old <- serving_options()
   on.exit(options(old))

@@ -118,7 +118,7 @@ pub fn serve(
     let _installed = progress::install(inflight.clone());
     let http = HttpServer::bind_with(server.clone(), opts, inflight).map_err(|e| match e {
         HttpError::Config(m) => Error::new(Kind::Http, format!("{m}.")),
-        HttpError::Io(e) => Error::new(Kind::Http, format!("cannot listen: {e}.")),
+        HttpError::Io(e) => Error::new(Kind::Http, format!("cannot start: {e}.")),
     })?;
     let addr = http.local_addr();
     let _term = TermGuard::install();

@@ -124,12 +124,12 @@ impl HttpServer {
             .ok_or_else(|| HttpError::Config(format!("host \"{}\" has no address", opts.host)))?;
         if !addr.ip().is_loopback() && opts.token.is_none() && !opts.allow_public_without_token {
             return Err(HttpError::Config(format!(
-                "refusing to serve on {} (not a loopback address) without a token: set a token, \
-                 or opt out explicitly",
+                "refusing to serve on {} (not a loopback address) without a token: set a token \
+                 (MCPLITE_TOKEN), or allow a public server without one (MCPLITE_ALLOW_PUBLIC=true)",
                 addr.ip()
             )));
         }
-        let listener = StdListener::bind(addr).map_err(HttpError::Io)?;
+        let listener = StdListener::bind(addr).map_err(|e| cannot_listen(addr, &e))?;
         listener.set_nonblocking(true).map_err(HttpError::Io)?;
         let local_addr = listener.local_addr().map_err(HttpError::Io)?;
         let (jobs_tx, jobs_rx) = crossbeam_channel::unbounded();
@@ -373,6 +373,26 @@ async fn accept_loop(
     // (StopState::stop); its answer gets ANSWER_GRACE more to be written.
     let _ = tokio::time::timeout(opts.drain_timeout + ANSWER_GRACE, all_ended.recv()).await;
     let _ = drained.send(());
+}
+
+/// Why `addr` cannot be bound, in words a person starting a server acts on
+/// (RULES S10): the address and the cause, not only the system's message.
+fn cannot_listen(addr: SocketAddr, e: &std::io::Error) -> HttpError {
+    let why = match e.kind() {
+        std::io::ErrorKind::AddrInUse => {
+            "the port is in use (another server listens there; choose another port or stop that server)".to_string()
+        }
+        std::io::ErrorKind::AddrNotAvailable => {
+            "the address is not one of this machine's (use 127.0.0.1, 0.0.0.0 or an address of one of its \
+             network interfaces)"
+                .to_string()
+        }
+        std::io::ErrorKind::PermissionDenied => {
+            "permission denied (ports below 1024 need privileges; use a higher port behind a proxy)".to_string()
+        }
+        _ => e.to_string(),
+    };
+    HttpError::Config(format!("cannot listen on {addr}: {why}"))
 }
 
 /// How long a connection that is open but has sent no request yet when the
