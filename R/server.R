@@ -24,8 +24,16 @@
 #' @param path Path of the MCP endpoint over HTTP, starting with `/`; `NULL`
 #'   means `/mcp`.
 #' @param token `NULL` or a bearer token every HTTP request to the endpoint
-#'   must carry (`Authorization: Bearer <token>`). `NULL` reads
-#'   `MCPLITE_TOKEN`; unset or empty means no token.
+#'   must carry (`Authorization: Bearer <token>`), at least 16 characters
+#'   (`openssl rand -hex 32` makes one); it is named `default` in the access
+#'   log. `NULL` reads `MCPLITE_TOKEN`; unset or empty means no token.
+#' @param tokens_file `NULL` or the path of a file of named tokens, accepted
+#'   besides `token` (see "Named tokens and the access log"). `NULL` reads
+#'   `MCPLITE_TOKENS_FILE`.
+#' @param trusted_proxies `NULL` or a character vector of the IP addresses of
+#'   reverse proxies whose `X-Forwarded-For` header names the client in the
+#'   access log and on spans. `NULL` reads `MCPLITE_TRUSTED_PROXIES`
+#'   (comma-separated), else none.
 #' @param allowed_origins `NULL` or a character vector of extra browser
 #'   origins (`"https://app.example.com"`) allowed to call the server;
 #'   loopback origins (`http://localhost:*`) are always allowed. `NULL` reads
@@ -125,7 +133,8 @@
 #' variable: `MCPLITE_HOST`, `MCPLITE_PORT`, `MCPLITE_TOKEN`,
 #' `MCPLITE_ALLOWED_ORIGINS`, `MCPLITE_ALLOWED_HOSTS` (both comma-separated),
 #' `MCPLITE_ALLOW_PUBLIC` (`true`/`false`), `MCPLITE_MAX_BODY`,
-#' `MCPLITE_MAX_SESSIONS`, `MCPLITE_SESSION_IDLE` and `MCPLITE_REPLICA`.
+#' `MCPLITE_MAX_SESSIONS`, `MCPLITE_SESSION_IDLE`, `MCPLITE_REPLICA`,
+#' `MCPLITE_TOKENS_FILE` and `MCPLITE_TRUSTED_PROXIES`.
 #' Arguments given in the call take precedence over the environment
 #' variables.
 #'
@@ -177,6 +186,42 @@
 #' (open keep-alive connections count); a connection over the limit is
 #' answered at once with 503 and `Retry-After: 1`, `/health` included, so
 #' clients and load balancers see a saturated server instead of waiting.
+#'
+#' @section Named tokens and the access log:
+#' A tokens file gives each colleague or client a token of their own, so
+#' that every request is attributed to a name and one person's access ends
+#' by deleting one line. Each line holds a name (letters, digits, `_`, `.`,
+#' `@` or `-`), the token (at least 16 characters) or `sha256:` followed by
+#' the hex SHA-256 of the token (`printf %s "$TOKEN" | sha256sum`), and
+#' optionally a number of tool calls per minute for that token; blank lines
+#' and lines starting with `#` are skipped:
+#'
+#' ```
+#' # name   token or hash                      calls per minute
+#' alice    3f9c0d7e8b1a4c2f9e6d5b4a3c2f1e0d   60
+#' ci-bot   sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
+#' ```
+#'
+#' The file must be readable by its owner only (`chmod 600`); the server
+#' refuses to start otherwise, or when a token is shorter than 16
+#' characters. It is read again whenever it changes, without a restart; if
+#' it can no longer be read, every request is refused with 503 until it is
+#' fixed. A request without a bearer token gets 401 "bearer token required",
+#' one with a token that is not accepted 401 "invalid bearer token" (tokens
+#' are compared in constant time). A token over its calls per minute gets
+#' 429 with `Retry-After` (seconds) for its tool calls.
+#'
+#' Every HTTP request writes one line on standard error:
+#' `mcplite access: time=... client=... token=<name> http_method=POST
+#' method=tools/call tool=<name> version=<protocol version> status=200
+#' duration_ms=...`, and `reason=` for refused requests (401, 403, 404, 405,
+#' 406, 413, 415, 429, 503). With `MCPLITE_LOG_FORMAT=json` each line is a
+#' JSON object with the same fields; `MCPLITE_ACCESS_LOG=false` turns the log
+#' off. No token, argument or result is ever written. The client address is
+#' the peer's, or, when the peer is one of `trusted_proxies`, the last
+#' address in `X-Forwarded-For` that is not a trusted proxy. With telemetry
+#' on, the token's name is the `enduser.id` of the request's MCP span and the
+#' client address its `client.address`.
 #'
 #' @section Long-running tools:
 #' A client that sends a progress token with a tool call
@@ -333,8 +378,9 @@
 mcp_server <- function(tools, instructions = NULL, transport = NULL, host = NULL, port = NULL,
                        path = NULL, token = NULL, allowed_origins = NULL, allowed_hosts = NULL,
                        allow_public = NULL, progress_interval = NULL, max_sessions = NULL,
-                       session_idle = NULL, max_body = NULL, replica = NULL,
-                       session_tools = FALSE, session_wait = NULL, workers = NULL, max_queue = NULL) {
+                       session_idle = NULL, max_body = NULL, replica = NULL, tokens_file = NULL,
+                       trusted_proxies = NULL, session_tools = FALSE, session_wait = NULL, workers = NULL,
+                       max_queue = NULL) {
   if (missing(tools)) {
     abort("`tools` is required: supply a tool made by `tool()` or a list of tools.")
   }
@@ -347,7 +393,7 @@ mcp_server <- function(tools, instructions = NULL, transport = NULL, host = NULL
   http <- if (identical(transport, "http")) {
     http_options(host, port, path, token, allowed_origins, allowed_hosts, allow_public,
       limits = list(max_sessions = max_sessions, session_idle = session_idle, max_body = max_body),
-      replica = replica
+      replica = replica, tokens_file = tokens_file, trusted_proxies = trusted_proxies
     )
   }
   interval <- progress_interval(progress_interval)
@@ -641,16 +687,12 @@ server_transport <- function(transport) {
 # neither given nor set in the environment is NULL: its default is the
 # engine's (`HttpOptions::default`), the one place for the defaults.
 http_options <- function(host, port, path, token, allowed_origins, allowed_hosts, allow_public,
-                         limits = list(), replica = NULL) {
+                         limits = list(), replica = NULL, tokens_file = NULL, trusted_proxies = NULL) {
   env <- function(name) {
     v <- Sys.getenv(name, "")
     if (nzchar(v)) v else NULL
   }
-  host_arg <- if (is.null(host) && !is.null(env("MCPLITE_HOST"))) {
-    "The environment variable `MCPLITE_HOST`"
-  } else {
-    "`host`"
-  }
+  host_arg <- http_arg_name(host, "host")
   host <- host %||% env("MCPLITE_HOST")
   if (!is.null(host) && (!is_scalar_string(host) || !nzchar(host))) {
     abort(host_arg, " must be a non-empty string such as \"127.0.0.1\", not ", describe(host), ".")
@@ -669,24 +711,33 @@ http_options <- function(host, port, path, token, allowed_origins, allowed_hosts
   if (!is.null(path) && (!is_scalar_string(path) || !startsWith(path, "/") || identical(path, "/health"))) {
     abort("`path` must be a string starting with \"/\" (and not \"/health\"), not ", describe(path), ".")
   }
-  token_arg <- if (is.null(token) && !is.null(env("MCPLITE_TOKEN"))) {
-    "The environment variable `MCPLITE_TOKEN`"
-  } else {
-    "`token`"
-  }
+  token_arg <- http_arg_name(token, "token")
   token <- token %||% env("MCPLITE_TOKEN")
   if (!is.null(token) && (!is_scalar_string(token) || !nzchar(token) || grepl("[^!-~]", token))) {
     abort(token_arg, " must be NULL or a non-empty string of visible ASCII characters, not ",
       describe(token), ".")
   }
+  # RULES H6.2 (the engine checks it too); the token itself is never shown.
+  if (!is.null(token) && nchar(token) < 16L) {
+    abort(token_arg, " is ", nchar(token), " characters long: a token must have at least 16 ",
+      "(make one with `openssl rand -hex 32`).")
+  }
+  tokens_file_arg <- http_arg_name(tokens_file, "tokens_file")
+  tokens_file <- tokens_file %||% env("MCPLITE_TOKENS_FILE")
+  if (!is.null(tokens_file) && (!is_scalar_string(tokens_file) || !nzchar(tokens_file))) {
+    abort(tokens_file_arg, " must be NULL or the path of a file, not ", describe(tokens_file), ".")
+  }
+  trusted_proxies <- http_names(trusted_proxies, "trusted_proxies")
+  log_format <- env("MCPLITE_LOG_FORMAT")
+  if (!is.null(log_format) && !log_format %in% c("text", "json")) {
+    abort("The environment variable `MCPLITE_LOG_FORMAT` must be \"text\" or \"json\", not ",
+      describe(log_format), ".")
+  }
+  access_log <- if (isFALSE(http_flag(NULL, "access_log"))) "off" else log_format
   allowed_origins <- http_names(allowed_origins, "allowed_origins")
   allowed_hosts <- http_names(allowed_hosts, "allowed_hosts")
   allow_public <- http_flag(allow_public, "allow_public")
-  replica_arg <- if (is.null(replica) && !is.null(env("MCPLITE_REPLICA"))) {
-    "The environment variable `MCPLITE_REPLICA`"
-  } else {
-    "`replica`"
-  }
+  replica_arg <- http_arg_name(replica, "replica")
   replica <- replica %||% env("MCPLITE_REPLICA")
   if (!is.null(replica) && (!is_scalar_string(replica) || !grepl("^[A-Za-z0-9_-]{1,32}$", replica))) {
     abort(replica_arg, " must be NULL or 1 to 32 ASCII letters, digits, \"_\" or \"-\", not ",
@@ -694,6 +745,8 @@ http_options <- function(host, port, path, token, allowed_origins, allowed_hosts
   }
   list(
     host = host, port = if (!is.null(port)) as.numeric(port), path = path, token = token,
+    tokens_file = if (!is.null(tokens_file)) path.expand(tokens_file),
+    trusted_proxies = trusted_proxies, access_log = access_log,
     allowed_origins = allowed_origins, allowed_hosts = allowed_hosts,
     allow_public = allow_public,
     max_body = http_limit(limits$max_body, "max_body", 1, whole = TRUE, what = "a whole number of bytes"),
@@ -701,6 +754,18 @@ http_options <- function(host, port, path, token, allowed_origins, allowed_hosts
     session_idle = http_limit(limits$session_idle, "session_idle", 0.001, whole = FALSE, what = "a number of seconds"),
     replica = replica
   )
+}
+
+# How an error names HTTP argument `name`: the argument, or its environment
+# variable (`MCPLITE_` and the upper-case name) when the argument is NULL and
+# the variable is set.
+http_arg_name <- function(value, name) {
+  var <- paste0("MCPLITE_", toupper(name))
+  if (is.null(value) && nzchar(Sys.getenv(var, ""))) {
+    paste0("The environment variable `", var, "`")
+  } else {
+    paste0("`", name, "`")
+  }
 }
 
 # A list of names (origins, hosts): the argument, else its environment

@@ -83,8 +83,8 @@ start_server() { # name script [VAR=value...]
 }
 
 echo "== MCP Inspector CLI ($("$bin/mcp-inspector" --version 2>/dev/null)) over HTTP"
-if start_server everything tests/clients/servers/everything.R MCPLITE_TOKEN=inspector-token; then
-  inspect() { "$bin/mcp-inspector" --cli "$url" --transport http --header "Authorization: Bearer inspector-token" "$@" 2>&1; }
+if start_server everything tests/clients/servers/everything.R MCPLITE_TOKEN=inspector-token-0123456789; then
+  inspect() { "$bin/mcp-inspector" --cli "$url" --transport http --header "Authorization: Bearer inspector-token-0123456789" "$@" 2>&1; }
   out=$(inspect --method tools/list)
   if printf '%s' "$out" | node -e '
     const r = JSON.parse(require("fs").readFileSync(0, "utf8"));
@@ -106,7 +106,7 @@ if start_server everything tests/clients/servers/everything.R MCPLITE_TOKEN=insp
   fi
   # A tool error: the result (isError) on stdout, exit status non-zero and
   # the Inspector's tool_is_error on stderr.
-  out=$("$bin/mcp-inspector" --cli "$url" --transport http --header "Authorization: Bearer inspector-token" \
+  out=$("$bin/mcp-inspector" --cli "$url" --transport http --header "Authorization: Bearer inspector-token-0123456789" \
     --method tools/call --tool-name fail --tool-arg message=broken 2>"$work/inspector.err")
   rc=$?
   if [ "$rc" -ne 0 ] && grep -q tool_is_error "$work/inspector.err" && printf '%s' "$out" | node -e '

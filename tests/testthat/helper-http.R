@@ -106,3 +106,28 @@ start_peer_server <- function(command, args, port, env = character(), envir = pa
 }
 
 server_stderr <- function(p) paste(readLines(attr(p, "errfile"), warn = FALSE), collapse = "\n")
+
+# One HTTP request with curl: the status, the body and the header lines.
+curl_http <- function(url, body = NULL, headers = character(), method = NULL) {
+  hdr <- tempfile()
+  args <- c("-s", "-o", "-", "-D", hdr, "--max-time", "30")
+  if (!is.null(method)) args <- c(args, "-X", method)
+  for (h in headers) args <- c(args, "-H", h)
+  if (!is.null(body)) args <- c(args, "-H", "Content-Type: application/json", "--data-binary", body)
+  res <- processx::run("curl", c(args, url), error_on_status = FALSE)
+  head <- readLines(hdr, warn = FALSE)
+  status <- as.integer(sub("^HTTP/[0-9.]+ ([0-9]+).*", "\\1", head[grepl("^HTTP/", head)][1]))
+  list(status = status, body = res$stdout, headers = head)
+}
+
+# A modern (2026-07-28) request with its mirrored headers.
+modern_post <- function(url, method, name = NULL, params = list(), headers = character()) {
+  params[["_meta"]] <- list(
+    "io.modelcontextprotocol/protocolVersion" = "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities" = structure(list(), names = character())
+  )
+  body <- jsonlite::toJSON(list(jsonrpc = "2.0", id = 1L, method = method, params = params), auto_unbox = TRUE)
+  h <- c("MCP-Protocol-Version: 2026-07-28", paste0("Mcp-Method: ", method), headers)
+  if (!is.null(name)) h <- c(h, paste0("Mcp-Name: ", name))
+  curl_http(url, body, h)
+}

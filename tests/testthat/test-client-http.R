@@ -83,14 +83,14 @@ test_that("mcplite's own server over Streamable HTTP: both eras, a bearer token"
   port <- free_port()
   proc <- start_peer_server(
     file.path(R.home("bin"), "Rscript"), c("--vanilla", script), port,
-    c(MCPLITE_TRANSPORT = "http", MCPLITE_PORT = as.character(port), MCPLITE_TOKEN = "t0k3n",
+    c(MCPLITE_TRANSPORT = "http", MCPLITE_PORT = as.character(port), MCPLITE_TOKEN = "t0k3n-0123456789ab",
       R_LIBS = paste(.libPaths(), collapse = ":"))
   )
   on.exit(proc$kill())
   err <- tryCatch(mcp_connect(url = url_of(port), name = "own"), error = function(e) e)
   expect_s3_class(err, "mcplite_error_connection")
   expect_identical(err$status, 401L)
-  withr::local_envvar(MCPLITE_TEST_TOKEN = "t0k3n")
+  withr::local_envvar(MCPLITE_TEST_TOKEN = "t0k3n-0123456789ab")
   for (era in c("auto", "2025-06-18")) {
     conn <- mcp_connect(url = url_of(port), name = "own", protocol = era,
                         headers = c(Authorization = "Bearer ${MCPLITE_TEST_TOKEN}"))

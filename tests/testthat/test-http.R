@@ -41,29 +41,6 @@ http_server_code <- function(extra = "") {
   )
 }
 
-curl_http <- function(url, body = NULL, headers = character(), method = NULL) {
-  hdr <- tempfile()
-  args <- c("-s", "-o", "-", "-D", hdr, "--max-time", "30")
-  if (!is.null(method)) args <- c(args, "-X", method)
-  for (h in headers) args <- c(args, "-H", h)
-  if (!is.null(body)) args <- c(args, "-H", "Content-Type: application/json", "--data-binary", body)
-  res <- processx::run("curl", c(args, url), error_on_status = FALSE)
-  head <- readLines(hdr, warn = FALSE)
-  status <- as.integer(sub("^HTTP/[0-9.]+ ([0-9]+).*", "\\1", head[grepl("^HTTP/", head)][1]))
-  list(status = status, body = res$stdout, headers = head)
-}
-
-modern_post <- function(url, method, name = NULL, params = list(), headers = character()) {
-  params[["_meta"]] <- list(
-    "io.modelcontextprotocol/protocolVersion" = "2026-07-28",
-    "io.modelcontextprotocol/clientCapabilities" = structure(list(), names = character())
-  )
-  body <- jsonlite::toJSON(list(jsonrpc = "2.0", id = 1L, method = method, params = params), auto_unbox = TRUE)
-  h <- c("MCP-Protocol-Version: 2026-07-28", paste0("Mcp-Method: ", method), headers)
-  if (!is.null(name)) h <- c(h, paste0("Mcp-Name: ", name))
-  curl_http(url, body, h)
-}
-
 test_that("an R server answers both eras over HTTP and prints its URL", {
   srv <- start_http_server(http_server_code(), env = c(MCPLITE_TRANSPORT = "http"))
   expect_match(srv$stderr, "mcplite: serving MCP over HTTP at http://127.0.0.1:[0-9]+/mcp")
@@ -104,14 +81,14 @@ test_that("an R server answers both eras over HTTP and prints its URL", {
 })
 
 test_that("a token is required when set, /health stays open, SIGINT stops the server", {
-  srv <- start_http_server(http_server_code(), env = c(MCPLITE_TRANSPORT = "http", MCPLITE_TOKEN = "tok-123"))
+  srv <- start_http_server(http_server_code(), env = c(MCPLITE_TRANSPORT = "http", MCPLITE_TOKEN = "tok-123-0123456789ab"))
   r <- modern_post(srv$url, "tools/list")
   expect_identical(r$status, 401L)
   expect_true(any(grepl("^www-authenticate: Bearer", r$headers, ignore.case = TRUE)))
-  r <- modern_post(srv$url, "tools/list", headers = "Authorization: Bearer tok-123")
+  r <- modern_post(srv$url, "tools/list", headers = "Authorization: Bearer tok-123-0123456789ab")
   expect_identical(r$status, 200L)
   expect_identical(curl_http(sub("/mcp$", "/health", srv$url))$status, 200L)
-  r <- modern_post(srv$url, "tools/list", headers = c("Authorization: Bearer tok-123", "Origin: https://evil.example"))
+  r <- modern_post(srv$url, "tools/list", headers = c("Authorization: Bearer tok-123-0123456789ab", "Origin: https://evil.example"))
   expect_identical(r$status, 403L)
   srv$process$interrupt()
   srv$process$wait(20000)
@@ -289,11 +266,11 @@ test_that("on a public address with a token, arguments win over MCPLITE_ALLOWED_
   srv <- start_http_server(
     http_server_code(", allowed_hosts = 'arg.test', allowed_origins = 'https://arg.example'"),
     env = c(
-      MCPLITE_TRANSPORT = "http", MCPLITE_HOST = "0.0.0.0", MCPLITE_TOKEN = "tok-9", MCPLITE_ALLOW_PUBLIC = "false",
+      MCPLITE_TRANSPORT = "http", MCPLITE_HOST = "0.0.0.0", MCPLITE_TOKEN = "tok-9-0123456789abc", MCPLITE_ALLOW_PUBLIC = "false",
       MCPLITE_ALLOWED_HOSTS = "example.test", MCPLITE_ALLOWED_ORIGINS = "https://app.example"
     )
   )
-  auth <- "Authorization: Bearer tok-9"
+  auth <- "Authorization: Bearer tok-9-0123456789abc"
   expect_identical(public_status(srv, "arg.test"), 401L)
   expect_identical(public_status(srv, "arg.test", auth), 200L)
   expect_identical(public_status(srv, "example.test", auth), 403L)

@@ -85,8 +85,11 @@ pub struct HttpVia {
     pub span: Option<SpanContext>,
     /// The legacy session (`MCP-Session-Id`, minted by this server).
     pub session_id: Option<String>,
-    /// The peer's address.
+    /// The client's address: the peer's, or the one a trusted proxy
+    /// forwarded (port 0: not known).
     pub client: Option<SocketAddr>,
+    /// The name of the request's bearer token (`enduser.id`).
+    pub user: Option<String>,
     /// `network.protocol.version` (`"1.1"`).
     pub protocol_version: &'static str,
     /// The request's `baggage` header, handed to the tool when `_meta`

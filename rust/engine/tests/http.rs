@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use mcplite_engine::host::{CallContext, Host, ToolFailure, ToolResult, ToolSpec};
 use mcplite_engine::telemetry::{OtelRecorder, SpanRecorder};
-use mcplite_engine::transport::http::{HttpError, HttpOptions, HttpServer};
+use mcplite_engine::transport::http::{HttpError, HttpOptions, HttpServer, LogFormat};
 use mcplite_engine::{Server, ServerInfo};
 use opentelemetry::trace::{SpanId, SpanKind, Status, TraceId};
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
@@ -82,7 +82,8 @@ impl Drop for Running {
 }
 
 fn opts() -> HttpOptions {
-    HttpOptions { port: 0, ..HttpOptions::default() }
+    // The access log is tested end to end (tests/testthat/test-http-access.R).
+    HttpOptions { port: 0, access_log: LogFormat::Off, ..HttpOptions::default() }
 }
 
 fn start(opts: HttpOptions) -> Running {
@@ -484,7 +485,7 @@ fn declared_huge_body_is_refused_before_reading() {
 #[test]
 fn host_origin_and_token_checks() {
     let r = start(HttpOptions {
-        token: Some("s3cret".into()),
+        token: Some("s3cret-0123456789ab".into()),
         allowed_origins: vec!["https://app.example".into()],
         ..opts()
     });
@@ -492,7 +493,7 @@ fn host_origin_and_token_checks() {
     let mh = [("MCP-Protocol-Version", MODERN), ("Mcp-Method", "tools/list")];
     let list = modern_body(1, "tools/list", json!({}));
     // No token, wrong token: 401 with WWW-Authenticate.
-    for auth in [None, Some("Bearer nope"), Some("Basic czNjcmV0"), Some("Bearer s3cret2")] {
+    for auth in [None, Some("Bearer nope"), Some("Basic czNjcmV0"), Some("Bearer s3cret-0123456789ab2")] {
         let mut h = mh.to_vec();
         if let Some(a) = auth {
             h.push(("Authorization", a));
@@ -500,8 +501,15 @@ fn host_origin_and_token_checks() {
         let g = post(&url, &h, &list);
         assert_eq!(g.status, 401, "{auth:?}");
         assert_eq!(g.header("www-authenticate"), Some("Bearer"));
+        // RULES H6.3: missing and wrong are told apart.
+        let want = if auth.is_some_and(|a| a.starts_with("Bearer")) {
+            "invalid bearer token"
+        } else {
+            "bearer token required"
+        };
+        assert!(g.body.contains(want), "{auth:?}: {}", g.body);
     }
-    let auth = ("Authorization", "Bearer s3cret");
+    let auth = ("Authorization", "Bearer s3cret-0123456789ab");
     assert_eq!(post(&url, &[mh[0], mh[1], auth], &list).status, 200);
     // /health stays open.
     health_ok(&r);
@@ -537,6 +545,41 @@ fn public_bind_without_token_is_refused() {
     assert!(ok.is_ok());
     let bad = HttpServer::bind(server, HttpOptions { path: "mcp".into(), ..opts() });
     assert!(matches!(bad, Err(HttpError::Config(_))));
+}
+
+/// RULES H6.1, H6.2: short tokens and tokens files open to others are
+/// refused at bind, with the reason; a tokens file's names are accepted.
+#[test]
+fn short_tokens_and_open_tokens_files_are_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let server = Arc::new(Server::with_tools(
+        ServerInfo { name: "m".into(), version: "1".into(), instructions: None },
+        Vec::new(),
+    ));
+    let bind = |o: HttpOptions| match HttpServer::bind(server.clone(), o) {
+        Err(HttpError::Config(m)) => m,
+        Err(e) => panic!("{e}"),
+        Ok(_) => String::from("bound"),
+    };
+    assert!(bind(HttpOptions { token: Some("fifteen-chars!!".into()), ..opts() }).contains("at least 16"));
+    let dir = std::env::temp_dir().join(format!("mcplite-tokens-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("tokens");
+    let write = |text: &str, mode: u32| {
+        std::fs::write(&file, text).unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode)).unwrap();
+    };
+    let with_file = || HttpOptions { tokens_file: Some(file.clone()), ..opts() };
+    write("alice 0123456789abcdef0123\n", 0o644);
+    assert!(bind(with_file()).contains("accessible to group or others (mode 644)"));
+    write("alice short\n", 0o600);
+    let m = bind(with_file());
+    assert!(m.contains("line 1") && m.contains("at least 16") && !m.contains("short"), "{m}");
+    write("alice 0123456789abcdef0123\nalice 0123456789abcdef0124\n", 0o600);
+    assert!(bind(with_file()).contains("used twice"));
+    write(&format!("# team\nalice 0123456789abcdef0123 30\nbob sha256:{}\n", "ab".repeat(32)), 0o600);
+    assert_eq!(bind(with_file()), "bound");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -668,7 +711,7 @@ fn raw_exchange(s: &mut TcpStream, request: &str) -> String {
 #[test]
 fn early_refusals_keep_the_connection_usable_or_say_close() {
     let r = start(opts());
-    let locked = start(HttpOptions { token: Some("s3cret".into()), ..opts() });
+    let locked = start(HttpOptions { token: Some("s3cret-0123456789ab".into()), ..opts() });
     let list = modern_body(1, "tools/list", json!({}));
     let good = |auth: &str| {
         format!(
@@ -683,7 +726,7 @@ fn early_refusals_keep_the_connection_usable_or_say_close() {
         (&r, "POST /mcp", "Content-Type: application/json\r\nAccept: text/html", "406", ""),
         (&r, "POST /elsewhere", json, "404", ""),
         (&r, "PUT /mcp", json, "405", ""),
-        (&locked, "POST /mcp", json, "401", "Authorization: Bearer s3cret\r\n"),
+        (&locked, "POST /mcp", json, "401", "Authorization: Bearer s3cret-0123456789ab\r\n"),
     ];
     for (server, line, headers, status, auth) in refusals {
         // The headers first, the body 100 ms later (as a client writing them
@@ -814,10 +857,10 @@ fn a_connection_over_the_limit_gets_an_http_span_too() {
 fn configured_hosts_are_enforced_on_a_public_bind() {
     // RULES H5.2: bound to 0.0.0.0 with a token and allowed_hosts, a Host
     // not listed is refused; without allowed_hosts any Host is accepted.
-    let auth = ("Authorization", "Bearer s3cret");
+    let auth = ("Authorization", "Bearer s3cret-0123456789ab");
     let public = HttpOptions {
         host: "0.0.0.0".into(),
-        token: Some("s3cret".into()),
+        token: Some("s3cret-0123456789ab".into()),
         allow_public_without_token: true,
         ..opts()
     };

@@ -8,7 +8,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use extendr_api::{Operators as _, TryFromList};
-use mcplite_engine::transport::http::{HttpError, HttpOptions, HttpServer};
+use std::net::IpAddr;
+use std::path::PathBuf;
+
+use mcplite_engine::transport::http::{HttpError, HttpOptions, HttpServer, LogFormat};
 use mcplite_engine::{Host, Server};
 
 use crate::error::{Error, Kind};
@@ -71,6 +74,10 @@ pub struct HttpArgs {
     port: Option<u16>,
     path: Option<String>,
     token: Option<String>,
+    tokens_file: Option<String>,
+    trusted_proxies: Option<Vec<String>>,
+    /// "off", "text" or "json".
+    access_log: Option<String>,
     allowed_origins: Option<Vec<String>>,
     allowed_hosts: Option<Vec<String>>,
     allow_public: Option<bool>,
@@ -83,13 +90,37 @@ pub struct HttpArgs {
 
 impl HttpArgs {
     /// The engine's options: the defaults, with what R gave in their place.
-    pub fn options(self) -> HttpOptions {
+    /// The proxies' addresses are checked here (R does not parse them).
+    pub fn options(self) -> crate::error::Result<HttpOptions> {
         let d = HttpOptions::default();
-        HttpOptions {
+        let trusted_proxies = match self.trusted_proxies {
+            None => d.trusted_proxies,
+            Some(v) => v
+                .iter()
+                .map(|a| {
+                    a.trim().parse::<IpAddr>().map_err(|_| {
+                        Error::new(
+                            Kind::Http,
+                            format!("`trusted_proxies` must hold IP addresses such as \"10.0.0.1\", not \"{a}\"."),
+                        )
+                    })
+                })
+                .collect::<crate::error::Result<Vec<_>>>()?,
+        };
+        let access_log = match self.access_log.as_deref() {
+            None => d.access_log,
+            Some("off") => LogFormat::Off,
+            Some("json") => LogFormat::Json,
+            Some(_) => LogFormat::Text,
+        };
+        Ok(HttpOptions {
             host: self.host.unwrap_or(d.host),
             port: self.port.unwrap_or(d.port),
             path: self.path.unwrap_or(d.path),
             token: self.token.or(d.token),
+            tokens_file: self.tokens_file.map(PathBuf::from).or(d.tokens_file),
+            trusted_proxies,
+            access_log,
             allowed_origins: self.allowed_origins.unwrap_or(d.allowed_origins),
             allowed_hosts: self.allowed_hosts.unwrap_or(d.allowed_hosts),
             allow_public_without_token: self.allow_public.unwrap_or(d.allow_public_without_token),
@@ -98,7 +129,7 @@ impl HttpArgs {
             session_idle: self.session_idle.map_or(d.session_idle, Duration::from_secs_f64),
             replica: self.replica.or(d.replica),
             ..d
-        }
+        })
     }
 }
 

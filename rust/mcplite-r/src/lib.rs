@@ -111,7 +111,7 @@ fn engine_serve_http(spec: Robj, version: &str, instructions: Robj, opts: Robj, 
     let res = (|| -> error::Result<String> {
         let opts = http::HttpArgs::try_from(&opts)
             .map_err(|e| Error::new(Kind::Internal, format!("malformed HTTP options: {e}")))?
-            .options();
+            .options()?;
         let mut host = make_host(&spec)?;
         let mut server = Server::new(server_info(version, instructions), &mut host);
         server.set_recorder(trace_context::recorder_from_process_env());

@@ -97,7 +97,12 @@ fn transport_attrs(cut: Cut, via: Option<&Via>, attrs: &mut Vec<KeyValue>) {
     attrs.push(cut.fixed("network.protocol.version", h.protocol_version));
     if let Some(c) = h.client {
         attrs.push(cut.owned("client.address", &c.ip().to_string(), false));
-        attrs.push(KeyValue::new("client.port", i64::from(c.port())));
+        if c.port() != 0 {
+            attrs.push(KeyValue::new("client.port", i64::from(c.port())));
+        }
+    }
+    if let Some(user) = &h.user {
+        attrs.push(cut.owned("enduser.id", user, false));
     }
     if let Some(sid) = &h.session_id {
         attrs.push(cut.owned("mcp.session.id", sid, true));
@@ -223,7 +228,9 @@ impl SpanRecorder for OtelRecorder {
         }
         if let Some(c) = r.client {
             attrs.push(cut.owned("client.address", &c.ip().to_string(), false));
-            attrs.push(KeyValue::new("client.port", i64::from(c.port())));
+            if c.port() != 0 {
+                attrs.push(KeyValue::new("client.port", i64::from(c.port())));
+            }
         }
         attrs.push(cut.fixed("network.protocol.name", "http"));
         attrs.push(cut.fixed("network.protocol.version", r.protocol_version));

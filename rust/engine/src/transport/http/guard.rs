@@ -1,17 +1,15 @@
-//! Who may use the endpoint (RULES H5): the `Host` header (DNS rebinding),
-//! the `Origin` header, and the bearer token, compared in constant time.
+//! Where a request may come from (RULES H5): the `Host` header (DNS
+//! rebinding) and the `Origin` header. The bearer tokens are `tokens.rs`.
 
 use std::net::{IpAddr, SocketAddr};
 
 use hyper::header::HeaderMap;
-use subtle::ConstantTimeEq;
 
 use super::options::HttpOptions;
 use super::response::header;
 
 /// The checks of one bound server.
 pub(super) struct Guard {
-    token: Option<Vec<u8>>,
     allowed_origins: Vec<String>,
     /// Lower-cased `Host` values accepted; `None`: any.
     allowed_hosts: Option<Vec<String>>,
@@ -34,7 +32,6 @@ impl Guard {
             None
         };
         Guard {
-            token: opts.token.as_ref().map(|t| t.as_bytes().to_vec()),
             allowed_origins: opts.allowed_origins.iter().map(|o| o.trim_end_matches('/').to_string()).collect(),
             allowed_hosts,
         }
@@ -59,16 +56,6 @@ impl Guard {
             _ => return false,
         };
         !rest.contains('/') && is_loopback_name(&strip_port(rest).to_ascii_lowercase())
-    }
-
-    pub(super) fn token_ok(&self, h: &HeaderMap) -> bool {
-        let Some(token) = &self.token else { return true };
-        let given = h.get("authorization").map(|v| v.as_bytes()).unwrap_or_default();
-        let given = match given.get(..7) {
-            Some(p) if p.eq_ignore_ascii_case(b"bearer ") => &given[7..],
-            _ => return false,
-        };
-        bool::from(given.ct_eq(token.as_slice()))
     }
 }
 

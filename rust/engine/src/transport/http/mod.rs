@@ -106,6 +106,7 @@ use std::sync::Arc;
 use crate::progress::Inflight;
 use crate::server::Server;
 
+mod access;
 mod era;
 mod guard;
 mod mirrored;
@@ -116,9 +117,12 @@ mod response;
 mod runtime;
 mod sessions;
 mod sse;
+mod tokens;
 
+pub use access::LogFormat;
 pub use options::{HttpError, HttpOptions};
 pub use runtime::HttpServer;
+pub use tokens::{check_token, MIN_TOKEN_LEN};
 
 /// What every HTTP thread reads: the dispatcher, the endpoint and its
 /// checks, the legacy sessions and the queue of tool calls.
@@ -129,6 +133,11 @@ struct Shared {
     /// Largest request body in bytes.
     max_body: usize,
     guard: guard::Guard,
+    /// The accepted tokens (RULES H6).
+    tokens: tokens::Tokens,
+    limits: tokens::RateLimits,
+    access_log: access::AccessLog,
+    trusted_proxies: Vec<std::net::IpAddr>,
     sessions: sessions::Sessions,
     calls: queue::Calls,
 }

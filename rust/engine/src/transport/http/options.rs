@@ -2,7 +2,11 @@
 //! failed.
 
 use std::io;
+use std::net::IpAddr;
+use std::path::PathBuf;
 use std::time::Duration;
+
+use super::access::LogFormat;
 
 /// Settings of the HTTP transport.
 #[derive(Debug, Clone)]
@@ -13,8 +17,16 @@ pub struct HttpOptions {
     pub port: u16,
     /// Path of the MCP endpoint (`/mcp`).
     pub path: String,
-    /// Bearer token every MCP request must carry, if set.
+    /// Bearer token every MCP request must carry, if set (at least 16
+    /// characters; named `default` in the access log).
     pub token: Option<String>,
+    /// A file of named tokens (RULES H6.1; see `tokens.rs`), accepted
+    /// besides [`HttpOptions::token`].
+    pub tokens_file: Option<PathBuf>,
+    /// Peers whose `X-Forwarded-For` names the client (RULES H7.2).
+    pub trusted_proxies: Vec<IpAddr>,
+    /// The access log on stderr (RULES H7).
+    pub access_log: LogFormat,
     /// Origins allowed besides loopback ones (`scheme://host[:port]`).
     pub allowed_origins: Vec<String>,
     /// `Host` values allowed besides loopback names and the bound address.
@@ -54,6 +66,9 @@ impl Default for HttpOptions {
             port: 8080,
             path: "/mcp".into(),
             token: None,
+            tokens_file: None,
+            trusted_proxies: Vec::new(),
+            access_log: LogFormat::Text,
             allowed_origins: Vec::new(),
             allowed_hosts: Vec::new(),
             allow_public_without_token: false,

@@ -16,6 +16,7 @@ use hyper::header::{HeaderMap, HeaderValue};
 use hyper::{Method, Request, StatusCode};
 use serde_json::{Map, Value};
 
+use super::access::{self, Facts, LogFormat, Reason};
 use super::era::{self, Choice};
 use super::guard::strip_port;
 use super::queue::{call_tool, Answer};
@@ -23,8 +24,9 @@ use super::response::{
     accepts_json, answer_resp, closing, empty, error_resp, header, legacy_resp, media_type, method_not_allowed,
     respond, rpc_error, Resp,
 };
+use super::tokens::Auth;
 use super::{mirrored, sse, Shared};
-use crate::codes::{standard_message, INVALID_REQUEST, UNSUPPORTED_VERSION};
+use crate::codes::{standard_message, INTERNAL_ERROR, INVALID_REQUEST, UNSUPPORTED_VERSION};
 use crate::message::{parse_line, Incoming};
 use crate::progress::NoWatch;
 use crate::projection;
@@ -50,11 +52,23 @@ fn http_version(v: hyper::Version) -> &'static str {
 }
 
 /// Serve one request (or, on a connection over the limit, answer it `503`:
-/// `busy`); with telemetry on, inside its HTTP server span (RULES T10), which
-/// parents the span of the MCP message it carries.
+/// `busy`), and write its access-log line (RULES H7).
 pub(super) async fn traced_request(sh: &Shared, conn: Conn, req: Request<HyperBody>, busy: bool) -> Resp {
+    let client = access::client_address(conn.peer, req.headers(), &sh.trusted_proxies);
+    let mut facts = Facts::new(client, req.method().as_str());
+    let resp = traced(sh, conn, req, busy, &mut facts).await;
+    if sh.access_log.format != LogFormat::Off {
+        let reason = resp.extensions().get::<Reason>().map(|r| r.0.clone());
+        sh.access_log.write(&facts, resp.status().as_u16(), reason.as_deref());
+    }
+    resp
+}
+
+/// With telemetry on, the request inside its HTTP server span (RULES T10),
+/// which parents the span of the MCP message it carries.
+async fn traced(sh: &Shared, conn: Conn, req: Request<HyperBody>, busy: bool, facts: &mut Facts) -> Resp {
     let Some(recorder) = sh.server.recorder() else {
-        return if busy { super::runtime::too_busy(req).await } else { handle_request(sh, req, None).await };
+        return if busy { super::runtime::too_busy(req).await } else { handle_request(sh, req, None, facts).await };
     };
     let h = req.headers();
     let path = req.uri().path();
@@ -75,7 +89,7 @@ pub(super) async fn traced_request(sh: &Shared, conn: Conn, req: Request<HyperBo
         scheme: "http",
         server_address: host.map(strip_port),
         server_port: port.or(conn.local.map(|l| l.port())),
-        client: Some(conn.peer),
+        client: Some(facts.client),
         protocol_version,
         traceparent: header(h, "traceparent"),
         tracestate: header(h, "tracestate"),
@@ -84,12 +98,13 @@ pub(super) async fn traced_request(sh: &Shared, conn: Conn, req: Request<HyperBo
         http: Some(HttpVia {
             span: span.as_ref().and_then(|s| s.context()),
             session_id: None,
-            client: Some(conn.peer),
+            client: Some(facts.client),
+            user: None,
             protocol_version,
             baggage: header(h, "baggage").map(String::from),
         }),
     };
-    let resp = if busy { super::runtime::too_busy(req).await } else { handle_request(sh, req, Some(via)).await };
+    let resp = if busy { super::runtime::too_busy(req).await } else { handle_request(sh, req, Some(via), facts).await };
     let Some(span) = span else { return resp };
     let status = resp.status().as_u16();
     if !sse::is_sse(&resp) {
@@ -153,7 +168,7 @@ impl Shared {
 
 /// The answer to a request refused (or, for `/health` and `DELETE`,
 /// answered) on its request line and headers alone, before its body is read.
-fn preflight(sh: &Shared, req: &hyper::http::request::Parts) -> Option<Resp> {
+fn preflight(sh: &Shared, req: &hyper::http::request::Parts, facts: &mut Facts) -> Option<Resp> {
     let h = &req.headers;
     if !sh.guard.host_allowed(h) {
         return Some(error_resp(StatusCode::FORBIDDEN, None, INVALID_REQUEST, "Forbidden: Host header not allowed"));
@@ -168,10 +183,30 @@ fn preflight(sh: &Shared, req: &hyper::http::request::Parts) -> Option<Resp> {
     if path != sh.path {
         return Some(error_resp(StatusCode::NOT_FOUND, None, INVALID_REQUEST, "Not Found"));
     }
-    if !sh.guard.token_ok(h) {
-        let mut r = error_resp(StatusCode::UNAUTHORIZED, None, INVALID_REQUEST, "Unauthorized: bearer token required");
+    // RULES H6.3: a missing and a wrong token are told apart.
+    let unauthorized = |message: &str| {
+        let mut r = error_resp(StatusCode::UNAUTHORIZED, None, INVALID_REQUEST, message);
         r.headers_mut().insert(hyper::header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-        return Some(r);
+        r
+    };
+    match sh.tokens.check(h) {
+        Auth::Open => {}
+        Auth::Known(t) => {
+            facts.token = Some(t.name.clone());
+            facts.per_minute = t.per_minute;
+        }
+        Auth::Missing => return Some(unauthorized("Unauthorized: bearer token required")),
+        Auth::Wrong => return Some(unauthorized("Unauthorized: invalid bearer token")),
+        Auth::Unavailable(why) => {
+            let mut r = error_resp(
+                StatusCode::SERVICE_UNAVAILABLE,
+                None,
+                INTERNAL_ERROR,
+                "Service Unavailable: the server's tokens file cannot be used",
+            );
+            r.extensions_mut().insert(Reason(why.into()));
+            return Some(r);
+        }
     }
     match req.method {
         Method::POST => {}
@@ -223,10 +258,13 @@ async fn after_draining(body: HyperBody, r: Resp) -> Resp {
     }
 }
 
-async fn handle_request(sh: &Shared, req: Request<HyperBody>, via: Option<Via>) -> Resp {
+async fn handle_request(sh: &Shared, req: Request<HyperBody>, mut via: Option<Via>, facts: &mut Facts) -> Resp {
     let (parts, body) = req.into_parts();
-    if let Some(r) = preflight(sh, &parts) {
+    if let Some(r) = preflight(sh, &parts, facts) {
         return after_draining(body, r).await;
+    }
+    if let Some(http) = via.as_mut().and_then(|v| v.http.as_mut()) {
+        http.user = facts.token.as_deref().map(String::from);
     }
     let too_large = || {
         error_resp(
@@ -262,6 +300,22 @@ async fn handle_request(sh: &Shared, req: Request<HyperBody>, via: Option<Via>) 
             return respond(StatusCode::BAD_REQUEST, a.line.unwrap_or_default());
         }
     };
+    facts.note(h, msg);
+    if msg.method == "tools/call" {
+        if let (Some(name), Err(secs)) =
+            (&facts.token, facts.token.as_ref().map_or(Ok(()), |n| sh.limits.take(n, facts.per_minute)))
+        {
+            let message = format!(
+                "Too Many Requests: the token \"{name}\" may make {} tool calls per minute",
+                facts.per_minute.unwrap_or(0)
+            );
+            let mut r = error_resp(StatusCode::TOO_MANY_REQUESTS, msg.id.as_deref(), INVALID_REQUEST, &message);
+            if let Ok(v) = HeaderValue::from_str(&secs.to_string()) {
+                r.headers_mut().insert(hyper::header::RETRY_AFTER, v);
+            }
+            return r;
+        }
+    }
     match era::choose(h, msg) {
         // An MCP-Protocol-Version header naming no version we know: the
         // unsupported-version error, which a probing client recognises.

@@ -10,6 +10,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::header::{HeaderMap, HeaderValue};
 use hyper::{Response, StatusCode};
 
+use super::access::Reason;
 use super::queue::Answer;
 use crate::codes::{
     HEADER_MISMATCH, INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, UNSUPPORTED_VERSION,
@@ -41,8 +42,11 @@ pub(super) fn rpc_error(id: Option<&str>, code: i64, message: &str, data: Option
     out
 }
 
+/// A JSON-RPC error answer; `message` is also the access log's reason.
 pub(super) fn error_resp(status: StatusCode, id: Option<&str>, code: i64, message: &str) -> Resp {
-    respond(status, rpc_error(id, code, message, None))
+    let mut r = respond(status, rpc_error(id, code, message, None));
+    r.extensions_mut().insert(Reason(message.into()));
+    r
 }
 
 pub(super) fn header<'h>(h: &'h HeaderMap, name: &str) -> Option<&'h str> {

@@ -15,12 +15,14 @@ use hyper::header::HeaderValue;
 use hyper::{Request, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 
+use super::access::AccessLog;
 use super::guard::Guard;
 use super::options::{HttpError, HttpOptions};
 use super::queue::{Calls, Job};
 use super::request::{traced_request, Conn};
 use super::response::{error_resp, Resp};
 use super::sessions::{self, Sessions};
+use super::tokens::{RateLimits, Tokens};
 use super::Shared;
 use crate::codes::INTERNAL_ERROR;
 use crate::host::Host;
@@ -122,7 +124,8 @@ impl HttpServer {
             .map_err(|e| HttpError::Config(format!("cannot resolve host \"{}\": {e}", opts.host)))?
             .next()
             .ok_or_else(|| HttpError::Config(format!("host \"{}\" has no address", opts.host)))?;
-        if !addr.ip().is_loopback() && opts.token.is_none() && !opts.allow_public_without_token {
+        let tokens = Tokens::new(&opts)?;
+        if !addr.ip().is_loopback() && !tokens.any() && !opts.allow_public_without_token {
             return Err(HttpError::Config(format!(
                 "refusing to serve on {} (not a loopback address) without a token: set a token \
                  (MCPLITE_TOKEN), or allow a public server without one (MCPLITE_ALLOW_PUBLIC=true)",
@@ -137,6 +140,10 @@ impl HttpServer {
             path: opts.path.clone(),
             max_body: opts.max_body,
             guard: Guard::new(&opts, local_addr),
+            tokens,
+            limits: RateLimits::default(),
+            access_log: with_signals_blocked(|| AccessLog::start(opts.access_log)).map_err(HttpError::Io)?,
+            trusted_proxies: opts.trusted_proxies.clone(),
             sessions: Sessions::new(server.clone(), &opts),
             calls: Calls::new(jobs_tx, inflight),
             server,
@@ -239,6 +246,9 @@ impl HttpServer {
         // before the connection threads go.
         let _ = self.drained.recv_timeout(ANSWER_GRACE);
         self.runtime.shutdown_timeout(Duration::from_millis(500));
+        // The access log's last lines are written before the server says
+        // it stopped.
+        self.shared.access_log.flush(Duration::from_secs(1));
         // The legacy sessions still open end with the server.
         self.shared.sessions.end_all();
     }

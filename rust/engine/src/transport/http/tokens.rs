@@ -1,0 +1,358 @@
+//! Who a request is (RULES H6): the bearer tokens the endpoint accepts, each
+//! with a name, from the single token ([`HttpOptions::token`], named
+//! `default`) and a tokens file ([`HttpOptions::tokens_file`]); and the
+//! optional per-token limit of tool calls per minute.
+//!
+//! The tokens file has one token per line: a name, the token (or
+//! `sha256:` and the hex SHA-256 of the token), and optionally a number of
+//! tool calls per minute, separated by blanks; blank lines and lines
+//! starting with `#` are skipped. It must be readable by its owner only. It
+//! is read again when it changes (its size, modification or change time or
+//! inode differ, checked on every request), so removing a line takes effect
+//! at the next request, without a restart. A file that cannot be read or
+//! parsed any more refuses every request (`503`) until it is fixed.
+//!
+//! Tokens are compared in constant time, with every accepted token compared
+//! (no early exit on a match).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Instant, SystemTime};
+
+use hyper::header::HeaderMap;
+use subtle::ConstantTimeEq;
+
+use super::access::stderr_line;
+use super::options::{HttpError, HttpOptions};
+
+/// Shortest token accepted (RULES H6.2).
+pub const MIN_TOKEN_LEN: usize = 16;
+
+/// The name of the single token ([`HttpOptions::token`]).
+pub const DEFAULT_NAME: &str = "default";
+
+/// A token that may use the endpoint.
+#[derive(Debug)]
+pub(super) struct Token {
+    pub(super) name: Arc<str>,
+    secret: Secret,
+    /// Tool calls per minute, if limited.
+    pub(super) per_minute: Option<u32>,
+}
+
+#[derive(Debug)]
+enum Secret {
+    Plain(Vec<u8>),
+    Sha256([u8; 32]),
+}
+
+/// The outcome of checking a request's `Authorization` header.
+pub(super) enum Auth {
+    /// No token is configured: the endpoint is open.
+    Open,
+    /// A token that is accepted.
+    Known(Arc<Token>),
+    /// No bearer token in the request.
+    Missing,
+    /// A bearer token that is not accepted.
+    Wrong,
+    /// The tokens file cannot be used (why).
+    Unavailable(String),
+}
+
+/// The accepted tokens.
+pub(super) struct Tokens {
+    single: Option<Arc<Token>>,
+    file: Option<TokensFile>,
+}
+
+struct TokensFile {
+    path: PathBuf,
+    state: Mutex<FileState>,
+}
+
+struct FileState {
+    stamp: Option<Stamp>,
+    tokens: Result<Arc<Vec<Arc<Token>>>, String>,
+}
+
+/// What tells that the file changed.
+#[derive(PartialEq, Eq, Clone, Copy, Debug)]
+struct Stamp {
+    len: u64,
+    modified: Option<SystemTime>,
+    #[cfg(unix)]
+    ino: u64,
+    #[cfg(unix)]
+    ctime: (i64, i64),
+}
+
+fn stamp(path: &Path) -> std::io::Result<Stamp> {
+    let m = std::fs::metadata(path)?;
+    #[cfg(unix)]
+    use std::os::unix::fs::MetadataExt;
+    Ok(Stamp {
+        len: m.len(),
+        modified: m.modified().ok(),
+        #[cfg(unix)]
+        ino: m.ino(),
+        #[cfg(unix)]
+        ctime: (m.ctime(), m.ctime_nsec()),
+    })
+}
+
+/// Check a token's length (RULES H6.2); `what` names where it came from.
+pub fn check_token(token: &str, what: &str) -> Result<(), String> {
+    if token.len() < MIN_TOKEN_LEN {
+        return Err(format!(
+            "{what} is {} characters long: tokens must have at least {MIN_TOKEN_LEN} (make one with \
+             `openssl rand -hex 32`)",
+            token.len()
+        ));
+    }
+    if !token.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(format!("{what} must be visible ASCII characters only"));
+    }
+    Ok(())
+}
+
+fn sha256(data: &[u8]) -> [u8; 32] {
+    let d = ring::digest::digest(&ring::digest::SHA256, data);
+    let mut out = [0u8; 32];
+    out.copy_from_slice(d.as_ref());
+    out
+}
+
+fn valid_name(n: &str) -> bool {
+    !n.is_empty() && n.len() <= 64 && n.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.@-".contains(&b))
+}
+
+/// Read and check a tokens file (RULES H6.1). Errors name the file and the
+/// line, never a token.
+fn read_file(path: &Path) -> Result<Vec<Arc<Token>>, String> {
+    let shown = path.display();
+    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read the tokens file {shown}: {e}"))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = meta.permissions().mode() & 0o777;
+        if mode & 0o077 != 0 {
+            return Err(format!(
+                "the tokens file {shown} is accessible to group or others (mode {mode:03o}): \
+                 make it readable by its owner only (chmod 600)"
+            ));
+        }
+    }
+    if !meta.is_file() {
+        return Err(format!("the tokens file {shown} is not a regular file"));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read the tokens file {shown}: {e}"))?;
+    let mut out: Vec<Arc<Token>> = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let at = || format!("the tokens file {shown}, line {}", i + 1);
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        if fields.len() < 2 || fields.len() > 3 {
+            return Err(format!("{}: expected a name, a token and optionally calls per minute", at()));
+        }
+        let name = fields[0];
+        if !valid_name(name) {
+            return Err(format!(
+                "{}: the name must be 1 to 64 ASCII letters, digits, \"_\", \".\", \"@\" or \"-\"",
+                at()
+            ));
+        }
+        if out.iter().any(|t| &*t.name == name) {
+            return Err(format!("{}: the name \"{name}\" is used twice", at()));
+        }
+        let secret = match fields[1].strip_prefix("sha256:") {
+            Some(hex) => {
+                let bytes = decode_hex(hex)
+                    .filter(|b| b.len() == 32)
+                    .ok_or_else(|| format!("{}: a token hash is \"sha256:\" and 64 hexadecimal digits", at()))?;
+                let mut h = [0u8; 32];
+                h.copy_from_slice(&bytes);
+                Secret::Sha256(h)
+            }
+            None => {
+                check_token(fields[1], &format!("the token of \"{name}\" ({})", at()))?;
+                Secret::Plain(fields[1].as_bytes().to_vec())
+            }
+        };
+        let per_minute =
+            match fields.get(2) {
+                None => None,
+                Some(n) => Some(n.parse::<u32>().ok().filter(|&n| n > 0).ok_or_else(|| {
+                    format!("{}: calls per minute must be a whole number from 1 up, not \"{n}\"", at())
+                })?),
+            };
+        out.push(Arc::new(Token { name: name.into(), secret, per_minute }));
+    }
+    if out.is_empty() {
+        return Err(format!("the tokens file {shown} holds no token"));
+    }
+    Ok(out)
+}
+
+fn decode_hex(s: &str) -> Option<Vec<u8>> {
+    if s.len() % 2 != 0 {
+        return None;
+    }
+    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok()).collect()
+}
+
+impl Tokens {
+    /// The tokens of `opts`; an error says why they cannot be used (a short
+    /// token, a tokens file that is missing, open to others or malformed).
+    pub(super) fn new(opts: &HttpOptions) -> Result<Tokens, HttpError> {
+        let single = match &opts.token {
+            Some(t) => {
+                check_token(t, "the token").map_err(HttpError::Config)?;
+                Some(Arc::new(Token {
+                    name: DEFAULT_NAME.into(),
+                    secret: Secret::Plain(t.as_bytes().to_vec()),
+                    per_minute: None,
+                }))
+            }
+            None => None,
+        };
+        let file = match &opts.tokens_file {
+            Some(path) => {
+                let st = stamp(path).ok();
+                let tokens = read_file(path).map_err(HttpError::Config)?;
+                if single.is_some() && tokens.iter().any(|t| &*t.name == DEFAULT_NAME) {
+                    return Err(HttpError::Config(format!(
+                        "the tokens file {} names a token \"{DEFAULT_NAME}\", the name of the single token",
+                        path.display()
+                    )));
+                }
+                Some(TokensFile {
+                    path: path.clone(),
+                    state: Mutex::new(FileState { stamp: st, tokens: Ok(Arc::new(tokens)) }),
+                })
+            }
+            None => None,
+        };
+        Ok(Tokens { single, file })
+    }
+
+    /// Whether any token is configured.
+    pub(super) fn any(&self) -> bool {
+        self.single.is_some() || self.file.is_some()
+    }
+
+    /// Who sent a request with headers `h`.
+    pub(super) fn check(&self, h: &HeaderMap) -> Auth {
+        if !self.any() {
+            return Auth::Open;
+        }
+        let given = h.get("authorization").map(|v| v.as_bytes()).unwrap_or_default();
+        let given = match given.get(..7) {
+            Some(p) if p.eq_ignore_ascii_case(b"bearer ") => given[7..].trim_ascii(),
+            _ => return Auth::Missing,
+        };
+        if given.is_empty() {
+            return Auth::Missing;
+        }
+        let from_file = match &self.file {
+            Some(f) => match f.current() {
+                Ok(t) => Some(t),
+                Err(e) => return Auth::Unavailable(e),
+            },
+            None => None,
+        };
+        let hash = sha256(given);
+        let mut found: Option<Arc<Token>> = None;
+        for t in self.single.iter().chain(from_file.iter().flat_map(|v| v.iter())) {
+            let eq = match &t.secret {
+                Secret::Plain(p) => given.ct_eq(p.as_slice()),
+                Secret::Sha256(d) => hash.ct_eq(d),
+            };
+            if bool::from(eq) && found.is_none() {
+                found = Some(t.clone());
+            }
+        }
+        found.map_or(Auth::Wrong, Auth::Known)
+    }
+}
+
+impl TokensFile {
+    /// The tokens now: read again when the file changed.
+    fn current(&self) -> Result<Arc<Vec<Arc<Token>>>, String> {
+        let now = stamp(&self.path).ok();
+        let mut st = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if now.is_none() || now != st.stamp {
+            let before = st.tokens.as_ref().err().cloned();
+            st.tokens = read_file(&self.path).map(Arc::new);
+            st.stamp = now;
+            match &st.tokens {
+                Ok(t) => stderr_line(
+                    format!("mcplite: the tokens file {} was read again: {} token(s)", self.path.display(), t.len())
+                        .as_bytes(),
+                ),
+                Err(e) if before.as_deref() != Some(e) => {
+                    stderr_line(format!("mcplite: {e}; every request is refused until it is fixed").as_bytes())
+                }
+                Err(_) => {}
+            }
+        }
+        st.tokens.clone()
+    }
+}
+
+/// Per-token limits of tool calls per minute (RULES H6.4): a token bucket
+/// per name holding up to the limit, refilled at the limit per minute.
+#[derive(Default)]
+pub(super) struct RateLimits {
+    buckets: Mutex<HashMap<Arc<str>, (f64, Instant)>>,
+}
+
+impl RateLimits {
+    /// Take one call for `token`; `Err(seconds)` when it is over its limit,
+    /// with the whole seconds until a call is allowed again.
+    pub(super) fn take(&self, name: &Arc<str>, per_minute: Option<u32>) -> Result<(), u64> {
+        let Some(limit) = per_minute else { return Ok(()) };
+        let cap = f64::from(limit);
+        let rate = cap / 60.0;
+        let now = Instant::now();
+        let mut b = self.buckets.lock().unwrap_or_else(PoisonError::into_inner);
+        let (level, at) = b.entry(name.clone()).or_insert((cap, now));
+        *level = (*level + now.duration_since(*at).as_secs_f64() * rate).min(cap);
+        *at = now;
+        if *level >= 1.0 {
+            *level -= 1.0;
+            Ok(())
+        } else {
+            Err(((1.0 - *level) / rate).ceil().max(1.0) as u64)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_and_lengths() {
+        assert_eq!(decode_hex("00ff"), Some(vec![0, 255]));
+        assert_eq!(decode_hex("0g"), None);
+        assert!(check_token("0123456789abcdef", "t").is_ok());
+        assert!(check_token("short", "t").unwrap_err().contains("at least 16"));
+    }
+
+    #[test]
+    fn the_bucket_refills_at_the_limit() {
+        let name: Arc<str> = "a".into();
+        let l = RateLimits::default();
+        assert!(l.take(&name, Some(2)).is_ok());
+        assert!(l.take(&name, Some(2)).is_ok());
+        assert!(l.take(&"b".into(), Some(2)).is_ok());
+        assert!(l.take(&name, None).is_ok());
+        let wait = l.take(&name, Some(2)).unwrap_err();
+        assert!((29..=30).contains(&wait), "{wait}");
+    }
+}
