@@ -184,3 +184,27 @@ test_that("the default access log is one text line per request; X-Forwarded-For 
   expect_match(lines[1], "client=127.0.0.1 token=default http_method=POST method=tools/call tool=echo version=2026-07-28 status=200 duration_ms=[0-9.]+$")
   expect_match(lines[2], "http_method=GET method=- tool=- version=- status=405 duration_ms=[0-9.]+ reason=\"Method Not Allowed: use POST\"$")
 })
+
+test_that("a stderr nobody reads never stalls the server: access-log lines are dropped and counted (RULES H7.1)", {
+  skip_on_os("windows")
+  # The server's stderr is a pipe this test does not read after start-up:
+  # it fills after a few hundred lines, then the log's queue fills.
+  srv <- start_http_server(access_server_code(), env = c(MCPLITE_TRANSPORT = "http"))
+  health <- sub("/mcp$", "/health", srv$url)
+  cfg <- withr::local_tempfile()
+  n <- 6000L
+  writeLines(c("silent", "write-out = \"%{http_code}\\n\"", rep(sprintf("url = \"%s\"\noutput = \"/dev/null\"", health), n)), cfg)
+  res <- processx::run("curl", c("-K", cfg), timeout = 120, error_on_status = FALSE)
+  expect_identical(res$status, 0L)
+  expect_identical(sum(strsplit(res$stdout, "\n", fixed = TRUE)[[1]] == "200"), n)
+  # Still serving, and once stderr is read again the writer says what it lost.
+  expect_identical(curl_http(health)$status, 200L)
+  err <- ""
+  deadline <- Sys.time() + 30
+  while (!grepl("lines dropped (stderr was not read)", err, fixed = TRUE) && Sys.time() < deadline) {
+    srv$process$poll_io(100)
+    err <- paste0(err, srv$process$read_error())
+    if (!grepl("lines dropped", err, fixed = TRUE)) curl_http(health)
+  }
+  expect_match(err, "mcplite access: [0-9]+ lines dropped \\(stderr was not read\\)")
+})
