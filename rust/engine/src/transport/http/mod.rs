@@ -18,9 +18,9 @@
 //!    answered `503` by `too_busy`), and hyper reads its requests.
 //! 2. `request`: `traced_request` opens the request's HTTP server span when
 //!    telemetry is on (RULES T10); `handle_request` runs `preflight` on the
-//!    request line and headers alone: `guard` (Host, Origin, bearer token),
-//!    `/health`, the path, the HTTP method (`DELETE` of a legacy session),
-//!    `Content-Type` and `Accept`. An answer given there is sent after the
+//!    request line and headers alone: `guard` (Host, Origin), `tokens` (the
+//!    bearer token and its name, RULES H6), `/health`, the path, the HTTP
+//!    method (`DELETE` of a legacy session), `Content-Type` and `Accept`. An answer given there is sent after the
 //!    rest of the body is read (`after_draining`).
 //! 3. The body is read up to [`HttpOptions::max_body`] and parsed as one
 //!    JSON-RPC message ([`crate::message::parse_line`]).
@@ -37,6 +37,9 @@
 //!    progress token and a client that accepts it, as an `sse` stream.
 //! 7. `response` turns the dispatcher's answer into the HTTP response
 //!    (status by error code, legacy and modern differences).
+//! 8. `access`: the request's line in the access log (RULES H7), from the
+//!    `Facts` noted along the way and the `Reason` of a refusal, handed to
+//!    the log's own writer thread.
 //!
 //! # Who runs what
 //!
@@ -92,9 +95,11 @@
 //! `Host` must be a loopback name or the bound address when bound to
 //! loopback (DNS rebinding), or one of the configured hosts; an `Origin`
 //! that is present must be a loopback origin or a configured one (`403`
-//! otherwise). With a token, every request to the endpoint needs
-//! `Authorization: Bearer <token>` (compared in constant time; `401` with
-//! `WWW-Authenticate: Bearer` otherwise); `GET /health` stays open. Binding
+//! otherwise). With a token or a tokens file, every request to the endpoint
+//! needs `Authorization: Bearer <token>` (compared in constant time; `401`
+//! with `WWW-Authenticate: Bearer` otherwise, saying whether the token was
+//! missing or wrong); `GET /health` stays open. A token's tool calls may be
+//! limited per minute (`429` with `Retry-After`). Binding
 //! a non-loopback address without a token is refused unless
 //! [`HttpOptions::allow_public_without_token`] is set. Bodies over
 //! [`HttpOptions::max_body`] are `413` (a declared length is refused before
