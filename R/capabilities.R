@@ -142,6 +142,10 @@ capability_functions <- c(
   "base::system" = "run_commands", "base::system2" = "run_commands",
   "base::Sys.setenv" = "change_session", "base::Sys.unsetenv" = "change_session",
   "base::Sys.setlocale" = "change_session", "base::setwd" = "change_session",
+  # Opened for writing by a caller, a text connection assigns a variable (in
+  # the global environment unless `local`) and stays open, using up one of
+  # R's connection slots; capture.output() and the like open their own.
+  "base::textConnection" = "change_session:open@influence",
   "utils::download.file" = "network write_files:destfile@any",
   # Reads `file` (a path, URL or connection); column classes are turned into
   # functions only for the known class names (do.call() on them), which the

@@ -651,7 +651,7 @@ test_that("well-known functions keep being served or left out as reviewed", {
              unlink = "write_files", writeLines = "write_files", file.remove = "write_files",
              file.rename = "write_files", file.copy = "write_files", get = "call_functions",
              do.call = "call_functions", match.fun = "call_functions", url = "network",
-             socketConnection = "network", cat = "run_commands"),
+             socketConnection = "network", cat = "run_commands", textConnection = "change_session"),
     stats = c(read.ftable = "read_files", write.ftable = "write_files", formula = "evaluate_code",
               C = "call_functions"),
     utils = c(read.csv = "read_files", write.table = "write_files", write.csv = "write_files",
@@ -820,6 +820,12 @@ test_that("the session is not changed unless allowed (change_session)", {
   expect_named(tl, "getwd")
   expect_identical(call_raw(mcp_handler(tl), "setwd", list(dir = dir))$error$code, -32602L)
   expect_identical(getwd(), wd)
+  # A text connection opened for writing assigns a global variable.
+  tl <- package_tools("base", pattern = "^(textConnection|nchar)$", quiet = TRUE)
+  expect_named(tl, "nchar")
+  res <- call_raw(mcp_handler(tl), "textConnection", list(object = "mcplite_tc_probe", open = "w"))
+  expect_identical(res$error$code, -32602L)
+  expect_false(exists("mcplite_tc_probe", envir = globalenv()))
   tl <- package_tools("base", include = "setwd", allow = "change_session", quiet = TRUE)
   withr::defer(setwd(wd))
   expect_false(call_tool(mcp_handler(tl), "setwd", list(dir = dir))$isError)
