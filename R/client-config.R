@@ -26,6 +26,22 @@
 #' The script must exist and its last top-level expression must be a call to
 #' `mcp_server()` or `mcplite::mcp_server()`; the script is parsed, never run.
 #'
+#' @section Tokens:
+#' With `url` and `token`, the token is kept out of the configuration where
+#' the client allows it, referred to by the environment variable `token_env`
+#' in the client's own syntax: `"Bearer ${MCPLITE_TOKEN}"` in Claude Code's
+#' `.mcp.json`, `"Bearer ${env:MCPLITE_TOKEN}"` in Cursor's `mcp.json`, and
+#' `"$MCPLITE_TOKEN"` (`%MCPLITE_TOKEN%` on Windows) in the `claude mcp add`
+#' command line, which the shell expands (Claude Code then stores the
+#' value). Set that variable to the token in the environment the client
+#' starts in. Claude Desktop's configuration cannot refer to environment
+#' variables: its entry holds the token (in the `env` of the `mcp-remote`
+#' bridge), so keep that file readable by you only. Printing the result
+#' says which applies. A plain `http://` URL to a host other than this
+#' machine (`localhost`, `127.0.0.1`, `::1`) gives a warning: the token and
+#' every call would cross the network unencrypted; put TLS in front (see
+#' "Serve over HTTP").
+#'
 #' @param script Path to the server script, relative to the working directory
 #'   or absolute.
 #' @param name The server's name in the client (the key under `mcpServers`).
@@ -42,12 +58,19 @@
 #'   for Cursor, and for Claude Desktop (whose configuration file starts local
 #'   processes only) the `mcp-remote` bridge run with `npx`.
 #' @param token `NULL` or the server's bearer token (with `url` only): sent as
-#'   the `Authorization: Bearer` header.
+#'   the `Authorization: Bearer` header. Where the client can read it from an
+#'   environment variable, the configuration names `token_env` instead of
+#'   holding the token (see "Tokens" below).
+#' @param token_env The name of the environment variable the client reads
+#'   the token from (with `token`), `"MCPLITE_TOKEN"` by default.
 #' @param env Extra environment variables for the server: a named character
 #'   vector or a named list of single strings, for example
 #'   `c(OTEL_R_TRACES_EXPORTER = "stderr")` to trace to the client's log.
 #' @return An object of class `mcplite_client_config`, a list with elements
-#'   `name`, `client`, `url` and `json` for an HTTP server (`url`), and
+#'   `name`, `client`, `url`, `json`, `claude_code`, `token_env` (the
+#'   variable the entry refers to for the token, or `NULL`) and `token_note`
+#'   (what printing says about the token, or `NULL`) for an HTTP server
+#'   (`url`), and
 #'   `name`, `client`, `command`, `args` (character), `env` (named character,
 #'   possibly empty), `json` (the complete `{"mcpServers": {...}}` snippet as a
 #'   single string) and `claude_code` (the `claude mcp add` command line, quoted
@@ -73,17 +96,18 @@
 #' mcp_client_config(script, client = "cursor",
 #'   env = c(OTEL_R_TRACES_EXPORTER = "stderr"))
 #'
-#' # A server already running over HTTP, with a bearer token
+#' # A server already running over HTTP, with a bearer token that Claude
+#' # Code reads from the environment variable MCPLITE_TOKEN
 #' mcp_client_config(url = "http://127.0.0.1:8080/mcp", name = "r-tools",
-#'   client = "claude_code", token = "my-secret-token")
+#'   client = "claude_code", token = "my-secret-token-0123456789")
 mcp_client_config <- function(script, name = NULL,
                               client = c("claude_desktop", "claude_code", "cursor"),
-                              env = NULL, url = NULL, token = NULL) {
+                              env = NULL, url = NULL, token = NULL, token_env = "MCPLITE_TOKEN") {
   if (!is.null(url)) {
     if (!missing(script)) {
       abort("Supply either `script` (a server the client starts) or `url` (a server over HTTP), not both.")
     }
-    return(http_client_config(url, name, client, token))
+    return(http_client_config(url, name, client, token, token_env))
   }
   if (!is.null(token)) {
     abort("`token` is only used with `url`: a client starting `script` talks to it over stdio.")
@@ -137,6 +161,7 @@ print.mcplite_client_config <- function(x, ...) {
     cursor = "Cursor: merge into \"mcpServers\" in ~/.cursor/mcp.json or the project's .cursor/mcp.json."
   )
   cat(where, "\n\n", x$json, "\n\n", sep = "")
+  if (!is.null(x$token_note)) cat(strwrap(x$token_note), "", sep = "\n")
   cat("Claude Code, from a terminal (add `--scope user` for every project):\n\n", sep = "")
   cat(x$claude_code, "\n", sep = "")
   invisible(x)
@@ -302,7 +327,7 @@ cmd_quote <- function(x) {
 }
 
 # The entry for a server reached over HTTP (mcp_client_config(url = )).
-http_client_config <- function(url, name, client, token) {
+http_client_config <- function(url, name, client, token, token_env) {
   if (!is_scalar_string(url) || !grepl("^https?://[^/?#\\s]+", url, perl = TRUE)) {
     abort("`url` must be a single http:// or https:// URL such as \"http://127.0.0.1:8080/mcp\", not ",
       describe(url), ".")
@@ -312,33 +337,75 @@ http_client_config <- function(url, name, client, token) {
   if (!is.null(token) && (!is_scalar_string(token) || !nzchar(token) || grepl("[^!-~]", token))) {
     abort("`token` must be NULL or a non-empty string of visible ASCII characters, not ", describe(token), ".")
   }
-  headers <- if (!is.null(token)) list(Authorization = paste("Bearer", token))
+  if (!is_scalar_string(token_env) || !grepl("^[A-Za-z_][A-Za-z0-9_]*$", token_env)) {
+    abort("`token_env` must be the name of an environment variable (letters, digits and `_`, ",
+      "not starting with a digit), such as \"MCPLITE_TOKEN\", not ", describe(token_env), ".")
+  }
+  host <- sub("^https?://([^/:]+|\\[[^]]+\\]).*$", "\\1", url)
+  local <- tolower(host) %in% c("localhost", "[::1]") || grepl("^127\\.[0-9.]+$", host)
+  if (startsWith(url, "http://") && !local) {
+    warning("`url` is plain http:// to ", host, ", not this machine: the token and every call cross ",
+      "the network unencrypted. Use https:// (TLS in front of the server, see \"Serve over HTTP\").",
+      call. = FALSE)
+  }
+  # The token as the client refers to the variable `token_env` (Claude
+  # Desktop cannot: it gets the value).
+  bearer <- if (!is.null(token)) {
+    switch(client,
+      claude_code = paste0("Bearer ${", token_env, "}"),
+      cursor = paste0("Bearer ${env:", token_env, "}"),
+      claude_desktop = paste("Bearer", token)
+    )
+  }
+  token_note <- if (!is.null(token)) {
+    if (identical(client, "claude_desktop")) {
+      paste0("The token is written in the entry: Claude Desktop's configuration cannot refer to an ",
+        "environment variable. Keep claude_desktop_config.json readable by you only.")
+    } else {
+      paste0("The entry refers to the token by the environment variable ", token_env, ": set ",
+        token_env, " to the token in the environment ",
+        if (identical(client, "cursor")) "Cursor" else "Claude Code", " starts in.")
+    }
+  }
+  if (!is.null(token)) {
+    token_note <- paste0(token_note, " The `claude mcp add` line below reads ", token_env,
+      " too: the shell expands it, and Claude Code stores the value.")
+  }
+  headers <- if (!is.null(token)) list(Authorization = bearer)
   entry <- switch(client,
     claude_code = c(list(type = "http", url = url), if (!is.null(headers)) list(headers = headers)),
     cursor = c(list(url = url), if (!is.null(headers)) list(headers = headers)),
     claude_desktop = {
-      host <- sub("^https?://([^/:]+|\\[[^]]+\\]).*$", "\\1", url)
-      local <- host %in% c("localhost", "127.0.0.1", "[::1]")
       args <- c("-y", "mcp-remote", url,
         if (startsWith(url, "http://") && !local) "--allow-http",
         if (!is.null(token)) c("--header", "Authorization:${MCPLITE_AUTH_HEADER}")
       )
       c(
         list(command = "npx", args = I(args)),
-        if (!is.null(token)) list(env = list(MCPLITE_AUTH_HEADER = paste("Bearer", token)))
+        if (!is.null(token)) list(env = list(MCPLITE_AUTH_HEADER = bearer))
       )
     }
   )
   servers <- list()
   servers[[name]] <- entry
   json <- as.character(jsonlite::toJSON(list(mcpServers = servers), auto_unbox = TRUE, pretty = TRUE))
-  quote <- if (.Platform$OS.type == "windows") cmd_quote else sh_quote
+  windows <- .Platform$OS.type == "windows"
+  quote <- if (windows) cmd_quote else sh_quote
+  # The shell expands the variable, so the token is neither printed nor in
+  # the shell's history (double quotes: sh_quote would stop the expansion).
+  header <- if (windows) {
+    paste0("\"Authorization: Bearer %", token_env, "%\"")
+  } else {
+    paste0("\"Authorization: Bearer ${", token_env, "}\"")
+  }
   add <- paste(c(
     "claude mcp add --transport http", quote(name), quote(url),
-    if (!is.null(token)) c("--header", quote(paste0("Authorization: Bearer ", token)))
+    if (!is.null(token)) c("--header", header)
   ), collapse = " ")
   structure(
-    list(name = name, client = client, url = url, json = json, claude_code = add),
+    list(name = name, client = client, url = url, json = json, claude_code = add,
+      token_env = if (!is.null(token) && !identical(client, "claude_desktop")) token_env,
+      token_note = token_note),
     class = "mcplite_client_config"
   )
 }

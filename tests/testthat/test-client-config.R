@@ -257,22 +257,41 @@ test_that("mcp_client_config(url = ) writes HTTP entries for each client", {
   url <- "http://127.0.0.1:8080/mcp"
   code <- mcp_client_config(url = url, name = "r-tools", client = "claude_code", token = "tok-1")
   entry <- jsonlite::fromJSON(code$json, simplifyVector = FALSE)$mcpServers$`r-tools`
-  expect_identical(entry, list(type = "http", url = url, headers = list(Authorization = "Bearer tok-1")))
+  # Claude Code expands ${VAR} in .mcp.json headers: the token is not in the entry.
+  expect_identical(entry, list(type = "http", url = url, headers = list(Authorization = "Bearer ${MCPLITE_TOKEN}")))
+  expect_identical(code$token_env, "MCPLITE_TOKEN")
+  expect_false(grepl("tok-1", code$json, fixed = TRUE))
+  expect_false(grepl("tok-1", code$claude_code, fixed = TRUE))
+  skip_on_os("windows")
   expect_identical(
     code$claude_code,
-    "claude mcp add --transport http r-tools http://127.0.0.1:8080/mcp --header 'Authorization: Bearer tok-1'"
+    "claude mcp add --transport http r-tools http://127.0.0.1:8080/mcp --header \"Authorization: Bearer ${MCPLITE_TOKEN}\""
   )
+  expect_match(code$token_note, "refers to the token by the environment variable MCPLITE_TOKEN", fixed = TRUE)
+  expect_true(all(strwrap(code$token_note) %in% capture.output(print(code))))
 
   cursor <- mcp_client_config(url = url, name = "r-tools", client = "cursor")
   entry <- jsonlite::fromJSON(cursor$json, simplifyVector = FALSE)$mcpServers$`r-tools`
   expect_identical(entry, list(url = url))
   # Cursor with a token: the URL and the bearer header, nothing else (issue 16).
-  cursor <- mcp_client_config(url = "https://tools.example/mcp", name = "r-tools", client = "cursor", token = "tok-2")
+  cursor <- mcp_client_config(url = "https://tools.example/mcp", name = "r-tools", client = "cursor",
+    token = "tok-2", token_env = "R_TOOLS_TOKEN")
   entry <- jsonlite::fromJSON(cursor$json, simplifyVector = FALSE)$mcpServers$`r-tools`
-  expect_identical(entry, list(url = "https://tools.example/mcp", headers = list(Authorization = "Bearer tok-2")))
+  # Cursor's own interpolation syntax.
+  expect_identical(entry, list(url = "https://tools.example/mcp", headers = list(Authorization = "Bearer ${env:R_TOOLS_TOKEN}")))
+  expect_match(cursor$token_note, "set R_TOOLS_TOKEN to the token in the environment Cursor starts in", fixed = TRUE)
+  expect_true(all(strwrap(cursor$token_note) %in% capture.output(print(cursor))))
   expect_output(print(cursor), ".cursor/mcp.json", fixed = TRUE)
 
-  desktop <- mcp_client_config(url = "http://tools.example:8080/mcp", client = "claude_desktop", token = "tok-1")
+  # Claude Desktop cannot refer to a variable: the value, and printing says so.
+  # Plain http:// to another machine warns.
+  expect_warning(
+    desktop <- mcp_client_config(url = "http://tools.example:8080/mcp", client = "claude_desktop", token = "tok-1"),
+    "`url` is plain http:// to tools.example, not this machine: the token and every call cross the network unencrypted"
+  )
+  expect_null(desktop$token_env)
+  expect_match(desktop$token_note, "Claude Desktop's configuration cannot refer to an environment variable", fixed = TRUE)
+  expect_true(all(strwrap(desktop$token_note) %in% capture.output(print(desktop))))
   entry <- jsonlite::fromJSON(desktop$json, simplifyVector = FALSE)$mcpServers$mcplite
   expect_identical(entry$command, "npx")
   expect_identical(unlist(entry$args), c(
@@ -286,7 +305,19 @@ test_that("mcp_client_config(url = ) writes HTTP entries for each client", {
   expect_output(print(code), "claude mcp add --transport http")
 })
 
+test_that("mcp_client_config(url = ) warns only for plain http:// to another machine", {
+  for (u in c("http://127.0.0.1:8080/mcp", "http://localhost/mcp", "http://[::1]:9/mcp", "http://127.0.1.1/mcp",
+              "https://tools.example/mcp")) {
+    expect_no_warning(mcp_client_config(url = u, client = "cursor", token = "tok-3"))
+  }
+  for (u in c("http://10.0.0.5:8080/mcp", "http://tools.example/mcp", "http://[2001:db8::1]/mcp")) {
+    expect_warning(mcp_client_config(url = u, client = "claude_code"), "unencrypted")
+  }
+})
+
 test_that("mcp_client_config(url = ) checks its arguments", {
+  expect_error(mcp_client_config(url = "http://a/mcp", token = "t", token_env = "1BAD"), "`token_env` must be the name",
+    class = "mcplite_error")
   expect_error(mcp_client_config(url = "ftp://x"), "`url` must be a single http:// or https:// URL", class = "mcplite_error")
   expect_error(mcp_client_config(url = c("http://a", "http://b")), "`url`", class = "mcplite_error")
   expect_error(mcp_client_config(url = "http://a/mcp", token = "a b"), "`token` must be NULL or", class = "mcplite_error")
