@@ -71,6 +71,9 @@ test_that("a public address without a token is refused, saying how to set one", 
 test_that("token rules and bad environment variables are named", {
   res <- run_failing_server(echo_script, c(MCPLITE_TRANSPORT = "http", MCPLITE_TOKEN = "has a space in it and more"))
   expect_says_why(res, "The environment variable `MCPLITE_TOKEN` must be")
+  res <- run_failing_server(echo_script, c(MCPLITE_TRANSPORT = "http", MCPLITE_TOKEN = "short-token"))
+  expect_says_why(res, "`MCPLITE_TOKEN` is 11 characters long: a token must have at least 16")
+  expect_false(any(grepl("short-token", res$stderr, fixed = TRUE)))
   res <- run_failing_server(echo_script, c(MCPLITE_TRANSPORT = "carrier-pigeon"))
   expect_says_why(res, "The environment variable `MCPLITE_TRANSPORT` must be \"stdio\" or \"http\"")
   res <- run_failing_server(echo_script, c(MCPLITE_TRANSPORT = "http", MCPLITE_PORT = "eighty"))
