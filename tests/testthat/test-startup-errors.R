@@ -74,6 +74,15 @@ test_that("token rules and bad environment variables are named", {
   res <- run_failing_server(echo_script, c(MCPLITE_TRANSPORT = "http", MCPLITE_TOKEN = "short-token"))
   expect_says_why(res, "`MCPLITE_TOKEN` is 11 characters long: a token must have at least 16")
   expect_false(any(grepl("short-token", res$stderr, fixed = TRUE)))
+  # A tokens file others can read is refused when the server binds (the
+  # engine checks it), after R's error printing was switched off.
+  tokens <- withr::local_tempfile()
+  writeLines(paste("alice", token), tokens)
+  Sys.chmod(tokens, "644", use_umask = FALSE)
+  res <- run_failing_server(echo_script, c(MCPLITE_TRANSPORT = "http", MCPLITE_PORT = free_port(),
+    MCPLITE_TOKENS_FILE = tokens))
+  expect_says_why(res, "the tokens file .* is accessible to group or others \\(mode 644\\)")
+  expect_false(any(grepl(token, res$stderr, fixed = TRUE)))
   res <- run_failing_server(echo_script, c(MCPLITE_TRANSPORT = "carrier-pigeon"))
   expect_says_why(res, "The environment variable `MCPLITE_TRANSPORT` must be \"stdio\" or \"http\"")
   res <- run_failing_server(echo_script, c(MCPLITE_TRANSPORT = "http", MCPLITE_PORT = "eighty"))
