@@ -38,8 +38,8 @@ json_flavor_impl <- function(version) .Call(wrap__json_flavor_impl, version)
 
 json_decode_impl <- function(text) bridge_value(.Call(wrap__json_decode_impl, text))
 
-engine_serve_http <- function(spec, version, instructions, opts, progress_interval) {
-  bridge_value(.Call(wrap__engine_serve_http, spec, version, instructions, opts, progress_interval))
+engine_serve_http <- function(spec, version, instructions, opts, progress_interval, workers = NULL) {
+  bridge_value(.Call(wrap__engine_serve_http, spec, version, instructions, opts, progress_interval, workers))
 }
 
 engine_protocol <- function() bridge_value(.Call(wrap__engine_protocol))

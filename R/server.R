@@ -410,11 +410,8 @@ mcp_server <- function(tools, instructions = NULL, transport = NULL, host = NULL
       class = "mcplite_error_workers"
     )
   }
-  if (!is.null(http) && !is.null(pool)) {
-    abort("Worker processes are not available over HTTP yet; use `workers = 1`.", class = "mcplite_error_workers")
-  }
   if (!is.null(http)) {
-    with_serving_options(engine_serve_http(spec, server_version(), instructions, http, interval))
+    with_serving_options(engine_serve_http(spec, server_version(), instructions, http, interval, pool))
     return(invisible(NULL))
   }
   if (interactive() && isatty(stdin())) {

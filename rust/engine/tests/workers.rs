@@ -24,6 +24,7 @@ mod unix {
 
     use mcplite_engine::host::{CallContext, Host, ToolFailure, ToolResult, ToolSpec};
     use mcplite_engine::progress::{CallStart, CallWatch, Inflight, ProgressPolicy};
+    use mcplite_engine::transport::http::{HttpOptions, HttpServer};
     use mcplite_engine::transport::{serve_with_workers, Reader, ServeEnd, ServeOptions};
     use mcplite_engine::version::Version;
     use mcplite_engine::workers::{
@@ -725,6 +726,185 @@ mod unix {
         c.close();
     }
 
+    // ---- HTTP -------------------------------------------------------------
+
+    /// A server over HTTP whose calls run in `n` fake workers.
+    struct Http {
+        url: String,
+        base: String,
+        stop: Arc<AtomicBool>,
+        serving: Option<JoinHandle<()>>,
+    }
+
+    impl Http {
+        fn start(n: usize, max_queue: usize) -> Http {
+            let mut o = options(n, &[]);
+            o.max_queue = max_queue;
+            let pool = Arc::new(Pool::start(o).unwrap());
+            let specs = TOOLS.iter().map(|n| ToolSpec::new(*n, "A test tool.")).collect();
+            let info = ServerInfo { name: "mcplite".into(), version: "1".into(), instructions: None };
+            let server = Arc::new(Server::with_tools(info, specs));
+            let inflight = Arc::new(Inflight::new(ProgressPolicy::with_interval(Duration::from_millis(200)), None));
+            let opts = HttpOptions { port: 0, drain_timeout: Duration::from_secs(5), ..HttpOptions::default() };
+            let http = HttpServer::bind_with_pool(server, opts, inflight, Some(pool)).expect("bind");
+            let base = format!("http://{}", http.local_addr());
+            let stop = Arc::new(AtomicBool::new(false));
+            let s = stop.clone();
+            let serving = std::thread::spawn(move || {
+                http.run(&mut NoHost, Duration::from_millis(10), &mut |_| s.load(Ordering::SeqCst));
+            });
+            Http { url: format!("{base}/mcp"), base, stop, serving: Some(serving) }
+        }
+
+        fn health(&self) -> Value {
+            let mut r = agent().get(&format!("{}/health", self.base)).call().unwrap();
+            serde_json::from_str(&r.body_mut().read_to_string().unwrap()).unwrap()
+        }
+
+        /// A modern `tools/call` (JSON answer): status, `Retry-After`, body.
+        fn call(&self, id: i64, tool: &str, args: Value) -> (u16, Option<String>, Value) {
+            let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                              "io.modelcontextprotocol/clientCapabilities": {}});
+            let body = json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
+                              "params":{"name":tool,"arguments":args,"_meta":meta}});
+            let mut r = agent()
+                .post(&self.url)
+                .header("Content-Type", "application/json")
+                .header("Accept", "application/json, text/event-stream")
+                .header("MCP-Protocol-Version", "2026-07-28")
+                .header("Mcp-Method", "tools/call")
+                .header("Mcp-Name", tool)
+                .send(body.to_string())
+                .unwrap();
+            let retry = r.headers().get("retry-after").map(|v| v.to_str().unwrap().to_string());
+            let text = r.body_mut().read_to_string().unwrap();
+            (r.status().as_u16(), retry, serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}")))
+        }
+
+        fn stop(mut self) {
+            self.stop.store(true, Ordering::SeqCst);
+            self.serving.take().unwrap().join().unwrap();
+        }
+    }
+
+    fn agent() -> ureq::Agent {
+        ureq::Agent::new_with_config(ureq::Agent::config_builder().http_status_as_error(false).build())
+    }
+
+    fn wait_for(what: &str, mut f: impl FnMut() -> bool) {
+        let t0 = Instant::now();
+        while !f() {
+            assert!(t0.elapsed() < PATIENCE, "never: {what}");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    fn n2_http_calls_run_at_once_and_health_reports_the_workers() {
+        let h = Http::start(2, 4);
+        assert_eq!(h.health()["workers"], json!({"total": 2, "busy": 0, "idle": 2, "queued": 0, "restarts": 0}));
+        let dir = temp_dir("http-meet");
+        let d = dir.to_str().unwrap().to_string();
+        std::thread::scope(|s| {
+            let a = s.spawn(|| h.call(1, "meet", json!({"dir": d, "n": 2})));
+            let b = s.spawn(|| h.call(2, "meet", json!({"dir": d, "n": 2})));
+            for (status, _, v) in [a.join().unwrap(), b.join().unwrap()] {
+                assert_eq!(status, 200);
+                assert_eq!(v["result"]["content"][0]["text"], "met", "{v}");
+            }
+        });
+        // A slow call makes one worker busy.
+        std::thread::scope(|s| {
+            let slow = s.spawn(|| h.call(3, "sleep", json!({"ms": 400})));
+            wait_for("a busy worker", || h.health()["workers"]["busy"] == 1);
+            assert_eq!(h.health()["workers"]["idle"], 1);
+            assert_eq!(slow.join().unwrap().2["result"]["content"][0]["text"], "slept");
+        });
+        h.stop();
+    }
+
+    fn n3_http_a_full_queue_is_503_with_retry_after() {
+        let h = Http::start(1, 1);
+        let dir = temp_dir("http-busy");
+        let d = dir.to_str().unwrap().to_string();
+        std::thread::scope(|s| {
+            // Runs until a second file appears in `dir`.
+            let first = s.spawn(|| h.call(1, "meet", json!({"dir": d, "n": 2})));
+            wait_for("the first call runs", || h.health()["workers"]["busy"] == 1);
+            let second = s.spawn(|| h.call(2, "echo", json!({"second": true})));
+            wait_for("the second call waits", || h.health()["workers"]["queued"] == 1);
+            let (status, retry, v) = h.call(3, "echo", json!({}));
+            assert_eq!(status, 503, "{v}");
+            assert_eq!(retry.as_deref(), Some("1"));
+            assert_eq!(v["id"], 3);
+            assert_eq!(v["error"]["code"], -32603);
+            assert_eq!(v["error"]["message"], format!("Internal error: {SERVER_BUSY}"));
+            let (status, _, v) = h.call(4, "nonesuch", json!({}));
+            assert_eq!((status, v["error"]["code"].clone()), (200, json!(-32602)), "an invalid call keeps its error");
+            std::fs::write(dir.join("release"), "").unwrap();
+            assert_eq!(first.join().unwrap().2["result"]["content"][0]["text"], "met");
+            assert_eq!(second.join().unwrap().2["result"]["content"][0]["text"], r#"{"second":true}"#);
+        });
+        assert_eq!(h.call(5, "echo", json!({"x": 1})).0, 200, "room again");
+        h.stop();
+    }
+
+    fn n5_http_a_crash_is_the_calls_tool_error_and_others_go_on() {
+        let h = Http::start(2, 4);
+        std::thread::scope(|s| {
+            let long = s.spawn(|| h.call(1, "sleep", json!({"ms": 300})));
+            let (status, _, v) = h.call(2, "segv", json!({}));
+            assert_eq!(status, 200);
+            assert_eq!(v["result"]["isError"], true, "{v}");
+            let t = v["result"]["content"][0]["text"].as_str().unwrap();
+            assert!(t.contains("was killed by signal 11 (SIGSEGV"), "{t}");
+            assert_eq!(long.join().unwrap().2["result"]["content"][0]["text"], "slept", "the other call goes on");
+        });
+        assert_eq!(h.call(3, "echo", json!({"a": 1})).2["result"]["content"][0]["text"], r#"{"a":1}"#);
+        wait_for("the replacement", || h.health()["workers"]["restarts"] == 1);
+        h.stop();
+    }
+
+    fn c6_http_a_legacy_cancellation_interrupts_the_worker() {
+        let h = Http::start(1, 4);
+        let post = |sid: Option<&str>, body: Value| {
+            let mut r = agent()
+                .post(&h.url)
+                .header("Content-Type", "application/json")
+                .header("Accept", "application/json, text/event-stream")
+                .header("MCP-Protocol-Version", "2025-11-25");
+            if let Some(s) = sid {
+                r = r.header("Mcp-Session-Id", s);
+            }
+            r.send(body.to_string()).unwrap()
+        };
+        let init = post(
+            None,
+            json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25",
+                   "capabilities":{},"clientInfo":{"name":"t","version":"1"}}}),
+        );
+        let sid = init.headers().get("mcp-session-id").unwrap().to_str().unwrap().to_string();
+        let dir = temp_dir("http-cancel");
+        let file = dir.join("f");
+        std::thread::scope(|s| {
+            let call = s.spawn(|| {
+                let mut r = post(
+                    Some(&sid),
+                    json!({"jsonrpc":"2.0","id":7,"method":"tools/call",
+                           "params":{"name":"sleep","arguments":{"ms": 60_000, "file": file.to_str().unwrap()}}}),
+                );
+                (r.status().as_u16(), r.body_mut().read_to_string().unwrap())
+            });
+            wait_for("the call runs", || h.health()["workers"]["busy"] == 1);
+            let r =
+                post(Some(&sid), json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}));
+            assert_eq!(r.status().as_u16(), 202);
+            let (status, body) = call.join().unwrap();
+            assert_eq!((status, body.as_str()), (202, ""), "a cancelled call gets no response");
+        });
+        wait_for("the tool was interrupted", || std::fs::read_to_string(&file).is_ok_and(|s| s == "interrupted"));
+        h.stop();
+    }
+
     pub fn tests() -> Vec<(&'static str, fn())> {
         vec![
             (
@@ -767,6 +947,19 @@ mod unix {
             ("n3_a_waiting_call_gets_heartbeats", n3_a_waiting_call_gets_heartbeats),
             ("n2_a_modern_call_as_the_first_message", n2_a_modern_call_as_the_first_message),
             ("n5_stdio_a_crash_is_the_calls_tool_error", n5_stdio_a_crash_is_the_calls_tool_error),
+            (
+                "n2_http_calls_run_at_once_and_health_reports_the_workers",
+                n2_http_calls_run_at_once_and_health_reports_the_workers,
+            ),
+            ("n3_http_a_full_queue_is_503_with_retry_after", n3_http_a_full_queue_is_503_with_retry_after),
+            (
+                "n5_http_a_crash_is_the_calls_tool_error_and_others_go_on",
+                n5_http_a_crash_is_the_calls_tool_error_and_others_go_on,
+            ),
+            (
+                "c6_http_a_legacy_cancellation_interrupts_the_worker",
+                c6_http_a_legacy_cancellation_interrupts_the_worker,
+            ),
         ]
     }
 }

@@ -12,6 +12,7 @@ use std::net::IpAddr;
 use std::path::PathBuf;
 
 use mcplite_engine::transport::http::{HttpError, HttpOptions, HttpServer, LogFormat};
+use mcplite_engine::workers::Pool;
 use mcplite_engine::{Host, Server};
 
 use crate::error::{Error, Kind};
@@ -136,18 +137,22 @@ impl HttpArgs {
 /// Bind, print the URL on stderr, serve until SIGINT or SIGTERM, drain.
 /// Calls that ask for progress get heartbeats every `progress_interval`;
 /// `mcp_progress()` reports to the running call, and a cancelled call's
-/// tool is interrupted (RULES C6).
+/// tool is interrupted (RULES C6). With `pool`, tool calls run in its worker
+/// processes (RULES section 14), and workers that keep failing to start
+/// stop the server with an error saying why (RULES N6.3).
 pub fn serve(
     server: Server,
     host: &mut dyn Host,
     opts: HttpOptions,
     progress_interval: Duration,
+    pool: Option<Pool>,
 ) -> crate::error::Result<String> {
+    let pool = pool.map(Arc::new);
     let path = opts.path.clone();
     let server = Arc::new(server);
     let inflight = progress::new_inflight(progress_interval);
     let _installed = progress::install(inflight.clone());
-    let http = HttpServer::bind_with(server.clone(), opts, inflight).map_err(|e| match e {
+    let http = HttpServer::bind_with_pool(server.clone(), opts, inflight, pool.clone()).map_err(|e| match e {
         HttpError::Config(m) => Error::new(Kind::Http, format!("{m}.")),
         HttpError::Io(e) => Error::new(Kind::Http, format!("cannot start: {e}.")),
     })?;
@@ -174,7 +179,16 @@ pub fn serve(
     if why.is_empty() && TERM.load(Ordering::SeqCst) {
         why = "sigterm";
     }
+    let failed = pool.as_ref().and_then(|p| p.failure());
+    // The workers end with the server (RULES N6.1): their pipes close, and
+    // any still there after the grace time is killed.
+    drop(pool);
     server.shutdown_recorder();
+    if let Some(failed) = failed {
+        // RULES N6.3: a failure, so that a supervisor restarts the server.
+        eprintln!("mcplite: HTTP server stopped (worker processes keep failing to start)");
+        return Err(Error::new(Kind::Workers, format!("{failed}.")));
+    }
     let reason = match why {
         "sigterm" => "SIGTERM",
         "interrupt" => "interrupt: SIGINT or Ctrl+C",

@@ -102,9 +102,17 @@ fn engine_serve(spec: Robj, version: &str, instructions: Robj, progress_interval
 /// Serve over Streamable HTTP until SIGINT or SIGTERM. `opts` is the named
 /// list made by R's `http_options()` (R/server.R), read as
 /// [`http::HttpArgs`]. Returns why serving ended ("interrupt" or "sigterm").
+/// `workers` is as for `engine_serve`.
 /// @noRd
 #[extendr]
-fn engine_serve_http(spec: Robj, version: &str, instructions: Robj, opts: Robj, progress_interval: f64) -> Robj {
+fn engine_serve_http(
+    spec: Robj,
+    version: &str,
+    instructions: Robj,
+    opts: Robj,
+    progress_interval: f64,
+    workers: Robj,
+) -> Robj {
     if SERVING.swap(true, Ordering::SeqCst) {
         return Error::new(Kind::ServerRunning, error::SERVER_RUNNING).into_r();
     }
@@ -115,7 +123,9 @@ fn engine_serve_http(spec: Robj, version: &str, instructions: Robj, opts: Robj, 
         let mut host = make_host(&spec)?;
         let mut server = Server::new(server_info(version, instructions), &mut host);
         server.set_recorder(trace_context::recorder_from_process_env());
-        http::serve(server, &mut host, opts, Duration::from_secs_f64(progress_interval))
+        // Workers start (and must say hello) before the port is bound.
+        let pool = workers::start_pool(&workers, &server)?;
+        http::serve(server, &mut host, opts, Duration::from_secs_f64(progress_interval), pool)
     })();
     SERVING.store(false, Ordering::SeqCst);
     to_r(res.map_err(|e| e.context("The server could not run: ")))

@@ -1,5 +1,5 @@
 """Worker processes (RULES section 14, issue 32) with the official Python SDK
-(mcp==2.3.0) against tests/clients/servers/workers.R: calls run at the same time
+(mcp==2.3.0) against tests/clients/servers/workers.R, over stdio and HTTP: calls run at the same time
 in separate R processes, a worker that quits or segfaults turns only its own call
 into a tool error, cancellation interrupts the worker running the call (its
 on.exit() runs), a full queue refuses the call, progress crosses the pipe, and no
@@ -15,13 +15,16 @@ import signal
 import subprocess
 import tempfile
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
 from mcp import Client, MCPError, StdioServerParameters
 from mcp_types import REQUEST_TIMEOUT
 
-from mcplite_driver import MODERN_VERSION, initialize, req, server_command, server_env
+from mcplite_driver import (MODERN_VERSION, initialize, req, server_command, server_env, start_http_server,
+                            stop_http_server)
 
 TIMEOUT = 120
 
@@ -218,15 +221,17 @@ def worker_pids(proc: subprocess.Popen, n: int, d: str) -> list[int]:
     return pids
 
 
-def test_n6_no_worker_outlives_a_killed_server():
-    """RULES N6.2: SIGKILL to the server ends its workers too."""
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_n6_no_worker_outlives_a_killed_server(sig):
+    """RULES N6.2: a server ended by a signal (SIGKILL included) ends its workers too.
+    (SIGINT does not stop a stdio server, S7; over HTTP it drains as SIGTERM does.)"""
     with tempfile.TemporaryDirectory() as d:
         proc = raw_server(2)
         try:
             pids = worker_pids(proc, 2, d)
             assert len(set(pids)) == 2 and proc.pid not in pids
             assert all(alive(p) for p in pids)
-            proc.send_signal(signal.SIGKILL)
+            proc.send_signal(sig)
             proc.wait(timeout=30)
             wait_gone(pids)
         finally:
@@ -254,3 +259,169 @@ def test_n1_a_broken_script_fails_the_server_with_the_reason():
     err = err.decode()
     assert "this worker is broken on purpose" in err
     assert "exited with status 1 before it was ready" in err
+
+
+# ---- Streamable HTTP ------------------------------------------------------
+
+
+def http_get(url: str) -> tuple[int, dict, dict]:
+    try:
+        with urllib.request.urlopen(url, timeout=30) as r:
+            return r.status, dict(r.headers), json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers), json.loads(e.read())
+
+
+def raw_call(url: str, tool: str) -> tuple[int, dict, dict]:
+    """A modern tools/call as one plain HTTP request: status, headers, JSON body."""
+    meta = {"io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
+            "io.modelcontextprotocol/clientCapabilities": {}}
+    body = json.dumps({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+                       "params": {"name": tool, "arguments": {}, "_meta": meta}}).encode()
+    request = urllib.request.Request(url, data=body, method="POST", headers={
+        "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": MODERN_VERSION, "Mcp-Method": "tools/call", "Mcp-Name": tool})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as r:
+            return r.status, {k.lower(): v for k, v in r.headers.items()}, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, {k.lower(): v for k, v in e.headers.items()}, json.loads(e.read())
+
+
+@pytest.fixture(scope="module")
+def http_workers():
+    """workers.R over HTTP with 3 workers and room for one waiting call."""
+    proc, url = start_http_server("workers.R", {"MCPLITE_WORKERS": "3", "MCPLITE_MAX_QUEUE": "1"})
+    yield proc, url
+    if proc.poll() is None:
+        assert stop_http_server(proc) == 0
+
+
+def health(url: str) -> dict:
+    status, _, body = http_get(url.removesuffix("/mcp") + "/health")
+    assert status == 200
+    return body
+
+
+@pytest.mark.parametrize("mode", ["legacy", MODERN_VERSION])
+def test_n2_http_calls_run_at_the_same_time_in_separate_processes(http_workers, mode):
+    """RULES N2.1 over HTTP: three calls are inside the tool at once, each in its
+    own R process, and /health reports the three workers."""
+    _, url = http_workers
+
+    async def go():
+        with tempfile.TemporaryDirectory() as d:
+            async with Client(url, mode=mode) as client:
+                results = await asyncio.gather(*(client.call_tool("meet", {"dir": d, "n": 3}) for _ in range(3)))
+                assert len((await client.list_tools()).tools) == 9
+        return results
+
+    results = run(go())
+    assert all(r.is_error is False for r in results), [text(r) for r in results]
+    assert len({int(text(r)) for r in results}) == 3
+    w = health(url)["workers"]
+    assert (w["total"], w["busy"], w["idle"], w["queued"]) == (3, 0, 3, 0), w
+
+
+def test_n3_http_a_full_queue_is_503_and_health_counts_it(http_workers):
+    """RULES N3.1, H1.3 over HTTP: with every worker busy and the queue full, a call
+    is refused at once with 503, Retry-After and -32603 "server busy"; /health
+    shows the busy workers and the waiting call."""
+    _, url = http_workers
+
+    async def go():
+        with tempfile.TemporaryDirectory() as d:
+            async with Client(url, mode=MODERN_VERSION) as client:
+                held = [asyncio.create_task(client.call_tool("hold", {"dir": d})) for _ in range(3)]
+                while len([f for f in os.listdir(d) if f.startswith("holding-")]) < 3:
+                    await asyncio.sleep(0.02)
+                waiting = asyncio.create_task(client.call_tool("tally", {}))
+                while health(url)["workers"]["queued"] < 1:
+                    await asyncio.sleep(0.02)
+                during = health(url)["workers"]
+                raw = raw_call(url, "tally")
+                with pytest.raises(MCPError) as e:
+                    await client.call_tool("tally", {})
+                Path(d, "release").touch()
+                return during, raw, e.value, await asyncio.gather(*held), await waiting
+
+    during, raw, err, held, waiting = run(go())
+    status, headers, body = raw
+    assert status == 503
+    assert headers.get("retry-after") == "1"
+    assert body["error"]["code"] == -32603 and body["id"] == 9
+    assert (during["total"], during["busy"], during["idle"], during["queued"]) == (3, 3, 0, 1), during
+    assert err.code == -32603
+    assert "server busy" in err.message
+    assert [text(r) for r in held] == ["released"] * 3
+    assert waiting.is_error is False
+
+
+def test_n5_http_a_crash_is_the_calls_tool_error(http_workers):
+    """RULES N5.1 over HTTP: a segfault and quit() end only their own call; a
+    replacement starts (/health counts it) and the next calls are served."""
+    _, url = http_workers
+    before = health(url)["workers"]["restarts"]
+
+    async def go():
+        async with Client(url, mode="legacy") as client:
+            segv = await client.call_tool("segv", {})
+            quit_res = await client.call_tool("quit", {"status": 2})
+            after = await asyncio.gather(*(client.call_tool("tally", {}) for _ in range(3)))
+            return segv, quit_res, after
+
+    segv, quit_res, after = run(go())
+    assert segv.is_error is True and "was killed by signal 11 (SIGSEGV" in text(segv), text(segv)
+    assert quit_res.is_error is True and "exited with status 2" in text(quit_res), text(quit_res)
+    assert all(r.is_error is False for r in after)
+    deadline = time.monotonic() + 60
+    while health(url)["workers"]["restarts"] < before + 2:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+
+
+def test_c6_http_cancellation_interrupts_the_worker(http_workers):
+    """RULES N2.3, C6 over HTTP (legacy session): the SDK's cancellation after its
+    read timeout interrupts the tool in its worker; on.exit runs, the side effect
+    never happens."""
+    _, url = http_workers
+
+    async def go():
+        with tempfile.TemporaryDirectory() as d:
+            async with Client(url, mode="legacy") as client:
+                with pytest.raises(MCPError):
+                    await client.call_tool("guarded", {"dir": d, "seconds": 5}, read_timeout_seconds=1.5)
+                while not os.path.exists(os.path.join(d, "on_exit")):
+                    await asyncio.sleep(0.02)
+                nxt = await client.call_tool("noisy", {})
+            return sorted(os.listdir(d)), nxt
+
+    marks, nxt = run(go())
+    assert marks == ["on_exit", "started"]
+    assert text(nxt) == "quiet"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_n6_http_a_stop_drains_and_ends_the_workers(sig):
+    """RULES N6.1 over HTTP: SIGTERM or SIGINT lets the running call finish (H4.2),
+    then the server exits 0 and its workers are gone."""
+    proc, url = start_http_server("workers.R", {"MCPLITE_WORKERS": "2"})
+    try:
+        async def go():
+            with tempfile.TemporaryDirectory() as d:
+                async with Client(url, mode="legacy") as client:
+                    pids = [int(text(r)) for r in
+                            await asyncio.gather(*(client.call_tool("meet", {"dir": d, "n": 2}) for _ in range(2)))]
+                    running = asyncio.create_task(client.call_tool("guarded", {"dir": d, "seconds": 1}))
+                    while not os.path.exists(os.path.join(d, "started")):
+                        await asyncio.sleep(0.02)
+                    proc.send_signal(sig)
+                    return pids, await running
+
+        pids, res = run(go())
+        assert text(res) == "finished"
+        assert proc.wait(timeout=60) == 0
+        wait_gone(pids)
+    finally:
+        if proc.poll() is None:
+            proc.kill()

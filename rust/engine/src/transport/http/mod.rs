@@ -50,6 +50,10 @@
 //! production), which runs them one at a time in arrival order. A queued
 //! call whose client has gone away is skipped. After a call that thread
 //! looks for the next one for up to `JOB_SPIN` (500 µs) before it parks.
+//! With worker processes (RULES section 14, [`HttpServer::bind_with_pool`])
+//! the pool's drivers take the calls from that channel instead, as many at
+//! once as there are workers, and a call the pool's bounded queue has no
+//! room for is answered `503` at once.
 //!
 //! # Eras on one endpoint
 //!

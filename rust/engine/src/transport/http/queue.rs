@@ -4,22 +4,32 @@
 //! modern call whose HTTP exchange ends before its answer is cancelled
 //! ([`CancelOnDrop`]): skipped while queued, interrupted while running. A
 //! legacy `notifications/cancelled` cancels a call of its own session.
+//!
+//! With worker processes (RULES section 14) the same jobs are taken by the
+//! pool's drivers instead ([`Calls::run_on_worker`], several at once): a
+//! call is first given a place in the pool's bounded queue (none left: `503`
+//! with `Retry-After`, RULES N3.1) and registered in the pool's call
+//! registry, which carries its progress (heartbeats while it waits) and its
+//! cancellation to the worker that runs it.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crossbeam_channel::Sender;
-use hyper::header::HeaderMap;
+use hyper::header::{HeaderMap, HeaderValue};
+use hyper::StatusCode;
 use serde_json::Value;
 
-use super::response::{answer_resp, legacy_resp, unavailable, Resp};
+use super::response::{answer_resp, legacy_resp, respond, unavailable, Resp};
 use super::{sse, Shared};
+use crate::codes::INTERNAL_ERROR;
 use crate::host::Host;
 use crate::message::Incoming;
-use crate::progress::{progress_token, CallStart, CallWatch, Inflight, Progress};
+use crate::progress::{progress_token, CallStart, CallWatch, Inflight, NoWatch, Progress};
 use crate::server::{Carrier, LegacyState, Server};
 use crate::telemetry::Via;
+use crate::workers::{self, progress_of, Busy, CallState, Pool, Registered, Ticket, WorkerHost};
 
 /// A tool call handed to the serving thread.
 pub(super) struct Job {
@@ -32,6 +42,8 @@ pub(super) struct Job {
     queued: Arc<Queued>,
     /// Told the call's progress when its tool starts (SSE responses).
     progress: Option<tokio::sync::oneshot::Sender<Arc<Progress>>>,
+    /// With workers: the call's registration and its place in the queue.
+    pooled: Option<(Registered, Ticket)>,
 }
 
 /// What identifies a tool call for cancellation, while it is queued and
@@ -57,17 +69,50 @@ pub(super) struct Answer {
 /// The calls of one bound server: the channel to the serving thread, the
 /// calls queued and not yet started, and the running call.
 pub(super) struct Calls {
-    jobs: Sender<Job>,
+    /// Closed (`None`) when a server with workers stops, which ends the
+    /// pool's drivers.
+    jobs: Mutex<Option<Sender<Job>>>,
     /// The running call (progress, cancellation).
     inflight: Arc<Inflight>,
     /// Tool calls queued and not yet started, by number.
     queued: Mutex<HashMap<u64, Arc<Queued>>>,
     next_job: AtomicU64,
+    /// With workers: the pool and the calls registered with it.
+    workers: Option<Pooled>,
+    /// The drain time is up: calls still queued are not started.
+    stopping: AtomicBool,
+}
+
+/// The worker pool of a server with workers, and its call registry.
+#[derive(Clone)]
+pub(super) struct Pooled {
+    pub(super) pool: Arc<Pool>,
+    pub(super) registry: Arc<workers::Calls>,
 }
 
 impl Calls {
-    pub(super) fn new(jobs: Sender<Job>, inflight: Arc<Inflight>) -> Calls {
-        Calls { jobs, inflight, queued: Mutex::new(HashMap::new()), next_job: AtomicU64::new(0) }
+    pub(super) fn new(jobs: Sender<Job>, inflight: Arc<Inflight>, pool: Option<Arc<Pool>>) -> Calls {
+        let workers = pool.map(|pool| Pooled { pool, registry: workers::Calls::new(inflight.clone()) });
+        Calls {
+            jobs: Mutex::new(Some(jobs)),
+            inflight,
+            queued: Mutex::new(HashMap::new()),
+            next_job: AtomicU64::new(0),
+            workers,
+            stopping: AtomicBool::new(false),
+        }
+    }
+
+    pub(super) fn workers(&self) -> Option<&Pooled> {
+        self.workers.as_ref()
+    }
+
+    /// Stop handing calls on (a server with workers that stops): calls
+    /// still queued are dropped (answered `503`), and the drivers end once
+    /// they finish the calls they run.
+    pub(super) fn close(&self) {
+        self.stopping.store(true, Ordering::SeqCst);
+        self.jobs.lock().unwrap_or_else(PoisonError::into_inner).take();
     }
 
     pub(super) fn inflight(&self) -> &Arc<Inflight> {
@@ -88,13 +133,16 @@ impl Calls {
             }
         }
         self.inflight.cancel(Some(sid), id);
+        if let Some(w) = &self.workers {
+            w.registry.cancel(Some(sid), id);
+        }
     }
 
     /// Run one queued tool call on this (the serving) thread, unless its
     /// client has gone away (the request is skipped) or cancelled it
     /// (answered with nothing).
     pub(super) fn run(&self, server: &Server, job: Job, host: &mut dyn Host) {
-        let Job { incoming, mut session, via, reply: reply_tx, queued, progress } = job;
+        let Job { incoming, mut session, via, reply: reply_tx, queued, progress, .. } = job;
         self.queued().remove(&queued.no);
         if reply_tx.is_closed() {
             return;
@@ -113,6 +161,48 @@ impl Calls {
         // inside the request's HTTP span (RULES T10).
         drop(reply);
         let _ = reply_tx.send(answer);
+    }
+
+    /// Run one queued tool call on the worker of `host` (a driver of the
+    /// pool, RULES N2), with the same skips as [`Calls::run`].
+    pub(super) fn run_on_worker(&self, server: &Server, job: Job, host: &mut WorkerHost<'_>) {
+        let Job { incoming, mut session, via, reply: reply_tx, queued, progress, pooled } = job;
+        self.queued().remove(&queued.no);
+        let Some((reg, _ticket)) = pooled else { return };
+        // A stopping server's drain time is up: dropped, answered 503.
+        if reply_tx.is_closed() || self.stopping.load(Ordering::SeqCst) {
+            return;
+        }
+        let state = reg.state();
+        if queued.cancelled.load(Ordering::SeqCst) || state.is_cancelled() {
+            let _ = reply_tx.send(Answer { line: None, code: None });
+            return;
+        }
+        host.set_call(state.clone());
+        let watch = PooledWatch { state, progress: Mutex::new(progress), reply: &reply_tx, queued: &queued };
+        let mut reply =
+            server.handle_parsed(&mut session, incoming, host, &Carrier { watch: &watch, via: via.as_ref() });
+        let answer = Answer { line: reply.take_line(), code: reply.error_code() };
+        drop(reply);
+        let _ = reply_tx.send(answer);
+    }
+}
+
+/// The answer to a call the pool's queue has no room for (RULES N3.1): the
+/// dispatcher checks it as usual (an invalid call keeps its own error) with
+/// the [`Busy`] host, and the busy error is `503` with `Retry-After: 1`.
+fn refuse_busy(sh: &Shared, mut session: LegacyState, incoming: Incoming, via: Option<&Via>, legacy: bool) -> Resp {
+    let mut reply = sh.server.handle_parsed(&mut session, incoming, &mut Busy, &Carrier { watch: &NoWatch, via });
+    let answer = Answer { line: reply.take_line(), code: reply.error_code() };
+    drop(reply);
+    match (answer.code, answer.line) {
+        (Some(INTERNAL_ERROR), Some(line)) => {
+            let mut r = respond(StatusCode::SERVICE_UNAVAILABLE, line);
+            r.headers_mut().insert(hyper::header::RETRY_AFTER, HeaderValue::from_static("1"));
+            r
+        }
+        (code, line) if legacy => legacy_resp(Answer { line, code }),
+        (code, line) => answer_resp(Answer { line, code }),
     }
 }
 
@@ -137,19 +227,43 @@ pub(super) async fn call_tool(
     let legacy = scope.is_some();
     let no = calls.next_job.fetch_add(1, Ordering::SeqCst);
     let scope = scope.map_or_else(|| format!("#{no}"), str::to_owned);
-    let queued = Arc::new(Queued { no, scope, id, cancelled: AtomicBool::new(false) });
     let (reply_tx, reply_rx) = tokio::sync::oneshot::channel();
-    let (progress_tx, progress_rx) = if streamed {
+    let (mut progress_tx, progress_rx) = if streamed {
         let (tx, rx) = tokio::sync::oneshot::channel();
         (Some(tx), Some(rx))
     } else {
         (None, None)
     };
+    let pooled = match &calls.workers {
+        None => None,
+        Some(w) => {
+            let Some(ticket) = w.pool.reserve() else {
+                return refuse_busy(sh, session, incoming, via.as_ref(), legacy);
+            };
+            // A streamed call's progress starts now: heartbeats while it
+            // waits for a worker (RULES N3.2).
+            let progress = if streamed { progress_of(msg, &session) } else { None };
+            let reg = w.registry.register(Some(scope.clone()), &raw_id, progress);
+            if let Some(p) = reg.state().progress() {
+                if let Some(tx) = progress_tx.take() {
+                    let _ = tx.send(p);
+                }
+            }
+            Some((reg, ticket))
+        }
+    };
+    let queued = Arc::new(Queued { no, scope, id, cancelled: AtomicBool::new(false) });
     calls.queued().insert(no, queued.clone());
-    let mut guard =
-        CancelOnDrop { inflight: calls.inflight.clone(), queued: queued.clone(), armed: queued.scope.starts_with('#') };
-    let job = Job { incoming, session, via, reply: reply_tx, queued, progress: progress_tx };
-    if calls.jobs.send(job).is_err() {
+    let mut guard = CancelOnDrop {
+        inflight: calls.inflight.clone(),
+        queued: queued.clone(),
+        state: pooled.as_ref().map(|(reg, _)| reg.state().clone()),
+        armed: queued.scope.starts_with('#'),
+    };
+    let job = Job { incoming, session, via, reply: reply_tx, queued, progress: progress_tx, pooled };
+    let sent =
+        calls.jobs.lock().unwrap_or_else(PoisonError::into_inner).as_ref().is_some_and(|tx| tx.send(job).is_ok());
+    if !sent {
         calls.queued().remove(&no);
         guard.armed = false;
         return unavailable();
@@ -197,6 +311,33 @@ impl CallWatch for JobWatch<'_> {
     }
 }
 
+/// The driver's [`CallWatch`] for a job run by a worker: the call's
+/// [`CallState`], which also hands the call's progress to its SSE stream
+/// (unless it was handed over when the call was queued).
+struct PooledWatch<'a> {
+    state: &'a CallState,
+    progress: Mutex<Option<tokio::sync::oneshot::Sender<Arc<Progress>>>>,
+    reply: &'a tokio::sync::oneshot::Sender<Answer>,
+    queued: &'a Queued,
+}
+
+impl CallWatch for PooledWatch<'_> {
+    fn started(&self, call: &CallStart<'_>) {
+        self.state.started(call);
+        let tx = self.progress.lock().unwrap_or_else(PoisonError::into_inner).take();
+        if let (Some(tx), Some(p)) = (tx, self.state.progress()) {
+            let _ = tx.send(p);
+        }
+        if self.reply.is_closed() && self.queued.scope.starts_with('#') {
+            self.state.cancel();
+        }
+    }
+
+    fn finished(&self) -> bool {
+        self.state.finished()
+    }
+}
+
 /// Cancels a modern call when its HTTP exchange ends before the answer
 /// (the client went away): a queued call is skipped, a running one
 /// interrupted. Legacy calls are not armed: for them a disconnect is not a
@@ -204,6 +345,8 @@ impl CallWatch for JobWatch<'_> {
 pub(super) struct CancelOnDrop {
     inflight: Arc<Inflight>,
     queued: Arc<Queued>,
+    /// With workers: the call in the pool's registry.
+    state: Option<Arc<CallState>>,
     pub(super) armed: bool,
 }
 
@@ -211,7 +354,14 @@ impl Drop for CancelOnDrop {
     fn drop(&mut self) {
         if self.armed {
             self.queued.cancelled.store(true, Ordering::SeqCst);
-            self.inflight.cancel(Some(&self.queued.scope), &self.queued.id);
+            match &self.state {
+                Some(s) => {
+                    s.cancel();
+                }
+                None => {
+                    self.inflight.cancel(Some(&self.queued.scope), &self.queued.id);
+                }
+            }
         }
     }
 }

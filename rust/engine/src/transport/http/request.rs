@@ -156,6 +156,14 @@ impl Shared {
         body.insert("version".into(), info.version.as_str().into());
         body.insert("tools".into(), self.server.tools().len().into());
         body.insert("replica".into(), self.sessions.replica().map_or(Value::Null, Value::from));
+        if let Some(w) = self.calls.workers() {
+            // RULES N2.4: how busy the worker processes are.
+            let s = w.pool.stats();
+            let workers = serde_json::json!({
+                "total": s.workers, "busy": s.busy, "idle": s.idle, "queued": s.queued, "restarts": s.restarts,
+            });
+            body.insert("workers".into(), workers);
+        }
         respond(StatusCode::OK, Value::Object(body).to_string().into_bytes())
     }
 

@@ -1,7 +1,8 @@
 //! The bound server: the tokio runtime (threads with every signal blocked),
 //! the accept loop and its connection limit (RULES H1.4), stopping and
 //! draining (RULES H4.2), and the loop that runs tool calls on the thread
-//! that called [`HttpServer::run`] (R's).
+//! that called [`HttpServer::run`] (R's), or, with worker processes, on the
+//! pool's drivers while that thread only watches for a stop (RULES N2).
 
 use std::convert::Infallible;
 use std::net::{SocketAddr, TcpListener as StdListener, ToSocketAddrs};
@@ -18,7 +19,7 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use super::access::AccessLog;
 use super::guard::Guard;
 use super::options::{HttpError, HttpOptions};
-use super::queue::{Calls, Job};
+use super::queue::{Calls, Job, Pooled};
 use super::request::{traced_request, Conn};
 use super::response::{error_resp, Resp};
 use super::sessions::{self, Sessions};
@@ -28,6 +29,7 @@ use crate::codes::INTERNAL_ERROR;
 use crate::host::Host;
 use crate::progress::{Inflight, ProgressPolicy};
 use crate::server::Server;
+use crate::workers::{Pool, WorkerHost};
 
 /// A bound HTTP server. [`HttpServer::run`] serves tool calls on the calling
 /// thread until told to stop.
@@ -74,6 +76,8 @@ struct StopState {
     at: Mutex<Option<Instant>>,
     drain: Duration,
     inflight: Arc<Inflight>,
+    /// With workers: the calls they run, interrupted at the end of the drain.
+    registry: Option<Arc<crate::workers::Calls>>,
     runtime: tokio::runtime::Handle,
 }
 
@@ -89,10 +93,14 @@ impl StopState {
         *at = Some(began);
         let _ = self.tx.send(true);
         let inflight = self.inflight.clone();
+        let registry = self.registry.clone();
         let until = began + self.drain;
         self.runtime.spawn(async move {
             tokio::time::sleep_until(until.into()).await;
             inflight.interrupt_running();
+            if let Some(r) = registry {
+                r.interrupt_all();
+            }
         });
     }
 
@@ -113,6 +121,19 @@ impl HttpServer {
     /// [`HttpServer::bind`] with the [`Inflight`] that times progress and
     /// interrupts a cancelled tool (the R bridge's interrupts R's thread).
     pub fn bind_with(server: Arc<Server>, opts: HttpOptions, inflight: Arc<Inflight>) -> Result<HttpServer, HttpError> {
+        HttpServer::bind_with_pool(server, opts, inflight, None)
+    }
+
+    /// [`HttpServer::bind_with`], with tool calls run by the worker processes
+    /// of `pool` when given (RULES section 14): [`HttpServer::run`] then
+    /// runs them on the pool's drivers, several at once, and `/health`
+    /// reports the workers.
+    pub fn bind_with_pool(
+        server: Arc<Server>,
+        opts: HttpOptions,
+        inflight: Arc<Inflight>,
+        pool: Option<Arc<Pool>>,
+    ) -> Result<HttpServer, HttpError> {
         opts.check()?;
         // Session ids come from the OS random source only: find out now
         // whether there is one.
@@ -145,7 +166,7 @@ impl HttpServer {
             access_log: with_signals_blocked(|| AccessLog::start(opts.access_log)).map_err(HttpError::Io)?,
             trusted_proxies: opts.trusted_proxies.clone(),
             sessions: Sessions::new(server.clone(), &opts),
-            calls: Calls::new(jobs_tx, inflight),
+            calls: Calls::new(jobs_tx, inflight, pool),
             server,
         });
         let runtime = with_signals_blocked(|| {
@@ -168,6 +189,7 @@ impl HttpServer {
             at: Mutex::new(None),
             drain: opts.drain_timeout,
             inflight: shared.inflight().clone(),
+            registry: shared.calls.workers().map(|w| w.registry.clone()),
             runtime: runtime.handle().clone(),
         });
         Ok(HttpServer {
@@ -213,7 +235,15 @@ impl HttpServer {
     /// `should_stop` may be costly (the bridge asks R whether Ctrl+C was
     /// pressed, which evaluates R code): under load it runs once per `poll`,
     /// not once per call.
+    ///
+    /// With workers ([`HttpServer::bind_with_pool`]) the calls run on the
+    /// pool's drivers instead, and this thread only polls `should_stop`
+    /// (`host` runs no tool); workers that keep failing to start
+    /// ([`Pool::failure`]) stop the server as a stop signal does.
     pub fn run(self, host: &mut dyn Host, poll: Duration, should_stop: &mut dyn FnMut(&mut dyn Host) -> bool) {
+        if let Some(w) = self.shared.calls.workers().cloned() {
+            return self.run_workers(&w, host, poll, should_stop);
+        }
         let mut spin_after: Option<Instant> = None;
         let mut polled: Option<Instant> = None;
         loop {
@@ -242,6 +272,47 @@ impl HttpServer {
                 Err(RecvTimeoutError::Disconnected) => break,
             }
         }
+        self.finish();
+    }
+
+    /// [`HttpServer::run`] with workers: the drivers take the jobs; this
+    /// thread watches for the stop and the drain (RULES N6.1, N6.3).
+    fn run_workers(
+        self,
+        w: &Pooled,
+        host: &mut dyn Host,
+        poll: Duration,
+        should_stop: &mut dyn FnMut(&mut dyn Host) -> bool,
+    ) {
+        let shared = &self.shared;
+        let run = |job: Job, h: &mut WorkerHost<'_>| shared.calls.run_on_worker(&shared.server, job, h);
+        std::thread::scope(|drivers| {
+            w.pool.spawn_drivers(drivers, &self.jobs, &run);
+            loop {
+                if self.stop.since().is_none() {
+                    if should_stop(host) {
+                        self.stop.stop();
+                    } else if let Some(why) = w.pool.failure() {
+                        eprintln!("mcplite: {why}; stopping");
+                        self.stop.stop();
+                    }
+                }
+                if let Some(t) = self.stop.since() {
+                    let drained = !self.drained.is_empty();
+                    if (drained && self.jobs.is_empty()) || t.elapsed() >= self.drain_timeout {
+                        break;
+                    }
+                }
+                std::thread::sleep(poll.min(Duration::from_millis(50)));
+            }
+            // The drivers finish the calls they run (interrupted when the
+            // drain time is up), drop those still queued, and return.
+            shared.calls.close();
+        });
+        self.finish();
+    }
+
+    fn finish(self) {
         // Answers just handed over (e.g. an interrupted call's) are written
         // before the connection threads go.
         let _ = self.drained.recv_timeout(ANSWER_GRACE);
