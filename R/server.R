@@ -204,7 +204,7 @@
 #'
 #' The file must be readable by its owner only (`chmod 600`); the server
 #' refuses to start otherwise, or when a token is shorter than 16
-#' characters. It is read again whenever it changes, without a restart; if
+#' characters. It is read again whenever it changes or on SIGHUP, without a restart; if
 #' it can no longer be read, every request is refused with 503 until it is
 #' fixed. A request without a bearer token gets 401 "bearer token required",
 #' one with a token that is not accepted 401 "invalid bearer token" (tokens

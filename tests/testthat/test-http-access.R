@@ -208,3 +208,19 @@ test_that("a stderr nobody reads never stalls the server: access-log lines are d
   }
   expect_match(err, "mcplite access: [0-9]+ lines dropped \\(stderr was not read\\)")
 })
+
+test_that("SIGHUP reads the tokens file again and does not stop the server (RULES H6.1)", {
+  skip_on_os("windows")
+  tokens <- write_tokens(withr::local_tempfile(), paste("alice", alice_token))
+  srv <- start_http_server(access_server_code(), env = c(MCPLITE_TRANSPORT = "http", MCPLITE_TOKENS_FILE = tokens))
+  srv$process$signal(tools::SIGHUP)
+  err <- ""
+  deadline <- Sys.time() + 20
+  while (!grepl("was read again", err, fixed = TRUE) && Sys.time() < deadline) {
+    srv$process$poll_io(100)
+    err <- paste0(err, srv$process$read_error())
+  }
+  expect_match(err, sprintf("mcplite: the tokens file %s was read again: 1 token(s)", tokens), fixed = TRUE)
+  expect_true(srv$process$is_alive())
+  expect_identical(echo_call(srv$url, alice_token)$status, 200L)
+})

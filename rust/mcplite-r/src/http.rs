@@ -19,18 +19,26 @@ use crate::error::{Error, Kind};
 use crate::progress;
 
 static TERM: AtomicBool = AtomicBool::new(false);
+/// SIGHUP: read the tokens file again (RULES H6.1).
+static HUP: AtomicBool = AtomicBool::new(false);
 
 #[cfg(unix)]
 extern "C" fn on_term(_: libc::c_int) {
     TERM.store(true, Ordering::SeqCst);
 }
 
-/// SIGTERM sets a flag (instead of killing R) while serving; the previous
-/// disposition comes back on drop. Unix only: on Windows the console's
-/// Ctrl-C and Ctrl-Break reach R as an interrupt.
+#[cfg(unix)]
+extern "C" fn on_hup(_: libc::c_int) {
+    HUP.store(true, Ordering::SeqCst);
+}
+
+/// SIGTERM and SIGHUP set a flag (instead of killing R) while serving; the
+/// previous dispositions come back on drop. Unix only: on Windows the
+/// console's Ctrl-C and Ctrl-Break reach R as an interrupt.
 #[cfg(unix)]
 struct TermGuard {
     old: libc::sighandler_t,
+    old_hup: libc::sighandler_t,
 }
 
 #[cfg(not(unix))]
@@ -48,10 +56,12 @@ impl TermGuard {
 impl TermGuard {
     fn install() -> TermGuard {
         TERM.store(false, Ordering::SeqCst);
+        HUP.store(false, Ordering::SeqCst);
         let handler = on_term as extern "C" fn(libc::c_int) as libc::sighandler_t;
-        // SAFETY: installs an async-signal-safe handler (one atomic store).
-        let old = unsafe { libc::signal(libc::SIGTERM, handler) };
-        TermGuard { old }
+        let hup = on_hup as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        // SAFETY: installs async-signal-safe handlers (one atomic store).
+        let (old, old_hup) = unsafe { (libc::signal(libc::SIGTERM, handler), libc::signal(libc::SIGHUP, hup)) };
+        TermGuard { old, old_hup }
     }
 }
 
@@ -61,6 +71,7 @@ impl Drop for TermGuard {
         // SAFETY: restores the disposition saved by install().
         unsafe {
             libc::signal(libc::SIGTERM, self.old);
+            libc::signal(libc::SIGHUP, self.old_hup);
         }
     }
 }
@@ -161,6 +172,7 @@ pub fn serve(
     progress::take_user_interrupt();
     // SIGTERM is acted on by an engine thread, also while a tool runs.
     http.stop_when(|| TERM.load(Ordering::SeqCst));
+    http.reload_tokens_when(|| HUP.swap(false, Ordering::SeqCst));
     eprintln!("mcplite: serving MCP over HTTP at http://{addr}{path} (stop with Ctrl+C or SIGTERM)");
     let mut why = "";
     http.run(host, Duration::from_millis(100), &mut |h| {

@@ -226,6 +226,22 @@ impl HttpServer {
         });
     }
 
+    /// Read the tokens file again whenever `signal` says so (polled every
+    /// 50 ms on an engine thread; e.g. a flag set on SIGHUP and cleared by
+    /// `signal`), besides on every change (RULES H6.1).
+    pub fn reload_tokens_when(&self, signal: impl Fn() -> bool + Send + 'static) {
+        let shared = self.shared.clone();
+        self.runtime.spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_millis(50));
+            loop {
+                tick.tick().await;
+                if signal() {
+                    shared.tokens.reload();
+                }
+            }
+        });
+    }
+
     /// Run tool calls on this thread, one at a time in arrival order, until
     /// `should_stop` (polled at most once every `poll`, while idle or
     /// between calls) or the signal given to [`HttpServer::stop_when`] says

@@ -7,9 +7,9 @@
 //! `sha256:` and the hex SHA-256 of the token), and optionally a number of
 //! tool calls per minute, separated by blanks; blank lines and lines
 //! starting with `#` are skipped. It must be readable by its owner only. It
-//! is read again when it changes (its size, modification or change time or
-//! inode differ, checked on every request), so removing a line takes effect
-//! at the next request, without a restart. A file that cannot be read or
+//! is read again on SIGHUP and when it changes (its size, modification or
+//! change time or inode differ, checked on every request), so removing a
+//! line takes effect at the next request, without a restart. A file that cannot be read or
 //! parsed any more refuses every request (`503`) until it is fixed.
 //!
 //! Tokens are compared in constant time, with every accepted token compared
@@ -280,12 +280,22 @@ impl Tokens {
     }
 }
 
+impl Tokens {
+    /// Read the tokens file again now (SIGHUP), whether or not it changed.
+    pub(super) fn reload(&self) {
+        if let Some(f) = &self.file {
+            f.state.lock().unwrap_or_else(PoisonError::into_inner).stamp = None;
+            let _ = f.current();
+        }
+    }
+}
+
 impl TokensFile {
     /// The tokens now: read again when the file changed.
     fn current(&self) -> Result<Arc<Vec<Arc<Token>>>, String> {
         let now = stamp(&self.path).ok();
         let mut st = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        if now.is_none() || now != st.stamp {
+        if now.is_none() || st.stamp.is_none() || now != st.stamp {
             let before = st.tokens.as_ref().err().cloned();
             st.tokens = read_file(&self.path).map(Arc::new);
             st.stamp = now;
