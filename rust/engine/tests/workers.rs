@@ -738,12 +738,22 @@ mod unix {
 
     impl Http {
         fn start(n: usize, max_queue: usize) -> Http {
+            Http::start_traced(n, max_queue, None)
+        }
+
+        fn start_traced(
+            n: usize,
+            max_queue: usize,
+            recorder: Option<Box<dyn mcplite_engine::telemetry::SpanRecorder>>,
+        ) -> Http {
             let mut o = options(n, &[]);
             o.max_queue = max_queue;
             let pool = Arc::new(Pool::start(o).unwrap());
             let specs = TOOLS.iter().map(|n| ToolSpec::new(*n, "A test tool.")).collect();
             let info = ServerInfo { name: "mcplite".into(), version: "1".into(), instructions: None };
-            let server = Arc::new(Server::with_tools(info, specs));
+            let mut server = Server::with_tools(info, specs);
+            server.set_recorder(recorder);
+            let server = Arc::new(server);
             let inflight = Arc::new(Inflight::new(ProgressPolicy::with_interval(Duration::from_millis(200)), None));
             let opts = HttpOptions { port: 0, drain_timeout: Duration::from_secs(5), ..HttpOptions::default() };
             let http = HttpServer::bind_with_pool(server, opts, inflight, Some(pool)).expect("bind");
@@ -905,6 +915,31 @@ mod unix {
         h.stop();
     }
 
+    fn n5_the_span_records_the_worker() {
+        use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider};
+        let exporter = InMemorySpanExporter::default();
+        let provider = SdkTracerProvider::builder().with_simple_exporter(exporter.clone()).build();
+        let recorder = mcplite_engine::telemetry::OtelRecorder::from_provider(provider);
+        let h = Http::start_traced(1, 4, Some(Box::new(recorder)));
+        let (_, _, v) = h.call(1, "pid", json!({}));
+        let pid: i64 = v["result"]["content"][0]["text"].as_str().unwrap().parse().unwrap();
+        // The HTTP span ends after its response was sent.
+        wait_for("the spans", || exporter.get_finished_spans().unwrap().len() >= 2);
+        // (Read before the stop: shutting the provider down empties the exporter.)
+        let spans = exporter.get_finished_spans().unwrap();
+        h.stop();
+        let attr = |s: &opentelemetry_sdk::trace::SpanData, k: &str| {
+            s.attributes.iter().find(|a| a.key.as_str() == k).map(|a| a.value.to_string())
+        };
+        let names: Vec<_> = spans.iter().map(|s| (s.name.to_string(), s.attributes.clone())).collect();
+        let call = spans
+            .iter()
+            .find(|s| attr(s, "mcp.method.name").as_deref() == Some("tools/call"))
+            .unwrap_or_else(|| panic!("{names:?}"));
+        assert_eq!(attr(call, "mcplite.worker.id").as_deref(), Some("1"));
+        assert_eq!(attr(call, "mcplite.worker.pid"), Some(pid.to_string()));
+    }
+
     pub fn tests() -> Vec<(&'static str, fn())> {
         vec![
             (
@@ -960,6 +995,7 @@ mod unix {
                 "c6_http_a_legacy_cancellation_interrupts_the_worker",
                 c6_http_a_legacy_cancellation_interrupts_the_worker,
             ),
+            ("n5_the_span_records_the_worker", n5_the_span_records_the_worker),
         ]
     }
 }
