@@ -20,7 +20,7 @@ from mcp import Client, StdioServerParameters
 from mcplite_driver import MODERN_VERSION, server_command, server_env, start_http_server, stop_http_server
 
 TIMEOUT = 120
-INTERVAL = "0.3"  # heartbeats: the first after 0.3 s, then every 0.3 s of silence
+INTERVAL = "1"  # heartbeats after 1 s of silence: none before a burst, even on a loaded machine
 
 Seen = list[tuple[float, "float | None", "str | None"]]
 
@@ -92,7 +92,7 @@ def test_c2_the_report_made_just_before_returning_is_sent(target, mode):
 
 @pytest.mark.parametrize("mode", ["legacy", MODERN_VERSION])
 def test_c2_a_heartbeat_before_the_first_report_sets_no_scale(target, mode):
-    [(text, seen)] = run(calls(target, mode, "late", {"seconds": 1}))
+    [(text, seen)] = run(calls(target, mode, "late", {"seconds": 2.5}))
     assert text == "late"
     increasing(seen)
     at = [m for _, _, m in seen].index("half")
