@@ -34,8 +34,9 @@
 #' remain JSON strings.
 #'
 #' Classes, dimensions, [I()] and [jsonlite::unbox()] keep their `jsonlite`
-#' meaning. Making the value match the tool's `output_schema` is the tool
-#' author's responsibility.
+#' meaning; the conversion does not look at the tool's `output_schema`. The
+#' result is validated against that schema before it is sent, and a mismatch
+#' becomes a tool error (see [tool()]).
 #'
 #' With the default options, for example:
 #'

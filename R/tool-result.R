@@ -23,8 +23,10 @@
 #' `structured_content` is converted to JSON like [jsonlite::toJSON()] with
 #' the payload options described in [mcplite-results], except that an empty
 #' `list()` at the top means `{}`. Strings that look like JSON, and `json`
-#' objects, stay strings. Making the value match an advertised
-#' `output_schema` is up to the tool. The fallback text is produced when
+#' objects, stay strings. When the tool has an `output_schema`, the
+#' structured content is validated against it before the result is sent (a
+#' mismatch becomes a tool error that says what to fix; see [tool()]). The
+#' fallback text is produced when
 #' `tool_result()` runs, with the options in force at that moment.
 #'
 #' @section Numbers, missing values and matrices:
@@ -43,10 +45,11 @@
 #'   significant digits) or `options(mcplite.json.digits = NA)` (15
 #'   significant digits) at the top of the server script.
 #' * **Missing values in numbers are strings.** `NA_real_`, `NaN` and `Inf`
-#'   are sent as `"NA"`, `"NaN"` and `"Inf"`, which a client that validates
-#'   the result against a `type_number()` field rejects, dropping the whole
-#'   result. Set `options(mcplite.json.na = "null")` and declare such fields
-#'   with `type_number(nullable = TRUE)` (see [tool-types]).
+#'   are sent as `"NA"`, `"NaN"` and `"Inf"`, which do not match a
+#'   `type_number()` field of the output schema: the result is not sent and
+#'   the client gets a tool error instead. Set
+#'   `options(mcplite.json.na = "null")` and declare such fields with
+#'   `type_number(nullable = TRUE)` (see [tool-types]).
 #' * **Matrices lose their row and column names**: `cor()` output becomes
 #'   nested arrays of numbers. Convert named matrices with
 #'   [matrix_to_list()], or return a data frame.

@@ -63,10 +63,17 @@
 #' `output_schema` announces the shape of the `structured_content` the tool
 #' returns with [tool_result()]. A client whose protocol version cannot carry
 #' it simply does not see it; the tool itself stays available (see
-#' [mcp_server()]). mcplite checks that schemas are JSON objects that can be
-#' encoded, not that they are valid JSON Schema, and it does not check inputs
-#' or outputs against them: that remains the tool author's job, together with
-#' domain validation, permissions and safe side effects.
+#' [mcp_server()]). Before a result is sent, its structured content is
+#' validated against the output schema: a result that does not match is not
+#' sent, and the client gets a tool error saying where the value differs from
+#' the schema and, when the cause is a typical R one (a missing value written
+#' as `"NA"`, a length-one vector), how to fix it; the first mismatch of each
+#' tool is also noted on stderr. mcplite checks that schemas are JSON objects
+#' that can be encoded, not that they are valid JSON Schema (a schema that is
+#' not is advertised as given, and its results are not validated), and it
+#' does not check inputs against the input schema: that remains the tool
+#' author's job, together with domain validation, permissions and safe side
+#' effects.
 #'
 #' @param fun The R function to expose. Primitive functions such as `sum`
 #'   cannot carry metadata: wrap them, e.g. `function(x) sum(unlist(x))`.

@@ -40,9 +40,10 @@
 #' object as a named empty list (`setNames(list(), character())`) and an empty
 #' array as `list()`.
 #'
-#' Checking that a schema is valid JSON Schema, and that the tool's inputs and
-#' outputs conform to it, is up to the tool author, as are domain validation,
-#' access control, safe side effects and output limits.
+#' Checking that a schema is valid JSON Schema, and that the tool's inputs
+#' conform to it, is up to the tool author, as are domain validation, access
+#' control, safe side effects and output limits. Structured content is
+#' validated against the output schema before it is sent (see [tool()]).
 #'
 #' @section Values that may be null:
 #' `required = FALSE` lets a property be *left out*; `nullable = TRUE` lets
@@ -53,8 +54,9 @@
 #'
 #' This matters most for output schemas. By default a missing number in
 #' structured content is written the way `jsonlite` writes it, as the string
-#' `"NA"` (see [mcplite-results]), which a client that validates results
-#' against `{"type":"number"}` rejects, discarding the whole result. To send
+#' `"NA"` (see [mcplite-results]), which does not match `{"type":"number"}`:
+#' the server then answers with a tool error instead of the result (a client
+#' that validates results would reject the whole result). To send
 #' missing values as `null` instead, set `options(mcplite.json.na = "null")`
 #' at the top of the server script and declare the fields that can be
 #' missing with `nullable = TRUE`:

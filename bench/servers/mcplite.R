@@ -28,6 +28,15 @@ if (!identical(Sys.getenv("BENCH_TOOLS"), "1")) {
     }
     tool_result(structured_content = list(rows = cache$frame))
   }
+  # BENCH_FRAME_SCHEMA=1 declares the frame's output schema, so that its
+  # structured content is validated before it is sent (RULES J4.6; the
+  # benchmark's servers do not declare one unless asked).
+  frame_schema <- if (identical(Sys.getenv("BENCH_FRAME_SCHEMA"), "1")) {
+    type_object(rows = type_array(type_object(
+      id = type_integer(), value = type_number(), label = type_string(), flag = type_boolean(),
+      group = type_enum(c("a", "b", "c", "d", "e"))
+    )))
+  }
   extra_args <- list(
     a = type_string("A string."), b = type_integer("An integer."), c = type_number("A number."),
     d = type_boolean("A flag."), e = type_enum(c("red", "green", "blue"), "A colour.")
@@ -43,7 +52,8 @@ if (!identical(Sys.getenv("BENCH_TOOLS"), "1")) {
          description = "Return the number of characters in a text.",
          arguments = list(text = type_string("Any text."))),
     tool(big_text, description = "Return a 10 MB text."),
-    tool(frame, description = "Return a 100,000 x 5 data frame as structured content.")
+    tool(frame, description = "Return a 100,000 x 5 data frame as structured content.",
+         output_schema = frame_schema)
   ), extras)
 }
 

@@ -586,6 +586,88 @@ test_that("J1.3: a string marked \"bytes\" is written where jsonlite writes it, 
   expect_identical(mcp_handle(s, '{"jsonrpc":"2.0","id":3,"method":"ping"}'), '{"jsonrpc":"2.0","id":3,"result":{}}')
 })
 
+test_that("J4.6: structured content that does not match the output schema is a tool error naming the fix", {
+  spec_default_options()
+  fit <- tool(
+    function(p = NA_real_, error = FALSE) tool_result(structured_content = list(p = p), is_error = error),
+    "A p-value that may be missing.", name = "fit",
+    arguments = list(p = type_number(required = FALSE, nullable = TRUE), error = type_boolean(required = FALSE)),
+    output_schema = type_object(p = type_number(nullable = TRUE))
+  )
+  rows <- tool(
+    function() tool_result(structured_content = list(rows = data.frame(a = c(1, NA), b = c("x", "y")))),
+    "Rows.", name = "rows",
+    output_schema = type_object(rows = type_array(type_object(a = type_number(nullable = TRUE), b = type_string())))
+  )
+  s <- mcp_handler(list(fit, rows))
+  text <- paste(
+    "The result of tool `fit` does not match its output schema: at `/p`, \"NA\" is not of types \"null\",",
+    "\"number\", so the result was not sent. R writes a missing number (NA, NaN, Inf) as a string by default:",
+    "set options(mcplite.json.na = \"null\") to write null (a nullable type such as",
+    "type_number(nullable = TRUE) accepts it), or return NULL for the value."
+  )
+  # every protocol version, whether or not it carries the schema and the content
+  for (v in c("2024-11-05", "2025-06-18", "2025-11-25")) {
+    mcp_handle(s, spec_init(v))
+    res <- jsonlite::parse_json(mcp_handle(s, spec_call(2, "fit")))$result
+    expect_identical(res, list(content = list(list(type = "text", text = text)), isError = TRUE), info = v)
+  }
+  expect_identical(
+    mcp_handle(s, spec_call(3, "fit", NULL, spec_M)),
+    paste0(
+      '{"jsonrpc":"2.0","id":3,"result":{"resultType":"complete","content":[{"type":"text","text":',
+      jsonlite::toJSON(text, auto_unbox = TRUE), '}],"isError":true,', spec_S(), "}}"
+    )
+  )
+  # a data frame row that leaves out its NA cell
+  res <- jsonlite::parse_json(mcp_handle(s, spec_call(4, "rows", NULL, spec_M)))$result
+  expect_true(res$isError)
+  expect_match(res$content[[1]]$text, 'at `/rows/1`, "a" is a required property', fixed = TRUE)
+  expect_match(res$content[[1]]$text, "NA in a data frame", fixed = TRUE)
+  # conforming values, and a result marked as an error, are sent as they are
+  res <- jsonlite::parse_json(mcp_handle(s, spec_call(5, "fit", '{"p":0.5}', spec_M)))$result
+  expect_identical(res$structuredContent, list(p = 0.5))
+  res <- jsonlite::parse_json(mcp_handle(s, spec_call(6, "fit", '{"error":true}', spec_M)))$result
+  expect_true(res$isError)
+  expect_identical(res$structuredContent, list(p = "NA"))
+  # the two fixes the text names
+  res <- jsonlite::parse_json(mcp_handle(s, spec_call(7, "fit", '{"p":null}', spec_M)))$result
+  expect_false(res$isError)
+  expect_identical(res$structuredContent, list(p = NULL))
+  withr::local_options(mcplite.json.na = "null")
+  for (name in c("fit", "rows")) {
+    res <- jsonlite::parse_json(mcp_handle(s, spec_call(8, name, NULL, spec_M)))$result
+    expect_false(res$isError, info = name)
+  }
+  expect_identical(res$structuredContent, list(rows = list(list(a = 1L, b = "x"), list(a = NULL, b = "y"))))
+})
+
+test_that("J4.6: the first mismatch of each tool is noted once on stderr", {
+  skip_if_not_installed("processx")
+  script <- withr::local_tempfile(fileext = ".R")
+  writeLines(c(
+    "library(mcplite)",
+    "a <- tool(function() tool_result(structured_content = list(n = 'x')), 'A.', name = 'a',",
+    "  output_schema = type_object(n = type_integer()))",
+    "b <- tool(function() tool_result(structured_content = list(n = 1.5)), 'B.', name = 'b',",
+    "  output_schema = type_object(n = type_integer()))",
+    "s <- mcp_handler(list(a, b))",
+    "m <- '\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{}}'",
+    "for (t in c('a', 'a', 'b', 'a')) {",
+    "  out <- mcp_handle(s, sprintf('{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"%s\",%s}}', t, m))",
+    "  cat(jsonlite::parse_json(out)$result$isError, '')",
+    "}"
+  ), script)
+  res <- processx::run(file.path(R.home("bin"), "Rscript"), c("--vanilla", script), error_on_status = FALSE,
+    timeout = 60, env = c("current", R_LIBS = paste(.libPaths(), collapse = .Platform$path.sep)))
+  expect_identical(res$stdout, "TRUE TRUE TRUE TRUE ", info = res$stderr)
+  notes <- grep("^mcplite: ", strsplit(res$stderr, "\n")[[1]], value = TRUE)
+  expect_length(notes, 2L)
+  expect_match(notes[[1]], 'The result of tool `a` does not match its output schema: at `/n`, "x" is not of type "integer"',
+    fixed = TRUE)
+  expect_match(notes[[2]], "tool `b`.*1.5 is not of type \"integer\".*noted once per tool")
+})
+
 test_that("R4.4/P4: the stored fallback is kept; structured content is re-encoded at projection", {
   spec_default_options()
   late <- tool(function() {

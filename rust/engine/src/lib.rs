@@ -26,6 +26,8 @@
 //! * [`transport`]: the stdio transport (framer, reader hand-off, serve
 //!   loop; platform pieces in one private module).
 //! * [`host`]: the boundary to whatever runs the tools.
+//! * `output_schema`: structured content checked against the tool's
+//!   output schema before it is sent.
 //! * [`progress`]: calls that take time: progress notifications (tool
 //!   reports and heartbeats) and cancellation, for every transport.
 //! * [`json`], [`numfmt`]: JSON text writing shared with the R bridge.
@@ -53,6 +55,7 @@ pub mod json;
 pub mod live;
 pub mod message;
 pub mod numfmt;
+mod output_schema;
 pub mod progress;
 pub mod projection;
 pub mod server;

@@ -214,8 +214,9 @@ fn deeper_than(json: &[u8], max: usize) -> bool {
 }
 
 /// Decode JSON text known to nest at most [`MAX_DEPTH`] levels (into a
-/// [`Value`], raw values or members).
-fn decode_bounded<'a, T: Deserialize<'a>>(json: &'a str) -> Result<T, serde_json::Error> {
+/// [`Value`], raw values or members), or made by the host (its encoder
+/// bounds the depth).
+pub(crate) fn decode_bounded<'a, T: Deserialize<'a>>(json: &'a str) -> Result<T, serde_json::Error> {
     let mut de = serde_json::Deserializer::from_str(json);
     de.disable_recursion_limit();
     let v = T::deserialize(&mut de)?;

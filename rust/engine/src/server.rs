@@ -43,6 +43,7 @@ use crate::codes::{
 use crate::host::{CallContext, Host, ToolFailure, ToolSpec};
 use crate::json::write_str;
 use crate::message::{contains_nul, parse_line, Incoming, Message};
+use crate::output_schema::OutputSchemas;
 use crate::progress::{progress_token, CallStart, CallWatch, NoWatch};
 use crate::projection::{self, Listings};
 use crate::telemetry::{SessionEnd, SpanEnd, SpanRecorder, SpanStart, Started, Via};
@@ -98,6 +99,8 @@ pub struct Server {
     tools: Vec<ToolSpec>,
     by_name: HashMap<String, usize>,
     listings: Listings,
+    /// The tools' output schemas, compiled (RULES J4.6).
+    outputs: OutputSchemas,
     /// `None` when tracing is off: then no span work happens at all.
     recorder: Option<Box<dyn SpanRecorder>>,
 }
@@ -279,7 +282,8 @@ impl Server {
         let server_info_json = projection::server_info_json(&info.name, &info.version);
         let by_name = tools.iter().enumerate().map(|(i, t)| (t.name.clone(), i)).collect();
         let listings = Listings::new(&tools);
-        Server { info, server_info_json, tools, by_name, listings, recorder: None }
+        let outputs = OutputSchemas::new(&tools);
+        Server { info, server_info_json, tools, by_name, listings, outputs, recorder: None }
     }
 
     pub fn tools(&self) -> &[ToolSpec] {
@@ -633,8 +637,17 @@ impl Server {
         }
         let token = progress_token(params);
         run.watch.started(&CallStart { id, progress_token: token.as_deref(), version: v });
-        let outcome = run.host.call_tool(index, args, run.ctx);
+        let mut outcome = run.host.call_tool(index, args, run.ctx);
         let worker = run.host.worker_run();
+        // RULES J4.6: structured content that does not match the tool's
+        // output schema is not sent; the client gets a tool error instead.
+        if let Ok(r) = &outcome {
+            if let (false, Some(sc)) = (r.is_error, &r.structured) {
+                if let Some(m) = self.outputs.check(index, name, sc) {
+                    outcome = Err(ToolFailure::Error(m));
+                }
+            }
+        }
         // RULES C4: a call cancelled while its tool ran is not answered.
         if run.watch.finished() {
             return Ok(Outcome {

@@ -66,6 +66,14 @@ impl Host for Fake {
                 let s = a["x"].as_f64().unwrap() + a["y"].as_f64().unwrap();
                 Ok(ToolResult::text(format!("{s}")))
             }
+            // `{"values":[], "na": true}`: the mean of nothing, written as
+            // R writes NA by default (RULES J4.6), as a result or an error.
+            1 if arguments.is_some_and(|a| a.contains_key("na")) => Ok(ToolResult {
+                content: vec![Block::text("{\"mean\":\"NA\",\"sd\":\"NA\"}")],
+                structured: Some("{\"mean\":\"NA\",\"sd\":\"NA\"}".into()),
+                is_error: arguments.unwrap()["na"] == "error",
+                meta: vec![],
+            }),
             1 => Ok(ToolResult {
                 content: vec![Block::text("{\"mean\":2.3333,\"sd\":1.5275}")],
                 structured: Some("{\"mean\":2.3333,\"sd\":1.5275}".into()),
@@ -307,6 +315,35 @@ fn tools_call_params_and_containment() {
     // _meta and task never reach the tool; argument order is kept.
     r.send(r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"add_numbers","arguments":{"y":2,"x":1},"_meta":{"progressToken":1},"task":{}}}"#);
     assert_eq!(r.host.calls.last().unwrap().1.as_deref(), Some(r#"{"y":2,"x":1}"#));
+}
+
+#[test]
+fn j4_6_structured_content_must_match_the_output_schema() {
+    let mut r = Rig::new(None);
+    r.init("2025-11-25");
+    let call = |id: u32, na: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"mean_sd","arguments":{{"values":[],"na":"{na}"}}}}}}"#
+        )
+    };
+    let text = "The result of tool `mean_sd` does not match its output schema: at `/mean`, \\\"NA\\\" is not of type \\\"number\\\", so the result was not sent. R writes a missing number (NA, NaN, Inf) as a string by default: set options(mcplite.json.na = \\\"null\\\") to write null (a nullable type such as type_number(nullable = TRUE) accepts it), or return NULL for the value.";
+    for id in [5, 6] {
+        r.expect(
+            &call(id, "result"),
+            &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"{text}"}}],"isError":true}}}}"#),
+        );
+    }
+    // A result marked as an error is sent as it is: its structured content
+    // is not the tool's output.
+    r.expect(
+        &call(7, "error"),
+        r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"{\"mean\":\"NA\",\"sd\":\"NA\"}"}],"isError":true,"structuredContent":{"mean":"NA","sd":"NA"}}}"#,
+    );
+    // A conforming result, and a tool without a schema, are unchanged.
+    let ok = r.send(
+        r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"mean_sd","arguments":{"values":[1]}}}"#,
+    );
+    assert!(ok.unwrap().contains(r#""isError":false,"structuredContent":{"mean":2.3333,"sd":1.5275}"#));
 }
 
 #[test]

@@ -1,8 +1,9 @@
 """Nullable types (type_number(nullable = TRUE) etc.) with options(mcplite.json.na = "null"):
 a structured result with NA fields is validated by the official Python SDK client against the
 tool's output schema, in every connection mode, and every response validates against the
-official schema of its protocol version. Without the option the SDK rejects the result, which
-is the failure the nullable types and the option exist for."""
+official schema of its protocol version. Without the option the server answers with a tool
+error naming the option (it validates the result first, RULES J4.6), instead of a result the
+SDK would reject."""
 
 from __future__ import annotations
 
@@ -76,11 +77,25 @@ def test_sdk_accepts_null_fields_against_the_nullable_schema(mode):
     run(go())
 
 
-def test_sdk_rejects_na_strings_without_the_option():
+@pytest.mark.parametrize("mode", ["legacy", MODERN_VERSION])
+def test_na_strings_without_the_option_are_a_tool_error_naming_the_fix(mode):
+    """RULES J4.6: the server validates structured content against the output schema
+    before sending it, so the SDK (which would reject the whole result, raising
+    "'NA' is not of type 'number', 'null'") gets a tool error that says what to fix;
+    the next call is answered as usual."""
+
     async def go():
-        async with Client(params({"MCPLITE_TEST_NA_UNSET": "1"}), mode=MODERN_VERSION) as client:
-            with pytest.raises(RuntimeError, match="is not of type"):
-                await client.call_tool("fit_summary", {"missing": True})
+        async with Client(params({"MCPLITE_TEST_NA_UNSET": "1"}), mode=mode) as client:
+            res = await client.call_tool("fit_summary", {"missing": True})
+            assert res.is_error is True
+            assert res.structured_content is None
+            text = res.content[0].text
+            assert text.startswith("The result of tool `fit_summary` does not match its output schema: at `/")
+            assert '"NA" is not of types "null", "number"' in text
+            assert 'options(mcplite.json.na = "null")' in text
+            ok = await client.call_tool("fit_summary", {"missing": False})
+            assert ok.is_error is False
+            assert ok.structured_content["p_value"] == 1.29e-10
 
     run(go())
 

@@ -830,6 +830,13 @@ fn check_result(kind: &ResultKind, r: &Value, calls: &[CallRecord]) -> Result<()
                 return Err(format!("host got tool {} args {:?}, expected {index} {args:?}", rec.index, rec.arguments));
             }
             match &rec.outcome {
+                Ok(res) if !conforms(*index, res) => {
+                    check_error_result(r, None, *v)?;
+                    let want = format!("The result of tool `{}` does not match its output schema", TOOL_NAMES[*index]);
+                    if !r["content"][0]["text"].as_str().is_some_and(|t| t.starts_with(&want)) {
+                        return Err(format!("J4.6: {} is not a schema mismatch error", r["content"][0]["text"]));
+                    }
+                }
                 Ok(res) => check_call_result(r, res, *v)?,
                 Err(ToolFailure::Error(t)) => check_error_result(r, Some(t), *v)?,
                 Err(ToolFailure::Interrupted) => check_error_result(r, None, *v)?,
@@ -837,6 +844,23 @@ fn check_result(kind: &ResultKind, r: &Value, calls: &[CallRecord]) -> Result<()
         }
     }
     Ok(())
+}
+
+/// RULES J4.6 for the fake registry: does the result of tool `index` send
+/// its structured content, or is it a schema mismatch? Written for the
+/// three output schemas of [`tool_specs`] (`echo`: an object; `blocks`: an
+/// array; `structured`: an object whose `a`, if any, is a number), not as a
+/// JSON Schema implementation. Results marked as errors, without
+/// structured content, or whose text the oracle cannot read are sent.
+pub fn conforms(index: usize, res: &ToolResult) -> bool {
+    let Some(sc) = res.structured.as_deref().filter(|_| !res.is_error) else { return true };
+    let Ok(x) = parse_unbounded(sc) else { return true };
+    match TOOL_NAMES[index] {
+        "echo" => x.is_object(),
+        "blocks" => x.is_array(),
+        "structured" => x.as_object().is_some_and(|o| o.get("a").is_none_or(Value::is_number)),
+        _ => true,
+    }
 }
 
 /// A projected tool object (RULES P1) against the spec it came from.
