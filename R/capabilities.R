@@ -122,7 +122,14 @@ capability_internal <- c(
   makeActiveBinding = "change_session:3@env", lockBinding = "change_session:2@env",
   unlockBinding = "change_session:2@env", lockEnvironment = "change_session:1@env",
   `parent.env<-` = "change_session:1@env", importIntoEnv = "change_session:1@env",
-  makeLazy = "change_session:3@env", `.Primitive` = "call_functions:1@fun"
+  makeLazy = "change_session:3@env", `.Primitive` = "call_functions:1@fun",
+  # Served as tools themselves, the interfaces to compiled code call the
+  # routine the caller names (a string finds any registered routine of a
+  # loaded package: .Call("CfreadR", ...) is data.table's fread). Inside a
+  # package's own code they are followed as compiled routines instead.
+  .C = "call_functions:1@fun", .Call = "call_functions:1@fun", .External = "call_functions:1@fun",
+  .External2 = "call_functions:1@fun", .Fortran = "call_functions:1@fun",
+  .Call.graphics = "call_functions:1@fun", .External.graphics = "call_functions:1@fun"
 )
 
 # R functions whose code is not followed because their effect is known and
@@ -154,6 +161,11 @@ capability_functions <- c(
   "utils::Rprof" = "write_files:filename change_session",
   "utils::Rprofmem" = "write_files:filename change_session",
   "tools::pskill" = "processes", "tools::psnice" = "processes",
+  # Settings of the whole process that stay after the call.
+  "data.table::setDTthreads" = "change_session", "data.table::setNumericRounding" = "change_session",
+  "grDevices::pdf.options" = "change_session", "grDevices::ps.options" = "change_session",
+  "grDevices::X11.options" = "change_session", "grDevices::quartz.options" = "change_session",
+  "grDevices::setEPS" = "change_session", "grDevices::setPS" = "change_session",
   "tools::startDynamicHelp" = "network", "tools::installFoundDepends" = "network write_files",
   # The system time zone: read from the system (and by running timedatectl,
   # a fixed program), cached in base; nothing a caller chooses.

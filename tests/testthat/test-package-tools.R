@@ -637,6 +637,7 @@ test_that("well-known functions keep being served or left out as reviewed", {
     utils = c("head", "tail", "combn", "type.convert", "URLencode", "compareVersion", "modifyList",
               "glob2rx", "object.size"),
     tools = c("file_ext", "toTitleCase"),
+    grDevices = c("rgb", "col2rgb", "hcl.colors"),
     jsonlite = c("toJSON", "prettify", "minify", "validate", "unbox"),
     data.table = c("data.table", "setkey", "rbindlist", "melt", "year", "month", "shift", "frollmean",
                    "fifelse", "uniqueN", "between")
@@ -651,7 +652,8 @@ test_that("well-known functions keep being served or left out as reviewed", {
              unlink = "write_files", writeLines = "write_files", file.remove = "write_files",
              file.rename = "write_files", file.copy = "write_files", get = "call_functions",
              do.call = "call_functions", match.fun = "call_functions", url = "network",
-             socketConnection = "network", cat = "run_commands", textConnection = "change_session"),
+             socketConnection = "network", cat = "run_commands", textConnection = "change_session",
+             .Call = "call_functions", .C = "call_functions", .External = "call_functions"),
     stats = c(read.ftable = "read_files", write.ftable = "write_files", formula = "evaluate_code",
               C = "call_functions"),
     utils = c(read.csv = "read_files", write.table = "write_files", write.csv = "write_files",
@@ -662,7 +664,8 @@ test_that("well-known functions keep being served or left out as reviewed", {
               texi2pdf = "run_commands", startDynamicHelp = "network"),
     jsonlite = c(fromJSON = "read_files", read_json = "read_files", write_json = "write_files",
                  unserializeJSON = "evaluate_code"),
-    data.table = c(fread = "run_commands", fwrite = "write_files")
+    data.table = c(fread = "run_commands", fwrite = "write_files", setDTthreads = "change_session"),
+    grDevices = c(pdf.options = "change_session", ps.options = "change_session")
   )
   for (pkg in names(safe)) {
     d <- decisions(pkg, c(safe[[pkg]], names(unsafe[[pkg]])))
