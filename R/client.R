@@ -1147,7 +1147,7 @@ read_client_config <- function(path) {
   }
   text <- paste(readLines(file, encoding = "UTF-8", warn = FALSE), collapse = "\n")
   cfg <- tryCatch(
-    jsonlite::parse_json(text, simplifyVector = FALSE),
+    json_decode(text),
     error = function(e) abort("`path` is not valid JSON (\"", path, "\"): ", conditionMessage(e))
   )
   servers <- if (is.list(cfg)) cfg[["mcpServers"]]

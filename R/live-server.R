@@ -114,7 +114,7 @@ live_note_unselected <- function() {
 # raised; the value is returned (run_r_code: the printed output is the
 # value).
 live_outcome <- function(res, kind) {
-  h <- jsonlite::fromJSON(res$header, simplifyVector = FALSE)
+  h <- json_decode(res$header)
   status <- h$status %||% "failed"
   if (status %in% c("refused", "failed")) {
     stop(if (status == "failed") "The R session could not run the call: ", h$message, call. = FALSE)
@@ -192,7 +192,7 @@ live_dirs <- function() {
 
 live_list_sessions <- function(state) {
   infos <- unlist(lapply(live_dirs(), function(dir) {
-    jsonlite::fromJSON(engine_live_list(dir, 2), simplifyVector = FALSE)
+    json_decode(engine_live_list(dir, 2))
   }), recursive = FALSE)
   ok <- Filter(function(i) is.null(i$error), infos)
   failed <- Filter(function(i) !is.null(i$error), infos)
@@ -267,7 +267,7 @@ live_select_session <- function(state, id) {
   conn <- tryCatch(engine_live_connect(dir, id, 5), mcplite_error_session = function(e) {
     stop(conditionMessage(e), ". Call list_r_sessions to see the open sessions.", call. = FALSE)
   })
-  info <- jsonlite::fromJSON(engine_live_info(conn, 2), simplifyVector = FALSE)
+  info <- json_decode(engine_live_info(conn, 2))
   live_forget(state)
   state$conn <- conn
   state$id <- id

@@ -172,7 +172,7 @@ live_front_end <- function() {
 # answer is serialize(list(value, output, conditions)).
 live_run <- function(header, body) {
   t0 <- proc.time()[["elapsed"]]
-  h <- tryCatch(jsonlite::fromJSON(header, simplifyVector = FALSE), error = function(e) list())
+  h <- tryCatch(json_decode(header), error = function(e) list())
   name <- if (is_scalar_string(h$tool)) h$tool else "?"
   out <- tryCatch(live_evaluate(h, body), error = function(e) {
     list(status = "failed", message = conditionMessage(e), payload = NULL)

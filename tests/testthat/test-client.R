@@ -123,7 +123,9 @@ test_that("tools are listed with R spellings and called with the package's encod
   expect_identical(mcp_call(server, "series", list(n = 3L))$structured_content, list(1L, 2L, 3L))
   expect_identical(mcp_call(server, "greeting")$structured_content, "hello")
   # payload options: I() keeps a one-element array, auto_unbox makes scalars
-  expect_identical(mcp_call(server, "stats", list(values = I(5)))$structured_content$n, 1L)
+  one <- mcp_call(server, "stats", list(values = I(5)))$structured_content
+  expect_identical(one$n, 1L)
+  expect_true("sd" %in% names(one) && is.null(one$sd))
   expect_identical(
     mcp_call(server, "search", list(query = "q", limit = 3L))$content[[1]]$text,
     "q-1\nq-2\nq-3"

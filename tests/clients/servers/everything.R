@@ -48,14 +48,15 @@ flagged_error <- tool(
 stats <- tool(
   function(values) {
     v <- unlist(values)
-    tool_result(structured_content = list(mean = mean(v), sd = sd(v), n = length(v)))
+    # One value has no sample standard deviation: null, as the schema allows.
+    tool_result(structured_content = list(mean = mean(v), sd = if (length(v) > 1L) sd(v), n = length(v)))
   },
   name = "stats",
   description = "Mean, standard deviation and count of numbers (structured output).",
   arguments = list(values = type_array(type_number(), description = "The numbers.")),
   output_schema = type_object(
     mean = type_number("Arithmetic mean."),
-    sd = type_number("Sample standard deviation."),
+    sd = type_number("Sample standard deviation (null for fewer than two values).", nullable = TRUE),
     n = type_integer("Count.")
   )
 )
