@@ -402,14 +402,7 @@ mcp_server <- function(tools, instructions = NULL, transport = NULL, host = NULL
   check_instructions(instructions)
   spec <- if (session_tools) live_server_spec(tools, session_wait) else server_spec(tools)
   check_payload_options()
-  pool <- worker_options(workers, max_queue)
-  if (session_tools && !is.null(pool)) {
-    abort(
-      "`session_tools = TRUE` runs the tools in the user's own R session, one call at a time, so it ",
-      "cannot be combined with `workers` greater than 1.",
-      class = "mcplite_error_workers"
-    )
-  }
+  pool <- worker_options(workers, max_queue, session_tools)
   if (!is.null(http)) {
     with_serving_options(engine_serve_http(spec, server_version(), instructions, http, interval, pool))
     return(invisible(NULL))

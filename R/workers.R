@@ -14,7 +14,7 @@ worker_start_timeout <- 120
 
 # The pool for mcp_server(): NULL for one process (workers = 1), otherwise
 # the list the bridge reads (start_pool() in rust/mcplite-r/src/workers.rs).
-worker_options <- function(workers, max_queue) {
+worker_options <- function(workers, max_queue, session_tools = FALSE) {
   n <- http_limit(workers, "workers", 1, whole = TRUE, what = "a whole number") %||% 1
   if (n > 1024) {
     abort("`workers` must be a whole number from 1 to 1024, not ", describe(workers), ".")
@@ -22,6 +22,14 @@ worker_options <- function(workers, max_queue) {
   queue <- http_limit(max_queue, "max_queue", 0, whole = TRUE, what = "a whole number") %||% 64
   if (n == 1) {
     return(NULL)
+  }
+  if (session_tools) {
+    # RULES N1.2, checked before anything about the script or the platform.
+    abort(
+      "`session_tools = TRUE` runs the tools in the user's own R session, one call at a time, so it ",
+      "cannot be combined with `workers` greater than 1.",
+      class = "mcplite_error_workers"
+    )
   }
   if (.Platform$OS.type == "windows") {
     abort(

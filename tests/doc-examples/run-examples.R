@@ -212,9 +212,15 @@ local({
     # Servers started by the examples: list(process, label, output file).
     servers <- list()
     stop_server <- function(s) {
-      pids <- s$process$get_pid()
-      kids <- tryCatch(ps::ps_children(ps::ps_handle(pids), recursive = TRUE), error = function(e) list())
-      targets <- if (length(kids)) kids else list(ps::ps_handle(pids))
+      # The server itself gets SIGTERM, as a process manager sends it: the
+      # process started here when it is the server, or the children of the
+      # shell that runs it (bash execs a lone command, so the process is
+      # often the server; a server's own children are its workers, which the
+      # server ends itself).
+      h <- ps::ps_handle(s$process$get_pid())
+      shell <- tryCatch(ps::ps_name(h) %in% c("sh", "bash", "dash"), error = function(e) FALSE)
+      kids <- if (shell) tryCatch(ps::ps_children(h), error = function(e) list()) else list()
+      targets <- if (length(kids)) kids else list(h)
       for (k in targets) try(ps::ps_send_signal(k, ps::signals()$SIGTERM), silent = TRUE)
       s$process$wait(20000)
       out <- readLines(s$output, warn = FALSE)
