@@ -549,6 +549,8 @@ fn public_bind_without_token_is_refused() {
 
 /// RULES H6.1, H6.2: short tokens and tokens files open to others are
 /// refused at bind, with the reason; a tokens file's names are accepted.
+/// (Unix: file modes.)
+#[cfg(unix)]
 #[test]
 fn short_tokens_and_open_tokens_files_are_refused() {
     use std::os::unix::fs::PermissionsExt;
