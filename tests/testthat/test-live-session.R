@@ -443,7 +443,13 @@ test_that("R10.2: a session refuses a directory open to others, and other users 
   expect_match(paste(as_nobody(python, py, sock), collapse = " "), "connect failed: Permission denied")
 
   # A session of another user refuses a connection from this one (the peer
-  # check), even when the directory lets it through.
+  # check), even when the directory lets it through. That user's R must be
+  # able to load mcplite (not so under R CMD check, whose library is in a
+  # directory only this user can enter).
+  loads <- as_nobody("env", shQuote(paste0("R_LIBS=", paste(.libPaths(), collapse = ":"))),
+                     shQuote(file.path(R.home("bin"), "Rscript")), "-e",
+                     shQuote("cat(requireNamespace('mcplite', quietly = TRUE))"))
+  skip_if_not(identical(utils::tail(loads, 1), "TRUE"), "user nobody cannot load mcplite from this library")
   nobody_dir <- file.path(private_dir(mode = "0755"), "nobody")
   dir.create(nobody_dir, mode = "0700")
   system2("chown", c("65534:65534", nobody_dir))
