@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Build the source package and run `R CMD check --as-cran` on it, without the
-# checks that need the network. Cargo builds go to a persistent target
-# directory so repeated checks are incremental.
+# checks that need the network. Cargo builds go to the repository's target
+# directory, the one scripts/setup.sh builds into, so the crates.io
+# dependencies compiled there are reused (in CI this saves a second release
+# build of every dependency) and repeated checks are incremental.
 #
 #   bash scripts/check.sh            # release build of the Rust code, as users get it
 #   MCPLITE_PROFILE=dev bash scripts/check.sh   # faster debug build while iterating
@@ -13,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 export PATH="$PATH:$HOME/.cargo/bin"
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target/check}"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
 export _R_CHECK_CRAN_INCOMING_REMOTE_=false
 export _R_CHECK_CRAN_INCOMING_=false
 export _R_CHECK_FORCE_SUGGESTS_=false
