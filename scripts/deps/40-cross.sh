@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Dependencies of the cross-platform suite (tests/suites/40-cross.sh),
 # idempotent:
-# - the Rust targets x86_64-apple-darwin, aarch64-apple-darwin (checked only)
+# - the Rust targets aarch64-apple-darwin (checked only)
 #   and x86_64-pc-windows-gnu (built and run under Wine), through rustup;
 # - Debian's mingw-w64 C toolchain (the linker for the Windows target) and
 #   Wine (wine64, run as /usr/lib/wine/wine64);
@@ -17,7 +17,7 @@ cd "$(dirname "$0")/../.."
 export PATH="$PATH:${CARGO_HOME:-$HOME/.cargo}/bin"
 
 cross_dir="${MCPLITE_CROSS_DIR:-$HOME/.cache/mcplite-cross}"
-targets=(x86_64-apple-darwin aarch64-apple-darwin x86_64-pc-windows-gnu)
+targets=(aarch64-apple-darwin x86_64-pc-windows-gnu)
 
 installed=$(rustup target list --installed)
 missing=()
