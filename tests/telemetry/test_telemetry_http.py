@@ -36,7 +36,7 @@ def receiver():
     r.close()
 
 
-def start_http_server(receiver, port: int) -> subprocess.Popen:
+def start_http_server(receiver, port: int, extra: dict | None = None) -> subprocess.Popen:
     rscript = shutil.which("Rscript")
     assert rscript, "Rscript not on PATH"
     env = server_env({
@@ -44,6 +44,7 @@ def start_http_server(receiver, port: int) -> subprocess.Popen:
         "OTEL_TRACES_EXPORTER": "otlp", "OTEL_METRICS_EXPORTER": "otlp",
         "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint,
         "OTEL_BSP_SCHEDULE_DELAY": "100",
+        **(extra or {}),
     })
     p = subprocess.Popen([rscript, "--vanilla", str(SERVER)], stdin=subprocess.DEVNULL,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
@@ -194,3 +195,34 @@ def test_http_spans_concurrency_and_sessions(receiver):
         assert p.attributes["network.protocol.name"] == "http"
     ops = [p for p in points if p.metric == "mcp.server.operation.duration"]
     assert sum(p.point.count for p in ops) == len(mcp)
+
+
+def test_http_worker_spans_and_queue_wait_metric(receiver):
+    """RULES N5.2 end to end: with two worker processes, each call's MCP span
+    names the worker that ran it, and the server exports the histogram
+    mcplite.worker.queue.duration (seconds) with one point per call."""
+    port = free_port()
+    p = start_http_server(receiver, port, {"MCPLITE_WORKERS": "2"})
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        def one(i: int):
+            status, _, body = post(url, modern(i, "tools/call", {"name": "echo", "arguments": {"text": str(i)}}),
+                                   modern_headers("tools/call", "echo"))
+            assert status == 200 and body["result"]["content"][0]["text"] == f"echo: {i}", body
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            list(pool.map(one, range(1, 5)))
+    finally:
+        stop(p)
+
+    points = receiver.wait_for_metric("mcplite.worker.queue.duration", timeout=10)
+    queue = [q for q in points if q.metric == "mcplite.worker.queue.duration"]
+    assert queue, "no mcplite.worker.queue.duration exported"
+    assert {q.unit for q in queue} == {"s"}
+    assert sum(q.point.count for q in queue) == 4
+    assert all(q.point.min >= 0 and q.point.sum >= 0 for q in queue)
+    # Each request: its HTTP span and its MCP span.
+    spans = receiver.wait_for(8, timeout=10)
+    calls = [s for s in spans if s.name == "tools/call echo"]
+    assert len(calls) == 4, [s.name for s in spans]
+    assert {int(s.attributes["mcplite.worker.id"]) for s in calls} <= {1, 2}
+    assert all(int(s.attributes["mcplite.worker.pid"]) > 0 for s in calls)

@@ -73,7 +73,7 @@ def test_n2_calls_run_at_the_same_time_in_separate_processes(mode):
             async with Client(params(3), mode=mode, client_info=None) as client:
                 results = await asyncio.gather(*(client.call_tool("meet", {"dir": d, "n": 3}) for _ in range(3)))
                 # listing is answered by the server process meanwhile
-                assert len((await client.list_tools()).tools) == 9
+                assert len((await client.list_tools()).tools) == 10
         assert all(r.is_error is False for r in results), [text(r) for r in results]
         pids = {int(text(r)) for r in results}
         assert len(pids) == 3
@@ -313,7 +313,7 @@ def test_n2_http_calls_run_at_the_same_time_in_separate_processes(http_workers, 
         with tempfile.TemporaryDirectory() as d:
             async with Client(url, mode=mode) as client:
                 results = await asyncio.gather(*(client.call_tool("meet", {"dir": d, "n": 3}) for _ in range(3)))
-                assert len((await client.list_tools()).tools) == 9
+                assert len((await client.list_tools()).tools) == 10
         return results
 
     results = run(go())
@@ -399,6 +399,46 @@ def test_c6_http_cancellation_interrupts_the_worker(http_workers):
     marks, nxt = run(go())
     assert marks == ["on_exit", "started"]
     assert text(nxt) == "quiet"
+
+
+def test_n1_http_a_workers_marker_does_not_reach_its_tools_children(http_workers):
+    """RULES N1.3: a worker reads MCPLITE_WORKER and removes it, so a process a
+    tool starts (an Rscript calling mcp_server() among them) is not a worker."""
+    _, url = http_workers
+
+    async def go():
+        async with Client(url, mode=MODERN_VERSION) as client:
+            return await client.call_tool("child_env", {})
+
+    res = run(go())
+    assert res.is_error is False and text(res) == "unset", text(res)
+
+
+def test_n6_http_workers_that_keep_dying_at_start_stop_the_server():
+    """RULES N6.3 over HTTP: once every new worker fails before mcp_server(), the
+    replacement of one that quit fails MAX_FAILED_STARTS times in a row and the
+    server stops with a failure status and the reason, instead of looping."""
+    with tempfile.TemporaryDirectory() as d:
+        broken = os.path.join(d, "broken")
+        proc, url = start_http_server("workers.R", {"MCPLITE_WORKERS": "2", "WORKERS_BROKEN_WHEN": broken})
+        try:
+            Path(broken).touch()
+
+            async def go():
+                async with Client(url, mode=MODERN_VERSION) as client:
+                    return await client.call_tool("quit", {"status": 3})
+
+            res = run(go())
+            assert res.is_error is True and "exited with status 3" in text(res), text(res)
+            assert proc.wait(timeout=90) != 0
+            err = proc.stderr.read()
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    assert "worker processes keep failing to start (3 in a row" in err, err
+    assert "this worker is broken on purpose" in err, err
+    assert "exited with status 1 before it was ready" in err, err
+    assert "HTTP server stopped (worker processes keep failing to start)" in err, err
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])

@@ -7,11 +7,15 @@
 # appears, `guarded` marks `started`, `on_exit` and `side_effect` (only when
 # it ran to its end).
 #   MCPLITE_WORKERS=3 Rscript --vanilla workers.R
-# With WORKERS_BROKEN=1 every worker fails before it reaches mcp_server().
+# With WORKERS_BROKEN=1 every worker fails before it reaches mcp_server();
+# with WORKERS_BROKEN_WHEN=/path, every worker started once that file exists.
 library(mcplite)
 
-if (nzchar(Sys.getenv("MCPLITE_WORKER")) && nzchar(Sys.getenv("WORKERS_BROKEN"))) {
-  stop("this worker is broken on purpose")
+if (nzchar(Sys.getenv("MCPLITE_WORKER"))) {
+  broken_when <- Sys.getenv("WORKERS_BROKEN_WHEN")
+  if (nzchar(Sys.getenv("WORKERS_BROKEN")) || (nzchar(broken_when) && file.exists(broken_when))) {
+    stop("this worker is broken on purpose")
+  }
 }
 
 mark <- function(dir, name) writeLines(name, file.path(dir, name))
@@ -82,7 +86,11 @@ tools <- list(
     description = "Ends its R process.", arguments = list(status = type_integer())),
   tool(function() tools::pskill(Sys.getpid(), 11L), name = "segv",
     description = "Kills its R process with SIGSEGV."),
-  tool(function() stop("an R error"), name = "fail", description = "Fails.")
+  tool(function() stop("an R error"), name = "fail", description = "Fails."),
+  tool(
+    function() system2("sh", c("-c", shQuote("echo \"${MCPLITE_WORKER-unset}\"")), stdout = TRUE),
+    name = "child_env", description = "What a child process of the tool sees of MCPLITE_WORKER."
+  )
 )
 
 mcp_server(tools)
