@@ -859,7 +859,7 @@ arguments_json <- function(arguments, schema = NULL) {
     arguments <- shape_arguments(arguments, schema)
   }
   tryCatch(
-    payload_json_impl(arguments),
+    payload_json_impl(arguments, FALSE),
     mcplite_error = function(e) {
       abort("`arguments` cannot be converted to JSON: ", conditionMessage(e),
             class = setdiff(class(e), c("mcplite_error", "error", "condition")))

@@ -117,34 +117,57 @@ content_plot <- function(code, width = 640, height = 480, res = 96,
       "(`capabilities(\"png\")` is FALSE). Install R with Cairo or libpng support."
     )
   }
-  file <- tempfile("mcplite-plot-", fileext = ".png")
-  on.exit(unlink(file), add = TRUE)
-  previous <- grDevices::dev.cur()
-  type <- if (isTRUE(capabilities("cairo"))) "cairo" else getOption("bitmapType")
-  grDevices::png(file, width = width, height = height, res = res, type = type)
-  device <- grDevices::dev.cur()
-  closed <- FALSE
-  close_device <- function() {
-    if (!closed && device %in% grDevices::dev.list()) {
-      grDevices::dev.off(device)
-    }
-    closed <<- TRUE
-    if (previous > 1L && previous %in% grDevices::dev.list()) {
-      grDevices::dev.set(previous)
-    }
-  }
-  on.exit(close_device(), add = TRUE)
+  device <- plot_device(width, height, res)
+  on.exit(device$close(), add = TRUE)
+  device$open()
   value <- withVisible(code)
   if (value$visible) {
     draw_plot_object(value$value)
   }
-  close_device()
-  size <- file.size(file)
-  if (is.na(size) || size == 0) {
+  bytes <- device$close()
+  if (is.null(bytes)) {
     abort("`code` drew nothing: no plot was made on the PNG device.")
   }
-  bytes <- readBin(file, "raw", size)
   content_image(base64_plain(bytes), "image/png", annotations = annotations, meta = meta)
+}
+
+# A PNG device of our own, opened on demand: `open()` opens it (in a new
+# temporary file) and makes it current; `close()` closes it if it is still
+# open, makes the device that was current before current again, deletes the
+# file and returns its bytes, or NULL when nothing was drawn (no page was
+# started, so the device wrote no file). Both may be called more than once.
+plot_device <- function(width = 640, height = 480, res = 96) {
+  file <- NULL
+  device <- 1L
+  previous <- 1L
+  open <- function() {
+    if (!is.null(file)) {
+      return(invisible())
+    }
+    previous <<- grDevices::dev.cur()
+    file <<- tempfile("mcplite-plot-", fileext = ".png")
+    type <- if (isTRUE(capabilities("cairo"))) "cairo" else getOption("bitmapType")
+    grDevices::png(file, width = width, height = height, res = res, type = type)
+    device <<- grDevices::dev.cur()
+    invisible()
+  }
+  close <- function() {
+    if (is.null(file)) {
+      return(NULL)
+    }
+    path <- file
+    file <<- NULL
+    on.exit(unlink(path), add = TRUE)
+    if (device > 1L && device %in% grDevices::dev.list()) {
+      grDevices::dev.off(device)
+    }
+    if (previous > 1L && previous %in% grDevices::dev.list()) {
+      grDevices::dev.set(previous)
+    }
+    size <- file.size(path)
+    if (is.na(size) || size == 0) NULL else readBin(path, "raw", size)
+  }
+  list(open = open, close = close)
 }
 
 # Plot objects that draw when printed (ggplot2, lattice, recorded plots) or

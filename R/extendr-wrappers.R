@@ -28,7 +28,7 @@ json_encode_raw_impl <- function(x, auto_unbox, null, na, digits) {
   bridge_value(.Call(wrap__json_encode_raw_impl, x, auto_unbox, null, na, digits))
 }
 
-payload_json_impl <- function(x) bridge_value(.Call(wrap__payload_json_impl, x))
+payload_json_impl <- function(x, na_null) bridge_value(.Call(wrap__payload_json_impl, x, na_null))
 
 fixed_json_impl <- function(x) bridge_value(.Call(wrap__fixed_json_impl, x))
 

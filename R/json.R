@@ -37,9 +37,10 @@ json_encode <- function(x, auto_unbox = TRUE, null = "null", na, digits) {
 }
 
 # Payload JSON of `x` with the current options (errors if unencodable or if
-# an option is invalid).
-payload_json <- function(x) {
-  payload_json_impl(x)
+# an option is invalid). With `na_null`, missing values are `null` unless
+# `mcplite.json.na` is set (package tools' results, RULES R8.5).
+payload_json <- function(x, na_null = FALSE) {
+  payload_json_impl(x, na_null)
 }
 
 # Fixed JSON of `x` (RULES J1.2, J5).

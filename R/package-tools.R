@@ -70,7 +70,24 @@
 #'
 #' A result that cannot be converted to JSON (a fitted model, a test result
 #' of class `htest`, ...) is returned as the text R prints for it; anything
-#' else is returned as the function returns it (see [mcplite-results]).
+#' else is converted as a tool's return value is (see [mcplite-results]),
+#' except that missing values (`NA`, `NaN`, `Inf`, and missing cells of a
+#' data frame) are JSON `null`, the schema-less "no value", rather than
+#' strings such as `"NA"`. Setting the option `mcplite.json.na` overrides
+#' this; the tools you write yourself keep `jsonlite`'s default.
+#'
+#' @section Plots:
+#' A function that draws, such as `graphics::plot()`, `hist()` or a `grid`
+#' function, draws on a PNG device of 640 x 480 pixels (as [content_plot()])
+#' that mcplite opens for the call, and the tool returns the picture as an
+#' image block after the text of the function's value (no text when the
+#' value is `NULL`). A returned `lattice` or `ggplot2` object, which draws
+#' when printed, is drawn and returned as the image. Nothing is left behind:
+#' no `Rplots.pdf` in the working directory, no temporary file and no open
+#' device; a device that was open before the call (in a live session, the
+#' user's) is current again after it and gets nothing drawn on it. The
+#' device is opened only when something draws, so tools that do not draw
+#' pay almost nothing for it (a device check).
 #'
 #' @section Shaping data-frame results:
 #' Tools named in `shape` (or all, with `shape = TRUE`) get four extra
@@ -1273,11 +1290,10 @@ package_tool_wrapper <- function(fun, fname, convert, limits, guard = NULL) {
       owd <- setwd(guard$root)
       on.exit(setwd(owd), add = TRUE)
     }
-    res <- do.call(fname, args, envir = call_env)
-    if (!is.null(shaping) && is.data.frame(res)) {
-      return(shape_rows(res, shaping))
-    }
-    package_tool_value(res)
+    # RULES R8.9: what the function draws comes back as an image.
+    package_tool_call(function() do.call(fname, args, envir = call_env), function(res) {
+      if (!is.null(shaping) && is.data.frame(res)) shape_rows(res, shaping) else package_tool_value(res)
+    })
   }
 }
 
@@ -1340,18 +1356,6 @@ path_inside <- function(x, root) {
   real <- normalizePath(head, winslash = "/", mustWork = FALSE)
   full <- if (length(rest)) paste(c(sub("/$", "", real), rest), collapse = "/") else real
   identical(full, root) || startsWith(full, paste0(sub("/$", "", root), "/"))
-}
-
-# Values that cannot be sent as JSON are sent as the text R prints for them.
-package_tool_value <- function(res) {
-  if (is.null(res) || is.character(res) || inherits(res, "mcplite_tool_result")) {
-    return(res)
-  }
-  ok <- tryCatch({
-    payload_json(res)
-    TRUE
-  }, mcplite_error_json = function(e) FALSE)
-  if (ok) res else paste(utils::capture.output(print(res)), collapse = "\n")
 }
 
 # -- shaping ----------------------------------------------------------------------

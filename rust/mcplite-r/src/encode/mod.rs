@@ -139,13 +139,23 @@ fn json_encode_raw_impl(x: Robj, auto_unbox: Robj, null: Robj, na: Robj, digits:
 }
 
 /// Payload encoding with the current options. Returns the JSON string.
+/// With `na_null` TRUE, missing values are `null` unless `mcplite.json.na`
+/// is set (the results of package tools, RULES R8.5).
 /// @noRd
 #[extendr]
-fn payload_json_impl(x: Robj) -> Robj {
+fn payload_json_impl(x: Robj, na_null: Robj) -> Robj {
     // SAFETY: an R entry point: R's main thread, arguments protected by R.
     unsafe {
         let res = (|| -> Result<Robj> {
-            let opts = payload_options_from_r()?;
+            let mut opts = payload_options_from_r()?;
+            let na_null = na_null.get();
+            if opts.na == NaMode::Unset
+                && ty(na_null) == SEXPTYPE::LGLSXP
+                && xlen(na_null) == 1
+                && *LOGICAL(na_null) == 1
+            {
+                opts.na = NaMode::Null;
+            }
             let mut out = Vec::new();
             encode_payload(x.get(), &opts, &mut out)?;
             Ok(json_string(out))
