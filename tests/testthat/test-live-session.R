@@ -484,3 +484,35 @@ test_that("R10.2: a server started with XDG_RUNTIME_DIR finds a session started 
   open_session(b)
   expect_setequal(vapply(sessions_of(srv), function(x) x$id, ""), c(s$pid, b$pid))
 })
+
+test_that("R8.9: a package tool run in a selected session draws on its own device, the user's stays current", {
+  skip_if_no_live()
+  skip_if_not_installed("png")
+  dir <- private_dir()
+  s <- start_r(dir)
+  open_session(s)
+  # The user's own device, current at the prompt.
+  r_run(s, 'png("%s/users.png"); cat(dev.cur(), file = "%s/before"); cat(getwd(), file = "%s/wd")')
+  wd <- readLines(file.path(s$files, "wd"), warn = FALSE)
+  rplots_before <- file.exists(file.path(wd, "Rplots.pdf"))
+  script <- file.path(s$files, "plots.R")
+  writeLines(c(
+    "library(mcplite)",
+    "mcp_server(package_tools('graphics', include = 'plot', quiet = TRUE), session_tools = TRUE)"
+  ), script)
+  srv <- mcp_connect_script(script, env = c(MCPLITE_SESSION_DIR = dir))
+  withr::defer(mcp_close(srv))
+  expect_match(select(srv, s$pid), paste("Selected R session", s$pid))
+  res <- mcp_call(srv, "plot", list(x = list(3, 1, 2)))
+  expect_length(res$content, 1L)
+  expect_identical(res$content[[1]]$mime_type, "image/png")
+  img <- png::readPNG(jsonlite::base64_dec(res$content[[1]]$data))
+  expect_identical(dim(img)[1:2], c(480L, 640L))
+  expect_true(any(img[, , 1:3] < 0.5))
+  # The user's device is current again, got nothing, and no file was left.
+  r_run(s, 'cat(dev.cur(), file = "%s/after"); dev.off()')
+  expect_identical(readLines(file.path(s$files, "after"), warn = FALSE),
+                   readLines(file.path(s$files, "before"), warn = FALSE))
+  expect_false(file.exists(file.path(s$files, "users.png")))
+  expect_identical(file.exists(file.path(wd, "Rplots.pdf")), rplots_before)
+})
