@@ -85,9 +85,9 @@
 #' when printed, is drawn and returned as the image. Nothing is left behind:
 #' no `Rplots.pdf` in the working directory, no temporary file and no open
 #' device; a device that was open before the call (in a live session, the
-#' user's) is current again after it and gets nothing drawn on it. The
-#' device is opened only when something draws, so tools that do not draw
-#' pay almost nothing for it (a device check).
+#' user's) is current again after it and gets nothing drawn on it. When no
+#' device is open, mcplite's is opened only when something draws, so tools
+#' that do not draw pay almost nothing for it.
 #'
 #' @section Shaping data-frame results:
 #' Tools named in `shape` (or all, with `shape = TRUE`) get four extra
