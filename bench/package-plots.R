@@ -49,7 +49,7 @@ over_stdio <- function(line, n) {
     "  package_tools('graphics', include = 'plot', quiet = TRUE)))"
   ), script)
   p <- processx::process$new(file.path(R.home("bin"), "Rscript"), c("--vanilla", script),
-                             stdin = "|", stdout = "|", stderr = "|", env = c("current", MCPLITE_TRANSPORT = NA))
+                             stdin = "|", stdout = "|", stderr = "|")
   on.exit(if (p$is_alive()) p$kill(), add = TRUE)
   roundtrip <- function() {
     p$write_input(paste0(line, "\n"))
