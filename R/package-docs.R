@@ -9,7 +9,7 @@
 
 # Bump when the rendering below changes: cached files of another version are
 # ignored.
-docs_cache_format <- 8L
+docs_cache_format <- 9L
 
 docs_memory <- new.env(parent = emptyenv())
 
@@ -193,11 +193,13 @@ rd_topic_doc <- function(rd, format) {
   value <- section("\\value")
   args <- section("\\arguments")
   arguments <- if (!is.null(args)) rd_arguments(args, md) else character()
+  usage <- section("\\usage")
   list(
     title = rd_paragraphs(rd_render(title, FALSE), FALSE, join = " "),
     description = if (!is.null(desc)) rd_paragraphs(rd_render(desc, md), md) else "",
     value = if (!is.null(value)) rd_paragraphs(rd_render(value, md), md) else "",
     arguments = arguments,
+    usage = if (!is.null(usage)) rd_usage_calls(rd_render(usage, FALSE)) else character(),
     kinds = doc_types(unname(arguments)),
     optional = doc_optional(unname(arguments))
   )
@@ -360,4 +362,33 @@ rd_item <- function(node, md) {
     label <- paste0("`", gsub("`", "'", label, fixed = TRUE), "`")
   }
   paste0("\n\n- ", label, ": ", rd_render(node[[2L]], md), "\n\n")
+}
+
+# The calls of a help page's \usage section, by function name (the first
+# call of each): c(name = "name(arg, ...)"). S3 and S4 method markup renders
+# as the generic's name; replacement forms (`f(x) <- value`) are left out.
+rd_usage_calls <- function(text) {
+  lines <- strsplit(text, "\n", fixed = TRUE)[[1L]]
+  out <- character()
+  chunk <- ""
+  depth <- 0L
+  for (line in lines) {
+    if (depth == 0L && !nzchar(trimws(line))) {
+      next
+    }
+    chunk <- paste(chunk, line)
+    bare <- gsub("\"([^\"\\\\]|\\\\.)*\"|'([^'\\\\]|\\\\.)*'", "", line, perl = TRUE)
+    depth <- depth + lengths(regmatches(bare, gregexpr("(", bare, fixed = TRUE))) -
+      lengths(regmatches(bare, gregexpr(")", bare, fixed = TRUE)))
+    if (depth <= 0L) {
+      call <- trimws(gsub("[ \t]+", " ", chunk, perl = TRUE))
+      name <- regmatches(call, regexpr("^[A-Za-z.][A-Za-z0-9._]*(?=\\s*\\()", call, perl = TRUE))
+      if (length(name) == 1L && !grepl("\\)\\s*<-", call, perl = TRUE) && is.na(out[name])) {
+        out[[name]] <- call
+      }
+      chunk <- ""
+      depth <- 0L
+    }
+  }
+  out
 }

@@ -18,10 +18,20 @@
 #' The help page that documents a function (through its `\alias`) gives the
 #' tool's title (sent as the `title` annotation), its description (the
 #' page's Description section followed by its Value section) and the
-#' description of each argument (its `\arguments` entry). They are rendered
-#' as Markdown or, with `docs = "text"`, as plain text. A function without a
-#' help page, or whose help page cannot be rendered, is still served: its
-#' description is its R signature, and a message names it.
+#' description of each argument (the first paragraph of its `\arguments`
+#' entry, up to 100 characters). They are rendered as Markdown or, with
+#' `docs = "text"`, as plain text. The Description's first paragraph is
+#' always kept; the rest follows within about 150 characters, and a
+#' shortened description ends by pointing to the help page.
+#'
+#' When one page documents several functions (data.table's `hour()`,
+#' `year()`, `month()`, ...), each tool's title names its function
+#' (`"hour(): Integer based date class"`) and its description leads with the
+#' function's usage line and what the Value section says about it, leaving
+#' out paragraphs about the page's other functions only.
+#'
+#' A function without a help page, or whose help page cannot be rendered, is
+#' still served: its description is its R signature, and a message names it.
 #'
 #' @section Argument schemas:
 #' Each formal argument becomes a property of the input schema; arguments
@@ -40,12 +50,21 @@
 #'    "integer ...", "numeric ..."/"number ...", "character string ..." and
 #'    "character vector ..." give a boolean, integer, number, string or array
 #'    of strings; "function", "formula" and "environment" mark values that
-#'    JSON cannot carry;
-#' 4. otherwise the property accepts any JSON value (an empty schema).
+#'    JSON cannot carry. Documentation naming several kinds of value ("a
+#'    numeric vector, matrix or data frame") gives no type;
+#' 4. guesses, which end the argument's description with "(Type guessed.)":
+#'    what the documentation says the value is ("vector of quantiles",
+#'    "degrees of freedom", a colour, a title), what a computed default
+#'    computes (arithmetic is a number, `length(x)` an integer, `seq()` an
+#'    array of numbers, `paste()` a string, a comparison a boolean; nothing
+#'    is evaluated), and the names `main`, `sub`, `xlab`, `ylab` (strings)
+#'    and `xlim`, `ylim` (arrays of numbers);
+#' 5. otherwise the property accepts any JSON value (an empty schema).
 #'
 #' A `NULL` default makes the argument optional, typed from its
 #' documentation. An argument without a default that the function tests with
-#' `missing()` is optional too. For an S3 generic such as `t.test()`, whose
+#' `missing()`, or hands on to a function that does (`hist(ylab =)` reaches
+#' `plot.histogram()`), is optional too. For an S3 generic such as `t.test()`, whose
 #' own formals are little more than `x, ...`, the formals of its default
 #' method are used as well (they reach the method through `...`).
 #'
@@ -750,10 +769,18 @@ infer_function <- function(package, fname, fun, ns, doc, formulas, md) {
   argdocs <- doc_kinds(doc)
   args <- list()
   for (arg in setdiff(names(sig$formals), "...")) {
-    args[[arg]] <- infer_argument(arg, sig$formals[[arg]], sig, argdocs, formulas)
+    args[[arg]] <- infer_argument(arg, sig$formals[[arg]], sig, argdocs, formulas, md)
   }
-  list(args = args, description = tool_description(package, fname, fun, doc, md),
-       title = doc$title, path_like = capability_path_like(names(args), argdocs$docs))
+  # A page documenting several exported functions gives each its own title
+  # and description (RULES R8.1).
+  usage <- doc$usage %||% character()
+  usage <- usage[names(usage) %in% getNamespaceExports(ns)]
+  title <- doc$title
+  if (!is.null(title) && length(usage) > 1L) {
+    title <- paste0(fname, "(): ", title)
+  }
+  list(args = args, description = tool_description(package, fname, fun, doc, md, usage),
+       title = title, path_like = capability_path_like(names(args), argdocs$docs))
 }
 
 # The input schema of a function's tool: list(props, required, convert), or a
@@ -842,17 +869,142 @@ build_package_tool <- function(fname, fun, inferred, schema, tool_name, ov, anno
        annotations = ann)
 }
 
-tool_description <- function(package, fname, fun, doc, md) {
+# -- descriptions within a budget (RULES R8.1) ----------------------------------
+
+# Characters of a tool description beyond its lead (usage line and what a
+# shared page says about this function) and the Description's first
+# paragraph, which are always kept whole; and of an argument description,
+# which keeps its first paragraph up to this length.
+description_budget <- 150L
+argument_budget <- 100L
+
+# Paragraphs and list items of rendered help text.
+doc_units <- function(text) {
+  if (is.null(text) || !nzchar(text)) {
+    return(character())
+  }
+  units <- strsplit(text, "\n+", perl = TRUE)[[1L]]
+  units[nzchar(units)]
+}
+
+# Units joined back: list items on consecutive lines, paragraphs apart.
+join_units <- function(units) {
+  if (length(units) == 0L) {
+    return("")
+  }
+  item <- grepl("^(- |[0-9]+\\. )", units)
+  sep <- ifelse(c(FALSE, item[-1L] & item[-length(item)]), "\n", "\n\n")
+  paste0(units, c(sep[-1L], ""), collapse = "")
+}
+
+# Which units mention the function `name` (as code in Markdown, as a word in
+# plain text).
+mentions <- function(units, name, md) {
+  if (length(units) == 0L) {
+    return(logical())
+  }
+  if (md) {
+    return(grepl(paste0("`", name, "`"), units, fixed = TRUE) |
+             grepl(paste0("`", name, "("), units, fixed = TRUE))
+  }
+  esc <- gsub("([.\\\\|()\\[\\]{}^$*+?])", "\\\\\\1", name, perl = TRUE)
+  grepl(paste0("(?<![A-Za-z0-9._])", esc, "(?![A-Za-z0-9_]|\\.[A-Za-z])"), units, perl = TRUE)
+}
+
+mentions_any <- function(units, names, md) {
+  hit <- logical(length(units))
+  for (nm in names) hit <- hit | mentions(units, nm, md)
+  hit
+}
+
+# `text` cut to at most `room` characters: at the end of a sentence when one
+# ends in the second half, else at a word, marked with an ellipsis. NULL
+# when too little room is left to say anything.
+cut_text <- function(text, room, md) {
+  if (nchar(text) <= room) {
+    return(text)
+  }
+  if (room < 60L) {
+    return(NULL)
+  }
+  head <- substr(text, 1L, room - 1L)
+  ends <- gregexpr("[.!?](?=\\s)", head, perl = TRUE)[[1L]]
+  ends <- ends[ends > room / 2]
+  out <- if (length(ends) > 0L && ends[[1L]] > 0L) {
+    substr(head, 1L, ends[[length(ends)]])
+  } else {
+    paste0(sub("\\s+\\S*$", "", head, perl = TRUE), "\u2026")
+  }
+  # A cut inside inline code would leave an unbalanced backtick.
+  if (md && lengths(regmatches(out, gregexpr("`", out, fixed = TRUE))) %% 2L == 1L) {
+    out <- paste0(sub("`[^`]*$", "", out, perl = TRUE), "\u2026")
+  }
+  out
+}
+
+# An argument's description: its first paragraph, within the budget.
+argument_text <- function(doc, md) {
+  units <- doc_units(doc)
+  if (length(units) == 0L) {
+    return(NULL)
+  }
+  cut_text(units[[1L]], argument_budget, md) %||% units[[1L]]
+}
+
+# A tool's description from its help page (RULES R8.1). When the page
+# documents several functions, the description leads with this function's
+# usage and what the page says about it alone, and leaves out the
+# paragraphs about the page's other functions. The Description's first
+# paragraph is always kept; the rest follows within description_budget.
+tool_description <- function(package, fname, fun, doc, md, usage = character()) {
   if (is.null(doc)) {
     sig <- signature_text(package, fname, fun)
     return(if (md) paste0("R function `", sig, "` (no help page).") else
       paste0("R function ", sig, " (no help page)."))
   }
-  parts <- doc$description
-  if (nzchar(doc$value)) {
-    parts <- c(parts, paste0(if (md) "**Value:** " else "Value: ", doc$value))
+  code <- function(x) if (md) paste0("`", gsub("`", "'", x, fixed = TRUE), "`") else x
+  value_label <- if (md) "**Value:** " else "Value: "
+  desc <- doc_units(doc$description)
+  value <- doc_units(doc$value)
+  lead <- character()
+  if (length(usage) > 1L) {
+    others <- setdiff(names(usage), fname)
+    own <- mentions(value, fname, md)
+    lead <- c(if (!is.na(usage[fname])) code(usage[[fname]]),
+              if (any(own)) paste0(value_label, join_units(value[own])))
+    value <- value[!own & !mentions_any(value, others, md)]
+    rest <- desc[-1L]
+    keep <- mentions(rest, fname, md) | !mentions_any(rest, others, md)
+    desc <- c(desc[1L], rest[keep])
   }
-  paste(parts[nzchar(parts)], collapse = "\n\n")
+  if (length(value) > 0L) {
+    value[[1L]] <- paste0(value_label, value[[1L]])
+  }
+  # Whole: the lead and the first paragraph. Then, within the budget, the
+  # value's first paragraph and the other paragraphs in page order.
+  first <- desc[1L][!is.na(desc[1L])]
+  optional <- c(desc[-1L], value)
+  first_value <- max(length(desc) - 1L, 0L) + 1L
+  order <- if (length(value) > 0L) c(first_value, seq_along(optional)[-first_value]) else
+    seq_along(optional)
+  keep <- rep(NA_character_, length(optional))
+  room <- description_budget
+  shortened <- FALSE
+  for (i in order) {
+    text <- cut_text(optional[[i]], room, md)
+    if (is.null(text)) {
+      shortened <- TRUE
+      next
+    }
+    shortened <- shortened || !identical(text, optional[[i]])
+    keep[[i]] <- text
+    room <- room - nchar(text) - 2L
+  }
+  parts <- c(lead, first, keep[!is.na(keep)])
+  if (shortened) {
+    parts <- c(parts, paste0("(More: ", code(paste0("?", package, "::", fname)), ".)"))
+  }
+  join_units(parts)
 }
 
 signature_text <- function(package, fname, fun) {
@@ -895,6 +1047,10 @@ function_formals <- function(fun, fname, ns) {
     usage <- scan_body(b, usage)
   }
   no_default <- names(f)[vapply(f, is_missing_arg, logical(1)) & names(f) != "..."]
+  handed_on <- setdiff(no_default, usage$missing)
+  if (length(handed_on) > 0L) {
+    usage$missing <- c(usage$missing, passed_to_missing(bodies, handed_on, env, ns))
+  }
   list(formals = f, env = env, match_arg = usage$match_arg, several_ok = usage$several_ok,
        tested_missing = usage$missing, match_call = usage$match_call,
        first_without_default = no_default[1L])
@@ -961,13 +1117,128 @@ scan_body <- function(b, usage) {
   usage
 }
 
+# Arguments without a default that the function hands on as they are (a
+# bare name, by position or by name) to a function that tests them with
+# missing(), or hands them on again (hist(ylab =) reaches plot.histogram(),
+# smoothScatter(bandwidth =) a density helper): the missing value is handled
+# there, so such an argument is optional (RULES R8.3). Methods of a generic
+# are looked up among those defined by `ns` and by the generic's own
+# package, so that the answer does not depend on what else is loaded.
+passed_to_missing <- function(bodies, args, env, ns, depth = 2L) {
+  found <- character()
+  walk <- function(e) {
+    if (!is.call(e) || length(found) == length(args)) {
+      return()
+    }
+    parts <- as.list(e)[-1L]
+    bare <- vapply(parts, function(a) if (is.symbol(a)) as.character(a) else "", "")
+    hits <- setdiff(intersect(bare, args), found)
+    if (length(hits) > 0L) {
+      for (callee in callee_candidates(e[[1L]], env, ns)) {
+        formal <- matched_formals(callee, e, hits)
+        for (a in names(formal)) {
+          if (handles_missing(callee, formal[[a]], ns, depth)) {
+            found <<- union(found, a)
+          }
+        }
+      }
+    }
+    for (i in seq_along(e)) {
+      if (is.call(e[[i]])) walk(e[[i]])
+    }
+  }
+  for (b in bodies) walk(b)
+  found
+}
+
+# Does `fun` cope with its argument `formal` being missing?
+handles_missing <- function(fun, formal, ns, depth) {
+  f <- formals(fun)
+  if (!formal %in% names(f) || formal == "..." || !is_missing_arg(f[[formal]])) {
+    return(FALSE)
+  }
+  if (formal %in% scan_body(body(fun), list(missing = character()))$missing) {
+    return(TRUE)
+  }
+  depth > 1L && formal %in% passed_to_missing(list(body(fun)), formal, environment(fun) %||% ns,
+                                              ns, depth - 1L)
+}
+
+# The closures a call's head may reach: the function itself, or for an S3
+# generic its methods.
+callee_candidates <- function(head, env, ns) {
+  fun <- NULL
+  name <- NULL
+  if (is.symbol(head)) {
+    name <- as.character(head)
+    if (nzchar(name) && exists(name, envir = env, mode = "function", inherits = TRUE)) {
+      fun <- get(name, envir = env, mode = "function", inherits = TRUE)
+    }
+  } else if (is.call(head) && length(head) == 3L && is.symbol(head[[1L]]) &&
+             as.character(head[[1L]]) %in% c("::", ":::") && is.symbol(head[[2L]]) &&
+             is.symbol(head[[3L]])) {
+    pkg <- as.character(head[[2L]])
+    name <- as.character(head[[3L]])
+    if (isNamespaceLoaded(pkg)) {
+      fun <- get0(name, envir = asNamespace(pkg), mode = "function", inherits = FALSE)
+    }
+  }
+  if (!is.function(fun) || is.primitive(fun)) {
+    return(list())
+  }
+  if (!is_s3_generic(fun)) {
+    return(list(fun))
+  }
+  table <- get0(".__S3MethodsTable__.", envir = environment(fun), inherits = FALSE)
+  if (!is.environment(table)) {
+    return(list(fun))
+  }
+  homes <- list(ns, environment(fun))
+  methods <- sort(ls(table, pattern = paste0("^", gsub(".", "\\.", name, fixed = TRUE), "\\.")),
+                  method = "radix")
+  out <- list(fun)
+  for (m in methods) {
+    method <- get(m, envir = table)
+    home <- environment(method)
+    if (is.function(method) && !is.primitive(method) &&
+        any(vapply(homes, identical, NA, home))) {
+      out[[length(out) + 1L]] <- method
+    }
+  }
+  out
+}
+
+# Which formal of `fun` each of the bare names `args` in the call `e` reaches
+# (c(arg = formal)); names that land in `...` are left out.
+matched_formals <- function(fun, e, args) {
+  keep <- !vapply(as.list(e), identical, NA, quote(...))
+  keep[[1L]] <- TRUE
+  e <- e[keep]
+  mc <- tryCatch(match.call(fun, e, expand.dots = FALSE), error = function(err) NULL)
+  if (is.null(mc)) {
+    return(character())
+  }
+  out <- character()
+  parts <- as.list(mc)[-1L]
+  for (nm in setdiff(names(parts), "...")) {
+    v <- parts[[nm]]
+    if (is.symbol(v) && as.character(v) %in% args) {
+      out[[as.character(v)]] <- nm
+    }
+  }
+  out
+}
+
 # -- type inference --------------------------------------------------------------
 
 # list(schema, required, formula) or list(unsupported = reason, required).
-infer_argument <- function(arg, default, sig, argdocs, formulas) {
+infer_argument <- function(arg, default, sig, argdocs, formulas, md) {
   doc <- argdocs$docs[arg]
   doc <- if (length(doc) == 1L && !is.na(doc)) unname(doc) else NULL
   doc_kind <- if (is.null(doc)) "none" else argdocs$kinds[[arg]]
+  doc_guessed <- startsWith(doc_kind, "guess:")
+  doc_kind <- sub("^guess:", "", doc_kind)
+  guessed <- FALSE
   optional <- !is.null(doc) && isTRUE(argdocs$optional[[arg]])
   has_default <- !is_missing_arg(default)
   required <- !has_default && !(arg %in% sig$tested_missing) && !optional &&
@@ -1007,13 +1278,29 @@ infer_argument <- function(arg, default, sig, argdocs, formulas) {
       }
     }
   } else if (lit$kind %in% c("none", "null", "unknown")) {
-    schema <- switch(doc_kind,
+    kind <- doc_kind
+    guessed <- doc_guessed
+    if (kind == "none" && lit$kind == "unknown") {
+      # A computed default: the kind of value it computes.
+      kind <- default_expression_kind(default, sig) %||% "none"
+      guessed <- kind != "none"
+    }
+    if (kind == "none" && arg %in% names(name_kinds) && !is.null(doc) &&
+        !grepl("\\b(expression|vector|or)\\b", tolower(doc), perl = TRUE)) {
+      kind <- name_kinds[[arg]]
+      guessed <- TRUE
+    }
+    schema <- switch(kind,
       boolean = list(type = "boolean"),
       integer = list(type = "integer"),
       number = list(type = "number"),
       numbers = list(type = "array", items = list(type = "number")),
       string = list(type = "string"),
       strings = list(type = "array", items = list(type = "string")),
+      # A named list (control = list()) is a JSON object; a data frame an
+      # array of records, as jsonlite writes one.
+      object = list(type = "object"),
+      records = list(type = "array", items = list(type = "object")),
       formula = list(type = "string"),
       NULL
     )
@@ -1022,18 +1309,104 @@ infer_argument <- function(arg, default, sig, argdocs, formulas) {
     schema <- structure(list(), names = character())
   }
   formula <- doc_kind == "formula" && identical(schema$type, "string") && lit$kind != "value"
-  if (formula) {
-    doc <- paste0(doc %||% "", if (!is.null(doc)) " " else "",
-                  "Write the formula as a string, e.g. \"y ~ x\".")
-  }
-  if (!is.null(doc) && nzchar(doc)) {
-    schema$description <- doc
+  # The argument's first paragraph within the budget (RULES R8.1), then
+  # what the client must know: how to write a formula, a guessed type.
+  text <- c(if (!is.null(doc) && nzchar(doc)) argument_text(doc, md),
+            if (formula) "Write the formula as a string, e.g. \"y ~ x\".",
+            if (guessed && !is.null(schema$type)) "(Type guessed.)")
+  if (length(text) > 0L) {
+    schema$description <- paste(text, collapse = " ")
   }
   if (!is.null(default_json)) {
     schema$default <- default_json
   }
   list(schema = schema, required = required, formula = formula)
 }
+
+# The JSON kind of a default expression that is not a constant, from what
+# it computes, without evaluating it (RULES R8.2): "number", "integer",
+# "numbers", "string" or "boolean"; NULL when it cannot tell. `depth` stops
+# the walk through other arguments' defaults.
+default_expression_kind <- function(expr, sig, depth = 2L) {
+  if (is.symbol(expr) && !as.character(expr) %in% names(sig$formals)) {
+    expr <- constant_value(expr, sig)
+  }
+  if (is.numeric(expr) && length(expr) == 1L) {
+    return(if (is.integer(expr)) "integer" else "number")
+  }
+  if (is.symbol(expr)) {
+    nm <- as.character(expr)
+    if (nm == "pi") {
+      return("number")
+    }
+    if (depth > 0L && nm %in% names(sig$formals) && !is_missing_arg(sig$formals[[nm]])) {
+      lit <- default_literal(sig$formals[[nm]], sig, nm)
+      if (lit$kind == "value" && length(lit$value) == 1L) {
+        return(json_kind(lit$value, "none"))
+      }
+      return(default_expression_kind(sig$formals[[nm]], sig, depth - 1L))
+    }
+    return(NULL)
+  }
+  if (!is.call(expr) || !is.symbol(expr[[1L]])) {
+    return(NULL)
+  }
+  fn <- as.character(expr[[1L]])
+  parts <- as.list(expr)[-1L]
+  kinds <- function() lapply(parts, default_expression_kind, sig = sig, depth = depth)
+  if (fn == "$" && identical(parts[[1L]], as.name(".Machine"))) {
+    return(if (startsWith(as.character(parts[[2L]]), "integer")) "integer" else "number")
+  }
+  if (fn %in% c("+", "-", "*", "/", "^", "(")) {
+    k <- kinds()
+    if (length(k) > 0L && all(vapply(k, function(x) identical(x, "number") || identical(x, "integer"), NA))) {
+      return("number")
+    }
+    return(NULL)
+  }
+  if (fn %in% c("sqrt", "exp", "log", "log10", "log2", "abs", "ceiling", "floor", "round", "signif",
+                "min", "max", "mean", "median", "IQR", "sd", "mad", "var", "sum", "prod")) {
+    return("number")
+  }
+  if (fn == "list" && (length(parts) == 0L || all(nzchar(names(parts) %||% "")))) {
+    return("object")
+  }
+  if (fn %in% c("length", "nrow", "ncol", "NROW", "NCOL", "nlevels", "nchar")) {
+    return("integer")
+  }
+  if (fn %in% c("seq", "seq_len", "seq_along", "range", ":", "rev", "sort", "cumsum", "numeric",
+                "double", "integer")) {
+    return("numbers")
+  }
+  if (fn %in% c("paste", "paste0", "deparse", "deparse1", "sprintf", "format", "gettext", "gettextf",
+                "toupper", "tolower", "sQuote", "dQuote", "file.path", "basename")) {
+    return("string")
+  }
+  if (fn %in% c("!", "==", "!=", "<", ">", "<=", ">=", "&&", "||", "isTRUE", "isFALSE",
+                "interactive", "identical", "any", "all", "inherits", "is.null", "is.na",
+                "is.numeric", "is.character", "is.logical", "is.factor", "is.matrix",
+                "is.data.frame", "is.list", "is.function", "nzchar", "exists")) {
+    return("boolean")
+  }
+  if (fn == "if" && length(parts) == 3L) {
+    k <- lapply(parts[2:3], default_expression_kind, sig = sig, depth = depth)
+    if (!is.null(k[[1L]]) && identical(k[[1L]], k[[2L]])) {
+      return(k[[1L]])
+    }
+  }
+  if (fn == "par" && length(parts) == 1L && is.character(parts[[1L]])) {
+    if (parts[[1L]] %in% c("lwd", "cex", "cex.axis", "cex.lab", "cex.main", "cex.sub", "adj",
+                           "srt", "mex", "lheight")) {
+      return("number")
+    }
+  }
+  NULL
+}
+
+# Argument names whose meaning is fixed by convention across R's graphics
+# (titles and axis labels, axis limits): a guessed kind (RULES R8.2).
+name_kinds <- c(main = "string", sub = "string", xlab = "string", ylab = "string",
+                zlab = "string", xlim = "numbers", ylim = "numbers", zlim = "numbers")
 
 # The JSON kind of an atomic default, refined by the documentation (a whole
 # number documented as an integer is an integer).
@@ -1148,6 +1521,8 @@ doc_types <- function(docs) {
   out <- rep("none", length(docs))
   text <- tolower(gsub("[`*'\"]", "", docs, perl = TRUE))
   text <- sub("^\\s*(\\(|either\\s)?\\s*", "", text, perl = TRUE)
+  # "`NULL` (default) or a logical ...": leaving the argument out gives NULL.
+  text <- sub("^null( \\(default\\))?,? or\\s+", "", text, perl = TRUE)
   filler <- paste0(
     "^((an?|the|optional|single|one|positive|non-negative|nonnegative|strictly|scalar|",
     "length-one|length one|non-empty|\\(non-empty\\)|usually|typically)\\s+)+"
@@ -1164,10 +1539,51 @@ doc_types <- function(docs) {
     "strings" = "^(character vector|vector of character|vector of strings)",
     "string" = "^(character string|string\\b|character(\\W|$))"
   )
+  # Guesses from what the argument is (a quantity, a title), marked as
+  # such: "guess:number".
+  guesses <- c(
+    "numbers" = paste0("^(univariate time series\\b|vectors? of (\\([a-z -]+\\) )?(means|quantiles|probabilities|observations|counts|weights|numbers|",
+                       "numeric values|real numbers|(data )?values|positive numbers|non-negative numbers|",
+                       "\\(non-negative\\) (quantiles|numbers))\\b)"),
+    "number" = paste0("^(degrees? of freedom|probability (of|that)|non-centrality parameter|",
+                      "numbers? of|maximum number|minimum number|(numerical |relative |absolute |",
+                      "convergence )?tolerance|confidence level|significance level|power of|",
+                      "tuning constant|smoothing parameter|bandwidth\\b|expansion factor|maximum (order|lag)\\b|",
+                      "(non-negative |positive )?(shape|scale|rate|location) parameters?\\b|",
+                      "shape and scale parameters|non-negative parameters\\b|target for number|",
+                      "alternative parametrization via mean)"),
+    "numbers2" = "^(vectors? giving the density of shading)",
+    "records" = "^(data frame\\b)",
+    "object" = "^(named list\\b|list of control\\b|list with (named )?(components|elements)\\b)",
+    "number2" = "^(density of shading)",
+    # Colours: a name, "#RRGGBB" or a palette index, all of which R also
+    # takes as a string ("2").
+    "strings" = paste0("^(names (of|for) the|vectors? of (names|labels|character strings|strings|",
+                       "(fill )?colou?rs)\\b|colou?rs (for|of|to be used)\\b)"),
+    "string" = paste0("^(label for the|(overall |main )?title (for|of) the|main title\\b|subtitle for|",
+                      "colou?r (to be used|of|for)\\b)")
+  )
   todo <- !is.na(docs) & nzchar(text)
+  # A first clause naming another kind of value as well ("a numeric vector,
+  # matrix or data frame", "a vector or a formula") gives no type: a wrong
+  # type would make valid calls impossible.
+  clause <- sub("^(.*?)([.;:](\\s|$)).*$", "\\1", text, perl = TRUE)
+  clause <- gsub("\\b(or null|or na|true or false)\\b", "", clause, perl = TRUE)
+  other <- paste0("(\\bor\\b|,|\\(|\\bnor\\b)\\s*(an? |possibly )?(numeric|character|logical|integer|",
+                  "vectors?|matri(x|ces)|lists?|data ?frames?|functions?|formula|objects?|strings?|",
+                  "factors?|arrays?|tables?|expressions?|calls?|names?|symbols?|numbers?|single|",
+                  "scalars?|r object|time series|dates?|date-times?|null|na)\\b")
+  several <- grepl(other, clause, perl = TRUE)
   for (kind in names(rules)) {
-    hit <- todo & grepl(rules[[kind]], text, perl = TRUE)
+    # Values JSON cannot carry are marked whatever else the text allows.
+    hit <- todo & (!several | kind %in% c("function", "formula", "environment")) &
+      grepl(rules[[kind]], text, perl = TRUE)
     out[hit] <- kind
+    todo <- todo & !hit
+  }
+  for (kind in names(guesses)) {
+    hit <- todo & !several & grepl(guesses[[kind]], text, perl = TRUE)
+    out[hit] <- paste0("guess:", sub("2$", "", kind))
     todo <- todo & !hit
   }
   out

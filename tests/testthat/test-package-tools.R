@@ -45,11 +45,14 @@ test_that("titles, descriptions and argument docs come from the help page", {
   tl <- stats_tools(include = c("qnorm", "median"))
   expect_named(tl, c("median", "qnorm"))
   spec <- tool_spec(tl$qnorm)
-  expect_identical(spec$annotations[["title"]], "\"The Normal Distribution\"")
-  expect_match(spec$description, "^Density, distribution function, quantile function")
+  # The Normal Distribution page documents dnorm, pnorm, qnorm and rnorm:
+  # the tool leads with its own usage (RULES R8.1).
+  expect_identical(spec$annotations[["title"]], "\"qnorm(): The Normal Distribution\"")
+  expect_match(spec$description, "^`qnorm\\(p, mean = 0, sd = 1, lower.tail = TRUE, log.p = FALSE\\)`")
+  expect_match(spec$description, "\n\nDensity, distribution function, quantile function", fixed = TRUE)
   expect_match(spec$description, "**Value:** `dnorm` gives the density", fixed = TRUE)
   schema <- input_schema(tl$qnorm)
-  expect_identical(schema$properties$p$description, "vector of probabilities.")
+  expect_identical(schema$properties$p$description, "vector of probabilities. (Type guessed.)")
   expect_identical(
     schema$properties$lower.tail$description,
     "logical; if TRUE (default), probabilities are P[X \\le x] otherwise, P[X > x]."
@@ -88,6 +91,97 @@ test_that("schemas are inferred from defaults, match.arg() choices and docs", {
   # Without a default or a typed description, any JSON value is accepted.
   expect_null(input_schema(tl$median)$properties$x$type)
   expect_false("..." %in% names(input_schema(tl$median)$properties))
+})
+
+# -- issue 34: catalogues a model uses well -----------------------------------------
+
+# The share of a catalogue's arguments that have a type (or an enum).
+typed_share <- function(tools) {
+  props <- unlist(lapply(tools, function(t) input_schema(t)$properties), recursive = FALSE)
+  mean(vapply(props, function(p) !is.null(p$type) || !is.null(p$enum), NA))
+}
+
+test_that("functions sharing a help page lead with their own usage and value (RULES R8.1)", {
+  skip_if_not_installed("data.table")
+  dt <- package_tools("data.table", include = c("hour", "year", "month", "as.IDate"), quiet = TRUE)
+  d <- vapply(dt, function(t) tool_spec(t)$description, "")
+  # One page ("Integer based date class") documents them all; each says
+  # what it is first, then the page's shared first paragraph.
+  expect_length(unique(d), 4L)
+  expect_match(d[["hour"]], "^`hour\\(x\\)`\n\n\\*\\*Value:\\*\\* `second`, `minute`, `hour`")
+  expect_match(d[["year"]], "^`year\\(x\\)`")
+  expect_match(d[["as.IDate"]], "^`as.IDate\\(x, \\.\\.\\.\\)`\n\n\\*\\*Value:\\*\\* For `as.IDate`, a class of")
+  for (nm in names(d)) {
+    expect_match(d[[nm]], "Date and time classes with integer storage", fixed = TRUE)
+  }
+  # What the page says about its other functions only is left out.
+  expect_false(grepl("For `as.ITime`", d[["as.IDate"]], fixed = TRUE))
+  expect_false(grepl("For `as.IDate`", d[["hour"]], fixed = TRUE))
+  expect_identical(tool_spec(dt$hour)$annotations[["title"]], "\"hour(): Integer based date class\"")
+  # A page documenting one function keeps its title and description.
+  med <- tool_spec(stats_tools(include = "median")$median)
+  expect_identical(med$annotations[["title"]], "\"Median Value\"")
+  expect_match(med$description, "^Compute the sample median")
+})
+
+test_that("types come from defaults, help text and names, and a guess says so (RULES R8.2)", {
+  tl <- stats_tools(include = c("cor", "pf", "power.prop.test", "dpois", "qnorm"))
+  # "a numeric vector, matrix or data frame": an array type would refuse a
+  # matrix, so no type.
+  expect_null(input_schema(tl$cor)$properties$x$type)
+  # A quantity from the help text, marked as a guess.
+  df1 <- input_schema(tl$pf)$properties$df1
+  expect_identical(df1$type, "number")
+  expect_match(df1$description, "(Type guessed.)", fixed = TRUE)
+  expect_identical(input_schema(tl$dpois)$properties$lambda$items$type, "number")
+  # A computed default (.Machine$double.eps^0.25) is a number; a literal
+  # default is no guess.
+  tol <- input_schema(tl$power.prop.test)$properties$tol
+  expect_identical(tol$type, "number")
+  expect_null(tol$default)
+  expect_false(grepl("guessed", input_schema(tl$qnorm)$properties$mean$description, fixed = TRUE))
+  g <- input_schema(package_tools("graphics", include = "hist", quiet = TRUE)$hist)$properties
+  expect_identical(g$main$type, "string")
+  expect_identical(g$xlim$items$type, "number")
+  expect_identical(g$probability$type, "boolean")
+
+  # The share of typed arguments (measured in the "Serve a package" guide).
+  expect_gte(typed_share(stats_tools()), 0.70)
+  expect_gte(typed_share(package_tools("graphics", quiet = TRUE)), 0.70)
+})
+
+test_that("arguments a function handles when missing are not required (RULES R8.3)", {
+  # smoothScatter() evaluates its `transformation` (RULES R8.8).
+  g <- package_tools("graphics", include = c("hist", "smoothScatter"), quiet = TRUE,
+                     allow = "evaluate_code")
+  # hist.default() hands `ylab` on to plot.histogram(), which tests
+  # missing(ylab); smoothScatter() hands `bandwidth` to a helper that does.
+  expect_identical(unlist(input_schema(g$hist)$required), "x")
+  expect_false("bandwidth" %in% unlist(input_schema(g$smoothScatter)$required))
+  expect_true("bandwidth" %in% names(input_schema(g$smoothScatter)$properties))
+  expect_identical(unlist(input_schema(stats_tools(include = "dbinom")$dbinom)$required),
+                   c("x", "size", "prob"))
+  res <- call_tool(mcp_handler(g), "hist", list(x = list(1, 2, 2, 3, 3, 3), plot = FALSE))
+  expect_false(res$isError)
+})
+
+test_that("descriptions keep their first paragraph and every argument within a budget (RULES R8.1)", {
+  tl <- stats_tools()
+  manifest <- mcp_manifest(tl)
+  expect_lte(nchar(manifest, "bytes"), 400000)
+  docs <- package_docs("stats", find.package("stats"), "markdown", TRUE, names(tl))
+  for (fname in names(tl)) {
+    doc <- function_doc(fname, docs)$topic
+    if (is.null(doc)) next
+    first <- strsplit(doc$description, "\n\n", fixed = TRUE)[[1]][[1]]
+    expect_true(grepl(first, tool_spec(tl[[fname]])$description, fixed = TRUE), info = fname)
+    props <- input_schema(tl[[fname]])$properties
+    for (arg in intersect(names(props), names(doc$arguments))) {
+      expect_true(nzchar(props[[arg]]$description %||% ""), info = paste(fname, arg))
+    }
+  }
+  # A shortened description says where the rest is.
+  expect_match(tool_spec(tl$fft)$description, "(More: `?stats::fft`.)", fixed = TRUE)
 })
 
 test_that("formulas are left out unless a string form is chosen", {
@@ -403,8 +497,9 @@ test_that("undocumented functions keep their signature; unusable ones are skippe
   expect_identical(u$properties$y, list(type = "number", default = 1.5))
   # An optional environment argument is left out, the R default applies.
   expect_named(input_schema(tl$in_env)$properties, "x")
-  # Two functions on one help page share its title.
-  expect_identical(tool_spec(tl$titled_twice)$annotations[["title"]], "\"Make a small table\"")
+  # Two functions on one help page: each title names its function (RULES R8.1).
+  expect_identical(tool_spec(tl$titled_twice)$annotations[["title"]],
+                   "\"titled_twice(): Make a small table\"")
   expect_identical(input_schema(tl$titled_twice)$properties$z$type, "string")
   d <- input_schema(tl$documented)
   expect_identical(d$properties$n[c("type", "default")], list(type = "integer", default = 2L))
@@ -430,7 +525,7 @@ test_that("a help page that cannot be rendered, or a damaged help database, neve
   expect_true(any(grepl("could not be used: documented \\(help page documented: .*title", res$messages)))
   expect_true(all(c("documented", "titled_twice", "undocumented") %in% names(tl)))
   expect_match(tool_spec(tl$documented)$description, "no help page")
-  expect_identical(tool_spec(tl$in_env)$annotations[["title"]], "\"Apply\"")
+  expect_identical(tool_spec(tl$in_env)$annotations[["title"]], "\"in_env(): Apply\"")
 
   # A help database that cannot be read at all.
   lib <- damaged_fixture(bytes = as.raw(rep(0x42, 64)))

@@ -74,7 +74,7 @@ def test_sdk_calls_return_the_direct_results(mode, cases):
     tools, results = run(session(mode, calls))
     assert set(tools) == {"median", "qnorm", "p.adjust", "quantile", "sd", "t.test", "cor",
                           "weighted.mean", "read.csv", "head"}
-    assert tools["qnorm"].annotations.title == "The Normal Distribution"
+    assert tools["qnorm"].annotations.title == "qnorm(): The Normal Distribution"
     assert tools["qnorm"].annotations.read_only_hint is True
     assert tools["p.adjust"].input_schema["properties"]["method"]["enum"][0] == "holm"
     assert "..." not in tools["median"].input_schema["properties"]
