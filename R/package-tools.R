@@ -1542,7 +1542,8 @@ doc_types <- function(docs) {
   # Guesses from what the argument is (a quantity, a title), marked as
   # such: "guess:number".
   guesses <- c(
-    "numbers" = paste0("^(univariate time series\\b|vectors? of (\\([a-z -]+\\) )?(means|quantiles|probabilities|observations|counts|weights|numbers|",
+    "numbers" = paste0("^(univariate time series\\b|vectors? of (\\([a-z -]+\\) )?",
+                       "(means|quantiles|probabilities|observations|counts|weights|numbers|",
                        "numeric values|real numbers|(data )?values|positive numbers|non-negative numbers|",
                        "\\(non-negative\\) (quantiles|numbers))\\b)"),
     "number" = paste0("^(degrees? of freedom|probability (of|that)|non-centrality parameter|",
