@@ -12,6 +12,19 @@ export function registerBenchTools(server, shape, all) {
     description: 'Add two numbers.',
     inputSchema: shape({ x: z.number().describe('First number.'), y: z.number().describe('Second number.') }),
   }, async ({ x, y }) => text(String(x + y)));
+  // The worker benchmark (bench/workers/) adds a busy loop of `ms` milliseconds: it
+  // never awaits, so it holds the event loop as a CPU-bound tool does.
+  if (process.env.BENCH_SPIN === '1') {
+    server.registerTool('spin', {
+      description: 'A busy loop of ms milliseconds.',
+      inputSchema: shape({ ms: z.number().describe('Milliseconds.') }),
+    }, async ({ ms }) => {
+      const until = performance.now() + ms;
+      let n = 0;
+      while (performance.now() < until) n += 1;
+      return text('spun');
+    });
+  }
   if (!all) return;
   server.registerTool('text_length', {
     description: 'Return the number of characters in a text.',

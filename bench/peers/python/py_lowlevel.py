@@ -6,6 +6,7 @@ Over stdio, or over Streamable HTTP (uvicorn) when BENCH_HTTP_PORT is set.
 """
 
 import os
+import time
 from typing import Any
 
 import anyio
@@ -51,6 +52,11 @@ if ALL:
 if os.environ.get("BENCH_NAP") == "1":
     TOOLS.append(types.Tool(name="nap", description="Sleep for s seconds.",
                             input_schema=_schema({"s": {"type": "number", "description": "Seconds."}})))
+# The worker benchmark (bench/workers/) adds a busy loop of `ms` milliseconds:
+# it never awaits, so it holds the event loop as a CPU-bound tool does.
+if os.environ.get("BENCH_SPIN") == "1":
+    TOOLS.append(types.Tool(name="spin", description="A busy loop of ms milliseconds.",
+                            input_schema=_schema({"ms": {"type": "number", "description": "Milliseconds."}})))
 NAMES = {t.name for t in TOOLS}
 
 
@@ -69,6 +75,11 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
     if name == "add":
         z = float(args["x"]) + float(args["y"])
         return _text(str(int(z)) if z.is_integer() else repr(z))
+    if name == "spin":
+        until, n = time.monotonic() + float(args["ms"]) / 1000, 0
+        while time.monotonic() < until:
+            n += 1
+        return _text("spun")
     if name == "nap":
         await anyio.sleep(float(args["s"]))
         return _text("rested")

@@ -260,11 +260,18 @@ fn serve_loop(
     let watch = Watch { control, out };
     // The stream position of the next queued line (as the reader counts).
     let mut seq = 0u64;
+    // A call was just handed to the drivers: its client usually sends
+    // nothing more until the answer, so this thread does not spin for the
+    // next line (on a machine with few cores the spin took the CPU the
+    // driver and the worker need).
+    let mut dispatched = false;
     loop {
         if let Some(end) = pooled.as_ref().and_then(Pooled::ended) {
             return end;
         }
-        let msg = match reader.next(opts.spin, opts.poll) {
+        let spin = if dispatched { std::time::Duration::ZERO } else { opts.spin };
+        dispatched = false;
+        let msg = match reader.next(spin, opts.poll) {
             Some(m) => m,
             None => {
                 if host.interrupt_pending() {
@@ -305,6 +312,7 @@ fn serve_loop(
                         let job = Job { incoming, session: session.clone(), reg, _ticket: ticket, was_call: call };
                         // The drivers outlive this loop: the queue is open.
                         let _ = p.jobs.send(job);
+                        dispatched = true;
                         continue;
                     }
                     // Not a call after all (a long line): handled below.

@@ -67,6 +67,11 @@ pub const SERVER_BUSY: &str = "server busy: every worker is running a call and t
 /// within this time).
 const JOB_SPIN: Duration = Duration::from_micros(500);
 
+/// After sending a call, how long the driver keeps reading its worker's pipe
+/// before it sleeps in `poll` (a quick tool's answer comes back within this
+/// time, and waking a thread parked in `poll` is slow on a virtual machine).
+const RESULT_SPIN: Duration = Duration::from_micros(200);
+
 /// While a call runs, how often its worker process is checked (a worker's
 /// pipe can stay open after it died when a process it started holds it).
 const CHECK_EVERY: Duration = Duration::from_secs(1);
@@ -238,6 +243,16 @@ impl Worker {
     /// Wait for the next frame until `deadline` (`None`: no limit), checking
     /// every [`CHECK_EVERY`] that the process lives.
     fn next_frame(&mut self, deadline: Option<Instant>) -> Result<Option<FromWorker>, Fail> {
+        self.next_frame_spin(deadline, None)
+    }
+
+    /// [`Worker::next_frame`], reading the pipe without sleeping until
+    /// `spin_until`.
+    fn next_frame_spin(
+        &mut self,
+        deadline: Option<Instant>,
+        spin_until: Option<Instant>,
+    ) -> Result<Option<FromWorker>, Fail> {
         loop {
             match self.frames.next_frame() {
                 Ok(Some(body)) => {
@@ -249,6 +264,16 @@ impl Worker {
             let now = Instant::now();
             if deadline.is_some_and(|d| now >= d) {
                 return Ok(None);
+            }
+            if spin_until.is_some_and(|t| now < t) {
+                match self.frames.read_from(&mut self.from) {
+                    Ok(0) => return Err(Fail::Died(ending(&mut self.child))),
+                    Ok(_) => {}
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => std::thread::yield_now(),
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(self.broken(&format!("its pipe failed: {e}"))),
+                }
+                continue;
             }
             let wait = deadline.map_or(CHECK_EVERY, |d| (d - now).min(CHECK_EVERY));
             if !sys::readable(&self.from, wait.as_millis().max(1) as i32) {
@@ -276,8 +301,9 @@ impl Worker {
     fn call(&mut self, frame: CallFrame, state: Option<&CallState>) -> Result<Result<ToolResult, ToolFailure>, Fail> {
         let seq = frame.seq;
         self.link.send(&ToWorker::Call(frame)).map_err(|_| Fail::Died(ending(&mut self.child)))?;
+        let spin = Some(Instant::now() + RESULT_SPIN);
         loop {
-            match self.next_frame(None)? {
+            match self.next_frame_spin(None, spin)? {
                 Some(FromWorker::Result { seq: s, outcome }) if s == seq => return Ok(outcome),
                 Some(FromWorker::Progress { seq: s, progress, total, message }) if s == seq => {
                     if let Some(c) = state {
@@ -320,7 +346,14 @@ pub struct Pool {
     failed_starts: AtomicU32,
     failure: Mutex<Option<String>>,
     restarts: AtomicU64,
+    /// The one driver spinning for the next job ([`NO_SPINNER`]: none); a
+    /// driver that finishes a job spins only when no other does. Sequential
+    /// calls then mostly stay on one driver and worker, and on a machine with
+    /// few cores idle drivers do not spin beside it for nothing.
+    spinner: AtomicUsize,
 }
+
+const NO_SPINNER: usize = usize::MAX;
 
 impl Pool {
     /// Start the workers and wait until each has said hello. Any that cannot
@@ -352,6 +385,7 @@ impl Pool {
             failed_starts: AtomicU32::new(0),
             failure: Mutex::new(None),
             restarts: AtomicU64::new(0),
+            spinner: AtomicUsize::new(NO_SPINNER),
             opts,
         };
         // Start all, then greet all: they start up in parallel.
@@ -534,7 +568,13 @@ impl Pool {
         let mut host = WorkerHost { pool: self, slot, worker, call: None, last: None };
         let mut spin_until: Option<Instant> = None;
         loop {
-            let job = match spin_until.and_then(|t| spin_recv(jobs, t)) {
+            let spun = spin_until.and_then(|t| spin_recv(jobs, t));
+            if spin_until.is_some() {
+                // The spin is over (with a job or without): another driver
+                // may spin while this one runs its job or parks.
+                let _ = self.spinner.compare_exchange(slot, NO_SPINNER, Ordering::SeqCst, Ordering::SeqCst);
+            }
+            let job = match spun {
                 Some(j) => Ok(j),
                 None => jobs.recv_timeout(CHECK_EVERY),
             };
@@ -547,7 +587,9 @@ impl Pool {
                         // starts now that the answer is out.
                         host.ensure_worker();
                     }
-                    spin_until = Some(Instant::now() + JOB_SPIN);
+                    // Only one driver at a time spins (see `spinner`).
+                    let free = self.spinner.compare_exchange(NO_SPINNER, slot, Ordering::SeqCst, Ordering::SeqCst);
+                    spin_until = free.is_ok().then(|| Instant::now() + JOB_SPIN);
                 }
                 Err(RecvTimeoutError::Timeout) => {
                     spin_until = None;

@@ -407,11 +407,17 @@ impl<'a> Dec<'a> {
 /// Cuts a byte stream into frame bodies. Feed it what was read with
 /// [`Frames::push`] (or let [`Frames::read_from`] read), then take the
 /// complete frames with [`Frames::next_frame`].
+///
+/// The buffer only grows (it is not zeroed again for each read: a read of a
+/// small frame costs the read, not a 64 KiB `memset`); `start..end` is the
+/// part received and not yet taken.
 #[derive(Debug, Default)]
 pub struct Frames {
     buf: Vec<u8>,
     /// Start of the unread part of `buf`.
     start: usize,
+    /// End of the bytes received.
+    end: usize,
 }
 
 impl Frames {
@@ -419,42 +425,50 @@ impl Frames {
         Frames::default()
     }
 
+    /// Room for `n` more bytes after `end` (moving the unread part to the
+    /// front first).
+    fn reserve(&mut self, n: usize) {
+        self.compact();
+        if self.buf.len() < self.end + n {
+            self.buf.resize(self.end + n, 0);
+        }
+    }
+
     /// Bytes received.
     pub fn push(&mut self, bytes: &[u8]) {
-        self.compact();
-        self.buf.extend_from_slice(bytes);
+        self.reserve(bytes.len());
+        self.buf[self.end..self.end + bytes.len()].copy_from_slice(bytes);
+        self.end += bytes.len();
     }
 
     /// One `read` from `r` into the buffer: the number of bytes read (0 at
     /// EOF). `WouldBlock` and `Interrupted` are passed on.
     pub fn read_from(&mut self, r: &mut impl Read) -> io::Result<usize> {
-        self.compact();
-        let len = self.buf.len();
         let want = match self.needed() {
             Some(n) if n > 64 << 10 => n.min(MAX_FRAME + 4),
             _ => 64 << 10,
         };
-        self.buf.resize(len + want, 0);
-        let r = r.read(&mut self.buf[len..]);
-        self.buf.truncate(len + *r.as_ref().unwrap_or(&0));
-        r
+        self.reserve(want);
+        let n = r.read(&mut self.buf[self.end..self.end + want])?;
+        self.end += n;
+        Ok(n)
     }
 
     /// The bytes still missing for the frame being received, if known.
     fn needed(&self) -> Option<usize> {
-        let have = &self.buf[self.start..];
+        let have = &self.buf[self.start..self.end];
         let n = u32::from_le_bytes(have.get(..4)?.try_into().ok()?) as usize;
         (n + 4).checked_sub(have.len())
     }
 
     /// Is part of a frame, or a whole one, waiting?
     pub fn has_bytes(&self) -> bool {
-        self.start < self.buf.len()
+        self.start < self.end
     }
 
     /// The next complete frame body, if one has arrived.
     pub fn next_frame(&mut self) -> Result<Option<&[u8]>, WireError> {
-        let have = &self.buf[self.start..];
+        let have = &self.buf[self.start..self.end];
         if have.len() < 4 {
             return Ok(None);
         }
@@ -487,9 +501,17 @@ impl Frames {
     }
 
     fn compact(&mut self) {
-        if self.start > 0 {
-            self.buf.drain(..self.start);
+        if self.start == self.end {
             self.start = 0;
+            self.end = 0;
+        } else if self.start > 0 {
+            self.buf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+        }
+        // A frame far larger than usual leaves no huge buffer behind.
+        if self.end == 0 && self.buf.len() > 1 << 20 {
+            self.buf = Vec::new();
         }
     }
 }

@@ -69,10 +69,19 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// How long a call runs before the helper watches the pipe for its interrupt
+/// (and forwards its progress): a quick call never wakes the helper again,
+/// which on a machine with few cores takes CPU from the call itself.
+const HELPER_ARM: Duration = Duration::from_millis(5);
+
 #[derive(Default)]
 struct State {
     /// The call the main thread is running, and whether it forwards progress.
     running: Option<(u64, bool)>,
+    /// When the running call started.
+    since: Option<Instant>,
+    /// The helper waits for a call with no time limit: a new call must wake it.
+    parked: bool,
     /// The engine's pipe ended.
     gone: bool,
     stop: bool,
@@ -221,10 +230,15 @@ fn run_call(host: &mut dyn Host, sh: &Shared<'_>, c: CallFrame) -> io::Result<()
         version: Version::V2026_07_28,
     });
     let progress = sh.inflight.progress();
-    {
-        lock(&sh.state).running = Some((c.seq, c.progress));
+    let wake = {
+        let mut st = lock(&sh.state);
+        st.running = Some((c.seq, c.progress));
+        st.since = Some(Instant::now());
+        st.parked
+    };
+    if wake {
+        sh.wake.notify_one();
     }
-    sh.wake.notify_one();
     let outcome = match c.arguments.as_deref().map(parse_arguments).transpose() {
         Ok(args) => host.call_tool(c.tool as usize, args.as_ref(), &c.context),
         Err(e) => Err(ToolFailure::Error(format!("The worker could not read the arguments: {e}"))),
@@ -259,9 +273,17 @@ fn helper(sh: &Shared<'_>) {
                     return;
                 }
                 if let (Some(r), false) = (st.running, st.gone) {
-                    break r;
+                    let left =
+                        st.since.map_or(Duration::ZERO, |t| (t + HELPER_ARM).saturating_duration_since(Instant::now()));
+                    if left.is_zero() {
+                        break r;
+                    }
+                    st = sh.wake.wait_timeout(st, left).unwrap_or_else(PoisonError::into_inner).0;
+                    continue;
                 }
+                st.parked = true;
                 st = sh.wake.wait(st).unwrap_or_else(PoisonError::into_inner);
+                st.parked = false;
             }
         };
         let tick = if progress { 20 } else { 200 };
