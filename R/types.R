@@ -47,10 +47,14 @@
 #'
 #' @section Values that may be null:
 #' `required = FALSE` lets a property be *left out*; `nullable = TRUE` lets
-#' it be *present with the value `null`*. A nullable type is advertised with
-#' two JSON types, for example `type_number(nullable = TRUE)` as
-#' `{"type":["number","null"]}`; a nullable `type_enum()` also lists `null`
-#' among its values.
+#' it be *present with the value `null`*. A nullable type is advertised as
+#' `anyOf` its schema and `{"type":"null"}`, for example
+#' `type_number("P-value.", nullable = TRUE)` as
+#' `{"anyOf":[{"type":"number"},{"type":"null"}],"description":"P-value."}`,
+#' the spelling the Python SDK (pydantic) writes for `Optional` values. (A
+#' type array, `{"type":["number","null"]}`, means the same in JSON Schema,
+#' but clients that map tool schemas onto a dialect with a single `type`
+#' per schema may reject it or drop the constraint.)
 #'
 #' This matters most for output schemas. By default a missing number in
 #' structured content is written the way `jsonlite` writes it, as the string
@@ -500,8 +504,9 @@ type_schema <- function(x, where) {
   if (!is_scalar_string(kind) || !inherits(x, paste0("mcplite_type_", kind))) {
     abort("`", where, "` is a damaged mcplite type object; create it with a type_*() helper.")
   }
-  # A nullable type also admits JSON null: "type" becomes [<type>, "null"]
-  # (and an enum lists null among its values).
+  # A nullable type also admits JSON null: {"anyOf":[<schema>,{"type":"null"}]}
+  # with the description beside the anyOf (RULES R2.3: the anyOf spelling, not a
+  # type array, is the portable one).
   nullable <- x[["nullable"]]
   if (!is.null(nullable) && !is_true_false(nullable)) {
     abort("`", where, "$nullable` must be TRUE or FALSE.")
@@ -509,10 +514,7 @@ type_schema <- function(x, where) {
   nullable <- isTRUE(nullable)
   describe_last <- function(schema) {
     if (nullable) {
-      schema$type <- list(schema$type, "null")
-      if (!is.null(schema$enum)) {
-        schema$enum <- c(schema$enum, list(NULL))
-      }
+      schema <- list(anyOf = list(schema, list(type = "null")))
     }
     d <- x[["description"]]
     check_type_description(d, paste0(where, "$description"))

@@ -85,13 +85,26 @@ start_server() { # name script [VAR=value...]
 echo "== MCP Inspector CLI ($("$bin/mcp-inspector" --version 2>/dev/null)) over HTTP"
 if start_server everything tests/clients/servers/everything.R MCPLITE_TOKEN=inspector-token-0123456789; then
   inspect() { "$bin/mcp-inspector" --cli "$url" --transport http --header "Authorization: Bearer inspector-token-0123456789" "$@" 2>&1; }
-  out=$(inspect --method tools/list)
+  # The Inspector lints the tools' schemas and names what is less portable
+  # on stderr ("Schema portability: ..."); mcplite's type helpers (nullable
+  # types included, spelled anyOf) give it nothing to flag.
+  out=$("$bin/mcp-inspector" --cli "$url" --transport http --header "Authorization: Bearer inspector-token-0123456789" \
+    --method tools/list 2>"$work/inspector-list.err")
+  if grep -q . "$work/inspector-list.err"; then
+    not_ok "inspector tools/list: the schemas give no portability findings" \
+      "$(cat "$work/inspector-list.err"; "$bin/mcp-inspector" --cli "$url" --transport http \
+         --header "Authorization: Bearer inspector-token-0123456789" --method tools/list --strict 2>&1 >/dev/null)"
+  else
+    ok "inspector tools/list: the schemas give no portability findings"
+  fi
   if printf '%s' "$out" | node -e '
     const r = JSON.parse(require("fs").readFileSync(0, "utf8"));
     const names = r.tools.map(t => t.name);
     for (const n of ["echo", "add", "fail"]) if (!names.includes(n)) throw new Error("missing " + n);
     const add = r.tools.find(t => t.name === "add");
-    if (add.inputSchema.properties.x.type !== "number") throw new Error("add schema");'; then
+    if (add.inputSchema.properties.x.type !== "number") throw new Error("add schema");
+    const sd = r.tools.find(t => t.name === "stats").outputSchema.properties.sd;
+    if (JSON.stringify(sd.anyOf) !== JSON.stringify([{type: "number"}, {type: "null"}])) throw new Error("nullable sd");'; then
     ok "inspector tools/list lists the tools with their schemas"
   else
     not_ok "inspector tools/list" "$out"

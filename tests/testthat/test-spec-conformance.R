@@ -601,8 +601,8 @@ test_that("J4.6: structured content that does not match the output schema is a t
   )
   s <- mcp_handler(list(fit, rows))
   text <- paste(
-    "The result of tool `fit` does not match its output schema: at `/p`, \"NA\" is not of types \"null\",",
-    "\"number\", so the result was not sent. R writes a missing number (NA, NaN, Inf) as a string by default:",
+    "The result of tool `fit` does not match its output schema: at `/p`, \"NA\" is not of types \"number\",",
+    "\"null\", so the result was not sent. R writes a missing number (NA, NaN, Inf) as a string by default:",
     "set options(mcplite.json.na = \"null\") to write null (a nullable type such as",
     "type_number(nullable = TRUE) accepts it), or return NULL for the value."
   )
@@ -640,6 +640,16 @@ test_that("J4.6: structured content that does not match the output schema is a t
     expect_false(res$isError, info = name)
   }
   expect_identical(res$structuredContent, list(rows = list(list(a = 1L, b = "x"), list(a = NULL, b = "y"))))
+  # the type-array spelling of a nullable type (a schema written by hand) is checked alike
+  arr <- tool(function(p = NA) tool_result(structured_content = list(p = p)), "Typed by hand.", name = "arr",
+    arguments = list(p = type_number(required = FALSE, nullable = TRUE)),
+    output_schema = type_from_schema('{"type":"object","properties":{"p":{"type":["number","null"]}}}'))
+  s <- mcp_handler(list(arr))
+  res <- jsonlite::parse_json(mcp_handle(s, spec_call(9, "arr", '{"p":0.5}', spec_M)))$result
+  expect_identical(res$structuredContent, list(p = 0.5))
+  withr::local_options(mcplite.json.na = "string")
+  res <- jsonlite::parse_json(mcp_handle(s, spec_call(10, "arr", NULL, spec_M)))$result
+  expect_match(res$content[[1]]$text, 'at `/p`, "NA" is not of types "null", "number"', fixed = TRUE)
 })
 
 test_that("J4.6: the first mismatch of each tool is noted once on stderr", {

@@ -282,32 +282,42 @@ test_that("type_from_schema() handles a UTF-8 BOM and non-UTF-8 marked text", {
 
 # Nullable types ------------------------------------------------------------
 
-test_that("nullable types admit JSON null", {
-  expect_identical(schema_json(type_number(nullable = TRUE)), '{"type":["number","null"]}')
+test_that("nullable types admit JSON null, spelled anyOf (RULES R2.3)", {
+  nul <- '{"type":"null"}'
+  expect_identical(schema_json(type_number(nullable = TRUE)), paste0('{"anyOf":[{"type":"number"},', nul, ']}'))
   expect_identical(
     schema_json(type_number("P-value.", nullable = TRUE)),
-    '{"type":["number","null"],"description":"P-value."}'
+    '{"anyOf":[{"type":"number"},{"type":"null"}],"description":"P-value."}'
   )
-  expect_identical(schema_json(type_boolean(nullable = TRUE)), '{"type":["boolean","null"]}')
-  expect_identical(schema_json(type_integer(nullable = TRUE)), '{"type":["integer","null"]}')
-  expect_identical(schema_json(type_string(nullable = TRUE)), '{"type":["string","null"]}')
+  expect_identical(schema_json(type_boolean(nullable = TRUE)), paste0('{"anyOf":[{"type":"boolean"},', nul, ']}'))
+  expect_identical(schema_json(type_integer(nullable = TRUE)), paste0('{"anyOf":[{"type":"integer"},', nul, ']}'))
+  expect_identical(schema_json(type_string(nullable = TRUE)), paste0('{"anyOf":[{"type":"string"},', nul, ']}'))
   expect_identical(
-    schema_json(type_enum(c("lo", "hi"), nullable = TRUE)),
-    '{"type":["string","null"],"enum":["lo","hi",null]}'
+    schema_json(type_enum(c("lo", "hi"), "Level.", nullable = TRUE)),
+    '{"anyOf":[{"type":"string","enum":["lo","hi"]},{"type":"null"}],"description":"Level."}'
   )
   expect_identical(
     schema_json(type_array(type_number(nullable = TRUE), nullable = TRUE)),
-    '{"type":["array","null"],"items":{"type":["number","null"]}}'
+    '{"anyOf":[{"type":"array","items":{"anyOf":[{"type":"number"},{"type":"null"}]}},{"type":"null"}]}'
   )
   expect_identical(
     schema_json(type_object(x = type_number(), .nullable = TRUE)),
-    '{"type":["object","null"],"properties":{"x":{"type":"number"}},"required":["x"],"additionalProperties":false}'
+    paste0('{"anyOf":[{"type":"object","properties":{"x":{"type":"number"}},"required":["x"],',
+           '"additionalProperties":false},{"type":"null"}]}')
   )
   # nullable is independent of required
   expect_identical(
     schema_json(type_object(p = type_number(required = FALSE, nullable = TRUE))),
-    '{"type":"object","properties":{"p":{"type":["number","null"]}},"additionalProperties":false}'
+    '{"type":"object","properties":{"p":{"anyOf":[{"type":"number"},{"type":"null"}]}},"additionalProperties":false}'
   )
+  # no schema of a type helper has a type array (the MCP Inspector warns of them)
+  all_nullable <- type_object(
+    b = type_boolean(nullable = TRUE), i = type_integer(nullable = TRUE), n = type_number(nullable = TRUE),
+    s = type_string(nullable = TRUE), e = type_enum(1:2, nullable = TRUE),
+    a = type_array(type_string(nullable = TRUE), nullable = TRUE),
+    o = type_object(x = type_number(nullable = TRUE), .nullable = TRUE), .nullable = TRUE
+  )
+  expect_no_match(schema_json(all_nullable), '"type":[', fixed = TRUE)
   # the default stays exactly as before
   expect_identical(schema_json(type_number()), '{"type":"number"}')
   expect_identical(schema_json(type_enum(1:2)), '{"type":"integer","enum":[1,2]}')
@@ -355,10 +365,11 @@ test_that("nullable output fields are projected for every protocol version", {
   expect_null(listing("2024-11-05")[[1]]$outputSchema)
   for (v in c("2025-06-18", "2025-11-25", "2026-07-28")) {
     tools <- listing(v)
-    expect_identical(tools[[1]]$outputSchema$properties$p_value$type, list("number", "null"), info = v)
+    expect_identical(tools[[1]]$outputSchema$properties$p_value$anyOf, list(list(type = "number"), list(type = "null")),
+                     info = v)
     # a nullable root is not "object": only 2026-07-28 carries it
     if (v == "2026-07-28") {
-      expect_identical(tools[[2]]$outputSchema$type, list("object", "null"))
+      expect_identical(tools[[2]]$outputSchema$anyOf[[2]], list(type = "null"))
     } else {
       expect_null(tools[[2]]$outputSchema, info = v)
     }

@@ -113,39 +113,81 @@ fn quote(v: &Value) -> String {
 
 /// The tool error for the first mismatch: where, what, and the fix.
 fn describe(tool: &str, error: &ValidationError<'_>) -> String {
+    let (error, types) = through_any_of(error);
     let path = error.instance_path().as_str();
     let at = if path.is_empty() { "at the root".to_owned() } else { format!("at `{path}`") };
-    let what = error.masked_with(quote(error.instance())).to_string();
+    let what = match &types {
+        Some(types) => {
+            let names = types.iter().map(|t| format!("\"{t}\"")).collect::<Vec<_>>().join(", ");
+            let s = if types.len() == 1 { "" } else { "s" };
+            format!("{} is not of type{s} {names}", quote(error.instance()))
+        }
+        None => error.masked_with(quote(error.instance())).to_string(),
+    };
     let mut m = format!(
         "The result of tool `{tool}` does not match its output schema: {at}, {what}, so the result was not sent."
     );
-    if let Some(hint) = hint(error) {
+    let expected = types.unwrap_or_else(|| type_names(error.kind()));
+    if let Some(hint) = hint(error, &expected) {
         m.push(' ');
         m.push_str(hint);
     }
     m
 }
 
-/// Does a `type` mismatch name `name` among the expected types?
-fn expects(kind: &ValidationErrorKind, name: &str) -> bool {
-    match kind {
-        ValidationErrorKind::Type { kind } => {
-            let types: Vec<String> = match kind {
-                jsonschema::error::TypeKind::Single(t) => vec![t.to_string()],
-                jsonschema::error::TypeKind::Multiple(ts) => ts.iter().map(|t| t.to_string()).collect(),
-            };
-            types.iter().any(|t| t == name)
+/// The mismatch worth describing under an `anyOf` (a nullable type is
+/// written as `anyOf` of the type and `{"type":"null"}`): when one branch
+/// has the value's type, its first mismatch (a row of a nullable object
+/// that lacks a member is described as such); when none has it, the `anyOf`
+/// with the types its branches name, in their order; when several have it,
+/// the `anyOf` as `jsonschema` says it.
+fn through_any_of<'e>(error: &'e ValidationError<'e>) -> (&'e ValidationError<'e>, Option<Vec<String>>) {
+    let ValidationErrorKind::AnyOf { context } = error.kind() else {
+        return (error, None);
+    };
+    let here = error.instance_path();
+    let wrong_type =
+        |e: &ValidationError<'_>| matches!(e.kind(), ValidationErrorKind::Type { .. }) && e.instance_path() == here;
+    let mut typed = context.iter().filter(|branch| !branch.iter().any(|e| wrong_type(e)));
+    match (typed.next(), typed.next()) {
+        (Some(branch), None) => match branch.first() {
+            Some(first) => through_any_of(first),
+            None => (error, None),
+        },
+        // Several branches of the value's type: jsonschema's own words.
+        (Some(_), Some(_)) => (error, None),
+        (None, _) => {
+            let mut types: Vec<String> = Vec::new();
+            for t in context.iter().flatten().filter(|e| wrong_type(e)).flat_map(|e| type_names(e.kind())) {
+                if !types.contains(&t) {
+                    types.push(t);
+                }
+            }
+            (error, (!types.is_empty()).then_some(types))
         }
-        _ => false,
     }
 }
 
-/// The R fix for mismatches with a typical R cause.
-fn hint(error: &ValidationError<'_>) -> Option<&'static str> {
+/// The types a `type` mismatch names (none for other mismatches).
+fn type_names(kind: &ValidationErrorKind) -> Vec<String> {
+    match kind {
+        ValidationErrorKind::Type { kind } => match kind {
+            jsonschema::error::TypeKind::Single(t) => vec![t.to_string()],
+            jsonschema::error::TypeKind::Multiple(ts) => ts.iter().map(|t| t.to_string()).collect(),
+        },
+        _ => Vec::new(),
+    }
+}
+
+/// The R fix for mismatches with a typical R cause; `expected` are the
+/// types the mismatch names.
+fn hint(error: &ValidationError<'_>, expected: &[String]) -> Option<&'static str> {
     let kind = error.kind();
     let v = error.instance();
+    let expects = |name: &str| expected.iter().any(|t| t == name);
+    let type_mismatch = !expected.is_empty();
     let na_string = matches!(v.as_ref(), Value::String(s) if ["NA", "NaN", "Inf", "-Inf"].contains(&s.as_str()));
-    let number_or_null = ["number", "integer", "null"].iter().any(|t| expects(kind, t));
+    let number_or_null = ["number", "integer", "null"].iter().any(|t| expects(t));
     if na_string && (number_or_null || matches!(kind, ValidationErrorKind::Enum { .. })) {
         return Some(
             "R writes a missing number (NA, NaN, Inf) as a string by default: set \
@@ -160,15 +202,15 @@ fn hint(error: &ValidationError<'_>) -> Option<&'static str> {
         );
     }
     match v.as_ref() {
-        Value::Array(a) if a.len() == 1 && matches!(kind, ValidationErrorKind::Type { .. }) => Some(
+        Value::Array(a) if a.len() == 1 && type_mismatch => Some(
             "A length-one vector is written as an array when mcplite.json.auto_unbox is FALSE or \
              it is wrapped in I(): unwrap it, or use jsonlite::unbox().",
         ),
-        Value::Array(a) if a.is_empty() && expects(kind, "object") => Some(
+        Value::Array(a) if a.is_empty() && expects("object") => Some(
             "An empty list() is written as []: a named empty list, \
              structure(list(), names = character()), is written as {}.",
         ),
-        Value::String(_) | Value::Number(_) | Value::Bool(_) if expects(kind, "array") => {
+        Value::String(_) | Value::Number(_) | Value::Bool(_) if expects("array") => {
             Some("A length-one vector is written as a single value: wrap it in I() to keep it an array.")
         }
         _ => None,
@@ -206,6 +248,33 @@ mod tests {
         // Noted once on stderr, but every mismatch is a tool error.
         assert!(s.noted[0].load(Ordering::Relaxed));
         assert!(s.check(0, "t", r#"{"p":"Inf"}"#).is_some());
+    }
+
+    #[test]
+    fn j4_6_the_any_of_spelling_of_nullable_types_is_described_like_a_type() {
+        let p = r#"{"type":"object","properties":{"p":{"anyOf":[{"type":"number"},{"type":"null"}]}},"required":["p"],"additionalProperties":false}"#;
+        let s = schemas(p);
+        assert_eq!(s.check(0, "t", r#"{"p":null}"#), None);
+        let m = s.check(0, "t", r#"{"p":"NA"}"#).expect("a mismatch");
+        assert!(m.contains(r#"at `/p`, "NA" is not of types "number", "null", so the result was not sent."#), "{m}");
+        assert!(m.contains(r#"options(mcplite.json.na = "null")"#), "{m}");
+        // A branch of the value's type: its own mismatch, not the anyOf.
+        let rows = r#"{"type":"object","properties":{"rows":{"type":"array","items":{"anyOf":[{"type":"object","required":["a","b"]},{"type":"null"}]}}}}"#;
+        let m = schemas(rows).check(0, "t", r#"{"rows":[null,{"a":1}]}"#).unwrap();
+        assert!(m.contains("at `/rows/1`, \"b\" is a required property") && m.contains("NA in a data frame"), "{m}");
+        let e =
+            r#"{"type":"object","properties":{"k":{"anyOf":[{"type":"string","enum":["a","b"]},{"type":"null"}]}}}"#;
+        let m = schemas(e).check(0, "t", r#"{"k":"NA"}"#).unwrap();
+        assert!(m.contains("at `/k`, \"NA\" is not one of") && m.contains("mcplite.json.na"), "{m}");
+        let m = schemas(e).check(0, "t", r#"{"k":[1]}"#).unwrap();
+        assert!(m.contains(r#"at `/k`, [1] is not of types "string", "null""#) && m.contains("unbox()"), "{m}");
+        // Branches that are not types: jsonschema's own words.
+        let other = r#"{"anyOf":[{"type":"object","required":["a"]},{"type":"object","required":["b"]}]}"#;
+        let m = schemas(other).check(0, "t", "{}").unwrap();
+        assert!(
+            m.contains("at the root, {} is not valid under any of the schemas listed in the 'anyOf' keyword"),
+            "{m}"
+        );
     }
 
     #[test]

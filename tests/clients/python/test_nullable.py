@@ -28,6 +28,7 @@ from mcplite_driver import (
 )
 
 TIMEOUT = 60
+NULLABLE_NUMBER = [{"type": "number"}, {"type": "null"}]
 EXPECTED_MISSING = {
     "term": "wt",
     "estimate": -5.3445,
@@ -55,9 +56,10 @@ def test_sdk_accepts_null_fields_against_the_nullable_schema(mode):
             listing = await client.list_tools()
             tools = {t.name: t for t in listing.tools}
             props = tools["fit_summary"].output_schema["properties"]
-            assert props["p_value"]["type"] == ["number", "null"]
-            assert props["interval"]["items"]["type"] == ["number", "null"]
-            assert props["status"]["enum"] == ["ok", "warning", None]
+            # nullable types are spelled anyOf (no type arrays: RULES R2.3)
+            assert props["p_value"]["anyOf"] == NULLABLE_NUMBER
+            assert props["interval"]["items"]["anyOf"] == NULLABLE_NUMBER
+            assert props["status"]["anyOf"] == [{"type": "string", "enum": ["ok", "warning"]}, {"type": "null"}]
             # call_tool() validates structuredContent against the output schema
             res = await client.call_tool("fit_summary", {"missing": True})
             assert res.is_error is False
@@ -68,7 +70,8 @@ def test_sdk_accepts_null_fields_against_the_nullable_schema(mode):
             # a nullable root is not "object": only 2026-07-28 carries that schema
             root = tools["maybe_point"].output_schema
             if client.protocol_version == MODERN_VERSION:
-                assert root["type"] == ["object", "null"]
+                assert root["anyOf"][1] == {"type": "null"}
+                assert root["anyOf"][0]["type"] == "object"
             else:
                 assert root is None
             res = await client.call_tool("maybe_point", {})
@@ -91,7 +94,7 @@ def test_na_strings_without_the_option_are_a_tool_error_naming_the_fix(mode):
             assert res.structured_content is None
             text = res.content[0].text
             assert text.startswith("The result of tool `fit_summary` does not match its output schema: at `/")
-            assert '"NA" is not of types "null", "number"' in text
+            assert '"NA" is not of types "number", "null"' in text
             assert 'options(mcplite.json.na = "null")' in text
             ok = await client.call_tool("fit_summary", {"missing": False})
             assert ok.is_error is False
@@ -127,7 +130,7 @@ def test_responses_validate_against_the_official_schema(version):
     if version == "2024-11-05":
         assert "outputSchema" not in tools["fit_summary"]
     else:
-        assert tools["fit_summary"]["outputSchema"]["properties"]["p_value"]["type"] == ["number", "null"]
+        assert tools["fit_summary"]["outputSchema"]["properties"]["p_value"]["anyOf"] == NULLABLE_NUMBER
     assert ("outputSchema" in tools["maybe_point"]) == (version == MODERN_VERSION)
     for id_ in (2, 3):
         validate(by_id[id_]["result"], version, "CallToolResult")

@@ -48,17 +48,16 @@ flagged_error <- tool(
 stats <- tool(
   function(values) {
     v <- unlist(values)
-    # One value has no sample standard deviation: `sd` is left out, as the
-    # schema allows (not required).
-    out <- list(mean = mean(v), sd = if (length(v) > 1L) sd(v), n = length(v))
-    tool_result(structured_content = out[!vapply(out, is.null, logical(1))])
+    # One value has no sample standard deviation: null, as the schema allows
+    # (a nullable type, spelled anyOf: the MCP Inspector finds nothing to flag).
+    tool_result(structured_content = list(mean = mean(v), sd = if (length(v) > 1L) sd(v), n = length(v)))
   },
   name = "stats",
   description = "Mean, standard deviation and count of numbers (structured output).",
   arguments = list(values = type_array(type_number(), description = "The numbers.")),
   output_schema = type_object(
     mean = type_number("Arithmetic mean."),
-    sd = type_number("Sample standard deviation (absent for fewer than two values).", required = FALSE),
+    sd = type_number("Sample standard deviation (null for fewer than two values).", nullable = TRUE),
     n = type_integer("Count.")
   )
 )
