@@ -148,7 +148,7 @@ fn through_any_of<'e>(error: &'e ValidationError<'e>) -> (&'e ValidationError<'e
     let here = error.instance_path();
     let wrong_type =
         |e: &ValidationError<'_>| matches!(e.kind(), ValidationErrorKind::Type { .. }) && e.instance_path() == here;
-    let mut typed = context.iter().filter(|branch| !branch.iter().any(|e| wrong_type(e)));
+    let mut typed = context.iter().filter(|branch| !branch.iter().any(&wrong_type));
     match (typed.next(), typed.next()) {
         (Some(branch), None) => match branch.first() {
             Some(first) => through_any_of(first),
