@@ -1266,6 +1266,11 @@ infer_argument <- function(arg, default, sig, argdocs, formulas, md) {
         schema <- enum
         default_json <- v[[1L]]
       }
+    } else if (doc_kind == "several") {
+      # The documentation allows other kinds of value than the default's
+      # (hist(breaks = "Sturges") also takes numbers): the default is shown,
+      # the type left open (RULES R8.2).
+      if (length(v) == 1L && !is.na(v)) default_json <- v
     } else {
       kind <- json_kind(v, doc_kind)
       if (!is.null(kind)) {
@@ -1523,6 +1528,9 @@ doc_types <- function(docs) {
   text <- sub("^\\s*(\\(|either\\s)?\\s*", "", text, perl = TRUE)
   # "`NULL` (default) or a logical ...": leaving the argument out gives NULL.
   text <- sub("^null( \\(default\\))?,? or\\s+", "", text, perl = TRUE)
+  # "one of: a vector ..., a single number ..., a character string ..."
+  # (hist(breaks =)): a list of alternatives.
+  alternatives <- grepl("^one of:", text, perl = TRUE)
   filler <- paste0(
     "^((an?|the|optional|single|one|positive|non-negative|nonnegative|strictly|scalar|",
     "length-one|length one|non-empty|\\(non-empty\\)|usually|typically)\\s+)+"
@@ -1574,19 +1582,26 @@ doc_types <- function(docs) {
                   "vectors?|matri(x|ces)|lists?|data ?frames?|functions?|formula|objects?|strings?|",
                   "factors?|arrays?|tables?|expressions?|calls?|names?|symbols?|numbers?|single|",
                   "scalars?|r object|time series|dates?|date-times?|null|na)\\b")
-  several <- grepl(other, clause, perl = TRUE)
+  several <- grepl(other, clause, perl = TRUE) | alternatives
+  # "logical or character string", "one of: ...": documented as one kind
+  # of value or another (not a qualifier that happens to name a kind).
+  alternatives <- alternatives & todo
   for (kind in names(rules)) {
+    starts <- grepl(rules[[kind]], text, perl = TRUE)
     # Values JSON cannot carry are marked whatever else the text allows.
-    hit <- todo & (!several | kind %in% c("function", "formula", "environment")) &
-      grepl(rules[[kind]], text, perl = TRUE)
+    hit <- todo & (!several | kind %in% c("function", "formula", "environment")) & starts
     out[hit] <- kind
     todo <- todo & !hit
+    alternatives <- alternatives | (todo & several & starts)
   }
   for (kind in names(guesses)) {
     hit <- todo & !several & grepl(guesses[[kind]], text, perl = TRUE)
     out[hit] <- paste0("guess:", sub("2$", "", kind))
     todo <- todo & !hit
   }
+  # Documented as one kind of value or another: "several", which also keeps
+  # a literal default from fixing the type (RULES R8.2).
+  out[todo & alternatives] <- "several"
   out
 }
 

@@ -144,10 +144,22 @@ test_that("types come from defaults, help text and names, and a guess says so (R
   expect_identical(g$main$type, "string")
   expect_identical(g$xlim$items$type, "number")
   expect_identical(g$probability$type, "boolean")
+  # Documented as one kind of value or another: a literal default does not
+  # fix the type ("Sturges" is a string, but breaks = 12 is valid; labels
+  # is "logical or character string"), and the default is still shown.
+  expect_null(g$breaks$type)
+  expect_identical(g$breaks$default, "Sturges")
+  expect_null(g$labels$type)
+  expect_identical(g$labels$default, FALSE)
+  # A list of values ("one of \"n\", \"p\", ...") is no such case.
+  loc <- input_schema(package_tools("graphics", include = "locator", quiet = TRUE)$locator)$properties
+  expect_identical(loc$type$type, "string")
 
-  # The share of typed arguments (measured in the "Serve a package" guide).
+  # The share of typed arguments (measured in the "Serve a package" guide;
+  # graphics documents many arguments as one kind or another, which stay
+  # untyped rather than typed wrongly).
   expect_gte(typed_share(stats_tools()), 0.70)
-  expect_gte(typed_share(package_tools("graphics", quiet = TRUE)), 0.70)
+  expect_gte(typed_share(package_tools("graphics", quiet = TRUE)), 0.68)
 })
 
 test_that("arguments a function handles when missing are not required (RULES R8.3)", {
