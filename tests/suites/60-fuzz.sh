@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Short libFuzzer runs of the engine fuzz targets (fuzz/fuzz_targets/*.rs):
 # framing, parse_line, dispatch, projection, numfmt. Each runs for
-# MCPLITE_FUZZ_SECONDS (default 60) from the committed seeds plus a fresh
+# MCPLITE_FUZZ_SECONDS (default 30) from the committed seeds plus a fresh
 # corpus; a crash, an oracle failure, a timeout or an out-of-memory counts as a
 # failure and leaves its input under fuzz/artifacts/<target>/.
 # Reproduce: RUSTC_BOOTSTRAP=1 cargo fuzz run <target> fuzz/artifacts/<target>/<file>
@@ -13,7 +13,7 @@ cd "$(dirname "$0")/../.."
 export PATH="$PATH:$HOME/.cargo/bin"
 # libFuzzer and the sanitizer flags are unstable; allow them on stable rustc.
 export RUSTC_BOOTSTRAP=1
-secs="${MCPLITE_FUZZ_SECONDS:-60}"
+secs="${MCPLITE_FUZZ_SECONDS:-30}"
 seed="${MCPLITE_FUZZ_SEED:-1}"
 targets="framing parse_line dispatch projection numfmt"
 pass=0
