@@ -330,6 +330,27 @@ def test_stderr_exporter():
     assert not any("warning" in l.lower() for l in other), other
 
 
+def test_stderr_lines_wait_for_a_printing_tool():
+    """RULES T8: metric lines exported every 50 ms while a tool pauses in the
+    middle of printing a line wait for the tool; its line stays whole and
+    every telemetry line stays one parseable line."""
+    lines = [TRANSCRIPT[0], TRANSCRIPT[1],
+             msg(id=2, method="tools/call", params={"name": "halting", "arguments": {}})]
+    p, _ = run_server({"OTEL_R_TRACES_EXPORTER": "stderr", "OTEL_METRICS_EXPORTER": "stderr",
+                       "OTEL_METRIC_EXPORT_INTERVAL": "50"}, lines=lines)
+    assert p.returncode == 0, p.stderr.decode()
+    out = [json.loads(l) for l in p.stdout.decode().splitlines()]
+    assert out[1]["result"]["content"][0]["text"] == "printed"
+    spans, other = stderr_spans(p.stderr)
+    assert sorted(s.name for s in spans) == ["initialize", "notifications/initialized", "tools/call halting"], other
+    assert "first half, second half" in other, other
+    # Every other telemetry line is a whole metrics export.
+    exports = stderr_metrics(p.stderr)
+    telemetry = [l for l in other if "resource" in l]
+    assert exports and len(exports) == len(telemetry), other
+    assert all(l.startswith('{"resourceMetrics"') for l in telemetry), other
+
+
 @pytest.mark.parametrize("value", ["stdout", "console"])
 def test_stdout_exporters_are_redirected_to_stderr(value):
     p, _ = run_server({"OTEL_TRACES_EXPORTER": value})

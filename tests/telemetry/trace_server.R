@@ -56,4 +56,17 @@ child_env <- tool(
   description = "Report the trace variables a child process sees."
 )
 
-mcp_server(list(echo, child_traceparent, fails, chatty, child_env))
+halting <- tool(
+  function() {
+    # One printed line in two pieces with a pause between them, as R's
+    # print() writes a line in pieces (RULES T8, `stderr`).
+    cat("first half,")
+    Sys.sleep(1)
+    cat(" second half\n")
+    "printed"
+  },
+  name = "halting",
+  description = "Prints one line in two pieces, a second apart."
+)
+
+mcp_server(list(echo, child_traceparent, fails, chatty, child_env, halting))

@@ -21,7 +21,7 @@
 use std::collections::HashMap;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use opentelemetry::Context;
@@ -49,7 +49,23 @@ pub(crate) fn diag(msg: &str) {
     let _ = writeln!(std::io::stderr(), "mcplite: {msg}");
 }
 
+/// RULES T8 (`stderr`): span and metric lines never land inside a line a
+/// tool is printing. A tool's output goes to stderr too (RULES S1), and R
+/// writes one printed line in several pieces (`print(1:3)` writes `[1]`,
+/// ` 1`, ` 2`, ` 3` and the newline separately), so an exporter thread
+/// writing between two pieces would splice its line into the tool's. The
+/// stdio serve loop holds this gate while an in-process tool runs; the
+/// exporters take it for each write, so their lines wait for the tool.
+static TOOL_OUTPUT: Mutex<()> = Mutex::new(());
+
+/// Hold while R code that may print runs in this process (see
+/// [`TOOL_OUTPUT`]). Never take it on a thread that holds it already.
+pub(crate) fn tool_output_gate() -> MutexGuard<'static, ()> {
+    TOOL_OUTPUT.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 fn write_stderr(bytes: &[u8]) -> OTelSdkResult {
+    let _gate = tool_output_gate();
     let stderr = std::io::stderr();
     let mut lock = stderr.lock();
     lock.write_all(bytes).and_then(|_| lock.flush()).map_err(|e| OTelSdkError::InternalFailure(e.to_string()))

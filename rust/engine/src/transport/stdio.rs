@@ -24,7 +24,7 @@ use crate::host::Host;
 use crate::message::{parse_line, Incoming, Message};
 use crate::progress::Inflight;
 use crate::server::{Carrier, LegacyState, Server};
-use crate::telemetry::masked;
+use crate::telemetry::{masked, tool_output_gate};
 use crate::workers::{progress_of, Busy, Calls, Pool, Registered, Ticket, WorkerHost};
 
 /// Why serving ended.
@@ -318,10 +318,14 @@ fn serve_loop(
                     // Not a call after all (a long line): handled below.
                 }
                 reader.set_busy(true);
+                // RULES T8: telemetry lines on stderr wait while the tool
+                // prints there (released before the reply ends the span).
+                let gate = tool_output_gate();
                 let reply = if control.has_cancels() {
                     let incoming = parse_line(&line);
                     if control.reached(&incoming, at) {
                         // RULES C4: cancelled while queued, never answered.
+                        drop(gate);
                         control.done(call);
                         reader.set_busy(false);
                         continue;
@@ -333,6 +337,7 @@ fn serve_loop(
                 // What a tool printed through C stdio goes out before the
                 // response.
                 sys::flush_c_stdio();
+                drop(gate);
                 if let Some(d) = reply.diagnostic() {
                     eprintln!("mcplite: {d}");
                 }
