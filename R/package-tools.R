@@ -50,8 +50,14 @@
 #'    "integer ...", "numeric ..."/"number ...", "character string ..." and
 #'    "character vector ..." give a boolean, integer, number, string or array
 #'    of strings; "function", "formula" and "environment" mark values that
-#'    JSON cannot carry. Documentation naming several kinds of value ("a
-#'    numeric vector, matrix or data frame") gives no type;
+#'    JSON cannot carry. Documentation naming one kind of value or another
+#'    gives each kind's JSON type as an alternative (`anyOf`): "logical or
+#'    character string" is a boolean or a string, "a number, a character
+#'    string or a function" a number or a string (a function cannot come as
+#'    JSON). When an alternative is of a kind JSON cannot make ("a numeric
+#'    vector, matrix or data frame"), there is no type. Such documentation
+#'    also overrides a literal default: a default of another kind than those
+#'    named leaves the argument untyped;
 #' 4. guesses, which end the argument's description with "(Type guessed.)":
 #'    what the documentation says the value is ("vector of quantiles",
 #'    "degrees of freedom", a colour, a title), what a computed default
@@ -1266,10 +1272,16 @@ infer_argument <- function(arg, default, sig, argdocs, formulas, md) {
         schema <- enum
         default_json <- v[[1L]]
       }
-    } else if (doc_kind == "several") {
+    } else if (doc_kind == "several" || startsWith(doc_kind, "any:")) {
       # The documentation allows other kinds of value than the default's
-      # (hist(breaks = "Sturges") also takes numbers): the default is shown,
-      # the type left open (RULES R8.2).
+      # (hist(breaks = "Sturges") also takes numbers): the kinds it names
+      # when the default is one of them, else no type; the default is shown
+      # (RULES R8.2).
+      kinds <- alternatives_of(doc_kind)
+      if (default_fits(v, kinds)) {
+        schema <- alternatives_schema(kinds)
+        guessed <- doc_guessed
+      }
       if (length(v) == 1L && !is.na(v)) default_json <- v
     } else {
       kind <- json_kind(v, doc_kind)
@@ -1295,7 +1307,11 @@ infer_argument <- function(arg, default, sig, argdocs, formulas, md) {
       kind <- name_kinds[[arg]]
       guessed <- TRUE
     }
+    if (startsWith(kind, "any:")) {
+      kind <- "alternatives"
+    }
     schema <- switch(kind,
+      alternatives = alternatives_schema(alternatives_of(doc_kind)),
       boolean = list(type = "boolean"),
       integer = list(type = "integer"),
       number = list(type = "number"),
@@ -1318,7 +1334,7 @@ infer_argument <- function(arg, default, sig, argdocs, formulas, md) {
   # what the client must know: how to write a formula, a guessed type.
   text <- c(if (!is.null(doc) && nzchar(doc)) argument_text(doc, md),
             if (formula) "Write the formula as a string, e.g. \"y ~ x\".",
-            if (guessed && !is.null(schema$type)) "(Type guessed.)")
+            if (guessed && (!is.null(schema$type) || !is.null(schema$anyOf))) "(Type guessed.)")
   if (length(text) > 0L) {
     schema$description <- paste(text, collapse = " ")
   }
@@ -1326,6 +1342,46 @@ infer_argument <- function(arg, default, sig, argdocs, formulas, md) {
     schema$default <- default_json
   }
   list(schema = schema, required = required, formula = formula)
+}
+
+# The kinds of documented alternatives ("any:boolean,string"), none for
+# "several".
+alternatives_of <- function(doc_kind) {
+  if (!startsWith(doc_kind, "any:")) {
+    return(character())
+  }
+  strsplit(sub("^any:", "", doc_kind), ",", fixed = TRUE)[[1L]]
+}
+
+# Is the literal default `v` one of the documented kinds? (A whole number is
+# also an integer.)
+default_fits <- function(v, kinds) {
+  kind <- json_kind(v, "none")
+  if (is.null(kind) || length(kinds) == 0L) {
+    return(FALSE)
+  }
+  if (length(v) > 1L) {
+    return(switch(kind, integer = , number = "numbers" %in% kinds, string = "strings" %in% kinds, FALSE))
+  }
+  whole <- is.numeric(v) && (is.na(v) || v == round(v))
+  kind %in% kinds || (kind == "integer" && "number" %in% kinds) ||
+    (kind == "number" && whole && "integer" %in% kinds)
+}
+
+# The schema of documented alternatives: one kind's type, or an `anyOf` of
+# single types (the house spelling of alternatives, RULES R2.3).
+alternatives_schema <- function(kinds) {
+  branch <- function(kind) {
+    switch(kind,
+      numbers = list(type = "array", items = list(type = "number")),
+      strings = list(type = "array", items = list(type = "string")),
+      list(type = kind)
+    )
+  }
+  if (length(kinds) == 1L) {
+    return(branch(kinds))
+  }
+  list(anyOf = lapply(kinds, branch))
 }
 
 # The JSON kind of a default expression that is not a constant, from what
@@ -1583,6 +1639,11 @@ doc_types <- function(docs) {
                   "factors?|arrays?|tables?|expressions?|calls?|names?|symbols?|numbers?|single|",
                   "scalars?|r object|time series|dates?|date-times?|null|na)\\b")
   several <- grepl(other, clause, perl = TRUE) | alternatives
+  # The alternatives themselves: after "one of:", up to the sentence's end.
+  listed <- ifelse(alternatives,
+                   sub("^(.*?)([.;](\\s|$)).*$", "\\1", sub("^(one )?of:\\s*", "", text, perl = TRUE),
+                       perl = TRUE),
+                   clause)
   # "logical or character string", "one of: ...": documented as one kind
   # of value or another (not a qualifier that happens to name a kind).
   alternatives <- alternatives & todo
@@ -1599,10 +1660,86 @@ doc_types <- function(docs) {
     out[hit] <- paste0("guess:", sub("2$", "", kind))
     todo <- todo & !hit
   }
-  # Documented as one kind of value or another: "several", which also keeps
-  # a literal default from fixing the type (RULES R8.2).
+  # Documented as one kind of value or another: the JSON kinds the
+  # alternatives name ("any:boolean,string"), else "several", which also
+  # keeps a literal default from fixing the type (RULES R8.2).
+  for (i in which(todo & several)) {
+    kinds <- alternative_kinds(listed[[i]], guesses)
+    if (!is.null(kinds)) {
+      out[[i]] <- kinds
+      todo[[i]] <- FALSE
+    }
+  }
   out[todo & alternatives] <- "several"
   out
+}
+
+# The JSON kinds named by documentation of one kind of value or another
+# ("logical or character string", "a number, a character string or a
+# function", "numeric or character vector"), in the order named:
+# "any:boolean,string", "guess:any:..." when an alternative's kind is a guess
+# (guess patterns as in doc_types()), or NULL when an alternative is of a kind
+# JSON cannot make (a matrix, a list, a vector of unknown kind, ...): no type
+# beats a wrong one (RULES R8.2). Functions, formulas and the like are left
+# out: a client cannot send them anyway.
+alternative_kinds <- function(clause, guesses) {
+  # "(see Details)", "(default)", "(e.g. ...)" say nothing of the kind;
+  # other parentheses ("(or a matrix)") are alternatives too.
+  clause <- gsub("\\((see|default|the default|e\\.g\\.|i\\.e\\.|cf\\.)\\b[^()]*\\)", "", clause,
+                 perl = TRUE)
+  parts <- strsplit(clause, "\\s*(,\\s*(or\\s+)?|\\(|\\)|\\bor\\b|\\bnor\\b|\\beither\\b)\\s*",
+                    perl = TRUE)[[1L]]
+  parts <- sub(paste0("^((an?|the|optional|single|one|positive|non-negative|nonnegative|strictly|",
+                      "scalar|length-one|length one|possibly|also|else|otherwise)\\s+)+"), "", parts,
+               perl = TRUE)
+  parts <- trimws(parts)
+  parts <- parts[nzchar(parts)]
+  if (length(parts) < 2L) {
+    return(NULL)
+  }
+  # "numeric or character vector": the last noun goes with the bare
+  # adjectives before it.
+  adjectives <- "(numeric|logical|character|integer|complex)"
+  last <- regmatches(parts[[length(parts)]],
+                     regexec(paste0("^", adjectives, " (vectors?|values?|scalars?)\\b"), parts[[length(parts)]],
+                             perl = TRUE))[[1L]]
+  if (length(last) == 3L) {
+    bare <- grepl(paste0("^", adjectives, "$"), parts, perl = TRUE)
+    parts[bare] <- paste(parts[bare], last[[3L]])
+  }
+  container <- "(?!\\s+(vectors?|matri|arrays?|lists?|data|objects?|tables?|factors?|series))"
+  rules <- c(
+    drop = paste0("^((r )?(functions?|formulae?|formulas?|expressions?|calls?|environments?|language|",
+                  "symbols?)|null|na)\\b"),
+    numbers = "^(integer vector|vector of integers|numeric vector|vector of numbers|vector of numeric)",
+    strings = "^(character vector|vector of (character )?strings|vector of character)",
+    integer = paste0("^(integer|whole number)\\b", container),
+    number = paste0("^(numeric( value| scalar)?|number|real number)\\b", container),
+    boolean = paste0("^(logical|true|false)\\b", container),
+    string = paste0("^(character string|string|character)\\b", container)
+  )
+  kinds <- character()
+  guessed <- FALSE
+  for (part in parts) {
+    hit <- names(rules)[vapply(rules, grepl, NA, part, perl = TRUE)]
+    if (length(hit) == 0L) {
+      hit <- names(guesses)[vapply(guesses, grepl, NA, part, perl = TRUE)]
+      if (length(hit) == 0L || sub("2$", "", hit[[1L]]) %in% c("records", "object")) {
+        return(NULL)
+      }
+      hit <- sub("2$", "", hit)
+      guessed <- TRUE
+    }
+    kinds <- c(kinds, hit[[1L]])
+  }
+  kinds <- unique(kinds[kinds != "drop"])
+  if ("number" %in% kinds) {
+    kinds <- kinds[kinds != "integer"]
+  }
+  if (length(kinds) == 0L) {
+    return(NULL)
+  }
+  paste0(if (guessed) "guess:", "any:", paste(kinds, collapse = ","))
 }
 
 # The documented kinds of a function's arguments: from the cached help page,

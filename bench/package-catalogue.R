@@ -1,7 +1,7 @@
 # What a model reads in package_tools() catalogues (issue 34): per package,
-# the served tools, the share of their arguments that have a type (or an
-# enum), the share whose type is a guess, and the size of the manifest
-# mcp_manifest() writes.
+# the served tools, the share of their arguments that have a type (an enum,
+# or alternatives of types), the share whose type is a guess, and the size
+# of the manifest mcp_manifest() writes.
 #
 #   R_LIBS=<library with mcplite> Rscript --vanilla bench/package-catalogue.R [packages...]
 #
@@ -19,7 +19,7 @@ for (p in packages) {
   manifest <- mcp_manifest(tools)
   schemas <- lapply(jsonlite::parse_json(manifest)$tools, `[[`, "inputSchema")
   props <- unlist(lapply(schemas, `[[`, "properties"), recursive = FALSE)
-  typed <- vapply(props, function(x) !is.null(x$type) || !is.null(x$enum), NA)
+  typed <- vapply(props, function(x) !is.null(x$type) || !is.null(x$enum) || !is.null(x$anyOf), NA)
   guessed <- vapply(props, function(x) is.character(x$description) && grepl("(Type guessed.)", x$description, fixed = TRUE), NA)
   required <- sum(lengths(lapply(schemas, `[[`, "required")))
   bytes <- nchar(manifest, "bytes")

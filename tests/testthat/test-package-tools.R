@@ -95,10 +95,11 @@ test_that("schemas are inferred from defaults, match.arg() choices and docs", {
 
 # -- issue 34: catalogues a model uses well -----------------------------------------
 
-# The share of a catalogue's arguments that have a type (or an enum).
+# The share of a catalogue's arguments that have a type (an enum, or
+# alternatives of types).
 typed_share <- function(tools) {
   props <- unlist(lapply(tools, function(t) input_schema(t)$properties), recursive = FALSE)
-  mean(vapply(props, function(p) !is.null(p$type) || !is.null(p$enum), NA))
+  mean(vapply(props, function(p) !is.null(p$type) || !is.null(p$enum) || !is.null(p$anyOf), NA))
 }
 
 test_that("functions sharing a help page lead with their own usage and value (RULES R8.1)", {
@@ -144,13 +145,36 @@ test_that("types come from defaults, help text and names, and a guess says so (R
   expect_identical(g$main$type, "string")
   expect_identical(g$xlim$items$type, "number")
   expect_identical(g$probability$type, "boolean")
-  # Documented as one kind of value or another: a literal default does not
-  # fix the type ("Sturges" is a string, but breaks = 12 is valid; labels
-  # is "logical or character string"), and the default is still shown.
+  # Documented as one kind of value or another: the JSON types named, as
+  # alternatives ("logical or character string"), the default shown.
+  expect_identical(g$labels[c("anyOf", "default")],
+                   list(anyOf = list(list(type = "boolean"), list(type = "string")), default = FALSE))
+  expect_false(grepl("guessed", g$labels$description, fixed = TRUE))
+  # A literal default does not fix the type ("Sturges" is a string, but
+  # breaks = 12 is valid), and "a vector giving the breakpoints" is a vector
+  # of no named kind: no type at all, the default still shown.
   expect_null(g$breaks$type)
+  expect_null(g$breaks$anyOf)
   expect_identical(g$breaks$default, "Sturges")
-  expect_null(g$labels$type)
-  expect_identical(g$labels$default, FALSE)
+  grid <- input_schema(package_tools("graphics", include = "grid", quiet = TRUE)$grid)$properties
+  # "character or (integer) numeric"; a numeric "or" a character vector.
+  expect_identical(grid$col$anyOf, list(list(type = "string"), list(type = "number")))
+  ft <- input_schema(stats_tools(include = "ftable")$ftable)$properties
+  expect_identical(ft$row.vars$anyOf, list(list(type = "array", items = list(type = "number")),
+                                           list(type = "array", items = list(type = "string"))))
+  # How documentation is read: functions drop out (JSON cannot carry them),
+  # a last noun goes with the bare adjectives before it, and any
+  # alternative of another kind (a matrix) leaves the argument untyped.
+  expect_identical(
+    doc_types(c("a number, a character string or a function.", "numeric or character vector.",
+                "`NULL` or a logical or character string.", "a numeric vector, matrix or data frame.",
+                "one of: a vector of breakpoints, a number, or a string.")),
+    c("any:number,string", "any:numbers,strings", "any:boolean,string", "several", "several")
+  )
+  # A literal default of none of the kinds named gets no type.
+  expect_true(default_fits(2, c("integer", "string")))
+  expect_false(default_fits(TRUE, c("number", "string")))
+  expect_false(default_fits("a", c("strings", "boolean")))
   # A list of values ("one of \"n\", \"p\", ...") is no such case.
   loc <- input_schema(package_tools("graphics", include = "locator", quiet = TRUE)$locator)$properties
   expect_identical(loc$type$type, "string")
