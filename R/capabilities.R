@@ -1995,10 +1995,17 @@ capability_path_like <- function(args, arg_docs) {
 # Those of them a client can set with a string.
 capability_path_args <- function(settable, path_like, props) {
   cand <- intersect(path_like, settable)
-  cand[vapply(cand, function(a) {
-    type <- props[[a]]$type
-    items <- props[[a]]$items$type
-    is.null(type) || identical(type, "string") ||
-      (identical(type, "array") && (is.null(items) || identical(items, "string")))
-  }, logical(1))]
+  cand[vapply(cand, function(a) string_settable(props[[a]]), logical(1))]
+}
+
+# Does a property's schema take a string (or an array of them)? Alternatives
+# (`anyOf`) do when one of them does.
+string_settable <- function(schema) {
+  if (!is.null(schema$anyOf)) {
+    return(any(vapply(schema$anyOf, string_settable, logical(1))))
+  }
+  type <- schema$type
+  items <- schema$items$type
+  is.null(type) || identical(type, "string") ||
+    (identical(type, "array") && (is.null(items) || identical(items, "string")))
 }

@@ -45,7 +45,12 @@
 #'    values (an array of them with `several.ok = TRUE`), and its first value
 #'    is advertised as the default. Constants such as `p.adjust.methods` are
 #'    looked up in the package namespace; other default expressions (calls
-#'    such as `length(x)`) are never evaluated;
+#'    such as `length(x)`) are never evaluated. A default of `NA` types
+#'    nothing (it means "no value"). When the documentation speaks of a
+#'    vector, a single default's type also admits an array of its kind
+#'    (`qnorm(mean = 0)`: a number or an array of numbers), and a string,
+#'    boolean or number the documentation allows beside the default's kind
+#'    is added as a guess (`density(bw = "nrd0")` also takes a number);
 #' 3. from the first words of the argument's documentation: "logical ...",
 #'    "integer ...", "numeric ..."/"number ...", "character string ..." and
 #'    "character vector ..." give a boolean, integer, number, string or array
@@ -1250,6 +1255,11 @@ infer_argument <- function(arg, default, sig, argdocs, formulas, md) {
   required <- !has_default && !(arg %in% sig$tested_missing) && !optional &&
     !(sig$match_call && !identical(arg, sig$first_without_default))
   lit <- if (has_default) default_literal(default, sig, arg) else list(kind = "none")
+  if (lit$kind == "value" && is.logical(lit$value) && length(lit$value) == 1L && is.na(lit$value)) {
+    # NA is R's "no value" (mtext(cex = NA), fifelse(na = NA)), not a sign of
+    # a logical: typed as a NULL default is (RULES R8.2).
+    lit <- list(kind = "null")
+  }
   if (lit$kind == "function" || (lit$kind %in% c("none", "null", "unknown") &&
                                   doc_kind %in% c("function", "environment"))) {
     kind <- if (lit$kind == "function") "function" else doc_kind
@@ -1287,7 +1297,11 @@ infer_argument <- function(arg, default, sig, argdocs, formulas, md) {
       kind <- json_kind(v, doc_kind)
       if (!is.null(kind)) {
         if (length(v) == 1L) {
-          schema <- list(type = kind)
+          kinds <- widened_kinds(kind, doc, doc_kind)
+          schema <- alternatives_schema(kinds)
+          # A vector of the default's kind is no guess (a scalar is a vector
+          # of length one); another kind is.
+          guessed <- any(!kinds %in% c(kind, "numbers", "strings"))
           if (!is.na(v)) default_json <- v
         } else if (length(v) > 1L) {
           schema <- list(type = "array", items = list(type = kind))
@@ -1300,6 +1314,11 @@ infer_argument <- function(arg, default, sig, argdocs, formulas, md) {
     if (kind == "none" && lit$kind == "unknown") {
       # A computed default: the kind of value it computes.
       kind <- default_expression_kind(default, sig) %||% "none"
+      # Numbers computed by default (seq_along(x)) where the text speaks of
+      # character values (rowid(cols =): column names or numbers).
+      if (kind == "numbers" && !is.null(doc) && grepl("\\bcharacter\\b", tolower(doc), perl = TRUE)) {
+        kind <- "none"
+      }
       guessed <- kind != "none"
     }
     if (kind == "none" && arg %in% names(name_kinds) && !is.null(doc) &&
@@ -1312,7 +1331,9 @@ infer_argument <- function(arg, default, sig, argdocs, formulas, md) {
     }
     schema <- switch(kind,
       alternatives = alternatives_schema(alternatives_of(doc_kind)),
+      colours = alternatives_schema("colours"),
       boolean = list(type = "boolean"),
+      booleans = list(type = "array", items = list(type = "boolean")),
       integer = list(type = "integer"),
       number = list(type = "number"),
       numbers = list(type = "array", items = list(type = "number")),
@@ -1342,6 +1363,41 @@ infer_argument <- function(arg, default, sig, argdocs, formulas, md) {
     schema$default <- default_json
   }
   list(schema = schema, required = required, formula = formula)
+}
+
+# The kinds a scalar literal default's argument takes, by its documentation
+# (RULES R8.2): a vector when the text says so ("an integer vector",
+# "vector of means", "dimension(s)", "one or more"), a string when it quotes
+# one beside a logical default (frank(na.last = TRUE): "keep"), a boolean
+# when it names `TRUE` beside a string default, a number when it describes a
+# quantity or a colour beside a string default (density(bw = "nrd0")), a
+# string beside a numeric colour (a colour name).
+widened_kinds <- function(kind, doc, doc_kind) {
+  if (is.null(doc)) {
+    return(kind)
+  }
+  lower <- tolower(doc)
+  kinds <- kind
+  if (kind %in% c("integer", "number", "string") &&
+      (doc_kind %in% c("numbers", "strings") ||
+       grepl("\\bvectors?\\b|\\w\\(s\\)|\\bone or more\\b", lower, perl = TRUE))) {
+    kinds <- c(kinds, if (kind == "string") "strings" else "numbers")
+  }
+  colour <- grepl("\\bcolou?rs?\\b", lower, perl = TRUE)
+  if (kind == "boolean" && grepl("`\"[^\"`]+\"`", doc, perl = TRUE)) {
+    kinds <- c(kinds, "string")
+  }
+  if (kind == "string" && grepl("`(TRUE|FALSE)`", doc, perl = TRUE)) {
+    kinds <- c(kinds, "boolean")
+  }
+  if (kind == "string" && (doc_kind %in% c("number", "numbers") || colour ||
+                           grepl("\\bline type", lower, perl = TRUE))) {
+    kinds <- c(kinds, "number")
+  }
+  if (kind %in% c("integer", "number") && colour) {
+    kinds <- c(kinds, "string")
+  }
+  unique(kinds)
 }
 
 # The kinds of documented alternatives ("any:boolean,string"), none for
@@ -1375,9 +1431,14 @@ alternatives_schema <- function(kinds) {
     switch(kind,
       numbers = list(type = "array", items = list(type = "number")),
       strings = list(type = "array", items = list(type = "string")),
+      booleans = list(type = "array", items = list(type = "boolean")),
       list(type = kind)
     )
   }
+  # A colour is a name, "#RRGGBB" or a palette index, one or several.
+  kinds <- unique(unlist(lapply(kinds, function(k) {
+    if (k == "colours") c("strings", "numbers", "string", "number") else k
+  })))
   if (length(kinds) == 1L) {
     return(branch(kinds))
   }
@@ -1581,12 +1642,16 @@ doc_optional <- function(docs) {
 doc_types <- function(docs) {
   out <- rep("none", length(docs))
   text <- tolower(gsub("[`*'\"]", "", docs, perl = TRUE))
+  # "a vector (or scalar) of ...": a scalar is a vector of length one.
+  text <- gsub("vector \\(or scalar\\)", "vector", text, perl = TRUE)
+  # "either X or Y": alternatives whatever X and Y are.
+  either <- grepl("^\\s*\\(?\\s*either\\s", text, perl = TRUE)
   text <- sub("^\\s*(\\(|either\\s)?\\s*", "", text, perl = TRUE)
   # "`NULL` (default) or a logical ...": leaving the argument out gives NULL.
   text <- sub("^null( \\(default\\))?,? or\\s+", "", text, perl = TRUE)
   # "one of: a vector ..., a single number ..., a character string ..."
   # (hist(breaks =)): a list of alternatives.
-  alternatives <- grepl("^one of:", text, perl = TRUE)
+  alternatives <- grepl("^one of:", text, perl = TRUE) | either
   filler <- paste0(
     "^((an?|the|optional|single|one|positive|non-negative|nonnegative|strictly|scalar|",
     "length-one|length one|non-empty|\\(non-empty\\)|usually|typically)\\s+)+"
@@ -1596,12 +1661,13 @@ doc_types <- function(docs) {
     "function" = "^(function\\b|r function\\b)",
     "formula" = "^(formula\\b|object of class formula|model formula|symbolic description)",
     "environment" = "^environment\\b",
+    "booleans" = "^(logical vector|vector of logicals)",
     "boolean" = "^logical\\b",
-    "numbers" = "^(integer vector|vector of integers|numeric vector|vector of numbers)",
+    "numbers" = "^((integer|numeric)( [a-z-]+)? vector|vector of integers|vector of numbers)",
     "integer" = "^(integer\\b|whole number)",
     "number" = "^(numeric value|number\\b|numeric scalar|real number|numeric(\\W|$))",
     "strings" = "^(character vector|vector of character|vector of strings)",
-    "string" = "^(character string|string\\b|character(\\W|$))"
+    "string" = "^(character string|string\\b|character(?! (expansion|size|height|width))(\\W|$))"
   )
   # Guesses from what the argument is (a quantity, a title), marked as
   # such: "guess:number".
@@ -1613,20 +1679,25 @@ doc_types <- function(docs) {
     "number" = paste0("^(degrees? of freedom|probability (of|that)|non-centrality parameter|",
                       "numbers? of|maximum number|minimum number|(numerical |relative |absolute |",
                       "convergence )?tolerance|confidence level|significance level|power of|",
-                      "tuning constant|smoothing parameter|bandwidth\\b|expansion factor|maximum (order|lag)\\b|",
+                      "tuning constant|smoothing parameter|(smoothing )?bandwidth\\b|(character )?expansion factor|",
+                      "maximum (order|lag)\\b|",
                       "(non-negative |positive )?(shape|scale|rate|location) parameters?\\b|",
                       "shape and scale parameters|non-negative parameters\\b|target for number|",
                       "alternative parametrization via mean)"),
     "numbers2" = "^(vectors? giving the density of shading)",
     "records" = "^(data frame\\b)",
     "object" = "^(named list\\b|list of control\\b|list with (named )?(components|elements)\\b)",
-    "number2" = "^(density of shading)",
-    # Colours: a name, "#RRGGBB" or a palette index, all of which R also
-    # takes as a string ("2").
-    "strings" = paste0("^(names (of|for) the|vectors? of (names|labels|character strings|strings|",
-                       "(fill )?colou?rs)\\b|colou?rs (for|of|to be used)\\b)"),
-    "string" = paste0("^(label for the|(overall |main )?title (for|of) the|main title\\b|subtitle for|",
-                      "colou?r (to be used|of|for)\\b)")
+    "numbers3" = "^(density of shading)",
+    # Positions in user coordinates: segments(x0 =), rect(xleft =), clip(x1 =).
+    "numbers4" = paste0("^(coordinates of points \\*{0,2}(from|to)\\*{0,2} which to draw|",
+                        "vectors? of (left|right|top|bottom) [xy] positions|",
+                        "user coordinates of|[xy]-values?\\(s\\) for)"),
+    "number4" = "^(line width for|font used for)",
+    # Colours: a name, "#RRGGBB" or a palette index, one or several.
+    "colours" = paste0("^(vectors? of (fill )?colou?rs\\b|colou?rs (used |to be used )?(for|of)\\b|",
+                       "(background |border )?colou?r (used |to be used )?(of|for)\\b)"),
+    "strings" = "^(names (of|for) the|vectors? of (names|labels|character strings|strings)\\b)",
+    "string" = "^(label for the|(overall |main )?title (for|of) the|main title\\b|subtitle for)"
   )
   todo <- !is.na(docs) & nzchar(text)
   # A first clause naming another kind of value as well ("a numeric vector,
@@ -1634,7 +1705,8 @@ doc_types <- function(docs) {
   # type would make valid calls impossible.
   clause <- sub("^(.*?)([.;:](\\s|$)).*$", "\\1", text, perl = TRUE)
   clause <- gsub("\\b(or null|or na|true or false)\\b", "", clause, perl = TRUE)
-  other <- paste0("(\\bor\\b|,|\\(|\\bnor\\b)\\s*(an? |possibly )?(numeric|character|logical|integer|",
+  other <- paste0("(\\bor\\b|,|\\(|\\bnor\\b)\\s*(an? |possibly )?((positive|non-negative|single) )?",
+                  "(numeric|character|logical|integer|",
                   "vectors?|matri(x|ces)|lists?|data ?frames?|functions?|formula|objects?|strings?|",
                   "factors?|arrays?|tables?|expressions?|calls?|names?|symbols?|numbers?|single|",
                   "scalars?|r object|time series|dates?|date-times?|null|na)\\b")
@@ -1657,7 +1729,7 @@ doc_types <- function(docs) {
   }
   for (kind in names(guesses)) {
     hit <- todo & !several & grepl(guesses[[kind]], text, perl = TRUE)
-    out[hit] <- paste0("guess:", sub("2$", "", kind))
+    out[hit] <- paste0("guess:", sub("[234]$", "", kind))
     todo <- todo & !hit
   }
   # Documented as one kind of value or another: the JSON kinds the
@@ -1699,7 +1771,7 @@ alternative_kinds <- function(clause, guesses) {
   }
   # "numeric or character vector": the last noun goes with the bare
   # adjectives before it.
-  adjectives <- "(numeric|logical|character|integer|complex)"
+  adjectives <- "(numeric|logical|character|integer|complex|expression)"
   last <- regmatches(parts[[length(parts)]],
                      regexec(paste0("^", adjectives, " (vectors?|values?|scalars?)\\b"), parts[[length(parts)]],
                              perl = TRUE))[[1L]]
@@ -1711,7 +1783,8 @@ alternative_kinds <- function(clause, guesses) {
   rules <- c(
     drop = paste0("^((r )?(functions?|formulae?|formulas?|expressions?|calls?|environments?|language|",
                   "symbols?)|null|na)\\b"),
-    numbers = "^(integer vector|vector of integers|numeric vector|vector of numbers|vector of numeric)",
+    numbers = "^((integer|numeric)( [a-z-]+)? vectors?|vector of integers|vector of numbers|vector of numeric)",
+    booleans = "^(logical vectors?|vector of logicals)",
     strings = "^(character vector|vector of (character )?strings|vector of character)",
     integer = paste0("^(integer|whole number)\\b", container),
     number = paste0("^(numeric( value| scalar)?|number|real number)\\b", container),
@@ -1724,10 +1797,10 @@ alternative_kinds <- function(clause, guesses) {
     hit <- names(rules)[vapply(rules, grepl, NA, part, perl = TRUE)]
     if (length(hit) == 0L) {
       hit <- names(guesses)[vapply(guesses, grepl, NA, part, perl = TRUE)]
-      if (length(hit) == 0L || sub("2$", "", hit[[1L]]) %in% c("records", "object")) {
+      if (length(hit) == 0L || sub("[234]$", "", hit[[1L]]) %in% c("records", "object")) {
         return(NULL)
       }
-      hit <- sub("2$", "", hit)
+      hit <- sub("[234]$", "", hit)
       guessed <- TRUE
     }
     kinds <- c(kinds, hit[[1L]])

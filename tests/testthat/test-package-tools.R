@@ -67,7 +67,10 @@ test_that("schemas are inferred from defaults, match.arg() choices and docs", {
   q <- input_schema(tl$qnorm)
   expect_identical(names(q$properties), c("p", "mean", "sd", "lower.tail", "log.p"))
   expect_identical(q$required, list("p"))
-  expect_identical(q$properties$mean[c("type", "default")], list(type = "number", default = 0L))
+  # The help text says "vector of means": a number, or an array of them.
+  expect_identical(q$properties$mean[c("anyOf", "default")],
+                   list(anyOf = list(list(type = "number"), list(type = "array", items = list(type = "number"))),
+                        default = 0L))
   expect_identical(q$properties$lower.tail[c("type", "default")], list(type = "boolean", default = TRUE))
   expect_false(q$additionalProperties)
 
@@ -182,8 +185,146 @@ test_that("types come from defaults, help text and names, and a guess says so (R
   # The share of typed arguments (measured in the "Serve a package" guide;
   # graphics documents many arguments as one kind or another, which stay
   # untyped rather than typed wrongly).
-  expect_gte(typed_share(stats_tools()), 0.70)
+  st <- stats_tools()
+  # numericDeriv(dir = 1), "numeric vector of directions", is a number or an
+  # array of them: no path a client could name as a string (RULES R8.8).
+  expect_identical(input_schema(st$numericDeriv)$properties$dir$anyOf[[1]], list(type = "number"))
+  expect_gte(typed_share(st), 0.70)
   expect_gte(typed_share(package_tools("graphics", quiet = TRUE)), 0.68)
+})
+
+# The literal JSON value of an argument in an example call (a number, a
+# string, TRUE/FALSE, a negated number or c() of those), or NULL: list(json,
+# scalar). NA, Inf and named vectors have no JSON literal here; T and F are
+# variables (axTicks' example assigns T).
+example_literal <- function(e) {
+  if (is.call(e) && identical(e[[1L]], as.name("-")) && length(e) == 2L &&
+      is.numeric(e[[2L]]) && length(e[[2L]]) == 1L) {
+    e <- -e[[2L]]
+  }
+  if (is.atomic(e) && length(e) == 1L && typeof(e) %in% c("logical", "integer", "double", "character") &&
+      !is.na(e) && (!is.numeric(e) || is.finite(e))) {
+    return(list(json = as.character(jsonlite::toJSON(e, auto_unbox = TRUE, digits = NA)), scalar = TRUE))
+  }
+  if (is.call(e) && identical(e[[1L]], as.name("c")) && length(e) > 1L && is.null(names(e))) {
+    parts <- lapply(as.list(e)[-1L], example_literal)
+    if (any(vapply(parts, function(p) is.null(p) || !p$scalar, NA))) {
+      return(NULL)
+    }
+    # R's own coercion of the parts (c(1, "a") is a character vector).
+    value <- eval(e, baseenv())
+    return(list(json = as.character(jsonlite::toJSON(value, digits = NA)), scalar = FALSE))
+  }
+  NULL
+}
+
+# Every call in the examples of `pkg`'s help pages to a function served by
+# `tools`, with the literal arguments it names (matched as R matches them;
+# for an S3 generic, those named in its `...` too): a data frame of tool,
+# argument, page and JSON value.
+example_arguments <- function(pkg, tools) {
+  ns <- asNamespace(pkg)
+  db <- tools::Rd_db(pkg)
+  rows <- list()
+  walk <- function(e, page) {
+    if (!is.call(e)) {
+      return()
+    }
+    head <- e[[1L]]
+    if (is.call(head) && identical(head[[1L]], as.name("::")) && identical(as.character(head[[2L]]), pkg)) {
+      head <- head[[3L]]
+    }
+    if (is.symbol(head) && as.character(head) %in% names(tools)) {
+      fname <- as.character(head)
+      fun <- get(fname, envir = ns)
+      mc <- tryCatch(match.call(fun, e, expand.dots = FALSE), error = function(err) NULL)
+      args <- if (is.null(mc)) list() else as.list(mc)[-1L]
+      args <- c(args[names(args) != "..."], as.list(args[["..."]]))
+      for (arg in setdiff(names(args), "")) {
+        lit <- example_literal(args[[arg]])
+        if (!is.null(lit)) {
+          rows[[length(rows) + 1L]] <<- data.frame(tool = fname, arg = arg, page = page, json = lit$json,
+                                                   scalar = lit$scalar)
+        }
+      }
+    }
+    parts <- as.list(e)[-1L]
+    for (i in seq_along(parts)) {
+      if (is.call(parts[[i]])) walk(parts[[i]], page)
+    }
+  }
+  for (page in names(db)) {
+    file <- tempfile(fileext = ".R")
+    tools::Rd2ex(db[[page]], file, commentDontrun = TRUE)
+    code <- if (file.exists(file)) tryCatch(parse(file, keep.source = FALSE), error = function(err) NULL)
+    unlink(file)
+    for (e in as.list(code)) walk(e, page)
+  }
+  unique(do.call(rbind, rows))
+}
+
+test_that("inferred types accept the literal values the help pages' examples pass (RULES R8.2)", {
+  py <- venv_python("jsonschema")
+  skip_if(is.null(py), "no Python venv with jsonschema")
+  packages <- c("stats", "graphics", "utils", if (requireNamespace("data.table", quietly = TRUE)) "data.table")
+  schemas <- character()
+  cases <- list()
+  for (pkg in packages) {
+    tools <- package_tools(pkg, quiet = TRUE)
+    found <- example_arguments(pkg, tools)
+    # Only arguments in the schema (functions and formulas are left out).
+    props <- lapply(tools[unique(found$tool)], function(t) names(input_schema(t)$properties))
+    found <- found[mapply(function(t, a) a %in% props[[t]], found$tool, found$arg), ]
+    found$key <- paste0(pkg, "::", found$tool)
+    for (t in unique(found$tool)) {
+      schemas[[paste0(pkg, "::", t)]] <- tool_spec(tools[[t]])$input_schema
+    }
+    cases[[pkg]] <- found
+  }
+  cases <- do.call(rbind, cases)
+  # Enough calls were found for the check to mean something.
+  expect_gt(nrow(cases), 500L)
+  json_string <- function(x) vapply(x, function(v) as.character(jsonlite::toJSON(v, auto_unbox = TRUE)), "")
+  doc <- paste0(
+    "{\"schemas\":{", paste0(json_string(names(schemas)), ":", schemas, collapse = ","), "},",
+    "\"cases\":[", paste0("[", json_string(cases$key), ",", json_string(cases$arg), ",", cases$json, ",",
+                          tolower(cases$scalar), "]", collapse = ","), "]}"
+  )
+  input <- tempfile(fileext = ".json")
+  writeLines(doc, input, useBytes = TRUE)
+  script <- '
+import json, sys
+from jsonschema import Draft202012Validator
+doc = json.load(open(sys.argv[1], encoding="utf-8"))
+bad = []
+for key, arg, value, scalar in doc["cases"]:
+    schema = doc["schemas"][key]["properties"][arg]
+    # An R scalar is a vector of length one: a bare value or an array of one.
+    # match.arg() takes abbreviations ("g" for "greater"); the schema lists
+    # the full values, which a client sends.
+    enum = schema.get("enum") or schema.get("items", {}).get("enum") or []
+    hits = [e for e in enum if isinstance(value, str) and isinstance(e, str) and e.startswith(value)]
+    if value not in enum and len(hits) == 1:
+        value = hits[0]
+    candidates = [value, [value]] if scalar else [value]
+    if not any(Draft202012Validator(schema).is_valid(v) for v in candidates):
+        bad.append(f"{key}({arg} = {json.dumps(value)}): {json.dumps({k: v for k, v in schema.items() if k != \'description\'})}")
+print(json.dumps({"checked": len(doc["cases"]), "bad": sorted(set(bad))}))
+'
+  script_file <- tempfile(fileext = ".py")
+  writeLines(script, script_file)
+  out <- system2(py, c(script_file, shQuote(input)), stdout = TRUE, stderr = TRUE)
+  res <- jsonlite::parse_json(paste(out, collapse = "\n"))
+  expect_identical(res$checked, nrow(cases))
+  # Known disagreements, each for a reason the help text does not show:
+  # polygon()'s shading angle is documented as one value but vectorised;
+  # cdplot()'s bw is only "passed to density" (whose bw takes numbers too);
+  # setNames() turns logical names into strings.
+  known <- c('graphics::polygon(angle = [-45, 45]): {"type": "number", "default": 45}',
+             'graphics::cdplot(bw = 2): {"type": "string", "default": "nrd0"}',
+             'stats::setNames(nm = [true, false]): {"type": "array", "items": {"type": "string"}}')
+  bad <- setdiff(unlist(res$bad), known)
+  expect_identical(bad, character(), info = paste(bad, collapse = "\n"))
 })
 
 test_that("arguments a function handles when missing are not required (RULES R8.3)", {
