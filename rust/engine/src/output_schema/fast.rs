@@ -549,6 +549,9 @@ fn member(v: &Value) -> Option<Member> {
 }
 
 #[cfg(test)]
+mod speed;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
