@@ -53,7 +53,9 @@ const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
 enum Member {
     Null,
     Bool(bool),
-    Str(String),
+    /// A string, with its text as a [`Prefix`] (compared with the raw
+    /// text of a string without escapes).
+    Str(String, Prefix),
 }
 
 /// One compiled (sub)schema.
@@ -61,6 +63,8 @@ enum Member {
 pub(super) struct Node {
     types: u8,
     members: Option<Vec<Member>>,
+    /// The string members of fewer than 16 bytes, [`pack`]ed.
+    short_strings: Vec<[u64; 2]>,
     properties: Vec<Property>,
     /// The bits of all required properties (see [`Property::required_bit`]).
     required_all: u64,
@@ -74,9 +78,9 @@ pub(super) struct Node {
 #[derive(Debug)]
 struct Property {
     name: String,
-    /// The name as a JSON string (`"name"`), compared with a member name
-    /// as raw bytes.
-    quoted: Vec<u8>,
+    /// The name as compact JSON writes it before a value (`"name":`),
+    /// compared with a member name as raw bytes.
+    key: Prefix,
     node: Node,
     /// This property's bit in [`Node::required_all`] when it is required,
     /// else 0.
@@ -90,7 +94,7 @@ impl Property {
     fn new(name: &str, node: Node, declared: bool) -> Property {
         Property {
             name: name.to_owned(),
-            quoted: Value::from(name).to_string().into_bytes(),
+            key: Prefix::new(format!("{}:", Value::from(name)).into_bytes()),
             node,
             required_bit: 0,
             declared,
@@ -106,6 +110,7 @@ impl Node {
         Node {
             types: ANY,
             members: None,
+            short_strings: Vec::new(),
             properties: Vec::new(),
             required_all: 0,
             additional: true,
@@ -166,6 +171,17 @@ impl Node {
                     if members.is_empty() {
                         return None;
                     }
+                    node.short_strings = members
+                        .iter()
+                        .filter_map(|m| match m {
+                            Member::Str(v, _) if v.len() < 16 => {
+                                let mut head = [0u8; 16];
+                                head[..v.len()].copy_from_slice(v.as_bytes());
+                                Some(pack(&head, v.len()))
+                            }
+                            _ => None,
+                        })
+                        .collect();
                     node.members = Some(members);
                 }
                 "anyOf" => {
@@ -203,7 +219,41 @@ impl Node {
                 }
             }
         }
-        Some(node)
+        Some(node.fold_nullable())
+    }
+
+    /// `anyOf` of a schema and `{"type":"null"}` (the nullable spelling of
+    /// RULES R2.3) with no keyword beside it but annotations: that schema,
+    /// also accepting null, so that a value is read once, not once per
+    /// branch.
+    fn fold_nullable(mut self) -> Node {
+        let plain_null = |n: &Node| {
+            n.types == NULL
+                && n.members.is_none()
+                && n.properties.is_empty()
+                && n.additional
+                && n.items.is_none()
+                && n.any_of.is_empty()
+        };
+        if !self.is_any() || self.any_of.len() != 2 {
+            return self;
+        }
+        let other = match (plain_null(&self.any_of[0]), plain_null(&self.any_of[1])) {
+            (_, true) => 0,
+            (true, false) => 1,
+            (false, false) => return self,
+        };
+        if !self.any_of[other].any_of.is_empty() {
+            return self;
+        }
+        let mut node = self.any_of.swap_remove(other);
+        node.types |= NULL;
+        if let Some(members) = &mut node.members {
+            if !members.contains(&Member::Null) {
+                members.push(Member::Null);
+            }
+        }
+        node
     }
 
     /// Is `json` (one JSON value) valid? `false` also when the text is
@@ -218,8 +268,32 @@ impl Node {
     }
 
     /// Read one value (at its first byte) and check it; stops at the first
-    /// mismatch (`false`: the rest is not read).
+    /// mismatch (`false`: the rest is not read). Scalars are read here,
+    /// inlined into the loops over an array's items and an object's
+    /// members (a data frame's cells), the rest in [`Node::compound`].
+    #[inline(always)]
     fn value(&self, s: &mut Scan<'_>, nesting: usize) -> bool {
+        if self.any_of.is_empty() {
+            match s.peek() {
+                b'"' => return self.string(s),
+                b'-' | b'0'..=b'9' => return self.number(s),
+                b't' => return s.literal(b"true") && self.boolean(true),
+                b'f' => return s.literal(b"false") && self.boolean(false),
+                b'n' => return s.literal(b"null") && self.types & NULL != 0 && self.member(&Member::Null),
+                _ => {}
+            }
+        }
+        self.compound(s, nesting)
+    }
+
+    #[inline(always)]
+    fn boolean(&self, b: bool) -> bool {
+        self.types & BOOLEAN != 0 && self.member(&Member::Bool(b))
+    }
+
+    /// [`Node::value`] for arrays, objects, `anyOf` and what is not JSON.
+    #[inline(never)]
+    fn compound(&self, s: &mut Scan<'_>, nesting: usize) -> bool {
         if !self.any_of.is_empty() {
             // Each branch reads the value from its start; with the
             // node's own keywords (as `anyOf`'s neighbours) it is read
@@ -239,28 +313,10 @@ impl Node {
         }
         match s.peek() {
             b'n' => s.literal(b"null") && self.types & NULL != 0 && self.member(&Member::Null),
-            b't' => s.literal(b"true") && self.types & BOOLEAN != 0 && self.member(&Member::Bool(true)),
-            b'f' => s.literal(b"false") && self.types & BOOLEAN != 0 && self.member(&Member::Bool(false)),
-            b'"' => {
-                if self.types & STRING == 0 {
-                    return false;
-                }
-                let Some((raw, escaped)) = s.string() else { return false };
-                match &self.members {
-                    None => true,
-                    Some(members) => {
-                        let decoded;
-                        let text: &[u8] = if escaped {
-                            let Some(d) = decode_string(raw) else { return false };
-                            decoded = d;
-                            decoded.as_bytes()
-                        } else {
-                            raw
-                        };
-                        members.iter().any(|m| matches!(m, Member::Str(v) if v.as_bytes() == text))
-                    }
-                }
-            }
+            b't' => s.literal(b"true") && self.boolean(true),
+            b'f' => s.literal(b"false") && self.boolean(false),
+            b'"' => self.string(s),
+            b'-' | b'0'..=b'9' => self.number(s),
             b'[' => {
                 if self.types & ARRAY == 0 || self.members.is_some() || nesting >= MAX_NESTING {
                     return false;
@@ -284,27 +340,61 @@ impl Node {
                 }
             }
             b'{' => self.object(s, nesting),
-            b'-' | b'0'..=b'9' => {
-                let number = self.types & (INTEGER | FRACTION);
-                if number == 0 || self.members.is_some() {
-                    return false;
-                }
-                let Some(fraction_or_exponent) = s.number() else { return false };
-                // Parsed only when the schema tells integers from other
-                // numbers and the text does not say.
-                if number == INTEGER | FRACTION {
-                    return true;
-                }
-                let integral = !fraction_or_exponent || {
-                    let text = std::str::from_utf8(&s.b[s.last..s.i]).unwrap_or("");
-                    let f: f64 = text.parse().unwrap_or(f64::NAN);
-                    f.is_finite() && f.fract() == 0.0
-                };
-                number == if integral { INTEGER } else { FRACTION }
-            }
             // Not JSON: let jsonschema's side report it.
             _ => false,
         }
+    }
+
+    /// A string (the cursor at its opening quote).
+    #[inline(always)]
+    fn string(&self, s: &mut Scan<'_>) -> bool {
+        if self.types & STRING == 0 {
+            return false;
+        }
+        let from = s.i + 1;
+        let Some((raw, escaped)) = s.string() else { return false };
+        match &self.members {
+            None => true,
+            Some(_) if escaped => self.escaped_member(raw),
+            // Compared as a packed word pair with every short string
+            // member at once (no branch per member).
+            Some(_) => match s.b.get(from..from + 16) {
+                Some(head) if raw.len() < 16 => {
+                    let packed = pack(head, raw.len());
+                    self.short_strings.iter().fold(false, |hit, p| hit | (*p == packed))
+                }
+                _ => {
+                    let rest = &s.b[from..];
+                    self.members
+                        .iter()
+                        .flatten()
+                        .any(|m| matches!(m, Member::Str(_, p) if p.len() == raw.len() && p.starts(rest)))
+                }
+            },
+        }
+    }
+
+    /// Is the string with escapes whose raw text is `raw` a member?
+    #[inline(never)]
+    fn escaped_member(&self, raw: &[u8]) -> bool {
+        let Some(text) = decode_string(raw) else { return false };
+        self.members.iter().flatten().any(|m| matches!(m, Member::Str(v, _) if *v == text))
+    }
+
+    /// A number (the cursor at its first byte).
+    #[inline(always)]
+    fn number(&self, s: &mut Scan<'_>) -> bool {
+        let number = self.types & (INTEGER | FRACTION);
+        if number == 0 || self.members.is_some() {
+            return false;
+        }
+        let Some(fraction_or_exponent) = s.number() else { return false };
+        // Parsed only when the schema tells integers from other numbers
+        // and the text does not say.
+        if number == INTEGER | FRACTION || !fraction_or_exponent {
+            return number & INTEGER != 0;
+        }
+        number == if integral(&s.b[s.last..s.i]) { INTEGER } else { FRACTION }
     }
 
     fn object(&self, s: &mut Scan<'_>, nesting: usize) -> bool {
@@ -325,8 +415,9 @@ impl Node {
         let mut next = 0;
         loop {
             let found = match self.properties.get(next) {
-                Some(p) if s.b[s.i..].starts_with(&p.quoted) => {
-                    s.i += p.quoted.len();
+                // The name and the colon, as compact JSON has them.
+                Some(p) if p.key.starts(&s.b[s.i..]) => {
+                    s.i += p.key.len();
                     Some(next)
                 }
                 _ => {
@@ -338,7 +429,13 @@ impl Node {
                         // A name with escapes: jsonschema reads it.
                         return false;
                     }
-                    self.properties.iter().position(|p| p.name.as_bytes() == raw)
+                    let found = self.properties.iter().position(|p| p.name.as_bytes() == raw);
+                    s.ws();
+                    if s.peek() != b':' {
+                        return false;
+                    }
+                    s.i += 1;
+                    found
                 }
             };
             let sub = match found {
@@ -351,11 +448,6 @@ impl Node {
                 None if self.additional => &ANY_NODE,
                 None => return false,
             };
-            s.ws();
-            if s.peek() != b':' {
-                return false;
-            }
-            s.i += 1;
             s.ws();
             if !sub.value(s, nesting + 1) {
                 return false;
@@ -398,7 +490,7 @@ static STRING_STOP: [bool; 256] = {
     t
 };
 
-impl Scan<'_> {
+impl<'a> Scan<'a> {
     /// The byte at the cursor (0 at the end).
     #[inline]
     fn peek(&self) -> u8 {
@@ -427,24 +519,36 @@ impl Scan<'_> {
         }
     }
 
-    fn literal(&mut self, word: &[u8]) -> bool {
-        let ok = self.b[self.i..].starts_with(word);
-        self.i += word.len();
+    /// `true`, `false` or `null` (compared as one word, not with a call
+    /// of `memcmp`).
+    #[inline(always)]
+    fn literal<const N: usize>(&mut self, text: &[u8; N]) -> bool {
+        let ok = self.b.get(self.i..self.i + N).is_some_and(|b| b == text);
+        self.i += N;
         ok
     }
 
     /// A string (the cursor at its opening quote): its raw content, and
     /// whether it has escapes (all checked). `None` when it is not a valid
     /// JSON string.
-    fn string(&mut self) -> Option<(&[u8], bool)> {
+    #[inline(always)]
+    fn string(&mut self) -> Option<(&'a [u8], bool)> {
         let start = self.i + 1;
-        let mut i = start;
+        let i = plain_run(self.b, start);
+        if self.b.get(i) == Some(&b'"') {
+            self.i = i + 1;
+            return Some((&self.b[start..i], false));
+        }
+        self.string_rest(start, i)
+    }
+
+    /// The rest of [`Scan::string`] from `i`, the first byte that ends a
+    /// plain run.
+    #[inline(never)]
+    fn string_rest(&mut self, start: usize, mut i: usize) -> Option<(&'a [u8], bool)> {
         let mut escaped = false;
         loop {
-            while !STRING_STOP[*self.b.get(i)? as usize] {
-                i += 1;
-            }
-            match self.b[i] {
+            match *self.b.get(i)? {
                 b'"' => break,
                 b'\\' => {
                     escaped = true;
@@ -462,6 +566,7 @@ impl Scan<'_> {
                 }
                 _ => return None,
             }
+            i = plain_run(self.b, i);
         }
         self.i = i + 1;
         Some((&self.b[start..i], escaped))
@@ -469,6 +574,7 @@ impl Scan<'_> {
 
     /// A number, checked against JSON's grammar: whether it has a fraction
     /// or an exponent. Its text is `b[last..i]`.
+    #[inline(always)]
     fn number(&mut self) -> Option<bool> {
         self.last = self.i;
         if self.peek() == b'-' {
@@ -502,12 +608,121 @@ impl Scan<'_> {
         Some(more)
     }
 
-    #[inline]
+    /// Skip ASCII digits: eight at a time (as bits of a word: digits are
+    /// the bytes `b ^ b'0'` below 10) while eight bytes remain.
+    #[inline(always)]
     fn digits(&mut self) {
+        while let Some(chunk) = self.b.get(self.i..self.i + 8) {
+            let v = word(chunk) ^ (ONES * u64::from(b'0'));
+            // The high bit of each byte that is not a digit: `v & 0x7f`
+            // plus 0x76 reaches 0x80 from 10 on (and never carries), and
+            // bytes from 0x80 on have it already.
+            let other = (((v & (ONES * 0x7f)) + ONES * 0x76) | v) & HIGHS;
+            if other != 0 {
+                self.i += (other.trailing_zeros() / 8) as usize;
+                return;
+            }
+            self.i += 8;
+        }
         while self.peek().is_ascii_digit() {
             self.i += 1;
         }
     }
+}
+
+/// Bytes `0x01` and `0x80` in each byte of a word (the SWAR tricks of
+/// [`plain_run`] and [`Scan::digits`]).
+const ONES: u64 = u64::from_ne_bytes([1; 8]);
+const HIGHS: u64 = ONES * 0x80;
+
+/// An eight-byte slice as a word (its first byte lowest).
+#[inline]
+fn word(b: &[u8]) -> u64 {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&b[..8]);
+    u64::from_le_bytes(w)
+}
+
+/// The index of the first byte from `i` on that ends a plain run of a
+/// string ([`STRING_STOP`]: `"`, `\` or a control character), or the
+/// length of `b`. Eight bytes at a time as a word while eight remain (a
+/// data frame's strings are short, so this beats setting up `memchr`,
+/// which also could not look for control characters): the high bit of a
+/// byte is set in `(x - n) & !x & 0x80` when the byte is below `n` or a
+/// lower byte already was, so the lowest such bit is the first stop.
+#[inline(always)]
+fn plain_run(b: &[u8], mut i: usize) -> usize {
+    const QUOTES: u64 = ONES * b'"' as u64;
+    const BACKSLASHES: u64 = ONES * b'\\' as u64;
+    let below = |x: u64, n: u64| x.wrapping_sub(ONES * n) & !x & HIGHS;
+    while let Some(chunk) = b.get(i..i + 8) {
+        let x = word(chunk);
+        let stop = below(x ^ QUOTES, 1) | below(x ^ BACKSLASHES, 1) | below(x, 0x20);
+        if stop != 0 {
+            return i + (stop.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while b.get(i).is_some_and(|c| !STRING_STOP[*c as usize]) {
+        i += 1;
+    }
+    i
+}
+
+/// Bytes compared with the start of a text (a member name with its
+/// colon, an `enum` string): as two masked words when there are at most
+/// 16 of them and the text has 16 bytes or more, which is faster than the
+/// call of `memcmp` a slice comparison makes.
+#[derive(Debug, PartialEq)]
+struct Prefix {
+    bytes: Vec<u8>,
+    words: [u64; 2],
+    masks: [u64; 2],
+}
+
+impl Prefix {
+    fn new(bytes: Vec<u8>) -> Prefix {
+        let (mut w, mut m) = ([0u8; 16], [0u8; 16]);
+        for (i, c) in bytes.iter().take(16).enumerate() {
+            w[i] = *c;
+            m[i] = 0xff;
+        }
+        Prefix { words: [word(&w), word(&w[8..])], masks: [word(&m), word(&m[8..])], bytes }
+    }
+
+    fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// Does `text` begin with these bytes?
+    #[inline]
+    fn starts(&self, text: &[u8]) -> bool {
+        match text.get(..16) {
+            Some(head) if self.bytes.len() <= 16 => {
+                ((word(head) ^ self.words[0]) & self.masks[0]) | ((word(&head[8..]) ^ self.words[1]) & self.masks[1])
+                    == 0
+            }
+            _ => text.starts_with(&self.bytes),
+        }
+    }
+}
+
+/// Does the number `text` (with a fraction or an exponent) have an
+/// integral value (as `jsonschema` reads it: as an `f64`)?
+#[inline(never)]
+fn integral(text: &[u8]) -> bool {
+    let text = std::str::from_utf8(text).unwrap_or("");
+    let f: f64 = text.parse().unwrap_or(f64::NAN);
+    f.is_finite() && f.fract() == 0.0
+}
+
+/// A string of fewer than 16 bytes as two words: its bytes from `head`
+/// (at least 16), zeros after them, and its length in the last byte (so
+/// that no two strings give the same words).
+#[inline(always)]
+fn pack(head: &[u8], len: usize) -> [u64; 2] {
+    let mask = |n: usize| if n >= 8 { u64::MAX } else { (1u64 << (8 * n)) - 1 };
+    [word(head) & mask(len), (word(&head[8..]) & mask(len.saturating_sub(8))) | ((len as u64) << 56)]
 }
 
 /// The text of a string with escapes (rare: compared with `enum` members).
@@ -543,7 +758,7 @@ fn member(v: &Value) -> Option<Member> {
     match v {
         Value::Null => Some(Member::Null),
         Value::Bool(b) => Some(Member::Bool(*b)),
-        Value::String(s) => Some(Member::Str(s.clone())),
+        Value::String(s) => Some(Member::Str(s.clone(), Prefix::new(s.as_bytes().to_vec()))),
         _ => None,
     }
 }
@@ -637,6 +852,90 @@ mod tests {
         for bad in [r#"{"a":"x"}"#, r#"{"a" "x"}"#, r#"{"a":"é",}"#, r#"{a:"é"}"#, r#"{"a":"é""#] {
             assert!(!o.accepts(bad), "{bad}");
         }
+        // Strings and numbers of every length around the eight bytes the
+        // scanner reads at once, with the byte that ends a plain run (or
+        // breaks the grammar) at every place.
+        let strings = fast(r#"{"type":"array","items":{"type":"string"}}"#).unwrap();
+        let numbers = fast(r#"{"type":"array","items":{"type":"number"}}"#).unwrap();
+        let integers = fast(r#"{"type":"array","items":{"type":"integer"}}"#).unwrap();
+        for n in 0..40 {
+            let plain = "é".repeat(n / 2) + &"a".repeat(n % 2);
+            assert!(strings.accepts(&format!(r#"["{plain}"]"#)), "{plain}");
+            for at in (0..=plain.len()).filter(|at| plain.is_char_boundary(*at)) {
+                let (a, b) = plain.split_at(at);
+                for good in [r#"\""#, r"\\", r"\n", r"\u001f", r"\u00E9", "\u{7f}", "😀"] {
+                    let json = format!(r#"["{a}{good}{b}","{a}"]"#);
+                    assert!(strings.accepts(&json), "{json}");
+                }
+                for bad in ["\"", "\\", "\u{1}", "\n", "\u{1f}", r"\x", r"\u00g0", r"\u00"] {
+                    let json = format!(r#"["{a}{bad}{b}"]"#);
+                    assert!(!strings.accepts(&json), "{json}");
+                }
+            }
+            if n == 0 {
+                continue;
+            }
+            let digits: String = (0..n).map(|i| char::from(b'1' + (i % 9) as u8)).collect();
+            for good in [
+                digits.clone(),
+                format!("-{digits}"),
+                format!("{digits}.{digits}"),
+                format!("{digits}e{digits}"),
+                format!("-0.{digits}E-{n}"),
+            ] {
+                assert!(numbers.accepts(&format!("[{good},{good}]")), "{good}");
+            }
+            assert!(integers.accepts(&format!("[{digits},-{digits}]")), "{digits}");
+            // (Beyond 2^53 every f64 is integral, for jsonschema too.)
+            assert_eq!(integers.accepts(&format!("[{digits}.5]")), n > 16, "{digits}.5");
+            for bad in [format!("{digits}."), format!("{digits}e"), format!("{digits}E+"), format!("0{digits}")] {
+                assert!(!numbers.accepts(&format!("[{bad}]")), "{bad}");
+            }
+            for at in 0..=digits.len() {
+                let (a, b) = digits.split_at(at);
+                for bad in ["a", "+", "é", "\u{0}", "..", "ee", ",,", "-"] {
+                    let json = format!("[{a}{bad}{b}]");
+                    assert!(at == 0 && bad == "-" || !numbers.accepts(&json), "{json}");
+                }
+            }
+        }
+        for (good, integral) in [
+            ("-0", true),
+            ("-0.0", true),
+            ("1e308", true),
+            ("1E-5", false),
+            ("1.5E+3", true),
+            ("0.000001", false),
+            ("123456789012345678901234567890", true),
+        ] {
+            assert!(numbers.accepts(&format!("[{good}]")), "{good}");
+            assert_eq!(integers.accepts(&format!("[{good}]")), integral, "{good}");
+        }
+        // Member names and enum strings longer than the 16 bytes compared
+        // at once, and with escapes: a name with escapes is found when it
+        // is the property expected next (its JSON text is compared), else
+        // left to jsonschema.
+        let q = fast(r#"{"type":"object","properties":{"x\"q":{"type":"integer"},"long name, longer than 16":{"type":"string","enum":["a value longer than 16 bytes","\"","é"]}},"additionalProperties":false}"#).unwrap();
+        for good in [
+            r#"{"x\"q":1,"long name, longer than 16":"a value longer than 16 bytes"}"#,
+            r#"{ "x\"q":1 , "long name, longer than 16" : "\"" }"#,
+            r#"{"long name, longer than 16":"\u00e9"}"#,
+            r#"{"long name, longer than 16":"é"}"#,
+        ] {
+            assert!(q.accepts(good), "{good}");
+        }
+        for bad in [
+            r#"{"x\"q":1,"long name, longer than 16":"a value longer than 16 byte"}"#,
+            r#"{"x\"q":1,"long name, longer than 16":"a value longer than 16 bytes "}"#,
+            r#"{"x\"q":1,"long name, longer than 16":"a"}"#,
+            r#"{"x\"q":1,"long name, longer than 1":"a"}"#,
+            r#"{"x\"q":1.5}"#,
+            // (Valid, but left to jsonschema.)
+            r#"{"x\"q" :1}"#,
+            r#"{"long name, longer than 16":"\"","x\"q":1}"#,
+        ] {
+            assert!(!q.accepts(bad), "{bad}");
+        }
         // Nesting deeper than the scanner reads is left to jsonschema.
         let deep = format!("{}{}", "[".repeat(MAX_NESTING + 1), "]".repeat(MAX_NESTING + 1));
         assert!(!fast("{}").unwrap().accepts(&deep));
@@ -667,6 +966,24 @@ mod tests {
         prop::sample::select(vec!["null", "boolean", "integer", "number", "string", "array", "object"])
     }
 
+    /// A property name: one letter of `short`, or now and then a name
+    /// around the 16 bytes the scanner compares at once (with its quotes
+    /// and colon).
+    fn name(short: &'static str) -> impl Strategy<Value = String> {
+        prop_oneof![
+            6 => short,
+            1 => prop::sample::select(vec!["abcdefghijklm", "abcdefghijklmn", "é123456789abcdef"]).prop_map(String::from),
+        ]
+    }
+
+    /// A string `enum` member: short, long, or with escapes.
+    fn string_member() -> impl Strategy<Value = String> {
+        prop_oneof![
+            4 => "[ab]",
+            1 => prop::sample::select(vec!["abcdefghijklmnop", "abcdefghijklmnopq", "a\"b", "é", "a\nb"]).prop_map(String::from),
+        ]
+    }
+
     /// A schema of the subset, as JSON.
     fn schema() -> impl Strategy<Value = Value> {
         let scalar_type = prop::sample::select(vec!["null", "boolean", "integer", "number", "string"]);
@@ -675,7 +992,7 @@ mod tests {
             scalar_type.clone().prop_map(|t| serde_json::json!({ "type": t })),
             (scalar_type.clone(), scalar_type).prop_map(|(a, b)| serde_json::json!({ "type": [a, b] })),
             prop::collection::vec(
-                prop_oneof![Just(Value::Null), Just(Value::Bool(true)), "[ab]".prop_map(Value::from)],
+                prop_oneof![Just(Value::Null), Just(Value::Bool(true)), string_member().prop_map(Value::from)],
                 1..3
             )
             .prop_map(|m| serde_json::json!({ "enum": m })),
@@ -693,8 +1010,8 @@ mod tests {
                     }
                 ),
                 (
-                    prop::collection::btree_map("[abc]", inner, 0..3),
-                    prop::collection::vec("[abcd]", 0..3),
+                    prop::collection::btree_map(name("[abc]"), inner, 0..3),
+                    prop::collection::vec(name("[abcd]"), 0..3),
                     any::<bool>()
                 )
                     .prop_map(|(props, required, additional)| {
@@ -726,15 +1043,27 @@ mod tests {
                 "-1e400",
                 "123456789012345678901234567890",
                 "1.0000000000000002",
-                "9007199254740993.0"
+                "9007199254740993.0",
+                "1e308",
+                "1E-5",
+                "-0.0",
+                "1.5E+3",
+                "123456789",
+                "-1234567890123.5",
+                "0.000001"
             ])
             .prop_map(|n| { serde_json::from_str(n).unwrap_or_else(|_| Value::from(n)) }),
             "[abNA]{1,2}".prop_map(Value::from),
+            string_member().prop_map(Value::from),
+            // Any length, with escapes (quotes, backslashes, newlines)
+            // and multi-byte characters.
+            r#"[a"\\\né😀 b]{0,40}"#.prop_map(Value::from),
         ];
         leaf.prop_recursive(3, 24, 4, |inner| {
             prop_oneof![
                 prop::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
-                prop::collection::btree_map("[abcd]", inner, 0..4).prop_map(|m| Value::Object(m.into_iter().collect())),
+                prop::collection::btree_map(name("[abcd]"), inner, 0..4)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
             ]
         })
     }

@@ -9,7 +9,8 @@
 //! For each case it prints the best time of many repetitions (the
 //! machine is shared: the minimum is the figure least disturbed by load)
 //! and that time per byte. `MCPLITE_SPEED_REPS` sets the repetitions
-//! (default 200, or fewer when a case takes longer than 10 seconds).
+//! (default 200, or fewer when a case takes longer than 10 seconds), and
+//! `MCPLITE_SPEED_CASE` picks the cases whose name contains it.
 //! Figures are in bench/results/schema-fast/scanner.md.
 
 use std::hint::black_box;
@@ -104,7 +105,8 @@ fn speed_of_the_fast_check() {
         ("columns, nullable", COLUMNS_SCHEMA, frame_columns()),
         ("long strings", TEXTS_SCHEMA, texts()),
     ];
-    for (name, schema, json) in cases {
+    let only = std::env::var("MCPLITE_SPEED_CASE").unwrap_or_default();
+    for (name, schema, json) in cases.into_iter().filter(|c| c.0.contains(&only)) {
         let node = Node::compile(&serde_json::from_str(schema).unwrap()).expect("a fast check");
         let t = best(&node, &json, reps);
         println!(
