@@ -182,15 +182,15 @@ test_that("types come from defaults, help text and names, and a guess says so (R
   loc <- input_schema(package_tools("graphics", include = "locator", quiet = TRUE)$locator)$properties
   expect_identical(loc$type$type, "string")
 
-  # The share of typed arguments (measured in the "Serve a package" guide;
-  # graphics documents many arguments as one kind or another, which stay
-  # untyped rather than typed wrongly).
+  # The share of typed arguments (measured in the "Serve a package" guide:
+  # stats 70.5%, graphics 71.6%; what stays untyped is mostly R objects JSON
+  # cannot make, or vectors of no named kind).
   st <- stats_tools()
   # numericDeriv(dir = 1), "numeric vector of directions", is a number or an
   # array of them: no path a client could name as a string (RULES R8.8).
   expect_identical(input_schema(st$numericDeriv)$properties$dir$anyOf[[1]], list(type = "number"))
   expect_gte(typed_share(st), 0.70)
-  expect_gte(typed_share(package_tools("graphics", quiet = TRUE)), 0.68)
+  expect_gte(typed_share(package_tools("graphics", quiet = TRUE)), 0.71)
 })
 
 # The literal JSON value of an argument in an example call (a number, a
