@@ -134,8 +134,10 @@ fn serve_inner(
                 let end = std::thread::scope(|drivers| {
                     pool.spawn_drivers(drivers, &rx, &run);
                     let pooled = Pooled { pool, calls, jobs: tx, broken: &broken };
-                    serve_loop(server, host, &mut session, &reader, &out, opts, &control, Some(pooled))
-                    // The queue closes here: the drivers answer what is left, then return.
+                    let end = serve_loop(server, host, &mut session, &reader, &out, opts, &control, Some(pooled));
+                    // The queue closed with the loop: the drivers answer what is left, then return.
+                    pool.wake_drivers();
+                    end
                 });
                 match broken.load(Ordering::SeqCst) {
                     BROKEN_PIPE => ServeEnd::BrokenPipe,
@@ -312,6 +314,7 @@ fn serve_loop(
                         let job = Job { incoming, session: session.clone(), reg, _ticket: ticket, was_call: call };
                         // The drivers outlive this loop: the queue is open.
                         let _ = p.jobs.send(job);
+                        p.pool.job_sent();
                         dispatched = true;
                         continue;
                     }

@@ -274,8 +274,14 @@ impl CallWatch for CallState {
             p.finish();
         }
         let cancelled = g.cancelled;
+        // A ticker only has work for a call with progress: a call without
+        // one wakes no thread as it ends (a wake-up per call, on the cores
+        // the client and the workers need; as `Inflight::finished`).
+        let wake = g.progress.is_some();
         drop(g);
-        self.waker.notify();
+        if wake {
+            self.waker.notify();
+        }
         cancelled
     }
 }

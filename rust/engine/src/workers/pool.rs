@@ -12,7 +12,10 @@
 //!
 //! A transport runs calls on *drivers*, one thread per worker
 //! ([`Pool::drive`]), which take jobs from one channel in arrival order: a
-//! job waits there until a driver is free, which is the queue. A driver
+//! job waits there until a driver is free, which is the queue. The
+//! transport tells the pool of each job it sends ([`Pool::job_sent`]) and
+//! when it closes the channel ([`Pool::wake_drivers`]): an idle driver
+//! either spins for the next job (one at a time) or sleeps until then. A driver
 //! owns its worker while it drives it and hands the transport a
 //! [`WorkerHost`], the [`Host`] that sends a call to that worker and waits
 //! for its frames: progress reports go to the call's [`CallState`], the
@@ -40,8 +43,8 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::Child;
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::atomic::{fence, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -351,6 +354,13 @@ pub struct Pool {
     /// calls then mostly stay on one driver and worker, and on a machine with
     /// few cores idle drivers do not spin beside it for nothing.
     spinner: AtomicUsize,
+    /// Drivers that do not spin wait here for a job, not in the channel: a
+    /// receiver blocked in the channel would be woken by every job, even one
+    /// the spinning driver takes (a wasted wake-up per call, on the cores the
+    /// client and the worker need). [`Pool::job_sent`] wakes one only when no
+    /// driver spins; the count is the wake-ups so far.
+    parked: Mutex<u64>,
+    unpark: Condvar,
 }
 
 const NO_SPINNER: usize = usize::MAX;
@@ -386,6 +396,8 @@ impl Pool {
             failure: Mutex::new(None),
             restarts: AtomicU64::new(0),
             spinner: AtomicUsize::new(NO_SPINNER),
+            parked: Mutex::new(0),
+            unpark: Condvar::new(),
             opts,
         };
         // Start all, then greet all: they start up in parallel.
@@ -573,10 +585,18 @@ impl Pool {
                 // The spin is over (with a job or without): another driver
                 // may spin while this one runs its job or parks.
                 let _ = self.spinner.compare_exchange(slot, NO_SPINNER, Ordering::SeqCst, Ordering::SeqCst);
+                // Pairs with the fence in `job_sent`: a job sent while this
+                // driver still looked like the spinner is seen here (then a
+                // parked driver is woken for it, or this one takes it when
+                // it parks).
+                fence(Ordering::SeqCst);
+                if spun.is_some() && !jobs.is_empty() {
+                    self.wake_driver();
+                }
             }
             let job = match spun {
                 Some(j) => Ok(j),
-                None => jobs.recv_timeout(CHECK_EVERY),
+                None => self.park_recv(jobs),
             };
             match job {
                 Ok(job) => {
@@ -603,6 +623,52 @@ impl Pool {
         if let Some(w) = host.worker.take() {
             *lock(&self.slots[slot]) = Some(w);
         }
+    }
+
+    /// Wait up to [`CHECK_EVERY`] for a job, parked until [`Pool::job_sent`]
+    /// or [`Pool::wake_drivers`] wakes this driver (see `parked`).
+    fn park_recv<J>(&self, jobs: &Receiver<J>) -> Result<J, RecvTimeoutError> {
+        let until = Instant::now() + CHECK_EVERY;
+        loop {
+            // Read before looking at the channel, so that a wake-up in
+            // between is not lost.
+            let seen = *lock(&self.parked);
+            match jobs.try_recv() {
+                Ok(j) => return Ok(j),
+                Err(TryRecvError::Disconnected) => return Err(RecvTimeoutError::Disconnected),
+                Err(TryRecvError::Empty) => {}
+            }
+            let now = Instant::now();
+            if now >= until {
+                return Err(RecvTimeoutError::Timeout);
+            }
+            let g = lock(&self.parked);
+            let _ = self.unpark.wait_timeout_while(g, until - now, |n| *n == seen);
+        }
+    }
+
+    fn wake_driver(&self) {
+        let mut n = lock(&self.parked);
+        *n = n.wrapping_add(1);
+        self.unpark.notify_one();
+    }
+
+    /// A transport sent a job to the drivers' channel: wake a parked driver
+    /// for it, unless one spins for jobs (it takes this one; see `parked`).
+    pub fn job_sent(&self) {
+        // Pairs with the fence in `drive` after a driver stops spinning.
+        fence(Ordering::SeqCst);
+        if self.spinner.load(Ordering::SeqCst) == NO_SPINNER {
+            self.wake_driver();
+        }
+    }
+
+    /// The drivers' channel was closed: wake every parked driver, so that
+    /// each finds it closed and returns.
+    pub fn wake_drivers(&self) {
+        let mut n = lock(&self.parked);
+        *n = n.wrapping_add(1);
+        self.unpark.notify_all();
     }
 
     /// Start one driver per worker in `scope` (see [`Pool::drive`]).
@@ -768,6 +834,7 @@ impl Host for WorkerHost<'_> {
         busy.fetch_add(1, Ordering::SeqCst);
         let out = w.call(frame, call.as_deref());
         busy.fetch_sub(1, Ordering::SeqCst);
+
         if let Some(c) = &call {
             c.detach();
         }

@@ -113,6 +113,9 @@ impl Calls {
     pub(super) fn close(&self) {
         self.stopping.store(true, Ordering::SeqCst);
         self.jobs.lock().unwrap_or_else(PoisonError::into_inner).take();
+        if let Some(w) = &self.workers {
+            w.pool.wake_drivers();
+        }
     }
 
     pub(super) fn inflight(&self) -> &Arc<Inflight> {
@@ -263,6 +266,9 @@ pub(super) async fn call_tool(
     let job = Job { incoming, session, via, reply: reply_tx, queued, progress: progress_tx, pooled };
     let sent =
         calls.jobs.lock().unwrap_or_else(PoisonError::into_inner).as_ref().is_some_and(|tx| tx.send(job).is_ok());
+    if let (true, Some(w)) = (sent, &calls.workers) {
+        w.pool.job_sent();
+    }
     if !sent {
         calls.queued().remove(&no);
         guard.armed = false;
