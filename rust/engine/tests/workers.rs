@@ -216,20 +216,35 @@ mod unix {
         let _ = job.reply.send((out, cancelled));
     }
 
+    /// The drivers' queue, as a transport sends to it.
+    struct Jobs<'a> {
+        tx: crossbeam_channel::Sender<Job>,
+        pool: &'a Pool,
+    }
+
+    impl Jobs<'_> {
+        fn send(&self, job: Job) {
+            self.tx.send(job).unwrap();
+            self.pool.job_sent();
+        }
+    }
+
     /// Runs `f` with a pool whose drivers take [`Job`]s from the sender.
-    fn with_pool<T>(pool: &Pool, f: impl FnOnce(&crossbeam_channel::Sender<Job>) -> T) -> T {
+    fn with_pool<T>(pool: &Pool, f: impl FnOnce(&Jobs<'_>) -> T) -> T {
         let (tx, rx) = crossbeam_channel::unbounded::<Job>();
         let run: &(dyn Fn(Job, &mut WorkerHost<'_>) + Sync) = &run;
         std::thread::scope(|s| {
             pool.spawn_drivers(s, &rx, run);
-            let out = f(&tx);
-            drop(tx);
+            let jobs = Jobs { tx, pool };
+            let out = f(&jobs);
+            drop(jobs);
+            pool.wake_drivers();
             out
         })
     }
 
     fn call(
-        jobs: &crossbeam_channel::Sender<Job>,
+        jobs: &Jobs<'_>,
         tool: &str,
         args: Value,
         state: Option<Arc<mcplite_engine::workers::CallState>>,
@@ -237,7 +252,7 @@ mod unix {
         let (reply, rx) = channel();
         let token = state.is_some();
         let tool = TOOLS.iter().position(|t| *t == tool).unwrap();
-        jobs.send(Job { tool, args, state, token, reply }).unwrap();
+        jobs.send(Job { tool, args, state, token, reply });
         rx
     }
 
@@ -280,7 +295,7 @@ mod unix {
             let (reply, rx) = channel();
             let text = r#"{"x":1.50,"s":"é\u0000","deep":[[[{"a":null}]]],"big":12345678901234567890}"#;
             let args: Value = serde_json::from_str(text).unwrap();
-            jobs.send(Job { tool: 0, args, state: None, token: false, reply }).unwrap();
+            jobs.send(Job { tool: 0, args, state: None, token: false, reply });
             get(&rx)
         });
         let back: Value = serde_json::from_str(&text(&r)).unwrap();

@@ -577,7 +577,7 @@ impl Pool {
     /// [`Pool::spawn_drivers`]).
     pub fn drive<J>(&self, slot: usize, jobs: &Receiver<J>, run: &(dyn Fn(J, &mut WorkerHost<'_>) + Sync)) {
         let worker = lock(&self.slots[slot]).take();
-        let mut host = WorkerHost { pool: self, slot, worker, call: None, last: None };
+        let mut host = WorkerHost { pool: self, slot, worker, call: None, last: None, claimed: false };
         let mut spin_until: Option<Instant> = None;
         loop {
             let spun = spin_until.and_then(|t| spin_recv(jobs, t));
@@ -607,9 +607,11 @@ impl Pool {
                         // starts now that the answer is out.
                         host.ensure_worker();
                     }
-                    // Only one driver at a time spins (see `spinner`).
-                    let free = self.spinner.compare_exchange(NO_SPINNER, slot, Ordering::SeqCst, Ordering::SeqCst);
-                    spin_until = free.is_ok().then(|| Instant::now() + JOB_SPIN);
+                    // Only one driver at a time spins (see `spinner`); this
+                    // one may have claimed it as its worker answered.
+                    let claimed = std::mem::take(&mut host.claimed)
+                        || self.spinner.compare_exchange(NO_SPINNER, slot, Ordering::SeqCst, Ordering::SeqCst).is_ok();
+                    spin_until = claimed.then(|| Instant::now() + JOB_SPIN);
                 }
                 Err(RecvTimeoutError::Timeout) => {
                     spin_until = None;
@@ -744,6 +746,9 @@ pub struct WorkerHost<'p> {
     worker: Option<Worker>,
     call: Option<Arc<CallState>>,
     last: Option<WorkerRun>,
+    /// This driver became the spinner as its worker answered (see
+    /// [`Host::call_tool`] below).
+    claimed: bool,
 }
 
 impl WorkerHost<'_> {
@@ -834,7 +839,17 @@ impl Host for WorkerHost<'_> {
         busy.fetch_add(1, Ordering::SeqCst);
         let out = w.call(frame, call.as_deref());
         busy.fetch_sub(1, Ordering::SeqCst);
-
+        if out.is_ok() {
+            // The driver is free once the answer is out, and a client that
+            // calls one tool after another sends the next call as soon as it
+            // reads it: this driver spins for it from now on, so that call
+            // wakes no other driver (see `spinner`). Not after a crash: the
+            // replacement starts first.
+            if !self.claimed {
+                let spinner = &self.pool.spinner;
+                self.claimed = spinner.compare_exchange(NO_SPINNER, self.slot, Ordering::SeqCst, Ordering::SeqCst).is_ok();
+            }
+        }
         if let Some(c) = &call {
             c.detach();
         }
