@@ -586,18 +586,20 @@ impl Pool {
                 // may spin while this one runs its job or parks.
                 let _ = self.spinner.compare_exchange(slot, NO_SPINNER, Ordering::SeqCst, Ordering::SeqCst);
                 // Pairs with the fence in `job_sent`: a job sent while this
-                // driver still looked like the spinner is seen here (then a
-                // parked driver is woken for it, or this one takes it when
-                // it parks).
+                // driver still looked like the spinner is seen below (then a
+                // parked driver is woken for it), or this one takes it as it
+                // parks.
                 fence(Ordering::SeqCst);
-                if spun.is_some() && !jobs.is_empty() {
-                    self.wake_driver();
-                }
             }
             let job = match spun {
                 Some(j) => Ok(j),
                 None => self.park_recv(jobs),
             };
+            if job.is_ok() && !jobs.is_empty() {
+                // More jobs wait (sent while a driver spun, or at once): the
+                // next parked driver takes one, and wakes the next.
+                self.wake_driver();
+            }
             match job {
                 Ok(job) => {
                     run(job, &mut host);
@@ -847,7 +849,8 @@ impl Host for WorkerHost<'_> {
             // replacement starts first.
             if !self.claimed {
                 let spinner = &self.pool.spinner;
-                self.claimed = spinner.compare_exchange(NO_SPINNER, self.slot, Ordering::SeqCst, Ordering::SeqCst).is_ok();
+                self.claimed =
+                    spinner.compare_exchange(NO_SPINNER, self.slot, Ordering::SeqCst, Ordering::SeqCst).is_ok();
             }
         }
         if let Some(c) = &call {
