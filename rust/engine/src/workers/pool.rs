@@ -304,6 +304,14 @@ impl Worker {
     fn call(&mut self, frame: CallFrame, state: Option<&CallState>) -> Result<Result<ToolResult, ToolFailure>, Fail> {
         let seq = frame.seq;
         self.link.send(&ToWorker::Call(frame)).map_err(|_| Fail::Died(ending(&mut self.child)))?;
+        // Attached only now, so that a cancellation's interrupt never reaches
+        // the worker before the call it is for (the worker would drop it);
+        // one cancelled since the caller looked is interrupted here.
+        if let Some(c) = state {
+            if !c.attach(self.link.clone(), seq) {
+                let _ = self.link.send(&ToWorker::Interrupt { seq });
+            }
+        }
         let spin = Some(Instant::now() + RESULT_SPIN);
         loop {
             match self.next_frame_spin(None, spin)? {
@@ -820,11 +828,6 @@ impl Host for WorkerHost<'_> {
         let w = self.worker.as_mut().expect("ensured");
         w.seq += 1;
         let seq = w.seq;
-        if let Some(c) = &call {
-            if !c.attach(w.link.clone(), seq) {
-                return Err(ToolFailure::Interrupted);
-            }
-        }
         let frame = CallFrame {
             seq,
             tool: index as u32,

@@ -265,6 +265,8 @@ fn forward(out: &mut File, progress: Option<&Progress>, seq: u64) -> io::Result<
 
 /// The helper thread (see the module documentation).
 fn helper(sh: &Shared<'_>) {
+    // The call the helper looked at last.
+    let mut seen: Option<u64> = None;
     loop {
         let (seq, progress) = {
             let mut st = lock(&sh.state);
@@ -286,17 +288,30 @@ fn helper(sh: &Shared<'_>) {
                 st.parked = false;
             }
         };
-        let tick = if progress { 20 } else { 200 };
-        if sys::readable(&sh.input, tick) {
+        // The first look at a call does not wait: its interrupt may have
+        // been read with the call itself and wait in the buffer.
+        let tick = if seen == Some(seq) {
+            if progress {
+                20
+            } else {
+                200
+            }
+        } else {
+            0
+        };
+        seen = Some(seq);
+        let readable = sys::readable(&sh.input, tick);
+        {
             let mut frames = lock(&sh.frames);
             if lock(&sh.state).running.map(|r| r.0) != Some(seq) {
                 continue;
             }
-            let gone = match frames.read_from(&mut &sh.input) {
-                Ok(0) => true,
-                Err(e) => !matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted),
-                Ok(_) => false,
-            };
+            let gone = readable
+                && match frames.read_from(&mut &sh.input) {
+                    Ok(0) => true,
+                    Err(e) => !matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted),
+                    Ok(_) => false,
+                };
             while let Ok(Some(body)) = frames.next_if(|b| b.first() == Some(&b'I')) {
                 if let Ok(ToWorker::Interrupt { seq: s }) = ToWorker::decode(body) {
                     if s == seq {
