@@ -351,6 +351,32 @@ def test_stderr_lines_wait_for_a_printing_tool():
     assert all(l.startswith('{"resourceMetrics"') for l in telemetry), other
 
 
+def test_unread_stderr_never_holds_up_requests():
+    """RULES T8: with the stderr exporter and a client that never reads
+    stderr, the exporter's write blocks once the pipe is full; requests are
+    still answered, every one."""
+    import threading
+    n = 300
+    lines = [TRANSCRIPT[0], TRANSCRIPT[1]] + [msg(id=10 + i, method="tools/list") for i in range(n)]
+    proc = subprocess.Popen([shutil.which("Rscript"), "--vanilla", str(SERVER)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=server_env({"OTEL_R_TRACES_EXPORTER": "stderr"}))
+    got: list = []
+    reader = threading.Thread(target=lambda: got.extend(proc.stdout.readline() for _ in range(n + 1)), daemon=True)
+    reader.start()
+    try:
+        proc.stdin.write("".join(l + "\n" for l in lines).encode())
+        proc.stdin.flush()
+        reader.join(timeout=60)
+        ids = [json.loads(l)["id"] for l in got if l]
+        assert ids == [1] + [10 + i for i in range(n)]
+    finally:
+        proc.kill()
+        proc.wait()
+        for f in (proc.stdin, proc.stdout, proc.stderr):
+            f.close()
+
+
 @pytest.mark.parametrize("value", ["stdout", "console"])
 def test_stdout_exporters_are_redirected_to_stderr(value):
     p, _ = run_server({"OTEL_TRACES_EXPORTER": value})

@@ -21,7 +21,7 @@
 use std::collections::HashMap;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, TryLockError};
 use std::time::{Duration, Instant};
 
 use opentelemetry::Context;
@@ -58,14 +58,28 @@ pub(crate) fn diag(msg: &str) {
 /// exporters take it for each write, so their lines wait for the tool.
 static TOOL_OUTPUT: Mutex<()> = Mutex::new(());
 
+/// How long the serve loop waits for an exporter to finish its write.
+const GATE_WAIT: Duration = Duration::from_millis(10);
+
 /// Hold while R code that may print runs in this process (see
 /// [`TOOL_OUTPUT`]). Never take it on a thread that holds it already.
-pub(crate) fn tool_output_gate() -> MutexGuard<'static, ()> {
-    TOOL_OUTPUT.lock().unwrap_or_else(PoisonError::into_inner)
+/// `None` when an exporter has held the gate for longer than [`GATE_WAIT`]:
+/// its write is stuck on a stderr nobody reads, and exporting never holds
+/// up requests (RULES T8); a line may then be spliced.
+pub(crate) fn tool_output_gate() -> Option<MutexGuard<'static, ()>> {
+    let until = Instant::now() + GATE_WAIT;
+    loop {
+        match TOOL_OUTPUT.try_lock() {
+            Ok(g) => return Some(g),
+            Err(TryLockError::Poisoned(p)) => return Some(p.into_inner()),
+            Err(TryLockError::WouldBlock) if Instant::now() < until => std::thread::sleep(Duration::from_micros(50)),
+            Err(TryLockError::WouldBlock) => return None,
+        }
+    }
 }
 
 fn write_stderr(bytes: &[u8]) -> OTelSdkResult {
-    let _gate = tool_output_gate();
+    let _gate = TOOL_OUTPUT.lock().unwrap_or_else(PoisonError::into_inner);
     let stderr = std::io::stderr();
     let mut lock = stderr.lock();
     lock.write_all(bytes).and_then(|_| lock.flush()).map_err(|e| OTelSdkError::InternalFailure(e.to_string()))
