@@ -83,7 +83,8 @@ as_atomic <- function(value, type, lenient = FALSE) {
 
 # jsonlite-style simplification of a decoded JSON value (RULES R8.3, for
 # values without a type): arrays of scalars of one kind (integers and
-# doubles together) become atomic vectors, arrays of objects with scalar
+# doubles together) become atomic vectors, arrays of such arrays of one
+# length matrices (one row each), arrays of objects with scalar
 # members data frames; objects are simplified member by member.
 simplify_json <- function(value) {
   if (!is.list(value) || is.object(value) || length(value) == 0L) {
@@ -120,5 +121,15 @@ simplify_json <- function(value) {
                            optional = TRUE))
     }
   }
-  lapply(value, function(v) if (is.null(v)) v else simplify_json(v))
+  rows <- lapply(value, function(v) if (is.null(v)) v else simplify_json(v))
+  # Arrays of one length and kind of scalar: a matrix, one row per array, as
+  # jsonlite simplifies them (RULES R8.3).
+  vector_row <- function(r) is.atomic(r) && !is.null(r) && is.null(dim(r)) && length(r) > 0L
+  if (all(vapply(rows, vector_row, NA)) && length(unique(lengths(rows))) == 1L) {
+    types <- unique(vapply(rows, typeof, ""))
+    if (length(types) == 1L || all(types %in% c("integer", "double"))) {
+      return(do.call(rbind, unname(rows)))
+    }
+  }
+  rows
 }

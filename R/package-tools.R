@@ -54,18 +54,25 @@
 #' 3. from the first words of the argument's documentation: "logical ...",
 #'    "integer ...", "numeric ..."/"number ...", "character string ..." and
 #'    "character vector ..." give a boolean, integer, number, string or array
-#'    of strings; "function", "formula" and "environment" mark values that
-#'    JSON cannot carry. Documentation naming one kind of value or another
+#'    of strings, "numeric matrix ..." a matrix (an array of rows, each an
+#'    array of numbers); "function", "formula", "environment" and R objects
+#'    only R code makes ("a fitted model object", "a `terms` object", "an
+#'    object of class `"tskernel"`", ...) mark values that JSON cannot
+#'    carry. Documentation naming one kind of value or another
 #'    gives each kind's JSON type as an alternative (`anyOf`): "logical or
 #'    character string" is a boolean or a string, "a number, a character
 #'    string or a function" a number or a string (a function cannot come as
-#'    JSON). When an alternative is of a kind JSON cannot make ("a numeric
-#'    vector, matrix or data frame"), there is no type. Such documentation
+#'    JSON), "a numeric vector, matrix or data frame" an array of numbers, a
+#'    matrix or an array of records. When an alternative is of a kind JSON
+#'    cannot make or names no kind ("a vector or factor"), there is no
+#'    type. Such documentation
 #'    also overrides a literal default: a default of another kind than those
 #'    named leaves the argument untyped;
 #' 4. guesses, which end the argument's description with "(Type guessed.)":
 #'    what the documentation says the value is ("vector of quantiles",
-#'    "degrees of freedom", a colour, a title), what a computed default
+#'    "degrees of freedom", a colour, a title, a time series or a data
+#'    sample as an array of numbers, a design or covariance matrix), what a
+#'    computed default
 #'    computes (arithmetic is a number, `length(x)` an integer, `seq()` an
 #'    array of numbers, `paste()` a string, a comparison a boolean; nothing
 #'    is evaluated), and the names `main`, `sub`, `xlab`, `ylab` (strings)
@@ -79,23 +86,27 @@
 #' own formals are little more than `x, ...`, the formals of its default
 #' method are used as well (they reach the method through `...`).
 #'
-#' `...` is never part of the schema. Functions and environments are never
-#' accepted from a client: such an argument is left out of the schema, so the
-#' R default applies. Formulas are left out too, unless `formulas = "string"`:
+#' `...` is never part of the schema. Functions, environments and R objects
+#' only R code makes (a fitted model, a `"dist"` object) are never accepted
+#' from a client: such an argument is left out of the schema, so the R
+#' default applies. Formulas are left out too, unless `formulas = "string"`:
 #' the argument is then a string such as `"y ~ x"`, parsed and checked to be
 #' a formula (nothing in the string is evaluated when it is converted, but a
 #' model function evaluates the formula's terms later, so only enable this
 #' for clients you trust). A function with a required argument that cannot be
-#' sent as JSON is skipped, and a message names it.
+#' sent as JSON is skipped, and a message names it (`predict (object: R
+#' object)`); an override of that argument's type, with a `convert`
+#' function that makes the object, serves it again (see `overrides`).
 #'
 #' @section Argument values:
 #' Clients send JSON, and a JSON array reaches R as a list. Before the
 #' function is called, each argument is converted: a value for a boolean,
 #' integer, number or string property (or an array of them) becomes an
 #' atomic vector of that type, with `null` elements as `NA`. A value for an
-#' untyped property is simplified the way `jsonlite` simplifies: an array of
-#' scalars of one kind becomes an atomic vector and an array of objects with
-#' scalar members a data frame. A formula string becomes a formula. The
+#' untyped property (or one of several kinds, or a matrix) is simplified the
+#' way `jsonlite` simplifies: an array of scalars of one kind becomes an
+#' atomic vector, an array of such arrays of one length a matrix (one row
+#' each), and an array of objects with scalar members a data frame. A formula string becomes a formula. The
 #' function is then called with the arguments the client sent, by name.
 #'
 #' A result that cannot be converted to JSON (a fitted model, a test result
@@ -1261,11 +1272,14 @@ infer_argument <- function(arg, default, sig, argdocs, formulas, md) {
     lit <- list(kind = "null")
   }
   if (lit$kind == "function" || (lit$kind %in% c("none", "null", "unknown") &&
-                                  doc_kind %in% c("function", "environment"))) {
-    kind <- if (lit$kind == "function") "function" else doc_kind
-    # Model-building functions (those using match.call()) treat such
-    # arguments as optional: leave them out instead of skipping the tool.
-    return(list(unsupported = kind, required = required && !sig$match_call))
+                                  doc_kind %in% c("function", "environment", "robject"))) {
+    kind <- if (lit$kind == "function") "function" else if (doc_kind == "robject") "R object" else doc_kind
+    # Model-building functions (those using match.call()) treat functions
+    # and environments as optional: leave them out instead of skipping the
+    # tool. An R object without a default is what such a function works on
+    # (hclust(d =)).
+    match_call_optional <- sig$match_call && kind != "R object"
+    return(list(unsupported = kind, required = required && !match_call_optional))
   }
   if (lit$kind %in% c("none", "null", "unknown") && doc_kind == "formula" && formulas == "omit") {
     return(list(unsupported = "formula", required = required))
@@ -1343,6 +1357,7 @@ infer_argument <- function(arg, default, sig, argdocs, formulas, md) {
       # array of records, as jsonlite writes one.
       object = list(type = "object"),
       records = list(type = "array", items = list(type = "object")),
+      matrix = matrix_schema,
       formula = list(type = "string"),
       NULL
     )
@@ -1400,6 +1415,10 @@ widened_kinds <- function(kind, doc, doc_kind) {
   unique(kinds)
 }
 
+# A numeric matrix as JSON: an array of rows, each an array of numbers
+# (jsonlite's simplification makes it a matrix again, RULES R8.3).
+matrix_schema <- list(type = "array", items = list(type = "array", items = list(type = "number")))
+
 # The kinds of documented alternatives ("any:boolean,string"), none for
 # "several".
 alternatives_of <- function(doc_kind) {
@@ -1432,6 +1451,8 @@ alternatives_schema <- function(kinds) {
       numbers = list(type = "array", items = list(type = "number")),
       strings = list(type = "array", items = list(type = "string")),
       booleans = list(type = "array", items = list(type = "boolean")),
+      matrix = matrix_schema,
+      records = list(type = "array", items = list(type = "object")),
       list(type = kind)
     )
   }
@@ -1644,6 +1665,9 @@ doc_types <- function(docs) {
   text <- tolower(gsub("[`*'\"]", "", docs, perl = TRUE))
   # "a vector (or scalar) of ...": a scalar is a vector of length one.
   text <- gsub("vector \\(or scalar\\)", "vector", text, perl = TRUE)
+  # "vector of (non-negative integer) quantiles": a qualifier, not an
+  # alternative.
+  text <- gsub("vectors? of \\((non-negative |positive )?integer\\) ", "vector of ", text, perl = TRUE)
   # "either X or Y": alternatives whatever X and Y are.
   either <- grepl("^\\s*\\(?\\s*either\\s", text, perl = TRUE)
   text <- sub("^\\s*(\\(|either\\s)?\\s*", "", text, perl = TRUE)
@@ -1654,16 +1678,38 @@ doc_types <- function(docs) {
   alternatives <- grepl("^one of:", text, perl = TRUE) | either
   filler <- paste0(
     "^((an?|the|optional|single|one|positive|non-negative|nonnegative|strictly|scalar|",
-    "length-one|length one|non-empty|\\(non-empty\\)|usually|typically)\\s+)+"
+    "length-one|length one|non-empty|\\(non-empty\\)|usually|typically|each|any)\\s+)+"
   )
   text <- sub(filler, "", text, perl = TRUE)
   rules <- c(
     "function" = "^(function\\b|r function\\b)",
     "formula" = "^(formula\\b|object of class formula|model formula|symbolic description)",
     "environment" = "^environment\\b",
+    # R objects only R code makes (a fitted model, a terms object, a
+    # "tskernel"): JSON cannot carry them, like functions (RULES R8.3).
+    "robject" = paste0(
+      "^((fitted )?model object\\b|fitted (time-series )?model\\b|(linear model|time-series|suitable) fit\\b|",
+      "(original )?fitted model\\b|fitted object\\b|existing fit from|",
+      "(r )?object[,;]? (typically|usually)?,? ?(as )?(returned by|resulting from|the result of|",
+      "produced by) (lm|glm|aov|a model fitting function|a model function|a fitter)\\b|",
+      "(r )?object[,;]? typically,? (a fitted model|the result of a model fitting function|of class (lm|glm))\\b|",
+      "(r )?object representing a (hierarchical clustering|fitted model)|object containing a sdev component|",
+      "object from which a log-likelihood|result of lsfit\\b|",
+      "object for which (the extraction of model|the deviance|the degrees-of-freedom|prediction)|",
+      "object containing the results returned by a model|object representing a fitted model|",
+      "object from which a log-likelihood|object (as )?returned by (lm|glm)\\b|",
+      "(r )?object (of class|inheriting from( class)?) (lm|glm|mlm|ssd|spec|manova|factanal|princomp|aov|",
+      "stepfun|tskernel|hclust|dendrogram|dist|sortedxydata)\\b|object of the type produced by hclust|",
+      "(smoothing )?tskernel object|sortedxydata object|terms object|model frame\\b|",
+      "dissimilarity structure|hierarchical clustering object|tree as produced by hclust|",
+      "dendrogram\\b|influence structure as returned|result of a call to aov|",
+      "object produced by an na.action|typically the result of lsfit)"
+    ),
     "booleans" = "^(logical vector|vector of logicals)",
     "boolean" = "^logical\\b",
-    "numbers" = "^((integer|numeric)( [a-z-]+)? vector|vector of integers|vector of numbers)",
+    "numbers" = "^((integer|numeric|numerical)( [a-z-]+)? vector|vector of integers|vector of numbers)",
+    # A matrix comes as an array of rows (RULES R8.3).
+    "matrix" = "^((symmetric )?(numeric|real) matri(x|ces)\\b)",
     "integer" = "^(integer\\b|whole number)",
     "number" = "^(numeric value|number\\b|numeric scalar|real number|numeric(\\W|$))",
     "strings" = "^(character vector|vector of character|vector of strings)",
@@ -1672,7 +1718,17 @@ doc_types <- function(docs) {
   # Guesses from what the argument is (a quantity, a title), marked as
   # such: "guess:number".
   guesses <- c(
-    "numbers" = paste0("^(univariate time series\\b|vectors? of (\\([a-z -]+\\) )?",
+    "numbers" = paste0("^(((univariate|univariate or multivariate) )?(numeric )?times?[- ]series\\b(?! comparison)|",
+                       "object of class ts\\b|data from which the|(first|second)( or only)? (data )?sample\\b|",
+                       "response vector|[xy] values for smoothing|input [xy] values|dependent variable to be smoothed|",
+                       "case weights|vectors? (giving|containing) the coordinates of the (points|vertices)|",
+                       "coordinate vectors of (the )?(regression )?points|points at which to evaluate|",
+                       "set of (numeric )?values specifying where|vector of (filter|differencing) coefficients|",
+                       "vector of (odd )?integers|vector of slopes|vector of length k of integers|",
+                       "starting values for|initial values of the|[xy] and [xy] co-?ordinates for the|",
+                       "points at which tick-marks|locations of grid lines|set of levels which|",
+                       "set of finite numeric breakpoints|",
+                       "vectors? of (\\([a-z -]+\\) )?",
                        "(means|quantiles|probabilities|observations|counts|weights|numbers|",
                        "numeric values|real numbers|(data )?values|positive numbers|non-negative numbers|",
                        "\\(non-negative\\) (quantiles|numbers))\\b)"),
@@ -1683,7 +1739,14 @@ doc_types <- function(docs) {
                       "maximum (order|lag)\\b|",
                       "(non-negative |positive )?(shape|scale|rate|location) parameters?\\b|",
                       "shape and scale parameters|non-negative parameters\\b|target for number|",
-                      "alternative parametrization via mean)"),
+                      "alternative parametrization via mean|parameters? of the [a-z]+ distribution|",
+                      "range over which to minimi[sz]e|limits of integration|probability(,| in (one|other) group)|",
+                      "(between|within) group variance|true difference in means|sample size for|",
+                      "start value for|span \\(in lags\\)|magnitude below which|time series comparison tolerance|",
+                      "[xy]/[xy] aspect ratio|[xy]/[xy] axis gap factors|intercept and slope|",
+                      "range over which the function will be plotted)"),
+    "matrix" = paste0("^(design matrix|(variance-)?covariance matri(x|ces)|loadings matrix|matrix of data|",
+                      "data matrix|matrix whose rows|positive definite \\(p \\* p\\) (scale )?matrix)"),
     "numbers2" = "^(vectors? giving the density of shading)",
     "records" = "^(data frame\\b)",
     "object" = "^(named list\\b|list of control\\b|list with (named )?(components|elements)\\b)",
@@ -1694,7 +1757,7 @@ doc_types <- function(docs) {
                         "user coordinates of|[xy]-values?\\(s\\) for)"),
     "number4" = "^(line width for|font used for)",
     # Colours: a name, "#RRGGBB" or a palette index, one or several.
-    "colours" = paste0("^(vectors? of (fill )?colou?rs\\b|colou?rs (used |to be used )?(for|of)\\b|",
+    "colours" = paste0("^(vectors? of (fill )?colou?rs\\b|colou?r(s|\\(s\\))? (used |to be used )?(for|of)\\b|",
                        "(background |border )?colou?r (used |to be used )?(of|for)\\b)"),
     "strings" = "^(names (of|for) the|vectors? of (names|labels|character strings|strings)\\b)",
     "string" = "^(label for the|(overall |main )?title (for|of) the|main title\\b|subtitle for)"
@@ -1711,6 +1774,12 @@ doc_types <- function(docs) {
                   "factors?|arrays?|tables?|expressions?|calls?|names?|symbols?|numbers?|single|",
                   "scalars?|r object|time series|dates?|date-times?|null|na)\\b")
   several <- grepl(other, clause, perl = TRUE) | alternatives
+  # An R object "or a formula", "or an object with a terms method": every
+  # alternative is something JSON cannot carry either.
+  other_data <- paste0("(\\bor\\b|,|\\(|\\bnor\\b)\\s*(an? |possibly )?((positive|non-negative|single) )?",
+                       "(numeric|character|logical|integer|vectors?|matri(x|ces)|lists?|data ?frames?|",
+                       "strings?|factors?|arrays?|tables?|numbers?|scalars?|time series|dates?|date-times?)\\b")
+  several_data <- grepl(other_data, clause, perl = TRUE) | alternatives
   # The alternatives themselves: after "one of:", up to the sentence's end.
   listed <- ifelse(alternatives,
                    sub("^(.*?)([.;](\\s|$)).*$", "\\1", sub("^(one )?of:\\s*", "", text, perl = TRUE),
@@ -1722,7 +1791,8 @@ doc_types <- function(docs) {
   for (kind in names(rules)) {
     starts <- grepl(rules[[kind]], text, perl = TRUE)
     # Values JSON cannot carry are marked whatever else the text allows.
-    hit <- todo & (!several | kind %in% c("function", "formula", "environment")) & starts
+    hit <- todo & starts & (!several | kind %in% c("function", "formula", "environment") |
+                            (kind == "robject" & !several_data))
     out[hit] <- kind
     todo <- todo & !hit
     alternatives <- alternatives | (todo & several & starts)
@@ -1784,6 +1854,8 @@ alternative_kinds <- function(clause, guesses) {
     drop = paste0("^((r )?(functions?|formulae?|formulas?|expressions?|calls?|environments?|language|",
                   "symbols?)|null|na)\\b"),
     numbers = "^((integer|numeric)( [a-z-]+)? vectors?|vector of integers|vector of numbers|vector of numeric)",
+    matrix = "^((numeric |data )?matri(x|ces))\\b",
+    records = "^data ?frames?\\b",
     booleans = "^(logical vectors?|vector of logicals)",
     strings = "^(character vector|vector of (character )?strings|vector of character)",
     integer = paste0("^(integer|whole number)\\b", container),
@@ -1797,7 +1869,7 @@ alternative_kinds <- function(clause, guesses) {
     hit <- names(rules)[vapply(rules, grepl, NA, part, perl = TRUE)]
     if (length(hit) == 0L) {
       hit <- names(guesses)[vapply(guesses, grepl, NA, part, perl = TRUE)]
-      if (length(hit) == 0L || sub("[234]$", "", hit[[1L]]) %in% c("records", "object")) {
+      if (length(hit) == 0L || sub("[234]$", "", hit[[1L]]) %in% c("records", "object", "matrix")) {
         return(NULL)
       }
       hit <- sub("[234]$", "", hit)
