@@ -330,14 +330,16 @@ def test_stderr_exporter():
     assert not any("warning" in l.lower() for l in other), other
 
 
-def test_stderr_lines_wait_for_a_printing_tool():
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_stderr_lines_wait_for_a_printing_tool(workers):
     """RULES T8: metric lines exported every 50 ms while a tool pauses in the
     middle of printing a line wait for the tool; its line stays whole and
-    every telemetry line stays one parseable line."""
+    every telemetry line stays one parseable line. With worker processes
+    (RULES N1) their output reaches stderr in whole lines."""
     lines = [TRANSCRIPT[0], TRANSCRIPT[1],
              msg(id=2, method="tools/call", params={"name": "halting", "arguments": {}})]
     p, _ = run_server({"OTEL_R_TRACES_EXPORTER": "stderr", "OTEL_METRICS_EXPORTER": "stderr",
-                       "OTEL_METRIC_EXPORT_INTERVAL": "50"}, lines=lines)
+                       "OTEL_METRIC_EXPORT_INTERVAL": "50", "MCPLITE_WORKERS": workers}, lines=lines)
     assert p.returncode == 0, p.stderr.decode()
     out = [json.loads(l) for l in p.stdout.decode().splitlines()]
     assert out[1]["result"]["content"][0]["text"] == "printed"

@@ -116,6 +116,29 @@ test_that("N1.2: Rscript -e and R -f start workers that serve calls", {
   expect_worker_answers(run_r(file.path(R.home("bin"), "R"), c("--vanilla", "--no-echo", "-f", "server.R"), calls_input))
 })
 
+test_that("N1.2: what a worker prints before it fails comes before the server's reason", {
+  skip_on_cran()
+  skip_if_not_installed("processx")
+  skip_on_os("windows")
+  # A worker that prints a line in two pieces, then fails to start.
+  script <- '
+library(mcplite)
+if (nzchar(Sys.getenv("MCPLITE_WORKER"))) {
+  cat("last words of worker", Sys.getenv("MCPLITE_WORKER"), file = stderr())
+  cat(": cannot go on\\n", file = stderr())
+  quit(status = 3)
+}
+mcp_server(tool(function() 1, name = "one", description = "x"), workers = 2)
+'
+  res <- run_r(file.path(R.home("bin"), "Rscript"), c("--vanilla", "-e", script), calls_input)
+  expect_false(res$status == 0L)
+  expect_identical(res$stdout, "")
+  said <- regexpr("last words of worker [12]: cannot go on\n", res$stderr)
+  reason <- regexpr("exited with status 3", res$stderr, fixed = TRUE)
+  expect_gt(said, 0L, label = res$stderr)
+  expect_gt(reason, said)
+})
+
 test_that("N1.4: a script that builds other tools in a worker fails the server at start", {
   skip_on_cran()
   skip_if_not_installed("processx")

@@ -211,6 +211,8 @@ struct Worker {
     frames: Frames,
     /// Calls sent so far (the next one's `seq`).
     seq: u64,
+    /// The thread writing the worker's output to stderr (RULES N1.2).
+    output: Option<std::thread::JoinHandle<()>>,
 }
 
 /// How a worker ended, as a sentence's end: "exited with status 3".
@@ -239,6 +241,27 @@ enum Fail {
 }
 
 impl Worker {
+    /// How it ended ([`ending`]), after what it printed last.
+    fn ended(&mut self) -> String {
+        let how = ending(&mut self.child);
+        self.flush_output();
+        how
+    }
+
+    /// Wait (at most a second) for the worker's last output to be written,
+    /// so that it comes before what the engine says of the worker's end.
+    fn flush_output(&mut self) {
+        if let Some(h) = self.output.take() {
+            let until = Instant::now() + Duration::from_secs(1);
+            while !h.is_finished() && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            if h.is_finished() {
+                let _ = h.join();
+            }
+        }
+    }
+
     fn alive(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))
     }
@@ -270,7 +293,7 @@ impl Worker {
             }
             if spin_until.is_some_and(|t| now < t) {
                 match self.frames.read_from(&mut self.from) {
-                    Ok(0) => return Err(Fail::Died(ending(&mut self.child))),
+                    Ok(0) => return Err(Fail::Died(self.ended())),
                     Ok(_) => {}
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => std::thread::yield_now(),
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -281,12 +304,12 @@ impl Worker {
             let wait = deadline.map_or(CHECK_EVERY, |d| (d - now).min(CHECK_EVERY));
             if !sys::readable(&self.from, wait.as_millis().max(1) as i32) {
                 if !self.alive() {
-                    return Err(Fail::Died(ending(&mut self.child)));
+                    return Err(Fail::Died(self.ended()));
                 }
                 continue;
             }
             match self.frames.read_from(&mut self.from) {
-                Ok(0) => return Err(Fail::Died(ending(&mut self.child))),
+                Ok(0) => return Err(Fail::Died(self.ended())),
                 Ok(_) => {}
                 Err(e) if matches!(e.kind(), io::ErrorKind::Interrupted | io::ErrorKind::WouldBlock) => {}
                 Err(e) => return Err(self.broken(&format!("its pipe failed: {e}"))),
@@ -297,13 +320,14 @@ impl Worker {
     fn broken(&mut self, why: &str) -> Fail {
         sys::kill(&mut self.child);
         let _ = self.child.wait();
+        self.flush_output();
         Fail::Broken(why.to_string())
     }
 
     /// Run one call: send it, relay its progress, return its outcome.
     fn call(&mut self, frame: CallFrame, state: Option<&CallState>) -> Result<Result<ToolResult, ToolFailure>, Fail> {
         let seq = frame.seq;
-        self.link.send(&ToWorker::Call(frame)).map_err(|_| Fail::Died(ending(&mut self.child)))?;
+        self.link.send(&ToWorker::Call(frame)).map_err(|_| Fail::Died(self.ended()))?;
         // Attached only now, so that a cancellation's interrupt never reaches
         // the worker before the call it is for (the worker would drop it);
         // one cancelled since the caller looked is interrupted here.
@@ -335,12 +359,14 @@ impl Worker {
         let until = Instant::now() + grace;
         while Instant::now() < until {
             if !matches!(self.child.try_wait(), Ok(None)) {
+                self.flush_output();
                 return;
             }
             std::thread::sleep(Duration::from_millis(10));
         }
         sys::kill(&mut self.child);
         let _ = self.child.wait();
+        self.flush_output();
     }
 }
 
@@ -465,6 +491,7 @@ impl Pool {
             from: s.from,
             frames: Frames::new(),
             seq: 0,
+            output: s.output,
         })
     }
 
@@ -496,6 +523,7 @@ impl Pool {
         };
         sys::kill(&mut w.child);
         let _ = w.child.wait();
+        w.flush_output();
         Err(why)
     }
 
@@ -776,12 +804,8 @@ impl WorkerHost<'_> {
                 return true;
             }
             let mut w = self.worker.take().expect("checked");
-            eprintln!(
-                "mcplite: worker {} (process {}) {} while idle; starting a new one",
-                w.slot + 1,
-                w.pid,
-                ending(&mut w.child)
-            );
+            let how = w.ended();
+            eprintln!("mcplite: worker {} (process {}) {how} while idle; starting a new one", w.slot + 1, w.pid);
             self.pool.counters.live.fetch_sub(1, Ordering::SeqCst);
         }
         self.worker = self.pool.replace(self.slot);

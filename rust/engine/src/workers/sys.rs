@@ -14,17 +14,40 @@ pub const WORKER_IN_FD: i32 = 3;
 /// Descriptor on which a worker writes its frames.
 pub const WORKER_OUT_FD: i32 = 4;
 
+/// How long a worker's unfinished line waits for the rest before it is
+/// written as it is (milliseconds).
+pub const PARTIAL_LINE_MS: i32 = 2000;
+/// An unfinished line longer than this is written as it is.
+pub const MAX_PARTIAL_LINE: usize = 64 * 1024;
+
+/// Where [`forward_lines`] writes: each call's bytes at once, with nothing
+/// else written in between.
+pub trait WriteLocked {
+    fn write_locked(&mut self, bytes: &[u8]);
+}
+
+impl WriteLocked for io::Stderr {
+    fn write_locked(&mut self, bytes: &[u8]) {
+        use std::io::Write;
+        let mut e = self.lock();
+        let _ = e.write_all(bytes);
+        let _ = e.flush();
+    }
+}
+
 /// A started worker: the process, the pipe to it and the pipe from it.
 pub struct Spawned {
     pub child: Child,
     pub to: File,
     pub from: File,
+    /// The thread writing what the worker prints to stderr.
+    pub output: Option<std::thread::JoinHandle<()>>,
 }
 
 #[cfg(unix)]
 mod imp {
     use super::*;
-    use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
     use std::os::unix::process::{CommandExt, ExitStatusExt};
     use std::process::{Command, Stdio};
 
@@ -67,9 +90,10 @@ mod imp {
         }
         c.env("MCPLITE_WORKER", (slot + 1).to_string());
         // Nothing a worker prints may reach the protocol stream: its
-        // standard output is the server's standard error.
-        let err = std::io::stderr().as_fd().try_clone_to_owned()?;
-        c.stdin(Stdio::null()).stdout(Stdio::from(err)).stderr(Stdio::inherit());
+        // standard output and error go to the server's standard error, in
+        // whole lines (RULES N1, T8), through a pipe the engine reads.
+        let (log_r, log_w) = pipe()?;
+        c.stdin(Stdio::null()).stdout(Stdio::from(log_w.try_clone()?)).stderr(Stdio::from(log_w));
         let (a, b): (RawFd, RawFd) = (in_r.as_raw_fd(), out_w.as_raw_fd());
         // SAFETY: getpid() has no preconditions.
         let parent = unsafe { libc::getpid() };
@@ -107,8 +131,55 @@ mod imp {
             });
         }
         let child = c.spawn()?;
+        // The command holds the parent's copies of the output pipe's write
+        // end: dropped, the forwarder sees the end when the worker (and
+        // whatever it started) has closed it.
+        drop(c);
+        let log = File::from(log_r);
+        let output = std::thread::Builder::new()
+            .name(format!("mcplite-worker-{}-output", slot + 1))
+            .spawn(move || forward_lines(log, &mut std::io::stderr()))?;
         drop((in_r, out_w));
-        Ok(Spawned { child, to: File::from(in_w), from: File::from(out_r) })
+        Ok(Spawned { child, to: File::from(in_w), from: File::from(out_r), output: Some(output) })
+    }
+
+    /// Copy what a worker prints to `out` in whole lines, each written at
+    /// once under the standard error's lock, so that no line of the
+    /// engine's (a span, a metric export, an access log line: RULES T8)
+    /// lands inside a line a tool is printing in pieces. A line left
+    /// unfinished goes out as it is after [`PARTIAL_LINE_MS`] without more
+    /// output (a tool's `cat("working... ")` is not held back for ever),
+    /// and at the end.
+    pub(crate) fn forward_lines(mut src: File, out: &mut impl WriteLocked) {
+        use std::io::Read;
+        let mut pending: Vec<u8> = Vec::new();
+        let mut chunk = vec![0u8; 16 * 1024];
+        loop {
+            if !pending.is_empty() && !readable(&src, PARTIAL_LINE_MS) {
+                out.write_locked(&pending);
+                pending.clear();
+                continue;
+            }
+            match src.read(&mut chunk) {
+                Ok(0) => break,
+                Ok(n) => {
+                    pending.extend_from_slice(&chunk[..n]);
+                    if let Some(end) = pending.iter().rposition(|&b| b == b'\n') {
+                        out.write_locked(&pending[..=end]);
+                        pending.drain(..=end);
+                    }
+                    if pending.len() > MAX_PARTIAL_LINE {
+                        out.write_locked(&pending);
+                        pending.clear();
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+        if !pending.is_empty() {
+            out.write_locked(&pending);
+        }
     }
 
     /// Wait until `f` is readable (or at EOF) for up to `ms` milliseconds
@@ -224,3 +295,70 @@ mod imp {
 }
 
 pub use imp::{describe, kill, readable, set_nonblocking, spawn, take_worker_fds};
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::imp::forward_lines;
+    use super::*;
+    use std::io::Write;
+    use std::os::fd::FromRawFd;
+    use std::sync::mpsc;
+    use std::time::{Duration, Instant};
+
+    /// Records each write as one piece.
+    struct Pieces(mpsc::Sender<Vec<u8>>);
+    impl WriteLocked for Pieces {
+        fn write_locked(&mut self, bytes: &[u8]) {
+            let _ = self.0.send(bytes.to_vec());
+        }
+    }
+
+    fn pipe() -> (File, File) {
+        let mut fds = [0; 2];
+        // SAFETY: pipe() fills two descriptors on success.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        // SAFETY: both are new descriptors we own.
+        unsafe { (File::from_raw_fd(fds[0]), File::from_raw_fd(fds[1])) }
+    }
+
+    #[test]
+    fn n1_worker_output_is_forwarded_in_whole_lines() {
+        let (r, mut w) = pipe();
+        let (tx, rx) = mpsc::channel();
+        let t = std::thread::spawn(move || forward_lines(r, &mut Pieces(tx)));
+        // A line printed in pieces with pauses shorter than the partial-line
+        // wait comes out whole, with the next line started in the same write
+        // held back until it ends.
+        for piece in [&b"[1]"[..], b" 1", b" 2", b"\n[2]", b" 3\nlast"] {
+            w.write_all(piece).unwrap();
+            std::thread::sleep(Duration::from_millis(30));
+        }
+        assert_eq!(rx.recv_timeout(Duration::from_secs(5)).unwrap(), b"[1] 1 2\n");
+        assert_eq!(rx.recv_timeout(Duration::from_secs(5)).unwrap(), b"[2] 3\n");
+        // An unfinished line goes out after the partial-line wait.
+        let t0 = Instant::now();
+        assert_eq!(rx.recv_timeout(Duration::from_secs(10)).unwrap(), b"last");
+        assert!(t0.elapsed() >= Duration::from_millis(PARTIAL_LINE_MS as u64 - 200));
+        // And what is left at the end goes out too.
+        w.write_all(b"tail without newline").unwrap();
+        drop(w);
+        assert_eq!(rx.recv_timeout(Duration::from_secs(5)).unwrap(), b"tail without newline");
+        t.join().unwrap();
+        assert!(rx.try_recv().is_err());
+    }
+
+    #[test]
+    fn n1_an_endless_line_is_written_in_bounded_pieces() {
+        let (r, mut w) = pipe();
+        let (tx, rx) = mpsc::channel();
+        let t = std::thread::spawn(move || forward_lines(r, &mut Pieces(tx)));
+        let writer = std::thread::spawn(move || {
+            w.write_all(&vec![b'x'; 3 * MAX_PARTIAL_LINE]).unwrap();
+        });
+        writer.join().unwrap();
+        t.join().unwrap();
+        let pieces: Vec<Vec<u8>> = rx.try_iter().collect();
+        assert_eq!(pieces.iter().map(Vec::len).sum::<usize>(), 3 * MAX_PARTIAL_LINE);
+        assert!(pieces.iter().all(|p| p.len() <= MAX_PARTIAL_LINE + 16 * 1024));
+    }
+}
