@@ -16,16 +16,20 @@ pub const WORKER_OUT_FD: i32 = 4;
 
 /// How long a worker's unfinished line waits for the rest before it is
 /// written as it is (milliseconds).
+#[cfg(unix)]
 pub const PARTIAL_LINE_MS: i32 = 2000;
 /// An unfinished line longer than this is written as it is.
+#[cfg(unix)]
 pub const MAX_PARTIAL_LINE: usize = 64 * 1024;
 
 /// Where [`forward_lines`] writes: each call's bytes at once, with nothing
 /// else written in between.
+#[cfg(unix)]
 pub trait WriteLocked {
     fn write_locked(&mut self, bytes: &[u8]);
 }
 
+#[cfg(unix)]
 impl WriteLocked for io::Stderr {
     fn write_locked(&mut self, bytes: &[u8]) {
         use std::io::Write;
