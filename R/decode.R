@@ -83,10 +83,13 @@ as_atomic <- function(value, type, lenient = FALSE) {
 
 # jsonlite-style simplification of a decoded JSON value (RULES R8.3, for
 # values without a type): arrays of scalars of one kind (integers and
-# doubles together) become atomic vectors, arrays of such arrays of one
-# length matrices (one row each), arrays of objects with scalar
-# members data frames; objects are simplified member by member.
-simplify_json <- function(value) {
+# doubles together) become atomic vectors, arrays of objects with scalar
+# members data frames; objects are simplified member by member. With
+# `matrix = TRUE` (the schema names a matrix), an array of such arrays of
+# one length becomes a matrix (one row each); otherwise it stays a list of
+# vectors, which is what kruskal.test(x =), boxplot(x =) and
+# data.table::transpose(l =) take.
+simplify_json <- function(value, matrix = FALSE) {
   if (!is.list(value) || is.object(value) || length(value) == 0L) {
     return(value)
   }
@@ -122,6 +125,9 @@ simplify_json <- function(value) {
     }
   }
   rows <- lapply(value, function(v) if (is.null(v)) v else simplify_json(v))
+  if (!matrix) {
+    return(rows)
+  }
   # Arrays of one length and kind of scalar: a matrix, one row per array, as
   # jsonlite simplifies them (RULES R8.3).
   vector_row <- function(r) is.atomic(r) && !is.null(r) && is.null(dim(r)) && length(r) > 0L

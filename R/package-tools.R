@@ -105,8 +105,10 @@
 #' atomic vector of that type, with `null` elements as `NA`. A value for an
 #' untyped property (or one of several kinds, or a matrix) is simplified the
 #' way `jsonlite` simplifies: an array of scalars of one kind becomes an
-#' atomic vector, an array of such arrays of one length a matrix (one row
-#' each), and an array of objects with scalar members a data frame. A formula string becomes a formula. The
+#' atomic vector and an array of objects with scalar members a data frame.
+#' Where the schema names a matrix, an array of such arrays of one length
+#' becomes a matrix (one row each); untyped, it stays a list of vectors (a
+#' list of samples for `kruskal.test(x =)`). A formula string becomes a formula. The
 #' function is then called with the arguments the client sent, by name.
 #'
 #' A result that cannot be converted to JSON (a fitted model, a test result
@@ -1914,10 +1916,17 @@ schema_converter <- function(schema) {
     if (is_scalar_string(item) && item %in% c("boolean", "integer", "number", "string")) {
       return(function(value) as_atomic(value, item))
     }
-    return(simplify_json)
   }
   if (is_scalar_string(type) && type %in% c("boolean", "integer", "number", "string")) {
     return(function(value) as_atomic(value, type))
+  }
+  # An array of arrays becomes a matrix only where the schema names one
+  # (RULES R8.3): untyped, it may be a list of samples (kruskal.test(x =)).
+  is_matrix <- function(s) {
+    is.list(s) && identical(s$type, "array") && is.list(s$items) && identical(s$items$type, "array")
+  }
+  if (is_matrix(schema) || any(vapply(schema$anyOf %||% list(), is_matrix, NA))) {
+    return(function(value) simplify_json(value, matrix = TRUE))
   }
   simplify_json
 }

@@ -457,7 +457,8 @@ test_that("formulas are left out unless a string form is chosen", {
 })
 
 test_that("tools called through the server return what a direct call returns", {
-  tl <- stats_tools(include = c("median", "qnorm", "p.adjust", "quantile", "sd", "t.test", "cor", "cov2cor"))
+  tl <- stats_tools(include = c("median", "qnorm", "p.adjust", "quantile", "sd", "t.test", "cor", "cov2cor",
+                                "kruskal.test"))
   session <- mcp_handler(tl)
   same <- function(name, args, value) {
     res <- call_tool(session, name, args)
@@ -479,6 +480,15 @@ test_that("tools called through the server return what a direct call returns", {
   rows <- lapply(seq_len(nrow(m)), function(i) as.list(m[i, ]))
   same("cor", list(x = rows), stats::cor(m))
   same("cov2cor", list(V = lapply(1:3, function(i) as.list(stats::cov(m)[i, ]))), stats::cov2cor(stats::cov(m)))
+  # Untyped ("a numeric vector of data values, or a list of numeric data
+  # vectors"), samples of one length stay a list: a matrix would be one
+  # sample and fail for want of `g`.
+  samples <- list(c(2.9, 3.0, 2.5, 2.6, 3.2), c(3.8, 2.7, 4.0, 2.4, 3.1), c(2.8, 3.4, 3.7, 2.2, 2.0))
+  res <- call_tool(session, "kruskal.test", list(x = lapply(samples, as.list)))
+  expect_false(res$isError)
+  expect_match(res$content[[1]]$text, sprintf("Kruskal-Wallis chi-squared = %s",
+                                              format(stats::kruskal.test(samples)$statistic, digits = 4)),
+               fixed = TRUE)
   # A data frame as an array of records.
   same("cor", list(x = list(list(a = 1, b = 2), list(a = 2, b = 4), list(a = 3, b = 5))),
        stats::cor(data.frame(a = c(1, 2, 3), b = c(2, 4, 5))))
@@ -506,12 +516,14 @@ test_that("JSON values are converted to R vectors and data frames", {
     data.frame(a = 1:2, b = c("x", NA), stringsAsFactors = FALSE)
   )
   expect_identical(simplify_json(list(k = list(1L, 2L))), list(k = 1:2))
-  # Arrays of one length and kind are a matrix, one row each (as jsonlite
-  # simplifies them); ragged or mixed arrays stay a list.
-  expect_identical(simplify_json(list(list(1, 2), list(3L, 4))), rbind(c(1, 2), c(3, 4)))
-  expect_identical(simplify_json(list(list("a"), list("b"))), rbind("a", "b"))
-  expect_identical(simplify_json(list(list(1, 2), list(3))), list(c(1, 2), 3))
-  expect_identical(simplify_json(list(list(1, 2), list("a", "b"))), list(c(1, 2), c("a", "b")))
+  # Where the schema names a matrix, arrays of one length and kind are a
+  # matrix, one row each (as jsonlite simplifies them); ragged or mixed
+  # arrays stay a list. Untyped, they stay a list of vectors.
+  expect_identical(simplify_json(list(list(1, 2), list(3L, 4)), matrix = TRUE), rbind(c(1, 2), c(3, 4)))
+  expect_identical(simplify_json(list(list("a"), list("b")), matrix = TRUE), rbind("a", "b"))
+  expect_identical(simplify_json(list(list(1, 2), list(3)), matrix = TRUE), list(c(1, 2), 3))
+  expect_identical(simplify_json(list(list(1, 2), list("a", "b")), matrix = TRUE), list(c(1, 2), c("a", "b")))
+  expect_identical(simplify_json(list(list(1, 2), list(3L, 4))), list(c(1, 2), c(3, 4)))
   expect_s3_class(formula_from_json("y ~ x + z"), "formula")
   expect_error(formula_from_json("q()"), "not a formula")
 })
