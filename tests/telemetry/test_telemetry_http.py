@@ -226,3 +226,49 @@ def test_http_worker_spans_and_queue_wait_metric(receiver):
     assert len(calls) == 4, [s.name for s in spans]
     assert {int(s.attributes["mcplite.worker.id"]) for s in calls} <= {1, 2}
     assert all(int(s.attributes["mcplite.worker.pid"]) > 0 for s in calls)
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_http_stderr_lines_never_split_a_printed_line(receiver, workers):
+    """RULES T8, H7 over HTTP: span, metric and access log lines written
+    while a tool pauses in the middle of printing a line on stderr (in the
+    server's process, or in a worker, N1.2) never land inside that line. A
+    request answered during the pause writes its access log line then (or,
+    with the tool in the server's process, right after the tool)."""
+    import threading
+    port = free_port()
+    p = start_http_server(receiver, port, {
+        "OTEL_TRACES_EXPORTER": "stderr", "OTEL_METRICS_EXPORTER": "stderr",
+        "OTEL_METRIC_EXPORT_INTERVAL": "50", "MCPLITE_WORKERS": workers})
+    url = f"http://127.0.0.1:{port}/mcp"
+    seen = bytearray()
+    paused = threading.Event()
+
+    def read_stderr():
+        for chunk in iter(lambda: p.stderr.read1(4096), b""):
+            seen.extend(chunk)
+            if b"first half," in seen:
+                paused.set()
+    reader = threading.Thread(target=read_stderr, daemon=True)
+    reader.start()
+    result: list = []
+    call = threading.Thread(target=lambda: result.append(post(
+        url, modern(1, "tools/call", {"name": "halting", "arguments": {}}), modern_headers("tools/call", "halting"))))
+    try:
+        call.start()
+        assert paused.wait(timeout=30), seen.decode()
+        # A request answered while the tool is half-way through its line.
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=10) as r:
+            assert r.status == 200
+        call.join(timeout=30)
+        status, _, body = result[0]
+        assert status == 200 and body["result"]["content"][0]["text"] == "printed", body
+    finally:
+        stop(p)
+        reader.join(timeout=10)
+    lines = seen.decode().splitlines()
+    assert "first half, second half" in lines, "\n".join(l[:100] for l in lines)
+    assert sum(l.startswith("mcplite access:") and "http_method=GET" in l for l in lines) >= 2, lines
+    exports = [l for l in lines if "resourceMetrics" in l or "resourceSpans" in l]
+    assert exports, lines
+    assert all(l.startswith("{") for l in exports), lines

@@ -60,9 +60,11 @@ halting <- tool(
   function() {
     # One printed line in two pieces with a pause between them, as R's
     # print() writes a line in pieces (RULES T8, `stderr`).
-    cat("first half,")
+    # (On stderr, where it goes over stdio anyway, RULES S1, and where
+    # span lines go over HTTP too.)
+    cat("first half,", file = stderr())
     Sys.sleep(1)
-    cat(" second half\n")
+    cat(" second half\n", file = stderr())
     "printed"
   },
   name = "halting",

@@ -52,7 +52,7 @@ mod spans;
 mod w3c;
 
 // Threads a transport starts share the exporters' signal mask.
-pub(crate) use export::{masked, tool_output_gate};
+pub(crate) use export::{between_tool_output, masked, tool_output_gate};
 
 pub use attrs::{known_method, CLIENT_STRING_LIMIT, ERROR_TYPES, OTHER_METHOD};
 pub use config::{

@@ -78,6 +78,14 @@ pub(crate) fn tool_output_gate() -> Option<MutexGuard<'static, ()>> {
     }
 }
 
+/// Run `f` (a write on stderr) when no in-process tool is printing (see
+/// [`TOOL_OUTPUT`]): for the engine's other stderr lines, the access log's
+/// (RULES H7).
+pub(crate) fn between_tool_output<T>(f: impl FnOnce() -> T) -> T {
+    let _gate = TOOL_OUTPUT.lock().unwrap_or_else(PoisonError::into_inner);
+    f()
+}
+
 fn write_stderr(bytes: &[u8]) -> OTelSdkResult {
     let _gate = TOOL_OUTPUT.lock().unwrap_or_else(PoisonError::into_inner);
     let stderr = std::io::stderr();

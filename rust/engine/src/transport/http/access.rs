@@ -21,6 +21,7 @@ use serde_json::Value;
 
 use crate::json::write_str;
 use crate::message::Message;
+use crate::telemetry::between_tool_output;
 use crate::version::{self, Era};
 
 /// How access-log lines are written.
@@ -105,13 +106,15 @@ impl AccessLog {
         std::thread::Builder::new().name("mcplite-access-log".into()).spawn(move || {
             for m in rx {
                 match m {
-                    Msg::Line(l) => {
+                    // Not inside a line an in-process tool is printing
+                    // (RULES H7, T8): this thread waits, requests do not.
+                    Msg::Line(l) => between_tool_output(|| {
                         let n = lost.swap(0, Ordering::Relaxed);
                         if n > 0 {
                             stderr_line(format!("mcplite access: {n} lines dropped (stderr was not read)").as_bytes());
                         }
                         stderr_line(&l);
-                    }
+                    }),
                     Msg::Flush(done) => {
                         let _ = done.send(());
                     }

@@ -28,7 +28,7 @@ use crate::host::Host;
 use crate::message::Incoming;
 use crate::progress::{progress_token, CallStart, CallWatch, Inflight, NoWatch, Progress};
 use crate::server::{Carrier, LegacyState, Server};
-use crate::telemetry::Via;
+use crate::telemetry::{tool_output_gate, Via};
 use crate::workers::{self, progress_of, Busy, CallState, Pool, Registered, Ticket, WorkerHost};
 
 /// A tool call handed to the serving thread.
@@ -157,8 +157,14 @@ impl Calls {
         let inflight = &self.inflight;
         inflight.set_scope(Some(queued.scope.clone()));
         let watch = JobWatch { inflight, progress: Mutex::new(progress), reply: &reply_tx, queued: &queued };
+        // RULES T8: telemetry lines on stderr wait while the tool prints
+        // there (released before the reply ends the span).
+        let gate = tool_output_gate();
         let mut reply =
             server.handle_parsed(&mut session, incoming, host, &Carrier { watch: &watch, via: via.as_ref() });
+        // What the tool printed through C stdio goes out first.
+        crate::transport::sys::flush_c_stdio();
+        drop(gate);
         let answer = Answer { line: reply.take_line(), code: reply.error_code() };
         // The message's span ends as the answer leaves for the HTTP thread,
         // inside the request's HTTP span (RULES T10).
