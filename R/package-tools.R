@@ -1071,12 +1071,13 @@ function_formals <- function(fun, fname, ns) {
     usage <- scan_body(b, usage)
   }
   no_default <- names(f)[vapply(f, is_missing_arg, logical(1)) & names(f) != "..."]
+  own_missing <- usage$missing
   handed_on <- setdiff(no_default, usage$missing)
   if (length(handed_on) > 0L) {
     usage$missing <- c(usage$missing, passed_to_missing(bodies, handed_on, env, ns))
   }
   list(formals = f, env = env, match_arg = usage$match_arg, several_ok = usage$several_ok,
-       tested_missing = usage$missing, match_call = usage$match_call,
+       tested_missing = usage$missing, own_missing = own_missing, match_call = usage$match_call,
        first_without_default = no_default[1L])
 }
 
@@ -1281,6 +1282,14 @@ infer_argument <- function(arg, default, sig, argdocs, formulas, md) {
     # tool. An R object without a default is what such a function works on
     # (hclust(d =)).
     match_call_optional <- sig$match_call && kind != "R object"
+    if (kind == "R object" && !has_default && !optional && !(arg %in% sig$own_missing) &&
+        !(sig$match_call && !identical(arg, sig$first_without_default))) {
+      # Handed on to a function that copes with it missing (residuals.lm(object)
+      # reaches model.frame.default(formula) through predict()), an R object
+      # without a default is still what the function works on: left out, the
+      # tool could only fail.
+      required <- TRUE
+    }
     return(list(unsupported = kind, required = required && !match_call_optional))
   }
   if (lit$kind %in% c("none", "null", "unknown") && doc_kind == "formula" && formulas == "omit") {

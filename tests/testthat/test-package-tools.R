@@ -352,7 +352,7 @@ test_that("functions that need an R object JSON cannot make are skipped (RULES R
   res <- with_messages(package_tools("stats", include = c("predict", "AIC", "hclust", "coef", "median",
                                                           "setNames", "na.omit", "residuals.lm")))
   # A fitted model, a dist object: no client can send one.
-  expect_setequal(names(res$value), c("median", "setNames", "na.omit", "residuals.lm"))
+  expect_setequal(names(res$value), c("median", "setNames", "na.omit"))
   msg <- paste(res$messages, collapse = "")
   expect_match(msg, "predict (object: R object)", fixed = TRUE)
   expect_match(msg, "hclust (d: R object)", fixed = TRUE)
@@ -361,8 +361,11 @@ test_that("functions that need an R object JSON cannot make are skipped (RULES R
   # object, typically a data frame" are values JSON can carry.
   expect_true("object" %in% names(input_schema(res$value$setNames)$properties))
   expect_true("object" %in% names(input_schema(res$value$na.omit)$properties))
-  # Optional (residuals.lm tests missing(object) on the way): left out.
-  expect_false("object" %in% names(input_schema(res$value$residuals.lm)$properties))
+  # residuals.lm() hands `object` on to predict(), whose methods reach
+  # model.frame.default(), which tests missing(formula): still the model it
+  # works on, without which it can only fail (`object$residuals`).
+  expect_match(msg, "residuals.lm (object: R object)", fixed = TRUE)
+  expect_error(stats:::residuals.lm(), "object")
   # An override brings one back, with a way to make the object.
   models <- list(fit = stats::lm(dist ~ speed, data = datasets::cars))
   tl <- stats_tools(include = "coef", overrides = list(coef = list(
