@@ -694,7 +694,7 @@ cap_analyse <- function(key, fun) {
       if (fn == "missing") {
         return()
       }
-      if (fn %in% c("quote", "as.name", "as.symbol") && length(e) == 2L) {
+      if (fn %in% c("quote", "as.name", "as.symbol") && length(e) == 2L && !missing_arg(e[[2L]])) {
         # m <- match.call(); m[[1L]] <- quote(stats::model.frame); eval(m):
         # a function quoted (or named, as.name("library")) is called with
         # this function's own arguments.

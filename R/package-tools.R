@@ -1369,6 +1369,7 @@ infer_argument <- function(arg, default, sig, argdocs, formulas, md) {
       object = list(type = "object"),
       records = list(type = "array", items = list(type = "object")),
       matrix = matrix_schema,
+      coords = coords_schema,
       formula = list(type = "string"),
       NULL
     )
@@ -1430,6 +1431,15 @@ widened_kinds <- function(kind, doc, doc_kind) {
 # (jsonlite's simplification makes it a matrix again, RULES R8.3).
 matrix_schema <- list(type = "array", items = list(type = "array", items = list(type = "number")))
 
+# Coordinates as xy.coords() takes them: an array of numbers, a two-column
+# matrix (an array of rows) or an object with `x` and `y` (RULES R8.2).
+coords_schema <- list(anyOf = list(
+  list(type = "array", items = list(type = "number")),
+  matrix_schema,
+  list(type = "object", properties = list(x = list(type = "array", items = list(type = "number")),
+                                          y = list(type = "array", items = list(type = "number"))))
+))
+
 # The kinds of documented alternatives ("any:boolean,string"), none for
 # "several".
 alternatives_of <- function(doc_kind) {
@@ -1464,6 +1474,7 @@ alternatives_schema <- function(kinds) {
       booleans = list(type = "array", items = list(type = "boolean")),
       matrix = matrix_schema,
       records = list(type = "array", items = list(type = "object")),
+      coords = coords_schema,
       list(type = kind)
     )
   }
@@ -1704,7 +1715,7 @@ doc_types <- function(docs) {
       "(r )?object[,;]? (typically|usually)?,? ?(as )?(returned by|resulting from|the result of|",
       "produced by) (lm|glm|aov|a model fitting function|a model function|a fitter)\\b|",
       "(r )?object[,;]? typically,? (a fitted model|the result of a model fitting function|of class (lm|glm))\\b|",
-      "(r )?object representing a (hierarchical clustering|fitted model)|object containing a sdev component|",
+      "(r )?object representing a (hierarchical clustering|fitted model)|",
       "object from which a log-likelihood|result of lsfit\\b|",
       "object for which (the extraction of model|the deviance|the degrees-of-freedom|prediction)|",
       "object containing the results returned by a model|object representing a fitted model|",
@@ -1730,13 +1741,13 @@ doc_types <- function(docs) {
   # such: "guess:number".
   guesses <- c(
     "numbers" = paste0("^(((univariate|univariate or multivariate) )?(numeric )?times?[- ]series\\b(?! comparison)|",
-                       "object of class ts\\b|data from which the|(first|second)( or only)? (data )?sample\\b|",
+                       "object of class ts\\b|data from which the estimate|",
+                       "(first|second)( or only)? (data )?sample\\b|",
                        "response vector|[xy] values for smoothing|input [xy] values|dependent variable to be smoothed|",
-                       "case weights|vectors? (giving|containing) the coordinates of the (points|vertices)|",
-                       "coordinate vectors of (the )?(regression )?points|points at which to evaluate|",
+                       "case weights|points at which to evaluate|",
                        "set of (numeric )?values specifying where|vector of (filter|differencing) coefficients|",
                        "vector of (odd )?integers|vector of slopes|vector of length k of integers|",
-                       "starting values for|initial values of the|[xy] and [xy] co-?ordinates for the|",
+                       "starting values for|initial values of the|",
                        "points at which tick-marks|locations of grid lines|set of levels which|",
                        "set of finite numeric breakpoints|",
                        "vectors? of (\\([a-z -]+\\) )?",
@@ -1763,6 +1774,10 @@ doc_types <- function(docs) {
     "object" = "^(named list\\b|list of control\\b|list with (named )?(components|elements)\\b)",
     "numbers3" = "^(density of shading)",
     # Positions in user coordinates: segments(x0 =), rect(xleft =), clip(x1 =).
+    # Coordinates as xy.coords() takes them: a vector, a two-column matrix
+    # or a list with `x` and `y`.
+    "coords" = paste0("^(vectors? (giving|containing) the coordinates of the (points|vertices)|",
+                      "coordinate vectors of (the )?(regression )?points|[xy] and [xy] co-?ordinates for the)"),
     "numbers4" = paste0("^(coordinates of points \\*{0,2}(from|to)\\*{0,2} which to draw|",
                         "vectors? of (left|right|top|bottom) [xy] positions|",
                         "user coordinates of|[xy]-values?\\(s\\) for)"),
@@ -1880,7 +1895,7 @@ alternative_kinds <- function(clause, guesses) {
     hit <- names(rules)[vapply(rules, grepl, NA, part, perl = TRUE)]
     if (length(hit) == 0L) {
       hit <- names(guesses)[vapply(guesses, grepl, NA, part, perl = TRUE)]
-      if (length(hit) == 0L || sub("[234]$", "", hit[[1L]]) %in% c("records", "object", "matrix")) {
+      if (length(hit) == 0L || sub("[234]$", "", hit[[1L]]) %in% c("records", "object", "matrix", "coords")) {
         return(NULL)
       }
       hit <- sub("[234]$", "", hit)

@@ -199,7 +199,7 @@ test_that("types come from defaults, help text and names, and a guess says so (R
   expect_identical(dx$items$type, "number")
   expect_match(dx$description, "(Type guessed.)", fixed = TRUE)
   expect_identical(input_schema(more$dbeta)$properties$shape1$type, "number")
-  expect_identical(input_schema(more$lowess)$properties$x$items$type, "number")
+  expect_identical(input_schema(more$lowess)$properties$x$anyOf[[1]]$items$type, "number")
   # "time series comparison tolerance" is a number, not a series.
   expect_identical(input_schema(more$ts)$properties$ts.eps$type, "number")
 
@@ -350,9 +350,10 @@ print(json.dumps({"checked": len(doc["cases"]), "bad": sorted(set(bad))}))
 
 test_that("functions that need an R object JSON cannot make are skipped (RULES R8.3)", {
   res <- with_messages(package_tools("stats", include = c("predict", "AIC", "hclust", "coef", "median",
-                                                          "setNames", "na.omit", "residuals.lm")))
-  # A fitted model, a dist object: no client can send one.
-  expect_setequal(names(res$value), c("median", "setNames", "na.omit"))
+                                                          "setNames", "na.omit", "residuals.lm", "screeplot")))
+  # A fitted model, a dist object: no client can send one. ("An object
+  # containing a sdev component" can come as JSON: {"sdev": [...]}.)
+  expect_setequal(names(res$value), c("median", "setNames", "na.omit", "screeplot"))
   msg <- paste(res$messages, collapse = "")
   expect_match(msg, "predict (object: R object)", fixed = TRUE)
   expect_match(msg, "hclust (d: R object)", fixed = TRUE)
@@ -461,7 +462,7 @@ test_that("formulas are left out unless a string form is chosen", {
 
 test_that("tools called through the server return what a direct call returns", {
   tl <- stats_tools(include = c("median", "qnorm", "p.adjust", "quantile", "sd", "t.test", "cor", "cov2cor",
-                                "kruskal.test"))
+                                "kruskal.test", "lowess"))
   session <- mcp_handler(tl)
   same <- function(name, args, value) {
     res <- call_tool(session, name, args)
@@ -492,6 +493,14 @@ test_that("tools called through the server return what a direct call returns", {
   expect_match(res$content[[1]]$text, sprintf("Kruskal-Wallis chi-squared = %s",
                                               format(stats::kruskal.test(samples)$statistic, digits = 4)),
                fixed = TRUE)
+  # Coordinates as xy.coords() takes them: vectors, a two-column matrix or
+  # an object with x and y.
+  xs <- c(1, 2, 3, 4, 5, 6)
+  ys <- c(2, 4, 3, 6, 5, 8)
+  expect_length(input_schema(tl$lowess)$properties$x$anyOf, 3L)
+  same("lowess", list(x = as.list(xs), y = as.list(ys)), stats::lowess(xs, ys))
+  same("lowess", list(x = lapply(seq_along(xs), function(i) list(xs[[i]], ys[[i]]))), stats::lowess(cbind(xs, ys)))
+  same("lowess", list(x = list(x = as.list(xs), y = as.list(ys))), stats::lowess(list(x = xs, y = ys)))
   # A data frame as an array of records.
   same("cor", list(x = list(list(a = 1, b = 2), list(a = 2, b = 4), list(a = 3, b = 5))),
        stats::cor(data.frame(a = c(1, 2, 3), b = c(2, 4, 5))))
@@ -1037,6 +1046,15 @@ test_that("well-known functions keep being served or left out as reviewed", {
 test_that("every .Internal() function of this R has been reviewed", {
   known <- c(names(capability_internal), capability_pure)
   expect_identical(setdiff(builtins(internal = TRUE), known), character())
+})
+
+test_that("a package whose code quotes an empty argument is analysed (RULES R8.8)", {
+  skip_if_not_installed("hms")
+  # hms's code holds `quote(expr = )`, which once stopped the analysis with
+  # 'argument "q" is missing'. (What its functions reach through vctrs is
+  # more than computing: only is_hms() is served by default.)
+  tl <- package_tools("hms", quiet = TRUE)
+  expect_true("is_hms" %in% names(tl))
 })
 
 test_that("commands do not run unless allowed (run_commands)", {
