@@ -23,12 +23,32 @@ run_id="run$$.$run_started"
 
 mmss() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
 
+# Free disk space, in MB, of the file systems the steps write to (the
+# checkout, with target/ and the logs, and the temporary directory). A step
+# that fills one fails in ways that do not say so (an empty log, a cut
+# tarball), so each step that leaves less than 2 GB free is named.
+tmp_dir="${TMPDIR:-/tmp}"
+free_mb() { df -Pm "$1" 2>/dev/null | awk 'NR == 2 { print $4 }'; }
+low_disk=""
+check_disk() { # name
+  local d f
+  for d in "$root" "$tmp_dir"; do
+    f=$(free_mb "$d")
+    if [ -n "$f" ] && [ "$f" -lt 2048 ]; then
+      echo "== low disk after $1: $f MB free on $d"
+      low_disk="$low_disk $1 ($f MB free on $d)"
+    fi
+  done
+}
+echo "== disk: $(free_mb "$root") MB free on $root, $(free_mb "$tmp_dir") MB free on $tmp_dir"
+
 record() { # name passed failed seconds
   total_pass=$((total_pass + $2))
   total_fail=$((total_fail + $3))
   if [ "$3" -gt 0 ]; then failed_suites="$failed_suites $1"; fi
   table="$table$(printf '%-28s %7s %7s %9s' "$1" "$2" "$3" "$(mmss "$4")")"$'\n'
   echo "== $1: $2 passed, $3 failed ($(mmss "$4"))"
+  check_disk "$1"
 }
 
 # Run `command...` as the test step `name` in a new session, with the step's
@@ -165,6 +185,8 @@ echo "== summary (logs in $log_dir)"
 printf '%-28s %7s %7s %9s\n' step passed failed time
 printf '%s' "$table"
 printf '%-28s %7s %7s %9s\n' total "$total_pass" "$total_fail" "$(mmss $(($(date +%s) - run_started)))"
+echo "disk at the end: $(free_mb "$root") MB free on $root, $(free_mb "$tmp_dir") MB free on $tmp_dir"
+if [ -n "$low_disk" ]; then echo "low disk after:$low_disk"; fi
 if [ -n "$failed_suites" ]; then echo "failing:$failed_suites"; fi
 echo "$total_pass passed, $total_fail failed"
 [ "$total_fail" -eq 0 ]

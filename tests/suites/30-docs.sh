@@ -4,7 +4,8 @@
 #   2. the examples of every exported function run (example() on the installed
 #      help pages, each topic in a fresh R process; blocking examples stay off);
 #   3. the README quick start, followed literally: the install command runs in
-#      the repository into a fresh library, the rest in a temporary directory.
+#      a copy of the clone (without target/) into a fresh library, the rest in
+#      a temporary directory.
 # Runs from the repository root; uses the library in $MCPLITE_LIB when set.
 # Prints "N passed, N failed" last and exits non-zero on any failure.
 set -uo pipefail
@@ -99,6 +100,7 @@ cat >"$work/quickstart.R" <<'REOF'
 `%||%` <- function(x, y) if (is.null(x)) y else x
 args <- commandArgs(TRUE)
 readme <- readLines(args[[1]], encoding = "UTF-8", warn = FALSE)
+root <- dirname(normalizePath(args[[1]]))
 dir <- args[[2]]
 # Blocks are announced by "<!-- quickstart: file NAME -->", "<!-- quickstart: run sh -->"
 # or "<!-- quickstart: output -->" directly above a fenced code block.
@@ -122,15 +124,27 @@ last_out <- NULL
 lib <- NULL
 for (b in blocks) {
   if (b$kind == "install") {
-    # Run from the clone (the repository root) into a fresh library that is
-    # put first on the library path, so the rest of the quick start uses it.
+    # Run in a copy of the clone as a newcomer has it, without the build
+    # output beside it (scripts/stage.sh): `R CMD build .` copies the whole
+    # directory before it drops what .Rbuildignore names, and after the
+    # cargo tests target/ alone is several GB (a CI machine ran out of disk).
+    # The copy's target/ is a link to the checkout's, so the crates the tests
+    # built are not compiled again (R CMD build copies and drops the link).
+    # Installs into a fresh library put first on the library path, so the
+    # rest of the quick start uses it.
+    clone <- system2("bash", c(file.path(root, "scripts", "stage.sh"), shQuote(dir)), stdout = TRUE)
+    target <- Sys.getenv("CARGO_TARGET_DIR", file.path(root, "target"))
+    dir.create(target, showWarnings = FALSE)
+    file.symlink(normalizePath(target), file.path(clone, "target"))
     lib <- file.path(dir, "r-lib")
     dir.create(lib)
     Sys.setenv(R_LIBS = paste(c(lib, .libPaths()), collapse = .Platform$path.sep))
     script <- tempfile(fileext = ".sh")
     writeLines(b$body, script)
     log <- file.path(dir, "install.log")
+    old <- setwd(clone)
     status <- system2("bash", script, stdout = log, stderr = log)
+    setwd(old)
     installed <- file.exists(file.path(lib, "mcplite", "DESCRIPTION"))
     report(status == 0L && installed, paste("quick start install runs:", b$body[[1]]),
            tail(readLines(log, warn = FALSE), 20))
