@@ -70,8 +70,10 @@
 #'    named leaves the argument untyped;
 #' 4. guesses, which end the argument's description with "(Type guessed.)":
 #'    what the documentation says the value is ("vector of quantiles",
-#'    "degrees of freedom", a colour, a title, a time series or a data
-#'    sample as an array of numbers, a design or covariance matrix), what a
+#'    "degrees of freedom", a colour, a title, a data sample as an array
+#'    of numbers, a design or covariance matrix, a time series as an array
+#'    of numbers or an object `{"data": [...], "frequency": 12, "start":
+#'    [2020, 1]}` made into a `ts()`, which `decompose()` needs), what a
 #'    computed default
 #'    computes (arithmetic is a number, `length(x)` an integer, `seq()` an
 #'    array of numbers, `paste()` a string, a comparison a boolean; nothing
@@ -95,7 +97,10 @@
 #' model function evaluates the formula's terms later, so only enable this
 #' for clients you trust). A function with a required argument that cannot be
 #' sent as JSON is skipped, and a message names it (`predict (object: R
-#' object)`); an override of that argument's type, with a `convert`
+#' object)`); a model-building function (one using `match.call()`, as
+#' `lm()`) leaves out a function argument without a default that it never
+#' uses by name (`lm(na.action =)`), but `integrate(f)` and `by(FUN)` need
+#' theirs and are skipped; an override of that argument's type, with a `convert`
 #' function that makes the object, serves it again (see `overrides`).
 #'
 #' @section Argument values:
@@ -1078,7 +1083,41 @@ function_formals <- function(fun, fname, ns) {
   }
   list(formals = f, env = env, match_arg = usage$match_arg, several_ok = usage$several_ok,
        tested_missing = usage$missing, own_missing = own_missing, match_call = usage$match_call,
-       first_without_default = no_default[1L])
+       first_without_default = no_default[1L],
+       used = if (usage$match_call) unique(unlist(lapply(bodies, value_uses), use.names = FALSE)))
+}
+
+# The names whose values a function body uses: every symbol, except the
+# member of `$` and `@` (z$na.action), a name being assigned to, and the
+# argument of missing(). A model-building function takes its arguments from
+# match.call(), so one it never uses by name is optional (lm(na.action =));
+# integrate(f) calls match.fun(f), by() calls FUN (RULES R8.3).
+value_uses <- function(b) {
+  out <- character()
+  walk <- function(e) {
+    if (is.symbol(e)) {
+      out[[length(out) + 1L]] <<- as.character(e)
+      return()
+    }
+    if (!is.call(e)) {
+      return()
+    }
+    head <- if (is.symbol(e[[1L]])) as.character(e[[1L]]) else ""
+    if (head %in% c("$", "@") && length(e) == 3L) {
+      walk(e[[2L]])
+    } else if (head == "missing") {
+      return()
+    } else if (head %in% c("<-", "=", "<<-") && length(e) == 3L) {
+      if (!is.symbol(e[[2L]])) walk(e[[2L]])
+      walk(e[[3L]])
+    } else if (head == "function") {
+      walk(e[[3L]])
+    } else {
+      for (i in seq_along(e)) walk(e[[i]])
+    }
+  }
+  walk(b)
+  unique(out)
 }
 
 is_s3_generic <- function(fun) {
@@ -1278,10 +1317,15 @@ infer_argument <- function(arg, default, sig, argdocs, formulas, md) {
                                   doc_kind %in% c("function", "environment", "robject"))) {
     kind <- if (lit$kind == "function") "function" else if (doc_kind == "robject") "R object" else doc_kind
     # Model-building functions (those using match.call()) treat functions
-    # and environments as optional: leave them out instead of skipping the
-    # tool. An R object without a default is what such a function works on
+    # and environments they never use by name as optional (lm(na.action =)):
+    # leave them out instead of skipping the tool. One the function calls or
+    # hands on by name is needed (integrate(f), by(FUN), stats4::mle(minuslogl)),
+    # and an R object without a default is what such a function works on
     # (hclust(d =)).
-    match_call_optional <- sig$match_call && kind != "R object"
+    if (sig$match_call && kind != "R object" && !has_default && !optional &&
+        !(arg %in% sig$tested_missing)) {
+      required <- arg %in% sig$used
+    }
     if (kind == "R object" && !has_default && !optional && !(arg %in% sig$own_missing) &&
         !(sig$match_call && !identical(arg, sig$first_without_default))) {
       # Handed on to a function that copes with it missing (residuals.lm(object)
@@ -1290,7 +1334,7 @@ infer_argument <- function(arg, default, sig, argdocs, formulas, md) {
       # tool could only fail.
       required <- TRUE
     }
-    return(list(unsupported = kind, required = required && !match_call_optional))
+    return(list(unsupported = kind, required = required))
   }
   if (lit$kind %in% c("none", "null", "unknown") && doc_kind == "formula" && formulas == "omit") {
     return(list(unsupported = "formula", required = required))
@@ -1362,6 +1406,7 @@ infer_argument <- function(arg, default, sig, argdocs, formulas, md) {
       integer = list(type = "integer"),
       number = list(type = "number"),
       numbers = list(type = "array", items = list(type = "number")),
+      series = series_schema,
       string = list(type = "string"),
       strings = list(type = "array", items = list(type = "string")),
       # A named list (control = list()) is a JSON object; a data frame an
@@ -1440,6 +1485,24 @@ coords_schema <- list(anyOf = list(
                                           y = list(type = "array", items = list(type = "number"))))
 ))
 
+# A time series: an array of its values (a frequency of 1), or an object with
+# the values and the `frequency` and `start` that stats::ts() takes, which
+# decompose(), stl() and monthplot() need (RULES R8.2, R8.3).
+series_schema <- list(anyOf = list(
+  list(type = "array", items = list(type = "number")),
+  list(type = "object",
+       properties = list(
+         data = list(type = "array", items = list(type = "number"),
+                     description = "The values, in time order."),
+         frequency = list(type = "number", exclusiveMinimum = 0,
+                          description = "Observations per unit of time (12: monthly values by year)."),
+         start = list(anyOf = list(list(type = "number"),
+                                   list(type = "array", items = list(type = "number"))),
+                      description = "The time of the first value: a number, or a unit and a period in it ([2020, 3]).")
+       ),
+       required = list("data"), additionalProperties = FALSE)
+))
+
 # The kinds of documented alternatives ("any:boolean,string"), none for
 # "several".
 alternatives_of <- function(doc_kind) {
@@ -1475,6 +1538,7 @@ alternatives_schema <- function(kinds) {
       matrix = matrix_schema,
       records = list(type = "array", items = list(type = "object")),
       coords = coords_schema,
+      series = series_schema,
       list(type = kind)
     )
   }
@@ -1740,8 +1804,11 @@ doc_types <- function(docs) {
   # Guesses from what the argument is (a quantity, a title), marked as
   # such: "guess:number".
   guesses <- c(
-    "numbers" = paste0("^(((univariate|univariate or multivariate) )?(numeric )?times?[- ]series\\b(?! comparison)|",
-                       "object of class ts\\b|data from which the estimate|",
+    # A time series: its values, or with the frequency and start that
+    # decompose(), stl() and monthplot() need (RULES R8.2).
+    "series" = paste0("^(((univariate|univariate or multivariate) )?(numeric )?times?[- ]series\\b(?! comparison)|",
+                      "(an )?object of class \"?ts\"?(\\W|$))"),
+    "numbers" = paste0("^(data from which the estimate|",
                        "(first|second)( or only)? (data )?sample\\b|",
                        "response vector|[xy] values for smoothing|input [xy] values|dependent variable to be smoothed|",
                        "case weights|points at which to evaluate|",
@@ -1899,6 +1966,8 @@ alternative_kinds <- function(clause, guesses) {
         return(NULL)
       }
       hit <- sub("[234]$", "", hit)
+      # A series among other kinds is its values (anyOf branches stay flat).
+      hit[hit == "series"] <- "numbers"
       guessed <- TRUE
     }
     kinds <- c(kinds, hit[[1L]])
@@ -1944,6 +2013,9 @@ schema_converter <- function(schema) {
   if (is_scalar_string(type) && type %in% c("boolean", "integer", "number", "string")) {
     return(function(value) as_atomic(value, type))
   }
+  if (identical(schema[names(schema) != "description"], series_schema)) {
+    return(series_from_json)
+  }
   # An array of arrays becomes a matrix only where the schema names one
   # (RULES R8.3): untyped, it may be a list of samples (kruskal.test(x =)).
   is_matrix <- function(s) {
@@ -1953,6 +2025,24 @@ schema_converter <- function(schema) {
     return(function(value) simplify_json(value, matrix = TRUE))
   }
   simplify_json
+}
+
+# A time series from an array of values, or from an object with `data` and
+# optionally `frequency` and `start` (series_schema); other values are
+# simplified as untyped ones, for the function to report.
+series_from_json <- function(value) {
+  if (!is.list(value) || is.null(names(value)) || !"data" %in% names(value)) {
+    return(simplify_json(value))
+  }
+  data <- as_atomic(value$data, "number")
+  frequency <- value$frequency %||% 1
+  start <- value$start %||% 1
+  if (!is.numeric(data) || !is.numeric(frequency) || length(frequency) != 1L || !is.finite(frequency) ||
+      frequency <= 0 || !is.numeric(start <- as_atomic(start, "number")) || !length(start) %in% 1:2) {
+    stop("a time series is {\"data\": [numbers], \"frequency\": a positive number, ",
+         "\"start\": a number or [unit, period]}", call. = FALSE)
+  }
+  stats::ts(data, start = start, frequency = frequency)
 }
 
 # A formula from its text: the string must parse to a single `~` call. The

@@ -195,8 +195,11 @@ test_that("types come from defaults, help text and names, and a guess says so (R
                    list(type = "array", items = list(type = "number")))
   expect_identical(input_schema(package_tools("base", include = "det", quiet = TRUE)$det)$properties$x$type,
                    "array")
+  # A time series: its values, or an object with a frequency and a start.
   dx <- input_schema(more$decompose)$properties$x
-  expect_identical(dx$items$type, "number")
+  expect_identical(dx$anyOf[[1]]$items$type, "number")
+  expect_identical(names(dx$anyOf[[2]]$properties), c("data", "frequency", "start"))
+  expect_identical(dx$anyOf[[2]]$required, list("data"))
   expect_match(dx$description, "(Type guessed.)", fixed = TRUE)
   expect_identical(input_schema(more$dbeta)$properties$shape1$type, "number")
   expect_identical(input_schema(more$lowess)$properties$x$anyOf[[1]]$items$type, "number")
@@ -377,6 +380,50 @@ test_that("functions that need an R object JSON cannot make are skipped (RULES R
   res <- call_tool(session, "coef", list(object = "fit"))
   expect_false(res$isError)
   expect_identical(res$content[[1]]$text, direct_text(stats::coef(models$fit)))
+})
+
+test_that("a time series comes with its frequency and start (RULES R8.2)", {
+  tl <- stats_tools(include = c("decompose", "stl", "acf"))
+  session <- mcp_handler(tl)
+  # Two years of monthly values: a frequency decompose() and stl() need,
+  # which an array of numbers (a series of frequency one) does not carry.
+  values <- as.numeric(datasets::co2[1:48])
+  series <- list(data = as.list(values), frequency = 12, start = list(1959, 1))
+  res <- call_tool(session, "decompose", list(x = series))
+  expect_false(res$isError)
+  # A "decomposed.ts" comes as the text R prints for it (RULES R8.5).
+  expected <- stats::decompose(stats::ts(values, start = c(1959, 1), frequency = 12))
+  expect_identical(res$content[[1]]$text, paste(utils::capture.output(print(expected)), collapse = "\n"))
+  res <- call_tool(session, "stl", list(x = series, s.window = "periodic"))
+  expect_false(res$isError, info = res$content[[1]]$text)
+  res <- call_tool(session, "decompose", list(x = as.list(values)))
+  expect_true(res$isError)
+  expect_match(res$content[[1]]$text, "no or less than 2 periods", fixed = TRUE)
+  # An array of values is still a series (of frequency one).
+  res <- call_tool(session, "acf", list(x = as.list(values), plot = FALSE, lag.max = 3))
+  expect_false(res$isError)
+  # A malformed series is the client's error, said in its terms.
+  res <- call_tool(session, "decompose", list(x = list(data = as.list(values), frequency = "monthly")))
+  expect_true(res$isError)
+  expect_match(res$content[[1]]$text, "frequency|time series")
+})
+
+test_that("a function argument a model-building function uses is required (RULES R8.3)", {
+  # integrate() and by() use match.call(), like lm(), but call the function
+  # they are given (match.fun(f), FUN(...)): left out, the tool could only
+  # fail, so they are skipped and say why.
+  res <- with_messages(package_tools("stats", include = c("integrate", "lm", "xtabs"),
+                                     formulas = "string", allow = "evaluate_code"))
+  expect_setequal(names(res$value), c("lm", "xtabs"))
+  msg <- paste(res$messages, collapse = "")
+  expect_match(msg, "integrate (f: function)", fixed = TRUE)
+  expect_error(stats::integrate(lower = 0, upper = 1), "\"f\"")
+  # lm() never uses na.action by name (only through match.call()): still
+  # left out, and lm is served.
+  expect_false("na.action" %in% names(input_schema(res$value$lm)$properties))
+  res <- with_messages(package_tools("base", include = c("by", "nchar")))
+  expect_named(res$value, "nchar")
+  expect_match(paste(res$messages, collapse = ""), "by (FUN: function)", fixed = TRUE)
 })
 
 test_that("arguments a function handles when missing are not required (RULES R8.3)", {
