@@ -1494,7 +1494,7 @@ series_schema <- list(anyOf = list(
        properties = list(
          data = list(type = "array", items = list(type = "number"),
                      description = "The values, in time order."),
-         frequency = list(type = "number", exclusiveMinimum = 0,
+         frequency = list(type = "number",
                           description = "Observations per unit of time (12: monthly values by year)."),
          start = list(anyOf = list(list(type = "number"),
                                    list(type = "array", items = list(type = "number"))),
@@ -1754,6 +1754,11 @@ doc_types <- function(docs) {
   # "vector of (non-negative integer) quantiles": a qualifier, not an
   # alternative.
   text <- gsub("vectors? of \\((non-negative |positive )?integer\\) ", "vector of ", text, perl = TRUE)
+  # "a numeric or complex matrix" (eigen(), qr(), solve()), "numeric (or
+  # logical)": JSON has no complex numbers, and a logical matrix is coerced
+  # to numeric, so these are what the numeric kind is, not alternatives
+  # (read as "numeric" alone they were one number).
+  text <- gsub("\\bnumeric (or complex|\\(or logical\\))(?= )", "numeric", text, perl = TRUE)
   # "either X or Y": alternatives whatever X and Y are.
   either <- grepl("^\\s*\\(?\\s*either\\s", text, perl = TRUE)
   text <- sub("^\\s*(\\(|either\\s)?\\s*", "", text, perl = TRUE)
@@ -1764,7 +1769,7 @@ doc_types <- function(docs) {
   alternatives <- grepl("^one of:", text, perl = TRUE) | either
   filler <- paste0(
     "^((an?|the|optional|single|one|positive|non-negative|nonnegative|strictly|scalar|",
-    "length-one|length one|non-empty|\\(non-empty\\)|usually|typically|each|any)\\s+)+"
+    "length-one|length one|non-empty|\\(non-empty\\)|usually|typically|each|any|square)\\s+)+"
   )
   text <- sub(filler, "", text, perl = TRUE)
   rules <- c(

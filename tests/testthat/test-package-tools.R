@@ -196,6 +196,15 @@ test_that("types come from defaults, help text and names, and a guess says so (R
   expect_identical(input_schema(package_tools("base", include = "det", quiet = TRUE)$det)$properties$x$type,
                    "array")
   # A time series: its values, or an object with a frequency and a start.
+  # "a numeric or complex matrix" is a matrix (it was one number, as
+  # "numeric" alone), "a numeric or complex vector" an array of numbers.
+  lin <- package_tools("base", include = c("solve", "eigen", "cos"), quiet = TRUE)
+  expect_identical(input_schema(lin$eigen)$properties$x$items$items$type, "number")
+  expect_identical(input_schema(lin$solve)$properties$a$items$items$type, "number")
+  expect_identical(input_schema(lin$cos)$properties$x$items$type, "number")
+  res <- call_tool(mcp_handler(lin), "solve", list(a = list(list(2, 0), list(0, 4))))
+  expect_false(res$isError)
+  expect_identical(res$content[[1]]$text, direct_text(solve(matrix(c(2, 0, 0, 4), 2))))
   dx <- input_schema(more$decompose)$properties$x
   expect_identical(dx$anyOf[[1]]$items$type, "number")
   expect_identical(names(dx$anyOf[[2]]$properties), c("data", "frequency", "start"))
