@@ -1798,7 +1798,10 @@ doc_types <- function(docs) {
     ),
     "booleans" = "^(logical vector|vector of logicals)",
     "boolean" = "^logical\\b",
-    "numbers" = "^((integer|numeric|numerical)( [a-z-]+)? vector|vector of integers|vector of numbers)",
+    # "integer-valued index vector" (arrayInd(ind)), "numeric sequences"
+    # (convolve(x)), "numerical values for a time" (ISOdate(hour)).
+    "numbers" = paste0("^((integer|numeric|numerical)(-valued)?( [a-z-]+)? (vectors?\\b|sequences\\b|values\\b)|",
+                       "vector of integers|vector of numbers)"),
     # A matrix comes as an array of rows (RULES R8.3).
     "matrix" = "^((symmetric )?(numeric|real) matri(x|ces)\\b)",
     "integer" = "^(integer\\b|whole number)",

@@ -202,6 +202,13 @@ test_that("types come from defaults, help text and names, and a guess says so (R
   expect_identical(input_schema(lin$eigen)$properties$x$items$items$type, "number")
   expect_identical(input_schema(lin$solve)$properties$a$items$items$type, "number")
   expect_identical(input_schema(lin$cos)$properties$x$items$type, "number")
+  # "numeric sequences", "integer-valued index vector", "numerical values"
+  # are arrays (convolve(x) was one number, arrayInd(ind) one integer).
+  expect_identical(input_schema(stats_tools(include = "convolve")$convolve)$properties$x$items$type,
+                   "number")
+  vec <- package_tools("base", include = c("arrayInd", "ISOdate"), quiet = TRUE)
+  expect_identical(input_schema(vec$arrayInd)$properties$ind$type, "array")
+  expect_identical(input_schema(vec$ISOdate)$properties$hour$anyOf[[2]]$type, "array")
   res <- call_tool(mcp_handler(lin), "solve", list(a = list(list(2, 0), list(0, 4))))
   expect_false(res$isError)
   expect_identical(res$content[[1]]$text, direct_text(solve(matrix(c(2, 0, 0, 4), 2))))
