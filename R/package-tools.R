@@ -2042,10 +2042,12 @@ series_from_json <- function(value) {
   if (!is.list(value) || is.null(names(value)) || !"data" %in% names(value)) {
     return(simplify_json(value))
   }
-  data <- as_atomic(value$data, "number")
-  frequency <- value$frequency %||% 1
-  start <- value$start %||% 1
-  if (!is.numeric(data) || !is.numeric(frequency) || length(frequency) != 1L || !is.finite(frequency) ||
+  # `[[` matches names exactly (`$` would take "start_date" for "start").
+  data <- as_atomic(value[["data"]], "number")
+  frequency <- value[["frequency"]] %||% 1
+  start <- value[["start"]] %||% 1
+  if (!all(names(value) %in% c("data", "frequency", "start")) ||
+      !is.numeric(data) || !is.numeric(frequency) || length(frequency) != 1L || !is.finite(frequency) ||
       frequency <= 0 || !is.numeric(start <- as_atomic(start, "number")) || !length(start) %in% 1:2) {
     stop("a time series is {\"data\": [numbers], \"frequency\": a positive number, ",
          "\"start\": a number or [unit, period]}", call. = FALSE)

@@ -195,7 +195,6 @@ test_that("types come from defaults, help text and names, and a guess says so (R
                    list(type = "array", items = list(type = "number")))
   expect_identical(input_schema(package_tools("base", include = "det", quiet = TRUE)$det)$properties$x$type,
                    "array")
-  # A time series: its values, or an object with a frequency and a start.
   # "a numeric or complex matrix" is a matrix (it was one number, as
   # "numeric" alone), "a numeric or complex vector" an array of numbers.
   lin <- package_tools("base", include = c("solve", "eigen", "cos"), quiet = TRUE)
@@ -212,6 +211,7 @@ test_that("types come from defaults, help text and names, and a guess says so (R
   res <- call_tool(mcp_handler(lin), "solve", list(a = list(list(2, 0), list(0, 4))))
   expect_false(res$isError)
   expect_identical(res$content[[1]]$text, direct_text(solve(matrix(c(2, 0, 0, 4), 2))))
+  # A time series: its values, or an object with a frequency and a start.
   dx <- input_schema(more$decompose)$properties$x
   expect_identical(dx$anyOf[[1]]$items$type, "number")
   expect_identical(names(dx$anyOf[[2]]$properties), c("data", "frequency", "start"))
@@ -419,9 +419,15 @@ test_that("a time series comes with its frequency and start (RULES R8.2)", {
   res <- call_tool(session, "acf", list(x = as.list(values), plot = FALSE, lag.max = 3))
   expect_false(res$isError)
   # A malformed series is the client's error, said in its terms.
-  res <- call_tool(session, "decompose", list(x = list(data = as.list(values), frequency = "monthly")))
-  expect_true(res$isError)
-  expect_match(res$content[[1]]$text, "frequency|time series")
+  # A malformed series, or one with a member the schema does not name
+  # (`start_date` is not `start`), is the client's error, said in its terms.
+  for (bad in list(list(data = as.list(values), frequency = "monthly"),
+                   list(data = as.list(values), frequency = 12, start_date = 1959),
+                   list(data = list("a", "b"), frequency = 12))) {
+    res <- call_tool(session, "decompose", list(x = bad))
+    expect_true(res$isError)
+    expect_match(res$content[[1]]$text, "a time series is {\"data\": [numbers]", fixed = TRUE)
+  }
 })
 
 test_that("a function argument a model-building function uses is required (RULES R8.3)", {
