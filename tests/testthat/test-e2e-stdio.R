@@ -156,7 +156,7 @@ test_that("the modern protocol and legacy messages share one stream", {
   expect_identical(res$lines[6], '{"jsonrpc":"2.0","id":"f","result":{}}')
 })
 
-test_that("an empty argument name is a tool error naming the problem, and serving continues", {
+test_that("an empty argument name is refused by the input schema, and serving continues", {
   res <- run_server(c(
     init_line(1, "2025-11-25"),
     call_line(2, "add", '{"":1,"y":2}'),
@@ -167,7 +167,8 @@ test_that("an empty argument name is a tool error naming the problem, and servin
   expect_all_responses(res$lines)
   expect_identical(res$lines[2], paste0(
     '{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":',
-    '"The arguments contain an empty name (\\"\\"); every argument must be named as in the tool\'s input schema."}],',
+    '"Invalid arguments for tool `add`: missing required argument `x`; unexpected argument with an empty name ',
+    '(the tool takes `x`, `y`). The tool was not run."}],',
     '"isError":true}}'
   ))
   expect_identical(

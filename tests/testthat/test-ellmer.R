@@ -542,7 +542,7 @@ test_that("objects keep declared properties in order; nested absent members", {
   expect_identical(h(o = list(z = 1L, a = 2L)), list(a = 2L))
 })
 
-test_that("top level: typed NA for absent required, NULL dropped, scalars unwrapped", {
+test_that("top level: the input schema first (RULES L6.7), then NULL dropped", {
   seen <- NULL
   fun <- function(b, i, n, s, e, opt = "default", j) {
     seen <<- list(b = b, i = i, n = n, s = s, e = e, opt = opt, j_missing = missing(j))
@@ -553,13 +553,19 @@ test_that("top level: typed NA for absent required, NULL dropped, scalars unwrap
     s = e_basic("string"), e = e_enum(c("u", "v")),
     opt = e_basic("string", required = FALSE), j = e_json(list(type = "object"), required = FALSE)
   ))
-  expect_identical(result_text(call_result(x, "top", "{}")), "ok")
-  expect_identical(seen, list(
-    b = NA, i = NA_integer_, n = NA_real_, s = NA_character_, e = NA_character_,
-    opt = "default", j_missing = TRUE
-  ))
-  # null values are dropped so R defaults apply; one-element arrays unwrap.
-  call_result(x, "top", '{"b":[true],"i":[3],"n":1,"s":"t","e":"v","opt":null,"j":null}')
+  # Absent required values are refused before conversion (ellmer would make
+  # them typed NA): the function is not called.
+  res <- call_result(x, "top", "{}")
+  expect_true(res$isError)
+  expect_match(result_text(res), "missing required argument `b`", fixed = TRUE)
+  expect_null(seen)
+  # A one-element array is not a boolean or an integer.
+  res <- call_result(x, "top", '{"b":[true],"i":[3],"n":1,"s":"t","e":"v"}')
+  expect_true(res$isError)
+  expect_match(result_text(res), '`b` must be of type "boolean", got [true]', fixed = TRUE)
+  expect_null(seen)
+  # null values of optional arguments are dropped so R defaults apply.
+  call_result(x, "top", '{"b":true,"i":3,"n":1,"s":"t","e":"v","opt":null,"j":null}')
   expect_identical(seen, list(
     b = TRUE, i = 3L, n = 1L, s = "t", e = "v", opt = "default", j_missing = TRUE
   ))
@@ -590,7 +596,11 @@ test_that("unknown argument names are a contained error and the tool is not call
 test_that("convert = FALSE passes parsed JSON unchanged, errors stay contained", {
   x <- e_tool(function(values, ...) paste(class(values), length(values), ...length()), "raw",
               list(values = e_array(e_basic("number"))), convert = FALSE)
-  expect_identical(result_text(call_result(x, "raw", '{"values":[1,2],"other":1}')), "list 2 1")
+  expect_identical(result_text(call_result(x, "raw", '{"values":[1,2]}')), "list 2 0")
+  # Undeclared members are refused by the input schema (RULES L6.7).
+  res <- call_result(x, "raw", '{"values":[1,2],"other":1}')
+  expect_true(res$isError)
+  expect_match(result_text(res), "unexpected argument `other` (the tool takes `values`)", fixed = TRUE)
   y <- e_tool(function(a) stop("tool failed: ", a), "boom", list(a = e_basic("string")))
   res <- call_result(y, "boom", '{"a":"why"}')
   expect_true(res$isError)

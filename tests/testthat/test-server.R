@@ -138,7 +138,9 @@ test_that("arguments arrive as parsed JSON (J6) and tool errors are contained", 
       paste(names(a), vapply(a, function(v) paste(class(v), collapse = "/"), ""), sep = "=", collapse = ",")
     },
     "Describe the arguments.",
-    name = "probe"
+    name = "probe",
+    # An open schema: any member reaches the function (RULES L6.7).
+    arguments = type_from_schema('{"type":"object"}')
   )
   s <- mcp_handler(probe)
   mcp_handle(s, init_msg())
@@ -152,14 +154,27 @@ test_that("arguments arrive as parsed JSON (J6) and tool errors are contained", 
   r <- call_result(s, "fails", '{"x":"a"}')
   expect_true(r$isError)
   expect_identical(r$content[[1]]$text, '{"bad": true}')
+  # An undeclared member never reaches R (RULES L6.7); under an open schema
+  # R's own matching says "unused argument" (RULES L6.3).
   r <- call_result(s, "fails", '{"x":"a","zzz":1}')
+  expect_true(r$isError)
+  expect_identical(
+    r$content[[1]]$text,
+    "Invalid arguments for tool `fails`: unexpected argument `zzz` (the tool takes `x`). The tool was not run."
+  )
+  open <- tool(function(x) x, "Open.", name = "open", arguments = type_from_schema('{"type":"object"}'))
+  s <- mcp_handler(open)
+  mcp_handle(s, init_msg())
+  r <- call_result(s, "open", '{"x":"a","zzz":1}')
   expect_true(r$isError)
   expect_match(r$content[[1]]$text, "unused argument")
 })
 
 test_that("argument names R cannot bind are tool errors that say so, not mcplite's fault", {
+  # An open schema lets such names reach the bridge (a closed one refuses
+  # them first, RULES L6.7).
   add <- tool(function(x, y) x + y, "Add.", name = "add",
-    arguments = list(x = type_number(), y = type_number()))
+    arguments = type_from_schema('{"type":"object","properties":{"x":{"type":"number"},"y":{"type":"number"}}}'))
   s <- mcp_handler(add)
   mcp_handle(s, init_msg())
   r <- call_result(s, "add", '{"":1,"y":2}')

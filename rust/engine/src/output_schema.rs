@@ -34,6 +34,7 @@ use serde_json::Value;
 
 use crate::host::ToolSpec;
 use crate::message::decode_bounded;
+use crate::schema_words::{quote, through_any_of, type_names};
 
 mod fast;
 
@@ -52,9 +53,6 @@ struct Compiled {
     validator: Validator,
     fast: Option<fast::Node>,
 }
-
-/// At most this much of a value is quoted in a message.
-const QUOTE_MAX: usize = 80;
 
 impl OutputSchemas {
     /// Compile the output schema of every tool that has one.
@@ -96,20 +94,6 @@ fn compile(schema: &str) -> Option<Compiled> {
     Some(Compiled { validator, fast: fast::Node::compile(&schema) })
 }
 
-/// A JSON value as quoted in a message: compact, cut at [`QUOTE_MAX`]
-/// bytes (on a character boundary) with an ellipsis.
-fn quote(v: &Value) -> String {
-    let mut s = v.to_string();
-    if s.len() > QUOTE_MAX {
-        let mut end = QUOTE_MAX;
-        while !s.is_char_boundary(end) {
-            end -= 1;
-        }
-        s.truncate(end);
-        s.push('…');
-    }
-    s
-}
 
 /// The tool error for the first mismatch: where, what, and the fix.
 fn describe(tool: &str, error: &ValidationError<'_>) -> String {
@@ -135,49 +119,7 @@ fn describe(tool: &str, error: &ValidationError<'_>) -> String {
     m
 }
 
-/// The mismatch worth describing under an `anyOf` (a nullable type is
-/// written as `anyOf` of the type and `{"type":"null"}`): when one branch
-/// has the value's type, its first mismatch (a row of a nullable object
-/// that lacks a member is described as such); when none has it, the `anyOf`
-/// with the types its branches name, in their order; when several have it,
-/// the `anyOf` as `jsonschema` says it.
-fn through_any_of<'e>(error: &'e ValidationError<'e>) -> (&'e ValidationError<'e>, Option<Vec<String>>) {
-    let ValidationErrorKind::AnyOf { context } = error.kind() else {
-        return (error, None);
-    };
-    let here = error.instance_path();
-    let wrong_type =
-        |e: &ValidationError<'_>| matches!(e.kind(), ValidationErrorKind::Type { .. }) && e.instance_path() == here;
-    let mut typed = context.iter().filter(|branch| !branch.iter().any(&wrong_type));
-    match (typed.next(), typed.next()) {
-        (Some(branch), None) => match branch.first() {
-            Some(first) => through_any_of(first),
-            None => (error, None),
-        },
-        // Several branches of the value's type: jsonschema's own words.
-        (Some(_), Some(_)) => (error, None),
-        (None, _) => {
-            let mut types: Vec<String> = Vec::new();
-            for t in context.iter().flatten().filter(|e| wrong_type(e)).flat_map(|e| type_names(e.kind())) {
-                if !types.contains(&t) {
-                    types.push(t);
-                }
-            }
-            (error, (!types.is_empty()).then_some(types))
-        }
-    }
-}
 
-/// The types a `type` mismatch names (none for other mismatches).
-fn type_names(kind: &ValidationErrorKind) -> Vec<String> {
-    match kind {
-        ValidationErrorKind::Type { kind } => match kind {
-            jsonschema::error::TypeKind::Single(t) => vec![t.to_string()],
-            jsonschema::error::TypeKind::Multiple(ts) => ts.iter().map(|t| t.to_string()).collect(),
-        },
-        _ => Vec::new(),
-    }
-}
 
 /// The R fix for mismatches with a typical R cause; `expected` are the
 /// types the mismatch names.

@@ -43,6 +43,7 @@ use crate::codes::{
 use crate::host::{CallContext, Host, ToolFailure, ToolSpec};
 use crate::json::write_str;
 use crate::message::{contains_nul, parse_line, Incoming, Message};
+use crate::input_schema::{Checked, InputSchemas};
 use crate::output_schema::OutputSchemas;
 use crate::progress::{progress_token, CallStart, CallWatch, NoWatch};
 use crate::projection::{self, Listings};
@@ -99,6 +100,8 @@ pub struct Server {
     tools: Vec<ToolSpec>,
     by_name: HashMap<String, usize>,
     listings: Listings,
+    /// The tools' input schemas, compiled on first use (RULES L6.7).
+    inputs: InputSchemas,
     /// The tools' output schemas, compiled (RULES J4.6).
     outputs: OutputSchemas,
     /// `None` when tracing is off: then no span work happens at all.
@@ -282,8 +285,9 @@ impl Server {
         let server_info_json = projection::server_info_json(&info.name, &info.version);
         let by_name = tools.iter().enumerate().map(|(i, t)| (t.name.clone(), i)).collect();
         let listings = Listings::new(&tools);
+        let inputs = InputSchemas::new(&tools);
         let outputs = OutputSchemas::new(&tools);
-        Server { info, server_info_json, tools, by_name, listings, outputs, recorder: None }
+        Server { info, server_info_json, tools, by_name, listings, inputs, outputs, recorder: None }
     }
 
     pub fn tools(&self) -> &[ToolSpec] {
@@ -616,11 +620,12 @@ impl Server {
             Some(Value::String(n)) => n,
             _ => return Err(RpcError::new(INVALID_PARAMS)),
         };
-        let args = match p.get("arguments") {
+        let arguments = match p.get("arguments") {
             None | Some(Value::Null) => None,
-            Some(Value::Object(a)) => Some(a),
+            Some(a @ Value::Object(_)) => Some(a),
             Some(_) => return Err(RpcError::new(INVALID_PARAMS)),
         };
+        let mut args = arguments.and_then(Value::as_object);
         let index = match self.by_name.get(name.as_str()) {
             Some(i) => *i,
             None => return Err(RpcError::detail(INVALID_PARAMS, "unknown tool")),
@@ -629,6 +634,17 @@ impl Server {
             if a.iter().any(|(k, v)| k.contains('\0') || contains_nul(v)) {
                 return Err(RpcError::new(INVALID_PARAMS));
             }
+        }
+        // RULES L6.7: arguments that do not match the input schema never
+        // reach the host.
+        let trimmed;
+        match self.inputs.check(index, &self.tools[index], arguments) {
+            Checked::Valid => {}
+            Checked::Trimmed(m) => {
+                trimmed = m;
+                args = Some(&trimmed);
+            }
+            Checked::Refused(text) => return Ok(self.refused(id, &text, v)),
         }
         // RULES N3: a server with workers refuses a call its queue has no
         // room for.
@@ -672,6 +688,19 @@ impl Server {
         o.end.tool_error = tool_error;
         o.end.worker = worker;
         Ok(o)
+    }
+}
+
+impl Server {
+    /// The answer to a call refused before its tool ran (RULES L6.7): a
+    /// tool error, so the model reads why and can correct the call.
+    fn refused(&self, id: &str, text: &str, v: Version) -> Outcome {
+        let mut out = result_open(id, text.len() + 64);
+        projection::write_error_result(&mut out, text, v, &self.server_info_json);
+        out.push(b'}');
+        let mut o = ok(out, Some(v));
+        o.end.tool_error = true;
+        o
     }
 }
 

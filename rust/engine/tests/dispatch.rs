@@ -21,7 +21,7 @@ fn specs() -> Vec<ToolSpec> {
         ToolSpec {
             name: "mean_sd".into(),
             description: "Mean and SD.".into(),
-            input_schema: r#"{"type":"object","properties":{"values":{"type":"array","items":{"type":"number"}}},"required":["values"],"additionalProperties":false}"#.into(),
+            input_schema: r#"{"type":"object","properties":{"values":{"type":"array","items":{"type":"number"}},"na":{"type":"string","enum":["result","error"]}},"required":["values"],"additionalProperties":false}"#.into(),
             annotations: vec![],
             output_schema: Some(r#"{"type":"object","properties":{"mean":{"type":"number"},"sd":{"type":"number"}},"additionalProperties":false}"#.into()),
         },
@@ -506,4 +506,55 @@ fn every_response_is_one_line_of_valid_json() {
         let v: Value = serde_json::from_str(&out).unwrap();
         assert_eq!(v["jsonrpc"], "2.0");
     }
+}
+
+#[test]
+fn l6_7_arguments_that_do_not_match_the_input_schema_never_reach_the_host() {
+    let mut r = Rig::new(None);
+    r.init("2025-11-25");
+    let refused = |id: u32, text: &str| {
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"{text}"}}],"isError":true}}}}"#)
+    };
+    // An undeclared member (the way a function-name argument left out of
+    // the schema would be smuggled in), a missing one, a wrong type.
+    r.expect(
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add_numbers","arguments":{"x":1,"y":2,"FUN":"system"}}}"#,
+        &refused(2, "Invalid arguments for tool `add_numbers`: unexpected argument `FUN` (the tool takes `x`, `y`). The tool was not run."),
+    );
+    r.expect(
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"add_numbers","arguments":{"x":1}}}"#,
+        &refused(3, "Invalid arguments for tool `add_numbers`: missing required argument `y`. The tool was not run."),
+    );
+    r.expect(
+        r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"add_numbers"}}"#,
+        &refused(4, "Invalid arguments for tool `add_numbers`: missing required argument `x`; missing required argument `y`. The tool was not run."),
+    );
+    r.expect(
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"mean_sd","arguments":{"values":[1,"2"],"na":"system"}}}"#,
+        &refused(5, r#"Invalid arguments for tool `mean_sd`: `values/1` must be of type \"number\", got \"2\"; `na` must be one of \"result\", \"error\", got \"system\". The tool was not run."#),
+    );
+    r.expect(
+        r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"boom","arguments":{"a":1}}}"#,
+        &refused(6, "Invalid arguments for tool `boom`: unexpected argument `a` (the tool takes no arguments). The tool was not run."),
+    );
+    assert!(r.host.calls.is_empty(), "the host was called: {:?}", r.host.calls);
+    // A null for an optional argument is dropped; the call runs.
+    r.expect(
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"mean_sd","arguments":{"values":[1],"na":null}}}"#,
+        r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"{\"mean\":2.3333,\"sd\":1.5275}"}],"isError":false,"structuredContent":{"mean":2.3333,"sd":1.5275},"_meta":{"k":1}}}"#,
+    );
+    assert_eq!(r.host.calls, vec![(1, Some(r#"{"values":[1]}"#.to_owned()))]);
+    // The modern era answers the same way, with its own members.
+    let m = r
+        .send(&format!(
+            r#"{{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{{"name":"add_numbers","arguments":{{"x":"1","y":2}},{M}}}}}"#
+        ))
+        .unwrap();
+    assert_eq!(
+        m,
+        format!(
+            r#"{{"jsonrpc":"2.0","id":8,"result":{{"resultType":"complete","content":[{{"type":"text","text":"Invalid arguments for tool `add_numbers`: `x` must be of type \"number\", got \"1\". The tool was not run."}}],"isError":true,{S}}}}}"#
+        )
+    );
+    assert_eq!(r.host.calls.len(), 1);
 }

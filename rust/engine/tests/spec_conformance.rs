@@ -22,7 +22,8 @@ impl Host for Fake {
             ToolSpec {
                 name: "echo".into(),
                 description: "Echo the arguments.".into(),
-                input_schema: empty_schema(),
+                // Open: it takes any arguments (RULES L6.7 checks nothing).
+                input_schema: r#"{"type":"object"}"#.into(),
                 annotations: vec![],
                 output_schema: None,
             },
@@ -246,7 +247,7 @@ fn l3_failed_reinitialize_keeps_state_and_reinitialize_replaces_version() {
     // Still 2024-11-05: no annotations, no outputSchema.
     r.expect(
         r#"{"jsonrpc":"2.0","id":6,"method":"tools/list"}"#,
-        r#"{"jsonrpc":"2.0","id":6,"result":{"tools":[{"name":"echo","description":"Echo the arguments.","inputSchema":{"type":"object","properties":{},"additionalProperties":false}},{"name":"rich","description":"Every projection-sensitive feature.","inputSchema":{"type":"object","properties":{},"additionalProperties":false}}]}}"#,
+        r#"{"jsonrpc":"2.0","id":6,"result":{"tools":[{"name":"echo","description":"Echo the arguments.","inputSchema":{"type":"object"}},{"name":"rich","description":"Every projection-sensitive feature.","inputSchema":{"type":"object","properties":{},"additionalProperties":false}}]}}"#,
     );
     // clientInfo members other than name/version are ignored.
     let out = r.send(r#"{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"roots":{}},"clientInfo":{"name":"c","version":"2","title":"C","extra":[1]},"extra":true}}"#).unwrap();
