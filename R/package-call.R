@@ -17,6 +17,9 @@ package_tool_wrapper <- function(fun, fname, convert, limits, guard = NULL) {
   call_env <- new.env(parent = baseenv())
   assign(fname, fun, envir = call_env)
   function(...) {
+    # RULES R8.10: what the call changes in the process is undone after it.
+    state <- call_state()
+    on.exit(call_state_restore(state), add = TRUE)
     args <- list(...)
     nms <- names(args)
     if (length(args) > 0L && (is.null(nms) || any(!nzchar(nms)))) {

@@ -12,8 +12,16 @@ function_formals <- function(fun, fname, ns) {
   f <- formals(args(fun) %||% fun) %||% list()
   bodies <- list(body(fun))
   env <- environment(fun) %||% ns
+  up_to_methods <- character()
   if (is_s3_generic(fun)) {
     method <- utils::getS3method(fname, "default", optional = TRUE, envir = ns)
+    if (!is.function(method)) {
+      # A generic without a default method: the arguments after the one it
+      # dispatches on are its methods' to require or not (lattice's
+      # histogram(x, data): histogram.numeric() has data = NULL). RULES R8.3.
+      no_default <- names(f)[vapply(f, is_missing_arg, logical(1)) & names(f) != "..."]
+      up_to_methods <- no_default[-1L]
+    }
     if (is.function(method) && !is.primitive(method)) {
       mf <- formals(method)
       extra <- setdiff(names(mf), names(f))
@@ -39,7 +47,7 @@ function_formals <- function(fun, fname, ns) {
   }
   list(formals = f, env = env, match_arg = usage$match_arg, several_ok = usage$several_ok,
        tested_missing = usage$missing, own_missing = own_missing, match_call = usage$match_call,
-       first_without_default = no_default[1L],
+       first_without_default = no_default[1L], up_to_methods = up_to_methods,
        used = if (usage$match_call) unique(unlist(lapply(bodies, value_uses), use.names = FALSE)))
 }
 

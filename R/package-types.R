@@ -14,7 +14,7 @@ infer_argument <- function(arg, default, sig, argdocs, formulas, md) {
   optional <- !is.null(doc) && isTRUE(argdocs$optional[[arg]])
   has_default <- !is_missing_arg(default)
   required <- !has_default && !(arg %in% sig$tested_missing) && !optional &&
-    !(sig$match_call && !identical(arg, sig$first_without_default))
+    !(sig$match_call && !identical(arg, sig$first_without_default)) && !(arg %in% sig$up_to_methods)
   lit <- if (has_default) default_literal(default, sig, arg) else list(kind = "none")
   if (lit$kind == "value" && is.logical(lit$value) && length(lit$value) == 1L && is.na(lit$value)) {
     # NA is R's "no value" (mtext(cex = NA), fifelse(na = NA)), not a sign of

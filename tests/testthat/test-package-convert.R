@@ -21,16 +21,22 @@ test_that("a time series comes with its frequency and start (RULES R8.2)", {
   # An array of values is still a series (of frequency one).
   res <- call_tool(session, "acf", list(x = as.list(values), plot = FALSE, lag.max = 3))
   expect_false(res$isError)
-  # A malformed series is the client's error, said in its terms.
   # A malformed series, or one with a member the schema does not name
-  # (`start_date` is not `start`), is the client's error, said in its terms.
-  for (bad in list(list(data = as.list(values), frequency = "monthly"),
-                   list(data = as.list(values), frequency = 12, start_date = 1959),
-                   list(data = list("a", "b"), frequency = 12))) {
-    res <- call_tool(session, "decompose", list(x = bad))
+  # (`start_date` is not `start`), is the client's error, said in its terms:
+  # the input schema refuses it before R runs (RULES L6.7).
+  bad <- list(
+    list(list(data = as.list(values), frequency = "monthly"), '`x/frequency` must be of type "number", got "monthly"'),
+    list(list(data = as.list(values), frequency = 12, start_date = 1959), "`x` has unexpected member `start_date`"),
+    list(list(data = list("a", "b"), frequency = 12), '`x/data/0` must be of type "number", got "a"')
+  )
+  for (b in bad) {
+    res <- call_tool(session, "decompose", list(x = b[[1]]))
     expect_true(res$isError)
-    expect_match(res$content[[1]]$text, "a time series is {\"data\": [numbers]", fixed = TRUE)
+    expect_match(res$content[[1]]$text, b[[2]], fixed = TRUE)
   }
+  # Behind the schema, the conversion says the same in its own words.
+  convert <- mcplite:::series_from_json
+  expect_error(convert(list(data = list(1, 2), frequency = "monthly")), "a time series is {\"data\": [numbers]", fixed = TRUE)
 })
 
 test_that("formulas are left out unless a string form is chosen", {

@@ -14,8 +14,17 @@ test_that("data-frame results are shaped with .limit, .offset, .columns and .for
   csv <- paste(c("id,name,score", sprintf("%d,n%d,%s", 1:10, 1:10, 1:10 / 4)), collapse = "\n")
   full <- utils::read.csv(text = csv)
   session <- mcp_handler(tl)
+  # The file lies inside `root`; `text` goes through read.csv()'s `...`,
+  # which the schema does not declare (RULES L6.7).
+  csv_file <- tempfile(tmpdir = tempdir(), fileext = ".csv")
+  writeLines(csv, csv_file)
+  on.exit(unlink(csv_file), add = TRUE)
+  refused <- call_tool(session, "read.csv", list(text = csv))
+  expect_true(refused$isError)
+  expect_match(refused$content[[1]]$text, "unexpected argument `text`", fixed = TRUE)
+  csv <- csv_file
 
-  res <- call_tool(session, "read.csv", list(text = csv, .limit = 3L, .offset = 4L))
+  res <- call_tool(session, "read.csv", list(file = csv, .limit = 3L, .offset = 4L))
   sc <- res$structuredContent
   expect_identical(sc[c("total_rows", "offset", "limit", "returned_rows")],
                    list(total_rows = 10L, offset = 4L, limit = 3L, returned_rows = 3L))
@@ -24,18 +33,22 @@ test_that("data-frame results are shaped with .limit, .offset, .columns and .for
   expect_identical(jsonlite::parse_json(res$content[[1]]$text, simplifyVector = FALSE), sc)
 
   # The default limit and the hard maximum come from the options.
-  expect_identical(call_tool(session, "read.csv", list(text = csv))$structuredContent$returned_rows, 4L)
-  big <- call_tool(session, "read.csv", list(text = csv, .limit = 100L))$structuredContent
+  expect_identical(call_tool(session, "read.csv", list(file = csv))$structuredContent$returned_rows, 4L)
+  big <- call_tool(session, "read.csv", list(file = csv, .limit = 6L))$structuredContent
   expect_identical(big[c("limit", "returned_rows")], list(limit = 6L, returned_rows = 6L))
+  # Above the advertised maximum: refused by the input schema (RULES L6.7).
+  over <- call_tool(session, "read.csv", list(file = csv, .limit = 100L))
+  expect_true(over$isError)
+  expect_match(over$content[[1]]$text, "`.limit`: 100 is greater than the maximum of 6", fixed = TRUE)
   # Past the end: no rows, still the total.
-  end <- call_tool(session, "read.csv", list(text = csv, .offset = 20L))$structuredContent
+  end <- call_tool(session, "read.csv", list(file = csv, .offset = 20L))$structuredContent
   expect_identical(end[c("total_rows", "returned_rows")], list(total_rows = 10L, returned_rows = 0L))
 
-  cols <- call_tool(session, "read.csv", list(text = csv, .columns = list("score", "id"), .limit = 2L))
+  cols <- call_tool(session, "read.csv", list(file = csv, .columns = list("score", "id"), .limit = 2L))
   expect_identical(unlist(cols$structuredContent$columns), c("score", "id"))
   expect_identical(names(cols$structuredContent$rows[[1]]), c("score", "id"))
 
-  as_csv <- call_tool(session, "read.csv", list(text = csv, .format = "csv", .offset = 2L, .limit = 2L))
+  as_csv <- call_tool(session, "read.csv", list(file = csv, .format = "csv", .offset = 2L, .limit = 2L))
   expect_identical(as_csv$content[[1]]$text, "Rows 3 to 4 of 10.")
   expect_identical(
     as_csv$content[[2]]$text,
@@ -43,15 +56,15 @@ test_that("data-frame results are shaped with .limit, .offset, .columns and .for
   )
   expect_identical(as_csv$structuredContent$total_rows, 10L)
 
-  md <- call_tool(session, "read.csv", list(text = csv, .format = "markdown", .limit = 2L,
+  md <- call_tool(session, "read.csv", list(file = csv, .format = "markdown", .limit = 2L,
                                              .columns = list("name", "score")))
   expect_identical(md$content[[2]]$text, "| name | score |\n| --- | --- |\n| n1 | 0.25 |\n| n2 | 0.50 |")
 
-  bad_col <- call_tool(session, "read.csv", list(text = csv, .columns = list("nope")))
+  bad_col <- call_tool(session, "read.csv", list(file = csv, .columns = list("nope")))
   expect_true(bad_col$isError)
   expect_match(bad_col$content[[1]]$text, "nope")
-  expect_true(call_tool(session, "read.csv", list(text = csv, .format = "xml"))$isError)
-  expect_true(call_tool(session, "read.csv", list(text = csv, .limit = -1L))$isError)
+  expect_true(call_tool(session, "read.csv", list(file = csv, .format = "xml"))$isError)
+  expect_true(call_tool(session, "read.csv", list(file = csv, .limit = -1L))$isError)
 
   # Results that are not data frames are returned unchanged.
   shaped_head <- package_tools("utils", include = "head", shape = TRUE, quiet = TRUE)

@@ -649,10 +649,20 @@ test_that("the session is not changed unless allowed (change_session)", {
   res <- call_raw(mcp_handler(tl), "textConnection", list(object = "mcplite_tc_probe", open = "w"))
   expect_identical(res$error$code, -32602L)
   expect_false(exists("mcplite_tc_probe", envir = globalenv()))
-  tl <- package_tools("base", include = "setwd", allow = "change_session", quiet = TRUE)
+  # Allowed, the function runs, and what it changed is undone after the
+  # call (RULES R8.10): the next call starts from the same process.
+  tl <- package_tools("base", include = c("setwd", "getwd", "Sys.setlocale"),
+                      allow = "change_session", quiet = TRUE)
   withr::defer(setwd(wd))
-  expect_false(call_tool(mcp_handler(tl), "setwd", list(dir = dir))$isError)
-  expect_identical(normalizePath(getwd()), normalizePath(dir))
+  session <- mcp_handler(tl)
+  res <- call_tool(session, "setwd", list(dir = dir))
+  expect_false(res$isError)
+  expect_identical(getwd(), wd)
+  expect_identical(call_tool(session, "getwd", list())$content[[1]]$text, wd)
+  collate <- Sys.getlocale("LC_COLLATE")
+  res <- call_tool(session, "Sys.setlocale", list(category = "LC_COLLATE", locale = "C"))
+  expect_false(res$isError)
+  expect_identical(Sys.getlocale("LC_COLLATE"), collate)
 })
 
 test_that("environment variables are not read unless allowed (read_secrets)", {

@@ -245,13 +245,14 @@ test_that("warnings go to stderr as the call ends, and warn = 2 makes them error
 })
 
 test_that("a tool call reads as the tool's name with its arguments", {
-  whoami <- tool(function(x, ...) paste(deparse(sys.call()), collapse = ""), "Who am I?", name = "whoami")
+  whoami <- tool(function(x, ...) paste(deparse(sys.call()), collapse = ""), "Who am I?", name = "whoami",
+    arguments = list(x = type_integer(), y = type_string()))
   s <- mcp_handler(whoami)
   mcp_handle(s, init_msg())
   expect_identical(call_result(s, "whoami", '{"x":1,"y":"a"}')$content[[1]]$text, 'whoami(x = 1L, y = "a")')
   # names that are not function names in R still work
-  dots <- tool(function(x) x * 2, "Dots.", name = "...")
-  dot1 <- tool(function(x) x * 3, "Dot one.", name = "..1")
+  dots <- tool(function(x) x * 2, "Dots.", name = "...", arguments = list(x = type_number()))
+  dot1 <- tool(function(x) x * 3, "Dot one.", name = "..1", arguments = list(x = type_number()))
   s <- mcp_handler(list(dots, dot1))
   mcp_handle(s, init_msg())
   expect_identical(call_result(s, "...", '{"x":2}')$content[[1]]$text, "4")

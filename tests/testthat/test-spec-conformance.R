@@ -190,7 +190,8 @@ test_that("M6: the worked modern exchange, byte for byte, with real R tools", {
     mcp_handle(s, spec_call(2, "add_numbers", '{"x":"a","y":1}', spec_M)),
     paste0(
       '{"jsonrpc":"2.0","id":2,"result":{"resultType":"complete","content":[{"type":"text",',
-      '"text":"non-numeric argument to binary operator"}],"isError":true,', S, "}}"
+      '"text":"Invalid arguments for tool `add_numbers`: `x` must be of type \\"number\\", got \\"a\\". ',
+      'The tool was not run."}],"isError":true,', S, "}}"
     )
   )
 })
@@ -394,6 +395,10 @@ test_that("J4 via mcp_handle: root list() is {}, arrays and strings only where a
   )
 })
 
+# Tools that take any arguments: an open input schema (RULES L6.7 checks
+# nothing), so the J6 mapping itself is what these tests see.
+open_schema <- type_from_schema('{"type":"object"}')
+
 test_that("J6 via mcp_handle: argument types, boundaries, empty objects, nested nulls, UTF-8", {
   probe <- tool(function(...) {
     a <- list(...)
@@ -401,7 +406,7 @@ test_that("J6 via mcp_handle: argument types, boundaries, empty objects, nested 
       v <- a[[n]]
       paste0(n, "=", paste(deparse(v, control = c("keepInteger", "keepNA", "niceNames", "showAttributes")), collapse = ""))
     }, "")
-  }, "Deparse the arguments.", name = "probe")
+  }, "Deparse the arguments.", name = "probe", arguments = open_schema)
   run <- function(args) {
     out <- mcp_handle(probe, spec_call(1, "probe", args, spec_M))
     strsplit(jsonlite::parse_json(out)$result$content[[1]]$text, "\n", fixed = TRUE)[[1]]
@@ -417,24 +422,27 @@ test_that("J6 via mcp_handle: argument types, boundaries, empty objects, nested 
       "nested=list(a = NULL, b = list(NULL, structure(list(), names = character(0))))",
       "t=TRUE", "f=FALSE")
   )
-  enc <- tool(function(s) paste(Encoding(s), nchar(s), s == "h\u00e9\u2603\U0001F600"), "Encoding.", name = "enc")
+  enc <- tool(function(s) paste(Encoding(s), nchar(s), s == "h\u00e9\u2603\U0001F600"), "Encoding.", name = "enc",
+              arguments = open_schema)
   out <- mcp_handle(enc, spec_call(1, "enc", '{"s":"h\\u00e9\u2603\\ud83d\\ude00"}', spec_M))
   expect_identical(jsonlite::parse_json(out)$result$content[[1]]$text, "UTF-8 4 TRUE")
   # Member order is kept.
-  order_tool <- tool(function(...) paste(names(list(...)), collapse = ","), "Names.", name = "order_tool")
+  order_tool <- tool(function(...) paste(names(list(...)), collapse = ","), "Names.", name = "order_tool",
+                     arguments = open_schema)
   out <- mcp_handle(order_tool, spec_call(1, "order_tool", '{"z":1,"a":2,"m":3}', spec_M))
   expect_identical(jsonlite::parse_json(out)$result$content[[1]]$text, "z,a,m")
 })
 
 test_that("J6.1: a lone surrogate escape arrives as U+FFFD", {
-  echo <- tool(function(s) s, "Echo.", name = "echo")
+  echo <- tool(function(s) s, "Echo.", name = "echo", arguments = open_schema)
   out <- mcp_handle(echo, spec_call(1, "echo", '{"s":"a\\ud800b\\ud83d\\ude00"}', spec_M))
   expect_identical(jsonlite::parse_json(out)$result$content[[1]]$text, "a\ufffdb\U0001F600")
 })
 
 test_that("J6.1: the number token decides integer or double", {
   # sign(1 / n) tells -0.0 (-1) from 0 (1)
-  probe <- tool(function(n) paste(typeof(n), format(n, digits = 17), sign(1 / n)), "Type of n.", name = "probe")
+  probe <- tool(function(n) paste(typeof(n), format(n, digits = 17), sign(1 / n)), "Type of n.", name = "probe",
+                arguments = open_schema)
   arrives_as <- function(token) {
     out <- mcp_handle(probe, spec_call(1, "probe", paste0('{"n":', token, "}"), spec_M))
     jsonlite::parse_json(out)$result$content[[1]]$text
@@ -453,7 +461,9 @@ test_that("J6.1: the number token decides integer or double", {
 })
 
 test_that("L6.3/L6.6: R's argument matching; error text is exactly conditionMessage()", {
-  add <- spec_add_numbers()
+  # An open schema lets the call reach R's own matching (L6.7 refuses both
+  # calls under add_numbers' closed schema: see the test below).
+  add <- tool(function(x, y) x + y, "Add.", name = "add_numbers", arguments = open_schema)
   s <- mcp_handler(add)
   mcp_handle(s, spec_init("2025-11-25"))
   expect_identical(
@@ -482,29 +492,48 @@ test_that("L6.3/L6.6: R's argument matching; error text is exactly conditionMess
   )
 })
 
-test_that("L6.1/R1.9/section 10: arguments are never validated against the schema", {
+test_that("L6.7/R1.9: arguments are checked against the schema before the tool is called", {
+  called <- 0L
   typed <- tool(
-    function(n) paste(class(n), length(n)),
+    function(n) {
+      called <<- called + 1L
+      paste(class(n), length(n))
+    },
     "Declares an integer.", name = "typed",
     arguments = list(n = type_integer())
   )
   s <- mcp_handler(typed)
   mcp_handle(s, spec_init("2025-11-25"))
   text <- function(args) jsonlite::parse_json(mcp_handle(s, spec_call(2, "typed", args)))$result$content[[1]]$text
-  expect_identical(text('{"n":"not a number"}'), "character 1")
-  expect_identical(text('{"n":[1,2,3]}'), "list 3")
-  # Missing required argument: the tool is still called (R decides).
-  r <- jsonlite::parse_json(mcp_handle(s, spec_call(3, "typed", "{}")))$result
-  expect_true(r$isError)
-  expect_identical(r$content[[1]]$text, "argument \"n\" is missing, with no default")
+  refused <- function(problem) paste0("Invalid arguments for tool `typed`: ", problem, ". The tool was not run.")
+  expect_identical(text('{"n":"not a number"}'), refused('`n` must be of type "integer", got "not a number"'))
+  expect_identical(text('{"n":[1,2,3]}'), refused('`n` must be of type "integer", got [1,2,3]'))
+  expect_identical(text('{"n":1.5}'), refused('`n` must be of type "integer", got 1.5'))
+  expect_identical(text("{}"), refused("missing required argument `n`"))
+  expect_identical(text('{"n":1,"FUN":"system"}'), refused("unexpected argument `FUN` (the tool takes `n`)"))
+  expect_identical(called, 0L)
+  # A conforming call runs (2.0 is an integer in JSON Schema, a double in R).
+  expect_identical(text('{"n":2}'), "integer 1")
+  expect_identical(text('{"n":2.0}'), "numeric 1")
+  expect_identical(called, 2L)
 })
 
-test_that("R2.9: a type_ignore() argument sent by the client still reaches fun", {
-  t <- tool(function(a, secret = "unset") paste(a, secret), "Ignore.", name = "ign",
-            arguments = list(a = type_string(), secret = type_ignore()))
+test_that("R2.9, L6.7: a type_ignore() argument sent by the client is refused, and fun keeps its default", {
+  called <- FALSE
+  t <- tool(function(a, secret = "unset") {
+    called <<- TRUE
+    paste(a, secret)
+  }, "Ignore.", name = "ign", arguments = list(a = type_string(), secret = type_ignore()))
   expect_identical(
     mcp_handle(t, spec_call(1, "ign", '{"a":"x","secret":"sent"}', spec_M)),
-    paste0('{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[{"type":"text","text":"x sent"}],"isError":false,', spec_S(), "}}")
+    paste0('{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[{"type":"text","text":',
+           '"Invalid arguments for tool `ign`: unexpected argument `secret` (the tool takes `a`). The tool was not run."}],',
+           '"isError":true,', spec_S(), "}}")
+  )
+  expect_false(called)
+  expect_identical(
+    mcp_handle(t, spec_call(2, "ign", '{"a":"x"}', spec_M)),
+    paste0('{"jsonrpc":"2.0","id":2,"result":{"resultType":"complete","content":[{"type":"text","text":"x unset"}],"isError":false,', spec_S(), "}}")
   )
 })
 
@@ -780,7 +809,8 @@ test_that("R7.1: mcp_handle() takes JSON text, json objects and fixed-encoded li
     params = list(name = "add_numbers", arguments = list(x = 0.123456789, y = 1e-10)), `_meta` = NULL
   ))
   expect_identical(out, '{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"Invalid Request: server not initialized"}}')
-  precise <- tool(function(x) sprintf("%.10f", x), "Formats x.", name = "precise")
+  precise <- tool(function(x) sprintf("%.10f", x), "Formats x.", name = "precise",
+                  arguments = list(x = type_number()))
   out <- mcp_handle(precise, list(
     jsonrpc = "2.0", id = 1L, method = "tools/call",
     params = list(
