@@ -468,6 +468,11 @@ cap_binding <- function(ed, node) {
         if (is.null(tnode)) tnode <<- cap_state$nodes[[ed$key]] %||% cap_analyse(ed$key, target)
         s <- cap_merge(s, cap_sources(fmls[[q]], tnode, resolver = function(p) resolve(p, depth + 1L),
                                       memo = dmemo))
+      } else if (!missing_arg(fmls[[q]])) {
+        # A NULL default the call leaves in place: where it means "all"
+        # (Sys.getenv() with no argument reads every variable), it counts
+        # like a NULL written at the call.
+        s <- cap_merge(s, cap_src_expr(NULL, emptyenv()))
       }
       s
     }

@@ -421,9 +421,10 @@ def session_cases():
 
     @case("unused and missing arguments are tool errors")
     def _():
-        expect_tool(srv, 33, "add", {"x": 1, "y": 2, "z": 3}, is_error=True, contains=["unused argument"])
-        expect_tool(srv, 34, "add", {"x": 1}, is_error=True, contains=["missing"])
-        expect_tool(srv, 35, "add", {"x": "1", "y": 2}, is_error=True)
+        # Refused by the input schema before R runs (RULES L6.7).
+        expect_tool(srv, 33, "add", {"x": 1, "y": 2, "z": 3}, is_error=True, contains=["unexpected argument `z`"])
+        expect_tool(srv, 34, "add", {"x": 1}, is_error=True, contains=["missing required argument `y`"])
+        expect_tool(srv, 35, "add", {"x": "1", "y": 2}, is_error=True, contains=['`x` must be of type "number"'])
         expect_tool(srv, 36, "add", {"x": 1e308, "y": 1e308}, is_error=False)
 
     @case("arguments are values, never evaluated")

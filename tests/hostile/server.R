@@ -50,7 +50,9 @@ tools <- list(
     list(mb = opt_int())),
   t(function(text) nchar(text, type = "bytes"), "size_of", "Byte length of a string.",
     list(text = type_string())),
-  t(function(...) length(list(...)), "count_args", "Counts its arguments.")
+  # Takes any arguments: an open schema (RULES L6.7 checks nothing).
+  t(function(...) length(list(...)), "count_args", "Counts its arguments.",
+    type_from_schema('{"type":"object"}'))
 )
 
 mcp_server(tools, instructions = "Hostile test server.")

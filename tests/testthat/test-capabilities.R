@@ -197,11 +197,15 @@ test_that("R8.8: environment variables named by the caller, or all of them, are 
   fixture(
     fx_env = function(name) Sys.getenv(name),
     fx_env_all = function() Sys.getenv(NULL),
+    fx_env_none = function() Sys.getenv(),
+    fx_env_none_named = function() Sys.getenv(unset = NA),
     fx_env_fixed = function() Sys.getenv("HOME")
   )
   expect_identical(caps_of("fx_env"), "read_secrets")
-  # NULL names all of them.
+  # NULL names all of them, written or left as the default.
   expect_identical(caps_of("fx_env_all"), "read_secrets")
+  expect_identical(caps_of("fx_env_none"), "read_secrets")
+  expect_identical(caps_of("fx_env_none_named"), "read_secrets")
   # One the function names itself is no secret a client chooses.
   expect_identical(caps_of("fx_env_fixed"), character())
 })
