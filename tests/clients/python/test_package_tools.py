@@ -59,9 +59,9 @@ def run(coro):
     return asyncio.run(asyncio.wait_for(coro, TIMEOUT))
 
 
-async def session(mode: str, calls: list[tuple[str, dict]]) -> tuple[dict, list]:
+async def session(mode: str, calls: list[tuple[str, dict]], extra_env: dict | None = None) -> tuple[dict, list]:
     cmd, args = server_command(SCRIPT)
-    params = StdioServerParameters(command=cmd, args=args, env=env())
+    params = StdioServerParameters(command=cmd, args=args, env={**env(), **(extra_env or {})})
     async with Client(params, mode=mode, client_info=None) as client:
         listing = await client.list_tools()
         results = [await client.call_tool(name, arguments) for name, arguments in calls]
@@ -83,16 +83,21 @@ def test_sdk_calls_return_the_direct_results(mode, cases):
         assert result.content[0].text == case["expected"], case["tool"]
 
 
-def test_sdk_shaping_slices_and_reports_totals(cases):
+def test_sdk_shaping_slices_and_reports_totals(cases, tmp_path):
     shaping = cases["shaping"]
     text, total, sl = shaping["text"], shaping["total"], shaping["slice"]
+    # The file lies inside the tool's root; read.csv(text =) goes through
+    # `...`, which the schema does not declare (RULES L6.7).
+    (tmp_path / "data.csv").write_text(text + "\n")
     calls = [
-        ("read.csv", {"text": text, ".offset": sl["offset"], ".limit": sl["limit"],
+        ("read.csv", {"file": "data.csv", ".offset": sl["offset"], ".limit": sl["limit"],
                       ".columns": ["name", "score"]}),
-        ("read.csv", {"text": text, ".offset": 10, ".format": "csv"}),
-        ("read.csv", {"text": text, ".columns": ["missing"]}),
+        ("read.csv", {"file": "data.csv", ".offset": 10, ".format": "csv"}),
+        ("read.csv", {"file": "data.csv", ".columns": ["missing"]}),
+        ("read.csv", {"text": text}),
     ]
-    tools, (records, csv, bad) = run(session("auto", calls))
+    tools, (records, csv, bad, undeclared) = run(session("auto", calls, {"MCPLITE_TEST_ROOT": str(tmp_path)}))
+    assert undeclared.is_error and "unexpected argument `text`" in undeclared.content[0].text
     props = tools["read.csv"].input_schema["properties"]
     assert {".limit", ".offset", ".columns", ".format"} <= set(props)
     assert props[".format"]["enum"] == ["records", "csv", "markdown"]

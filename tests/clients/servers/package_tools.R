@@ -11,9 +11,9 @@ tools <- c(
     include = c("median", "qnorm", "p.adjust", "quantile", "sd", "t.test", "cor", "weighted.mean"),
     annotations = list(read_only_hint = TRUE), quiet = TRUE
   ),
-  # read.csv() reads files (RULES R8.8): allowed inside a directory of its own;
-  # the tests give it text.
+  # read.csv() reads files (RULES R8.8): allowed inside a directory of its own,
+  # where the tests put their file (MCPLITE_TEST_ROOT).
   mcplite::package_tools("utils", include = c("read.csv", "head"), shape = "read.csv", quiet = TRUE,
-                         allow = "read_files", root = tempdir())
+                         allow = "read_files", root = Sys.getenv("MCPLITE_TEST_ROOT", tempdir()))
 )
 mcplite::mcp_server(tools, instructions = "Functions of stats and utils.")
