@@ -138,7 +138,8 @@ if ! MCPLITE_KEEP_TARBALL="$tarball_dir" bash scripts/setup.sh; then
   echo "0 passed, 1 failed"
   exit 1
 fi
-MCPLITE_CHECK_TARBALL=$(ls "$tarball_dir"/mcplite_*.tar.gz)
+# (Without one, check.sh builds its own.)
+MCPLITE_CHECK_TARBALL=$(ls "$tarball_dir"/mcplite_*.tar.gz 2>/dev/null | head -1)
 export MCPLITE_CHECK_TARBALL
 record setup 0 0 $(($(date +%s) - started))
 for dep in scripts/deps/*.sh; do
