@@ -14,7 +14,7 @@ test_data_dir <- function(name, env, probe) {
     return(normalizePath(dir))
   }
   if (nzchar(Sys.getenv("_R_CHECK_PACKAGE_NAME_"))) {
-    skip(paste0("tests/data/", name, " is not in the package tarball R CMD check tests"))
+    skip(paste0("tests/data/", name, " is not in the package tarball (R CMD check)"))
   }
   stop("test data not found: no ", probe, " in ", dir, if (nzchar(Sys.getenv(env))) paste0(" (from ", env, ")"))
 }
