@@ -8,6 +8,12 @@
 #   bash scripts/check.sh            # release build of the Rust code, as users get it
 #   MCPLITE_PROFILE=dev bash scripts/check.sh   # faster debug build while iterating
 #
+# With MCPLITE_CHECK_TARBALL set to a tarball that `R CMD build` made from
+# this checkout, that tarball is checked instead of building a new one:
+# scripts/run-tests.sh passes the one its set-up built minutes before from
+# the same tree (the same R CMD build of the same scripts/stage.sh copy), so
+# the Rust code is not compiled and the vignettes not rendered once more.
+#
 # Exits non-zero when the check reports an ERROR or WARNING, or a NOTE other
 # than the one about the top-level Cargo files the package layout requires and
 # the installed-size one (the compiled engine is about 9 MB).
@@ -28,9 +34,18 @@ mkdir -p "$out"
 cd "$out"
 
 version=$(sed -n 's/^Version: *//p' "$root/DESCRIPTION")
-echo "== R CMD build (CARGO_TARGET_DIR=$CARGO_TARGET_DIR, profile ${MCPLITE_PROFILE:-release})"
-R CMD build "$(bash "$root/scripts/stage.sh" "$out/src")"
 tarball="mcplite_${version}.tar.gz"
+if [ -n "${MCPLITE_CHECK_TARBALL:-}" ]; then
+  if [ "$(basename "$MCPLITE_CHECK_TARBALL")" != "$tarball" ] || [ ! -f "$MCPLITE_CHECK_TARBALL" ]; then
+    echo "MCPLITE_CHECK_TARBALL=$MCPLITE_CHECK_TARBALL is not a $tarball of this checkout"
+    exit 1
+  fi
+  echo "== R CMD build done already: $MCPLITE_CHECK_TARBALL"
+  cp "$MCPLITE_CHECK_TARBALL" "$tarball"
+else
+  echo "== R CMD build (CARGO_TARGET_DIR=$CARGO_TARGET_DIR, profile ${MCPLITE_PROFILE:-release})"
+  R CMD build "$(bash "$root/scripts/stage.sh" "$out/src")"
+fi
 
 echo "== R CMD check --as-cran --no-manual $tarball"
 set +e

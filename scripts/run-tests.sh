@@ -4,8 +4,10 @@
 # tests/suites/. Each test step runs in a session of its own with a marker
 # in its environment; a process of a step still there after it ended
 # (reparented, forgotten) is listed, stopped, and counted as a failure of
-# that step. Ends with a table of the steps (counts and wall times) and,
-# last, one line "N passed, N failed".
+# that step, and all steps are checked once more at the end. Ends with a
+# table of the steps (counts, wall times, disk used since the start), the
+# peak disk use, whether any process was left running and, last, one line
+# "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -42,12 +44,34 @@ check_disk() { # name
 }
 echo "== disk: $(free_mb "$root") MB free on $root, $(free_mb "$tmp_dir") MB free on $tmp_dir"
 
+# Disk the run uses: the size of the checkout (target/, the logs) and of the
+# temporary directory, measured with du after each step, relative to the
+# start. Files a step removes before it ends (its temporary build
+# directories) are not seen; anything else writing to these directories
+# meanwhile is.
+used_mb() { du -sxm "$1" 2>/dev/null | awk 'END { print $1 + 0 }'; }
+disk_dirs="$root"
+case "$tmp_dir/" in "$root"/*) ;; *) disk_dirs="$disk_dirs $tmp_dir" ;; esac
+disk_used() { local d n=0; for d in $disk_dirs; do n=$((n + $(used_mb "$d"))); done; echo "$n"; }
+disk_start=$(disk_used)
+disk_peak=0
+disk_peak_step="(start)"
+disk_step=0
+sample_disk() { # name
+  disk_step=$(($(disk_used) - disk_start))
+  if [ "$disk_step" -gt "$disk_peak" ]; then
+    disk_peak=$disk_step
+    disk_peak_step=$1
+  fi
+}
+
 record() { # name passed failed seconds
   total_pass=$((total_pass + $2))
   total_fail=$((total_fail + $3))
   if [ "$3" -gt 0 ]; then failed_suites="$failed_suites $1"; fi
-  table="$table$(printf '%-28s %7s %7s %9s' "$1" "$2" "$3" "$(mmss "$4")")"$'\n'
-  echo "== $1: $2 passed, $3 failed ($(mmss "$4"))"
+  sample_disk "$1"
+  table="$table$(printf '%-28s %7s %7s %9s %9s' "$1" "$2" "$3" "$(mmss "$4")" "$disk_step")"$'\n'
+  echo "== $1: $2 passed, $3 failed ($(mmss "$4"); disk +$disk_step MB since the start)"
   check_disk "$1"
 }
 
@@ -77,9 +101,10 @@ step_processes() { # name sid
   } | grep -vx "$$" | sort -un
 }
 
-# Processes of step `name` still there after it ended (after a grace time for
-# those being stopped): listed on stderr and stopped; prints how many.
-leftovers() { # name sid
+# Processes of step `name` (a pattern: ".*" is every step) still there after
+# it ended (after a grace time for those being stopped): listed on stderr as
+# left by `label` and stopped; prints how many.
+leftovers() { # name sid [label]
   local pids rest i p
   for i in $(seq 1 50); do
     pids=$(step_processes "$1" "$2")
@@ -90,7 +115,7 @@ leftovers() { # name sid
     sleep 0.1
   done
   for p in $pids; do
-    echo "   left running by $1: $p $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | cut -c1-200)" >&2
+    echo "   left running by ${3:-$1}: $p $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | cut -c1-200)" >&2
   done
   kill -TERM $pids 2>/dev/null
   for i in $(seq 1 50); do
@@ -104,11 +129,18 @@ leftovers() { # name sid
 
 started=$(date +%s)
 echo "== setting up (Debian packages, package build)"
-if ! bash scripts/setup.sh; then
+# The set-up builds the package tarball once; R CMD check (50-rcmdcheck)
+# checks that tarball instead of building its own (scripts/check.sh).
+tarball_dir="$(cd "$log_dir" && pwd)/tarball"
+rm -rf "$tarball_dir"
+if ! MCPLITE_KEEP_TARBALL="$tarball_dir" bash scripts/setup.sh; then
   echo "setup failed"
   echo "0 passed, 1 failed"
   exit 1
 fi
+# (Without one, check.sh builds its own.)
+MCPLITE_CHECK_TARBALL=$(ls "$tarball_dir"/mcplite_*.tar.gz 2>/dev/null | head -1)
+export MCPLITE_CHECK_TARBALL
 record setup 0 0 $(($(date +%s) - started))
 for dep in scripts/deps/*.sh; do
   [ -e "$dep" ] || continue
@@ -130,11 +162,13 @@ export R_LIBS="$MCPLITE_LIB${R_LIBS:+:$R_LIBS}"
 export MCPLITE_VENV="${MCPLITE_VENV:-$HOME/.cache/mcplite-venv}"
 
 # A test step's counts, plus one failure when it left processes behind.
+left_by=""
 finish_step() { # name passed failed
   local left
   left=$(leftovers "$1" "$step_sid")
   if [ "$left" -gt 0 ]; then
     echo "== $1 left $left process(es) running (stopped now): a failure"
+    left_by="$left_by $1 ($left)"
   fi
   record "$1" "$2" $(($3 + (left > 0 ? 1 : 0))) "$step_seconds"
 }
@@ -180,12 +214,28 @@ for suite in tests/suites/*.sh; do
   finish_step "$name" "$p" "$f"
 done
 
+# Last, every test step at once: none of their processes may be left (each
+# step's were stopped when it ended; one that appeared since is a failure).
+left=$(leftovers ".*" 0 "a test step (found at the end)")
+if [ "$left" -gt 0 ]; then
+  total_fail=$((total_fail + 1))
+  failed_suites="$failed_suites leftovers"
+  left_by="$left_by end-of-run ($left)"
+fi
+
 echo
 echo "== summary (logs in $log_dir)"
-printf '%-28s %7s %7s %9s\n' step passed failed time
+printf '%-28s %7s %7s %9s %9s\n' step passed failed time "disk MB"
 printf '%s' "$table"
-printf '%-28s %7s %7s %9s\n' total "$total_pass" "$total_fail" "$(mmss $(($(date +%s) - run_started)))"
+printf '%-28s %7s %7s %9s %9s\n' total "$total_pass" "$total_fail" "$(mmss $(($(date +%s) - run_started)))" "$disk_peak"
+echo "disk MB: what the checkout and the temporary directory ($disk_dirs) held after the step more than at the start (du)"
+echo "peak disk use: $disk_peak MB more than at the start, after $disk_peak_step"
 echo "disk at the end: $(free_mb "$root") MB free on $root, $(free_mb "$tmp_dir") MB free on $tmp_dir"
+if [ -z "$left_by" ]; then
+  echo "processes left running: none (each test step checked when it ended, all of them again at the end)"
+else
+  echo "processes left running (stopped, each a failure):$left_by"
+fi
 if [ -n "$low_disk" ]; then echo "low disk after:$low_disk"; fi
 if [ -n "$failed_suites" ]; then echo "failing:$failed_suites"; fi
 echo "$total_pass passed, $total_fail failed"

@@ -37,6 +37,12 @@ echo "== building mcplite (with its vignettes)"
 src=$(bash scripts/stage.sh "$build_dir/src")
 (cd "$build_dir" && R CMD build "$src") >"$log" 2>&1 || { cat "$log"; exit 1; }
 tarball=$(ls "$build_dir"/mcplite_*.tar.gz)
+# scripts/run-tests.sh has R CMD check (scripts/check.sh) check this tarball
+# rather than build the same one again: it asks for a copy.
+if [ -n "${MCPLITE_KEEP_TARBALL:-}" ]; then
+  mkdir -p "$MCPLITE_KEEP_TARBALL"
+  cp "$tarball" "$MCPLITE_KEEP_TARBALL/"
+fi
 echo "== installing mcplite${lib:+ into $lib}"
 if [ -n "$lib" ]; then
   mkdir -p "$lib"

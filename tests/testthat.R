@@ -1,5 +1,5 @@
 # Runs the testthat suite under R CMD check. Tests that need the repository
-# (../shared schemas, client SDKs) or a long time skip themselves there.
+# (tests/data, tests/clients, client SDKs) or a long time skip themselves there.
 library(testthat)
 library(mcplite)
 

@@ -3,23 +3,7 @@
 
 # --- helpers ----------------------------------------------------------------
 
-ellmer_fixture_dir <- function() {
-  candidates <- c(
-    Sys.getenv("MCPLITE_ELLMER_FIXTURES"),
-    file.path(testthat::test_path(), "..", "..", "..", "shared", "fixtures", "ellmer"),
-    file.path(testthat::test_path(), "..", "..", "shared", "fixtures", "ellmer")
-  )
-  for (d in candidates[nzchar(candidates)]) {
-    if (file.exists(file.path(d, "manifest.json"))) {
-      return(normalizePath(d))
-    }
-  }
-  # Inside R CMD check the repository's ../shared is not reachable.
-  if (nzchar(Sys.getenv("_R_CHECK_PACKAGE_NAME_"))) {
-    testthat::skip("ellmer fixtures are not reachable from R CMD check")
-  }
-  stop("ellmer fixtures not found; set MCPLITE_ELLMER_FIXTURES")
-}
+ellmer_fixture_dir <- function() test_data_dir("ellmer", "MCPLITE_ELLMER_FIXTURES", "manifest.json")
 
 ellmer_manifest <- function() {
   jsonlite::fromJSON(file.path(ellmer_fixture_dir(), "manifest.json"), simplifyVector = FALSE)

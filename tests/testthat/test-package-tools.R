@@ -361,19 +361,10 @@ test_that("the manifest is byte-identical across runs and processes", {
 
 # -- schema validity ------------------------------------------------------------------
 
-schema_dir <- function() {
-  dirs <- c(Sys.getenv("MCPLITE_SCHEMA_DIR"),
-            file.path(test_path(), "..", "..", "..", "shared", "mcp-schema"),
-            file.path(test_path(), "..", "..", "shared", "mcp-schema"))
-  dirs <- dirs[nzchar(dirs) & file.exists(file.path(dirs, "2026-07-28.json"))]
-  if (length(dirs)) normalizePath(dirs[[1]]) else NULL
-}
-
 test_that("every generated tool of stats, utils and tools is valid against every MCP schema", {
   py <- venv_python()
-  schemas <- schema_dir()
   skip_if(is.null(py), "no Python venv with jsonschema")
-  skip_if(is.null(schemas), "official MCP schemas not reachable")
+  schemas <- test_data_dir("mcp-schema", "MCPLITE_SCHEMA_DIR", "2026-07-28.json")
   # Every capability allowed, so that the guarded tools are validated too.
   everything <- names(capability_labels)
   tools <- c(package_tools("stats", quiet = TRUE, formulas = "string", allow = everything, root = tempdir()),

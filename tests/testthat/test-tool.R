@@ -351,14 +351,8 @@ test_that("a tool prints its metadata and function", {
 # real serialized ellmer objects and need neither ellmer nor S7.
 rapi_ellmer_fixture <- function(id) {
   skip_if_not(exists("ellmer_type_schema", mode = "function"), "ellmer support not available")
-  dirs <- c(
-    Sys.getenv("MCPLITE_ELLMER_FIXTURES"),
-    file.path(test_path(), "..", "..", "..", "shared", "fixtures", "ellmer"),
-    file.path(test_path(), "..", "..", "shared", "fixtures", "ellmer")
-  )
-  dirs <- dirs[nzchar(dirs) & file.exists(file.path(dirs, paste0(id, ".rds")))]
-  skip_if(length(dirs) == 0L, "ellmer fixtures not reachable")
-  readRDS(file.path(dirs[1], paste0(id, ".rds")))
+  file <- paste0(id, ".rds")
+  readRDS(file.path(test_data_dir("ellmer", "MCPLITE_ELLMER_FIXTURES", file), file))
 }
 
 test_that("ellmer types work as arguments, items and properties", {

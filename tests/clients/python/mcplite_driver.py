@@ -21,7 +21,8 @@ HERE = Path(__file__).resolve().parent
 CLIENTS = HERE.parent
 REPO = CLIENTS.parent.parent
 SERVERS = CLIENTS / "servers"
-SCHEMA_DIR = Path(os.environ.get("MCPLITE_SCHEMA_DIR", REPO / ".." / "shared" / "mcp-schema")).resolve()
+# The official schemas: tests/data/mcp-schema (its README.md says where they come from).
+SCHEMA_DIR = Path(os.environ.get("MCPLITE_SCHEMA_DIR", REPO / "tests" / "data" / "mcp-schema")).resolve()
 
 LEGACY_VERSIONS = ("2024-11-05", "2025-06-18", "2025-11-25")
 MODERN_VERSION = "2026-07-28"
