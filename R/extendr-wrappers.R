@@ -12,6 +12,10 @@ engine_worker <- function(spec, progress_interval) {
   bridge_value(.Call(wrap__engine_worker, spec, progress_interval))
 }
 
+engine_confine <- function(read, write) {
+  bridge_value(.Call(wrap__engine_confine, read, write))
+}
+
 engine_handler_new <- function(spec, version, instructions) {
   bridge_value(.Call(wrap__engine_handler_new, spec, version, instructions))
 }

@@ -77,6 +77,15 @@
 #'   many separate R processes: several at once, and a call that crashes its
 #'   process does not stop the server. See "Worker processes" below. `NULL`
 #'   reads `MCPLITE_WORKERS`, else 1.
+#' @param confine `TRUE` to confine each worker process by the kernel (Linux
+#'   only; needs `workers` of 2 or more): once it has loaded your script, a
+#'   worker can no longer start programs, open network connections, signal
+#'   other processes, or read files other than R's, the installed packages'
+#'   and the system's libraries, nor write outside its temporary directory
+#'   and the `root` of the package tools it serves; environment variables
+#'   whose names suggest secrets (`TOKEN`, `SECRET`, `PASSWORD`, `KEY`, ...)
+#'   are removed from it. A worker that cannot be confined does not start,
+#'   so the server does not either. See "Confined workers" below.
 #' @param max_queue With workers, how many tool calls may wait for a free
 #'   worker, a whole number of at least 0; a call beyond that is refused at
 #'   once ("server busy", 503 over HTTP). `NULL` reads `MCPLITE_MAX_QUEUE`,
@@ -310,6 +319,26 @@
 #' nginx (see the "Serve over HTTP" vignette); each replica can have
 #' workers.
 #'
+#' @section Confined workers:
+#' On Linux, `confine = TRUE` (with `workers` of 2 or more) has the kernel
+#' hold each worker to a policy once it has run your script up to
+#' `mcp_server()`: whatever R code a tool runs, the worker cannot start a
+#' program (`system()` reports status 127), open a network connection,
+#' signal a process outside it, read files other than R's, the installed
+#' packages', the system's libraries and a few system files, or write
+#' outside its temporary directory and the `root` of the package tools it
+#' serves (see [package_tools()]). The working directory, where the server
+#' script and its secrets live, is not readable, and environment variables
+#' whose names suggest secrets are removed. The kernel's Landlock and
+#' seccomp enforce this, so it holds even for a tool that the classifier of
+#' [package_tools()] would have let through.
+#'
+#' Load every package and read every file the tools need before
+#' `mcp_server()`: after it, a worker can load only what lies under the
+#' library paths. Not confined: the server process itself, memory and CPU
+#' time. On other platforms `confine = TRUE` is an error; run the server as
+#' an unprivileged user, in a container or a virtual machine there.
+#'
 #' @section Server scope:
 #' mcplite serves tools only, over stdio or Streamable HTTP, with progress
 #' notifications and cancellation for slow calls (see "Long-running tools").
@@ -380,14 +409,15 @@ mcp_server <- function(tools, instructions = NULL, transport = NULL, host = NULL
                        allow_public = NULL, progress_interval = NULL, max_sessions = NULL,
                        session_idle = NULL, max_body = NULL, replica = NULL, tokens_file = NULL,
                        trusted_proxies = NULL, session_tools = FALSE, session_wait = NULL, workers = NULL,
-                       max_queue = NULL) {
+                       max_queue = NULL, confine = FALSE) {
   if (missing(tools)) {
     abort("`tools` is required: supply a tool made by `tool()` or a list of tools.")
   }
   check_session_tools(session_tools)
   session_wait <- check_session_wait(session_wait)
+  check_confine(confine, workers)
   if (is_worker()) {
-    return(serve_as_worker(tools, progress_interval))
+    return(serve_as_worker(tools, progress_interval, confine))
   }
   transport <- server_transport(transport)
   http <- if (identical(transport, "http")) {

@@ -107,7 +107,7 @@ is_worker <- function() nzchar(Sys.getenv("MCPLITE_WORKER", ""))
 # mcp_server() in a worker: serve the server's calls with these tools, then
 # end the process (the rest of the script is the server's business, not the
 # worker's).
-serve_as_worker <- function(tools, progress_interval) {
+serve_as_worker <- function(tools, progress_interval, confine = FALSE) {
   Sys.unsetenv("MCPLITE_WORKER")
   restore_locale <- use_utf8_ctype()
   on.exit(restore_locale(), add = TRUE)
@@ -115,6 +115,10 @@ serve_as_worker <- function(tools, progress_interval) {
   check_payload_options()
   old <- serving_options()
   on.exit(options(old), add = TRUE)
+  if (isTRUE(confine)) {
+    # RULES N7: from here on, the kernel holds this process to its policy.
+    confine_worker(tools)
+  }
   engine_worker(spec, progress_interval(progress_interval))
   quit(save = "no", status = 0L, runLast = FALSE)
 }

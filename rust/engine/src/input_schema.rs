@@ -235,7 +235,8 @@ impl Compiled {
             if let Some(name) = path.strip_prefix('/').filter(|n| !n.contains('/') && !n.contains('~')) {
                 return (!self.required.iter().any(|r| r == name)).then(|| Fix::Drop(name.to_owned()));
             }
-            let in_array = path.rsplit_once('/').and_then(|(parent, _)| probe.pointer(parent)).is_some_and(Value::is_array);
+            let in_array =
+                path.rsplit_once('/').and_then(|(parent, _)| probe.pointer(parent)).is_some_and(Value::is_array);
             let filler = match types.as_slice() {
                 [t] if t == "number" || t == "integer" => Value::from(0),
                 [t] if t == "string" => Value::from(""),
@@ -506,6 +507,7 @@ mod speed {
     use super::{Checked, InputSchemas};
     use crate::host::ToolSpec;
 
+    #[allow(clippy::print_stdout)] // its output is the figures
     fn time(name: &str, schema: &str, args: Option<Value>, want_valid: bool) {
         let mut t = ToolSpec::new("t", "d");
         t.input_schema = schema.to_owned();
@@ -533,12 +535,22 @@ mod speed {
         let add = r#"{"type":"object","properties":{"x":{"type":"number","description":"First number."},"y":{"type":"number","description":"Second number."}},"required":["x","y"],"additionalProperties":false}"#;
         time("add(x, y), valid", add, Some(json!({"x": 1.5, "y": 2})), true);
         time("add(x, y), an undeclared member", add, Some(json!({"x": 1, "y": 2, "FUN": "system"})), false);
-        time("no arguments, none sent", r#"{"type":"object","properties":{},"additionalProperties":false}"#, None, true);
+        time(
+            "no arguments, none sent",
+            r#"{"type":"object","properties":{},"additionalProperties":false}"#,
+            None,
+            true,
+        );
         // A package tool as package_tools() writes one: several kinds,
         // nullable, an enum, an array, the shaping members.
         let pkg = r#"{"type":"object","properties":{"x":{"type":"array","items":{"type":"number"},"description":"A numeric vector."},"trim":{"type":"number","description":"Fraction."},"na.rm":{"type":"boolean"},"method":{"type":"string","enum":["pearson","kendall","spearman"]},"weights":{"anyOf":[{"type":"array","items":{"type":"number"}},{"type":"null"}]},".limit":{"type":"integer","minimum":0},".format":{"type":"string","enum":["json","csv","markdown"]}},"required":["x"],"additionalProperties":false}"#;
         let xs: Vec<f64> = (0..100).map(f64::from).collect();
-        time("package tool, 5 members, x of 100 numbers", pkg, Some(json!({"x": xs, "trim": 0.1, "na.rm": true, "method": "kendall", ".limit": 10})), true);
+        time(
+            "package tool, 5 members, x of 100 numbers",
+            pkg,
+            Some(json!({"x": xs, "trim": 0.1, "na.rm": true, "method": "kendall", ".limit": 10})),
+            true,
+        );
         time("package tool, a wrong type", pkg, Some(json!({"x": [1, 2], "trim": "0.1"})), false);
     }
 }

@@ -49,13 +49,14 @@
 
 pub mod client;
 pub mod codes;
+pub mod confine;
 pub mod host;
+mod input_schema;
 pub mod json;
 #[cfg(unix)]
 pub mod live;
 pub mod message;
 pub mod numfmt;
-mod input_schema;
 mod output_schema;
 pub mod progress;
 pub mod projection;

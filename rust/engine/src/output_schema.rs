@@ -94,7 +94,6 @@ fn compile(schema: &str) -> Option<Compiled> {
     Some(Compiled { validator, fast: fast::Node::compile(&schema) })
 }
 
-
 /// The tool error for the first mismatch: where, what, and the fix.
 fn describe(tool: &str, error: &ValidationError<'_>) -> String {
     let (error, types) = through_any_of(error);
@@ -118,8 +117,6 @@ fn describe(tool: &str, error: &ValidationError<'_>) -> String {
     }
     m
 }
-
-
 
 /// The R fix for mismatches with a typical R cause; `expected` are the
 /// types the mismatch names.

@@ -41,9 +41,9 @@ use crate::codes::{
     UNSUPPORTED_VERSION,
 };
 use crate::host::{CallContext, Host, ToolFailure, ToolSpec};
+use crate::input_schema::{Checked, InputSchemas};
 use crate::json::write_str;
 use crate::message::{contains_nul, parse_line, Incoming, Message};
-use crate::input_schema::{Checked, InputSchemas};
 use crate::output_schema::OutputSchemas;
 use crate::progress::{progress_token, CallStart, CallWatch, NoWatch};
 use crate::projection::{self, Listings};

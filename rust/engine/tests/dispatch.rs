@@ -513,7 +513,9 @@ fn l6_7_arguments_that_do_not_match_the_input_schema_never_reach_the_host() {
     let mut r = Rig::new(None);
     r.init("2025-11-25");
     let refused = |id: u32, text: &str| {
-        format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"{text}"}}],"isError":true}}}}"#)
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"{text}"}}],"isError":true}}}}"#
+        )
     };
     // An undeclared member (the way a function-name argument left out of
     // the schema would be smuggled in), a missing one, a wrong type.

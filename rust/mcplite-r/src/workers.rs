@@ -102,7 +102,28 @@ fn engine_worker(spec: Robj, progress_interval: f64) -> Robj {
     to_r(res)
 }
 
+/// Confine this worker process by the kernel for good (RULES N7): read
+/// under `read`, read and write under `write` (character vectors of
+/// paths), no programs, no network, no signals outside. Returns what was
+/// enforced, as a named list, or the error of why it could not be.
+/// @noRd
+#[extendr]
+fn engine_confine(read: Robj, write: Robj) -> Robj {
+    use mcplite_engine::confine::{confine, Policy};
+    let paths = |r: &Robj| -> Vec<std::path::PathBuf> {
+        r.as_str_vector().unwrap_or_default().into_iter().map(std::path::PathBuf::from).collect()
+    };
+    match confine(&Policy { read: paths(&read), write: paths(&write) }) {
+        Ok(e) => {
+            list!(landlock_abi = e.landlock_abi, files = e.files, tcp = e.tcp, scoped = e.scoped, seccomp = e.seccomp)
+                .into()
+        }
+        Err(m) => Error::new(Kind::Workers, format!("This worker cannot be confined: {m}.")).into_r(),
+    }
+}
+
 extendr_module! {
     mod workers;
     fn engine_worker;
+    fn engine_confine;
 }
