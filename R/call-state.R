@@ -42,7 +42,10 @@ call_state <- function() {
     devices = grDevices::dev.list(),
     device = grDevices::dev.cur(),
     par = if (grDevices::dev.cur() > 1L) graphics::par(no.readonly = TRUE),
-    connections = as.integer(rownames(showConnections(all = TRUE))),
+    # getAllConnections(), not showConnections(): that one runs a full
+    # garbage collection first, twice per call (tens of milliseconds with
+    # the documentation of a large package in memory).
+    connections = getAllConnections(),
     sinks = sink.number(),
     callbacks = getTaskCallbackNames(),
     locale = locale_state(),
@@ -64,7 +67,7 @@ call_state_restore <- function(s) {
   quietly <- function(expr) tryCatch(suppressWarnings(expr), error = function(e) NULL)
   # Sinks and connections first: what follows may print.
   while (sink.number() > s$sinks) quietly(sink())
-  for (i in setdiff(as.integer(rownames(showConnections(all = TRUE))), s$connections)) {
+  for (i in setdiff(getAllConnections(), s$connections)) {
     quietly(close(getConnection(i)))
   }
   now <- options()

@@ -50,6 +50,22 @@ test_that("R8.10: the search path, task callbacks, sinks and connections", {
   expect_identical(rownames(showConnections(all = TRUE)), cons)
 })
 
+test_that("R8.10: the snapshot and the restore collect no garbage (they run for every call)", {
+  # showConnections() runs gc(): tens of milliseconds per call with a large
+  # package's documentation in memory.
+  calls <- 0L
+  count <- function() calls <<- calls + 1L
+  suppressMessages(trace("gc", bquote(.(count)()), print = FALSE, where = baseenv()))
+  on.exit(suppressMessages(untrace("gc", where = baseenv())))
+  cons <- getAllConnections()
+  f <- withr::local_tempfile()
+  mcplite:::with_call_state(file(f, "w"))
+  expect_identical(calls, 0L)
+  expect_identical(getAllConnections(), cons)
+  gc()
+  expect_identical(calls, 1L)
+})
+
 test_that("R8.10: the RNG kind is put back and the seed goes on", {
   withr::local_seed(1)
   kind <- RNGkind()
