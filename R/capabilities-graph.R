@@ -28,7 +28,10 @@ cap_edges <- function(node) {
   }
   # An S3 generic reaches the methods of its namespace and of the namespace
   # of each caller (added at the call site, below); an S4 generic those in
-  # its package's method tables.
+  # the method tables of its package and of the namespace that defines it:
+  # a generic made from another package's function (methods' kronecker(),
+  # from base) belongs to that package, its methods' table to the namespace
+  # that made it.
   ns_env <- topenv(node$env)
   for (g in node$generics) {
     for (m in cap_s3_methods(g, ns_env)) {
@@ -36,16 +39,18 @@ cap_edges <- function(node) {
                                           method = TRUE)
     }
   }
-  s4_ns <- attr(node$fun, "package")
-  s4_ns <- if (is.character(s4_ns) && length(s4_ns) == 1L) {
-    tryCatch(asNamespace(s4_ns), error = function(e) ns_env)
-  } else {
-    ns_env
+  s4_nss <- list(ns_env)
+  s4_pkg <- attr(node$fun, "package")
+  if (is.character(s4_pkg) && length(s4_pkg) == 1L) {
+    s4_ns <- tryCatch(asNamespace(s4_pkg), error = function(e) NULL)
+    if (!is.null(s4_ns) && !identical(s4_ns, ns_env)) s4_nss <- c(list(s4_ns), s4_nss)
   }
   for (g in node$s4) {
-    for (m in cap_s4_methods(g, s4_ns)) {
-      edges[[length(edges) + 1L]] <- list(key = m$key, fun = m$fun, call = cap_method_call(node, m$fun),
-                                          method = TRUE)
+    for (s4_ns in s4_nss) {
+      for (m in cap_s4_methods(g, s4_ns)) {
+        edges[[length(edges) + 1L]] <- list(key = m$key, fun = m$fun, call = cap_method_call(node, m$fun),
+                                            method = TRUE)
+      }
     }
   }
   # Generics of other packages called from here also dispatch to this

@@ -65,6 +65,17 @@ test_that("a package whose code quotes an empty argument is analysed (RULES R8.8
   expect_true("is_hms" %in% names(tl))
 })
 
+test_that("R8.8: an S4 generic made from another package's function reaches its methods", {
+  # methods' kronecker() is a generic of base's kronecker(): the generic
+  # belongs to base, its methods' table (the default method calls
+  # .kronecker(), which calls match.fun(FUN)) to methods. Served, FUN =
+  # "Sys.getenv" read the environment (the adversarial suite, issue 40).
+  tl <- package_tools("methods", pattern = "^(kronecker|cbind2)$", quiet = TRUE, cache = FALSE)
+  expect_identical(names(tl), "cbind2")
+  caps <- attr(tl, "capabilities")
+  expect_identical(caps$capabilities[caps$fun == "kronecker"], "call_functions")
+})
+
 test_that("R8.8: names resolve as in a package, never through the global environment", {
   fixture(fx_resolve_helper = function(x) x)
   expect_identical(mcplite:::cap_resolve("readLines", fixtures)$key, "base::readLines")
