@@ -28,7 +28,6 @@ cap_analyse <- function(key, fun) {
   node$generics <- character()
   node$s4 <- character()
   node$unknown <- character()
-  in_namespace <- isNamespace(env) || identical(env, baseenv())
   ns_env <- if (is.environment(env)) topenv(env) else .BaseNamespaceEnv
 
   add_local <- function(sym, rhs) {
@@ -362,13 +361,16 @@ cap_analyse <- function(key, fun) {
   # Parameters of nested functions whose values were found are locals; the
   # others come from somewhere this analysis does not see.
   node$nested <- setdiff(node$nested, names(node$locals))
-  # <<- outside the function's own frame: at the top of a function defined
-  # in a namespace it reaches the namespace (locked) and then the global
-  # environment; in a nested function, a name that is no local of this one.
+  # <<- outside the function's own frame: at the top of a function it
+  # reaches the environment the function was defined in, which outlives the
+  # call: a namespace (locked) and then the global environment, or the
+  # private state of a closure (tools' bibstyle() keeps its default style
+  # so, utils' cite() the keys cited); in a nested function, a name that is
+  # no local of this one.
   top <- startsWith(node$super, "TOP:")
   tops <- sub("^TOP:", "", node$super[top])
   deep <- node$super[!top]
-  node$super_global <- (in_namespace && length(tops) > 0L) ||
+  node$super_global <- length(tops) > 0L ||
     any(!deep %in% c(params, names(node$locals), nested_all))
   node
 }

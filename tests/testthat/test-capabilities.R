@@ -246,6 +246,19 @@ test_that("R8.8: the session changed and left so is change_session; undone, it i
   expect_identical(caps[["change_session"]], "<<-")
 })
 
+test_that("R8.8: `<<-` at the top of a closure keeps state past the call: change_session", {
+  # A function defined in local() (not in a namespace) whose `<<-` sets its
+  # enclosure: tools' bibstyle() served, bibstyle(style = "x", .init = TRUE)
+  # made "x" the default style of every later call (the adversarial suite,
+  # issue 40).
+  fixture(fx_closure_state = function(style) last_style <<- style)
+  expect_identical(caps_of("fx_closure_state"), "change_session")
+  tl <- package_tools("tools", pattern = "^(bibstyle|toTitleCase)$", quiet = TRUE, cache = FALSE)
+  expect_identical(names(tl), "toTitleCase")
+  caps <- attr(tl, "capabilities")
+  expect_identical(caps$capabilities[caps$fun == "bibstyle"], "change_session")
+})
+
 test_that("R8.8: stopping the R process is processes", {
   fixture(fx_quit = function() quit(save = "no"))
   expect_identical(caps_of("fx_quit"), "processes")
