@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Adversarial suite (issue 40): tests/adversarial/adversarial.py acts as a
+# prompt-injected model that can only list and call tools. It serves base,
+# utils, stats, methods, tools, graphics, grDevices, jsonlite and data.table,
+# each with package_tools()'s defaults in a server process of its own, calls
+# every served tool with hostile values made from its input schema, and
+# checks the canaries (a secret in the environment, a canary file, marker
+# files, a local listener, command wrappers first on PATH, the process
+# state, the server staying up). Gaps not closed yet are listed in the
+# driver's KNOWN and reported as "known". Python standard library only.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+py=python3
+if [ -x "${MCPLITE_VENV:-$HOME/.cache/mcplite-venv}/bin/python" ]; then
+  py="${MCPLITE_VENV:-$HOME/.cache/mcplite-venv}/bin/python"
+fi
+export RSCRIPT="$(command -v Rscript)"
+# The driver bounds itself (ADVERSARIAL_BUDGET, 300 s by default, for what it
+# may cut); the timeout is the backstop for a driver that does not.
+timeout 900 "$py" tests/adversarial/adversarial.py
+rc=$?
+if [ "$rc" -eq 124 ]; then
+  echo "the adversarial driver timed out"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+exit "$rc"
