@@ -3,22 +3,23 @@
 # server's script up to mcp_server(), before it serves its first call
 # (rust/engine/src/confine.rs: Landlock and seccomp on Linux).
 
-check_confine <- function(confine, workers) {
+check_confine <- function(confine) {
   if (!is_true_false(confine)) {
     abort("`confine` must be TRUE or FALSE, not ", describe(confine), ".")
   }
-  if (!confine) {
-    return(invisible())
-  }
-  if (!identical(Sys.info()[["sysname"]], "Linux")) {
+  if (confine && !identical(Sys.info()[["sysname"]], "Linux")) {
     abort(
       "`confine = TRUE` needs the Linux kernel's Landlock and seccomp; on this platform workers ",
       "cannot be confined (run the server as an unprivileged user, in a container or a virtual machine).",
       class = "mcplite_error_workers"
     )
   }
-  n <- suppressWarnings(as.numeric(workers %||% Sys.getenv("MCPLITE_WORKERS", "1")))
-  if (length(n) != 1L || is.na(n) || n < 2) {
+  invisible()
+}
+
+# After worker_options(): confinement is of the workers, so it needs some.
+check_confine_workers <- function(confine, pool) {
+  if (confine && is.null(pool)) {
     abort(
       "`confine = TRUE` confines the worker processes that run the tools: set `workers` to 2 or more.",
       class = "mcplite_error_workers"

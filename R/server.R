@@ -415,7 +415,7 @@ mcp_server <- function(tools, instructions = NULL, transport = NULL, host = NULL
   }
   check_session_tools(session_tools)
   session_wait <- check_session_wait(session_wait)
-  check_confine(confine, workers)
+  check_confine(confine)
   if (is_worker()) {
     return(serve_as_worker(tools, progress_interval, confine))
   }
@@ -433,6 +433,7 @@ mcp_server <- function(tools, instructions = NULL, transport = NULL, host = NULL
   spec <- if (session_tools) live_server_spec(tools, session_wait) else server_spec(tools)
   check_payload_options()
   pool <- worker_options(workers, max_queue, session_tools)
+  check_confine_workers(confine, pool)
   if (!is.null(http)) {
     with_serving_options(engine_serve_http(spec, server_version(), instructions, http, interval, pool))
     return(invisible(NULL))

@@ -13,6 +13,23 @@ test_that("N7.1: confine is checked before anything starts", {
                class = "mcplite_error_workers")
 })
 
+test_that("N7.2: the policy reads R and the libraries, writes the temporary directory and package tools' roots, never the working directory", {
+  root <- normalizePath(withr::local_tempdir())
+  # A working directory as a server has it: outside R's temporary directory.
+  wd <- normalizePath(withr::local_tempdir(tmpdir = dirname(tempdir())))
+  withr::local_dir(wd)
+  readers <- package_tools("utils", include = "read.csv", allow = "read_files", root = root, quiet = TRUE)
+  p <- confine_policy(readers)
+  expect_true(root %in% p$write)
+  expect_true(tempdir() %in% p$write)
+  expect_true(all(c(R.home(), .libPaths()) %in% p$read))
+  expect_false(any(startsWith(wd, c(p$read, p$write)[c(p$read, p$write) != "/"])))
+  expect_false(any(c("/proc", "/etc", "/root", "/home") %in% c(p$read, p$write)))
+  # Without package tools, no root.
+  plain <- tool(function() 1, name = "one", description = "One.")
+  expect_identical(setdiff(confine_policy(list(plain))$write, c(tempdir(), "/dev/null")), character())
+})
+
 test_that("N7.2: a confined worker cannot run programs, connect, read or write beyond its policy, or see secrets", {
   skip_on_cran()
   skip_if_not_installed("processx")
