@@ -1,13 +1,15 @@
-# Confined workers (RULES N7): mcp_server(workers = N, confine = TRUE) has
-# each worker process confine itself by the kernel once it has run the
-# server's script up to mcp_server(), before it serves its first call
-# (rust/engine/src/confine.rs: Landlock and seccomp on Linux).
+# Confined workers (RULES N7): a server whose tools include package tools
+# (and any server with confine = TRUE) runs its tools in worker processes
+# that confine themselves by the kernel once they have run the server's
+# script up to mcp_server(), before they serve their first call
+# (rust/engine/src/confine.rs: Landlock, resource limits and seccomp on
+# Linux).
 
 check_confine <- function(confine) {
-  if (!is_true_false(confine)) {
-    abort("`confine` must be TRUE or FALSE, not ", describe(confine), ".")
+  if (!is.null(confine) && !is_true_false(confine)) {
+    abort("`confine` must be NULL, TRUE or FALSE, not ", describe(confine), ".")
   }
-  if (confine && !identical(Sys.info()[["sysname"]], "Linux")) {
+  if (isTRUE(confine) && !identical(Sys.info()[["sysname"]], "Linux")) {
     abort(
       "`confine = TRUE` needs the Linux kernel's Landlock and seccomp; on this platform workers ",
       "cannot be confined (run the server as an unprivileged user, in a container or a virtual machine).",
@@ -17,15 +19,83 @@ check_confine <- function(confine) {
   invisible()
 }
 
-# After worker_options(): confinement is of the workers, so it needs some.
-check_confine_workers <- function(confine, pool) {
-  if (confine && is.null(pool)) {
+# Does `tools` hold a tool made by package_tools()?
+has_package_tools <- function(tools) {
+  if (is_servable_tool(tools)) {
+    tools <- list(tools)
+  }
+  is.list(tools) && any(vapply(tools, is_package_tool, logical(1)))
+}
+
+is_package_tool <- function(t) is.function(t) && isTRUE(environment(t)$mcplite_package_tool)
+
+# RULES N7.1: what `confine = NULL` means. TRUE when the tools include
+# package tools and workers can be confined here; FALSE (with a note on
+# standard error saying why the package tools run unconfined) when they
+# cannot. In a worker only the tools and the platform count: the server
+# made the same decision and started the worker.
+confine_default <- function(confine, tools, session_tools = FALSE, worker = FALSE, command = worker_command) {
+  if (!is.null(confine)) {
+    return(confine)
+  }
+  if (session_tools || !has_package_tools(tools)) {
+    return(FALSE)
+  }
+  why <- if (!identical(Sys.info()[["sysname"]], "Linux")) {
+    "confinement by the kernel is available on Linux only"
+  } else if (!worker) {
+    engine_confine_available() %||% tryCatch(
+      {
+        command()
+        NULL
+      },
+      mcplite_error_workers = function(e) {
+        "there is no script to start confined workers with (see \"Worker processes\" in ?mcp_server)"
+      }
+    )
+  }
+  if (is.null(why)) {
+    return(TRUE)
+  }
+  if (!worker) {
+    message(
+      "mcplite: the package tools run unconfined in this process: ", why, ". ",
+      "Set `confine = FALSE` to say this is meant."
+    )
+  }
+  FALSE
+}
+
+# RULES N7.2: the memory and file size limits of a confined worker, in
+# bytes: MCPLITE_CONFINE_MEMORY (default 4 GiB) and MCPLITE_CONFINE_FILE_SIZE
+# (default 1 GiB), each a whole number of bytes with an optional unit (K, M,
+# G or T, powers of 1024: "8G"), or "none". Read by the server (so that a
+# wrong value stops it before any worker starts) and by each worker.
+confine_limits <- function() {
+  list(
+    memory = confine_bytes("MCPLITE_CONFINE_MEMORY", 4 * 1024^3),
+    file_size = confine_bytes("MCPLITE_CONFINE_FILE_SIZE", 1024^3)
+  )
+}
+
+confine_bytes <- function(var, default) {
+  value <- Sys.getenv(var, "")
+  if (!nzchar(value)) {
+    return(default)
+  }
+  if (identical(tolower(trimws(value)), "none")) {
+    return(Inf)
+  }
+  upper <- toupper(value)
+  m <- regmatches(upper, regexec("^\\s*([0-9]+)\\s*([KMGT]?)B?\\s*$", upper))[[1L]]
+  if (length(m) == 0L || as.numeric(m[[2L]]) < 1) {
     abort(
-      "`confine = TRUE` confines the worker processes that run the tools: set `workers` to 2 or more.",
+      "The environment variable `", var, "` must be a number of bytes of at least 1, with an ",
+      "optional unit K, M, G or T (\"4G\"), or \"none\", not \"", value, "\".",
       class = "mcplite_error_workers"
     )
   }
-  invisible()
+  as.numeric(m[[2L]]) * 1024^(match(m[[3L]], c("", "K", "M", "G", "T")) - 1L)
 }
 
 # Names of environment variables that look like secrets: a confined worker
@@ -60,11 +130,12 @@ package_tool_root <- function(t) {
 }
 
 confine_worker <- function(tools) {
+  limits <- confine_limits()
   env <- names(Sys.getenv())
   secrets <- grep(secret_variable_pattern, env, ignore.case = TRUE, value = TRUE)
   if (length(secrets)) {
     Sys.unsetenv(secrets)
   }
   policy <- confine_policy(tools)
-  invisible(engine_confine(policy$read, policy$write))
+  invisible(engine_confine(policy$read, policy$write, limits$memory, limits$file_size))
 }

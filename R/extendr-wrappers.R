@@ -12,9 +12,11 @@ engine_worker <- function(spec, progress_interval) {
   bridge_value(.Call(wrap__engine_worker, spec, progress_interval))
 }
 
-engine_confine <- function(read, write) {
-  bridge_value(.Call(wrap__engine_confine, read, write))
+engine_confine <- function(read, write, memory, file_size) {
+  bridge_value(.Call(wrap__engine_confine, read, write, memory, file_size))
 }
+
+engine_confine_available <- function() .Call(wrap__engine_confine_available)
 
 engine_handler_new <- function(spec, version, instructions) {
   bridge_value(.Call(wrap__engine_handler_new, spec, version, instructions))

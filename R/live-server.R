@@ -67,6 +67,16 @@ live_dispatch <- function(state, name, fun, args, kind) {
   if (is.null(conn)) {
     return(live_here(fun, args, kind, live_note_unselected()))
   }
+  if (kind == "tool" && is_package_tool(fun) && !isTRUE(state$allow_code)) {
+    # RULES R10.11: a package tool takes its data from its arguments, and a
+    # session that does not allow code does not run functions a model
+    # steers: it runs here.
+    return(live_here(fun, args, kind, paste0(
+      "`", name, "` is a package function: it ran in the server's own R process, not in the R ",
+      "session ", state$id, ", whose user does not allow running code there ",
+      "(mcp_session(allow_code = FALSE))."
+    )))
+  }
   req <- if (kind == "code") list(code = args$code) else list(fun = fun, args = args)
   body <- tryCatch(serialize(req, NULL), error = function(e) {
     stop("`", name, "` could not be sent to the R session: ", conditionMessage(e), call. = FALSE)
@@ -179,6 +189,7 @@ live_forget <- function(state) {
   }
   state$conn <- NULL
   state$id <- NULL
+  state$allow_code <- NULL
 }
 
 # The live-session directories that exist (none before any session was
@@ -271,6 +282,7 @@ live_select_session <- function(state, id) {
   live_forget(state)
   state$conn <- conn
   state$id <- id
+  state$allow_code <- isTRUE(info$allow_code)
   paste0(
     "Selected R session ", id, " (", info$front_end %||% "R", ", R ", info$r_version %||% "?",
     ", working directory ", info$wd %||% "?", "). Tools now run in its global environment",

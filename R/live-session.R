@@ -186,7 +186,7 @@ live_run <- function(header, body) {
   if (is.null(open) || isTRUE(open$echo)) {
     ms <- round(1000 * (proc.time()[["elapsed"]] - t0))
     what <- switch(out$status, ok = "", refused = " refused", paste0(" ", out$status))
-    cat("\r[mcplite] ", name, what, " (", ms, " ms)\n", getOption("prompt", "> "), sep = "")
+    cat("\r[mcplite] ", out$shown %||% name, what, " (", ms, " ms)\n", getOption("prompt", "> "), sep = "")
     utils::flush.console()
   }
   list(header = as.character(fixed_json(list(status = out$status, message = out$message %||% ""))),
@@ -203,6 +203,15 @@ live_evaluate <- function(h, body) {
     )))
   }
   req <- unserialize(body)
+  name <- if (is_scalar_string(h$tool)) h$tool else "?"
+  shown <- live_shown(name, kind, req)
+  if (identical(kind, "tool") && is_package_tool(req$fun) && !isTRUE(live_state$open$allow_code)) {
+    # RULES R10.11: also refused here, whatever the server does.
+    return(list(status = "refused", payload = NULL, shown = shown, message = paste0(
+      "This R session does not run package functions: its user opened it with ",
+      "mcp_session(allow_code = FALSE). Nothing was run."
+    )))
+  }
   run <- switch(kind,
     tool = function() do.call(req$fun, req$args, quote = TRUE),
     code = function() live_run_code(req$code),
@@ -211,10 +220,36 @@ live_evaluate <- function(h, body) {
   res <- live_capture(run)
   payload <- list(value = res$value, output = res$output, conditions = res$conditions)
   if (isTRUE(res$ok)) {
-    list(status = "ok", payload = payload)
+    list(status = "ok", payload = payload, shown = shown)
   } else {
-    list(status = "error", message = res$message, payload = payload)
+    list(status = "error", message = res$message, payload = payload, shown = shown)
   }
+}
+
+# RULES R10.10: what the console shows of a call: the tool and its
+# arguments (`median(x = c(3, 1, 2))`), or the first line of run_r_code's
+# code, on one line of at most 160 characters in which control characters
+# become "?", so that no call can draw on the user's console (a fake
+# prompt, a cleared line).
+live_shown <- function(name, kind, req) {
+  one_line <- function(x, width) {
+    x <- gsub("[[:cntrl:]]", "?", paste(x, collapse = " "))
+    if (nchar(x) > width) paste0(substr(x, 1L, width - 3L), "...") else x
+  }
+  shown <- if (identical(kind, "code")) {
+    code <- if (is.character(req$code)) req$code else ""
+    lines <- strsplit(paste(code, collapse = "\n"), "\n", fixed = TRUE)[[1L]]
+    paste0("run_r_code: ", one_line(lines[1L] %||% "", 120L), if (length(lines) > 1L) " ...")
+  } else {
+    args <- if (is.list(req$args)) req$args else list()
+    parts <- vapply(seq_along(args), function(i) {
+      value <- one_line(deparse(args[[i]], width.cutoff = 60L, nlines = 2L), 40L)
+      nm <- names(args)[i]
+      if (is.null(nm) || !nzchar(nm)) value else paste0(nm, " = ", value)
+    }, "")
+    paste0(name, "(", paste(parts, collapse = ", "), ")")
+  }
+  one_line(shown, 160L)
 }
 
 # Evaluate f() with its printed output captured (sink) and its warnings and

@@ -12,6 +12,8 @@ package_tool_wrapper <- function(fun, fname, convert, limits, guard = NULL) {
   force(convert)
   force(limits)
   force(guard)
+  # What confine_default() looks for (RULES N7.1).
+  mcplite_package_tool <- TRUE
   # Arguments are passed as values; language objects among them (formulas)
   # are wrapped in quote(), which is all this environment has to resolve.
   call_env <- new.env(parent = baseenv())

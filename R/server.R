@@ -77,15 +77,18 @@
 #'   many separate R processes: several at once, and a call that crashes its
 #'   process does not stop the server. See "Worker processes" below. `NULL`
 #'   reads `MCPLITE_WORKERS`, else 1.
-#' @param confine `TRUE` to confine each worker process by the kernel (Linux
-#'   only; needs `workers` of 2 or more): once it has loaded your script, a
-#'   worker can no longer start programs, open network connections, signal
-#'   other processes, or read files other than R's, the installed packages'
-#'   and the system's libraries, nor write outside its temporary directory
-#'   and the `root` of the package tools it serves; environment variables
-#'   whose names suggest secrets (`TOKEN`, `SECRET`, `PASSWORD`, `KEY`, ...)
-#'   are removed from it. A worker that cannot be confined does not start,
-#'   so the server does not either. See "Confined workers" below.
+#' @param confine Whether to confine the processes that run the tools by
+#'   the kernel (Linux): `NULL` (the default) confines them when the tools
+#'   include [package_tools()] and the platform allows it, `TRUE` always
+#'   (an error where it cannot), `FALSE` never. Confined tools run in worker
+#'   processes (one with `workers = 1`) that, once they have loaded your
+#'   script, can no longer start programs, open network connections, signal
+#'   other processes, read files other than R's, the installed packages' and
+#'   the system's libraries, write outside their temporary directory and the
+#'   `root` of the package tools they serve, use more than 4 GiB of memory or
+#'   write a file larger than 1 GiB; environment variables whose names
+#'   suggest secrets (`TOKEN`, `SECRET`, `PASSWORD`, `KEY`, ...) are removed
+#'   from them. See "Confined workers" below.
 #' @param max_queue With workers, how many tool calls may wait for a free
 #'   worker, a whole number of at least 0; a call beyond that is refused at
 #'   once ("server busy", 503 over HTTP). `NULL` reads `MCPLITE_MAX_QUEUE`,
@@ -320,24 +323,36 @@
 #' workers.
 #'
 #' @section Confined workers:
-#' On Linux, `confine = TRUE` (with `workers` of 2 or more) has the kernel
-#' hold each worker to a policy once it has run your script up to
-#' `mcp_server()`: whatever R code a tool runs, the worker cannot start a
-#' program (`system()` reports status 127), open a network connection,
-#' signal a process outside it, read files other than R's, the installed
-#' packages', the system's libraries and a few system files, or write
-#' outside its temporary directory and the `root` of the package tools it
-#' serves (see [package_tools()]). The working directory, where the server
-#' script and its secrets live, is not readable, and environment variables
-#' whose names suggest secrets are removed. The kernel's Landlock and
-#' seccomp enforce this, so it holds even for a tool that the classifier of
+#' On Linux, a server whose tools include [package_tools()] (or any server
+#' with `confine = TRUE`) runs its tools in worker processes that the kernel
+#' holds to a policy once they have run your script up to `mcp_server()`:
+#' whatever R code a tool runs, a worker cannot start a program (`system()`
+#' reports status 127), open a network connection, signal a process outside
+#' it, read files other than R's, the installed packages', the system's
+#' libraries and a few system files, or write outside its temporary
+#' directory and the `root` of the package tools it serves (see
+#' [package_tools()]). The working directory, where the server script and
+#' its secrets live, is not readable, and environment variables whose names
+#' suggest secrets are removed. Its memory is limited to 4 GiB and the files
+#' it writes to 1 GiB (set `MCPLITE_CONFINE_MEMORY` and
+#' `MCPLITE_CONFINE_FILE_SIZE`, for example to `"16G"` or `"none"`): beyond
+#' them R fails with an error and the worker goes on. A worker still busy 5
+#' seconds after its call was cancelled (a loop in compiled code) is killed
+#' and replaced. The kernel's Landlock, resource limits and seccomp enforce
+#' this, so it holds even for a tool that the classifier of
 #' [package_tools()] would have let through.
 #'
 #' Load every package and read every file the tools need before
 #' `mcp_server()`: after it, a worker can load only what lies under the
-#' library paths. Not confined: the server process itself, memory and CPU
-#' time. On other platforms `confine = TRUE` is an error; run the server as
-#' an unprivileged user, in a container or a virtual machine there.
+#' library paths. Not confined: the server process itself, CPU time (a call
+#' runs until it returns or is cancelled), and what the worker holds from
+#' running your script (its global variables; keep secrets out of them and
+#' read tokens from the environment). Where the kernel cannot confine (macOS,
+#' Windows, a kernel without Landlock, or a server without a script to start
+#' workers with), package tools run unconfined in the server process and
+#' `mcp_server()` says so on standard error; `confine = TRUE` is an error
+#' there. Run the server as an unprivileged user, in a container or a
+#' virtual machine on those platforms.
 #'
 #' @section Server scope:
 #' mcplite serves tools only, over stdio or Streamable HTTP, with progress
@@ -409,7 +424,7 @@ mcp_server <- function(tools, instructions = NULL, transport = NULL, host = NULL
                        allow_public = NULL, progress_interval = NULL, max_sessions = NULL,
                        session_idle = NULL, max_body = NULL, replica = NULL, tokens_file = NULL,
                        trusted_proxies = NULL, session_tools = FALSE, session_wait = NULL, workers = NULL,
-                       max_queue = NULL, confine = FALSE) {
+                       max_queue = NULL, confine = NULL) {
   if (missing(tools)) {
     abort("`tools` is required: supply a tool made by `tool()` or a list of tools.")
   }
@@ -417,7 +432,7 @@ mcp_server <- function(tools, instructions = NULL, transport = NULL, host = NULL
   session_wait <- check_session_wait(session_wait)
   check_confine(confine)
   if (is_worker()) {
-    return(serve_as_worker(tools, progress_interval, confine))
+    return(serve_as_worker(tools, progress_interval, confine_default(confine, tools, worker = TRUE)))
   }
   transport <- server_transport(transport)
   http <- if (identical(transport, "http")) {
@@ -432,8 +447,8 @@ mcp_server <- function(tools, instructions = NULL, transport = NULL, host = NULL
   check_instructions(instructions)
   spec <- if (session_tools) live_server_spec(tools, session_wait) else server_spec(tools)
   check_payload_options()
-  pool <- worker_options(workers, max_queue, session_tools)
-  check_confine_workers(confine, pool)
+  confine <- confine_default(confine, tools, session_tools)
+  pool <- worker_options(workers, max_queue, session_tools, confine)
   if (!is.null(http)) {
     with_serving_options(engine_serve_http(spec, server_version(), instructions, http, interval, pool))
     return(invisible(NULL))

@@ -12,24 +12,30 @@
 # packages included).
 worker_start_timeout <- 120
 
-# The pool for mcp_server(): NULL for one process (workers = 1), otherwise
-# the list the bridge reads (start_pool() in rust/mcplite-r/src/workers.rs).
-worker_options <- function(workers, max_queue, session_tools = FALSE) {
+# The pool for mcp_server(): NULL for one process (workers = 1, unconfined),
+# otherwise the list the bridge reads (start_pool() in
+# rust/mcplite-r/src/workers.rs). Confined tools always run in workers (one
+# with workers = 1; RULES N7.1).
+worker_options <- function(workers, max_queue, session_tools = FALSE, confine = FALSE) {
   n <- http_limit(workers, "workers", 1, whole = TRUE, what = "a whole number") %||% 1
   if (n > 1024) {
     abort("`workers` must be a whole number from 1 to 1024, not ", describe(workers), ".")
   }
   queue <- http_limit(max_queue, "max_queue", 0, whole = TRUE, what = "a whole number") %||% 64
-  if (n == 1) {
+  if (n == 1 && !confine) {
     return(NULL)
   }
   if (session_tools) {
     # RULES N1.2, checked before anything about the script or the platform.
     abort(
       "`session_tools = TRUE` runs the tools in the user's own R session, one call at a time, so it ",
-      "cannot be combined with `workers` greater than 1.",
+      "cannot be combined with ", if (n > 1) "`workers` greater than 1" else "`confine = TRUE`", ".",
       class = "mcplite_error_workers"
     )
+  }
+  if (confine) {
+    # A wrong limit stops the server before any worker starts (RULES N7.2).
+    confine_limits()
   }
   if (.Platform$OS.type == "windows") {
     abort(
@@ -50,8 +56,9 @@ worker_options <- function(workers, max_queue, session_tools = FALSE) {
 worker_command <- function(args = commandArgs(), interactive = base::interactive()) {
   no_script <- function(why) {
     abort(
-      "`workers` greater than 1 needs the server's script: each worker starts R again with the ",
-      "same command line and runs the script up to `mcp_server()`, and ", why, ". ",
+      "Worker processes (`workers` greater than 1, or `confine = TRUE`) need the server's script: ",
+      "each worker starts R again with the same command line and runs the script up to ",
+      "`mcp_server()`, and ", why, ". ",
       "Save the tools and the `mcp_server()` call in a script and run it with ",
       "`Rscript /path/to/server.R` (or `R -f`, or `Rscript -e`), or use `workers = 1`.",
       class = "mcplite_error_workers"
@@ -78,9 +85,9 @@ worker_command <- function(args = commandArgs(), interactive = base::interactive
   if (!is.null(path)) {
     if (!file.exists(path)) {
       abort(
-        "`workers` greater than 1 needs the server's script, but \"", path, "\" is not found from ",
-        "the working directory \"", getwd(), "\" (it was changed after R started). Start R with the ",
-        "script's absolute path.",
+        "Worker processes (`workers` greater than 1, or `confine = TRUE`) need the server's script, ",
+        "but \"", path, "\" is not found from the working directory \"", getwd(), "\" (it was ",
+        "changed after R started). Start R with the script's absolute path.",
         class = "mcplite_error_workers"
       )
     }
@@ -93,8 +100,8 @@ worker_command <- function(args = commandArgs(), interactive = base::interactive
   }
   if (!file.exists(program)) {
     abort(
-      "`workers` greater than 1 needs to start R again, but this process's program \"", program,
-      "\" is not found.",
+      "Worker processes (`workers` greater than 1, or `confine = TRUE`) need to start R again, ",
+      "but this process's program \"", program, "\" is not found.",
       class = "mcplite_error_workers"
     )
   }
@@ -113,12 +120,14 @@ serve_as_worker <- function(tools, progress_interval, confine = FALSE) {
   on.exit(restore_locale(), add = TRUE)
   spec <- server_spec(tools)
   check_payload_options()
-  old <- serving_options()
-  on.exit(options(old), add = TRUE)
   if (isTRUE(confine)) {
     # RULES N7: from here on, the kernel holds this process to its policy.
+    # Before serving_options(), which hides error messages: a worker that
+    # cannot be confined says why (N7.3).
     confine_worker(tools)
   }
+  old <- serving_options()
+  on.exit(options(old), add = TRUE)
   engine_worker(spec, progress_interval(progress_interval))
   quit(save = "no", status = 0L, runLast = FALSE)
 }

@@ -1,7 +1,8 @@
 # Server for the adversarial suite (tests/adversarial/adversarial.py):
 #   Rscript --vanilla server.R <package>
-# Serves the package's exported functions with package_tools()'s defaults
-# (no capability allowed, RULES R8.8) and, beside them, `adversarial_probe`:
+# Serves the package's exported functions with package_tools()'s and
+# mcp_server()'s defaults (no capability allowed, RULES R8.8; a confined
+# worker, N7.1) and, beside them, `adversarial_probe`:
 # the driver's window on the process state that must survive every call
 # (RULES R8.10).
 #
@@ -35,5 +36,11 @@ unsafe <- function() {
                           "processes", "change_session"),
                 root = Sys.getenv("ADVERSARIAL_ROOT"), quiet = TRUE)
 }
-mcp_server(c(if (package == "self-test") unsafe() else package_tools(package, quiet = TRUE),
-             list(probe)))
+# The self-test shows each canary firing, so its tools run unconfined; the
+# packages are served with mcp_server()'s defaults, which confine package
+# tools in a worker (RULES N7.1).
+if (package == "self-test") {
+  mcp_server(c(unsafe(), list(probe)), confine = FALSE)
+} else {
+  mcp_server(c(package_tools(package, quiet = TRUE), list(probe)))
+}

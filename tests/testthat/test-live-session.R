@@ -239,10 +239,15 @@ test_that("R10: objects made at the prompt are visible to the tools of a selecte
   expect_match(tool_error(mcp_call(srv, "describe_r_object", list(name = "nope"))), "no object `nope`")
   expect_match(text_of(mcp_call(srv, "read_r_help", list(topic = "lm"))), "Fitting Linear Models")
 
-  # The console shows one line per call and nothing the tools printed.
+  # R10.10: a model's text cannot draw on the console (clear it, fake a prompt).
+  expect_error(mcp_call(srv, "nrow_of", list(name = "\033[2J\033[H\rPassword: ")), "not found")
+
+  # The console shows one line per call, with its arguments, and nothing the tools printed.
   console <- screen(s)
-  expect_match(console, "[mcplite] where (", fixed = TRUE)
-  expect_match(console, "[mcplite] fails error (", fixed = TRUE)
+  expect_match(console, "[mcplite] where() (", fixed = TRUE)
+  expect_match(console, '[mcplite] nrow_of(name = "cars2") (', fixed = TRUE)
+  expect_match(console, "[mcplite] fails() error (", fixed = TRUE)
+  expect_match(console, '[mcplite] nrow_of(name = "\\033[2J\\033[H\\rPassword: ") error (', fixed = TRUE)
   expect_false(grepl("printed by the tool", console, fixed = TRUE))
   expect_false(grepl("said by the tool", console, fixed = TRUE))
   expect_false(grepl("warned by the tool", console, fixed = TRUE))
@@ -490,7 +495,8 @@ test_that("R8.9: a package tool run in a selected session draws on its own devic
   skip_if_not_installed("png")
   dir <- private_dir()
   s <- start_r(dir)
-  open_session(s)
+  # Package tools run in a session only where its user allows code (R10.11).
+  open_session(s, "allow_code = TRUE")
   # The user's own device, current at the prompt.
   r_run(s, 'png("%s/users.png"); cat(dev.cur(), file = "%s/before"); cat(getwd(), file = "%s/wd")')
   wd <- readLines(file.path(s$files, "wd"), warn = FALSE)
@@ -515,4 +521,43 @@ test_that("R8.9: a package tool run in a selected session draws on its own devic
                    readLines(file.path(s$files, "before"), warn = FALSE))
   expect_false(file.exists(file.path(s$files, "users.png")))
   expect_identical(file.exists(file.path(wd, "Rplots.pdf")), rplots_before)
+})
+
+test_that("R10.11: with allow_code = FALSE a package tool runs in the server, and the session refuses one sent to it", {
+  skip_if_no_live()
+  dir <- private_dir()
+  s <- start_r(dir)
+  open_session(s)
+  script <- file.path(s$files, "median.R")
+  writeLines(c(
+    "library(mcplite)",
+    "mcp_server(package_tools('stats', include = 'median', quiet = TRUE), session_tools = TRUE)"
+  ), script)
+  srv <- mcp_connect_script(script, env = c(MCPLITE_SESSION_DIR = dir))
+  withr::defer(mcp_close(srv))
+  expect_match(select(srv, s$pid), paste("Selected R session", s$pid))
+  res <- mcp_call(srv, "median", list(x = list(3, 1, 2)))
+  expect_identical(res$content[[1]]$text, "2")
+  expect_match(res$content[[2]]$text, paste0("ran in the server's own R process, not in the R session ", s$pid))
+  # The session ran nothing.
+  expect_false(grepl("[mcplite] median", screen(s), fixed = TRUE))
+
+  # Sent straight to the session's socket, past the server's routing: refused.
+  conn <- engine_live_connect(dir, s$pid, 5)
+  withr::defer(engine_live_disconnect(conn))
+  tool <- package_tools("stats", include = "median", quiet = TRUE)[[1]]
+  body <- serialize(list(fun = tool, args = list(x = c(3, 1, 2))), NULL)
+  out <- engine_live_call(conn, '{"kind":"tool","tool":"median"}', body, 10)
+  expect_identical(out$status, "done")
+  header <- jsonlite::fromJSON(out$header)
+  expect_identical(header$status, "refused")
+  expect_match(header$message, "does not run package functions")
+  wait_until(function() grepl("[mcplite] median(x = c(3, 1, 2)) refused", screen(s), fixed = TRUE), "the console line")
+
+  # With code allowed, package tools run in the session as other tools do.
+  r_run(s, "close(h); h <- mcplite::mcp_session(allow_code = TRUE)")
+  expect_match(select(srv, s$pid), "run_r_code is allowed")
+  res <- mcp_call(srv, "median", list(x = list(5, 4, 6)))
+  expect_identical(text_of(res), "5")
+  wait_until(function() grepl("[mcplite] median(x = list(5L, 4L, 6L)) (", screen(s), fixed = TRUE), paste("the console line:", screen(s)))
 })

@@ -15,9 +15,15 @@
 //!   processes outside the sandbox and abstract Unix sockets created
 //!   outside it. The rules apply to the calling thread and every process it
 //!   starts afterwards: R code runs on that thread.
+//! * Resource limits (`setrlimit`): the address space (memory), the size of
+//!   a file the process writes (a larger write fails with `EFBIG`; the
+//!   `SIGXFSZ` that would kill the process is ignored) and core dumps
+//!   (none), soft and hard alike.
 //! * seccomp (`seccompiler`, rust-vmm's): `execve`, `execveat` and sockets
 //!   of the Internet, packet and netlink families fail with `EPERM` in every
-//!   thread, whatever Landlock's version.
+//!   thread, whatever Landlock's version, and so does any attempt to set a
+//!   resource limit again (`setrlimit`, `prlimit64` with a new limit), so
+//!   that not even code running as root can lift the limits.
 //!
 //! Both are irreversible for the process, which is why only a worker (a
 //! process that exists to run tools) is confined. Other platforms have no
@@ -32,6 +38,12 @@ pub struct Policy {
     pub read: Vec<PathBuf>,
     /// Read and write (create, remove, rename beneath them).
     pub write: Vec<PathBuf>,
+    /// The most bytes of address space (memory) the process may map
+    /// (`None`: no limit).
+    pub memory: Option<u64>,
+    /// The largest file, in bytes, the process may write (`None`: no
+    /// limit).
+    pub file_size: Option<u64>,
 }
 
 /// What the kernel enforced.
@@ -48,6 +60,8 @@ pub struct Enforced {
     pub scoped: bool,
     /// The seccomp filter is installed.
     pub seccomp: bool,
+    /// The resource limits of the policy are set (and cannot be raised).
+    pub limits: bool,
 }
 
 /// Confine the calling process for good. Paths that do not exist are
@@ -57,13 +71,27 @@ pub struct Enforced {
 #[cfg(target_os = "linux")]
 pub fn confine(policy: &Policy) -> Result<Enforced, String> {
     let landlock = linux::landlock(policy)?;
+    linux::limits(policy)?;
     linux::seccomp()?;
-    Ok(Enforced { seccomp: true, ..landlock })
+    Ok(Enforced { seccomp: true, limits: true, ..landlock })
 }
 
 /// Confine the calling process: not available on this platform.
 #[cfg(not(target_os = "linux"))]
 pub fn confine(_policy: &Policy) -> Result<Enforced, String> {
+    Err("confinement by the kernel is available on Linux only".into())
+}
+
+/// Could [`confine`] succeed here? Asks the kernel without changing
+/// anything: `Err` says why not (no Landlock, no seccomp filters).
+#[cfg(target_os = "linux")]
+pub fn available() -> Result<(), String> {
+    linux::available()
+}
+
+/// Could [`confine`] succeed here? Not on this platform.
+#[cfg(not(target_os = "linux"))]
+pub fn available() -> Result<(), String> {
     Err("confinement by the kernel is available on Linux only".into())
 }
 
@@ -86,10 +114,8 @@ mod linux {
     const ABI_WANTED: ABI = ABI::V6;
 
     pub(super) fn landlock(policy: &Policy) -> Result<Enforced, String> {
+        available()?;
         let abi = kernel_abi();
-        if abi < 1 {
-            return Err("the kernel has no Landlock (Linux 5.13 or later, enabled at boot)".into());
-        }
         let mut read = AccessFs::from_read(ABI_WANTED);
         read.remove(AccessFs::Execute);
         let mut write = AccessFs::from_all(ABI_WANTED);
@@ -117,7 +143,48 @@ mod linux {
         if status.ruleset == RulesetStatus::NotEnforced {
             return Err("Landlock is not enforced by this kernel".into());
         }
-        Ok(Enforced { landlock_abi: abi, files: true, tcp: abi >= 4, scoped: abi >= 6, seccomp: false })
+        Ok(Enforced { landlock_abi: abi, files: true, tcp: abi >= 4, scoped: abi >= 6, seccomp: false, limits: false })
+    }
+
+    /// Set the policy's resource limits, soft and hard (the seccomp filter
+    /// installed next keeps them from being raised), and no core dumps;
+    /// lower limits the process already has stay.
+    pub(super) fn limits(policy: &Policy) -> Result<(), String> {
+        // A limit is only ever lowered: one the process already has (set by
+        // whoever started the server) stays when it is lower.
+        let set = |resource, what: &str, value: Option<u64>| -> Result<(), String> {
+            let mut old = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+            // SAFETY: getrlimit(2) writes the `rlimit` we own.
+            if unsafe { libc::getrlimit(resource, &mut old) } != 0 {
+                return Err(format!("cannot read the limit of {what}: {}", std::io::Error::last_os_error()));
+            }
+            let max = value.map_or(old.rlim_max, |v| v.min(old.rlim_max));
+            let new = libc::rlimit { rlim_cur: old.rlim_cur.min(max), rlim_max: max };
+            // SAFETY: setrlimit(2) reads the `rlimit` passed by reference,
+            // which lives for the call, and writes no memory of ours.
+            if unsafe { libc::setrlimit(resource, &new) } != 0 {
+                return Err(format!("cannot limit {what}: {}", std::io::Error::last_os_error()));
+            }
+            Ok(())
+        };
+        // A write beyond the file size limit then fails with EFBIG (an R
+        // error) instead of killing the process.
+        // SAFETY: ignoring a signal installs no handler of ours.
+        unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
+        set(libc::RLIMIT_AS, "the memory", policy.memory)?;
+        set(libc::RLIMIT_FSIZE, "the size of files", policy.file_size)?;
+        set(libc::RLIMIT_CORE, "core dumps", Some(0))
+    }
+
+    pub(super) fn available() -> Result<(), String> {
+        if kernel_abi() < 1 {
+            return Err("the kernel has no Landlock (Linux 5.13 or later, enabled at boot)".into());
+        }
+        // SAFETY: prctl(2)'s PR_GET_SECCOMP reads no memory of ours.
+        if unsafe { libc::prctl(libc::PR_GET_SECCOMP) } < 0 {
+            return Err("the kernel has no seccomp filters".into());
+        }
+        Ok(())
     }
 
     /// The kernel's Landlock ABI version (`landlock_create_ruleset` with the
@@ -151,6 +218,12 @@ mod linux {
         let families = [libc::AF_INET, libc::AF_INET6, libc::AF_PACKET, libc::AF_NETLINK];
         rules.insert(libc::SYS_socket, families.iter().map(|f| family(*f)).collect::<Result<_, _>>()?);
         rules.insert(libc::SYS_socketpair, vec![family(libc::AF_INET)?, family(libc::AF_INET6)?]);
+        // Resource limits stay as set: setrlimit, and prlimit64 with a new
+        // limit (its third argument not null; reading limits stays allowed,
+        // R reads its stack's).
+        rules.insert(libc::SYS_setrlimit, Vec::new());
+        let new_limit = SeccompCondition::new(2, SeccompCmpArgLen::Qword, SeccompCmpOp::Ne, 0).map_err(fail)?;
+        rules.insert(libc::SYS_prlimit64, vec![SeccompRule::new(vec![new_limit]).map_err(fail)?]);
         let arch = std::env::consts::ARCH.try_into().map_err(|e| format!("seccomp: {e:?}"))?;
         let filter = SeccompFilter::new(rules, SeccompAction::Allow, SeccompAction::Errno(libc::EPERM as u32), arch)
             .map_err(fail)?;
@@ -178,7 +251,12 @@ mod tests {
         let Ok(dir) = std::env::var("MCPLITE_CONFINE_CHILD") else { return };
         let dir = Path::new(&dir);
         let port = std::env::var("MCPLITE_CONFINE_PORT").unwrap();
-        let policy = Policy { read: vec![dir.join("readable")], write: vec![dir.join("writable")] };
+        let policy = Policy {
+            read: vec![dir.join("readable")],
+            write: vec![dir.join("writable")],
+            memory: Some(1 << 30),
+            file_size: Some(1 << 20),
+        };
         let enforced = confine(&policy).expect("confined");
         let mut out = String::new();
         let mut say = |what: &str, ok: bool| out.push_str(&format!("{what}={}\n", if ok { "yes" } else { "no" }));
@@ -195,11 +273,24 @@ mod tests {
         // sent; the parent test process is outside the sandbox.
         let signal = unsafe { libc::kill(libc::getppid(), 0) };
         say("signal_outside", signal == 0);
+        // Beyond the memory limit (1 GiB): the allocation fails.
+        let mut big: Vec<u8> = Vec::new();
+        say("allocate_2g", big.try_reserve_exact(2 << 30).is_ok());
+        drop(big);
+        say("allocate_16m", Vec::<u8>::new().try_reserve_exact(16 << 20).is_ok());
+        // Beyond the file size limit (1 MiB): the write fails, the process lives.
+        say("write_2m", std::fs::write(dir.join("writable/big.bin"), vec![0u8; 2 << 20]).is_ok());
+        let raise = libc::rlimit { rlim_cur: libc::RLIM_INFINITY, rlim_max: libc::RLIM_INFINITY };
+        // SAFETY: setrlimit(2) reads `raise`, which lives for the call.
+        say("raise_limit", unsafe { libc::setrlimit(libc::RLIMIT_AS, &raise) } == 0);
+        let mut now = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        // SAFETY: getrlimit(2) writes the `rlimit` we own.
+        say("read_limit", unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut now) } == 0 && now.rlim_cur == 1 << 30);
         std::fs::write(dir.join("writable/report.txt"), out).unwrap();
     }
 
     #[test]
-    fn n7_a_confined_process_cannot_exec_connect_signal_or_reach_files_beyond_its_policy() {
+    fn n7_a_confined_process_cannot_exec_connect_signal_reach_files_or_exceed_its_limits() {
         let dir = std::env::temp_dir().join(format!("mcplite-confine-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(dir.join("readable")).unwrap();
@@ -229,6 +320,11 @@ mod tests {
             ("connect", "no"),
             ("udp", "no"),
             ("signal_outside", "no"),
+            ("allocate_2g", "no"),
+            ("allocate_16m", "yes"),
+            ("write_2m", "no"),
+            ("raise_limit", "no"),
+            ("read_limit", "yes"),
         ] {
             assert!(report.contains(&format!("{what}={want}\n")), "{what} should be {want}:\n{report}");
         }

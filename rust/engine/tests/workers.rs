@@ -90,9 +90,11 @@ mod unix {
                 "pid" => Ok(ToolResult::text(std::process::id().to_string())),
                 "sleep" => {
                     // Writes how it ended to `file`, as an on.exit handler would.
+                    // `deaf`: as compiled code that never checks for interrupts.
+                    let deaf = arg(a, "deaf").and_then(Value::as_bool).unwrap_or(false);
                     let t0 = Instant::now();
                     let out = loop {
-                        if INTERRUPTED.load(Ordering::SeqCst) {
+                        if !deaf && INTERRUPTED.load(Ordering::SeqCst) {
                             break Err(ToolFailure::Interrupted);
                         }
                         if t0.elapsed() >= Duration::from_millis(ms) {
@@ -434,6 +436,33 @@ mod unix {
         assert_eq!((text(&second.0), second.1), ("<interrupted>".to_string(), true));
         assert_eq!(third, r#"{"c":3}"#, "the worker serves the next call");
         assert_eq!(pool.stats().restarts, 0, "no worker died");
+    }
+
+    fn n4_a_worker_that_ignores_a_cancellation_is_killed_and_replaced() {
+        let mut opts = options(1, &[]);
+        opts.interrupt_grace = Duration::from_millis(300);
+        let pool = Pool::start(opts).unwrap();
+        let calls = Calls::new(Arc::new(Inflight::new(ProgressPolicy::default(), None)));
+        let (first, next, pids) = with_pool(&pool, |jobs| {
+            let before = text(&get(&call(jobs, "pid", json!({}), None)).0);
+            let a = calls.register(None, "1", None);
+            let r1 = call(jobs, "sleep", json!({"ms": 60_000, "deaf": true}), Some(a.state().clone()));
+            let t0 = Instant::now();
+            while pool.stats().busy == 0 && t0.elapsed() < PATIENCE {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            assert!(calls.cancel(None, &json!(1)), "the running call");
+            let first = get(&r1);
+            let after = text(&get(&call(jobs, "pid", json!({}), None)).0);
+            let next = text(&get(&call(jobs, "echo", json!({"c": 2}), None)).0);
+            (first, next, (before, after))
+        });
+        let why = text(&first.0);
+        assert!(why.contains("did not stop within 0.3 s of the call's cancellation (it was killed)"), "{why}");
+        assert!(first.1, "the call was cancelled: the dispatcher sends no answer");
+        assert_ne!(pids.0, pids.1, "a new worker process");
+        assert_eq!(next, r#"{"c":2}"#, "the new worker serves the next call");
+        assert_eq!(pool.stats().restarts, 1);
     }
 
     fn c2_progress_reports_reach_the_call() {
@@ -988,6 +1017,10 @@ mod unix {
             (
                 "c4_a_cancelled_call_interrupts_its_worker_and_one_waiting_never_runs",
                 c4_a_cancelled_call_interrupts_its_worker_and_one_waiting_never_runs,
+            ),
+            (
+                "n4_a_worker_that_ignores_a_cancellation_is_killed_and_replaced",
+                n4_a_worker_that_ignores_a_cancellation_is_killed_and_replaced,
             ),
             ("c2_progress_reports_reach_the_call", c2_progress_reports_reach_the_call),
             ("n6_workers_end_with_their_pool", n6_workers_end_with_their_pool),

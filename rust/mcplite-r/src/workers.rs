@@ -104,21 +104,43 @@ fn engine_worker(spec: Robj, progress_interval: f64) -> Robj {
 
 /// Confine this worker process by the kernel for good (RULES N7): read
 /// under `read`, read and write under `write` (character vectors of
-/// paths), no programs, no network, no signals outside. Returns what was
-/// enforced, as a named list, or the error of why it could not be.
+/// paths), at most `memory` bytes of address space and files of at most
+/// `file_size` bytes (numbers; `NULL` or `Inf`: no limit), no programs, no
+/// network, no signals outside. Returns what was enforced, as a named
+/// list, or the error of why it could not be.
 /// @noRd
 #[extendr]
-fn engine_confine(read: Robj, write: Robj) -> Robj {
+fn engine_confine(read: Robj, write: Robj, memory: Robj, file_size: Robj) -> Robj {
     use mcplite_engine::confine::{confine, Policy};
     let paths = |r: &Robj| -> Vec<std::path::PathBuf> {
         r.as_str_vector().unwrap_or_default().into_iter().map(std::path::PathBuf::from).collect()
     };
-    match confine(&Policy { read: paths(&read), write: paths(&write) }) {
-        Ok(e) => {
-            list!(landlock_abi = e.landlock_abi, files = e.files, tcp = e.tcp, scoped = e.scoped, seccomp = e.seccomp)
-                .into()
-        }
+    // R checked the numbers (confine_limits() in R/confine.R).
+    let bytes = |r: &Robj| -> Option<u64> { r.as_real().filter(|v| v.is_finite() && *v >= 1.0).map(|v| v as u64) };
+    let policy =
+        Policy { read: paths(&read), write: paths(&write), memory: bytes(&memory), file_size: bytes(&file_size) };
+    match confine(&policy) {
+        Ok(e) => list!(
+            landlock_abi = e.landlock_abi,
+            files = e.files,
+            tcp = e.tcp,
+            scoped = e.scoped,
+            seccomp = e.seccomp,
+            limits = e.limits
+        )
+        .into(),
         Err(m) => Error::new(Kind::Workers, format!("This worker cannot be confined: {m}.")).into_r(),
+    }
+}
+
+/// `NULL` when this process could be confined by the kernel (RULES N7),
+/// else why not (a string). Changes nothing.
+/// @noRd
+#[extendr]
+fn engine_confine_available() -> Robj {
+    match mcplite_engine::confine::available() {
+        Ok(()) => ().into(),
+        Err(m) => m.into(),
     }
 }
 
@@ -126,4 +148,5 @@ extendr_module! {
     mod workers;
     fn engine_worker;
     fn engine_confine;
+    fn engine_confine_available;
 }

@@ -107,6 +107,10 @@ pub struct PoolOptions {
     /// When stopping, how long a worker may take to exit after its pipe was
     /// closed before it is killed.
     pub stop_grace: Duration,
+    /// How long a worker may take to stop a call after its cancellation
+    /// before it is killed and replaced (a tool stuck in compiled code that
+    /// never checks for interrupts; RULES N4.3).
+    pub interrupt_grace: Duration,
 }
 
 impl PoolOptions {
@@ -118,6 +122,7 @@ impl PoolOptions {
             tools,
             start_timeout: Duration::from_secs(120),
             stop_grace: Duration::from_secs(2),
+            interrupt_grace: Duration::from_secs(5),
         }
     }
 }
@@ -324,8 +329,15 @@ impl Worker {
         Fail::Broken(why.to_string())
     }
 
-    /// Run one call: send it, relay its progress, return its outcome.
-    fn call(&mut self, frame: CallFrame, state: Option<&CallState>) -> Result<Result<ToolResult, ToolFailure>, Fail> {
+    /// Run one call: send it, relay its progress, return its outcome. A call
+    /// still running `grace` after its cancellation kills the worker (RULES
+    /// N4.3): its outcome is then [`Fail::Died`].
+    fn call(
+        &mut self,
+        frame: CallFrame,
+        state: Option<&CallState>,
+        grace: Duration,
+    ) -> Result<Result<ToolResult, ToolFailure>, Fail> {
         let seq = frame.seq;
         self.link.send(&ToWorker::Call(frame)).map_err(|_| Fail::Died(self.ended()))?;
         // Attached only now, so that a cancellation's interrupt never reaches
@@ -337,8 +349,12 @@ impl Worker {
             }
         }
         let spin = Some(Instant::now() + RESULT_SPIN);
+        let mut cancelled: Option<Instant> = None;
         loop {
-            match self.next_frame_spin(None, spin)? {
+            // With a call state, wake at least every CHECK_EVERY to see
+            // whether the call was cancelled and has outlived its grace.
+            let deadline = state.map(|_| Instant::now() + CHECK_EVERY);
+            match self.next_frame_spin(deadline, spin)? {
                 Some(FromWorker::Result { seq: s, outcome }) if s == seq => return Ok(outcome),
                 Some(FromWorker::Progress { seq: s, progress, total, message }) if s == seq => {
                     if let Some(c) = state {
@@ -349,6 +365,18 @@ impl Worker {
                 Some(FromWorker::Progress { .. }) => {}
                 Some(_) => return Err(self.broken("it sent an unexpected frame")),
                 None => {}
+            }
+            if state.is_some_and(|c| c.is_cancelled()) {
+                let since = *cancelled.get_or_insert_with(Instant::now);
+                if since.elapsed() >= grace {
+                    sys::kill(&mut self.child);
+                    let _ = self.child.wait();
+                    self.flush_output();
+                    return Err(Fail::Died(format!(
+                        "did not stop within {} s of the call's cancellation (it was killed)",
+                        grace.as_secs_f64()
+                    )));
+                }
             }
         }
     }
@@ -866,7 +894,7 @@ impl Host for WorkerHost<'_> {
         });
         let busy = &self.pool.counters.busy;
         busy.fetch_add(1, Ordering::SeqCst);
-        let out = w.call(frame, call.as_deref());
+        let out = w.call(frame, call.as_deref(), self.pool.opts.interrupt_grace);
         busy.fetch_sub(1, Ordering::SeqCst);
         if out.is_ok() {
             // The driver is free once the answer is out, and a client that
