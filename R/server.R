@@ -281,19 +281,24 @@
 #' they finish, so they can arrive in a different order than the requests
 #' (clients match answers by id).
 #'
-#' Each worker starts R again with the same command line as the server
-#' (`Rscript server.R`, `R -f server.R` and `Rscript -e '...'` all work) and
-#' runs the same script from the top; in a worker, `mcp_server()` serves the
-#' server's calls instead of a transport, and the worker ends when the
-#' server does. So:
+#' Each worker starts R again with the server's R options (`Rscript
+#' server.R`, `R -f server.R` and `Rscript -e '...'` all work) and runs the
+#' same script from the top; in a worker, `mcp_server()` serves the server's
+#' calls instead of a transport, and the worker ends when the server does.
+#' A worker runs the script's top-level code in an environment of its own
+#' (whose parent is the global environment), so that a tool's arguments
+#' cannot reach the script's variables through the global environment, a
+#' frame number or the command line; the tools themselves see them as
+#' usual. So:
 #'
 #' * The script must build the same tools every time. Everything it does
 #'   before `mcp_server()` (loading packages and data, setting options such
 #'   as the `mcplite.json.*` payload options) happens in every worker too;
 #'   nothing after `mcp_server()` runs in a worker.
-#' * Each worker has its own global environment: a tool that keeps state in
-#'   a global variable sees only its own worker's copy, and calls are spread
-#'   over the workers. Keep shared state in a file or a database.
+#' * Each worker has its own copy of the script's variables: a tool that
+#'   keeps state in one (with `<<-`) sees only its own worker's copy, and
+#'   calls are spread over the workers. Keep shared state in a file or a
+#'   database.
 #' * Each worker costs a start-up (the script's time to reach `mcp_server()`,
 #'   at least the 0.2 s of R itself; the server waits until every worker is
 #'   ready, at most 120 s) and its own memory (R itself takes about 50 MB,
@@ -345,9 +350,9 @@
 #' Load every package and read every file the tools need before
 #' `mcp_server()`: after it, a worker can load only what lies under the
 #' library paths. Not confined: the server process itself, CPU time (a call
-#' runs until it returns or is cancelled), and what the worker holds from
-#' running your script (its global variables; keep secrets out of them and
-#' read tokens from the environment). Where the kernel cannot confine (macOS,
+#' runs until it returns or is cancelled), and your script's variables,
+#' which your own tools can reach (keep secrets out of them and read tokens
+#' from the environment). Where the kernel cannot confine (macOS,
 #' Windows, a kernel without Landlock, or a server without a script to start
 #' workers with), package tools run unconfined in the server process and
 #' `mcp_server()` says so on standard error; `confine = TRUE` is an error
@@ -432,7 +437,9 @@ mcp_server <- function(tools, instructions = NULL, transport = NULL, host = NULL
   session_wait <- check_session_wait(session_wait)
   check_confine(confine)
   if (is_worker()) {
-    return(serve_as_worker(tools, progress_interval, confine_default(confine, tools, worker = TRUE)))
+    confine <- confine_default(confine, tools, worker = TRUE)
+    worker_hand_over(tools, progress_interval, confine)
+    return(serve_as_worker(tools, progress_interval, confine))
   }
   transport <- server_transport(transport)
   http <- if (identical(transport, "http")) {

@@ -44,11 +44,99 @@ worker_options <- function(workers, max_queue, session_tools = FALSE, confine = 
       class = "mcplite_error_workers"
     )
   }
-  cmd <- worker_command()
+  cmd <- worker_launch(worker_command())
   list(
-    workers = n, max_queue = queue, program = cmd$program, args = cmd$args, cwd = getwd(),
+    workers = n, max_queue = queue, program = cmd$program, args = cmd$args, env = cmd$env, cwd = getwd(),
     start_timeout = worker_start_timeout
   )
+}
+
+# RULES N1.2: how a worker starts. R's own options of the server's command
+# line, then `-e mcplite:::worker_main()` instead of the script (which
+# worker_main() reads from MCPLITE_WORKER_SOURCE: "file:<path>" or
+# "exprs:<the -e expressions>"), then the trailing `--args`. So no call of
+# the script is on a worker's call stack, and its command line holds no
+# expression of the script.
+worker_launch <- function(cmd) {
+  args <- cmd$args
+  at <- match("--args", args, nomatch = length(args) + 1L)
+  head <- args[seq_len(at - 1L)]
+  tail <- args[seq_along(args) >= at]
+  script <- NULL
+  exprs <- character()
+  keep <- character()
+  i <- 1L
+  while (i <= length(head)) {
+    a <- head[[i]]
+    if (startsWith(a, "--file=")) {
+      script <- substring(a, 8L)
+    } else if (a %in% c("-f", "-e") && i < length(head)) {
+      if (a == "-f") script <- head[[i + 1L]] else exprs <- c(exprs, head[[i + 1L]])
+      i <- i + 1L
+    } else {
+      keep <- c(keep, a)
+    }
+    i <- i + 1L
+  }
+  source <- if (!is.null(script)) paste0("file:", script) else paste0("exprs:", paste(exprs, collapse = "\n"))
+  list(program = cmd$program, args = c(keep, "-e", "mcplite:::worker_main()", tail),
+       env = c(MCPLITE_WORKER_SOURCE = source))
+}
+
+worker_state <- new.env(parent = emptyenv())
+
+# A worker's R (RULES N1.3): run the server's script, each expression in an
+# environment of its own whose parent is the global environment, until its
+# mcp_server() call hands over the tools (a condition that unwinds the
+# script's calls), then serve them. The global environment stays empty and
+# the call stack holds this call only, so that no frame number or
+# environment a tool's arguments can name reaches the script's variables or
+# its mcp_server() call.
+worker_main <- function() {
+  served <- worker_load(Sys.getenv("MCPLITE_WORKER_SOURCE"))
+  if (is.null(served)) {
+    abort("The server's script ended without calling `mcp_server()` in this worker.",
+          class = "mcplite_error_workers")
+  }
+  serve_as_worker(served$tools, served$progress_interval, served$confine)
+}
+
+worker_load <- function(source) {
+  force(source)
+  Sys.unsetenv("MCPLITE_WORKER_SOURCE")
+  exprs <- if (startsWith(source, "file:")) {
+    parse(file = substring(source, 6L), keep.source = FALSE)
+  } else {
+    # Rscript writes each space of an `-e` expression as "~+~" and each
+    # newline as "~n~"; R reads them back so.
+    text <- gsub("~n~", "\n", gsub("~+~", " ", substring(source, 7L), fixed = TRUE), fixed = TRUE)
+    parse(text = text, keep.source = FALSE)
+  }
+  worker_state$loading <- TRUE
+  on.exit(worker_state$loading <- FALSE)
+  tryCatch(
+    {
+      worker_eval(exprs, new.env(parent = globalenv()))
+      NULL
+    },
+    mcplite_worker_serve = function(cnd) cnd
+  )
+}
+
+worker_eval <- function(exprs, env) {
+  for (e in exprs) eval(e, env)
+}
+
+# mcp_server() in a worker started by worker_main(): hand the tools over.
+worker_hand_over <- function(tools, progress_interval, confine) {
+  if (!isTRUE(worker_state$loading)) {
+    return(invisible(FALSE))
+  }
+  signalCondition(structure(
+    class = c("mcplite_worker_serve", "condition"),
+    list(message = "", call = NULL, tools = tools, progress_interval = progress_interval, confine = confine)
+  ))
+  invisible(FALSE)
 }
 
 # R's command line, to start each worker with, with a relative script path

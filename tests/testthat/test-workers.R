@@ -57,6 +57,21 @@ test_that("N1.2: the worker's command line is the server's, with the script made
   expect_identical(cmd$args, c("--no-echo", "-e", "mcplite::mcp_server(x, workers = 2)"))
 })
 
+test_that("N1.2: a worker starts with worker_main() in place of the script, which it reads from the environment", {
+  r <- file.path(R.home("bin"), "exec", "R")
+  launch <- worker_launch(list(program = r, args = c("--no-echo", "--file=/srv/server.R", "--args", "a", "-e", "x")))
+  expect_identical(launch$program, r)
+  expect_identical(launch$args, c("--no-echo", "-e", "mcplite:::worker_main()", "--args", "a", "-e", "x"))
+  expect_identical(launch$env, c(MCPLITE_WORKER_SOURCE = "file:/srv/server.R"))
+  launch <- worker_launch(list(program = r, args = c("-f", "/srv/server.R", "--vanilla")))
+  expect_identical(launch$args, c("--vanilla", "-e", "mcplite:::worker_main()"))
+  expect_identical(launch$env, c(MCPLITE_WORKER_SOURCE = "file:/srv/server.R"))
+  # The expressions of `-e` are not on the worker's command line.
+  launch <- worker_launch(list(program = r, args = c("--no-echo", "-e", "token~+~<-~+~1", "-e", "mcp_server(x)")))
+  expect_identical(launch$args, c("--no-echo", "-e", "mcplite:::worker_main()"))
+  expect_identical(launch$env, c(MCPLITE_WORKER_SOURCE = "exprs:token~+~<-~+~1\nmcp_server(x)"))
+})
+
 test_that("N1.2: live session tools cannot be combined with workers", {
   add <- tool(function(x) x, name = "id", description = "Identity.", arguments = list(x = type_number()))
   expect_error(
@@ -152,4 +167,53 @@ mcp_server(tool(function() 1, name = name, description = "x"), workers = 2)
   expect_false(res$status == 0L)
   expect_identical(res$stdout, "")
   expect_match(res$stderr, "serves other tools (\"changed\") than the server (\"pid\")", fixed = TRUE)
+})
+
+test_that("N1.3: a worker's tools see the script's variables, but no frame number, the global environment or the command line reaches the script", {
+  skip_on_cran()
+  skip_if_not_installed("processx")
+  skip_on_os("windows")
+  script <- '
+library(mcplite)
+api_key <- "SECRET-in-the-script"
+tools <- list(
+  tool(function(n) paste(deparse(sys.call(n)), collapse = " "), name = "call_of", description = "x",
+       arguments = list(n = type_integer())),
+  tool(function(n) paste(ls(sys.frame(n), all.names = TRUE), collapse = ","), name = "frame_of", description = "x",
+       arguments = list(n = type_integer())),
+  tool(function() paste(ls(globalenv(), all.names = TRUE), collapse = ","), name = "globals", description = "x"),
+  tool(function() paste(commandArgs(), collapse = " "), name = "args", description = "x"),
+  tool(function() api_key, name = "key", description = "x")
+)
+mcp_server(tools, workers = 2, instructions = "SECRET-in-the-script")
+'
+  input <- c(
+    calls_input[[1]],
+    '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"call_of","arguments":{"n":1}}}',
+    '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"frame_of","arguments":{"n":1}}}',
+    '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"globals"}}',
+    '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"args"}}',
+    '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"key"}}'
+  )
+  check <- function(res) {
+    expect_identical(res$status, 0L, info = res$stderr)
+    msgs <- lapply(strsplit(sub("\n$", "", res$stdout), "\n", fixed = TRUE)[[1]], jsonlite::fromJSON,
+                   simplifyVector = FALSE)
+    text <- function(id) {
+      m <- msgs[[match(id, vapply(msgs, function(m) m$id, numeric(1)))]]
+      m$result$content[[1]]$text
+    }
+    expect_identical(text(1), "mcplite:::worker_main()")
+    expect_false(grepl("api_key|tools", text(2)))
+    expect_identical(text(3), "")
+    expect_false(grepl("SECRET", text(4), fixed = TRUE))
+    expect_match(text(4), "mcplite:::worker_main()", fixed = TRUE)
+    # The tools themselves still find the script's variables.
+    expect_identical(text(5), "SECRET-in-the-script")
+  }
+  check(run_r(file.path(R.home("bin"), "Rscript"), c("--vanilla", "-e", script), input))
+  dir <- withr::local_tempdir()
+  writeLines(script, file.path(dir, "server.R"))
+  withr::local_dir(dir)
+  check(run_r(file.path(R.home("bin"), "Rscript"), c("--vanilla", "server.R"), input))
 })

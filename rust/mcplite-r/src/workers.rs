@@ -33,8 +33,17 @@ pub fn start_pool(opts: &Robj, server: &Server) -> error::Result<Option<Pool>> {
         Some(r) => r.as_str_vector().ok_or_else(|| bad("args"))?.into_iter().map(OsString::from).collect(),
         None => return Err(bad("args")),
     };
-    let command =
-        WorkerCommand { program: string("program")?.into(), args, cwd: Some(string("cwd")?.into()), env: Vec::new() };
+    // `env`: a named character vector of variables to set for the worker.
+    let env = match m.get("env") {
+        Some(r) if r.len() == 0 => Vec::new(),
+        Some(r) => {
+            let names = r.names().ok_or_else(|| bad("env"))?;
+            let values = r.as_str_vector().ok_or_else(|| bad("env"))?;
+            names.zip(values).map(|(k, v)| (OsString::from(k), OsString::from(v))).collect()
+        }
+        None => Vec::new(),
+    };
+    let command = WorkerCommand { program: string("program")?.into(), args, cwd: Some(string("cwd")?.into()), env };
     let tools = server.tools().iter().map(|t| t.name.clone()).collect();
     let mut o = PoolOptions::new(num("workers")? as usize, command, tools);
     o.max_queue = num("max_queue")? as usize;
