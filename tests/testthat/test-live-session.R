@@ -85,7 +85,9 @@ server_script <- function(dir, wait = 30) {
     "talk <- tool(function() { cat('printed by the tool\\n'); message('said by the tool');",
     "  warning('warned by the tool'); 'talked' }, name = 'talk', description = 'Talk.')",
     "fails <- tool(function() stop('failed on purpose'), name = 'fails', description = 'Fail.')",
-    sprintf("mcp_server(list(nrow_of, where, mark, talk, fails), session_tools = TRUE, session_wait = %s)", wait)
+    "spin <- tool(function() { on.exit(assign('spin_cleaned_up', TRUE, envir = globalenv())); repeat x <- sum(1:10) },",
+    "  name = 'spin', description = 'Never return.')",
+    sprintf("mcp_server(list(nrow_of, where, mark, talk, fails, spin), session_tools = TRUE, session_wait = %s)", wait)
   ), path)
   path
 }
@@ -560,4 +562,21 @@ test_that("R10.11: with allow_code = FALSE a package tool runs in the server, an
   res <- mcp_call(srv, "median", list(x = list(5, 4, 6)))
   expect_identical(text_of(res), "5")
   wait_until(function() grepl("[mcplite] median(x = list(5L, 4L, 6L)) (", screen(s), fixed = TRUE), paste("the console line:", screen(s)))
+})
+
+test_that("R10.6: a call cancelled while it runs in the session is interrupted there, and the interrupt goes no further", {
+  skip_if_no_live()
+  dir <- private_dir()
+  s <- start_r(dir)
+  open_session(s)
+  srv <- connect(dir, s$files)
+  select(srv, s$pid)
+  # The client gives up after 2 s and cancels: the session's R is interrupted.
+  expect_error(mcp_call(srv, "spin", timeout = 2), class = "mcplite_error_timeout")
+  wait_until(function() grepl("[mcplite] spin() error (", screen(s), fixed = TRUE),
+             paste("the call to be interrupted:", screen(s), paste(mcp_stderr(srv), collapse = "\n")))
+  # Its clean-up ran, and the user's next command runs whole (no interrupt was left over).
+  expect_identical(r_run(s, 'Sys.sleep(0.3); cat(exists("spin_cleaned_up"), file = "%s/clean")', result = "clean"),
+                   "TRUE")
+  expect_identical(text_of(mcp_call(srv, "where")), s$pid)
 })

@@ -199,6 +199,42 @@ fn an_interrupt_stops_the_wait() {
 }
 
 #[test]
+fn r10_6_an_interrupt_of_a_running_call_interrupts_it_in_the_session() {
+    let d = tmpdir("intr-running");
+    let l = Listener::bind(&d, "107", info("107"), "/work".into()).unwrap();
+    // The session's interrupter: what SIGINT to R's main thread does.
+    let interrupted = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&interrupted);
+    l.set_interrupter(Arc::new(move || flag.store(true, Ordering::SeqCst)));
+    // A stand-in R that runs the call until it is interrupted.
+    let running = Arc::new(AtomicBool::new(false));
+    let (i, r) = (Arc::clone(&interrupted), Arc::clone(&running));
+    let fake = thread::spawn(move || {
+        let t0 = Instant::now();
+        let job = loop {
+            if let Some(job) = l.next_job() {
+                break job;
+            }
+            assert!(t0.elapsed() < LONG, "no call came");
+            thread::sleep(Duration::from_millis(5));
+        };
+        r.store(true, Ordering::SeqCst);
+        while !i.load(Ordering::SeqCst) {
+            assert!(t0.elapsed() < LONG, "never interrupted");
+            thread::sleep(Duration::from_millis(5));
+        }
+        l.finish(job, json!({"status": "error", "message": "interrupted"}), &[]).unwrap();
+        l
+    });
+    let mut s = Session::connect(&d, "107", LONG).unwrap();
+    let o = s.call(Map::new(), b"1", LONG, SLICE, || running.load(Ordering::SeqCst));
+    assert!(matches!(o, Outcome::Interrupted { started: true }), "{o:?}");
+    assert!(interrupted.load(Ordering::SeqCst), "the session's interrupter ran");
+    drop(fake.join().unwrap());
+    fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
 fn listing_shows_live_sessions_and_removes_stale_sockets() {
     let d = tmpdir("list");
     let a = FakeR::start(Listener::bind(&d, "201", info("201"), "/a".into()).unwrap(), true, Duration::ZERO);

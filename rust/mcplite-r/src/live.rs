@@ -280,6 +280,10 @@ mod imp {
         let info: Map<String, Value> = serde_json::from_str(info).map_err(|e| Error::internal(e.to_string()))?;
         let listener = Listener::bind(&d, id, info, wd.to_string())
             .map_err(|e| fail(format!("the session could not listen in {}: {e}", d.display())))?;
+        // A cancelled call that runs is interrupted as SIGINT does (RULES
+        // R10.6); an interrupt that lands after it ended is consumed in
+        // on_input(), before R is back at the prompt.
+        listener.set_interrupter(crate::progress::interrupter());
         let path = listener.path().to_string_lossy().into_owned();
         let fd = listener.wake_fd();
         // SAFETY: R's main thread (a .Call entry point); the handler list is
@@ -373,6 +377,8 @@ mod imp {
                 while let Some(job) = live.listener.next_job() {
                     let (header, body) = run(live.runner, &job);
                     let _ = live.listener.finish(job, header, &body);
+                    // Never into the user's own code.
+                    crate::progress::swallow_stale_interrupt();
                 }
             })
         });

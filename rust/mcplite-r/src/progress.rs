@@ -62,7 +62,7 @@ pub fn new_inflight(interval: Duration) -> Arc<Inflight> {
 
 /// Interrupt R's main thread (the caller's thread now) from any thread.
 #[cfg(unix)]
-fn interrupter() -> Interrupter {
+pub(crate) fn interrupter() -> Interrupter {
     // SAFETY: pthread_self has no preconditions.
     let main = unsafe { libc::pthread_self() };
     Arc::new(move || {

@@ -185,7 +185,10 @@ impl Session {
                 Step::Nothing => {}
             }
             if interrupted() {
-                let started = started || matches!(self.withdraw(id, slice), Withdrawal::Started);
+                // Also for a call that started: the session interrupts it
+                // (RULES R10.6), and its result, if it comes, is ignored.
+                let withdrawal = self.withdraw(id, slice);
+                let started = started || matches!(withdrawal, Withdrawal::Started | Withdrawal::Done(_));
                 return Outcome::Interrupted { started };
             }
             if !started && t0.elapsed() >= wait {

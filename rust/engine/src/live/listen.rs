@@ -79,7 +79,14 @@ struct Shared {
     cond: Condvar,
     wake_w: OwnedFd,
     info: Map<String, Value>,
+    /// Interrupts the call R runs (RULES R10.6): set by
+    /// [`Listener::set_interrupter`], called under the state's lock while
+    /// the cancelled call is the running one.
+    interrupter: Mutex<Option<Interrupter>>,
 }
+
+/// What interrupts R's main thread (SIGINT to it, in R).
+pub type Interrupter = Arc<dyn Fn() + Send + Sync>;
 
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -188,10 +195,18 @@ impl Listener {
             cond: Condvar::new(),
             wake_w,
             info,
+            interrupter: Mutex::new(None),
         });
         let sh = Arc::clone(&shared);
         let accept = spawn_masked("mcplite-live-accept", move || accept_loop(listener, sh))?;
         Ok(Listener { shared, accept: Some(accept), wake_r, path })
+    }
+
+    /// From now on, a cancellation of the call that is running interrupts
+    /// it with `f` (which must leave no interrupt pending once the call has
+    /// ended: the caller consumes a late one before R returns to the prompt).
+    pub fn set_interrupter(&self, f: Interrupter) {
+        *self.shared.interrupter.lock().unwrap_or_else(|p| p.into_inner()) = Some(f);
     }
 
     /// The socket's path.
@@ -395,10 +410,17 @@ fn on_frame(cid: u64, conn: &Arc<Conn>, f: Frame, sh: &Shared) -> bool {
                 let mut st = sh.lock();
                 let before = st.jobs.len();
                 st.jobs.retain(|j| !(j.conn == cid && j.id == id));
-                st.jobs.len() != before
+                let removed = st.jobs.len() != before;
+                // A call that already started ("started" was sent) is
+                // interrupted, under the lock, so while it still runs:
+                // [`Listener::finish`] takes the lock to end it.
+                if !removed && st.running == Some((cid, id)) {
+                    if let Some(f) = sh.interrupter.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+                        f();
+                    }
+                }
+                removed
             };
-            // A call that already started says so ("started" was sent) and
-            // runs to its end.
             !removed || conn.send(&json!({"type": "cancelled", "id": id}), &[]).is_ok()
         }
         _ => conn.send(&error("unknown message type"), &[]).is_ok(),
