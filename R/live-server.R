@@ -62,7 +62,7 @@ live_router <- function(name, fun, state, kind) {
   function(...) live_dispatch(state, name, fun, list(...), kind)
 }
 
-live_dispatch <- function(state, name, fun, args, kind) {
+live_dispatch <- function(state, name, fun, args, kind, retried = FALSE) {
   conn <- state$conn
   if (is.null(conn)) {
     return(live_here(fun, args, kind, live_note_unselected()))
@@ -98,11 +98,18 @@ live_dispatch <- function(state, name, fun, args, kind) {
         stop("The R session ", id, " went away while it ran `", name, "` (", res$reason,
              "); what the call did there is unknown. No session is selected now.", call. = FALSE)
       }
-      live_here(fun, args, kind, paste0(
-        "The selected R session ", id, " is gone (", res$reason, "), so this ran in the ",
-        "server's own R process instead. Use list_r_sessions and select_r_session to pick ",
-        "another session."
-      ))
+      # RULES R10.6: a session opened again (mcp_session() called anew)
+      # listens under the same id: select it again and send the call once more.
+      if (!retried && !is.null(tryCatch(live_select_session(state, id), error = function(e) NULL))) {
+        return(live_dispatch(state, name, fun, args, kind, retried = TRUE))
+      }
+      stop(
+        "The selected R session ", id, " is gone (", res$reason, "), so `", name, "` did not run, ",
+        "there or anywhere else. No session is selected now: use list_r_sessions and ",
+        "select_r_session to pick another one (select_r_session with id \"server\" runs tools in ",
+        "the server's own R process).",
+        call. = FALSE
+      )
     },
     # A cancelled call: end it as an interrupt (RULES C4); a call already
     # running in the session runs to its end there.
@@ -153,7 +160,12 @@ live_outcome <- function(res, kind) {
 # gone), with `note` added to its answer. run_r_code never runs here.
 live_here <- function(fun, args, kind, note) {
   if (kind == "code") {
-    stop("run_r_code runs code only in a selected R session that allows it. ", note, call. = FALSE)
+    stop(
+      "No R session is selected, so the code did not run: run_r_code runs code only in an R ",
+      "session that is selected (list_r_sessions, select_r_session) and whose user opened it ",
+      "with mcp_session(allow_code = TRUE). It never runs in the server.",
+      call. = FALSE
+    )
   }
   value <- tryCatch(do.call(fun, args, quote = TRUE), error = function(e) {
     stop(conditionMessage(e), "\n(", note, ")", call. = FALSE)

@@ -262,12 +262,16 @@ live_capture <- function(f) {
       invokeRestart(if (type == "warning") "muffleWarning" else "muffleMessage")
     }
   }
-  con <- textConnection(NULL, "w", local = TRUE)
+  # Written to `printed` when closed, with a last line that has no newline
+  # (`cat("x")`), which textConnectionValue() leaves out until then.
+  printed <- character()
+  con <- textConnection("printed", "w", local = TRUE)
   sink(con)
   depth <- sink.number()
+  closed <- FALSE
   on.exit({
     while (sink.number() >= depth) sink()
-    close(con)
+    if (!closed) close(con)
   })
   res <- withCallingHandlers(
     tryCatch(
@@ -279,7 +283,9 @@ live_capture <- function(f) {
     message = record("message")
   )
   while (sink.number() >= depth) sink()
-  res$output <- textConnectionValue(con)
+  close(con)
+  closed <- TRUE
+  res$output <- printed
   res$conditions <- conditions
   res
 }

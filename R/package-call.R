@@ -12,8 +12,9 @@ package_tool_wrapper <- function(fun, fname, convert, limits, guard = NULL) {
   force(convert)
   force(limits)
   force(guard)
-  # What confine_default() looks for (RULES N7.1).
-  mcplite_package_tool <- TRUE
+  # The mark is_package_tool() looks for in the tool function's
+  # environment, this call's (RULES N7.1, R10.11).
+  assign("mcplite_package_tool", TRUE)
   # Arguments are passed as values; language objects among them (formulas)
   # are wrapped in quote(), which is all this environment has to resolve.
   call_env <- new.env(parent = baseenv())

@@ -4,6 +4,9 @@
 # server treats it like any hand-written tool.
 # Its parts are in R/package-*.R and R/capabilities*.R (ARCHITECTURE.md).
 
+# Never served (RULES R8.1): see package_tools().
+session_state_bindings <- c(".Last.value", ".Random.seed", ".Traceback")
+
 #' Serve an installed package's functions as tools
 #'
 #' @description
@@ -255,7 +258,8 @@
 #'   on disk, `FALSE` for no cache, or the path of a directory for the disk
 #'   cache.
 #' @param quiet `TRUE` to suppress the messages about undocumented and
-#'   skipped functions.
+#'   skipped functions. In a worker process of [mcp_server()] they are never
+#'   given (the server gives them once).
 #'
 #' @return A named list of tools made by [tool()], named by tool name and
 #'   ordered by function name, with the classification as the
@@ -323,6 +327,10 @@ package_tools <- function(package, include = NULL, exclude = NULL, pattern = NUL
     }
   )
   exports <- sort(getNamespaceExports(ns), method = "radix")
+  # Bindings of base that hold the session's state, not functions of the
+  # package: `.Last.value` is whatever the last top-level call returned (a
+  # function of the server's script, at times).
+  exports <- setdiff(exports, session_state_bindings)
   funs <- select_exports(package, ns, exports, include, exclude, pattern, exclude_pattern)
   overrides <- check_overrides(overrides, names(funs), package)
   if (is.character(shape)) {
@@ -461,7 +469,8 @@ package_tools <- function(package, include = NULL, exclude = NULL, pattern = NUL
   if (length(refused) > 0L) {
     abort_refused(package, refused)
   }
-  if (!quiet) {
+  # A worker runs the server's script again: the server has said it all.
+  if (!quiet && !is_worker()) {
     report_package_notes(package, notes, root)
   }
   attr(out, "capabilities") <- classification_frame(classification)

@@ -25,8 +25,9 @@
 #'   means `/mcp`.
 #' @param token `NULL` or a bearer token every HTTP request to the endpoint
 #'   must carry (`Authorization: Bearer <token>`), at least 16 characters
-#'   (`openssl rand -hex 32` makes one); it is named `default` in the access
-#'   log. `NULL` reads `MCPLITE_TOKEN`; unset or empty means no token.
+#'   (`openssl rand -hex 32` makes one); a template's placeholder
+#'   (`replace-me...`, `changeme`) and a token that repeats a few characters
+#'   are refused. It is named `default` in the access log. `NULL` reads `MCPLITE_TOKEN`; unset or empty means no token.
 #' @param tokens_file `NULL` or the path of a file of named tokens, accepted
 #'   besides `token` (see "Named tokens and the access log"). `NULL` reads
 #'   `MCPLITE_TOKENS_FILE`.

@@ -105,47 +105,17 @@ INIT = ('{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolV
 # canary-path, url, sexpr, r-expression, pipe, huge-number, frame-number, or
 # "*" for any of them.
 # Canaries that make the process unusable: "server exited", "hang" (no answer
-# to the probe after a cancellation: C code that never checks for
-# interrupts; mcplite has no time limit on a call, and cancelling interrupts
-# only R code).
+# to the probe after a cancellation; a worker busy 5 s after its call's
+# cancellation is killed and replaced, RULES N4.3).
 EXITED = "server exited"
-KNOWN = {
-    # Information disclosure: an integer as eval()'s `envir` is a frame of
-    # the server's own call stack (0 the global environment, 1 mcp_server()'s
-    # frame with its settings, `token` included); within() returns the
-    # frame's variables, so data = 0 answers with the server script's global
-    # variables (here `api_key`, the secret). The classifier counts eval()'s
-    # code, not its environment.
-    ("base", "within.list", "frame-number"): ("the secret", "data = 0 returns the global environment's variables (eval(envir = 0))"),
-    ("base", "within.data.frame", "frame-number"): ("the secret", "data = 0 returns the global environment's variables (eval(envir = 0))"),
-    # Availability: no bound on an answer's size, and an allocation failure
-    # in the engine aborts the process (Rust's default).
-    ("base", "raw", "huge-number"): (EXITED, "a 1 GB raw vector becomes a 1.35 GB base64 string; under the address-space limit the engine's allocation fails and aborts"),
-    ("base", "list2DF", "huge-number"): (EXITED, "nrow = 1e9 rows of no columns are 3 GB of JSON; under the address-space limit the engine's allocation fails and aborts"),
-    # Availability: C code that never checks for interrupts. Whether such a
-    # call hangs or is only slow (ends within the seconds after its
-    # cancellation) depends on the machine: an entry that did not fire is
-    # noted, not counted.
-    ("base", "sys.parent", "huge-number"): ("hang", "R_sysparent() walks n = 1e9 frames in C, seconds of CPU, not interruptible"),
-    ("utils", "formatUL", "huge-number"): ("hang", "offset = 1e9 builds a 1 GB string of spaces in C, not interruptible"),
-    ("utils", "formatOL", "huge-number"): ("hang", "offset = 1e9 builds a 1 GB string of spaces in C, not interruptible"),
-    ("stats", "line", "huge-number"): ("hang", "iter = 1e9 Tukey resistant-line iterations in C, not interruptible"),
-    ("stats", "rwilcox", "huge-number"): ("hang", "n = 1e9 fills a 4 GB table in C, not interruptible"),
-    ("stats", "rsignrank", "huge-number"): ("hang", "n = 1e9 draws 1e9 signs in C, not interruptible"),
-    # Availability: R crashes. Under an address-space limit (the suite's, as
-    # `ulimit -v` in a deployment) R's wilcox code leaves its cached table
-    # half made when its calloc fails (m or n = 1e9), and the next call of
-    # any of them segfaults (R 4.2; the same in plain R): the crash comes on
-    # the call after the huge one, whatever its attack.
-    ("stats", "dwilcox", "*"): (EXITED, "R's wilcox table half made after a failed calloc (m or n = 1e9): the next call segfaults"),
-    ("stats", "pwilcox", "*"): (EXITED, "R's wilcox table half made after a failed calloc (m or n = 1e9): the next call segfaults"),
-    # Availability: grDevices' entry points for grid's masks, patterns and
-    # groups are exported and served; R's devices take the client's `ref`,
-    # `mask` or `pattern` unchecked (an index, a string) and segfault.
-    ("grDevices", ".setMask", "*"): (EXITED, "the device takes mask and ref unchecked: segfault"),
-    ("grDevices", ".setPattern", "*"): (EXITED, "the device takes the pattern unchecked: segfault"),
-    ("grDevices", ".useGroup", "*"): (EXITED, "the device indexes its groups with ref unchecked: segfault"),
-}
+# Empty since the package tools are served as mcp_server() serves them by
+# default, in a confined worker (RULES N7): the frame-number disclosures of
+# within() (closed by N1.3: a worker's global environment and call stack
+# hold nothing of the script), the engine's aborts on huge answers and
+# R's crashes in wilcox and grDevices' mask/pattern/group entry points (a
+# crash ends only the worker, N5.1; memory is limited, N7.2) and the C
+# loops that never check for interrupts (N4.3) no longer fire.
+KNOWN = {}
 
 
 # ---------------------------------------------------------------------------

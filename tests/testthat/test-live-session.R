@@ -180,7 +180,7 @@ test_that("R10.6: with no session selected, tools run in the server and the answ
   marker <- file.path(dir, "ran")
   res <- handler_call(h, "run_r_code", list(code = sprintf("file.create('%s')", marker)))
   expect_true(res$isError)
-  expect_match(res$content[[1]]$text, "runs code only in a selected R session", fixed = TRUE)
+  expect_match(res$content[[1]]$text, "No R session is selected, so the code did not run", fixed = TRUE)
   expect_false(file.exists(marker))
 })
 
@@ -324,7 +324,7 @@ test_that("R10.4: a call waits while the user's code runs, never runs in the mid
   expect_false(grepl("[mcplite] mark", screen(s), fixed = TRUE))
 })
 
-test_that("R10.6: a session closed or gone while selected: tools run in the server and say so", {
+test_that("R10.6: a session closed or gone while selected: the call fails and says so; one opened again is found again", {
   skip_if_no_live()
   dir <- private_dir()
   s <- start_r(dir)
@@ -332,12 +332,19 @@ test_that("R10.6: a session closed or gone while selected: tools run in the serv
   srv <- connect(dir, s$files)
   select(srv, s$pid)
   expect_identical(text_of(mcp_call(srv, "where")), s$pid)
+  # Opened again (as the refusal of run_r_code tells the user to): still selected.
+  r_run(s, "close(h); h <- mcplite::mcp_session(allow_code = TRUE)")
+  expect_identical(text_of(mcp_call(srv, "where")), s$pid)
+  expect_true(sessions_of(srv)[[1]]$selected)
+  expect_identical(text_of(mcp_call(srv, "run_r_code", list(code = "cat('in the session')"))), "in the session")
+
+  # Closed: the call does not run anywhere, and says so as an error.
   r_run(s, "close(h)")
   expect_false(file.exists(sock))
-  res <- mcp_call(srv, "where")
-  expect_false(identical(res$content[[1]]$text, s$pid))
-  expect_match(res$content[[2]]$text, paste0("The selected R session ", s$pid, " is gone"), fixed = TRUE)
-  # Now unselected.
+  msg <- tool_error(mcp_call(srv, "mark"))
+  expect_match(msg, paste0("The selected R session ", s$pid, " is gone"), fixed = TRUE)
+  expect_match(msg, "did not run, there or anywhere else", fixed = TRUE)
+  # Now unselected: tools run in the server, with the note that says so.
   expect_match(mcp_call(srv, "where")$content[[2]]$text, "No R session is selected", fixed = TRUE)
   expect_length(sessions_of(srv), 0L)
 
@@ -346,7 +353,8 @@ test_that("R10.6: a session closed or gone while selected: tools run in the serv
   select(srv, s$pid)
   r_type(s, "q('no')")
   wait_until(function() !file.exists(sock), "R's exit to remove the socket")
-  expect_match(mcp_call(srv, "where")$content[[2]]$text, "is gone", fixed = TRUE)
+  wait_until(function() !tools::pskill(as.integer(s$pid), 0L), "R to exit")
+  expect_match(tool_error(mcp_call(srv, "where")), "is gone", fixed = TRUE)
 })
 
 test_that("R10.3: two sessions at once, and a server restarted by its client", {

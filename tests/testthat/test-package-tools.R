@@ -125,6 +125,22 @@ test_that("bad input gives clear errors naming the argument", {
   expect_false("pi" %in% names(package_tools("base", pattern = "^p", quiet = TRUE)))
 })
 
+test_that("R8.1: base's bindings of session state are never served, even when they hold a function", {
+  skip_on_cran()
+  skip_if_not_installed("processx")
+  # At the top level of a script, .Last.value is the value of the call before.
+  res <- processx::run(file.path(R.home("bin"), "Rscript"), c("--vanilla", "-e", paste(
+    "secret_helper <- function() 'from the script'",
+    "secret_helper",
+    "cat(names(mcplite::package_tools('base', pattern = '^[.]', quiet = TRUE)), sep = '\\n')",
+    sep = "\n"
+  )), env = c("current", R_LIBS = paste(.libPaths(), collapse = .Platform$path.sep)), error_on_status = FALSE)
+  expect_identical(res$status, 0L, info = res$stderr)
+  served <- strsplit(res$stdout, "\n", fixed = TRUE)[[1]]
+  expect_true(length(served) > 0L)
+  expect_false(any(c(".Last.value", ".Random.seed", ".Traceback") %in% served))
+})
+
 test_that("include, exclude, patterns and prefix select and name the tools", {
   tl <- stats_tools(pattern = "^p(norm|binom|t)$", exclude = "pt", prefix = "stats_")
   expect_named(tl, c("stats_pbinom", "stats_pnorm"))

@@ -114,7 +114,55 @@ pub fn check_token(token: &str, what: &str) -> Result<(), String> {
     if !token.bytes().all(|b| b.is_ascii_graphic()) {
         return Err(format!("{what} must be visible ASCII characters only"));
     }
+    let lower = token.to_ascii_lowercase();
+    if PLACEHOLDERS.iter().any(|p| lower.contains(p)) {
+        return Err(format!("{what} looks like a placeholder, not a secret: make one with `openssl rand -hex 32`"));
+    }
+    if estimated_bits(token) < MIN_TOKEN_BITS {
+        return Err(format!(
+            "{what} is too easy to guess (it repeats a few characters): make one with `openssl rand -hex 32`"
+        ));
+    }
     Ok(())
+}
+
+/// Words of the placeholders in examples and templates (the shipped
+/// `inst/deploy/mcplite.env` among them), lower case: a token that holds one
+/// was never replaced (RULES H6.2).
+const PLACEHOLDERS: [&str; 9] = [
+    "replace-me",
+    "replace_me",
+    "replaceme",
+    "change-me",
+    "change_me",
+    "changeme",
+    "placeholder",
+    "your-token",
+    "<token>",
+];
+
+/// The least a token's [`estimated_bits`] may be (RULES H6.2): 16 random
+/// hexadecimal digits give 64.
+const MIN_TOKEN_BITS: f64 = 60.0;
+
+/// A token's length times the Shannon entropy of its own characters, in
+/// bits: an upper bound on its randomness that is low for repetitions
+/// (`aaaa…`, `abab…`) whatever their length.
+fn estimated_bits(token: &str) -> f64 {
+    let mut counts = [0usize; 256];
+    for b in token.bytes() {
+        counts[b as usize] += 1;
+    }
+    let n = token.len() as f64;
+    let per_char: f64 = counts
+        .iter()
+        .filter(|c| **c > 0)
+        .map(|c| {
+            let p = *c as f64 / n;
+            -p * p.log2()
+        })
+        .sum();
+    per_char * n
 }
 
 fn sha256(data: &[u8]) -> [u8; 32] {
@@ -352,6 +400,14 @@ mod tests {
         assert_eq!(decode_hex("0g"), None);
         assert!(check_token("0123456789abcdef", "t").is_ok());
         assert!(check_token("short", "t").unwrap_err().contains("at least 16"));
+        // The shipped template's placeholder, and repetitions of any length.
+        let e = check_token("replace-me-with-the-output-of-openssl-rand-hex-32", "the token").unwrap_err();
+        assert!(e.contains("looks like a placeholder"), "{e}");
+        assert!(!e.contains("replace-me"), "the token is never shown: {e}");
+        for weak in ["aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "abababababababababababababababab", "aaaaaaaaaaaaaaab"] {
+            assert!(check_token(weak, "t").unwrap_err().contains("too easy to guess"), "{weak}");
+        }
+        assert!(check_token("3f9a1c0e7b2d4a6f8e1c3b5d7f9a0c2e4b6d8f0a1c3e5b7d9f1a3c5e7b9d1f3a", "t").is_ok());
     }
 
     #[test]
