@@ -16,11 +16,13 @@ test_that("closing, garbage collection and R exiting end the server process", {
   err <- expect_client_error(mcp_call(server, "echo", list(text = "x")), "mcplite_error_connection")
   expect_match(conditionMessage(err), "is closed")
 
+  # The garbage collector does not wait for the server: the connection is
+  # closed on a thread of its own (issue 42).
   server <- mcp_connect_script(client_server_script())
   pid <- mcp_server_info(server)$pid
   rm(server)
   gc()
-  expect_false(process_alive(pid))
+  wait_until(function() !process_alive(pid), "the server to end after garbage collection", 10)
 
   # a server that ignores EOF and SIGTERM, with a child of its own
   conn <- sh_connect("trap '' TERM; sleep 300 & echo $! >&2; while :; do sleep 1; done")
@@ -41,6 +43,18 @@ test_that("closing, garbage collection and R exiting end the server process", {
   pid <- as.integer(out[[length(out)]])
   expect_false(is.na(pid))
   wait_until(function() !process_alive(pid), "the server to end with R", 10)
+})
+
+test_that("issue 42: R's garbage collector does not wait for a server to exit", {
+  # A server that ignores the end of its input and SIGTERM: closing it takes
+  # the grace periods, then SIGKILL. The collector returns while it still
+  # runs, and it is ended on the connection's own thread.
+  conn <- sh_connect("trap '' TERM; while :; do sleep 1; done")
+  pid <- mcp_server_info(conn)$pid
+  rm(conn)
+  gc()
+  expect_true(process_alive(pid))
+  wait_until(function() !process_alive(pid), "the server to be killed after garbage collection", 30)
 })
 
 test_that("servers get an allowlisted environment plus their env, and a working directory", {

@@ -674,6 +674,18 @@ impl Connection {
         how
     }
 
+    /// Drop the connection on a thread of its own (started with signals
+    /// blocked), so that the caller does not wait while [`Connection::close`]
+    /// gives the server time to exit (for a child process up to twice its
+    /// grace period and 5 s more). For a caller that must not block, such as
+    /// R's garbage collector. When no thread can be started the connection is
+    /// closed on the calling thread. Only for links that may be dropped on
+    /// another thread (stdio, HTTP; not the bridge's in-memory link).
+    pub fn close_in_background(self) {
+        // A failed spawn drops the closure, and with it the connection, here.
+        let _ = spawn_masked("mcplite-client-close", move || drop(self));
+    }
+
     /// What is known about why the link failed (exit status, stderr).
     pub fn failure_context(&mut self) -> FailureContext {
         self.link.context()
