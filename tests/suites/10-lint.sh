@@ -14,19 +14,11 @@ export PATH="$PATH:$HOME/.cargo/bin"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-pass=0
-fail=0
+. tests/suites/lib.sh
 check() { # name log command...
   local name=$1 log=$2
   shift 2
-  if "$@" >"$log" 2>&1; then
-    pass=$((pass + 1))
-    echo "ok   - $name"
-  else
-    fail=$((fail + 1))
-    echo "FAIL - $name"
-    tail -40 "$log" | sed 's/^/       /'
-  fi
+  if "$@" >"$log" 2>&1; then ok "$name"; else bad "$name" "$log"; fi
 }
 
 fmt_all() {
@@ -67,5 +59,4 @@ lintr_clean() {
 }
 check "lintr: R/ has no lints (.lintr)" "$work/lintr.log" lintr_clean
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish
