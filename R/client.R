@@ -4,7 +4,7 @@
 # JSON-RPC, era negotiation, retries, reserved headers, timeouts,
 # cancellation, error messages) is done by the engine
 # (rust/engine/src/client/); rust/mcplite-r/src/client.rs is the glue,
-# reached through the wrappers of R/extendr-wrappers.R, whose errors
+# reached through the wrappers of R/bridge-wrappers.R, whose errors
 # bridge_value() raises (RULES K1). Waiting happens in short slices so R
 # keeps control of interrupts and of the progress callback.
 #

@@ -5,7 +5,12 @@
 #   3. roxygen: man/ and NAMESPACE are what roxygen2 makes from R/ today;
 #   4. the minimum Rust version is the same in Cargo.toml, DESCRIPTION, src/Makevars and src/Makevars.win.
 #   5. lintr: the package's R code (R/) has no lints under the configuration in .lintr
-#      (tests and examples are not linted: long JSON literals and test doubles).
+#      (tests and examples are not linted: long JSON literals and test doubles);
+#   6. the hand-written R wrappers (R/bridge-wrappers.R) match the functions the
+#      bridge's extendr_module! blocks export (scripts/check-wrappers.py);
+#   7. no import cycle between the engine's files (scripts/check-cycles.py).
+# clippy's undocumented_unsafe_blocks (every unsafe block has a SAFETY comment)
+# is on for every crate through [workspace.lints] in Cargo.toml.
 # Prints "N passed, N failed" last and exits non-zero on any failure.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -58,5 +63,11 @@ lintr_clean() {
   Rscript --vanilla -e 'l <- lintr::lint_dir("R"); print(l); quit(status = if (length(l) > 0L) 1L else 0L)'
 }
 check "lintr: R/ has no lints (.lintr)" "$work/lintr.log" lintr_clean
+
+check "the R wrappers match the bridge's exported functions (scripts/check-wrappers.py)" "$work/wrappers.log" \
+  python3 scripts/check-wrappers.py
+
+check "no import cycle between the engine's files (scripts/check-cycles.py)" "$work/cycles.log" \
+  python3 scripts/check-cycles.py
 
 finish

@@ -1,6 +1,6 @@
 //! The R side of the MCP client (R/client*.R, RULES section 13): thin entry
 //! points over the engine's `client::Connection`, called through the
-//! wrappers of R/extendr-wrappers.R like every other entry point. Results
+//! wrappers of R/bridge-wrappers.R like every other entry point. Results
 //! come back as R values converted by the same JSON -> R rules tools
 //! receive their arguments by (RULES J6); a failure comes back as the one
 //! error marker of `error.rs`, with the message the engine's
