@@ -1,3 +1,8 @@
+# Configuration files in the `mcpServers` format of Claude Desktop, Claude
+# Code, Cursor and mcptools: written for a server script or URL
+# (mcp_client_config()), and read to connect to the servers they list
+# (mcp_connect_config(), at the end of this file).
+
 #' Configure an MCP client to launch a server script
 #'
 #' `mcp_client_config()` writes the configuration an MCP client needs to start
@@ -407,5 +412,165 @@ http_client_config <- function(url, name, client, token, token_env) {
       token_env = if (!is.null(token) && !identical(client, "claude_desktop")) token_env,
       token_note = token_note),
     class = "mcplite_client_config"
+  )
+}
+
+#' Connect to the servers of a configuration file
+#'
+#' `mcp_connect_config()` reads a configuration file in the JSON format used
+#' by Claude Desktop and the mcptools package and connects to each server it
+#' lists, with [mcp_connect()].
+#'
+#' The file holds an object `mcpServers` whose members configure one server
+#' each, under its name:
+#' * a local server started over stdio: `command`, optional `args` (array of
+#'   strings), `env` (object of strings) and `cwd`;
+#' * a remote Streamable HTTP server: `url`, optional `headers` (object of
+#'   strings, values may use `${NAME}` for environment variables).
+#'
+#' Either kind may set `timeout` (seconds). An entry with `"disabled": true`
+#' is skipped; `"type"` may say `"stdio"`, `"http"` or `"streamable-http"`.
+#' Other members are ignored. Stdio servers get the allowlisted environment
+#' described in [mcp_connect()] plus their `env`.
+#'
+#' @param path Path of the configuration file.
+#' @param servers `NULL` (every server), or the names of the servers to
+#'   connect to.
+#' @param on_error `"stop"` (the default) closes the connections already made
+#'   and raises the error of the server that failed; `"warn"` warns and skips
+#'   that server.
+#' @return A named list of connections (class `mcplite_connection`), in the
+#'   order of the file.
+#' @seealso [mcp_tools()] to turn the servers' tools into mcplite tools,
+#'   [mcp_close()].
+#' @export
+#' @examples
+#' script <- file.path(tempdir(), "add-server.R")
+#' writeLines(c(
+#'   "library(mcplite)",
+#'   "add <- tool(function(x, y) x + y, \"Add two numbers.\",",
+#'   "  arguments = list(x = type_number(), y = type_number()), name = \"add\")",
+#'   "mcp_server(add)"
+#' ), script)
+#' config <- file.path(tempdir(), "config.json")
+#' writeLines(sprintf(
+#'   '{"mcpServers": {"adder": {"command": "%s", "args": ["--vanilla", "%s"],
+#'     "env": {"R_LIBS": "%s"}}}}',
+#'   file.path(R.home("bin"), "Rscript"), script, paste(.libPaths(), collapse = ":")
+#' ), config)
+#' servers <- mcp_connect_config(config)
+#' names(servers)
+#' mcp_call(servers$adder, "add", list(x = 2, y = 3))
+#' mcp_close(servers)
+mcp_connect_config <- function(path, servers = NULL, on_error = c("stop", "warn")) {
+  on_error <- check_choice(on_error, c("stop", "warn"), "on_error")
+  entries <- read_client_config(path)
+  if (!is.null(servers)) {
+    if (!is.character(servers) || anyNA(servers)) {
+      abort("`servers` must be NULL or a character vector of server names, not ", describe(servers), ".")
+    }
+    unknown <- setdiff(servers, names(entries))
+    if (length(unknown) > 0L) {
+      abort("`servers` names servers that `path` does not configure: ",
+            paste0("\"", unknown, "\"", collapse = ", "), ".")
+    }
+    entries <- entries[names(entries) %in% servers]
+  }
+  out <- list()
+  for (nm in names(entries)) {
+    e <- entries[[nm]]
+    if (isTRUE(e$disabled)) {
+      next
+    }
+    conn <- tryCatch(
+      connect_entry(nm, e),
+      mcplite_error = function(err) {
+        if (on_error == "warn") {
+          warning(conditionMessage(err), call. = FALSE)
+          return(NULL)
+        }
+        for (open in out) mcp_close(open)
+        stop(err)
+      }
+    )
+    if (!is.null(conn)) {
+      out[[nm]] <- conn
+    }
+  }
+  out
+}
+
+# --- Reading configuration files ----------------------------------------------
+
+read_client_config <- function(path) {
+  if (!is_scalar_string(path)) {
+    abort("`path` must be the path of a configuration file (a single string), not ", describe(path), ".")
+  }
+  file <- path.expand(path)
+  if (!file.exists(file) || dir.exists(file)) {
+    abort("`path` must be an existing configuration file; \"", path, "\" does not exist.")
+  }
+  text <- paste(readLines(file, encoding = "UTF-8", warn = FALSE), collapse = "\n")
+  cfg <- tryCatch(
+    json_decode(text),
+    error = function(e) abort("`path` is not valid JSON (\"", path, "\"): ", conditionMessage(e))
+  )
+  servers <- if (is.list(cfg)) cfg[["mcpServers"]]
+  if (!is.list(servers) || (length(servers) > 0L && is.null(names(servers)))) {
+    abort("`path` must hold a JSON object with an `mcpServers` object (\"", path, "\").")
+  }
+  for (nm in names(servers)) {
+    check_config_entry(nm, servers[[nm]])
+  }
+  servers
+}
+
+check_config_entry <- function(nm, e) {
+  field <- function(f = NULL) paste0("`mcpServers$", nm, if (!is.null(f)) paste0("$", f), "`")
+  if (!is.list(e) || (length(e) > 0L && is.null(names(e)))) {
+    abort(field(), " must be an object.")
+  }
+  if (isTRUE(e$disabled)) {
+    return(invisible())
+  }
+  type <- e[["type"]]
+  transports <- c("stdio", "http", "streamable-http", "streamableHttp")
+  if (!is.null(type) && !(is_scalar_string(type) && type %in% transports)) {
+    abort(field("type"), " is ", if (is_scalar_string(type)) paste0("\"", type, "\"") else describe(type),
+          "; only \"stdio\", \"http\" and \"streamable-http\" servers are supported.")
+  }
+  has_cmd <- !is.null(e[["command"]])
+  has_url <- !is.null(e[["url"]])
+  if (has_cmd == has_url) {
+    abort(field(), " must have either `command` (a local server) or `url` (a remote server).")
+  }
+  strings <- function(x) is.list(x) && all(vapply(x, is_scalar_string, logical(1)))
+  object_of_strings <- function(x) strings(x) && (length(x) == 0L || !is.null(names(x)))
+  if (has_cmd) {
+    if (!is_scalar_string(e$command)) abort(field("command"), " must be a string.")
+    if (!is.null(e$args) && !strings(e$args)) abort(field("args"), " must be an array of strings.")
+    if (!is.null(e$env) && !object_of_strings(e$env)) abort(field("env"), " must be an object of strings.")
+    if (!is.null(e$cwd) && !is_scalar_string(e$cwd)) abort(field("cwd"), " must be a string.")
+  } else {
+    if (!is_scalar_string(e$url)) abort(field("url"), " must be a string.")
+    if (!is.null(e$headers) && !object_of_strings(e$headers)) {
+      abort(field("headers"), " must be an object of strings.")
+    }
+  }
+  if (!is.null(e$timeout) && !(is.numeric(e$timeout) && length(e$timeout) == 1L && e$timeout > 0)) {
+    abort(field("timeout"), " must be a positive number of seconds.")
+  }
+  invisible()
+}
+
+connect_entry <- function(nm, e) {
+  timeout <- if (is.null(e$timeout)) 60 else as.double(e$timeout)
+  if (!is.null(e$url)) {
+    return(mcp_connect(url = e$url, headers = unlist(e$headers), name = nm, timeout = timeout))
+  }
+  env <- if (length(e$env) > 0L) unlist(e$env) else NULL
+  mcp_connect(
+    e$command, as.character(unlist(e$args)), env = env, cwd = e$cwd,
+    name = nm, timeout = timeout
   )
 }

@@ -1,6 +1,6 @@
 # The in-memory client (RULES K9): mcp_connect(tools = ) connects the
 # engine's client to an engine server in this process, through the link of
-# rust/mcplite-r/src/memory.rs. The connection is an ordinary one (R/client.R,
+# rust/mcplite-r/src/memory.rs. The connection is an ordinary one (R/client-connection.R,
 # transport "memory"), so mcp_call(), mcp_list_tools(), mcp_server_info(),
 # mcp_tools() and mcp_close() take it unchanged.
 

@@ -1,18 +1,24 @@
 # R as an MCP client (RULES section 13): connect to a server (a child
 # process over stdio, or a Streamable HTTP endpoint), list and call its
-# tools, turn them into mcplite tools, read Claude Desktop / mcptools
-# configuration files. The protocol work (process, framing, JSON-RPC, era
-# negotiation, retries, reserved headers, timeouts, cancellation, error
-# messages) is done by the engine (rust/engine/src/client/);
-# rust/mcplite-r/src/client.rs is the glue, reached through the wrappers of
-# R/extendr-wrappers.R, whose errors bridge_value() raises (RULES K1). This
-# file checks arguments, shapes arguments by the tool's schema (K5) and
-# converts results (K6). Waiting happens in short slices so R keeps control
-# of interrupts and of the progress callback.
+# tools, turn them into mcplite tools. The protocol work (process, framing,
+# JSON-RPC, era negotiation, retries, reserved headers, timeouts,
+# cancellation, error messages) is done by the engine
+# (rust/engine/src/client/); rust/mcplite-r/src/client.rs is the glue,
+# reached through the wrappers of R/bridge-wrappers.R, whose errors
+# bridge_value() raises (RULES K1). Waiting happens in short slices so R
+# keeps control of interrupts and of the progress callback.
 #
-# A connection is an environment of class `mcplite_connection`; every
-# function that uses one goes through the methods in "Connection methods"
-# below (conn_*), the one place that knows what a connection holds.
+# This file holds the exported functions and the tools that call a remote
+# tool (mcp_tools()); the rest of the client is one concept per file:
+# - client-connection.R: what a connection holds (the conn_* methods, the
+#   one place that knows) and the settings it is made with;
+# - client-arguments.R: arguments checked and shaped by the tool's input
+#   schema (K5);
+# - client-results.R: listed tools and call results converted (K6);
+# - client-http.R: connections to Streamable HTTP endpoints;
+# - client-memory.R: connections in memory (K9);
+# - client-config.R: configuration files, written (mcp_client_config()) and
+#   read (mcp_connect_config()).
 
 #' Connect to an MCP server
 #'
@@ -552,91 +558,6 @@ mcp_tools <- function(x, prefix = NULL) {
   tools
 }
 
-#' Connect to the servers of a configuration file
-#'
-#' `mcp_connect_config()` reads a configuration file in the JSON format used
-#' by Claude Desktop and the mcptools package and connects to each server it
-#' lists, with [mcp_connect()].
-#'
-#' The file holds an object `mcpServers` whose members configure one server
-#' each, under its name:
-#' * a local server started over stdio: `command`, optional `args` (array of
-#'   strings), `env` (object of strings) and `cwd`;
-#' * a remote Streamable HTTP server: `url`, optional `headers` (object of
-#'   strings, values may use `${NAME}` for environment variables).
-#'
-#' Either kind may set `timeout` (seconds). An entry with `"disabled": true`
-#' is skipped; `"type"` may say `"stdio"`, `"http"` or `"streamable-http"`.
-#' Other members are ignored. Stdio servers get the allowlisted environment
-#' described in [mcp_connect()] plus their `env`.
-#'
-#' @param path Path of the configuration file.
-#' @param servers `NULL` (every server), or the names of the servers to
-#'   connect to.
-#' @param on_error `"stop"` (the default) closes the connections already made
-#'   and raises the error of the server that failed; `"warn"` warns and skips
-#'   that server.
-#' @return A named list of connections (class `mcplite_connection`), in the
-#'   order of the file.
-#' @seealso [mcp_tools()] to turn the servers' tools into mcplite tools,
-#'   [mcp_close()].
-#' @export
-#' @examples
-#' script <- file.path(tempdir(), "add-server.R")
-#' writeLines(c(
-#'   "library(mcplite)",
-#'   "add <- tool(function(x, y) x + y, \"Add two numbers.\",",
-#'   "  arguments = list(x = type_number(), y = type_number()), name = \"add\")",
-#'   "mcp_server(add)"
-#' ), script)
-#' config <- file.path(tempdir(), "config.json")
-#' writeLines(sprintf(
-#'   '{"mcpServers": {"adder": {"command": "%s", "args": ["--vanilla", "%s"],
-#'     "env": {"R_LIBS": "%s"}}}}',
-#'   file.path(R.home("bin"), "Rscript"), script, paste(.libPaths(), collapse = ":")
-#' ), config)
-#' servers <- mcp_connect_config(config)
-#' names(servers)
-#' mcp_call(servers$adder, "add", list(x = 2, y = 3))
-#' mcp_close(servers)
-mcp_connect_config <- function(path, servers = NULL, on_error = c("stop", "warn")) {
-  on_error <- check_choice(on_error, c("stop", "warn"), "on_error")
-  entries <- read_client_config(path)
-  if (!is.null(servers)) {
-    if (!is.character(servers) || anyNA(servers)) {
-      abort("`servers` must be NULL or a character vector of server names, not ", describe(servers), ".")
-    }
-    unknown <- setdiff(servers, names(entries))
-    if (length(unknown) > 0L) {
-      abort("`servers` names servers that `path` does not configure: ",
-            paste0("\"", unknown, "\"", collapse = ", "), ".")
-    }
-    entries <- entries[names(entries) %in% servers]
-  }
-  out <- list()
-  for (nm in names(entries)) {
-    e <- entries[[nm]]
-    if (isTRUE(e$disabled)) {
-      next
-    }
-    conn <- tryCatch(
-      connect_entry(nm, e),
-      mcplite_error = function(err) {
-        if (on_error == "warn") {
-          warning(conditionMessage(err), call. = FALSE)
-          return(NULL)
-        }
-        for (open in out) mcp_close(open)
-        stop(err)
-      }
-    )
-    if (!is.null(conn)) {
-      out[[nm]] <- conn
-    }
-  }
-  out
-}
-
 #' Information about a connected server
 #'
 #' `mcp_server_info()` tells what the client learned while connecting:
@@ -706,70 +627,6 @@ print.mcplite_connection <- function(x, ...) {
   invisible(x)
 }
 
-# --- Connection methods --------------------------------------------------------
-# The one place that knows what a connection holds: an environment with the
-# engine's connection (`ptr`, rust/mcplite-r/src/client.rs), its `name`,
-# `transport` ("stdio", "http", "memory"), `target` and default `timeout`. Every
-# exported function uses a connection only through these.
-
-new_connection <- function(ptr, name, transport, target, timeout) {
-  conn <- new.env(parent = emptyenv())
-  conn$ptr <- ptr
-  conn$name <- name
-  conn$transport <- transport
-  conn$target <- target
-  conn$timeout <- timeout
-  class(conn) <- "mcplite_connection"
-  conn
-}
-
-conn_info <- function(x) client_info(x$ptr)
-conn_check_open <- function(x) client_check_open(x$ptr)
-conn_list_tools <- function(x, timeout) client_list_tools(x$ptr, timeout)
-conn_input_schema <- function(x, tool, timeout) client_input_schema(x$ptr, tool, timeout)
-conn_call <- function(x, tool, args_json, progress, timeout, max_time) {
-  if (identical(x$transport, "memory")) {
-    # The tool runs now, in this process: as a server runs it (R/server.R).
-    old <- serving_options()
-    on.exit(options(old), add = TRUE)
-  }
-  client_call(x$ptr, tool, args_json, progress, timeout, max_time)
-}
-conn_wait <- function(x, id) client_wait(x$ptr, id)
-conn_cancel <- function(x, id, reason) client_cancel(x$ptr, id, reason)
-conn_close <- function(x) client_close(x$ptr)
-conn_stderr <- function(x) client_stderr(x$ptr)
-
-is_connection <- function(x) inherits(x, "mcplite_connection") && is.environment(x)
-
-is_connection_list <- function(x) {
-  is.list(x) && !is.object(x) && length(x) > 0L && all(vapply(x, is_connection, logical(1)))
-}
-
-check_connection <- function(x, open = TRUE) {
-  if (!is_connection(x)) {
-    abort("`x` must be a connection made by `mcp_connect()`, not ", describe(x), ".")
-  }
-  if (open) {
-    conn_check_open(x)
-  }
-  invisible(x)
-}
-
-# The distinct connections used by a list of tools made by mcp_tools().
-tools_connections <- function(tools) {
-  conns <- list()
-  for (t in tools) {
-    conn <- if (is_mcplite_tool(t) && !is.null(environment(t))) {
-      get0("proxied_connection", envir = environment(t), inherits = FALSE)
-    }
-    if (is_connection(conn) && !any(vapply(conns, identical, logical(1), conn))) {
-      conns[[length(conns) + 1L]] <- conn
-    }
-  }
-  conns
-}
-
 check_dots_empty <- function(...) {
   if (...length() > 0L) {
     abort("`...` must be empty; name the arguments after `...`, for example `timeout = 10`.")
@@ -783,298 +640,6 @@ check_seconds <- function(x, arg) {
   as.double(x)
 }
 
-client_versions <- function() protocol_constants()$client_versions
-
-check_protocol <- function(protocol) {
-  if (!is_scalar_string(protocol) || !protocol %in% c("auto", client_versions())) {
-    abort("`protocol` must be \"auto\" or one of ",
-          paste0("\"", client_versions(), "\"", collapse = ", "), ", not ",
-          if (is_scalar_string(protocol)) paste0("\"", protocol, "\"") else describe(protocol), ".")
-  }
-  protocol
-}
-
-check_connection_name <- function(name, default) {
-  if (is.null(name)) {
-    return(default)
-  }
-  if (!is_scalar_string(name) || !nzchar(name)) {
-    abort("`name` must be NULL or a single non-empty string, not ", describe(name), ".")
-  }
-  name
-}
-
-probe_timeout <- function() {
-  v <- getOption("mcplite.client_probe_timeout", 5)
-  if (!is.numeric(v) || length(v) != 1L || is.na(v) || v <= 0) {
-    abort("Option `mcplite.client_probe_timeout` must be a positive number of seconds, not ",
-          describe(v), ".")
-  }
-  as.double(v)
-}
-
-max_message <- function() {
-  v <- getOption("mcplite.client_max_message", 64 * 1024^2)
-  if (!is.numeric(v) || length(v) != 1L || is.na(v) || v < 65536) {
-    abort("Option `mcplite.client_max_message` must be a number of bytes of at least 65536, not ",
-          describe(v), ".")
-  }
-  as.double(v)
-}
-
-client_version <- function() server_version()
-
-# Environment variables a server inherits (see ?mcp_connect).
-inherited_env_names <- c(
-  "HOME", "USER", "LOGNAME", "PATH", "SHELL", "TERM", "TMPDIR", "TZ", "LANG", "LANGUAGE",
-  "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY",
-  "http_proxy", "https_proxy", "no_proxy", "all_proxy",
-  "SSL_CERT_FILE", "SSL_CERT_DIR", "CURL_CA_BUNDLE",
-  "R_LIBS", "R_LIBS_USER", "R_LIBS_SITE"
-)
-
-inherited_env <- function() {
-  env <- Sys.getenv()
-  keep <- names(env) %in% inherited_env_names | grepl("^(LC_|XDG_[A-Z_]+_(HOME|DIR|DIRS)$)", names(env))
-  vapply(env[keep], identity, character(1), USE.NAMES = TRUE)
-}
-
-check_arguments <- function(arguments) {
-  if (!is.list(arguments) || is.object(arguments)) {
-    abort("`arguments` must be a named list of argument values, not ", describe(arguments), ".")
-  }
-  if (length(arguments) > 0L && !is_named_list(arguments, empty_ok = FALSE)) {
-    abort("`arguments` must have unique, non-empty names (one per tool argument).")
-  }
-  invisible(arguments)
-}
-
-# Named list -> the JSON object of a tools/call, shaped by the tool's input
-# schema when there is one (RULES K5).
-arguments_json <- function(arguments, schema = NULL) {
-  if (length(arguments) == 0L) {
-    return("{}")
-  }
-  if (is.list(schema)) {
-    arguments <- shape_arguments(arguments, schema)
-  }
-  tryCatch(
-    payload_json_impl(arguments, FALSE),
-    mcplite_error = function(e) {
-      abort("`arguments` cannot be converted to JSON: ", conditionMessage(e),
-            class = setdiff(class(e), c("mcplite_error", "error", "condition")))
-    }
-  )
-}
-
-# RULES K5.2. The JSON types a schema (a list) allows, NULL when it does not
-# say, looking through `anyOf`/`oneOf` branches; `nullable: true` and an
-# `enum` holding null allow null. Called for every argument of every call:
-# kept to a few primitive operations in the common case.
-schema_types <- function(schema) {
-  type <- schema[["type"]]
-  types <- if (is.character(type)) type else if (is.list(type)) as.character(unlist(type, use.names = FALSE))
-  if (!is.null(schema[["anyOf"]]) || !is.null(schema[["oneOf"]])) {
-    for (b in c(schema[["anyOf"]], schema[["oneOf"]])) {
-      if (is.list(b)) types <- c(types, schema_types(b))
-    }
-  }
-  if (isTRUE(schema[["nullable"]])) {
-    types <- c(types, "null")
-  }
-  enum <- schema[["enum"]]
-  if (is.list(enum) && any(vapply(enum, is.null, TRUE))) {
-    types <- c(types, "null")
-  }
-  types
-}
-
-# The first subschema (the schema itself, or an `anyOf`/`oneOf` branch)
-# that allows `type`.
-schema_branch <- function(schema, type) {
-  if (any(unlist(schema[["type"]], use.names = FALSE) == type)) {
-    return(schema)
-  }
-  for (b in c(schema[["anyOf"]], schema[["oneOf"]])) {
-    if (is.list(b) && any(schema_types(b) == type)) return(schema_branch(b, type))
-  }
-  NULL
-}
-
-# Does the JSON type of a length-one atomic value (not NA) fit `types`?
-scalar_fits <- function(value, types) {
-  if (is.character(value)) return(any(types == "string"))
-  if (is.logical(value)) return(any(types == "boolean"))
-  any(types == "number") || (any(types == "integer") && (is.integer(value) || value == trunc(value)))
-}
-
-# Each named element of `value` shaped by its property's schema (exact
-# names, RULES section 0).
-shape_arguments <- function(value, schema) {
-  props <- schema[["properties"]]
-  extra <- schema[["additionalProperties"]]
-  if (!is.list(props) && !is.list(extra)) {
-    return(value)
-  }
-  nms <- names(value)
-  for (i in seq_along(value)) {
-    sub <- if (is.list(props)) props[[nms[[i]]]]
-    if (is.null(sub) && is.list(extra)) sub <- extra
-    v <- value[[i]]
-    if (is.list(sub) && !is.null(v)) {
-      shaped <- shape_value(v, sub)
-      if (!identical(shaped, v)) value[i] <- list(shaped)
-    }
-  }
-  value
-}
-
-# One R value shaped by its schema: a length-one vector where only an array
-# fits becomes an array (I()), an empty list where an object fits `{}`, a
-# single NA where null fits a logical NA (null), NA elements of a vector
-# whose items may be null become nulls; objects and arrays of lists are
-# shaped inside. Classed values (factors, dates, I(), data frames) are left
-# to the encoder.
-shape_value <- function(value, schema) {
-  if (is.object(value)) {
-    return(value)
-  }
-  types <- schema_types(schema)
-  if (is.null(types)) {
-    return(value)
-  }
-  if (is.atomic(value)) {
-    if (length(value) == 1L && is.na(value) && any(types == "null")) {
-      return(NA)
-    }
-    if (!(any(types == "array")) || is.null(value)) {
-      return(value)
-    }
-    if (anyNA(value)) {
-      items <- schema_branch(schema, "array")[["items"]]
-      if (is.list(items) && any(schema_types(items) == "null")) {
-        return(lapply(value, function(v) if (is.na(v)) NA else v))
-      }
-    }
-    if (length(value) == 1L && !(!is.na(value) && scalar_fits(value, types))) {
-      return(I(value))
-    }
-    return(value)
-  }
-  if (is.list(value)) {
-    if (length(value) == 0L && any(types == "object") && !(any(types == "array"))) {
-      return(structure(list(), names = character()))
-    }
-    if (!is.null(names(value)) && any(types == "object")) {
-      return(shape_arguments(value, schema_branch(schema, "object")))
-    }
-    if (is.null(names(value)) && any(types == "array")) {
-      items <- schema_branch(schema, "array")[["items"]]
-      if (is.list(items)) {
-        value <- lapply(value, function(v) if (is.null(v)) v else shape_value(v, items))
-      }
-    }
-  }
-  value
-}
-
-# A listed tool, in R spellings.
-tool_definition <- function(t) {
-  ann <- t[["annotations"]]
-  if (is.list(ann) && length(ann) > 0L) {
-    wire <- unname(annotation_keys)
-    keys <- names(ann)
-    hit <- match(keys, wire)
-    keys[!is.na(hit)] <- names(annotation_keys)[hit[!is.na(hit)]]
-    names(ann) <- keys
-  }
-  list(
-    name = t[["name"]],
-    title = t[["title"]],
-    description = t[["description"]],
-    input_schema = t[["inputSchema"]],
-    output_schema = t[["outputSchema"]],
-    annotations = ann,
-    meta = t[["_meta"]]
-  )
-}
-
-# A CallToolResult -> mcplite_tool_result, or a mcplite_error_tool.
-call_result <- function(x, tool, value) {
-  blocks <- value[["content"]]
-  if (!is.list(blocks)) blocks <- list()
-  content <- lapply(blocks, block_from_wire)
-  is_error <- isTRUE(value[["isError"]])
-  meta <- value[["_meta"]]
-  if (!is.list(meta) || is.null(names(meta))) meta <- list()
-  res <- new_tool_result(content, value[["structuredContent"]], is_error, meta)
-  if (is_error) {
-    texts <- vapply(content, function(b) if (identical(b$type, "text")) b$text else NA_character_, character(1))
-    text <- paste(texts[!is.na(texts)], collapse = "\n")
-    abort(
-      if (nzchar(text)) text else paste0("Tool `", tool, "` on MCP server `", x$name, "` reported an error."),
-      class = error_class("tool"), fields = list(text = text, result = res, tool = tool, server = x$name)
-    )
-  }
-  res
-}
-
-# One wire content block -> a content_*() object. Annotations or metadata
-# that fail mcplite's checks are dropped (with a warning); a block of an
-# unknown type becomes a text block holding its JSON.
-block_from_wire <- function(b) {
-  # The common case, a plain text block: what content_text(text) makes.
-  if (length(b) == 2L && identical(b[["type"]], "text") && is_scalar_string(b[["text"]])) {
-    return(structure(list(type = "text", text = b[["text"]], annotations = list(), meta = list()),
-                     class = c("mcplite_content_text", "mcplite_content")))
-  }
-  build <- function(ann, meta) {
-    switch(b[["type"]] %||% "",
-      text = content_text(b[["text"]], ann, meta),
-      image = content_image(b[["data"]], b[["mimeType"]], ann, meta),
-      audio = content_audio(b[["data"]], b[["mimeType"]], ann, meta),
-      resource_link = content_resource_link(
-        b[["uri"]], b[["name"]], b[["title"]], b[["description"]], b[["mimeType"]],
-        b[["size"]], ann, meta
-      ),
-      resource = {
-        r <- b[["resource"]]
-        content_resource(r[["uri"]], r[["text"]], r[["blob"]], r[["mimeType"]], ann, meta)
-      },
-      NULL
-    )
-  }
-  ann <- wire_annotations(b[["annotations"]])
-  meta <- b[["_meta"]]
-  if (!is.list(meta) || is.null(names(meta))) meta <- list()
-  block <- tryCatch(build(ann, meta), mcplite_error = function(e) e)
-  if (inherits(block, "mcplite_error") && (length(ann) > 0L || length(meta) > 0L)) {
-    first <- conditionMessage(block)
-    block <- tryCatch(build(list(), list()), mcplite_error = function(e) e)
-    if (!inherits(block, "mcplite_error")) {
-      warning("Dropped the annotations and metadata of a content block: ", first, call. = FALSE)
-    }
-  }
-  if (is.null(block) || inherits(block, "mcplite_error")) {
-    json <- tryCatch(fixed_json(b), error = function(e) "{}")
-    warning("Kept a content block mcplite cannot represent as text: ", substr(json, 1L, 200L), call. = FALSE)
-    block <- content_text(json)
-  }
-  block
-}
-
-wire_annotations <- function(a) {
-  if (!is.list(a) || length(a) == 0L || is.null(names(a))) {
-    return(list())
-  }
-  if (is.list(a[["audience"]])) {
-    a[["audience"]] <- as.character(unlist(a[["audience"]]))
-  }
-  names(a)[names(a) == "lastModified"] <- "last_modified"
-  a
-}
-
-# A listed tool -> an mcplite tool that calls it, or NULL (with a warning).
 # A remote progress report, passed on to the client of the running server.
 # A report mcp_progress() refuses (not above the last one, not a number) is
 # dropped: the remote server's mistakes do not fail the call.
@@ -1082,6 +647,7 @@ forward_progress <- function(progress, total, message) {
   tryCatch(mcp_progress(progress, total, message), mcplite_error_progress = function(e) invisible(FALSE))
 }
 
+# A listed tool -> an mcplite tool that calls it, or NULL (with a warning).
 # The tool's function keeps the connection as `proxied_connection` in its
 # environment, where mcp_close() finds it (RULES K8.3). While it serves a
 # call that asked for progress, the remote call asks too and each report is
@@ -1135,143 +701,16 @@ proxy_tool <- function(conn, def, prefix) {
   t
 }
 
-# --- configuration files -------------------------------------------------------
-
-read_client_config <- function(path) {
-  if (!is_scalar_string(path)) {
-    abort("`path` must be the path of a configuration file (a single string), not ", describe(path), ".")
-  }
-  file <- path.expand(path)
-  if (!file.exists(file) || dir.exists(file)) {
-    abort("`path` must be an existing configuration file; \"", path, "\" does not exist.")
-  }
-  text <- paste(readLines(file, encoding = "UTF-8", warn = FALSE), collapse = "\n")
-  cfg <- tryCatch(
-    json_decode(text),
-    error = function(e) abort("`path` is not valid JSON (\"", path, "\"): ", conditionMessage(e))
-  )
-  servers <- if (is.list(cfg)) cfg[["mcpServers"]]
-  if (!is.list(servers) || (length(servers) > 0L && is.null(names(servers)))) {
-    abort("`path` must hold a JSON object with an `mcpServers` object (\"", path, "\").")
-  }
-  for (nm in names(servers)) {
-    check_config_entry(nm, servers[[nm]])
-  }
-  servers
-}
-
-check_config_entry <- function(nm, e) {
-  field <- function(f = NULL) paste0("`mcpServers$", nm, if (!is.null(f)) paste0("$", f), "`")
-  if (!is.list(e) || (length(e) > 0L && is.null(names(e)))) {
-    abort(field(), " must be an object.")
-  }
-  if (isTRUE(e$disabled)) {
-    return(invisible())
-  }
-  type <- e[["type"]]
-  transports <- c("stdio", "http", "streamable-http", "streamableHttp")
-  if (!is.null(type) && !(is_scalar_string(type) && type %in% transports)) {
-    abort(field("type"), " is ", if (is_scalar_string(type)) paste0("\"", type, "\"") else describe(type),
-          "; only \"stdio\", \"http\" and \"streamable-http\" servers are supported.")
-  }
-  has_cmd <- !is.null(e[["command"]])
-  has_url <- !is.null(e[["url"]])
-  if (has_cmd == has_url) {
-    abort(field(), " must have either `command` (a local server) or `url` (a remote server).")
-  }
-  strings <- function(x) is.list(x) && all(vapply(x, is_scalar_string, logical(1)))
-  object_of_strings <- function(x) strings(x) && (length(x) == 0L || !is.null(names(x)))
-  if (has_cmd) {
-    if (!is_scalar_string(e$command)) abort(field("command"), " must be a string.")
-    if (!is.null(e$args) && !strings(e$args)) abort(field("args"), " must be an array of strings.")
-    if (!is.null(e$env) && !object_of_strings(e$env)) abort(field("env"), " must be an object of strings.")
-    if (!is.null(e$cwd) && !is_scalar_string(e$cwd)) abort(field("cwd"), " must be a string.")
-  } else {
-    if (!is_scalar_string(e$url)) abort(field("url"), " must be a string.")
-    if (!is.null(e$headers) && !object_of_strings(e$headers)) {
-      abort(field("headers"), " must be an object of strings.")
+# The distinct connections used by a list of tools made by mcp_tools().
+tools_connections <- function(tools) {
+  conns <- list()
+  for (t in tools) {
+    conn <- if (is_mcplite_tool(t) && !is.null(environment(t))) {
+      get0("proxied_connection", envir = environment(t), inherits = FALSE)
+    }
+    if (is_connection(conn) && !any(vapply(conns, identical, logical(1), conn))) {
+      conns[[length(conns) + 1L]] <- conn
     }
   }
-  if (!is.null(e$timeout) && !(is.numeric(e$timeout) && length(e$timeout) == 1L && e$timeout > 0)) {
-    abort(field("timeout"), " must be a positive number of seconds.")
-  }
-  invisible()
-}
-
-connect_entry <- function(nm, e) {
-  timeout <- if (is.null(e$timeout)) 60 else as.double(e$timeout)
-  if (!is.null(e$url)) {
-    return(mcp_connect(url = e$url, headers = unlist(e$headers), name = nm, timeout = timeout))
-  }
-  env <- if (length(e$env) > 0L) unlist(e$env) else NULL
-  mcp_connect(
-    e$command, as.character(unlist(e$args)), env = env, cwd = e$cwd,
-    name = nm, timeout = timeout
-  )
-}
-
-# --- HTTP --------------------------------------------------------------------------
-
-# `${NAME}` in header values -> the environment variable's value. The names
-# and values are then checked by the engine (RULES K4.1).
-interpolate_headers <- function(headers) {
-  if (is.null(headers) || length(headers) == 0L) {
-    return(character())
-  }
-  values <- named_strings(headers)
-  nms <- names(values)
-  if (is.null(values)) {
-    abort("`headers` must be a named character vector (or a named list of single strings).")
-  }
-  for (i in seq_along(values)) {
-    v <- values[[i]]
-    refs <- regmatches(v, gregexpr("\\$\\{[A-Za-z_][A-Za-z0-9_]*\\}", v))[[1L]]
-    for (ref in unique(refs)) {
-      var <- substr(ref, 3L, nchar(ref) - 1L)
-      val <- Sys.getenv(var, unset = NA)
-      if (is.na(val)) {
-        abort("`headers$", nms[[i]], "` refers to the environment variable `", var, "`, which is not set.")
-      }
-      v <- gsub(ref, val, v, fixed = TRUE)
-    }
-    values[[i]] <- v
-  }
-  names(values) <- nms
-  values
-}
-
-connect_http <- function(url, headers, ca_file, name, timeout, protocol) {
-  if (!is_scalar_string(url) || !grepl("^https?://[^/?#]+", url)) {
-    abort("`url` must be a single http:// or https:// URL, not ",
-          if (is_scalar_string(url)) paste0("\"", url, "\"") else describe(url), ".")
-  }
-  headers <- interpolate_headers(headers)
-  ca_file <- check_ca_file(ca_file)
-  host <- sub("^https?://([^/?#]+).*$", "\\1", url)
-  host <- sub("^[^@]*@", "", host)
-  name <- check_connection_name(name, host)
-  ptr <- client_connect_http(
-    url, unname(headers), names(headers) %||% character(), if (identical(protocol, "auto")) NULL else protocol,
-    timeout, probe_timeout(), max_message(), client_version(), ca_file, name
-  )
-  new_connection(ptr, name, "http", url, timeout)
-}
-
-# The CA bundle for https:// URLs: `ca_file`, else SSL_CERT_FILE, else NULL
-# (the platform's trust store).
-check_ca_file <- function(ca_file) {
-  what <- "`ca_file`"
-  if (is.null(ca_file)) {
-    env <- Sys.getenv("SSL_CERT_FILE")
-    if (!nzchar(env)) {
-      return(NULL)
-    }
-    ca_file <- env
-    what <- "The environment variable SSL_CERT_FILE"
-  }
-  if (!is_scalar_string(ca_file) || !file.exists(ca_file) || dir.exists(ca_file)) {
-    abort(what, " must be the path of a PEM file of CA certificates, not ",
-          if (is_scalar_string(ca_file)) paste0("\"", ca_file, "\"") else describe(ca_file), ".")
-  }
-  normalizePath(ca_file, mustWork = TRUE)
+  conns
 }

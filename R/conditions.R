@@ -110,7 +110,7 @@ error_class <- function(kind) {
 # raised with the classes of its kind and its fields. The kind
 # "interrupted" (the client consumed a user interrupt while it waited) is
 # signalled again as the interrupt it was. Every wrapper in
-# R/extendr-wrappers.R returns through this function.
+# R/bridge-wrappers.R returns through this function.
 bridge_value <- function(x) {
   if (inherits(x, "mcplite_bridge_error")) {
     if (identical(x[["kind"]], "interrupted")) {

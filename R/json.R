@@ -4,7 +4,7 @@
 # payload encoding reproduces the installed jsonlite::toJSON() byte for byte
 # with the payload options; the fixed encoding is used for protocol fields,
 # schemas, annotations and metadata and never reads the options. The
-# wrappers (R/extendr-wrappers.R) raise the encoder's errors: class
+# wrappers (R/bridge-wrappers.R) raise the encoder's errors: class
 # mcplite_error_json (and mcplite_json_error) for values that cannot be
 # converted, mcplite_error_option for invalid options (see ?mcplite_error).
 

@@ -5,7 +5,12 @@
 #   3. roxygen: man/ and NAMESPACE are what roxygen2 makes from R/ today;
 #   4. the minimum Rust version is the same in Cargo.toml, DESCRIPTION, src/Makevars and src/Makevars.win.
 #   5. lintr: the package's R code (R/) has no lints under the configuration in .lintr
-#      (tests and examples are not linted: long JSON literals and test doubles).
+#      (tests and examples are not linted: long JSON literals and test doubles);
+#   6. the hand-written R wrappers (R/bridge-wrappers.R) match the functions the
+#      bridge's extendr_module! blocks export (scripts/check-wrappers.py);
+#   7. no import cycle between the engine's files (scripts/check-cycles.py).
+# clippy's undocumented_unsafe_blocks (every unsafe block has a SAFETY comment)
+# is on for every crate through [workspace.lints] in Cargo.toml.
 # Prints "N passed, N failed" last and exits non-zero on any failure.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -14,19 +19,11 @@ export PATH="$PATH:$HOME/.cargo/bin"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-pass=0
-fail=0
+. tests/suites/lib.sh
 check() { # name log command...
   local name=$1 log=$2
   shift 2
-  if "$@" >"$log" 2>&1; then
-    pass=$((pass + 1))
-    echo "ok   - $name"
-  else
-    fail=$((fail + 1))
-    echo "FAIL - $name"
-    tail -40 "$log" | sed 's/^/       /'
-  fi
+  if "$@" >"$log" 2>&1; then ok "$name"; else bad "$name" "$log"; fi
 }
 
 fmt_all() {
@@ -67,5 +64,10 @@ lintr_clean() {
 }
 check "lintr: R/ has no lints (.lintr)" "$work/lintr.log" lintr_clean
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+check "the R wrappers match the bridge's exported functions (scripts/check-wrappers.py)" "$work/wrappers.log" \
+  python3 scripts/check-wrappers.py
+
+check "no import cycle between the engine's files (scripts/check-cycles.py)" "$work/cycles.log" \
+  python3 scripts/check-cycles.py
+
+finish

@@ -48,10 +48,7 @@ stop_servers() {
 }
 trap cleanup EXIT
 
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); echo "ok - $1"; }
-not_ok() { failed=$((failed + 1)); echo "not ok - $1"; [ $# -gt 1 ] && printf '%s\n' "$2" | head -40; }
+. tests/suites/lib.sh
 
 if [ ! -x "$bin/conformance" ] || [ ! -x "$bin/mcp-inspector" ]; then
   echo "tests/clients/conformance/node_modules missing (run scripts/deps/20-clients.sh)"
@@ -91,7 +88,7 @@ if start_server everything tests/clients/servers/everything.R MCPLITE_TOKEN=insp
   out=$("$bin/mcp-inspector" --cli "$url" --transport http --header "Authorization: Bearer inspector-token-0123456789" \
     --method tools/list 2>"$work/inspector-list.err")
   if grep -q . "$work/inspector-list.err"; then
-    not_ok "inspector tools/list: the schemas give no portability findings" \
+    bad_text "inspector tools/list: the schemas give no portability findings" \
       "$(cat "$work/inspector-list.err"; "$bin/mcp-inspector" --cli "$url" --transport http \
          --header "Authorization: Bearer inspector-token-0123456789" --method tools/list --strict 2>&1 >/dev/null)"
   else
@@ -107,7 +104,7 @@ if start_server everything tests/clients/servers/everything.R MCPLITE_TOKEN=insp
     if (JSON.stringify(sd.anyOf) !== JSON.stringify([{type: "number"}, {type: "null"}])) throw new Error("nullable sd");'; then
     ok "inspector tools/list lists the tools with their schemas"
   else
-    not_ok "inspector tools/list" "$out"
+    bad_text "inspector tools/list" "$out"
   fi
   out=$(inspect --method tools/call --tool-name add --tool-arg x=2 y=40)
   if printf '%s' "$out" | node -e '
@@ -115,7 +112,7 @@ if start_server everything tests/clients/servers/everything.R MCPLITE_TOKEN=insp
     if (r.isError || r.content[0].text !== "42") throw new Error(JSON.stringify(r));'; then
     ok "inspector tools/call add x=2 y=40 answers 42"
   else
-    not_ok "inspector tools/call add" "$out"
+    bad_text "inspector tools/call add" "$out"
   fi
   # A tool error: the result (isError) on stdout, exit status non-zero and
   # the Inspector's tool_is_error on stderr.
@@ -127,7 +124,7 @@ if start_server everything tests/clients/servers/everything.R MCPLITE_TOKEN=insp
     if (r.isError !== true || r.content[0].text !== "broken") throw new Error(JSON.stringify(r));'; then
     ok "inspector tools/call of a failing tool shows the tool error"
   else
-    not_ok "inspector tools/call fail (exit $rc)" "$out $(cat "$work/inspector.err")"
+    bad_text "inspector tools/call fail (exit $rc)" "$out $(cat "$work/inspector.err")"
   fi
   # Without the token the server answers 401 with WWW-Authenticate: Bearer,
   # which the Inspector takes as "authorization required" (it would start
@@ -137,10 +134,10 @@ if start_server everything tests/clients/servers/everything.R MCPLITE_TOKEN=insp
   if [ "$rc" -ne 0 ] && printf '%s' "$out" | grep -q 'auth_required'; then
     ok "inspector without the bearer token is refused (authorization required)"
   else
-    not_ok "inspector without the token (exit $rc)" "$out"
+    bad_text "inspector without the token (exit $rc)" "$out"
   fi
 else
-  not_ok "the everything.R server did not start over HTTP"
+  bad_text "the everything.R server did not start over HTTP"
 fi
 
 echo "== Conformance suite ($("$bin/conformance" --version 2>/dev/null)), server scenarios"
@@ -168,16 +165,16 @@ if start_server conformance tests/clients/servers/conformance.R; then
   if [ "$rc" -eq 0 ] && [ "$got_fail" = "$expected" ] && [ "$n_pass" -gt 0 ]; then
     ok "conformance: $n_pass scenarios pass; exactly the $(printf '%s\n' "$expected" | grep -c .) out-of-scope scenarios fail"
   else
-    not_ok "conformance (exit $rc): failures differ from tests/clients/conformance/expected-failures.yml" \
+    bad_text "conformance (exit $rc): failures differ from tests/clients/conformance/expected-failures.yml" \
       "$(diff <(printf '%s\n' "$expected") <(printf '%s\n' "$got_fail"))"
   fi
   for s in server-initialize ping tools-list tools-call-simple-text tools-call-image tools-call-audio \
     tools-call-embedded-resource tools-call-mixed-content tools-call-error json-schema-2020-12 \
     tools-call-with-progress dns-rebinding-protection; do
-    if printf '%s\n' "$summary" | grep -qx "PASS $s"; then ok "conformance scenario $s"; else not_ok "conformance scenario $s"; fi
+    if printf '%s\n' "$summary" | grep -qx "PASS $s"; then ok "conformance scenario $s"; else bad_text "conformance scenario $s"; fi
   done
 else
-  not_ok "the conformance.R server did not start over HTTP"
+  bad_text "the conformance.R server did not start over HTTP"
 fi
 
 echo "== Conformance suite, client scenarios against mcp_connect(url =)"
@@ -188,9 +185,8 @@ for s in initialize tools_call sse-retry; do
   if [ "$rc" -eq 0 ] && printf '%s\n' "$out" | grep -q 'OVERALL: PASSED'; then
     ok "conformance client scenario $s"
   else
-    not_ok "conformance client scenario $s (exit $rc)" "$(printf '%s\n' "$out" | grep -Ev '^\s*$' | tail -30)"
+    bad_text "conformance client scenario $s (exit $rc)" "$(printf '%s\n' "$out" | grep -Ev '^\s*$' | tail -30)"
   fi
 done
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

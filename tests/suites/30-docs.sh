@@ -17,15 +17,11 @@ export LANG="${LANG:-C.UTF-8}"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "ok   - $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $1"; [ -n "${2:-}" ] && [ -f "$2" ] && tail -25 "$2" | sed 's/^/       /'; }
+. tests/suites/lib.sh
 
 if ! Rscript --vanilla -e 'library(mcplite)' >/dev/null 2>&1; then
   bad "mcplite can be loaded (R_LIBS=${R_LIBS:-})"
-  echo "$pass passed, $fail failed"
-  exit 1
+  finish
 fi
 
 # 1. Vignettes -------------------------------------------------------------
@@ -214,5 +210,4 @@ else
   bad "README quick start ran to the end"
 fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

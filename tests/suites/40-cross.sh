@@ -36,11 +36,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "ok   - $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $1"; [ -n "${2:-}" ] && [ -f "$2" ] && tail -30 "$2" | sed 's/^/       /'; }
-finish() { echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; exit $?; }
+. tests/suites/lib.sh
 
 # The macOS targets' C code (ring's, for TLS) is compiled by clang,
 # freestanding, with stand-ins for the few SDK headers it includes: a check

@@ -21,10 +21,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 export LC_ALL=C # one collation for sort and comm
 
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "ok: $1"; }
-ko() { fail=$((fail + 1)); echo "FAILED: $1"; }
+. tests/suites/lib.sh
 
 front_end_only="
 R_interrupts_pending
@@ -53,9 +50,8 @@ fi
 non_api=tests/data/r-api/non-api-entry-points.txt
 
 if [ ! -f "$so" ]; then
-  ko "no installed shared object at '$so' (install the package first)"
-  echo "$pass passed, $fail failed"
-  exit 1
+  bad "no installed shared object at '$so' (install the package first)"
+  finish
 fi
 echo "shared object: $so"
 
@@ -64,13 +60,13 @@ undefined=$(nm -u -D "$so" | awk '{print $NF}' | sed 's/@.*//' | sort -u)
 
 # 1. R's list
 if [ ! -s "$non_api" ]; then
-  ko "R's list of non-API entry points: no $non_api"
+  bad "R's list of non-API entry points: no $non_api"
 else
   hits=$(comm -12 <(echo "$undefined") <(sort -u "$non_api"))
   if [ -z "$hits" ]; then
     ok "no entry point from R's list of non-API entry points ($(wc -l <"$non_api") names)"
   else
-    ko "non-API entry points referenced:"
+    bad "non-API entry points referenced:"
     echo "$hits"
   fi
 fi
@@ -80,7 +76,7 @@ hits=$(comm -12 <(echo "$undefined") <(echo "$front_end_only" | sed '/^$/d' | so
 if [ -z "$hits" ]; then
   ok "no front-end or graphics-device symbol"
 else
-  ko "front-end or graphics-device symbols referenced:"
+  bad "front-end or graphics-device symbols referenced:"
   echo "$hits"
 fi
 
@@ -88,8 +84,7 @@ fi
 if grep -qx Rf_eval <<<"$undefined"; then
   ok "the symbol check sees the object's R references (Rf_eval)"
 else
-  ko "nm found no reference to Rf_eval in $so: the check cannot work"
+  bad "nm found no reference to Rf_eval in $so: the check cannot work"
 fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

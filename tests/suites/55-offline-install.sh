@@ -18,11 +18,7 @@ export PATH="$PATH:$HOME/.cargo/bin"
 work=$(mktemp -d)
 trap 'rm -rf "$work" "$root/src/rust-vendor.tar.xz"' EXIT
 
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "ok   - $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $1"; [ -n "${2:-}" ] && [ -f "$2" ] && tail -30 "$2" | sed 's/^/       /'; }
-finish() { echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; exit $?; }
+. tests/suites/lib.sh
 
 if ! unshare -n true 2>/dev/null; then
   bad "unshare -n works here (needs root)"
@@ -55,14 +51,7 @@ cp "$work/mcplite_$version.tar.gz" inst/deploy/install-mcplite.sh "$work/context
 cp inst/examples/server.R "$work/context/server.R"
 python3 tests/deploy/run_dockerfile.py inst/deploy/Dockerfile "$work/context" "$work/image" >"$work/docker.log" 2>&1
 grep -E '^(ok|FAIL|measure) |^       ' "$work/docker.log"
-last=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$work/docker.log" | tail -1)
-if [ -n "$last" ]; then
-  set -- $last
-  pass=$((pass + $1))
-  fail=$((fail + $3))
-else
-  bad "the Dockerfile's steps ran to the end" "$work/docker.log"
-fi
+add_counts "$work/docker.log" || bad "the Dockerfile's steps ran to the end" "$work/docker.log"
 lib="$work/image/opt/mcplite/library"
 if [ ! -f "$lib/mcplite/DESCRIPTION" ]; then
   bad "the Dockerfile's install step installed mcplite into /opt/mcplite/library"

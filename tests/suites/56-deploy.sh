@@ -29,16 +29,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "ok   - $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $1"; [ -n "${2:-}" ] && [ -f "$2" ] && tail -25 "$2" | sed 's/^/       /'; }
+. tests/suites/lib.sh
 
 deploy=$(Rscript --vanilla -e 'cat(system.file("deploy", package = "mcplite"))' 2>/dev/null)
 if [ -z "$deploy" ]; then
   bad "mcplite is installed with its deploy directory (R_LIBS=${R_LIBS:-})"
-  echo "$pass passed, $fail failed"
-  exit 1
+  finish
 fi
 for f in inst/deploy/*; do
   if [ -f "$deploy/$(basename "$f")" ]; then ok "installed: deploy/$(basename "$f")"; else bad "installed: deploy/$(basename "$f")"; fi
@@ -48,14 +44,7 @@ done
 if [ -x "$venv/bin/python" ]; then
   "$venv/bin/python" tests/deploy/rolling_restart.py >"$work/rolling.log" 2>&1
   grep -E '^(ok|FAIL) |^       ' "$work/rolling.log"
-  last=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$work/rolling.log" | tail -1)
-  if [ -n "$last" ]; then
-    set -- $last
-    pass=$((pass + $1))
-    fail=$((fail + $3))
-  else
-    bad "the rolling-restart test ran to the end" "$work/rolling.log"
-  fi
+  add_counts "$work/rolling.log" || bad "the rolling-restart test ran to the end" "$work/rolling.log"
 else
   bad "the Python venv with the MCP SDK exists at $venv (scripts/deps/20-clients.sh)"
 fi
@@ -174,5 +163,4 @@ if [ -n "$exec_start" ] && run_unit; then
   fi
 fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

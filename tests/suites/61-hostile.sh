@@ -14,18 +14,13 @@ fi
 export RSCRIPT="$(command -v Rscript)"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-pass=0
-fail=0
+. tests/suites/lib.sh
 run() {
   "$@" 2>&1 | tee "$log"
-  last=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
-  if [ -z "$last" ]; then fail=$((fail + 1)); return; fi
-  pass=$((pass + $(echo "$last" | cut -d' ' -f1)))
-  fail=$((fail + $(echo "$last" | cut -d' ' -f3)))
+  add_counts "$log" || fail=$((fail + 1))
 }
 echo "== tracing off"
 run timeout 900 "$py" tests/hostile/hostile.py
 echo "== tracing on (stderr exporter)"
 run env OTEL_TRACES_EXPORTER=stderr HOSTILE_LOAD=20000 timeout 600 "$py" tests/hostile/hostile.py session load
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

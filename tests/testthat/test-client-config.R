@@ -326,3 +326,52 @@ test_that("mcp_client_config(url = ) checks its arguments", {
   expect_error(mcp_client_config(script, url = "http://a/mcp"), "either `script`.*or `url`", class = "mcplite_error")
   expect_error(mcp_client_config(script, token = "t"), "`token` is only used with `url`", class = "mcplite_error")
 })
+
+# mcp_connect_config(): the servers of a configuration file, connected.
+test_that("configuration files connect to each server", {
+  skip_on_cran()
+  skip_if_not_installed("withr")
+  withr::local_envvar(MCPLITE_TEST_SECRET = "s3cret")
+  dir <- withr::local_tempdir()
+  config <- file.path(dir, "config.json")
+  rscript <- file.path(R.home("bin"), "Rscript")
+  libs <- paste(.libPaths(), collapse = ":")
+  echo_env <- paste(legacy_sh, "read call; printf '{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"%s|%s\"}]}}\\n' \"$MCPLITE_TEST_SECRET\" \"$TOKEN\"; cat >/dev/null", sep = "\n")
+  writeLines(jsonlite::toJSON(auto_unbox = TRUE, pretty = TRUE, list(mcpServers = list(
+    everything = list(command = rscript, args = list("--vanilla", client_server_script()), env = list(R_LIBS = libs)),
+    shell = list(command = "/bin/sh", args = list("-c", echo_env), env = list(TOKEN = "t0k"), timeout = 10),
+    off = list(command = "/nonexistent", disabled = TRUE)
+  ))), config)
+  servers <- mcp_connect_config(config)
+  on.exit(mcp_close(servers))
+  expect_identical(names(servers), c("everything", "shell"))
+  expect_identical(servers$everything$name, "everything")
+  expect_identical(mcp_call(servers$shell, "env")$content[[1]]$text, "|t0k")
+  tools <- mcp_tools(servers["everything"], prefix = TRUE)
+  expect_true("everything_echo" %in% names(tools))
+  only <- mcp_connect_config(config, servers = "shell")
+  expect_identical(names(only), "shell")
+  mcp_close(only)
+
+  # failures: stop (closing what was opened) or warn and skip
+  bad <- file.path(dir, "bad.json")
+  writeLines('{"mcpServers": {"ok": {"command": "/bin/sh", "args": ["-c", "cat"]}, "missing": {"command": "/nonexistent/srv"}}}', bad)
+  withr::local_options(mcplite.client_probe_timeout = 0.2)
+  expect_error(mcp_connect_config(bad, servers = "missing"), class = "mcplite_error_connection")
+  expect_warning(none <- mcp_connect_config(bad, servers = "missing", on_error = "warn"), "Cannot start")
+  expect_identical(none, list())
+
+  # malformed files name the problem
+  expect_field_error(mcp_connect_config(file.path(dir, "nope.json")), "path")
+  writeLines("{", bad)
+  expect_field_error(mcp_connect_config(bad), "path")
+  writeLines('{"servers": {}}', bad)
+  expect_field_error(mcp_connect_config(bad), "mcpServers")
+  writeLines('{"mcpServers": {"x": {"args": []}}}', bad)
+  expect_field_error(mcp_connect_config(bad), "mcpServers$x")
+  writeLines('{"mcpServers": {"x": {"command": "a", "env": {"A": 1}}}}', bad)
+  expect_field_error(mcp_connect_config(bad), "mcpServers$x$env")
+  writeLines('{"mcpServers": {"x": {"type": "sse", "url": "http://localhost/sse"}}}', bad)
+  expect_field_error(mcp_connect_config(bad), "mcpServers$x$type")
+  expect_field_error(mcp_connect_config(config, servers = "nope"), "servers")
+})

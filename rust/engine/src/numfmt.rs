@@ -234,7 +234,8 @@ unsafe fn write_u64_n(p: *mut u8, mut v: u64, n: usize) {
 /// Write `v` in decimal at `p`; returns the length.
 ///
 /// # Safety
-/// `p` must be valid for writes of 20 bytes (the longest `u64`).
+/// `p` must be valid for writes of `n_digits(v)` bytes (at most 20, the
+/// longest `u64`): only the digits are written.
 #[inline]
 unsafe fn write_u64(p: *mut u8, v: u64) -> usize {
     let n = n_digits(v);
@@ -245,10 +246,20 @@ unsafe fn write_u64(p: *mut u8, v: u64) -> usize {
 
 /// Reserve `max` bytes and let `f` write at most that many at the end of
 /// `out` through a raw pointer; `f` returns how many it wrote.
+///
+/// # Safety
+/// `f` must write only to the first `max` bytes at the pointer it is given,
+/// and must return `n <= max` such that it wrote (initialised) every one of
+/// the first `n` bytes: `out` then takes those `n` bytes as its new tail.
 #[inline]
-fn write_with(out: &mut Vec<u8>, max: usize, f: impl FnOnce(*mut u8) -> usize) {
+unsafe fn write_with(out: &mut Vec<u8>, max: usize, f: impl FnOnce(*mut u8) -> usize) {
     out.reserve(max);
     let len = out.len();
+    // SAFETY: `reserve` made `len + max` bytes of capacity, so the pointer
+    // and the `max` bytes after it are inside the allocation; `f` writes
+    // only there and initialises the `n <= max` bytes it reports (the
+    // caller's contract), so `len + n` bytes are initialised and within
+    // capacity.
     unsafe {
         let n = f(out.as_mut_ptr().add(len));
         debug_assert!(n <= max);
@@ -265,14 +276,18 @@ pub fn push_i32(out: &mut Vec<u8>, v: i32) {
 /// Append a 64-bit integer in decimal.
 #[inline]
 pub fn push_i64(out: &mut Vec<u8>, v: i64) {
-    write_with(out, 21, |p| unsafe {
-        if v < 0 {
-            *p = b'-';
-            1 + write_u64(p.add(1), v.unsigned_abs())
-        } else {
-            write_u64(p, v as u64)
-        }
-    })
+    // SAFETY: at most 21 bytes are written (a sign and at most 20 digits),
+    // all of them counted in the returned length.
+    unsafe {
+        write_with(out, 21, |p| {
+            if v < 0 {
+                *p = b'-';
+                1 + write_u64(p.add(1), v.unsigned_abs())
+            } else {
+                write_u64(p, v as u64)
+            }
+        })
+    }
 }
 
 const POW10: [f64; 10] = [1.0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9];
@@ -317,13 +332,17 @@ pub fn push_modp_dtoa2(out: &mut Vec<u8>, value: f64, prec: i32) {
     if (1..=8).contains(&prec) {
         // the common case (jsonlite's default is 4 decimals) without
         // data-dependent branches
-        write_with(out, 24, |p| unsafe { modp_dtoa2_fast(p, value, neg, prec) });
+        // SAFETY: `modp_dtoa2_fast` writes at most 20 bytes and returns how
+        // many it wrote; 1 <= prec <= 8 and 0 <= value <= 2^31 - 1 hold here
+        // (checked above), as its contract asks.
+        unsafe { write_with(out, 24, |p| modp_dtoa2_fast(p, value, neg, prec)) };
         return;
     }
     // SAFETY: 0 <= value <= 2^31 - 1 and 0 <= tmp < 10^9 (prec <= 9), so
     // both truncations are in range (C: `(int) value`, `(uint32_t) tmp`).
     let mut whole = unsafe { value.to_int_unchecked::<i32>() } as i64;
     let tmp = (value - whole as f64) * POW10[prec];
+    // SAFETY: 0 <= tmp < 10^9 (see above), within `u32`.
     let mut frac = unsafe { tmp.to_int_unchecked::<u32>() } as u64;
     let diff = tmp - frac as f64;
     let lim = POW10_INT[prec];
@@ -349,32 +368,38 @@ pub fn push_modp_dtoa2(out: &mut Vec<u8>, value: f64, prec: i32) {
         }
         frac = 0;
     }
-    write_with(out, 24, |p| unsafe {
-        let mut n = 0usize;
-        if neg {
-            *p = b'-';
-            n = 1;
-        }
-        n += write_u64(p.add(n), whole as u64);
-        if frac != 0 {
-            // digits of the fraction: `prec` of them, trailing zeros removed
-            let mut count = prec;
-            while frac % 10 == 0 {
-                frac /= 10;
-                count -= 1;
+    // SAFETY: at most 21 bytes are written (a sign, at most 10 digits of
+    // `whole` <= 2^31, a point and at most `prec` <= 9 digits of the
+    // fraction, leading zeros included), one after another from `p`, and
+    // the returned length counts them.
+    unsafe {
+        write_with(out, 24, |p| {
+            let mut n = 0usize;
+            if neg {
+                *p = b'-';
+                n = 1;
             }
-            *p.add(n) = b'.';
-            n += 1;
-            // leading zeros: count minus the number of digits in frac
-            let fd = n_digits(frac);
-            for _ in fd..count {
-                *p.add(n) = b'0';
+            n += write_u64(p.add(n), whole as u64);
+            if frac != 0 {
+                // digits of the fraction: `prec` of them, trailing zeros removed
+                let mut count = prec;
+                while frac % 10 == 0 {
+                    frac /= 10;
+                    count -= 1;
+                }
+                *p.add(n) = b'.';
                 n += 1;
+                // leading zeros: count minus the number of digits in frac
+                let fd = n_digits(frac);
+                for _ in fd..count {
+                    *p.add(n) = b'0';
+                    n += 1;
+                }
+                n += write_u64(p.add(n), frac);
             }
-            n += write_u64(p.add(n), frac);
-        }
-        n
-    });
+            n
+        })
+    };
 }
 
 /// The eight decimal digits of `v < 10^8`, zero-padded, as the raw digit
@@ -404,19 +429,19 @@ fn quad_digits(quads: u64) -> u64 {
     tens | (pairs - 10 * tens) << 8
 }
 
-/// `push_modp_dtoa2()` for `1 <= prec <= 8` and `0 <= value < 2^31 - 1`
+/// `push_modp_dtoa2()` for `1 <= prec <= 8` and `0 <= value <= 2^31 - 1`
 /// (sign passed apart), writing at most 20 bytes at `p` with fixed-size
 /// stores; returns the length. Same arithmetic as the C code, so the same
 /// rounding; the digits are laid out by shifting words instead of loops.
 ///
 /// # Safety
 /// `p` must be valid for writes of 20 bytes, `1 <= prec <= 8` and
-/// `0 <= value < 2^31 - 1` (the truncations below rely on the range).
+/// `0 <= value <= 2^31 - 1` (the truncations below rely on the range).
 #[inline]
 unsafe fn modp_dtoa2_fast(p: *mut u8, value: f64, neg: bool, prec: usize) -> usize {
     // SAFETY: the whole function writes at most 20 bytes at `p` (two 8-byte
     // stores after at most 1 + 8 digit bytes, or `write_u64` + 9 bytes), and
-    // the truncations hold: 0 <= value < 2^31 - 1 and 0 <= tmp < 10^8.
+    // the truncations hold: 0 <= value <= 2^31 - 1 and 0 <= tmp < 10^8.
     unsafe {
         let mut whole = value.to_int_unchecked::<i32>() as u32;
         let tmp = (value - whole as f64) * POW10[prec];
@@ -674,21 +699,28 @@ pub fn push_g(out: &mut Vec<u8>, val: f64, p: i32) {
     if nd <= 32 && (-4..16).contains(&exp) && exp < p as i32 && nd as i32 > exp + 1 {
         // the common fixed layouts with fractional digits, by fixed-size
         // copies (`buf` has 48 bytes, so 32 can always be read from 16 on)
-        write_with(out, nd + 40, |o| unsafe {
-            let src = buf.as_ptr();
-            if exp >= 0 {
-                let int_len = exp as usize + 1;
-                std::ptr::copy_nonoverlapping(src, o, 16);
-                *o.add(int_len) = b'.';
-                std::ptr::copy_nonoverlapping(src.add(int_len), o.add(int_len + 1), 32);
-                nd + 1
-            } else {
-                let zeros = (-exp - 1) as usize;
-                std::ptr::copy_nonoverlapping(b"0.000000".as_ptr(), o, 8);
-                std::ptr::copy_nonoverlapping(src, o.add(2 + zeros), 32);
-                nd + 2 + zeros
-            }
-        });
+        // SAFETY: `buf` has 48 bytes, so the 16 bytes from 0 and the 32 from
+        // `int_len` <= 16 (or from 0) can be read. The writes end before byte
+        // `int_len + 33` (< nd + 33, as nd > int_len) or `zeros + 34` (<= 37),
+        // inside the `nd + 40` reserved, and they cover the first `nd + 1`
+        // (nd <= 32) or `nd + 2 + zeros` bytes, the length returned.
+        unsafe {
+            write_with(out, nd + 40, |o| {
+                let src = buf.as_ptr();
+                if exp >= 0 {
+                    let int_len = exp as usize + 1;
+                    std::ptr::copy_nonoverlapping(src, o, 16);
+                    *o.add(int_len) = b'.';
+                    std::ptr::copy_nonoverlapping(src.add(int_len), o.add(int_len + 1), 32);
+                    nd + 1
+                } else {
+                    let zeros = (-exp - 1) as usize;
+                    std::ptr::copy_nonoverlapping(b"0.000000".as_ptr(), o, 8);
+                    std::ptr::copy_nonoverlapping(src, o.add(2 + zeros), 32);
+                    nd + 2 + zeros
+                }
+            })
+        };
         return;
     }
     lay_out_g(out, &buf[..nd], exp, p);
@@ -700,54 +732,60 @@ pub fn push_g(out: &mut Vec<u8>, val: f64, p: i32) {
 fn lay_out_g(out: &mut Vec<u8>, digits: &[u8], x: i32, p: usize) {
     let nd = digits.len();
     let max = nd + 8 + x.unsigned_abs() as usize;
-    write_with(out, max, |o| unsafe {
-        let src = digits.as_ptr();
-        let mut n: usize;
-        if x < -4 || x >= p as i32 {
-            *o = *src;
-            n = 1;
-            if nd > 1 {
-                *o.add(1) = b'.';
-                std::ptr::copy_nonoverlapping(src.add(1), o.add(2), nd - 1);
-                n = nd + 1;
-            }
-            *o.add(n) = b'e';
-            *o.add(n + 1) = if x < 0 { b'-' } else { b'+' };
-            n += 2;
-            let ax = x.unsigned_abs() as u64;
-            if ax < 10 {
-                *o.add(n) = b'0';
-                n += 1;
-            }
-            n += write_u64(o.add(n), ax);
-        } else if x >= 0 {
-            let int_len = x as usize + 1;
-            if nd <= int_len {
-                std::ptr::copy_nonoverlapping(src, o, nd);
-                n = nd;
-                while n < int_len {
+    // SAFETY: each layout below writes, one byte after another from `o`, at
+    // most `nd + 8 + |x|` bytes and returns how many: the exponent form
+    // `nd + 3 + max(2, digits of |x|)`, the fixed forms `x + 1`, `nd + 1` or
+    // `nd + 1 + |x|`. The reads stay within `digits`.
+    unsafe {
+        write_with(out, max, |o| {
+            let src = digits.as_ptr();
+            let mut n: usize;
+            if x < -4 || x >= p as i32 {
+                *o = *src;
+                n = 1;
+                if nd > 1 {
+                    *o.add(1) = b'.';
+                    std::ptr::copy_nonoverlapping(src.add(1), o.add(2), nd - 1);
+                    n = nd + 1;
+                }
+                *o.add(n) = b'e';
+                *o.add(n + 1) = if x < 0 { b'-' } else { b'+' };
+                n += 2;
+                let ax = x.unsigned_abs() as u64;
+                if ax < 10 {
                     *o.add(n) = b'0';
                     n += 1;
                 }
+                n += write_u64(o.add(n), ax);
+            } else if x >= 0 {
+                let int_len = x as usize + 1;
+                if nd <= int_len {
+                    std::ptr::copy_nonoverlapping(src, o, nd);
+                    n = nd;
+                    while n < int_len {
+                        *o.add(n) = b'0';
+                        n += 1;
+                    }
+                } else {
+                    std::ptr::copy_nonoverlapping(src, o, int_len);
+                    *o.add(int_len) = b'.';
+                    std::ptr::copy_nonoverlapping(src.add(int_len), o.add(int_len + 1), nd - int_len);
+                    n = nd + 1;
+                }
             } else {
-                std::ptr::copy_nonoverlapping(src, o, int_len);
-                *o.add(int_len) = b'.';
-                std::ptr::copy_nonoverlapping(src.add(int_len), o.add(int_len + 1), nd - int_len);
-                n = nd + 1;
+                *o = b'0';
+                *o.add(1) = b'.';
+                n = 2;
+                for _ in 0..(-x - 1) {
+                    *o.add(n) = b'0';
+                    n += 1;
+                }
+                std::ptr::copy_nonoverlapping(src, o.add(n), nd);
+                n += nd;
             }
-        } else {
-            *o = b'0';
-            *o.add(1) = b'.';
-            n = 2;
-            for _ in 0..(-x - 1) {
-                *o.add(n) = b'0';
-                n += 1;
-            }
-            std::ptr::copy_nonoverlapping(src, o.add(n), nd);
-            n += nd;
-        }
-        n
-    });
+            n
+        })
+    };
 }
 
 #[cfg(test)]

@@ -2,13 +2,15 @@
 //! metrics as OTLP/HTTP protobuf to a loopback receiver that decodes the
 //! official OTLP messages.
 
+mod common;
+
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use mcplite_engine::host::{CallContext, Host, ToolFailure, ToolResult, ToolSpec};
+use common::FakeHost;
 use mcplite_engine::server::{LegacyState, Server, ServerInfo};
 use mcplite_engine::telemetry::recorder_from_env;
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
@@ -16,23 +18,7 @@ use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::{any_value, KeyValue};
 use opentelemetry_proto::tonic::metrics::v1::{metric, HistogramDataPoint};
 use prost::Message;
-use serde_json::{json, Value};
-
-struct Echo;
-
-impl Host for Echo {
-    fn tools(&mut self) -> Vec<ToolSpec> {
-        vec![ToolSpec::new("echo", "d")]
-    }
-    fn call_tool(
-        &mut self,
-        _i: usize,
-        _a: Option<&serde_json::Map<String, Value>>,
-        _c: &CallContext,
-    ) -> Result<ToolResult, ToolFailure> {
-        Ok(ToolResult::text("ok"))
-    }
-}
+use serde_json::json;
 
 struct Received {
     path: String,
@@ -100,7 +86,7 @@ fn otlp_http_export_from_env() {
     .into_iter()
     .collect();
     let rec = recorder_from_env(&|k| vars.get(k).cloned()).expect("tracing on");
-    let mut host = Echo;
+    let mut host = FakeHost::default();
     let mut srv = Server::new(ServerInfo { name: "t".into(), version: "1".into(), instructions: None }, &mut host);
     srv.set_recorder(Some(rec));
     let tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
@@ -163,7 +149,7 @@ fn dead_collector_costs_nothing_but_spans() {
     .into_iter()
     .collect();
     let rec = recorder_from_env(&|k| vars.get(k).cloned()).expect("tracing on");
-    let mut host = Echo;
+    let mut host = FakeHost::default();
     let mut srv = Server::new(ServerInfo { name: "t".into(), version: "1".into(), instructions: None }, &mut host);
     srv.set_recorder(Some(rec));
     let ping = json!({"jsonrpc":"2.0","id":1,"method":"ping"}).to_string();
@@ -221,7 +207,7 @@ fn otlp_http_metrics_from_env() {
     .into_iter()
     .collect();
     let rec = recorder_from_env(&|k| vars.get(k).cloned()).expect("metrics on");
-    let mut host = Echo;
+    let mut host = FakeHost::default();
     let mut srv = Server::new(ServerInfo { name: "t".into(), version: "1".into(), instructions: None }, &mut host);
     srv.set_recorder(Some(rec));
     let lines = [

@@ -1,6 +1,6 @@
-//! The R side of the MCP client (R/client.R, RULES section 13): thin entry
+//! The R side of the MCP client (R/client*.R, RULES section 13): thin entry
 //! points over the engine's `client::Connection`, called through the
-//! wrappers of R/extendr-wrappers.R like every other entry point. Results
+//! wrappers of R/bridge-wrappers.R like every other entry point. Results
 //! come back as R values converted by the same JSON -> R rules tools
 //! receive their arguments by (RULES J6); a failure comes back as the one
 //! error marker of `error.rs`, with the message the engine's
@@ -9,6 +9,7 @@
 //! control: a pending interrupt ends a wait at once.
 
 use std::collections::HashMap;
+use std::mem::ManuallyDrop;
 use std::time::{Duration, Instant};
 
 use extendr_api::prelude::*;
@@ -17,16 +18,47 @@ use mcplite_engine::client::{ClientError, ConnectError, Connection, HttpSpec, Op
 use serde_json::Value;
 
 use crate::error::{marker, Error, Kind};
+use crate::finalize::{drop_guarded, free_guarded};
 use crate::rapi::{self, eval::take_interrupt};
 
 /// A connection owned by R (an external pointer; dropping it closes the
 /// server, also when R exits).
 pub struct ClientHandle {
-    conn: Connection,
+    /// Taken only by `Drop`.
+    conn: ManuallyDrop<Connection>,
+    /// Closed on a thread of its own when R drops it (stdio, HTTP: closing
+    /// may wait for the server); the in-memory connection holds R objects
+    /// and is closed where it is dropped, on R's main thread.
+    close_in_background: bool,
     /// The connection's name, for messages.
     name: String,
     /// Calls in progress.
     waiters: HashMap<u64, Waiter>,
+}
+
+impl ClientHandle {
+    fn new(conn: Connection, name: &str, close_in_background: bool) -> ClientHandle {
+        ClientHandle {
+            conn: ManuallyDrop::new(conn),
+            close_in_background,
+            name: name.to_string(),
+            waiters: HashMap::new(),
+        }
+    }
+}
+
+impl Drop for ClientHandle {
+    /// Runs in R's finalizer (see `finalize.rs`): never panics, and never
+    /// waits for a server to exit.
+    fn drop(&mut self) {
+        // SAFETY: `conn` is taken once, here, and never used again.
+        let conn = unsafe { ManuallyDrop::take(&mut self.conn) };
+        if self.close_in_background {
+            free_guarded("an MCP client connection", move || conn.close_in_background());
+        } else {
+            drop_guarded("an MCP client connection", conn);
+        }
+    }
 }
 
 fn interrupted() -> bool {
@@ -154,9 +186,9 @@ fn options(protocol: &Robj, timeout: f64, probe_timeout: f64, client_version: &s
     }
 }
 
-fn connected(res: Result<Connection, ConnectError>, name: &str) -> Robj {
+fn connected(res: Result<Connection, ConnectError>, name: &str, close_in_background: bool) -> Robj {
     match res {
-        Ok(conn) => ExternalPtr::new(ClientHandle { conn, name: name.to_string(), waiters: HashMap::new() }).into(),
+        Ok(conn) => ExternalPtr::new(ClientHandle::new(conn, name, close_in_background)).into(),
         Err(e) => {
             let cx = Context {
                 server: name,
@@ -199,7 +231,7 @@ fn client_connect_stdio(
         spec.max_line = max_line as usize;
     }
     let opts = options(&protocol, timeout, probe_timeout, client_version);
-    connected(Connection::stdio(&spec, &opts, &mut interrupted), name)
+    connected(Connection::stdio(&spec, &opts, &mut interrupted), name, true)
 }
 
 /// Connect in memory to a server of this process made from `spec` (R's
@@ -228,7 +260,7 @@ fn client_connect_memory(
         Err(e) => return e.context("The in-memory server could not be created: ").into_r(),
     };
     let opts = options(&protocol, timeout, timeout, client_version);
-    connected(Connection::establish(Box::new(link), &opts, &mut interrupted), name)
+    connected(Connection::establish(Box::new(link), &opts, &mut interrupted), name, false)
 }
 
 /// Connect to a Streamable HTTP endpoint and negotiate. `values`/`names`:
@@ -261,7 +293,7 @@ fn client_connect_http(
         spec.max_message = max_message as usize;
     }
     let opts = options(&protocol, timeout, probe_timeout, client_version);
-    connected(Connection::http(&spec, &opts, &mut interrupted), name)
+    connected(Connection::http(&spec, &opts, &mut interrupted), name, true)
 }
 
 /// Facts about the connection: era, version, server identity, ...

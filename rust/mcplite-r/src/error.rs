@@ -6,7 +6,7 @@
 //! * to R, from an entry point called with `.Call()`: [`Error::into_r`] turns
 //!   it into a small marker value (a list of class `mcplite_bridge_error`
 //!   holding the kind and the message) that the wrappers in
-//!   `R/extendr-wrappers.R` hand to `bridge_value()` in `R/conditions.R`,
+//!   `R/bridge-wrappers.R` hand to `bridge_value()` in `R/conditions.R`,
 //!   which raises it as an R error of class `mcplite_error_<kind>` (and
 //!   `mcplite_error`). Raising the condition in R, not here, means no R error
 //!   ever longjmps through Rust frames.

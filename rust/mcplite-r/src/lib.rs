@@ -13,6 +13,7 @@
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
+use std::mem::ManuallyDrop;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use extendr_api::prelude::*;
@@ -25,6 +26,7 @@ mod client;
 mod decode;
 pub mod encode;
 mod error;
+mod finalize;
 mod host;
 mod http;
 mod live;
@@ -162,15 +164,25 @@ fn engine_protocol() -> Robj {
 /// An in-process handler (`mcp_handler()`): a prepared server, its host and
 /// its legacy session state.
 struct Handler {
-    server: Server,
-    host: RHost,
+    /// `server` and `host` are taken only by `Drop`.
+    server: ManuallyDrop<Server>,
+    host: ManuallyDrop<RHost>,
     legacy: LegacyState,
 }
 
 impl Drop for Handler {
-    /// The in-process legacy session ends with its handler object.
+    /// The in-process legacy session ends with its handler object. Runs in
+    /// R's finalizer (see `finalize.rs`): a panic is caught.
     fn drop(&mut self) {
-        self.server.end_session(&mut self.legacy);
+        // SAFETY: `server` and `host` are taken once, here, and never used
+        // again.
+        let (server, host) = unsafe { (ManuallyDrop::take(&mut self.server), ManuallyDrop::take(&mut self.host)) };
+        let mut legacy = std::mem::take(&mut self.legacy);
+        finalize::free_guarded("an in-process MCP handler", move || {
+            server.end_session(&mut legacy);
+            drop(server);
+            drop(host);
+        });
     }
 }
 
@@ -182,6 +194,7 @@ fn engine_handler_new(spec: Robj, version: &str, instructions: Robj) -> Robj {
     let res = make_host(&spec).map(|mut host| {
         let mut server = Server::new(server_info(version, instructions), &mut host);
         server.set_recorder(trace_context::recorder_from_process_env());
+        let (server, host) = (ManuallyDrop::new(server), ManuallyDrop::new(host));
         Robj::from(ExternalPtr::new(Handler { server, host, legacy: LegacyState::default() }))
     });
     to_r(res.map_err(|e| e.context("The handler could not be created: ")))
@@ -201,7 +214,7 @@ fn engine_handler_handle(handler: Robj, _spec: Robj, line: &str) -> Robj {
     };
     let s: &mut Handler = &mut handler;
     // Handing the line back is the write: the span ends here.
-    let reply = s.server.handle(&mut s.legacy, line.as_bytes(), &mut s.host).into_line();
+    let reply = s.server.handle(&mut s.legacy, line.as_bytes(), &mut *s.host).into_line();
     match reply {
         Some(bytes) => Robj::from(rapi::strings::into_valid_utf8(bytes)),
         None => Robj::from(()),

@@ -148,6 +148,16 @@ pub struct LiveConn {
     session: Option<mcplite_engine::live::connect::Session>,
 }
 
+impl Drop for LiveConn {
+    /// Runs in R's finalizer (see `finalize.rs`): a panic is caught.
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        if let Some(session) = self.session.take() {
+            crate::finalize::drop_guarded("a live-session connection", session);
+        }
+    }
+}
+
 /// Connect to session `id` in `dir`.
 /// @noRd
 #[extendr]

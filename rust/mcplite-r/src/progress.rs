@@ -167,6 +167,7 @@ unsafe fn report(progress: SEXP, total: SEXP, message: SEXP) -> Outcome {
     let total = if unsafe { is_nil(total) } {
         None
     } else {
+        // SAFETY: caller's contract.
         match unsafe { finite_scalar(total) } {
             Some(t) => Some(t),
             None => return Outcome::Refused(2),

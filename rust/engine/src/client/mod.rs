@@ -28,27 +28,43 @@
 //! late answer is ignored. A tool call refused with HeaderMismatch over
 //! modern HTTP is sent again once after a new listing (K4.3); the input
 //! schemas of the last listing are kept for the R side's encoding (K5.2).
+//!
+//! One concept per file: this file holds the [`Connection`] and its request
+//! loop (start, poll, wait, cancel, close); `error.rs` why an operation
+//! failed; `link.rs` the [`Link`] trait and its [`Event`]s, which `stdio.rs`
+//! and `http.rs` implement; `era.rs` the negotiation above; `tools.rs`
+//! listing and calling tools; `wire.rs` the JSON-RPC lines, `params.rs` the
+//! `x-mcp-header` arguments, `report.rs` the messages of failures and
+//! `tail.rs` the kept tail of a server's stderr.
 
+mod era;
+mod error;
 pub mod http;
+mod link;
 pub mod params;
 pub mod report;
 pub mod stdio;
 mod tail;
+mod tools;
 pub mod wire;
 
 use std::collections::{HashMap, HashSet};
-use std::fmt;
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+pub use era::Era;
+pub(crate) use error::human_duration;
+pub use error::{ClientError, ConnectError};
 pub use http::{HttpLink, HttpSpec};
-pub use stdio::StdioLink;
+pub(crate) use link::spawn_masked;
+pub use link::{Event, FailureContext, Link, Outgoing};
+pub use stdio::{StdioLink, StdioSpec};
+pub use tools::shapes_arguments;
 use wire::{classify, error_parts, json_string, request_line, Kind, Member};
 
 use crate::codes;
-use crate::version::{self, META_CAPS, META_SERVER_INFO, META_VERSION};
+use crate::version::{self, META_VERSION};
 
 /// The modern revision the client speaks.
 pub const MODERN: &str = version::CLIENT_MODERN.as_str();
@@ -61,250 +77,6 @@ pub const LEGACY_PREFERRED: &str = version::LEGACY_DEFAULT.as_str();
 
 /// Why a link failed when the server just went away.
 const CLOSED: &str = "the server closed the connection";
-
-/// Why a client operation failed.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ClientError {
-    /// The server process could not be started.
-    Spawn(String),
-    /// The HTTP endpoint could not be reached.
-    Connect(String),
-    /// The TLS handshake with an `https://` endpoint failed (for example
-    /// its certificate was rejected).
-    Tls { url: String, reason: String },
-    /// The server closed the connection or exited.
-    Closed(String),
-    /// No answer in time (the duration waited; zero when a write timed out).
-    Timeout(Duration),
-    /// The user interrupted R.
-    Interrupted,
-    /// The server answered with a JSON-RPC error.
-    Rpc { code: i64, message: String, data: Option<Box<Value>> },
-    /// The HTTP endpoint answered with an error status.
-    Http { status: u16, message: String },
-    /// The server broke the protocol (or asked for something the client
-    /// does not support).
-    Protocol(String),
-}
-
-impl ClientError {
-    /// A short, stable name for the kind of failure.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            ClientError::Spawn(_) => "spawn",
-            ClientError::Connect(_) => "connect",
-            ClientError::Tls { .. } => "tls",
-            ClientError::Closed(_) => "closed",
-            ClientError::Timeout(_) => "timeout",
-            ClientError::Interrupted => "interrupted",
-            ClientError::Rpc { .. } => "rpc",
-            ClientError::Http { .. } => "http",
-            ClientError::Protocol(_) => "protocol",
-        }
-    }
-}
-
-impl fmt::Display for ClientError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ClientError::Spawn(m) | ClientError::Connect(m) | ClientError::Closed(m) | ClientError::Protocol(m) => {
-                f.write_str(m)
-            }
-            ClientError::Timeout(d) if d.is_zero() => f.write_str("timed out writing to the server"),
-            ClientError::Timeout(d) => write!(f, "no answer within {}", human_duration(*d)),
-            ClientError::Interrupted => f.write_str("interrupted"),
-            ClientError::Rpc { code, message, .. } => write!(f, "JSON-RPC error {code}: {message}"),
-            ClientError::Http { status, message } => write!(f, "HTTP {status}: {message}"),
-            ClientError::Tls { url, reason } => write!(f, "TLS with {url} failed: {reason}"),
-        }
-    }
-}
-
-/// A failed connection attempt: why, what the server wrote to stderr
-/// before it was shut down, its exit status, and the lines it wrote that
-/// were not JSON-RPC (how many, the last).
-#[derive(Debug, Clone, PartialEq)]
-pub struct ConnectError {
-    pub error: ClientError,
-    pub stderr: String,
-    pub exit_status: Option<i32>,
-    pub garbage: (u64, Option<String>),
-}
-
-impl ConnectError {
-    pub fn kind(&self) -> &'static str {
-        self.error.kind()
-    }
-}
-
-impl From<ClientError> for ConnectError {
-    fn from(error: ClientError) -> Self {
-        ConnectError { error, stderr: String::new(), exit_status: None, garbage: (0, None) }
-    }
-}
-
-impl fmt::Display for ConnectError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.error.fmt(f)
-    }
-}
-
-pub(crate) fn human_duration(d: Duration) -> String {
-    let s = d.as_secs_f64();
-    if s >= 1.0 && (s - s.round()).abs() < 1e-9 {
-        format!("{} s", s.round() as u64)
-    } else if s >= 1.0 {
-        format!("{s:.1} s")
-    } else {
-        format!("{} ms", d.as_millis())
-    }
-}
-
-/// Something a link delivers.
-#[derive(Debug)]
-pub enum Event {
-    /// One JSON object from the server.
-    Message(Value),
-    /// A line that is not a JSON-RPC message (excerpt).
-    Garbage(String),
-    /// A line over the size limit was dropped (the limit, in bytes).
-    Oversize(usize),
-    /// The server closed its output (with the reason when reading failed).
-    Closed(Option<String>),
-    /// This request failed; the connection stays usable (HTTP).
-    Failed(ClientError),
-    /// A notification or response was accepted (HTTP 202).
-    Accepted,
-}
-
-/// What the link may need to know about an outgoing message (HTTP mirrors
-/// these in headers).
-#[derive(Debug, Clone, Copy)]
-pub struct Outgoing<'a> {
-    pub id: Option<u64>,
-    pub method: &'a str,
-    /// `params.name` of a `tools/call`.
-    pub name: Option<&'a str>,
-    /// The protocol version a modern request claims in its `_meta`.
-    pub version: Option<&'a str>,
-    /// `Mcp-Param-*` headers of a `tools/call` (HTTP).
-    pub headers: &'a [(String, String)],
-}
-
-/// What is known after a link failed.
-#[derive(Debug, Default, Clone)]
-pub struct FailureContext {
-    /// How the server process ended ("exited with status 1").
-    pub ended: Option<String>,
-    /// Its exit status, when it exited with one.
-    pub status: Option<i32>,
-    /// The kept tail of its stderr.
-    pub stderr: String,
-}
-
-/// A transport: stdio or Streamable HTTP.
-pub trait Link: Send {
-    /// Send one message; `line` ends with a newline.
-    fn send(
-        &mut self,
-        line: &[u8],
-        out: &Outgoing,
-        deadline: Instant,
-        interrupted: &mut dyn FnMut() -> bool,
-    ) -> Result<(), ClientError>;
-    /// The next event concerning request `id` (stdio: any event), waiting at
-    /// most `wait`.
-    fn recv(&mut self, id: u64, wait: Duration) -> Option<Event>;
-    /// Abandon request `id`.
-    fn cancel(&mut self, id: u64, reason: &str);
-    /// Request `id` is complete.
-    fn finish(&mut self, id: u64);
-    /// Answer a request the server sent (`line` without newline).
-    fn respond(&mut self, line: &[u8]);
-    /// Why the link failed, as far as known.
-    fn context(&mut self) -> FailureContext;
-    /// The kept tail of the server's stderr ("" for HTTP).
-    fn stderr_text(&self) -> String;
-    /// The negotiated protocol version (HTTP sends it as a header).
-    fn set_version(&mut self, version: &str);
-    /// Shut down; returns how the server ended.
-    fn close(&mut self) -> String;
-    /// Shut down after a failed handshake, without the grace period a
-    /// server gets to exit on its own (RULES K2.7).
-    fn abort(&mut self) -> String {
-        self.close()
-    }
-    /// The server's process id (stdio).
-    fn pid(&self) -> Option<i32> {
-        None
-    }
-    /// Does this transport mirror `x-mcp-header` arguments (HTTP)?
-    fn mirrors_params(&self) -> bool {
-        false
-    }
-}
-
-/// How to start a server.
-#[derive(Debug, Clone, Default)]
-pub struct StdioSpec {
-    /// Program: a path, or a name looked up on the child's `PATH`.
-    pub program: String,
-    pub args: Vec<String>,
-    /// The child's complete environment; `None` inherits the parent's.
-    pub env: Option<Vec<(String, String)>>,
-    /// Working directory; `None` keeps the parent's.
-    pub cwd: Option<String>,
-    /// Longest accepted line on the child's stdout, in bytes.
-    pub max_line: usize,
-    /// Bytes of stderr kept.
-    pub stderr_cap: usize,
-    /// After stdin is closed, how long the child may take to exit before it
-    /// is sent SIGTERM (and as long again before SIGKILL).
-    pub grace: Duration,
-}
-
-impl StdioSpec {
-    pub fn new(program: impl Into<String>, args: Vec<String>) -> StdioSpec {
-        StdioSpec {
-            program: program.into(),
-            args,
-            env: None,
-            cwd: None,
-            max_line: 64 << 20,
-            stderr_cap: 16 << 10,
-            grace: Duration::from_secs(2),
-        }
-    }
-}
-
-/// Run `f` on a new thread with every signal blocked, so R's signal
-/// handlers (SIGINT, SIGPIPE) only ever run on R's own thread.
-#[cfg(unix)]
-pub(crate) fn spawn_masked<F: FnOnce() + Send + 'static>(name: &str, f: F) -> std::io::Result<JoinHandle<()>> {
-    // SAFETY: sigset manipulation on stack values.
-    unsafe {
-        let mut all: libc::sigset_t = std::mem::zeroed();
-        let mut old: libc::sigset_t = std::mem::zeroed();
-        libc::sigfillset(&mut all);
-        libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old);
-        let h = std::thread::Builder::new().name(name.into()).spawn(f);
-        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
-        h
-    }
-}
-
-/// Run `f` on a new thread (no POSIX signals to keep away from it).
-#[cfg(not(unix))]
-pub(crate) fn spawn_masked<F: FnOnce() + Send + 'static>(name: &str, f: F) -> std::io::Result<JoinHandle<()>> {
-    std::thread::Builder::new().name(name.into()).spawn(f)
-}
-
-/// Which protocol era the connection speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Era {
-    Modern,
-    Legacy,
-}
 
 /// Connection options.
 #[derive(Debug, Clone)]
@@ -525,183 +297,6 @@ impl Connection {
             return Err(e.clone());
         }
         Ok(())
-    }
-
-    fn handshake(&mut self, opts: &Options, interrupted: &mut dyn FnMut() -> bool) -> Result<(), ClientError> {
-        let deadline = Instant::now() + opts.timeout;
-        if let Some(v) = &opts.protocol {
-            if v != MODERN {
-                return self.initialize(v, opts.timeout, deadline, None, interrupted);
-            }
-        }
-        let fallback = opts.protocol.is_none();
-        let meta = self.modern_meta(None);
-        let probe = self.start_with("server/discover", None, &[], &meta, deadline, interrupted)?;
-        let probe_deadline = (Instant::now() + opts.probe_timeout).min(deadline);
-        let answer = self.wait_until(probe, probe_deadline, interrupted, false);
-        // RULES K2.3: a recognized modern error means a modern server.
-        if let Err(ClientError::Rpc { code, message, data }) = &answer {
-            if codes::is_modern_only(*code) {
-                let supported = supported_list(data.as_deref().and_then(|d| d.get("supported")));
-                return match (fallback, best_legacy(&supported)) {
-                    (true, Some(v)) => self.initialize(v, opts.timeout, deadline, None, interrupted),
-                    _ => Err(ClientError::Protocol(format!(
-                        "the server rejected protocol {MODERN} ({code}: {message}); it supports {}",
-                        describe_list(&supported)
-                    ))),
-                };
-            }
-        }
-        // RULES K2.2: a valid discover result decides.
-        let why = match answer {
-            Ok(result) => match discover_versions(&result) {
-                Some(supported) => {
-                    return self.discovered(&result, supported, fallback, opts.timeout, deadline, interrupted)
-                }
-                None => ClientError::Protocol(format!(
-                    "the server answered server/discover with something that is not a discover result: {}",
-                    wire::excerpt(result.to_string().as_bytes())
-                )),
-            },
-            Err(e) if falls_back(&e) => e,
-            Err(e) => return Err(e),
-        };
-        // RULES K2.4: any other answer means a legacy server.
-        if !fallback {
-            return Err(ClientError::Protocol(format!(
-                "the server does not speak protocol {MODERN}: server/discover failed ({why})"
-            )));
-        }
-        // A late discover answer still counts.
-        let late = if matches!(why, ClientError::Timeout(_)) {
-            self.quiet.insert(probe);
-            self.pending.insert(probe, None);
-            Some(probe)
-        } else {
-            None
-        };
-        self.initialize(LEGACY_PREFERRED, opts.timeout, deadline, late, interrupted)
-    }
-
-    /// A valid `DiscoverResult` arrived, listing `supported`.
-    fn discovered(
-        &mut self,
-        result: &Value,
-        supported: Vec<String>,
-        fallback: bool,
-        total: Duration,
-        deadline: Instant,
-        interrupted: &mut dyn FnMut() -> bool,
-    ) -> Result<(), ClientError> {
-        if supported.iter().any(|v| v == MODERN) {
-            self.era = Era::Modern;
-            self.version = MODERN.to_string();
-            self.supported = supported;
-            self.capabilities = result.get("capabilities").cloned();
-            self.instructions = result.get("instructions").and_then(Value::as_str).map(String::from);
-            self.server_info = result.get("_meta").and_then(|m| m.get(META_SERVER_INFO)).cloned();
-            self.link.set_version(MODERN);
-            return Ok(());
-        }
-        match (fallback, best_legacy(&supported)) {
-            (true, Some(v)) => self.initialize(v, total, deadline, None, interrupted),
-            _ => Err(ClientError::Protocol(format!(
-                "the server supports {}, none of which this client speaks ({MODERN}, {})",
-                describe_list(&supported),
-                LEGACY.join(", ")
-            ))),
-        }
-    }
-
-    /// The legacy handshake. `late_probe`: a discover request whose answer
-    /// may still arrive and then decides for the modern era.
-    fn initialize(
-        &mut self,
-        version: &str,
-        total: Duration,
-        deadline: Instant,
-        late_probe: Option<u64>,
-        interrupted: &mut dyn FnMut() -> bool,
-    ) -> Result<(), ClientError> {
-        let v = json_string(version);
-        let ci = self.client_info.clone();
-        let members: [Member; 3] = [("protocolVersion", &v), ("capabilities", "{}"), ("clientInfo", &ci)];
-        let id = self.start_with("initialize", None, &members, &[], deadline, interrupted)?;
-        let outcome = loop {
-            if let Some(p) = late_probe {
-                if let Some(Ok(result)) = self.mailbox.remove(&p) {
-                    if let Some(supported) = discover_versions(&result).filter(|s| s.iter().any(|v| v == MODERN)) {
-                        self.abandon(id);
-                        return self.discovered(&result, supported, false, total, deadline, interrupted);
-                    }
-                }
-            }
-            if Instant::now() >= deadline {
-                self.cancel(id, "timed out");
-                break Err(ClientError::Timeout(Duration::ZERO));
-            }
-            let slice = deadline.saturating_duration_since(Instant::now()).min(Duration::from_millis(25));
-            match self.poll_wire(id, slice) {
-                Poll::Done(r) => break r,
-                Poll::Progress(_) => {}
-                Poll::Pending => {
-                    if interrupted() {
-                        self.cancel(id, "interrupted");
-                        break Err(ClientError::Interrupted);
-                    }
-                }
-            }
-        };
-        if let Some(p) = late_probe {
-            // The discover answer may have come with (or just before) the
-            // answer to initialize: a modern server wins.
-            if let Some(Ok(result)) = self.mailbox.remove(&p) {
-                if let Some(supported) = discover_versions(&result).filter(|s| s.iter().any(|v| v == MODERN)) {
-                    return self.discovered(&result, supported, false, total, deadline, interrupted);
-                }
-            }
-            self.pending.remove(&p);
-            self.quiet.remove(&p);
-        }
-        let result = match outcome {
-            Ok(r) => r,
-            Err(ClientError::Timeout(_)) => return Err(ClientError::Timeout(total)),
-            Err(ClientError::Rpc { code, message, .. }) => {
-                return Err(ClientError::Protocol(format!("the server rejected `initialize` ({code}: {message})")))
-            }
-            Err(e) => return Err(e),
-        };
-        let chosen = result.get("protocolVersion").and_then(Value::as_str).unwrap_or("");
-        if !LEGACY.contains(&chosen) {
-            return Err(ClientError::Protocol(format!(
-                "the server chose protocol version {}, which this client does not speak",
-                if chosen.is_empty() { "(none)".to_string() } else { format!("\"{chosen}\"") }
-            )));
-        }
-        self.era = Era::Legacy;
-        self.version = chosen.to_string();
-        self.capabilities = result.get("capabilities").cloned();
-        self.server_info = result.get("serverInfo").cloned();
-        self.instructions = result.get("instructions").and_then(Value::as_str).map(String::from);
-        self.link.set_version(chosen);
-        let mut note = wire::notification_line("notifications/initialized", &[]);
-        note.push(b'\n');
-        let out = Outgoing { id: None, method: "notifications/initialized", name: None, version: None, headers: &[] };
-        self.link.send(&note, &out, deadline, interrupted).map_err(|e| self.mark_dead(e))?;
-        Ok(())
-    }
-
-    /// `_meta` members of a modern request.
-    fn modern_meta(&self, progress: Option<&str>) -> Vec<(String, String)> {
-        let mut m = vec![
-            (META_VERSION.to_string(), json_string(MODERN)),
-            (META_CAPS.to_string(), "{}".to_string()),
-            ("io.modelcontextprotocol/clientInfo".to_string(), self.client_info.clone()),
-        ];
-        if let Some(p) = progress {
-            m.push(("progressToken".to_string(), p.to_string()));
-        }
-        m
     }
 
     /// Send a request. `members` are the `params` members as JSON text;
@@ -1067,136 +662,6 @@ impl Connection {
         self.wait(id, timeout, timeout, &mut |_| {}, interrupted)
     }
 
-    /// Every tool the server lists, following `nextCursor` (each page gets
-    /// `timeout`).
-    pub fn list_tools(
-        &mut self,
-        timeout: Duration,
-        interrupted: &mut dyn FnMut() -> bool,
-    ) -> Result<Vec<Value>, ClientError> {
-        let mut tools = Vec::new();
-        let mut cursor: Option<String> = None;
-        let mut seen = HashSet::new();
-        loop {
-            let c = cursor.as_ref().map(|c| json_string(c));
-            let members: Vec<Member> = c.iter().map(|c| ("cursor", c.as_str())).collect();
-            let result = self.request("tools/list", &members, timeout, interrupted)?;
-            match result.get("tools") {
-                Some(Value::Array(page)) => tools.extend(page.iter().cloned()),
-                _ => return Err(ClientError::Protocol("the server's tools/list result has no `tools` array".into())),
-            }
-            match result.get("nextCursor") {
-                Some(Value::String(next)) => {
-                    if !seen.insert(next.clone()) || seen.len() > 10_000 {
-                        return Err(ClientError::Protocol(format!(
-                            "the server's tools/list pagination does not end (cursor \"{next}\" repeats)"
-                        )));
-                    }
-                    cursor = Some(next.clone());
-                }
-                _ => return Ok(self.check_header_params(tools)),
-            }
-        }
-    }
-
-    /// Over modern HTTP, remember each tool's `x-mcp-header` arguments and
-    /// leave out tools whose annotations are invalid (see
-    /// [`Connection::take_rejected`]).
-    fn check_header_params(&mut self, tools: Vec<Value>) -> Vec<Value> {
-        self.rejected.clear();
-        self.listed = true;
-        self.schemas = tools
-            .iter()
-            .filter_map(|t| {
-                let schema = t.get("inputSchema").filter(|s| shapes_arguments(s))?;
-                Some((t.get("name")?.as_str()?.to_string(), schema.clone()))
-            })
-            .collect();
-        if !(self.link.mirrors_params() && self.era == Era::Modern) {
-            return tools;
-        }
-        self.params.clear();
-        let mut kept = Vec::with_capacity(tools.len());
-        for t in tools {
-            let name = t.get("name").and_then(Value::as_str).unwrap_or("").to_string();
-            match params::header_params(t.get("inputSchema").unwrap_or(&Value::Null)) {
-                Ok(p) => {
-                    if !p.is_empty() {
-                        self.params.insert(name, p);
-                    }
-                    kept.push(t);
-                }
-                Err(why) => self.rejected.push((name, why)),
-            }
-        }
-        kept
-    }
-
-    /// Tools the last [`Connection::list_tools`] left out, with the reason.
-    pub fn take_rejected(&mut self) -> Vec<(String, String)> {
-        std::mem::take(&mut self.rejected)
-    }
-
-    /// Send a `tools/call` (`arguments`: the arguments object as JSON
-    /// text) and return its id for [`Connection::poll`]; with `progress`
-    /// the call asks for progress notifications.
-    pub fn start_call(
-        &mut self,
-        name: &str,
-        arguments: &str,
-        progress: bool,
-        timeout: Duration,
-        interrupted: &mut dyn FnMut() -> bool,
-    ) -> Result<u64, ClientError> {
-        let n = json_string(name);
-        let id = self.start(
-            "tools/call",
-            Some(name),
-            &[("name", &n), ("arguments", arguments)],
-            progress,
-            timeout,
-            interrupted,
-        )?;
-        if self.era == Era::Modern && self.link.mirrors_params() {
-            let call = Resend { name: name.to_string(), arguments: arguments.to_string(), progress, timeout };
-            self.resend.insert(id, call);
-        }
-        Ok(id)
-    }
-
-    /// Call a tool and wait for its result.
-    pub fn call_tool(
-        &mut self,
-        name: &str,
-        arguments: &str,
-        timeout: Duration,
-        interrupted: &mut dyn FnMut() -> bool,
-    ) -> Result<Value, ClientError> {
-        let id = self.start_call(name, arguments, false, timeout, interrupted)?;
-        self.wait(id, timeout, timeout, &mut |_| {}, interrupted)
-    }
-
-    /// The input schema of tool `name` from the last listing, when it shapes
-    /// the encoding of arguments (RULES K5.2, [`shapes_arguments`]), listing
-    /// the tools first when they were never listed on this connection.
-    /// `None` when it does not, when the server lists no such tool, or
-    /// cannot list: the encoder's rules alone then apply.
-    pub fn input_schema(
-        &mut self,
-        name: &str,
-        timeout: Duration,
-        interrupted: &mut dyn FnMut() -> bool,
-    ) -> Result<Option<Value>, ClientError> {
-        if !self.listed {
-            match self.list_tools(timeout, interrupted) {
-                Ok(_) => self.rejected.clear(),
-                Err(e @ ClientError::Interrupted) => return Err(e),
-                Err(_) => self.listed = true,
-            }
-        }
-        Ok(self.schemas.get(name).cloned())
-    }
-
     /// Shut the connection down (idempotent); returns how the server ended.
     pub fn close(&mut self) -> String {
         if let Some(how) = &self.closed {
@@ -1209,6 +674,18 @@ impl Connection {
         how
     }
 
+    /// Drop the connection on a thread of its own (started with signals
+    /// blocked), so that the caller does not wait while [`Connection::close`]
+    /// gives the server time to exit (for a child process up to twice its
+    /// grace period and 5 s more). For a caller that must not block, such as
+    /// R's garbage collector. When no thread can be started the connection is
+    /// closed on the calling thread. Only for links that may be dropped on
+    /// another thread (stdio, HTTP; not the bridge's in-memory link).
+    pub fn close_in_background(self) {
+        // A failed spawn drops the closure, and with it the connection, here.
+        let _ = spawn_masked("mcplite-client-close", move || drop(self));
+    }
+
     /// What is known about why the link failed (exit status, stderr).
     pub fn failure_context(&mut self) -> FailureContext {
         self.link.context()
@@ -1218,75 +695,6 @@ impl Connection {
 impl Drop for Connection {
     fn drop(&mut self) {
         self.close();
-    }
-}
-
-/// The versions of a valid `DiscoverResult` (RULES K2.2): an object whose
-/// `supportedVersions` is a non-empty array of strings. `None` for anything
-/// else (an empty result, a malformed one).
-fn discover_versions(result: &Value) -> Option<Vec<String>> {
-    let list = result.get("supportedVersions")?.as_array()?;
-    let versions: Vec<String> = list.iter().map(|v| v.as_str().map(String::from)).collect::<Option<_>>()?;
-    (!versions.is_empty()).then_some(versions)
-}
-
-/// Does a failed `server/discover` mean a legacy server (RULES K2.4)? Any
-/// answer does (a JSON-RPC error, an HTTP error status, a body that is not
-/// JSON-RPC, no answer in time); only not reaching the server at all, or
-/// the user's interrupt, ends the attempt.
-fn falls_back(e: &ClientError) -> bool {
-    match e {
-        ClientError::Rpc { .. } | ClientError::Timeout(_) | ClientError::Http { .. } | ClientError::Protocol(_) => true,
-        ClientError::Spawn(_)
-        | ClientError::Connect(_)
-        | ClientError::Tls { .. }
-        | ClientError::Closed(_)
-        | ClientError::Interrupted => false,
-    }
-}
-
-/// Can an input schema change how R's arguments are encoded (RULES K5.2)?
-/// Only when one of its properties (or `additionalProperties`) allows an
-/// array, an object or null, directly or in an `anyOf`/`oneOf` branch. A
-/// schema of scalars only (the common case) is not handed to R at all, so
-/// its calls cost no shaping.
-pub fn shapes_arguments(schema: &Value) -> bool {
-    fn allows_container_or_null(s: &Value) -> bool {
-        let Value::Object(m) = s else { return false };
-        let special = |t: &Value| matches!(t.as_str(), Some("array" | "object" | "null"));
-        let typed = match m.get("type") {
-            Some(Value::Array(ts)) => ts.iter().any(special),
-            Some(t) => special(t),
-            None => false,
-        };
-        typed
-            || m.get("nullable") == Some(&Value::Bool(true))
-            || m.get("enum").and_then(Value::as_array).is_some_and(|e| e.contains(&Value::Null))
-            || ["anyOf", "oneOf"]
-                .iter()
-                .any(|k| m.get(*k).and_then(Value::as_array).is_some_and(|bs| bs.iter().any(allows_container_or_null)))
-    }
-    let props = schema.get("properties").and_then(Value::as_object);
-    props.is_some_and(|p| p.values().any(allows_container_or_null))
-        || schema.get("additionalProperties").is_some_and(allows_container_or_null)
-}
-
-fn supported_list(v: Option<&Value>) -> Vec<String> {
-    match v {
-        Some(Value::Array(a)) => a.iter().filter_map(|x| x.as_str().map(String::from)).collect(),
-        _ => Vec::new(),
-    }
-}
-
-fn best_legacy(supported: &[String]) -> Option<&'static str> {
-    LEGACY.iter().copied().find(|v| supported.iter().any(|s| s == v))
-}
-
-fn describe_list(v: &[String]) -> String {
-    if v.is_empty() {
-        "no version it named".into()
-    } else {
-        v.join(", ")
     }
 }
 

@@ -34,8 +34,41 @@ use std::time::{Duration, Instant};
 
 use super::tail::Tail;
 use super::wire::emit_line;
-use super::{spawn_masked, ClientError, Event, FailureContext, Link, Outgoing, StdioSpec};
+use super::{spawn_masked, ClientError, Event, FailureContext, Link, Outgoing};
 use crate::transport::Framer;
+
+/// How to start a server.
+#[derive(Debug, Clone, Default)]
+pub struct StdioSpec {
+    /// Program: a path, or a name looked up on the child's `PATH`.
+    pub program: String,
+    pub args: Vec<String>,
+    /// The child's complete environment; `None` inherits the parent's.
+    pub env: Option<Vec<(String, String)>>,
+    /// Working directory; `None` keeps the parent's.
+    pub cwd: Option<String>,
+    /// Longest accepted line on the child's stdout, in bytes.
+    pub max_line: usize,
+    /// Bytes of stderr kept.
+    pub stderr_cap: usize,
+    /// After stdin is closed, how long the child may take to exit before it
+    /// is sent SIGTERM (and as long again before SIGKILL).
+    pub grace: Duration,
+}
+
+impl StdioSpec {
+    pub fn new(program: impl Into<String>, args: Vec<String>) -> StdioSpec {
+        StdioSpec {
+            program: program.into(),
+            args,
+            env: None,
+            cwd: None,
+            max_line: 64 << 20,
+            stderr_cap: 16 << 10,
+            grace: Duration::from_secs(2),
+        }
+    }
+}
 
 #[cfg(unix)]
 #[path = "stdio/unix.rs"]

@@ -17,22 +17,32 @@
 //!   them.
 //! * [`calls`]: the calls running or queued at once: their progress and
 //!   cancellation.
-//! * [`pool`]: starting, driving, replacing and stopping the workers; the
-//!   admission tickets; crash detection.
+//! * [`pool`]: starting, replacing and stopping the workers; the admission
+//!   tickets; crash detection.
+//! * `process`: one worker process seen from the engine: its pipe, a call
+//!   run on it, how it ended.
+//! * `drive`: the driver threads, one per worker, and how they take jobs.
+//! * `worker_host`: [`WorkerHost`], the `Host` of a call run on a worker,
+//!   and [`Busy`], the host of a refused call.
 //! * [`worker`]: the worker's side.
-//! * `sys`: starting a process with its pipes on descriptors 3 and 4 (and,
-//!   on Linux, killed with the server's thread that started it), polling.
+//! * `sys`: starting a process ([`WorkerCommand`]) with its pipes on
+//!   descriptors 3 and 4 (and, on Linux, killed with the server's thread
+//!   that started it), polling.
 //!
 //! [`Server::handle_parsed`]: crate::server::Server::handle_parsed
 //! [`Frames`]: wire::Frames
 
 pub mod calls;
+mod drive;
 pub mod pool;
+mod process;
 mod sys;
 pub mod wire;
 pub mod worker;
+mod worker_host;
 
 pub use calls::{progress_of, CallState, Calls, Registered};
-pub use pool::{Busy, Pool, PoolError, PoolOptions, PoolStats, Ticket, WorkerCommand, WorkerHost, SERVER_BUSY};
-pub use sys::{take_worker_fds, WORKER_IN_FD, WORKER_OUT_FD};
+pub use pool::{Pool, PoolError, PoolOptions, PoolStats, Ticket};
+pub use sys::{take_worker_fds, WorkerCommand, WORKER_IN_FD, WORKER_OUT_FD};
 pub use worker::{serve_worker, WorkerEnd, WorkerOptions};
+pub use worker_host::{Busy, WorkerHost, SERVER_BUSY};

@@ -38,58 +38,21 @@
 //! the transport stops the server with that message instead of starting
 //! workers in a loop.
 
-use std::ffi::OsString;
-use std::fs::File;
-use std::io::{self, Write};
-use std::path::PathBuf;
-use std::process::Child;
-use std::sync::atomic::{fence, AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::io;
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError};
-use serde_json::{Map, Value};
+use crossbeam_channel::Sender;
 
-use super::calls::{CallState, Interrupt};
-use super::sys;
-use super::wire::{CallFrame, Frames, FromWorker, ToWorker, PROTOCOL};
-use crate::host::{CallContext, Host, ToolFailure, ToolResult, ToolSpec, WorkerRun};
+use super::process::{lock, Fail, Link, Worker};
+use super::sys::{self, WorkerCommand};
+use super::wire::{Frames, FromWorker, PROTOCOL};
 use crate::telemetry::masked;
 
 /// Failed starts in a row after which the pool gives up.
 pub const MAX_FAILED_STARTS: u32 = 3;
-
-/// The fixed detail of the JSON-RPC error for a call the queue has no room
-/// for (RULES N3).
-pub const SERVER_BUSY: &str = "server busy: every worker is running a call and the queue is full; retry later";
-
-/// How a driver looks for the next job after one: it keeps looking for this
-/// long before it parks (waking a parked thread is slow on an idle virtual
-/// machine; a client that sends calls one after another sends the next one
-/// within this time).
-const JOB_SPIN: Duration = Duration::from_micros(500);
-
-/// After sending a call, how long the driver keeps reading its worker's pipe
-/// before it sleeps in `poll` (a quick tool's answer comes back within this
-/// time, and waking a thread parked in `poll` is slow on a virtual machine).
-const RESULT_SPIN: Duration = Duration::from_micros(200);
-
-/// While a call runs, how often its worker process is checked (a worker's
-/// pipe can stay open after it died when a process it started holds it).
-const CHECK_EVERY: Duration = Duration::from_secs(1);
-
-/// How a worker is started: the program, its arguments, its working
-/// directory and the environment added to the server's. The pool adds
-/// `MCPLITE_WORKER=<number>`; the pipes are descriptors 3 (from the engine)
-/// and 4 (to the engine).
-#[derive(Debug, Clone, Default)]
-pub struct WorkerCommand {
-    pub program: PathBuf,
-    pub args: Vec<OsString>,
-    pub cwd: Option<PathBuf>,
-    pub env: Vec<(OsString, OsString)>,
-}
 
 /// Settings of a pool.
 #[derive(Debug, Clone)]
@@ -153,17 +116,13 @@ pub struct PoolStats {
     pub restarts: u64,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
 /// The admission counters, shared with the tickets.
 #[derive(Debug)]
-struct Counters {
+pub(super) struct Counters {
     capacity: usize,
     reserved: AtomicUsize,
-    busy: AtomicUsize,
-    live: AtomicUsize,
+    pub(super) busy: AtomicUsize,
+    pub(super) live: AtomicUsize,
 }
 
 /// A place among the calls the pool admits (running or queued); given back
@@ -177,236 +136,15 @@ impl Drop for Ticket {
     }
 }
 
-/// The pipe to one worker, shared with the calls it runs (to interrupt
-/// them). Closing it asks the worker to finish.
-struct Link {
-    to: Mutex<Option<File>>,
-}
-
-impl Link {
-    fn send(&self, frame: &ToWorker) -> io::Result<()> {
-        let mut buf = Vec::with_capacity(64);
-        frame.encode(&mut buf);
-        match lock(&self.to).as_mut() {
-            Some(f) => f.write_all(&buf),
-            None => Err(io::Error::new(io::ErrorKind::BrokenPipe, "closed")),
-        }
-    }
-
-    fn close(&self) {
-        lock(&self.to).take();
-    }
-}
-
-impl Interrupt for Link {
-    fn interrupt(&self, seq: u64) {
-        // A worker that is gone cannot be interrupted; its call ends anyway.
-        let _ = self.send(&ToWorker::Interrupt { seq });
-    }
-}
-
-/// One live worker process.
-struct Worker {
-    /// 0-based slot.
-    slot: usize,
-    child: Child,
-    pid: u32,
-    link: Arc<Link>,
-    from: File,
-    frames: Frames,
-    /// Calls sent so far (the next one's `seq`).
-    seq: u64,
-    /// The thread writing the worker's output to stderr (RULES N1.2).
-    output: Option<std::thread::JoinHandle<()>>,
-}
-
-/// How a worker ended, as a sentence's end: "exited with status 3".
-fn ending(child: &mut Child) -> String {
-    // The pipe closed as the process exits: give it a moment to be reaped.
-    let until = Instant::now() + Duration::from_secs(2);
-    loop {
-        match child.try_wait() {
-            Ok(Some(st)) => return sys::describe(st),
-            Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_millis(5)),
-            Ok(None) => {
-                sys::kill(child);
-                let _ = child.wait();
-                return "stopped answering (it was killed)".into();
-            }
-            Err(e) => return format!("ended (its status cannot be read: {e})"),
-        }
-    }
-}
-
-enum Fail {
-    /// The process ended (the sentence's end says how).
-    Died(String),
-    /// It broke the protocol (it was killed).
-    Broken(String),
-}
-
-impl Worker {
-    /// How it ended ([`ending`]), after what it printed last.
-    fn ended(&mut self) -> String {
-        let how = ending(&mut self.child);
-        self.flush_output();
-        how
-    }
-
-    /// Wait (at most a second) for the worker's last output to be written,
-    /// so that it comes before what the engine says of the worker's end.
-    fn flush_output(&mut self) {
-        if let Some(h) = self.output.take() {
-            let until = Instant::now() + Duration::from_secs(1);
-            while !h.is_finished() && Instant::now() < until {
-                std::thread::sleep(Duration::from_millis(2));
-            }
-            if h.is_finished() {
-                let _ = h.join();
-            }
-        }
-    }
-
-    fn alive(&mut self) -> bool {
-        matches!(self.child.try_wait(), Ok(None))
-    }
-
-    /// Wait for the next frame until `deadline` (`None`: no limit), checking
-    /// every [`CHECK_EVERY`] that the process lives.
-    fn next_frame(&mut self, deadline: Option<Instant>) -> Result<Option<FromWorker>, Fail> {
-        self.next_frame_spin(deadline, None)
-    }
-
-    /// [`Worker::next_frame`], reading the pipe without sleeping until
-    /// `spin_until`.
-    fn next_frame_spin(
-        &mut self,
-        deadline: Option<Instant>,
-        spin_until: Option<Instant>,
-    ) -> Result<Option<FromWorker>, Fail> {
-        loop {
-            match self.frames.next_frame() {
-                Ok(Some(body)) => {
-                    return FromWorker::decode(body).map(Some).map_err(|e| self.broken(&e.to_string()));
-                }
-                Ok(None) => {}
-                Err(e) => return Err(self.broken(&e.to_string())),
-            }
-            let now = Instant::now();
-            if deadline.is_some_and(|d| now >= d) {
-                return Ok(None);
-            }
-            if spin_until.is_some_and(|t| now < t) {
-                match self.frames.read_from(&mut self.from) {
-                    Ok(0) => return Err(Fail::Died(self.ended())),
-                    Ok(_) => {}
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => std::thread::yield_now(),
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(self.broken(&format!("its pipe failed: {e}"))),
-                }
-                continue;
-            }
-            let wait = deadline.map_or(CHECK_EVERY, |d| (d - now).min(CHECK_EVERY));
-            if !sys::readable(&self.from, wait.as_millis().max(1) as i32) {
-                if !self.alive() {
-                    return Err(Fail::Died(self.ended()));
-                }
-                continue;
-            }
-            match self.frames.read_from(&mut self.from) {
-                Ok(0) => return Err(Fail::Died(self.ended())),
-                Ok(_) => {}
-                Err(e) if matches!(e.kind(), io::ErrorKind::Interrupted | io::ErrorKind::WouldBlock) => {}
-                Err(e) => return Err(self.broken(&format!("its pipe failed: {e}"))),
-            }
-        }
-    }
-
-    fn broken(&mut self, why: &str) -> Fail {
-        sys::kill(&mut self.child);
-        let _ = self.child.wait();
-        self.flush_output();
-        Fail::Broken(why.to_string())
-    }
-
-    /// Run one call: send it, relay its progress, return its outcome. A call
-    /// still running `grace` after its cancellation kills the worker (RULES
-    /// N4.3): its outcome is then [`Fail::Died`].
-    fn call(
-        &mut self,
-        frame: CallFrame,
-        state: Option<&CallState>,
-        grace: Duration,
-    ) -> Result<Result<ToolResult, ToolFailure>, Fail> {
-        let seq = frame.seq;
-        self.link.send(&ToWorker::Call(frame)).map_err(|_| Fail::Died(self.ended()))?;
-        // Attached only now, so that a cancellation's interrupt never reaches
-        // the worker before the call it is for (the worker would drop it);
-        // one cancelled since the caller looked is interrupted here.
-        if let Some(c) = state {
-            if !c.attach(self.link.clone(), seq) {
-                let _ = self.link.send(&ToWorker::Interrupt { seq });
-            }
-        }
-        let spin = Some(Instant::now() + RESULT_SPIN);
-        let mut cancelled: Option<Instant> = None;
-        loop {
-            // With a call state, wake at least every CHECK_EVERY to see
-            // whether the call was cancelled and has outlived its grace.
-            let deadline = state.map(|_| Instant::now() + CHECK_EVERY);
-            match self.next_frame_spin(deadline, spin)? {
-                Some(FromWorker::Result { seq: s, outcome }) if s == seq => return Ok(outcome),
-                Some(FromWorker::Progress { seq: s, progress, total, message }) if s == seq => {
-                    if let Some(c) = state {
-                        c.report(progress, total, message.as_deref());
-                    }
-                }
-                // A late report of an earlier call.
-                Some(FromWorker::Progress { .. }) => {}
-                Some(_) => return Err(self.broken("it sent an unexpected frame")),
-                None => {}
-            }
-            if state.is_some_and(|c| c.is_cancelled()) {
-                let since = *cancelled.get_or_insert_with(Instant::now);
-                if since.elapsed() >= grace {
-                    sys::kill(&mut self.child);
-                    let _ = self.child.wait();
-                    self.flush_output();
-                    return Err(Fail::Died(format!(
-                        "did not stop within {} s of the call's cancellation (it was killed)",
-                        grace.as_secs_f64()
-                    )));
-                }
-            }
-        }
-    }
-
-    /// Close its pipe and wait for it to exit, at most `grace`; then kill it.
-    fn stop(mut self, grace: Duration) {
-        self.link.close();
-        let until = Instant::now() + grace;
-        while Instant::now() < until {
-            if !matches!(self.child.try_wait(), Ok(None)) {
-                self.flush_output();
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        sys::kill(&mut self.child);
-        let _ = self.child.wait();
-        self.flush_output();
-    }
-}
-
 /// A request to the spawner thread.
 type SpawnRequest = (usize, Sender<io::Result<sys::Spawned>>);
 
 /// The pool (see the module documentation).
 pub struct Pool {
-    opts: PoolOptions,
-    counters: Arc<Counters>,
+    pub(super) opts: PoolOptions,
+    pub(super) counters: Arc<Counters>,
     /// Each slot's worker while no driver holds it (at start and stop).
-    slots: Vec<Mutex<Option<Worker>>>,
+    pub(super) slots: Vec<Mutex<Option<Worker>>>,
     spawner: Mutex<Option<(Sender<SpawnRequest>, JoinHandle<()>)>>,
     failed_starts: AtomicU32,
     failure: Mutex<Option<String>>,
@@ -415,17 +153,17 @@ pub struct Pool {
     /// driver that finishes a job spins only when no other does. Sequential
     /// calls then mostly stay on one driver and worker, and on a machine with
     /// few cores idle drivers do not spin beside it for nothing.
-    spinner: AtomicUsize,
+    pub(super) spinner: AtomicUsize,
     /// Drivers that do not spin wait here for a job, not in the channel: a
     /// receiver blocked in the channel would be woken by every job, even one
     /// the spinning driver takes (a wasted wake-up per call, on the cores the
     /// client and the worker need). [`Pool::job_sent`] wakes one only when no
     /// driver spins; the count is the wake-ups so far.
-    parked: Mutex<u64>,
-    unpark: Condvar,
+    pub(super) parked: Mutex<u64>,
+    pub(super) unpark: Condvar,
 }
 
-const NO_SPINNER: usize = usize::MAX;
+pub(super) const NO_SPINNER: usize = usize::MAX;
 
 impl Pool {
     /// Start the workers and wait until each has said hello. Any that cannot
@@ -558,7 +296,7 @@ impl Pool {
     /// Start a worker for `slot` to replace one that ended, trying again
     /// after a failed start until [`MAX_FAILED_STARTS`] failed in a row
     /// (then the pool has failed and `None` is returned).
-    fn replace(&self, slot: usize) -> Option<Worker> {
+    pub(super) fn replace(&self, slot: usize) -> Option<Worker> {
         let mut backoff = Duration::from_millis(100);
         loop {
             if self.failure().is_some() || lock(&self.spawner).is_none() {
@@ -634,128 +372,9 @@ impl Pool {
             restarts: self.restarts.load(Ordering::SeqCst),
         }
     }
+}
 
-    /// Drive worker `slot`: run the jobs of `jobs` on it, one at a time, with
-    /// `run` (which answers the job through the [`WorkerHost`]), until the
-    /// channel is closed and empty. One thread per worker (see
-    /// [`Pool::spawn_drivers`]).
-    pub fn drive<J>(&self, slot: usize, jobs: &Receiver<J>, run: &(dyn Fn(J, &mut WorkerHost<'_>) + Sync)) {
-        let worker = lock(&self.slots[slot]).take();
-        let mut host = WorkerHost { pool: self, slot, worker, call: None, last: None, claimed: false };
-        let mut spin_until: Option<Instant> = None;
-        loop {
-            let spun = spin_until.and_then(|t| spin_recv(jobs, t));
-            if spin_until.is_some() {
-                // The spin is over (with a job or without): another driver
-                // may spin while this one runs its job or parks.
-                let _ = self.spinner.compare_exchange(slot, NO_SPINNER, Ordering::SeqCst, Ordering::SeqCst);
-                // Pairs with the fence in `job_sent`: a job sent while this
-                // driver still looked like the spinner is seen below (then a
-                // parked driver is woken for it), or this one takes it as it
-                // parks.
-                fence(Ordering::SeqCst);
-            }
-            let job = match spun {
-                Some(j) => Ok(j),
-                None => self.park_recv(jobs),
-            };
-            if job.is_ok() && !jobs.is_empty() {
-                // More jobs wait (sent while a driver spun, or at once): the
-                // next parked driver takes one, and wakes the next.
-                self.wake_driver();
-            }
-            match job {
-                Ok(job) => {
-                    run(job, &mut host);
-                    host.call = None;
-                    if host.worker.is_none() {
-                        // Its worker died during the call: the replacement
-                        // starts now that the answer is out.
-                        host.ensure_worker();
-                    }
-                    // Only one driver at a time spins (see `spinner`); this
-                    // one may have claimed it as its worker answered.
-                    let claimed = std::mem::take(&mut host.claimed)
-                        || self.spinner.compare_exchange(NO_SPINNER, slot, Ordering::SeqCst, Ordering::SeqCst).is_ok();
-                    spin_until = claimed.then(|| Instant::now() + JOB_SPIN);
-                }
-                Err(RecvTimeoutError::Timeout) => {
-                    spin_until = None;
-                    // A worker that died while idle is replaced now, so the
-                    // next call does not wait for it.
-                    host.ensure_worker();
-                }
-                Err(RecvTimeoutError::Disconnected) => break,
-            }
-        }
-        if let Some(w) = host.worker.take() {
-            *lock(&self.slots[slot]) = Some(w);
-        }
-    }
-
-    /// Wait up to [`CHECK_EVERY`] for a job, parked until [`Pool::job_sent`]
-    /// or [`Pool::wake_drivers`] wakes this driver (see `parked`).
-    fn park_recv<J>(&self, jobs: &Receiver<J>) -> Result<J, RecvTimeoutError> {
-        let until = Instant::now() + CHECK_EVERY;
-        loop {
-            // Read before looking at the channel, so that a wake-up in
-            // between is not lost.
-            let seen = *lock(&self.parked);
-            match jobs.try_recv() {
-                Ok(j) => return Ok(j),
-                Err(TryRecvError::Disconnected) => return Err(RecvTimeoutError::Disconnected),
-                Err(TryRecvError::Empty) => {}
-            }
-            let now = Instant::now();
-            if now >= until {
-                return Err(RecvTimeoutError::Timeout);
-            }
-            let g = lock(&self.parked);
-            let _ = self.unpark.wait_timeout_while(g, until - now, |n| *n == seen);
-        }
-    }
-
-    fn wake_driver(&self) {
-        let mut n = lock(&self.parked);
-        *n = n.wrapping_add(1);
-        self.unpark.notify_one();
-    }
-
-    /// A transport sent a job to the drivers' channel: wake a parked driver
-    /// for it, unless one spins for jobs (it takes this one; see `parked`).
-    pub fn job_sent(&self) {
-        // Pairs with the fence in `drive` after a driver stops spinning.
-        fence(Ordering::SeqCst);
-        if self.spinner.load(Ordering::SeqCst) == NO_SPINNER {
-            self.wake_driver();
-        }
-    }
-
-    /// The drivers' channel was closed: wake every parked driver, so that
-    /// each finds it closed and returns.
-    pub fn wake_drivers(&self) {
-        let mut n = lock(&self.parked);
-        *n = n.wrapping_add(1);
-        self.unpark.notify_all();
-    }
-
-    /// Start one driver per worker in `scope` (see [`Pool::drive`]).
-    pub fn spawn_drivers<'scope, 'env, J: Send + 'env>(
-        &'env self,
-        scope: &'scope std::thread::Scope<'scope, 'env>,
-        jobs: &'env Receiver<J>,
-        run: &'env (dyn Fn(J, &mut WorkerHost<'_>) + Sync),
-    ) {
-        for slot in 0..self.opts.workers {
-            masked(|| {
-                std::thread::Builder::new()
-                    .name(format!("mcplite-worker-{}", slot + 1))
-                    .spawn_scoped(scope, move || self.drive(slot, jobs, run))
-                    .expect("spawn a worker's driver thread")
-            });
-        }
-    }
-
+impl Pool {
     /// Stop every worker (close its pipe, wait up to the grace, kill it),
     /// then the spawner. Drivers must have returned.
     pub fn shutdown(&self) {
@@ -792,159 +411,4 @@ fn list(names: &[String]) -> String {
     let shown: Vec<String> = names.iter().take(5).map(|n| format!("\"{n}\"")).collect();
     let more = if names.len() > 5 { format!(" and {} more", names.len() - 5) } else { String::new() };
     format!("{}{more}", shown.join(", "))
-}
-
-fn spin_recv<J>(jobs: &Receiver<J>, until: Instant) -> Option<J> {
-    loop {
-        match jobs.try_recv() {
-            Ok(j) => return Some(j),
-            Err(TryRecvError::Empty) if Instant::now() < until => std::thread::yield_now(),
-            Err(_) => return None,
-        }
-    }
-}
-
-/// The [`Host`] a driver hands the transport for one job: runs the call on
-/// the driver's worker (see the module documentation).
-pub struct WorkerHost<'p> {
-    pool: &'p Pool,
-    slot: usize,
-    worker: Option<Worker>,
-    call: Option<Arc<CallState>>,
-    last: Option<WorkerRun>,
-    /// This driver became the spinner as its worker answered (see
-    /// [`Host::call_tool`] below).
-    claimed: bool,
-}
-
-impl WorkerHost<'_> {
-    /// The call the next [`Host::call_tool`] belongs to: it is cancelled
-    /// through it, its progress reported to it.
-    pub fn set_call(&mut self, call: Arc<CallState>) {
-        self.call = Some(call);
-    }
-
-    /// Make sure a live worker is there, replacing a dead one. False when
-    /// none can be started (the pool has failed).
-    fn ensure_worker(&mut self) -> bool {
-        if let Some(w) = self.worker.as_mut() {
-            if w.alive() {
-                return true;
-            }
-            let mut w = self.worker.take().expect("checked");
-            let how = w.ended();
-            eprintln!("mcplite: worker {} (process {}) {how} while idle; starting a new one", w.slot + 1, w.pid);
-            self.pool.counters.live.fetch_sub(1, Ordering::SeqCst);
-        }
-        self.worker = self.pool.replace(self.slot);
-        self.worker.is_some()
-    }
-
-    fn lost(&mut self, fail: Fail) -> ToolFailure {
-        let w = self.worker.take().expect("a worker ran the call");
-        self.pool.counters.live.fetch_sub(1, Ordering::SeqCst);
-        let how = match fail {
-            Fail::Died(how) => how,
-            Fail::Broken(why) => format!("broke the worker protocol ({why}) and was stopped"),
-        };
-        eprintln!("mcplite: worker {} (process {}) {how} during a tool call; starting a new one", w.slot + 1, w.pid);
-        ToolFailure::Error(format!(
-            "The R worker process running this tool call (worker {}, process {}) {how}, so the call has no result. \
-             The server goes on with a new worker; other calls are not affected.",
-            w.slot + 1,
-            w.pid
-        ))
-    }
-}
-
-impl Host for WorkerHost<'_> {
-    fn tools(&mut self) -> Vec<ToolSpec> {
-        Vec::new()
-    }
-
-    fn call_tool(
-        &mut self,
-        index: usize,
-        arguments: Option<&Map<String, Value>>,
-        ctx: &CallContext,
-    ) -> Result<ToolResult, ToolFailure> {
-        self.last = None;
-        let call = self.call.clone();
-        if call.as_ref().is_some_and(|c| c.is_cancelled()) {
-            return Err(ToolFailure::Interrupted);
-        }
-        if !self.ensure_worker() {
-            let why = self.pool.failure().unwrap_or_else(|| "the server is stopping".into());
-            return Err(ToolFailure::Error(format!("No R worker process could run this tool call: {why}.")));
-        }
-        let w = self.worker.as_mut().expect("ensured");
-        w.seq += 1;
-        let seq = w.seq;
-        let frame = CallFrame {
-            seq,
-            tool: index as u32,
-            arguments: arguments.map(|a| serde_json::to_string(a).unwrap_or_else(|_| "{}".into())),
-            context: ctx.clone(),
-            progress: call.as_ref().is_some_and(|c| c.has_progress()),
-        };
-        self.last = Some(WorkerRun {
-            worker: (self.slot + 1) as u32,
-            pid: w.pid,
-            queue_wait: call.as_ref().map_or(Duration::ZERO, |c| c.arrived().elapsed()),
-        });
-        let busy = &self.pool.counters.busy;
-        busy.fetch_add(1, Ordering::SeqCst);
-        let out = w.call(frame, call.as_deref(), self.pool.opts.interrupt_grace);
-        busy.fetch_sub(1, Ordering::SeqCst);
-        if out.is_ok() {
-            // The driver is free once the answer is out, and a client that
-            // calls one tool after another sends the next call as soon as it
-            // reads it: this driver spins for it from now on, so that call
-            // wakes no other driver (see `spinner`). Not after a crash: the
-            // replacement starts first.
-            if !self.claimed {
-                let spinner = &self.pool.spinner;
-                self.claimed =
-                    spinner.compare_exchange(NO_SPINNER, self.slot, Ordering::SeqCst, Ordering::SeqCst).is_ok();
-            }
-        }
-        if let Some(c) = &call {
-            c.detach();
-        }
-        match out {
-            Ok(outcome) => outcome,
-            Err(fail) => {
-                let failure = self.lost(fail);
-                // Replaced before the next job (the answer goes out first).
-                Err(failure)
-            }
-        }
-    }
-
-    fn worker_run(&self) -> Option<WorkerRun> {
-        self.last
-    }
-}
-
-/// The host of a call the queue had no room for: refused before it runs
-/// (RULES N3).
-pub struct Busy;
-
-impl Host for Busy {
-    fn tools(&mut self) -> Vec<ToolSpec> {
-        Vec::new()
-    }
-
-    fn call_tool(
-        &mut self,
-        _: usize,
-        _: Option<&Map<String, Value>>,
-        _: &CallContext,
-    ) -> Result<ToolResult, ToolFailure> {
-        Err(ToolFailure::Error(SERVER_BUSY.into()))
-    }
-
-    fn admit(&mut self) -> Result<(), &'static str> {
-        Err(SERVER_BUSY)
-    }
 }

@@ -3,11 +3,23 @@
 //! and saying how a process ended. Unix only: on other platforms
 //! [`spawn`] reports that workers are not available.
 
+use std::ffi::OsString;
 use std::fs::File;
 use std::io;
+use std::path::PathBuf;
 use std::process::{Child, ExitStatus};
 
-use super::pool::WorkerCommand;
+/// How a worker is started: the program, its arguments, its working
+/// directory and the environment added to the server's. The pool adds
+/// `MCPLITE_WORKER=<number>`; the pipes are descriptors 3 (from the engine)
+/// and 4 (to the engine).
+#[derive(Debug, Clone, Default)]
+pub struct WorkerCommand {
+    pub program: PathBuf,
+    pub args: Vec<OsString>,
+    pub cwd: Option<PathBuf>,
+    pub env: Vec<(OsString, OsString)>,
+}
 
 /// Descriptor on which a worker reads the engine's frames.
 pub const WORKER_IN_FD: i32 = 3;

@@ -90,7 +90,7 @@ pub unsafe fn encode_fixed(x: SEXP, out: &mut Vec<u8>) -> Result<()> {
 }
 
 // ---------------------------------------------------------------------------
-// R entry points (R/extendr-wrappers.R). Each returns its value or the
+// R entry points (R/bridge-wrappers.R). Each returns its value or the
 // marker of an `Error` (crate::error), which the R wrapper raises.
 
 /// A character vector of length 1 holding the JSON text.

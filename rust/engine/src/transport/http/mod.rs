@@ -116,6 +116,7 @@ use crate::progress::Inflight;
 use crate::server::Server;
 
 mod access;
+mod cancel;
 mod era;
 mod guard;
 mod mirrored;

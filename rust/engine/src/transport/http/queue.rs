@@ -21,7 +21,8 @@ use hyper::header::{HeaderMap, HeaderValue};
 use hyper::StatusCode;
 use serde_json::Value;
 
-use super::response::{answer_resp, legacy_resp, respond, unavailable, Resp};
+use super::cancel::{CancelOnDrop, Queued};
+use super::response::{answer_resp, legacy_resp, respond, unavailable, Answer, Resp};
 use super::{sse, Shared};
 use crate::codes::INTERNAL_ERROR;
 use crate::host::Host;
@@ -44,26 +45,6 @@ pub(super) struct Job {
     progress: Option<tokio::sync::oneshot::Sender<Arc<Progress>>>,
     /// With workers: the call's registration and its place in the queue.
     pooled: Option<(Registered, Ticket)>,
-}
-
-/// What identifies a tool call for cancellation, while it is queued and
-/// while it runs.
-pub(super) struct Queued {
-    /// Its number in arrival order (the key of [`Calls::queued`]).
-    no: u64,
-    /// The legacy session id, or `#<no>` for a modern call (scoped to its
-    /// own HTTP exchange).
-    scope: String,
-    /// The request id, parsed (ids compare as JSON values).
-    id: Value,
-    /// Cancelled by the client while queued: skip it.
-    cancelled: AtomicBool,
-}
-
-/// The dispatcher's answer, detached from its span.
-pub(super) struct Answer {
-    pub(super) line: Option<Vec<u8>>,
-    pub(super) code: Option<i64>,
 }
 
 /// The calls of one bound server: the channel to the serving thread, the
@@ -347,33 +328,5 @@ impl CallWatch for PooledWatch<'_> {
 
     fn finished(&self) -> bool {
         self.state.finished()
-    }
-}
-
-/// Cancels a modern call when its HTTP exchange ends before the answer
-/// (the client went away): a queued call is skipped, a running one
-/// interrupted. Legacy calls are not armed: for them a disconnect is not a
-/// cancellation.
-pub(super) struct CancelOnDrop {
-    inflight: Arc<Inflight>,
-    queued: Arc<Queued>,
-    /// With workers: the call in the pool's registry.
-    state: Option<Arc<CallState>>,
-    pub(super) armed: bool,
-}
-
-impl Drop for CancelOnDrop {
-    fn drop(&mut self) {
-        if self.armed {
-            self.queued.cancelled.store(true, Ordering::SeqCst);
-            match &self.state {
-                Some(s) => {
-                    s.cancel();
-                }
-                None => {
-                    self.inflight.cancel(Some(&self.queued.scope), &self.queued.id);
-                }
-            }
-        }
     }
 }

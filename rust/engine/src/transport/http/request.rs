@@ -19,10 +19,10 @@ use serde_json::{Map, Value};
 use super::access::{self, Facts, LogFormat, Reason};
 use super::era::{self, Choice};
 use super::guard::strip_port;
-use super::queue::{call_tool, Answer};
+use super::queue::call_tool;
 use super::response::{
     accepts_json, answer_resp, closing, empty, error_resp, header, legacy_resp, media_type, method_not_allowed,
-    respond, rpc_error, Resp,
+    respond, rpc_error, Answer, Resp,
 };
 use super::tokens::Auth;
 use super::{mirrored, sse, Shared};
@@ -68,7 +68,7 @@ pub(super) async fn traced_request(sh: &Shared, conn: Conn, req: Request<HyperBo
 /// which parents the span of the MCP message it carries.
 async fn traced(sh: &Shared, conn: Conn, req: Request<HyperBody>, busy: bool, facts: &mut Facts) -> Resp {
     let Some(recorder) = sh.server.recorder() else {
-        return if busy { super::runtime::too_busy(req).await } else { handle_request(sh, req, None, facts).await };
+        return if busy { too_busy(req).await } else { handle_request(sh, req, None, facts).await };
     };
     let h = req.headers();
     let path = req.uri().path();
@@ -104,7 +104,7 @@ async fn traced(sh: &Shared, conn: Conn, req: Request<HyperBody>, busy: bool, fa
             baggage: header(h, "baggage").map(String::from),
         }),
     };
-    let resp = if busy { super::runtime::too_busy(req).await } else { handle_request(sh, req, Some(via), facts).await };
+    let resp = if busy { too_busy(req).await } else { handle_request(sh, req, Some(via), facts).await };
     let Some(span) = span else { return resp };
     let status = resp.status().as_u16();
     if !sse::is_sse(&resp) {
@@ -403,4 +403,20 @@ async fn legacy(sh: &Shared, h: &HeaderMap, incoming: Incoming, mut via: Option<
         Some(a) => legacy_resp(a),
         None => not_found(),
     }
+}
+
+/// The answer on a connection over the limit: `503` with `Retry-After`, and
+/// the connection closes. What the client sent is read first (briefly, up to
+/// 64 kB), so that closing does not reset the connection before the client
+/// reads the answer.
+async fn too_busy(req: Request<HyperBody>) -> Resp {
+    let _ = tokio::time::timeout(Duration::from_secs(1), Limited::new(req.into_body(), 64 << 10).collect()).await;
+    let mut r = error_resp(
+        StatusCode::SERVICE_UNAVAILABLE,
+        None,
+        INTERNAL_ERROR,
+        "Service Unavailable: too many connections, retry later",
+    );
+    r.headers_mut().insert(hyper::header::RETRY_AFTER, HeaderValue::from_static("1"));
+    r
 }

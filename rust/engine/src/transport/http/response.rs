@@ -11,13 +11,18 @@ use hyper::header::{HeaderMap, HeaderValue};
 use hyper::{Response, StatusCode};
 
 use super::access::Reason;
-use super::queue::Answer;
 use crate::codes::{
     HEADER_MISMATCH, INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, UNSUPPORTED_VERSION,
 };
 use crate::server::{add_error_data, error_line};
 
 pub(super) type Resp = Response<BoxBody<Bytes, Infallible>>;
+
+/// The dispatcher's answer, detached from its span.
+pub(super) struct Answer {
+    pub(super) line: Option<Vec<u8>>,
+    pub(super) code: Option<i64>,
+}
 
 pub(super) fn respond(status: StatusCode, body: Vec<u8>) -> Resp {
     let mut r = Response::new(Full::new(Bytes::from(body)).boxed());

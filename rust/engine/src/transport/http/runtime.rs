@@ -10,10 +10,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
-use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming as HyperBody;
-use hyper::header::HeaderValue;
-use hyper::{Request, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 
 use super::access::AccessLog;
@@ -21,11 +18,9 @@ use super::guard::Guard;
 use super::options::{HttpError, HttpOptions};
 use super::queue::{Calls, Job, Pooled};
 use super::request::{traced_request, Conn};
-use super::response::{error_resp, Resp};
 use super::sessions::{self, Sessions};
 use super::tokens::{RateLimits, Tokens};
 use super::Shared;
-use crate::codes::INTERNAL_ERROR;
 use crate::host::Host;
 use crate::progress::{Inflight, ProgressPolicy};
 use crate::server::Server;
@@ -526,20 +521,4 @@ async fn serve_until_stopped<I, S, B>(
     }
     conn.as_mut().graceful_shutdown();
     let _ = conn.await;
-}
-
-/// The answer on a connection over the limit: `503` with `Retry-After`, and
-/// the connection closes. What the client sent is read first (briefly, up to
-/// 64 kB), so that closing does not reset the connection before the client
-/// reads the answer.
-pub(super) async fn too_busy(req: Request<HyperBody>) -> Resp {
-    let _ = tokio::time::timeout(Duration::from_secs(1), Limited::new(req.into_body(), 64 << 10).collect()).await;
-    let mut r = error_resp(
-        StatusCode::SERVICE_UNAVAILABLE,
-        None,
-        INTERNAL_ERROR,
-        "Service Unavailable: too many connections, retry later",
-    );
-    r.headers_mut().insert(hyper::header::RETRY_AFTER, HeaderValue::from_static("1"));
-    r
 }

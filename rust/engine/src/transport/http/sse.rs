@@ -15,8 +15,8 @@ use hyper::body::Frame;
 use hyper::header::{HeaderMap, HeaderValue};
 use hyper::Response;
 
-use super::queue::{Answer, CancelOnDrop};
-use super::response::{header, media_type, rpc_error, Resp, STOPPING};
+use super::cancel::CancelOnDrop;
+use super::response::{header, media_type, rpc_error, Answer, Resp, STOPPING};
 use crate::codes::INTERNAL_ERROR;
 use crate::progress::Progress;
 

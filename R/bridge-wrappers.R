@@ -2,7 +2,10 @@
 # encode/mod.rs, decode.rs and client.rs; mcp_trace_context() and mcp_progress()
 # call their own). Hand-written: each is one `.Call()` whose
 # value goes through bridge_value() (R/conditions.R), which raises the error
-# an entry point returns as a classed R condition.
+# an entry point returns as a classed R condition. Not named
+# extendr-wrappers.R, the file rextendr::document() writes (its wrappers
+# would drop that conversion); tests/suites/10-lint.sh checks that the
+# wrappers here match the functions the bridge's extendr_module! exports.
 
 engine_serve <- function(spec, version, instructions, progress_interval, workers = NULL) {
   bridge_value(.Call(wrap__engine_serve, spec, version, instructions, progress_interval, workers))
@@ -16,7 +19,9 @@ engine_confine <- function(read, write, memory, file_size) {
   bridge_value(.Call(wrap__engine_confine, read, write, memory, file_size))
 }
 
-engine_confine_available <- function() .Call(wrap__engine_confine_available)
+engine_confine_available <- function() {
+  bridge_value(.Call(wrap__engine_confine_available))
+}
 
 engine_handler_new <- function(spec, version, instructions) {
   bridge_value(.Call(wrap__engine_handler_new, spec, version, instructions))

@@ -1,0 +1,108 @@
+# What an MCP client connection holds, and the settings it is made with
+# (R/client.R has the exported functions).
+
+# --- Connection methods --------------------------------------------------------
+# The one place that knows what a connection holds: an environment with the
+# engine's connection (`ptr`, rust/mcplite-r/src/client.rs), its `name`,
+# `transport` ("stdio", "http", "memory"), `target` and default `timeout`. Every
+# exported function uses a connection only through these.
+
+new_connection <- function(ptr, name, transport, target, timeout) {
+  conn <- new.env(parent = emptyenv())
+  conn$ptr <- ptr
+  conn$name <- name
+  conn$transport <- transport
+  conn$target <- target
+  conn$timeout <- timeout
+  class(conn) <- "mcplite_connection"
+  conn
+}
+
+conn_info <- function(x) client_info(x$ptr)
+conn_check_open <- function(x) client_check_open(x$ptr)
+conn_list_tools <- function(x, timeout) client_list_tools(x$ptr, timeout)
+conn_input_schema <- function(x, tool, timeout) client_input_schema(x$ptr, tool, timeout)
+conn_call <- function(x, tool, args_json, progress, timeout, max_time) {
+  if (identical(x$transport, "memory")) {
+    # The tool runs now, in this process: as a server runs it (R/server.R).
+    old <- serving_options()
+    on.exit(options(old), add = TRUE)
+  }
+  client_call(x$ptr, tool, args_json, progress, timeout, max_time)
+}
+conn_wait <- function(x, id) client_wait(x$ptr, id)
+conn_cancel <- function(x, id, reason) client_cancel(x$ptr, id, reason)
+conn_close <- function(x) client_close(x$ptr)
+conn_stderr <- function(x) client_stderr(x$ptr)
+
+is_connection <- function(x) inherits(x, "mcplite_connection") && is.environment(x)
+
+is_connection_list <- function(x) {
+  is.list(x) && !is.object(x) && length(x) > 0L && all(vapply(x, is_connection, logical(1)))
+}
+
+check_connection <- function(x, open = TRUE) {
+  if (!is_connection(x)) {
+    abort("`x` must be a connection made by `mcp_connect()`, not ", describe(x), ".")
+  }
+  if (open) {
+    conn_check_open(x)
+  }
+  invisible(x)
+}
+
+client_versions <- function() protocol_constants()$client_versions
+
+check_protocol <- function(protocol) {
+  if (!is_scalar_string(protocol) || !protocol %in% c("auto", client_versions())) {
+    abort("`protocol` must be \"auto\" or one of ",
+          paste0("\"", client_versions(), "\"", collapse = ", "), ", not ",
+          if (is_scalar_string(protocol)) paste0("\"", protocol, "\"") else describe(protocol), ".")
+  }
+  protocol
+}
+
+check_connection_name <- function(name, default) {
+  if (is.null(name)) {
+    return(default)
+  }
+  if (!is_scalar_string(name) || !nzchar(name)) {
+    abort("`name` must be NULL or a single non-empty string, not ", describe(name), ".")
+  }
+  name
+}
+
+probe_timeout <- function() {
+  v <- getOption("mcplite.client_probe_timeout", 5)
+  if (!is.numeric(v) || length(v) != 1L || is.na(v) || v <= 0) {
+    abort("Option `mcplite.client_probe_timeout` must be a positive number of seconds, not ",
+          describe(v), ".")
+  }
+  as.double(v)
+}
+
+max_message <- function() {
+  v <- getOption("mcplite.client_max_message", 64 * 1024^2)
+  if (!is.numeric(v) || length(v) != 1L || is.na(v) || v < 65536) {
+    abort("Option `mcplite.client_max_message` must be a number of bytes of at least 65536, not ",
+          describe(v), ".")
+  }
+  as.double(v)
+}
+
+client_version <- function() server_version()
+
+# Environment variables a server inherits (see ?mcp_connect).
+inherited_env_names <- c(
+  "HOME", "USER", "LOGNAME", "PATH", "SHELL", "TERM", "TMPDIR", "TZ", "LANG", "LANGUAGE",
+  "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY",
+  "http_proxy", "https_proxy", "no_proxy", "all_proxy",
+  "SSL_CERT_FILE", "SSL_CERT_DIR", "CURL_CA_BUNDLE",
+  "R_LIBS", "R_LIBS_USER", "R_LIBS_SITE"
+)
+
+inherited_env <- function() {
+  env <- Sys.getenv()
+  keep <- names(env) %in% inherited_env_names | grepl("^(LC_|XDG_[A-Z_]+_(HOME|DIR|DIRS)$)", names(env))
+  vapply(env[keep], identity, character(1), USE.NAMES = TRUE)
+}

@@ -1,0 +1,66 @@
+# The MCP client over Streamable HTTP (RULES K4): the URL, headers and CA
+# bundle checked in R; the connection is the engine's (rust/engine/src/client/http.rs).
+
+# `${NAME}` in header values -> the environment variable's value. The names
+# and values are then checked by the engine (RULES K4.1).
+interpolate_headers <- function(headers) {
+  if (is.null(headers) || length(headers) == 0L) {
+    return(character())
+  }
+  values <- named_strings(headers)
+  nms <- names(values)
+  if (is.null(values)) {
+    abort("`headers` must be a named character vector (or a named list of single strings).")
+  }
+  for (i in seq_along(values)) {
+    v <- values[[i]]
+    refs <- regmatches(v, gregexpr("\\$\\{[A-Za-z_][A-Za-z0-9_]*\\}", v))[[1L]]
+    for (ref in unique(refs)) {
+      var <- substr(ref, 3L, nchar(ref) - 1L)
+      val <- Sys.getenv(var, unset = NA)
+      if (is.na(val)) {
+        abort("`headers$", nms[[i]], "` refers to the environment variable `", var, "`, which is not set.")
+      }
+      v <- gsub(ref, val, v, fixed = TRUE)
+    }
+    values[[i]] <- v
+  }
+  names(values) <- nms
+  values
+}
+
+connect_http <- function(url, headers, ca_file, name, timeout, protocol) {
+  if (!is_scalar_string(url) || !grepl("^https?://[^/?#]+", url)) {
+    abort("`url` must be a single http:// or https:// URL, not ",
+          if (is_scalar_string(url)) paste0("\"", url, "\"") else describe(url), ".")
+  }
+  headers <- interpolate_headers(headers)
+  ca_file <- check_ca_file(ca_file)
+  host <- sub("^https?://([^/?#]+).*$", "\\1", url)
+  host <- sub("^[^@]*@", "", host)
+  name <- check_connection_name(name, host)
+  ptr <- client_connect_http(
+    url, unname(headers), names(headers) %||% character(), if (identical(protocol, "auto")) NULL else protocol,
+    timeout, probe_timeout(), max_message(), client_version(), ca_file, name
+  )
+  new_connection(ptr, name, "http", url, timeout)
+}
+
+# The CA bundle for https:// URLs: `ca_file`, else SSL_CERT_FILE, else NULL
+# (the platform's trust store).
+check_ca_file <- function(ca_file) {
+  what <- "`ca_file`"
+  if (is.null(ca_file)) {
+    env <- Sys.getenv("SSL_CERT_FILE")
+    if (!nzchar(env)) {
+      return(NULL)
+    }
+    ca_file <- env
+    what <- "The environment variable SSL_CERT_FILE"
+  }
+  if (!is_scalar_string(ca_file) || !file.exists(ca_file) || dir.exists(ca_file)) {
+    abort(what, " must be the path of a PEM file of CA certificates, not ",
+          if (is_scalar_string(ca_file)) paste0("\"", ca_file, "\"") else describe(ca_file), ".")
+  }
+  normalizePath(ca_file, mustWork = TRUE)
+}

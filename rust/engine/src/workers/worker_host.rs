@@ -1,0 +1,165 @@
+//! The engine-side hosts of worker calls: [`WorkerHost`], the [`Host`] a
+//! driver hands the transport for one job (it sends the call to the driver's
+//! worker and waits for its frames), and [`Busy`], the host of a call the
+//! queue had no room for.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use super::calls::CallState;
+use super::pool::{Pool, NO_SPINNER};
+use super::process::{Fail, Worker};
+use super::wire::CallFrame;
+use crate::host::{CallContext, Host, ToolFailure, ToolResult, ToolSpec, WorkerRun};
+
+/// The fixed detail of the JSON-RPC error for a call the queue has no room
+/// for (RULES N3).
+pub const SERVER_BUSY: &str = "server busy: every worker is running a call and the queue is full; retry later";
+
+/// The [`Host`] a driver hands the transport for one job: runs the call on
+/// the driver's worker (see the module documentation).
+pub struct WorkerHost<'p> {
+    pub(super) pool: &'p Pool,
+    pub(super) slot: usize,
+    pub(super) worker: Option<Worker>,
+    pub(super) call: Option<Arc<CallState>>,
+    pub(super) last: Option<WorkerRun>,
+    /// This driver became the spinner as its worker answered (see
+    /// [`Host::call_tool`] below).
+    pub(super) claimed: bool,
+}
+
+impl WorkerHost<'_> {
+    /// The call the next [`Host::call_tool`] belongs to: it is cancelled
+    /// through it, its progress reported to it.
+    pub fn set_call(&mut self, call: Arc<CallState>) {
+        self.call = Some(call);
+    }
+
+    /// Make sure a live worker is there, replacing a dead one. False when
+    /// none can be started (the pool has failed).
+    pub(super) fn ensure_worker(&mut self) -> bool {
+        if let Some(w) = self.worker.as_mut() {
+            if w.alive() {
+                return true;
+            }
+            let mut w = self.worker.take().expect("checked");
+            let how = w.ended();
+            eprintln!("mcplite: worker {} (process {}) {how} while idle; starting a new one", w.slot + 1, w.pid);
+            self.pool.counters.live.fetch_sub(1, Ordering::SeqCst);
+        }
+        self.worker = self.pool.replace(self.slot);
+        self.worker.is_some()
+    }
+
+    fn lost(&mut self, fail: Fail) -> ToolFailure {
+        let w = self.worker.take().expect("a worker ran the call");
+        self.pool.counters.live.fetch_sub(1, Ordering::SeqCst);
+        let how = match fail {
+            Fail::Died(how) => how,
+            Fail::Broken(why) => format!("broke the worker protocol ({why}) and was stopped"),
+        };
+        eprintln!("mcplite: worker {} (process {}) {how} during a tool call; starting a new one", w.slot + 1, w.pid);
+        ToolFailure::Error(format!(
+            "The R worker process running this tool call (worker {}, process {}) {how}, so the call has no result. \
+             The server goes on with a new worker; other calls are not affected.",
+            w.slot + 1,
+            w.pid
+        ))
+    }
+}
+
+impl Host for WorkerHost<'_> {
+    fn tools(&mut self) -> Vec<ToolSpec> {
+        Vec::new()
+    }
+
+    fn call_tool(
+        &mut self,
+        index: usize,
+        arguments: Option<&Map<String, Value>>,
+        ctx: &CallContext,
+    ) -> Result<ToolResult, ToolFailure> {
+        self.last = None;
+        let call = self.call.clone();
+        if call.as_ref().is_some_and(|c| c.is_cancelled()) {
+            return Err(ToolFailure::Interrupted);
+        }
+        if !self.ensure_worker() {
+            let why = self.pool.failure().unwrap_or_else(|| "the server is stopping".into());
+            return Err(ToolFailure::Error(format!("No R worker process could run this tool call: {why}.")));
+        }
+        let w = self.worker.as_mut().expect("ensured");
+        w.seq += 1;
+        let seq = w.seq;
+        let frame = CallFrame {
+            seq,
+            tool: index as u32,
+            arguments: arguments.map(|a| serde_json::to_string(a).unwrap_or_else(|_| "{}".into())),
+            context: ctx.clone(),
+            progress: call.as_ref().is_some_and(|c| c.has_progress()),
+        };
+        self.last = Some(WorkerRun {
+            worker: (self.slot + 1) as u32,
+            pid: w.pid,
+            queue_wait: call.as_ref().map_or(Duration::ZERO, |c| c.arrived().elapsed()),
+        });
+        let busy = &self.pool.counters.busy;
+        busy.fetch_add(1, Ordering::SeqCst);
+        let out = w.call(frame, call.as_deref(), self.pool.opts.interrupt_grace);
+        busy.fetch_sub(1, Ordering::SeqCst);
+        if out.is_ok() {
+            // The driver is free once the answer is out, and a client that
+            // calls one tool after another sends the next call as soon as it
+            // reads it: this driver spins for it from now on, so that call
+            // wakes no other driver (see `spinner`). Not after a crash: the
+            // replacement starts first.
+            if !self.claimed {
+                let spinner = &self.pool.spinner;
+                self.claimed =
+                    spinner.compare_exchange(NO_SPINNER, self.slot, Ordering::SeqCst, Ordering::SeqCst).is_ok();
+            }
+        }
+        if let Some(c) = &call {
+            c.detach();
+        }
+        match out {
+            Ok(outcome) => outcome,
+            Err(fail) => {
+                let failure = self.lost(fail);
+                // Replaced before the next job (the answer goes out first).
+                Err(failure)
+            }
+        }
+    }
+
+    fn worker_run(&self) -> Option<WorkerRun> {
+        self.last
+    }
+}
+
+/// The host of a call the queue had no room for: refused before it runs
+/// (RULES N3).
+pub struct Busy;
+
+impl Host for Busy {
+    fn tools(&mut self) -> Vec<ToolSpec> {
+        Vec::new()
+    }
+
+    fn call_tool(
+        &mut self,
+        _: usize,
+        _: Option<&Map<String, Value>>,
+        _: &CallContext,
+    ) -> Result<ToolResult, ToolFailure> {
+        Err(ToolFailure::Error(SERVER_BUSY.into()))
+    }
+
+    fn admit(&mut self) -> Result<(), &'static str> {
+        Err(SERVER_BUSY)
+    }
+}
