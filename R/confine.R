@@ -73,12 +73,13 @@ confine_default <- function(confine, tools, session_tools = FALSE, worker = FALS
 # wrong value stops it before any worker starts) and by each worker.
 confine_limits <- function() {
   list(
-    memory = confine_bytes("MCPLITE_CONFINE_MEMORY", 4 * 1024^3),
-    file_size = confine_bytes("MCPLITE_CONFINE_FILE_SIZE", 1024^3)
+    memory = env_bytes("MCPLITE_CONFINE_MEMORY", 4 * 1024^3),
+    file_size = env_bytes("MCPLITE_CONFINE_FILE_SIZE", 1024^3)
   )
 }
 
-confine_bytes <- function(var, default) {
+# A number of bytes from the environment variable `var` (RULES N5.3, N7.2).
+env_bytes <- function(var, default) {
   value <- Sys.getenv(var, "")
   if (!nzchar(value)) {
     return(default)

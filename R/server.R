@@ -300,6 +300,10 @@
 #'   keeps state in one (with `<<-`) sees only its own worker's copy, and
 #'   calls are spread over the workers. Keep shared state in a file or a
 #'   database.
+#' * A worker that holds more than 1 GiB more memory after a call than when
+#'   it started (R keeps what a tool allocated) is replaced after that call
+#'   (Linux; `MCPLITE_WORKER_MEMORY`, for example `"4G"` or `"none"`, sets
+#'   the limit).
 #' * Each worker costs a start-up (the script's time to reach `mcp_server()`,
 #'   at least the 0.2 s of R itself; the server waits until every worker is
 #'   ready, at most 120 s) and its own memory (R itself takes about 50 MB,

@@ -44,10 +44,12 @@ worker_options <- function(workers, max_queue, session_tools = FALSE, confine = 
       class = "mcplite_error_workers"
     )
   }
+  # RULES N5.3: memory a worker may keep after a call before it is replaced.
+  growth <- env_bytes("MCPLITE_WORKER_MEMORY", 1024^3)
   cmd <- worker_launch(worker_command())
   list(
     workers = n, max_queue = queue, program = cmd$program, args = cmd$args, env = cmd$env, cwd = getwd(),
-    start_timeout = worker_start_timeout
+    start_timeout = worker_start_timeout, max_growth = growth
   )
 }
 

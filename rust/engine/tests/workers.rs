@@ -49,7 +49,7 @@ mod unix {
     /// Long enough for anything to happen; a test that waits this long failed.
     const PATIENCE: Duration = Duration::from_secs(30);
 
-    const TOOLS: [&str; 8] = ["echo", "pid", "sleep", "exit", "segv", "progress", "meet", "slow_exit"];
+    const TOOLS: [&str; 9] = ["echo", "pid", "sleep", "exit", "segv", "progress", "meet", "slow_exit", "grow"];
 
     // ---- the worker ------------------------------------------------------
 
@@ -144,6 +144,14 @@ mod unix {
                         std::thread::sleep(Duration::from_millis(2));
                     }
                     Ok(ToolResult::text("met"))
+                }
+                "grow" => {
+                    // Keep `mb` MB, touched, as R keeps what a tool allocated.
+                    let mb = arg(a, "mb").and_then(Value::as_u64).unwrap_or(1) as usize;
+                    let kept = vec![1u8; mb << 20];
+                    let sum: u64 = kept.iter().step_by(4096).map(|b| *b as u64).sum();
+                    std::mem::forget(kept);
+                    Ok(ToolResult::text(sum.to_string()))
                 }
                 _ => {
                     std::thread::sleep(Duration::from_millis(ms));
@@ -464,6 +472,30 @@ mod unix {
         assert_eq!(next, r#"{"c":2}"#, "the new worker serves the next call");
         assert_eq!(pool.stats().restarts, 1);
     }
+
+    #[cfg(target_os = "linux")]
+    fn n5_a_worker_that_keeps_too_much_memory_after_a_call_is_replaced() {
+        let mut opts = options(1, &[]);
+        opts.max_growth = Some(32 << 20);
+        let pool = Pool::start(opts).unwrap();
+        let (pids, answers) = with_pool(&pool, |jobs| {
+            let first = text(&get(&call(jobs, "pid", json!({}), None)).0);
+            // Under the limit: the same worker goes on.
+            let small = text(&get(&call(jobs, "grow", json!({"mb": 4}), None)).0);
+            let same = text(&get(&call(jobs, "pid", json!({}), None)).0);
+            // Over it: the call is answered, then the worker is replaced.
+            let big = text(&get(&call(jobs, "grow", json!({"mb": 96}), None)).0);
+            let next = text(&get(&call(jobs, "pid", json!({}), None)).0);
+            ((first, same, next), (small, big))
+        });
+        assert_eq!(answers, ("1024".to_string(), "24576".to_string()), "both calls answered");
+        assert_eq!(pids.0, pids.1, "4 MB more keeps the worker");
+        assert_ne!(pids.1, pids.2, "96 MB more replaces it");
+        assert_eq!(pool.stats().restarts, 1);
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn n5_a_worker_that_keeps_too_much_memory_after_a_call_is_replaced() {}
 
     fn c2_progress_reports_reach_the_call() {
         let pool = Pool::start(options(1, &[])).unwrap();
@@ -1021,6 +1053,10 @@ mod unix {
             (
                 "n4_a_worker_that_ignores_a_cancellation_is_killed_and_replaced",
                 n4_a_worker_that_ignores_a_cancellation_is_killed_and_replaced,
+            ),
+            (
+                "n5_a_worker_that_keeps_too_much_memory_after_a_call_is_replaced",
+                n5_a_worker_that_keeps_too_much_memory_after_a_call_is_replaced,
             ),
             ("c2_progress_reports_reach_the_call", c2_progress_reports_reach_the_call),
             ("n6_workers_end_with_their_pool", n6_workers_end_with_their_pool),

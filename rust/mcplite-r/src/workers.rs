@@ -48,6 +48,10 @@ pub fn start_pool(opts: &Robj, server: &Server) -> error::Result<Option<Pool>> {
     let mut o = PoolOptions::new(num("workers")? as usize, command, tools);
     o.max_queue = num("max_queue")? as usize;
     o.start_timeout = Duration::from_secs_f64(num("start_timeout")?);
+    // RULES N5.3: R checked it (a number of bytes, or Inf for no limit).
+    if let Some(v) = m.get("max_growth").and_then(|r| r.as_real()) {
+        o.max_growth = v.is_finite().then_some(v as u64);
+    }
     Pool::start(o).map(Some).map_err(|e| Error::new(Kind::Workers, format!("{e}.")))
 }
 

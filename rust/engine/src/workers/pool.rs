@@ -74,6 +74,10 @@ pub struct PoolOptions {
     /// before it is killed and replaced (a tool stuck in compiled code that
     /// never checks for interrupts; RULES N4.3).
     pub interrupt_grace: Duration,
+    /// A worker whose resident memory after a call exceeds its memory when
+    /// it became ready by more than this many bytes is replaced (RULES
+    /// N5.3); `None`: never.
+    pub max_growth: Option<u64>,
 }
 
 impl PoolOptions {
@@ -86,6 +90,7 @@ impl PoolOptions {
             start_timeout: Duration::from_secs(120),
             stop_grace: Duration::from_secs(2),
             interrupt_grace: Duration::from_secs(5),
+            max_growth: Some(1 << 30),
         }
     }
 }
@@ -258,6 +263,7 @@ impl Pool {
             frames: Frames::new(),
             seq: 0,
             output: s.output,
+            ready_rss: None,
         })
     }
 
@@ -279,6 +285,7 @@ impl Pool {
                         list(&self.opts.tools)
                     )
                 } else {
+                    w.ready_rss = sys::resident_bytes(w.pid);
                     return Ok(());
                 }
             }

@@ -68,6 +68,8 @@ pub(super) struct Worker {
     pub(super) seq: u64,
     /// The thread writing the worker's output to stderr (RULES N1.2).
     pub(super) output: Option<std::thread::JoinHandle<()>>,
+    /// Its resident memory when it became ready (RULES N5.3).
+    pub(super) ready_rss: Option<u64>,
 }
 
 /// How a worker ended, as a sentence's end: "exited with status 3".

@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 use super::calls::CallState;
 use super::pool::{Pool, NO_SPINNER};
 use super::process::{Fail, Worker};
+use super::sys;
 use super::wire::CallFrame;
 use crate::host::{CallContext, Host, ToolFailure, ToolResult, ToolSpec, WorkerRun};
 
@@ -53,6 +54,33 @@ impl WorkerHost<'_> {
         }
         self.worker = self.pool.replace(self.slot);
         self.worker.is_some()
+    }
+
+    /// RULES N5.3: a worker that holds much more memory after a call than
+    /// when it became ready (R keeps what a tool allocated) is stopped, on a
+    /// thread of its own so that the call's answer does not wait; the next
+    /// call on this driver starts a new one.
+    fn retire_if_grown(&mut self) {
+        let Some(limit) = self.pool.opts.max_growth else { return };
+        let Some(w) = self.worker.as_ref() else { return };
+        let (Some(base), Some(now)) = (w.ready_rss, sys::resident_bytes(w.pid)) else { return };
+        if now <= base.saturating_add(limit) {
+            return;
+        }
+        let w = self.worker.take().expect("checked");
+        self.pool.counters.live.fetch_sub(1, Ordering::SeqCst);
+        let mb = |b: u64| b / (1 << 20);
+        eprintln!(
+            "mcplite: worker {} (process {}) holds {} MB after a call, {} MB more than when it started (the \
+             limit is {} MB more): replacing it",
+            w.slot + 1,
+            w.pid,
+            mb(now),
+            mb(now - base),
+            mb(limit)
+        );
+        let grace = self.pool.opts.stop_grace;
+        let _ = std::thread::Builder::new().name("mcplite-retire".into()).spawn(move || w.stop(grace));
     }
 
     fn lost(&mut self, fail: Fail) -> ToolFailure {
@@ -125,6 +153,9 @@ impl Host for WorkerHost<'_> {
         }
         if let Some(c) = &call {
             c.detach();
+        }
+        if out.is_ok() {
+            self.retire_if_grown();
         }
         match out {
             Ok(outcome) => outcome,
