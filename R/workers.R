@@ -37,6 +37,7 @@ worker_options <- function(workers, max_queue, session_tools = FALSE, confine = 
     # A wrong limit stops the server before any worker starts (RULES N7.2).
     confine_limits()
   }
+  growth <- worker_memory_growth()
   if (.Platform$OS.type == "windows") {
     abort(
       "Worker processes (`workers` greater than 1) are available on Linux and macOS only; ",
@@ -44,14 +45,16 @@ worker_options <- function(workers, max_queue, session_tools = FALSE, confine = 
       class = "mcplite_error_workers"
     )
   }
-  # RULES N5.3: memory a worker may keep after a call before it is replaced.
-  growth <- env_bytes("MCPLITE_WORKER_MEMORY", 1024^3)
   cmd <- worker_launch(worker_command())
   list(
     workers = n, max_queue = queue, program = cmd$program, args = cmd$args, env = cmd$env, cwd = getwd(),
     start_timeout = worker_start_timeout, max_growth = growth
   )
 }
+
+# RULES N5.3: how much more memory than at its start a worker may keep after
+# a call before it is replaced, in bytes (Inf: no limit).
+worker_memory_growth <- function() env_bytes("MCPLITE_WORKER_MEMORY", 1024^3)
 
 # RULES N1.2: how a worker starts. R's own options of the server's command
 # line, then `-e mcplite:::worker_main()` instead of the script (which

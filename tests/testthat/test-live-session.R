@@ -354,7 +354,9 @@ test_that("R10.6: a session closed or gone while selected: the call fails and sa
   r_type(s, "q('no')")
   wait_until(function() !file.exists(sock), "R's exit to remove the socket")
   wait_until(function() !tools::pskill(as.integer(s$pid), 0L), "R to exit")
-  expect_match(tool_error(mcp_call(srv, "where")), "is gone", fixed = TRUE)
+  res <- tryCatch(mcp_call(srv, "where"), mcplite_error_tool = function(e) e)
+  expect_s3_class(res, "mcplite_error_tool")
+  expect_match(conditionMessage(res), "is gone", fixed = TRUE, info = paste(capture.output(str(res)), collapse = "\n"))
 })
 
 test_that("R10.3: two sessions at once, and a server restarted by its client", {

@@ -21,16 +21,17 @@ test_that("N1.1: workers and max_queue are checked, from the arguments or the en
 })
 
 test_that("N5.3: the memory a worker may keep after a call comes from MCPLITE_WORKER_MEMORY", {
-  skip_on_os("windows")
-  withr::local_envvar(MCPLITE_WORKERS = NA, MCPLITE_MAX_QUEUE = NA, MCPLITE_WORKER_MEMORY = NA)
-  expect_identical(worker_options(2, NULL)$max_growth, 1024^3)
+  withr::local_envvar(MCPLITE_WORKER_MEMORY = NA)
+  expect_identical(worker_memory_growth(), 1024^3)
   withr::local_envvar(MCPLITE_WORKER_MEMORY = "256M")
-  expect_identical(worker_options(2, NULL)$max_growth, 256 * 1024^2)
+  expect_identical(worker_memory_growth(), 256 * 1024^2)
   withr::local_envvar(MCPLITE_WORKER_MEMORY = "none")
-  expect_identical(worker_options(2, NULL)$max_growth, Inf)
+  expect_identical(worker_memory_growth(), Inf)
   withr::local_envvar(MCPLITE_WORKER_MEMORY = "a lot")
-  expect_error(worker_options(2, NULL), "`MCPLITE_WORKER_MEMORY` must be a number of bytes",
+  expect_error(worker_memory_growth(), "`MCPLITE_WORKER_MEMORY` must be a number of bytes",
                class = "mcplite_error_workers")
+  # Checked before any worker starts: worker_options() reads it first.
+  expect_error(worker_options(2, NULL), "`MCPLITE_WORKER_MEMORY`", class = "mcplite_error_workers")
 })
 
 test_that("N1.2: a session without a script to run again cannot have workers", {
