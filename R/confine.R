@@ -27,7 +27,10 @@ has_package_tools <- function(tools) {
   is.list(tools) && any(vapply(tools, is_package_tool, logical(1)))
 }
 
-is_package_tool <- function(t) is.function(t) && isTRUE(environment(t)$mcplite_package_tool)
+is_package_tool <- function(t) {
+  env <- if (is.function(t)) environment(t)
+  is.environment(env) && is.environment(env$call_env) && isTRUE(env$call_env$.mcplite_package_tool)
+}
 
 # RULES N7.1: what `confine = NULL` means. TRUE when the tools include
 # package tools and workers can be confined here; FALSE (with a note on

@@ -12,13 +12,12 @@ package_tool_wrapper <- function(fun, fname, convert, limits, guard = NULL) {
   force(convert)
   force(limits)
   force(guard)
-  # The mark is_package_tool() looks for in the tool function's
-  # environment, this call's (RULES N7.1, R10.11).
-  assign("mcplite_package_tool", TRUE)
   # Arguments are passed as values; language objects among them (formulas)
   # are wrapped in quote(), which is all this environment has to resolve.
   call_env <- new.env(parent = baseenv())
   assign(fname, fun, envir = call_env)
+  # The mark is_package_tool() looks for (RULES N7.1, R10.11).
+  call_env$.mcplite_package_tool <- TRUE
   function(...) {
     # RULES R8.10: what the call changes in the process is undone after it.
     state <- call_state()
