@@ -133,6 +133,10 @@ struct State {
     /// The tool's last report, unsent when the call finished: written by
     /// the transport before the response ([`Progress::take_final`]).
     last_line: Option<Vec<u8>>,
+    /// What the call waits for before it runs ("a free worker"), while it
+    /// waits; and when it started running after a wait (RULES N3.2).
+    waiting: Option<String>,
+    running_since: Option<Instant>,
 }
 
 /// The notifications of one running call (see the module documentation).
@@ -182,8 +186,25 @@ impl Progress {
                 pending: false,
                 ended: false,
                 last_line: None,
+                waiting: None,
+                running_since: None,
             }),
             changed: Notify::new(),
+        }
+    }
+
+    /// The call waits for `what` ("a free worker") before it runs: its
+    /// heartbeats say so, and for how long (RULES N3.2).
+    pub fn set_waiting(&self, what: &str) {
+        lock(&self.state).waiting = Some(what.to_owned());
+    }
+
+    /// The call stopped waiting and runs from `now`: its heartbeats say how
+    /// long it has run, and how long it waited.
+    pub fn set_running(&self, now: Instant) {
+        let mut s = lock(&self.state);
+        if s.waiting.take().is_some() {
+            s.running_since = Some(now);
         }
     }
 
@@ -284,7 +305,15 @@ impl Progress {
             return None;
         }
         let secs = now.saturating_duration_since(self.started).as_secs();
-        let running = format!("still running after {secs} s");
+        let running = match (&s.waiting, s.running_since) {
+            (Some(what), _) => format!("waiting for {what} for {secs} s, not running yet"),
+            (None, Some(since)) => format!(
+                "still running after {} s (it waited {} s before it started)",
+                now.saturating_duration_since(since).as_secs(),
+                since.saturating_duration_since(self.started).as_secs()
+            ),
+            (None, None) => format!("still running after {secs} s"),
+        };
         let (value, total, message) = match &s.reported {
             None => (s.last_value.map_or(0.0, just_above), None, running),
             Some(r) => {
@@ -702,6 +731,18 @@ mod tests {
             p.report(2e6 + f64::from(i), Some(4e6), None).unwrap();
             assert!(p.poll(later).is_some(), "report {i} after a quiet spell");
         }
+    }
+
+    #[test]
+    fn n3_2_heartbeats_say_what_a_call_waits_for_then_how_long_it_runs() {
+        let t0 = Instant::now();
+        let p = Progress::new("\"t\"".into(), Version::V2025_11_25, policy(), t0);
+        p.set_waiting("a free worker");
+        let first: Value = serde_json::from_slice(&p.poll(t0 + Duration::from_secs(2)).unwrap()).unwrap();
+        assert_eq!(first["params"]["message"], "waiting for a free worker for 2 s, not running yet");
+        p.set_running(t0 + Duration::from_secs(3));
+        let next: Value = serde_json::from_slice(&p.poll(t0 + Duration::from_secs(20)).unwrap()).unwrap();
+        assert_eq!(next["params"]["message"], "still running after 17 s (it waited 3 s before it started)");
     }
 
     #[test]

@@ -775,6 +775,8 @@ mod unix {
         let beat = c.recv();
         assert_eq!(beat["method"], "notifications/progress", "{beat}");
         assert_eq!(beat["params"]["progressToken"], "q");
+        let said = beat["params"]["message"].as_str().unwrap_or_default().to_owned();
+        assert!(said.starts_with("waiting for a free worker for ") && said.ends_with(" s, not running yet"), "{said}");
         c.send(&json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}));
         let answer = loop {
             let v = c.recv();

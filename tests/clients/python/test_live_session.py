@@ -171,12 +171,17 @@ def test_prompt_objects_visible_to_python_sdk_client(live, tmp_path):
     assert out["code"].is_error is True
     assert "does not allow running code" in text(out["code"])[0]
     assert not (r.files / "code-ran").exists()
-    # Closed while selected: the call runs in the server and the answer says so.
-    assert text(out["after_close"])[0] == "32"
-    assert f"The selected R session {pid} is gone" in text(out["after_close"])[1]
+    # Closed while selected: the call does not run anywhere, and says so as
+    # an error (RULES R10.6); then, unselected, tools run in the server.
+    assert out["after_close"].is_error is True
+    assert f"The selected R session {pid} is gone" in text(out["after_close"])[0]
+    assert "did not run, there or anywhere else" in text(out["after_close"])[0]
+    assert text(out["unselected"])[0] == "32"
     assert "No R session is selected" in text(out["unselected"])[1]
     screen = r.screen()
-    assert "[mcplite] nrow_of (" in screen
+    # The console shows each call with its arguments (RULES R10.10).
+    assert '[mcplite] nrow_of(name = "sales") (' in screen
+    # (a refused run_r_code is not read: its name only)
     assert "[mcplite] run_r_code refused (" in screen
 
 

@@ -85,6 +85,9 @@ impl Calls {
         let id = serde_json::from_str(raw_id).unwrap_or(Value::Null);
         let now = Instant::now();
         let progress = progress.map(|(token, v)| Arc::new(Progress::new(token, v, self.waker.policy(), now)));
+        if let Some(p) = &progress {
+            p.set_waiting("a free worker");
+        }
         let wake = progress.is_some();
         let state = Arc::new(CallState {
             scope,
@@ -200,6 +203,9 @@ impl CallState {
             return false;
         }
         g.running = Some((worker, seq));
+        if let Some(p) = &g.progress {
+            p.set_running(Instant::now());
+        }
         true
     }
 
