@@ -21,7 +21,9 @@
 # - the locale's categories;
 # - the memory limits (`mem.maxVSize()`, `mem.maxNSize()`);
 # - variables of the global environment: new ones removed, changed or
-#   removed ones put back.
+#   removed ones put back;
+# - files and directories the call created in R's temporary directory
+#   (removed): each call has the temporary directory as it found it.
 #
 # Not undone here (RULES R8.10 says so too): namespaces and compiled code
 # the call loaded (unloading them is not safe while other namespaces import
@@ -51,7 +53,8 @@ call_state <- function() {
     locale = locale_state(),
     vsize = mem.maxVSize(),
     nsize = mem.maxNSize(),
-    globals = mget(globals, envir = g)
+    globals = mget(globals, envir = g),
+    temp = list.files(tempdir(), all.files = TRUE, no.. = TRUE)
   )
 }
 
@@ -101,6 +104,8 @@ call_state_restore <- function(s) {
   if (!identical(mem.maxVSize(), s$vsize)) quietly(mem.maxVSize(s$vsize))
   if (!identical(mem.maxNSize(), s$nsize)) quietly(mem.maxNSize(s$nsize))
   restore_globals(s$globals)
+  made <- setdiff(list.files(tempdir(), all.files = TRUE, no.. = TRUE), s$temp)
+  if (length(made)) quietly(unlink(file.path(tempdir(), made), recursive = TRUE, force = TRUE))
   invisible()
 }
 

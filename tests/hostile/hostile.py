@@ -218,8 +218,19 @@ def exchange(srv, data, timeout=120):
         got.append((msg, line))
 
 
-def expect_error(srv, data, code, id_raw="null", message=None):
-    got, _ = exchange(srv, data)
+def exchange_call(srv, data, id_raw, timeout=120):
+    """exchange() for a tools/call of a server with workers (RULES N2.2):
+    its answer may come after the sentinel's, so wait for both."""
+    got, _ = exchange(srv, data, timeout)
+    prefix = b'{"jsonrpc":"2.0","id":' + id_raw.encode() + b","
+    while not any(line.startswith(prefix) for _, line in got):
+        line = srv.recv(timeout)
+        got.append((json.loads(line), line))
+    return got
+
+
+def expect_error(srv, data, code, id_raw="null", message=None, workers=False):
+    got = exchange_call(srv, data, id_raw) if workers else exchange(srv, data)[0]
     if len(got) != 1:
         raise AssertionError("expected one answer, got %d" % len(got))
     msg, line = got[0]
@@ -239,8 +250,9 @@ def expect_nothing(srv, data):
 
 
 def expect_tool(srv, id_, name, arguments=None, is_error=False, text=None, contains=None, modern=False,
-                timeout=120):
-    got, _ = exchange(srv, call(id_, name, arguments, modern), timeout)
+                timeout=120, workers=False):
+    data = call(id_, name, arguments, modern)
+    got = exchange_call(srv, data, json.dumps(id_), timeout) if workers else exchange(srv, data, timeout)[0]
     if len(got) != 1:
         raise AssertionError("expected one answer, got %d" % len(got))
     msg, line = got[0]
@@ -547,7 +559,8 @@ def case_package_tools():
         ]
         for i, (name, args) in enumerate(attempts):
             assert name not in names, "%s is served by default" % name
-            expect_error(srv, call("pkg%d" % i, name, args, modern=True), -32602, '"pkg%d"' % i)
+            # The package tools run in a confined worker (RULES N7.1).
+            expect_error(srv, call("pkg%d" % i, name, args, modern=True), -32602, '"pkg%d"' % i, workers=True)
         # Nothing happened: no command ran, no file was written or deleted,
         # the process was not signalled, the session is unchanged, and the
         # server still answers.
@@ -555,7 +568,7 @@ def case_package_tools():
         with open(secret) as f:
             assert f.read() == "TOP SECRET\n"
         assert sleeper.poll() is None, "the sleeper was signalled"
-        r, _ = expect_tool(srv, "probe", "probe", {}, modern=True)
+        r, _ = expect_tool(srv, "probe", "probe", {}, modern=True, workers=True)
         state = json.loads(r["content"][0]["text"])
         assert state["probe"] in ("unchanged", ["unchanged"]), state
         assert state["digits"] in (7, [7]), state

@@ -116,3 +116,19 @@ test_that("R8.10: the locale, memory limits and global variables", {
   mcplite:::with_call_state(rm("mcplite_test_kept", envir = g))
   expect_identical(get("mcplite_test_kept", envir = g), 1)
 })
+
+test_that("R8.10: what a call created in the temporary directory is removed", {
+  before <- list.files(tempdir(), all.files = TRUE, no.. = TRUE)
+  kept <- tempfile("mcplite-kept-")
+  writeLines("kept", kept)
+  on.exit(unlink(kept), add = TRUE)
+  mcplite:::with_call_state({
+    writeLines("made", tempfile("mcplite-made-"))
+    dir.create(file.path(tempdir(), "mcplite-made-dir", "sub"), recursive = TRUE)
+    writeLines("x", file.path(tempdir(), "mcplite-made-dir", "sub", "f"))
+    writeLines("changed", kept)
+  })
+  expect_setequal(list.files(tempdir(), all.files = TRUE, no.. = TRUE), c(before, basename(kept)))
+  # A file that was there stays (what the call wrote into it is its content now).
+  expect_identical(readLines(kept), "changed")
+})

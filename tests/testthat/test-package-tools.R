@@ -518,7 +518,9 @@ test_that("well-known functions keep being served or left out as reviewed", {
 
 test_that("commands do not run unless allowed (run_commands)", {
   skip_if_not_installed("data.table")
-  marker <- tempfile("mcplite-cmd-")
+  # In a directory made before the call: what a package tool's call creates
+  # at the top of the temporary directory is removed after it (RULES R8.10).
+  marker <- tempfile("mcplite-cmd-", tmpdir = withr::local_tempdir())
   msgs <- with_messages(tl <- package_tools("base", pattern = "^(system|mean)$"))$messages
   expect_named(tl, "mean")
   expect_true(any(grepl("left out 1 function.*runs commands or programs \\(1\\): system", msgs)))
@@ -685,7 +687,9 @@ test_that("environment variables are not read unless allowed (read_secrets)", {
 })
 
 test_that("code is not evaluated unless allowed (evaluate_code)", {
-  marker <- tempfile("mcplite-eval-")
+  # In a directory made before the call: what a package tool's call creates
+  # at the top of the temporary directory is removed after it (RULES R8.10).
+  marker <- tempfile("mcplite-eval-", tmpdir = withr::local_tempdir())
   # formula.character() evaluates a string in parentheses.
   code <- sprintf("(file.create('%s'))", marker)
   tl <- package_tools("stats", pattern = "^(formula|median)$", quiet = TRUE)
@@ -699,7 +703,9 @@ test_that("code is not evaluated unless allowed (evaluate_code)", {
 })
 
 test_that("functions named by the client are not called unless allowed (call_functions)", {
-  marker <- tempfile("mcplite-fun-")
+  # In a directory made before the call: what a package tool's call creates
+  # at the top of the temporary directory is removed after it (RULES R8.10).
+  marker <- tempfile("mcplite-fun-", tmpdir = withr::local_tempdir())
   tl <- package_tools("base", pattern = "^(outer|rev)$", quiet = TRUE)
   expect_named(tl, "rev")
   res <- call_raw(mcp_handler(tl), "outer", list(X = marker, Y = "", FUN = "file.create"))
