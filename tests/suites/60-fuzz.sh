@@ -5,6 +5,9 @@
 # corpus; a crash, an oracle failure, a timeout or an out-of-memory counts as a
 # failure and leaves its input under fuzz/artifacts/<target>/.
 # Reproduce: RUSTC_BOOTSTRAP=1 cargo fuzz run <target> fuzz/artifacts/<target>/<file>
+# The build is cargo fuzz's (release, ASan, coverage instrumentation, line
+# tables only) with fuzz/Cargo.toml's opt-levels: 3 for the engine, libFuzzer
+# and the crates on the fuzzed paths, 1 for the rest of the dependency graph.
 # The run uses a fixed libFuzzer seed (MCPLITE_FUZZ_SEED, default 1), so a
 # finding in CI is found again by the same command; exploration with random
 # seeds (MCPLITE_FUZZ_SEED=0) and long runs are done by hand (fuzz/README.md).

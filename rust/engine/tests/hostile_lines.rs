@@ -1,9 +1,7 @@
 //! Hostile and edge-case input lines through `Server::handle_line`, each
 //! checked against the independent oracle in `common` (RULES sections 3–6).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 fn lines(v: &[&str]) -> Vec<Vec<u8>> {
     v.iter().map(|s| s.as_bytes().to_vec()).collect()

@@ -2,12 +2,10 @@
 //! watch, the progress a tool can report, and no answer for a call
 //! cancelled while its tool ran.
 
-mod common;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use common::*;
+use crate::common::*;
 use mcplite_engine::host::CallContext;
 use mcplite_engine::message::parse_line;
 use mcplite_engine::progress::{Inflight, ProgressPolicy};

@@ -2,9 +2,7 @@
 //! escaping, number formatting, id tokens, and whole dispatch sequences
 //! checked by the independent oracle in `common`.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use mcplite_engine::json::{is_valid_id_token, write_shortest_f64, write_str};
 use mcplite_engine::transport::Framer;
 use proptest::prelude::*;

@@ -1,11 +1,9 @@
 //! Inputs found by fuzzing (fuzz/) and by the hostile-input review, kept as
 //! regression tests. Tests marked `#[ignore]` describe a known deviation from
 //! RULES.md in a file owned by someone else; they pass once it is fixed
-//! (run them with `cargo test -p mcplite-engine --test regressions -- --ignored`).
+//! (run them with `cargo test -p mcplite-engine --test integration regressions:: -- --ignored`).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use mcplite_engine::message::{parse_line, Incoming};
 
 fn answer(line: &[u8]) -> String {

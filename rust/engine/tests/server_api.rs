@@ -2,12 +2,10 @@
 //! sessions, replies that end their span however they are disposed of, and
 //! a server that threads can share.
 
-mod common;
-
 use std::io::{self, Write};
 use std::sync::{Arc, Mutex};
 
-use common::*;
+use crate::common::*;
 use mcplite_engine::message::{parse_line, Incoming};
 use mcplite_engine::server::Carrier;
 use mcplite_engine::telemetry::{SpanEnd, SpanRecorder, SpanStart, Started};

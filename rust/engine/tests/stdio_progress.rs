@@ -20,9 +20,7 @@ use mcplite_engine::{LegacyState, Server, ServerInfo};
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider};
 use serde_json::{json, Map, Value};
 
-mod pipes;
-
-use pipes::pipe;
+use crate::pipes::pipe;
 
 /// Long enough for anything to arrive; a test that waits this long has failed.
 const PATIENCE: Duration = Duration::from_secs(30);

@@ -2,15 +2,13 @@
 //! metrics as OTLP/HTTP protobuf to a loopback receiver that decodes the
 //! official OTLP messages.
 
-mod common;
-
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use common::FakeHost;
+use crate::common::FakeHost;
 use mcplite_engine::server::{LegacyState, Server, ServerInfo};
 use mcplite_engine::telemetry::recorder_from_env;
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;

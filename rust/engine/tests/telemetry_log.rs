@@ -2,12 +2,10 @@
 //! recorder writing through a `tracing` subscriber whose output the test
 //! captures.
 
-mod common;
-
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
-use common::{new_server, FakeHost};
+use crate::common::{new_server, FakeHost};
 use mcplite_engine::server::LegacyState;
 use mcplite_engine::telemetry::{Fanout, LogRecorder, OtelRecorder, SpanRecorder};
 use opentelemetry_sdk::trace::SdkTracerProvider;

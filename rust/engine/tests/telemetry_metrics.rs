@@ -1,12 +1,10 @@
 //! MCP metrics inside the engine: a real `Server` driven through transcripts,
 //! the histograms read back from the OpenTelemetry SDK's in-memory exporter.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use common::{new_server, FakeHost};
+use crate::common::{new_server, FakeHost};
 use mcplite_engine::server::LegacyState;
 use mcplite_engine::telemetry::{
     Limits, MetricsRecorder, OPERATION_DURATION, OPERATION_DURATION_BOUNDARIES, SCHEMA_URL, SCOPE_NAME,

@@ -8,9 +8,7 @@ use mcplite_engine::transport::{serve, Reader, ServeEnd, ServeOptions};
 use mcplite_engine::{Server, ServerInfo};
 use serde_json::{Map, Value};
 
-mod pipes;
-
-use pipes::pipe;
+use crate::pipes::pipe;
 
 struct Echo;
 
