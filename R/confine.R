@@ -81,6 +81,27 @@ confine_limits <- function() {
   )
 }
 
+# RULES N7.5: the CPU time one call may take in a confined worker, in
+# seconds: MCPLITE_CALL_CPU, a whole number of seconds of at least 1, or
+# "none" (Inf); default 600.
+confine_call_cpu <- function() {
+  value <- Sys.getenv("MCPLITE_CALL_CPU", "")
+  if (!nzchar(value)) {
+    return(600)
+  }
+  if (identical(tolower(trimws(value)), "none")) {
+    return(Inf)
+  }
+  if (!grepl("^\\s*[0-9]+\\s*$", value) || as.numeric(value) < 1) {
+    abort(
+      "The environment variable `MCPLITE_CALL_CPU` must be a whole number of seconds of at least 1, ",
+      "or \"none\", not \"", value, "\".",
+      class = "mcplite_error_workers"
+    )
+  }
+  as.numeric(value)
+}
+
 # A number of bytes from the environment variable `var` (RULES N5.3, N7.2).
 env_bytes <- function(var, default) {
   value <- Sys.getenv(var, "")

@@ -86,8 +86,9 @@
 #'   script, can no longer start programs, open network connections, signal
 #'   other processes, read files other than R's, the installed packages' and
 #'   the system's libraries, write outside their temporary directory and the
-#'   `root` of the package tools they serve, use more than 4 GiB of memory or
-#'   write a file larger than 1 GiB; environment variables whose names
+#'   `root` of the package tools they serve, use more than 4 GiB of memory,
+#'   write a file larger than 1 GiB or spend more than 10 minutes of CPU time
+#'   on one call; environment variables whose names
 #'   suggest secrets (`TOKEN`, `SECRET`, `PASSWORD`, `KEY`, ...) are removed
 #'   from them. See "Confined workers" below.
 #' @param max_queue With workers, how many tool calls may wait for a free
@@ -346,7 +347,9 @@
 #' suggest secrets are removed. Its memory is limited to 4 GiB and the files
 #' it writes to 1 GiB (set `MCPLITE_CONFINE_MEMORY` and
 #' `MCPLITE_CONFINE_FILE_SIZE`, for example to `"16G"` or `"none"`): beyond
-#' them R fails with an error and the worker goes on. A worker still busy 5
+#' them R fails with an error and the worker goes on. A call that uses more
+#' than 600 seconds of CPU time (`MCPLITE_CALL_CPU`) ends its worker, and the
+#' call fails with an error saying so. A worker still busy 5
 #' seconds after its call was cancelled (a loop in compiled code) is killed
 #' and replaced. The kernel's Landlock, resource limits and seccomp enforce
 #' this, so it holds even for a tool that the classifier of
@@ -354,8 +357,8 @@
 #'
 #' Load every package and read every file the tools need before
 #' `mcp_server()`: after it, a worker can load only what lies under the
-#' library paths. Not confined: the server process itself, CPU time (a call
-#' runs until it returns or is cancelled), and your script's variables,
+#' library paths. Not confined: the server process itself, wall time (a call
+#' that waits runs until it returns or is cancelled), and your script's variables,
 #' which your own tools can reach (keep secrets out of them and read tokens
 #' from the environment). Where the kernel cannot confine (macOS,
 #' Windows, a kernel without Landlock, or a server without a script to start

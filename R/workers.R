@@ -38,6 +38,7 @@ worker_options <- function(workers, max_queue, session_tools = FALSE, confine = 
     confine_limits()
   }
   growth <- worker_memory_growth()
+  call_cpu <- if (confine) confine_call_cpu() else Inf
   if (.Platform$OS.type == "windows") {
     abort(
       "Worker processes (`workers` greater than 1) are available on Linux and macOS only; ",
@@ -48,7 +49,7 @@ worker_options <- function(workers, max_queue, session_tools = FALSE, confine = 
   cmd <- worker_launch(worker_command())
   list(
     workers = n, max_queue = queue, program = cmd$program, args = cmd$args, env = cmd$env, cwd = getwd(),
-    start_timeout = worker_start_timeout, max_growth = growth
+    start_timeout = worker_start_timeout, max_growth = growth, call_cpu = call_cpu
   )
 }
 

@@ -39,6 +39,20 @@ test_that("N7.1: confine = NULL confines package tools where the kernel can, and
   expect_false(res)
 })
 
+test_that("N7.5: the CPU time of a call is read from the environment", {
+  withr::local_envvar(MCPLITE_CALL_CPU = NA)
+  expect_identical(confine_call_cpu(), 600)
+  withr::local_envvar(MCPLITE_CALL_CPU = "30")
+  expect_identical(confine_call_cpu(), 30)
+  withr::local_envvar(MCPLITE_CALL_CPU = "none")
+  expect_identical(confine_call_cpu(), Inf)
+  for (bad in c("0", "1.5", "ten", "-3")) {
+    withr::local_envvar(MCPLITE_CALL_CPU = bad)
+    expect_error(confine_call_cpu(), "`MCPLITE_CALL_CPU` must be a whole number of seconds",
+                 class = "mcplite_error_workers")
+  }
+})
+
 test_that("N7.2: memory and file size limits are read from the environment", {
   withr::local_envvar(MCPLITE_CONFINE_MEMORY = NA, MCPLITE_CONFINE_FILE_SIZE = NA)
   expect_identical(confine_limits(), list(memory = 4 * 1024^3, file_size = 1024^3))

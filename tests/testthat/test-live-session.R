@@ -502,6 +502,20 @@ test_that("R10.2: a server started with XDG_RUNTIME_DIR finds a session started 
   expect_setequal(vapply(sessions_of(srv), function(x) x$id, ""), c(s$pid, b$pid))
 })
 
+# A session_tools server of one package tool, connected, with session `s`
+# selected; closed at the end of the calling test.
+package_session_server <- function(s, dir, package, fun, env = parent.frame()) {
+  script <- file.path(s$files, paste0(fun, ".R"))
+  writeLines(c(
+    "library(mcplite)",
+    sprintf("mcp_server(package_tools('%s', include = '%s', quiet = TRUE), session_tools = TRUE)", package, fun)
+  ), script)
+  srv <- mcp_connect_script(script, env = c(MCPLITE_SESSION_DIR = dir))
+  withr::defer(mcp_close(srv), envir = env)
+  expect_match(select(srv, s$pid), paste("Selected R session", s$pid))
+  srv
+}
+
 test_that("R8.9: a package tool run in a selected session draws on its own device, the user's stays current", {
   skip_if_no_live()
   skip_if_not_installed("png")
@@ -513,14 +527,7 @@ test_that("R8.9: a package tool run in a selected session draws on its own devic
   r_run(s, 'png("%s/users.png"); cat(dev.cur(), file = "%s/before"); cat(getwd(), file = "%s/wd")')
   wd <- readLines(file.path(s$files, "wd"), warn = FALSE)
   rplots_before <- file.exists(file.path(wd, "Rplots.pdf"))
-  script <- file.path(s$files, "plots.R")
-  writeLines(c(
-    "library(mcplite)",
-    "mcp_server(package_tools('graphics', include = 'plot', quiet = TRUE), session_tools = TRUE)"
-  ), script)
-  srv <- mcp_connect_script(script, env = c(MCPLITE_SESSION_DIR = dir))
-  withr::defer(mcp_close(srv))
-  expect_match(select(srv, s$pid), paste("Selected R session", s$pid))
+  srv <- package_session_server(s, dir, "graphics", "plot")
   res <- mcp_call(srv, "plot", list(x = list(3, 1, 2)))
   expect_length(res$content, 1L)
   expect_identical(res$content[[1]]$mime_type, "image/png")
@@ -540,14 +547,7 @@ test_that("R10.11: with allow_code = FALSE a package tool runs in the server, an
   dir <- private_dir()
   s <- start_r(dir)
   open_session(s)
-  script <- file.path(s$files, "median.R")
-  writeLines(c(
-    "library(mcplite)",
-    "mcp_server(package_tools('stats', include = 'median', quiet = TRUE), session_tools = TRUE)"
-  ), script)
-  srv <- mcp_connect_script(script, env = c(MCPLITE_SESSION_DIR = dir))
-  withr::defer(mcp_close(srv))
-  expect_match(select(srv, s$pid), paste("Selected R session", s$pid))
+  srv <- package_session_server(s, dir, "stats", "median")
   res <- mcp_call(srv, "median", list(x = list(3, 1, 2)))
   expect_identical(res$content[[1]]$text, "2")
   expect_match(res$content[[2]]$text, paste0("ran in the server's own R process, not in the R session ", s$pid))

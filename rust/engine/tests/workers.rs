@@ -49,7 +49,7 @@ mod unix {
     /// Long enough for anything to happen; a test that waits this long failed.
     const PATIENCE: Duration = Duration::from_secs(30);
 
-    const TOOLS: [&str; 9] = ["echo", "pid", "sleep", "exit", "segv", "progress", "meet", "slow_exit", "grow"];
+    const TOOLS: [&str; 10] = ["echo", "pid", "sleep", "exit", "segv", "progress", "meet", "slow_exit", "grow", "burn"];
 
     // ---- the worker ------------------------------------------------------
 
@@ -144,6 +144,15 @@ mod unix {
                         std::thread::sleep(Duration::from_millis(2));
                     }
                     Ok(ToolResult::text("met"))
+                }
+                "burn" => {
+                    // CPU for `ms`, deaf to interrupts (compiled code).
+                    let t0 = Instant::now();
+                    let mut x: u64 = 1;
+                    while t0.elapsed() < Duration::from_millis(ms) {
+                        x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+                    }
+                    Ok(ToolResult::text(x.to_string()))
                 }
                 "grow" => {
                     // Keep `mb` MB, touched, as R keeps what a tool allocated.
@@ -496,6 +505,27 @@ mod unix {
 
     #[cfg(not(target_os = "linux"))]
     fn n5_a_worker_that_keeps_too_much_memory_after_a_call_is_replaced() {}
+
+    #[cfg(target_os = "linux")]
+    fn n7_5_a_call_over_its_cpu_time_ends_its_worker() {
+        let mut opts = options(1, &[]);
+        opts.call_cpu = Some(Duration::from_secs(1));
+        let pool = Pool::start(opts).unwrap();
+        let (first, quick, pids) = with_pool(&pool, |jobs| {
+            let before = text(&get(&call(jobs, "pid", json!({}), None)).0);
+            let first = text(&get(&call(jobs, "burn", json!({"ms": 30_000}), None)).0);
+            let quick = text(&get(&call(jobs, "burn", json!({"ms": 10}), None)).0);
+            let after = text(&get(&call(jobs, "pid", json!({}), None)).0);
+            (first, quick, (before, after))
+        });
+        assert!(first.contains("was killed by signal 24 (SIGXCPU, a CPU time limit)"), "{first}");
+        assert!(quick.parse::<u64>().is_ok(), "a short call runs under the limit: {quick}");
+        assert_ne!(pids.0, pids.1, "a new worker");
+        assert_eq!(pool.stats().restarts, 1);
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn n7_5_a_call_over_its_cpu_time_ends_its_worker() {}
 
     fn c2_progress_reports_reach_the_call() {
         let pool = Pool::start(options(1, &[])).unwrap();
@@ -1060,6 +1090,7 @@ mod unix {
                 "n5_a_worker_that_keeps_too_much_memory_after_a_call_is_replaced",
                 n5_a_worker_that_keeps_too_much_memory_after_a_call_is_replaced,
             ),
+            ("n7_5_a_call_over_its_cpu_time_ends_its_worker", n7_5_a_call_over_its_cpu_time_ends_its_worker),
             ("c2_progress_reports_reach_the_call", c2_progress_reports_reach_the_call),
             ("n6_workers_end_with_their_pool", n6_workers_end_with_their_pool),
             ("n6_no_orphans_when_the_server_is_killed", n6_no_orphans_when_the_server_is_killed),

@@ -52,6 +52,10 @@ pub fn start_pool(opts: &Robj, server: &Server) -> error::Result<Option<Pool>> {
     if let Some(v) = m.get("max_growth").and_then(|r| r.as_real()) {
         o.max_growth = v.is_finite().then_some(v as u64);
     }
+    // RULES N7.5: seconds of CPU time per call (confined workers), or absent.
+    if let Some(v) = m.get("call_cpu").and_then(|r| r.as_real()).filter(|v| v.is_finite() && *v > 0.0) {
+        o.call_cpu = Some(Duration::from_secs_f64(v));
+    }
     Pool::start(o).map(Some).map_err(|e| Error::new(Kind::Workers, format!("{e}.")))
 }
 

@@ -78,6 +78,9 @@ pub struct PoolOptions {
     /// it became ready by more than this many bytes is replaced (RULES
     /// N5.3); `None`: never.
     pub max_growth: Option<u64>,
+    /// The most CPU time one call may take in its worker before the kernel
+    /// ends the worker (RULES N7.5); `None`: no limit.
+    pub call_cpu: Option<Duration>,
 }
 
 impl PoolOptions {
@@ -91,6 +94,7 @@ impl PoolOptions {
             stop_grace: Duration::from_secs(2),
             interrupt_grace: Duration::from_secs(5),
             max_growth: Some(1 << 30),
+            call_cpu: None,
         }
     }
 }

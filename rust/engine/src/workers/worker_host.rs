@@ -135,6 +135,17 @@ impl Host for WorkerHost<'_> {
             pid: w.pid,
             queue_wait: call.as_ref().map_or(Duration::ZERO, |c| c.arrived().elapsed()),
         });
+        if let Some(limit) = self.pool.opts.call_cpu {
+            // RULES N7.5: from this call's start. A limit that cannot be set
+            // is said, not fatal (the call runs as without one).
+            if let Err(e) = sys::limit_cpu(w.pid, limit) {
+                eprintln!(
+                    "mcplite: worker {} (process {}): no CPU time limit for this call: {e}",
+                    self.slot + 1,
+                    w.pid
+                );
+            }
+        }
         let busy = &self.pool.counters.busy;
         busy.fetch_add(1, Ordering::SeqCst);
         let out = w.call(frame, call.as_deref(), self.pool.opts.interrupt_grace);
