@@ -49,7 +49,8 @@ worker_options <- function(workers, max_queue, session_tools = FALSE, confine = 
   cmd <- worker_launch(worker_command())
   list(
     workers = n, max_queue = queue, program = cmd$program, args = cmd$args, env = cmd$env, cwd = getwd(),
-    start_timeout = worker_start_timeout, max_growth = growth, call_cpu = call_cpu
+    start_timeout = worker_start_timeout, max_growth = growth, call_cpu = call_cpu,
+    tmp_root = tempdir()
   )
 }
 

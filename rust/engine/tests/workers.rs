@@ -49,7 +49,8 @@ mod unix {
     /// Long enough for anything to happen; a test that waits this long failed.
     const PATIENCE: Duration = Duration::from_secs(30);
 
-    const TOOLS: [&str; 10] = ["echo", "pid", "sleep", "exit", "segv", "progress", "meet", "slow_exit", "grow", "burn"];
+    const TOOLS: [&str; 11] =
+        ["echo", "pid", "sleep", "exit", "segv", "progress", "meet", "slow_exit", "grow", "burn", "tmpdir"];
 
     // ---- the worker ------------------------------------------------------
 
@@ -145,6 +146,14 @@ mod unix {
                     }
                     Ok(ToolResult::text("met"))
                 }
+                "tmpdir" => {
+                    // Leave a file there, as a killed R leaves its Rtmp directory.
+                    let d = std::env::var("TMPDIR").unwrap_or_default();
+                    if !d.is_empty() {
+                        std::fs::write(std::path::Path::new(&d).join("left"), "x").unwrap();
+                    }
+                    Ok(ToolResult::text(d))
+                }
                 "burn" => {
                     // CPU for `ms`, deaf to interrupts (compiled code).
                     let t0 = Instant::now();
@@ -195,6 +204,7 @@ mod unix {
             args: Vec::new(),
             cwd: None,
             env: env.iter().map(|(k, v)| (k.into(), v.into())).collect(),
+            tmp_root: None,
         }
     }
 
@@ -505,6 +515,26 @@ mod unix {
 
     #[cfg(not(target_os = "linux"))]
     fn n5_a_worker_that_keeps_too_much_memory_after_a_call_is_replaced() {}
+
+    fn n6_4_a_workers_temporary_directory_goes_with_it() {
+        let root = temp_dir("tmp-root");
+        let mut opts = options(1, &[]);
+        opts.command.tmp_root = Some(root.clone());
+        let pool = Pool::start(opts).unwrap();
+        let (first, second) = with_pool(&pool, |jobs| {
+            let first = text(&get(&call(jobs, "tmpdir", json!({}), None)).0);
+            // Killed during a call: R would leave its directory behind.
+            let _ = get(&call(jobs, "exit", json!({}), None));
+            let second = text(&get(&call(jobs, "tmpdir", json!({}), None)).0);
+            (first, second)
+        });
+        assert!(first.starts_with(root.to_str().unwrap()), "{first}");
+        assert!(!std::path::Path::new(&first).exists(), "the ended worker's directory is removed");
+        assert_ne!(first, second);
+        pool.shutdown();
+        assert!(!std::path::Path::new(&second).exists(), "removed when the pool stops its worker");
+        let _ = std::fs::remove_dir_all(&root);
+    }
 
     #[cfg(target_os = "linux")]
     fn n7_5_a_call_over_its_cpu_time_ends_its_worker() {
@@ -1091,6 +1121,7 @@ mod unix {
                 n5_a_worker_that_keeps_too_much_memory_after_a_call_is_replaced,
             ),
             ("n7_5_a_call_over_its_cpu_time_ends_its_worker", n7_5_a_call_over_its_cpu_time_ends_its_worker),
+            ("n6_4_a_workers_temporary_directory_goes_with_it", n6_4_a_workers_temporary_directory_goes_with_it),
             ("c2_progress_reports_reach_the_call", c2_progress_reports_reach_the_call),
             ("n6_workers_end_with_their_pool", n6_workers_end_with_their_pool),
             ("n6_no_orphans_when_the_server_is_killed", n6_no_orphans_when_the_server_is_killed),

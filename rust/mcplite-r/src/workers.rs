@@ -43,7 +43,14 @@ pub fn start_pool(opts: &Robj, server: &Server) -> error::Result<Option<Pool>> {
         }
         None => Vec::new(),
     };
-    let command = WorkerCommand { program: string("program")?.into(), args, cwd: Some(string("cwd")?.into()), env };
+    let command = WorkerCommand {
+        program: string("program")?.into(),
+        args,
+        cwd: Some(string("cwd")?.into()),
+        env,
+        // RULES N6.4: beneath the server's own temporary directory.
+        tmp_root: m.get("tmp_root").and_then(|r| r.as_str()).map(std::path::PathBuf::from),
+    };
     let tools = server.tools().iter().map(|t| t.name.clone()).collect();
     let mut o = PoolOptions::new(num("workers")? as usize, command, tools);
     o.max_queue = num("max_queue")? as usize;

@@ -268,6 +268,7 @@ impl Pool {
             seq: 0,
             output: s.output,
             ready_rss: None,
+            tmp: s.tmp,
         })
     }
 

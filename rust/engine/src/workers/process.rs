@@ -70,6 +70,18 @@ pub(super) struct Worker {
     pub(super) output: Option<std::thread::JoinHandle<()>>,
     /// Its resident memory when it became ready (RULES N5.3).
     pub(super) ready_rss: Option<u64>,
+    /// Its own temporary directory, removed with it (RULES N6.4).
+    pub(super) tmp: Option<std::path::PathBuf>,
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        // Dropped once stopped, lost or killed: what R left in its temporary
+        // directory (a killed R removes nothing) goes with it.
+        if let Some(d) = self.tmp.take() {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
 }
 
 /// How a worker ended, as a sentence's end: "exited with status 3".

@@ -19,6 +19,10 @@ pub struct WorkerCommand {
     pub args: Vec<OsString>,
     pub cwd: Option<PathBuf>,
     pub env: Vec<(OsString, OsString)>,
+    /// When set, each worker gets a directory of its own beneath it as its
+    /// `TMPDIR` (so R's temporary directory is in it), removed when the
+    /// worker has ended, however it ended (RULES N6.4).
+    pub tmp_root: Option<PathBuf>,
 }
 
 /// Descriptor on which a worker reads the engine's frames.
@@ -58,6 +62,8 @@ pub struct Spawned {
     pub from: File,
     /// The thread writing what the worker prints to stderr.
     pub output: Option<std::thread::JoinHandle<()>>,
+    /// Its `TMPDIR` (see [`WorkerCommand::tmp_root`]).
+    pub tmp: Option<PathBuf>,
 }
 
 #[cfg(unix)]
@@ -104,6 +110,17 @@ mod imp {
         for (k, v) in &cmd.env {
             c.env(k, v);
         }
+        let tmp = match &cmd.tmp_root {
+            Some(root) => {
+                static STARTED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+                let n = STARTED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let d = root.join(format!("worker-{}-{n}", slot + 1));
+                std::fs::create_dir_all(&d)?;
+                c.env("TMPDIR", &d);
+                Some(d)
+            }
+            None => None,
+        };
         c.env("MCPLITE_WORKER", (slot + 1).to_string());
         // Nothing a worker prints may reach the protocol stream: its
         // standard output and error go to the server's standard error, in
@@ -156,7 +173,7 @@ mod imp {
             .name(format!("mcplite-worker-{}-output", slot + 1))
             .spawn(move || forward_lines(log, &mut std::io::stderr()))?;
         drop((in_r, out_w));
-        Ok(Spawned { child, to: File::from(in_w), from: File::from(out_r), output: Some(output) })
+        Ok(Spawned { child, to: File::from(in_w), from: File::from(out_r), output: Some(output), tmp })
     }
 
     /// Copy what a worker prints to `out` in whole lines, each written at
