@@ -574,13 +574,22 @@ test_that("R10.11: with allow_code = FALSE a package tool runs in the server, an
   wait_until(function() grepl("[mcplite] median(x = list(5L, 4L, 6L)) (", screen(s), fixed = TRUE), paste("the console line:", screen(s)))
 })
 
+# An R session opened and selected by a connected server of server_script():
+# list(s, srv), both ended with the calling test.
+selected_session <- function(env = parent.frame()) {
+  dir <- private_dir(env)
+  s <- start_r(dir, env)
+  open_session(s)
+  srv <- connect(dir, s$files, env = env)
+  select(srv, s$pid)
+  list(s = s, srv = srv)
+}
+
 test_that("R10.6: a call cancelled while it runs in the session is interrupted there, and the interrupt goes no further", {
   skip_if_no_live()
-  dir <- private_dir()
-  s <- start_r(dir)
-  open_session(s)
-  srv <- connect(dir, s$files)
-  select(srv, s$pid)
+  live <- selected_session()
+  s <- live$s
+  srv <- live$srv
   # The client gives up after 2 s and cancels: the session's R is interrupted.
   expect_error(mcp_call(srv, "spin", timeout = 2), class = "mcplite_error_timeout")
   wait_until(function() grepl("[mcplite] spin() error (", screen(s), fixed = TRUE),
