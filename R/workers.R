@@ -178,6 +178,11 @@ worker_command <- function(args = commandArgs(), interactive = base::interactive
     no_script("this R process read its script from standard input")
   }
   if (!is.null(path)) {
+    # Rscript writes each space of the script's path as "~+~".
+    decoded <- gsub("~+~", " ", path, fixed = TRUE)
+    if (!file.exists(path) && file.exists(decoded)) {
+      path <- decoded
+    }
     if (!file.exists(path)) {
       abort(
         "Worker processes (`workers` greater than 1, or `confine = TRUE`) need the server's script, ",

@@ -69,6 +69,13 @@ test_that("N1.2: the worker's command line is the server's, with the script made
   expect_identical(cmd$args, c("-f", full, "--no-echo"))
   cmd <- worker_command(c(r, "--no-echo", "-e", "mcplite::mcp_server(x, workers = 2)"), interactive = FALSE)
   expect_identical(cmd$args, c("--no-echo", "-e", "mcplite::mcp_server(x, workers = 2)"))
+  # A path with spaces, as Rscript writes it.
+  dir.create(file.path(dir, "my tools"))
+  writeLines("1", file.path(dir, "my tools", "server.R"))
+  cmd <- worker_command(c(r, "--no-echo", "--file=my~+~tools/server.R"), interactive = FALSE)
+  spaced <- normalizePath(file.path(dir, "my tools", "server.R"))
+  expect_identical(cmd$args, c("--no-echo", paste0("--file=", spaced)))
+  expect_identical(worker_launch(cmd)$env, c(MCPLITE_WORKER_SOURCE = paste0("file:", spaced)))
 })
 
 test_that("N1.2: a worker starts with worker_main() in place of the script, which it reads from the environment", {
