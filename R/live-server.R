@@ -138,7 +138,12 @@ live_outcome <- function(res, kind) {
   }
   p <- unserialize(res$body)
   if (kind == "code") {
-    text <- paste(p$output, collapse = "\n")
+    # RULES R10.8: what the code printed, then its warnings and messages, as
+    # the console would have shown them.
+    said <- vapply(p$conditions, function(cnd) {
+      if (identical(cnd$type, "warning")) paste0("Warning: ", cnd$message) else sub("\n$", "", cnd$message)
+    }, "")
+    text <- paste(c(p$output, said), collapse = "\n")
     if (status == "error") {
       stop(if (nzchar(text)) paste0(text, "\n"), "Error: ", h$message, call. = FALSE)
     }

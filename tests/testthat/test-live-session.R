@@ -414,6 +414,11 @@ test_that("R10.8: run_r_code is refused unless the session allows it, and then r
   expect_match(out, "[1] 42", fixed = TRUE)
   expect_true(file.exists(marker))
   expect_match(tool_error(mcp_call(srv, "run_r_code", list(code = "stop('boom')"))), "boom")
+  # Warnings and messages come back after what was printed (issue 44 item 2).
+  said <- text_of(mcp_call(srv, "run_r_code", list(code = "x <- as.numeric('x'); message('hello'); x")))
+  expect_match(said, "[1] NA", fixed = TRUE)
+  expect_match(said, "Warning: NAs introduced by coercion", fixed = TRUE)
+  expect_match(said, "hello", fixed = TRUE)
 })
 
 test_that("R10.2: a session refuses a directory open to others, and other users cannot reach it", {
