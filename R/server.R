@@ -223,7 +223,9 @@
 #' fixed. A request without a bearer token gets 401 "bearer token required",
 #' one with a token that is not accepted 401 "invalid bearer token" (tokens
 #' are compared in constant time). A token over its calls per minute gets
-#' 429 with `Retry-After` (seconds) for its tool calls.
+#' 429 with `Retry-After` (seconds) for its tool calls. Each server process
+#' counts on its own: behind a load balancer with `n` replicas a token may
+#' make up to `n` times its limit.
 #'
 #' Every HTTP request writes one line on standard error:
 #' `mcplite access: time=... client=... token=<name> http_method=POST
