@@ -35,8 +35,8 @@ is_package_tool <- function(t) {
 # RULES N7.1: what `confine = NULL` means. TRUE when the tools include
 # package tools and workers can be confined here; FALSE (with a note on
 # standard error saying why the package tools run unconfined) when they
-# cannot. In a worker only the tools and the platform count: the server
-# made the same decision and started the worker.
+# cannot. In a worker the script is there: the tools, the platform and the
+# kernel count, as they did for the server.
 confine_default <- function(confine, tools, session_tools = FALSE, worker = FALSE, command = worker_command) {
   if (!is.null(confine)) {
     return(confine)
@@ -46,7 +46,11 @@ confine_default <- function(confine, tools, session_tools = FALSE, worker = FALS
   }
   why <- if (!identical(Sys.info()[["sysname"]], "Linux")) {
     "confinement by the kernel is available on Linux only"
-  } else if (!worker) {
+  } else if (worker) {
+    # The server asked the same kernel (a worker of a server that could not
+    # confine, and started workers anyway, is not confined either).
+    engine_confine_available()
+  } else {
     engine_confine_available() %||% tryCatch(
       {
         command()
@@ -62,7 +66,7 @@ confine_default <- function(confine, tools, session_tools = FALSE, worker = FALS
   }
   if (!worker) {
     message(
-      "mcplite: the package tools run unconfined in this process: ", why, ". ",
+      "mcplite: the package tools are not confined: ", why, ". ",
       "Set `confine = FALSE` to say this is meant."
     )
   }

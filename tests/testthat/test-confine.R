@@ -29,12 +29,13 @@ test_that("N7.1: confine = NULL confines package tools where the kernel can, and
   skip_if_not(identical(Sys.info()[["sysname"]], "Linux"), "Linux only")
   skip_if(!is.null(engine_confine_available()), "the kernel cannot confine")
   expect_true(confine_default(NULL, pkg, worker = TRUE))
+  expect_false(confine_default(NULL, list(plain), worker = TRUE))
   # With a script to start workers with (as a server has).
   expect_true(confine_default(NULL, c(list(plain), pkg), command = function() list()))
   # Without a script, the package tools run unconfined, and the server says why.
   expect_message(
     res <- confine_default(NULL, pkg, command = function() worker_command(interactive = TRUE)),
-    "run unconfined in this process: there is no script"
+    "package tools are not confined: there is no script"
   )
   expect_false(res)
 })
