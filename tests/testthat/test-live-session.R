@@ -281,8 +281,14 @@ test_that("R10.4: a call waits while the user's code runs, never runs in the mid
   stop_file <- file.path(s$files, "stop-0")
   r_type(s, sprintf("{ while (!file.exists('%s')) Sys.sleep(0.05); stop('user error') }", stop_file))
   wait_until(function() isTRUE(sessions_of(srv)[[1]]$busy), "the session to be busy")
-  res <- mcp_call(srv, "nrow_of", list(name = "cars"), progress = function(...) file.create(stop_file))
+  said <- character()
+  res <- mcp_call(srv, "nrow_of", list(name = "cars"), progress = function(progress, total, message) {
+    said <<- c(said, message)
+    file.create(stop_file)
+  })
   expect_identical(text_of(res), "50")
+  # RULES N3.2: the heartbeats say what the call waits for.
+  expect_match(said[[1]], "^waiting for the selected R session to be idle at its prompt for [0-9]+ s, not running yet$")
   expect_true(file.exists(stop_file))
   expect_match(screen(s), "user error", fixed = TRUE)
 

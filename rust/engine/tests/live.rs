@@ -143,7 +143,11 @@ fn a_call_that_waits_runs_once_the_session_is_idle() {
         thread::sleep(Duration::from_millis(200));
         idle.store(true, Ordering::SeqCst);
     });
-    assert!(matches!(s.call(Map::new(), b"1", LONG, SLICE, never), Outcome::Done(_)));
+    // The watcher hears when the session starts it, once (RULES N3.2).
+    let mut starts = 0;
+    let o = s.call_watched(Map::new(), b"1", LONG, SLICE, never, || starts += 1);
+    assert!(matches!(o, Outcome::Done(_)), "{o:?}");
+    assert_eq!(starts, 1);
     flip.join().unwrap();
     drop(r.stop());
     fs::remove_dir_all(&d).unwrap();

@@ -227,7 +227,18 @@ fn live_call(mut conn: ExternalPtr<LiveConn>, fields: &str, body: Robj, wait: f6
             return Error::internal("live_call: `body` is not a raw vector").into_r();
         };
         let slice = std::time::Duration::from_millis(50);
-        let out = s.call(fields, bytes, secs(wait), slice, crate::rapi::eval::take_interrupt);
+        // RULES N3.2: heartbeats say the call waits for the session until it
+        // starts there.
+        let progress = crate::progress::current_progress();
+        if let Some(p) = &progress {
+            p.set_waiting("the selected R session to be idle at its prompt");
+        }
+        let on_started = || {
+            if let Some(p) = &progress {
+                p.set_running(std::time::Instant::now());
+            }
+        };
+        let out = s.call_watched(fields, bytes, secs(wait), slice, crate::rapi::eval::take_interrupt, on_started);
         let empty: &[u8] = &[];
         let (status, header, body, started, reason) = match &out {
             Outcome::Done(f) => ("done", f.header.to_string(), f.body.as_slice(), true, String::new()),

@@ -38,6 +38,11 @@ fn serving() -> Option<Arc<Inflight>> {
     SERVING.lock().unwrap_or_else(|e| e.into_inner()).clone()
 }
 
+/// The progress of the tool call running now, when its client listens.
+pub(crate) fn current_progress() -> Option<Arc<mcplite_engine::progress::Progress>> {
+    serving().and_then(|i| i.progress())
+}
+
 /// While alive, `inflight` is the running server's: `mcp_progress()`
 /// reports to it. Dropped, it gives back the one it replaced (an
 /// in-memory server called from a tool of a running server, RULES K9).

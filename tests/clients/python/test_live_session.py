@@ -237,6 +237,8 @@ def test_two_sessions_and_a_busy_one(tmp_path, session_dir):
         assert text(out["waited"]) == ["a, after the loop"]
         assert len(beats) >= 1
         assert all(later[0] > earlier[0] for earlier, later in zip(beats, beats[1:]))
+        # RULES N3.2: they say what the call waits for.
+        assert beats[0][2].startswith("waiting for the selected R session to be idle at its prompt for "), beats
     finally:
         for r in (a, b):
             if r is not None:

@@ -164,7 +164,22 @@ impl Session {
         body: &[u8],
         wait: Duration,
         slice: Duration,
+        interrupted: impl FnMut() -> bool,
+    ) -> Outcome {
+        self.call_watched(fields, body, wait, slice, interrupted, || {})
+    }
+
+    /// [`Session::call`], with `on_started` called once when the session
+    /// starts the call (the wait for a busy session is over: RULES N3.2's
+    /// heartbeats say so).
+    pub fn call_watched(
+        &mut self,
+        fields: Map<String, Value>,
+        body: &[u8],
+        wait: Duration,
+        slice: Duration,
         mut interrupted: impl FnMut() -> bool,
+        mut on_started: impl FnMut(),
     ) -> Outcome {
         let id = self.next_id;
         self.next_id += 1;
@@ -178,7 +193,10 @@ impl Session {
         let mut started = false;
         loop {
             match self.next(id, slice) {
-                Step::Started => started = true,
+                Step::Started => {
+                    started = true;
+                    on_started();
+                }
                 Step::Done(f) => return Outcome::Done(f),
                 Step::Cancelled => return Outcome::Busy,
                 Step::Closed(reason) => return Outcome::Gone { started, reason },
@@ -194,7 +212,10 @@ impl Session {
             if !started && t0.elapsed() >= wait {
                 match self.withdraw(id, slice) {
                     Withdrawal::Withdrawn => return Outcome::Busy,
-                    Withdrawal::Started => started = true,
+                    Withdrawal::Started => {
+                        started = true;
+                        on_started();
+                    }
                     Withdrawal::Done(f) => return Outcome::Done(f),
                     Withdrawal::Gone(reason) => return Outcome::Gone { started, reason },
                 }
