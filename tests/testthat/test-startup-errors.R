@@ -74,6 +74,13 @@ test_that("token rules and bad environment variables are named", {
   res <- run_failing_server(echo_script, c(MCPLITE_TRANSPORT = "http", MCPLITE_TOKEN = "short-token"))
   expect_says_why(res, "`MCPLITE_TOKEN` is 11 characters long: a token must have at least 16")
   expect_false(any(grepl("short-token", res$stderr, fixed = TRUE)))
+  # RULES H6.2: the shipped template's placeholder, and a token that repeats a few characters.
+  placeholder <- "replace-me-with-the-output-of-openssl-rand-hex-32"
+  res <- run_failing_server(echo_script, c(MCPLITE_TRANSPORT = "http", MCPLITE_TOKEN = placeholder))
+  expect_says_why(res, "looks like a placeholder, not a secret: make one with `openssl rand -hex 32`")
+  expect_false(any(grepl(placeholder, res$stderr, fixed = TRUE)))
+  res <- run_failing_server(echo_script, c(MCPLITE_TRANSPORT = "http", MCPLITE_TOKEN = strrep("ab", 16)))
+  expect_says_why(res, "is too easy to guess")
   # A tokens file others can read is refused when the server binds (the
   # engine checks it), after R's error printing was switched off.
   tokens <- withr::local_tempfile()
