@@ -38,7 +38,9 @@ fn serving() -> Option<Arc<Inflight>> {
     SERVING.lock().unwrap_or_else(|e| e.into_inner()).clone()
 }
 
-/// The progress of the tool call running now, when its client listens.
+/// The progress of the tool call running now, when its client listens
+/// (live sessions, Unix only, use it).
+#[cfg(unix)]
 pub(crate) fn current_progress() -> Option<Arc<mcplite_engine::progress::Progress>> {
     serving().and_then(|i| i.progress())
 }

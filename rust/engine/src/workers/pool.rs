@@ -269,6 +269,7 @@ impl Pool {
             output: s.output,
             ready_rss: None,
             tmp: s.tmp,
+            cpu_limit: None,
         })
     }
 

@@ -72,6 +72,8 @@ pub(super) struct Worker {
     pub(super) ready_rss: Option<u64>,
     /// Its own temporary directory, removed with it (RULES N6.4).
     pub(super) tmp: Option<std::path::PathBuf>,
+    /// Its CPU time limit between calls (RULES N7.5).
+    pub(super) cpu_limit: Option<sys::CpuLimit>,
 }
 
 impl Drop for Worker {

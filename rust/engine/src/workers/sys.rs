@@ -329,40 +329,65 @@ mod imp {
 
 pub use imp::{describe, kill, readable, set_nonblocking, spawn, take_worker_fds};
 
+/// What [`limit_cpu`] keeps between the calls of one worker: its `stat`
+/// file, open (read again from the start each time), its hard limit, and
+/// the soft limit last set (unchanged limits are not set again).
+#[derive(Debug)]
+pub struct CpuLimit {
+    #[cfg(target_os = "linux")]
+    stat: File,
+    #[cfg(target_os = "linux")]
+    max: u64,
+    #[cfg(target_os = "linux")]
+    set: u64,
+}
+
 /// Let process `pid` use at most `limit` more CPU time from now (RULES
 /// N7.5): its soft `RLIMIT_CPU` becomes the CPU time it has used plus
 /// `limit`, rounded up to a second (the kernel then sends it SIGXCPU, which
-/// ends it). Linux only (the CPU time used comes from `/proc`); an error
-/// elsewhere, or when the limit cannot be set.
-pub fn limit_cpu(pid: u32, limit: std::time::Duration) -> io::Result<()> {
+/// ends it). `state` is the worker's, `None` before its first call. Linux
+/// only (the CPU time used comes from `/proc`); an error elsewhere, or when
+/// the limit cannot be set.
+pub fn limit_cpu(pid: u32, limit: std::time::Duration, state: &mut Option<CpuLimit>) -> io::Result<()> {
     #[cfg(target_os = "linux")]
     {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+        use std::os::unix::fs::FileExt;
+        if state.is_none() {
+            let stat = File::open(format!("/proc/{pid}/stat"))?;
+            let mut old = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+            // SAFETY: prlimit(2) on a child of ours, reading into `old`, which we own.
+            if unsafe { libc::prlimit(pid as libc::pid_t, libc::RLIMIT_CPU, std::ptr::null(), &mut old) } != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            *state = Some(CpuLimit { stat, max: old.rlim_max, set: 0 });
+        }
+        let st = state.as_mut().expect("set above");
+        let mut buf = [0u8; 1024];
+        let n = st.stat.read_at(&mut buf, 0)?;
+        let stat = String::from_utf8_lossy(&buf[..n]);
         // Fields after the command name (which may hold spaces), from its ")".
         let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
-        let fields: Vec<&str> = rest.split_whitespace().collect();
+        let mut fields = rest.split_whitespace();
         // utime and stime are fields 14 and 15 of the line: 12 and 13 here.
-        let ticks: u64 = fields.get(11).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0)
-            + fields.get(12).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+        let mut num = |skip: usize| fields.nth(skip).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+        let ticks = num(11) + num(0);
         // SAFETY: sysconf has no preconditions.
         let hz = u64::try_from(unsafe { libc::sysconf(libc::_SC_CLK_TCK) }).unwrap_or(100).max(1);
-        let used = ticks.div_ceil(hz);
-        let mut old = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-        // SAFETY: prlimit(2) on a child of ours, reading into `old`, which we own.
-        if unsafe { libc::prlimit(pid as libc::pid_t, libc::RLIMIT_CPU, std::ptr::null(), &mut old) } != 0 {
-            return Err(io::Error::last_os_error());
+        let want = (ticks.div_ceil(hz) + limit.as_secs().max(1)).min(st.max);
+        if want == st.set {
+            return Ok(());
         }
-        let want = used + limit.as_secs().max(1);
-        let new = libc::rlimit { rlim_cur: want.min(old.rlim_max), rlim_max: old.rlim_max };
+        let new = libc::rlimit { rlim_cur: want, rlim_max: st.max };
         // SAFETY: prlimit(2) on a child of ours, reading `new`, which lives for the call.
         if unsafe { libc::prlimit(pid as libc::pid_t, libc::RLIMIT_CPU, &new, std::ptr::null_mut()) } != 0 {
             return Err(io::Error::last_os_error());
         }
+        st.set = want;
         Ok(())
     }
     #[cfg(not(target_os = "linux"))]
     {
-        let _ = (pid, limit);
+        let _ = (pid, limit, state);
         Err(io::Error::new(io::ErrorKind::Unsupported, "CPU time limits need Linux"))
     }
 }

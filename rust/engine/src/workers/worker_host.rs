@@ -138,7 +138,7 @@ impl Host for WorkerHost<'_> {
         if let Some(limit) = self.pool.opts.call_cpu {
             // RULES N7.5: from this call's start. A limit that cannot be set
             // is said, not fatal (the call runs as without one).
-            if let Err(e) = sys::limit_cpu(w.pid, limit) {
+            if let Err(e) = sys::limit_cpu(w.pid, limit, &mut w.cpu_limit) {
                 eprintln!(
                     "mcplite: worker {} (process {}): no CPU time limit for this call: {e}",
                     self.slot + 1,
