@@ -37,11 +37,11 @@ is_package_tool <- function(t) {
 # standard error saying why the package tools run unconfined) when they
 # cannot. In a worker the script is there: the tools, the platform and the
 # kernel count, as they did for the server.
-confine_default <- function(confine, tools, session_tools = FALSE, worker = FALSE, command = worker_command) {
+confine_default <- function(confine, tools, worker = FALSE, command = worker_command) {
   if (!is.null(confine)) {
     return(confine)
   }
-  if (session_tools || !has_package_tools(tools)) {
+  if (!has_package_tools(tools)) {
     return(FALSE)
   }
   why <- if (!identical(Sys.info()[["sysname"]], "Linux")) {

@@ -26,6 +26,9 @@ live_server_spec <- function(tools, wait) {
   state <- new.env(parent = emptyenv())
   state$wait <- wait
   spec <- server_spec(c(unname(tools), live_tools(state)))
+  # RULES N7.6: where the server has workers, they run the package tools;
+  # the server runs these itself.
+  spec$host_tools <- spec$names[!vapply(spec$funs, is_package_tool, logical(1))]
   kinds <- ifelse(spec$names == "run_r_code", "code", "tool")
   for (i in seq_along(spec$names)) {
     if (!spec$names[[i]] %in% live_builtin_names) {
@@ -35,6 +38,15 @@ live_server_spec <- function(tools, wait) {
   spec$tool_env <- tool_env(spec$names, spec$funs)
   spec$live <- state
   spec
+}
+
+# RULES N7.6: a worker of a live-session server serves its package tools
+# only (the server runs the others).
+live_worker_tools <- function(tools) {
+  if (is_servable_tool(tools)) {
+    tools <- list(tools)
+  }
+  Filter(is_package_tool, unname(tools))
 }
 
 check_session_tools <- function(session_tools) {

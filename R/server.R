@@ -366,7 +366,9 @@
 #' Windows, a kernel without Landlock, or a server without a script to start
 #' workers with), package tools run unconfined in the server process and
 #' `mcp_server()` says so on standard error; `confine = TRUE` is an error
-#' there. Run the server as an unprivileged user, in a container or a
+#' there. With `session_tools = TRUE`, only the package tools run in
+#' workers; the server's other tools run in the user's R session (see
+#' "Live R sessions"). Run the server as an unprivileged user, in a container or a
 #' virtual machine on those platforms.
 #'
 #' @section Server scope:
@@ -411,7 +413,11 @@
 #' `session_wait` seconds for a busy session (progress heartbeats keep the
 #' client waiting). With no session selected, or when the selected one is
 #' gone, tools run in the server as usual and their answer ends with a note
-#' that says so. Tool functions are sent to the session with `serialize()`:
+#' that says so. Package tools are the exception where the server can
+#' confine them (Linux, by default): they run in a confined worker
+#' process, never in a session, several at once beside the calls that run
+#' in the session (`workers` sets how many such processes). Tool functions
+#' are sent to the session with `serialize()`:
 #' a tool defined at the top of the server script sees the session's global
 #' environment instead of the script's, so helpers it needs must be defined
 #' inside it, in `local()`, or in a package. See `vignette("live-session")`.
@@ -447,6 +453,9 @@ mcp_server <- function(tools, instructions = NULL, transport = NULL, host = NULL
   session_wait <- check_session_wait(session_wait)
   check_confine(confine)
   if (is_worker()) {
+    if (session_tools) {
+      tools <- live_worker_tools(tools)
+    }
     confine <- confine_default(confine, tools, worker = TRUE)
     worker_hand_over(tools, progress_interval, confine)
     return(serve_as_worker(tools, progress_interval, confine))
@@ -464,8 +473,8 @@ mcp_server <- function(tools, instructions = NULL, transport = NULL, host = NULL
   check_instructions(instructions)
   spec <- if (session_tools) live_server_spec(tools, session_wait) else server_spec(tools)
   check_payload_options()
-  confine <- confine_default(confine, tools, session_tools)
-  pool <- worker_options(workers, max_queue, session_tools, confine)
+  confine <- confine_default(confine, tools)
+  pool <- worker_options(workers, max_queue, confine, host_tools = spec$host_tools, tools = spec$names)
   if (!is.null(http)) {
     with_serving_options(engine_serve_http(spec, server_version(), instructions, http, interval, pool))
     return(invisible(NULL))

@@ -15,8 +15,10 @@ worker_start_timeout <- 120
 # The pool for mcp_server(): NULL for one process (workers = 1, unconfined),
 # otherwise the list the bridge reads (start_pool() in
 # rust/mcplite-r/src/workers.rs). Confined tools always run in workers (one
-# with workers = 1; RULES N7.1).
-worker_options <- function(workers, max_queue, session_tools = FALSE, confine = FALSE) {
+# with workers = 1; RULES N7.1). `host_tools`: the names of the tools the
+# server runs itself (a live-session server's, RULES N7.6; NULL: none), of
+# `tools`, all the server's tool names.
+worker_options <- function(workers, max_queue, confine = FALSE, host_tools = NULL, tools = NULL) {
   n <- http_limit(workers, "workers", 1, whole = TRUE, what = "a whole number") %||% 1
   if (n > 1024) {
     abort("`workers` must be a whole number from 1 to 1024, not ", describe(workers), ".")
@@ -25,10 +27,12 @@ worker_options <- function(workers, max_queue, session_tools = FALSE, confine = 
   if (n == 1 && !confine) {
     return(NULL)
   }
-  if (session_tools) {
-    # RULES N1.2, checked before anything about the script or the platform.
+  if (!is.null(host_tools) && all(tools %in% host_tools)) {
+    # RULES N1.2, N7.6: checked before anything about the script or the
+    # platform.
     abort(
-      "`session_tools = TRUE` runs the tools in the user's own R session, one call at a time, so it ",
+      "`session_tools = TRUE` runs the tools in the user's own R session, one call at a time, and ",
+      "workers run only package tools (`package_tools()`), which this server has none of, so it ",
       "cannot be combined with ", if (n > 1) "`workers` greater than 1" else "`confine = TRUE`", ".",
       class = "mcplite_error_workers"
     )
@@ -50,7 +54,7 @@ worker_options <- function(workers, max_queue, session_tools = FALSE, confine = 
   list(
     workers = n, max_queue = queue, program = cmd$program, args = cmd$args, env = cmd$env, cwd = getwd(),
     start_timeout = worker_start_timeout, max_growth = growth, call_cpu = call_cpu,
-    tmp_root = tempdir()
+    tmp_root = tempdir(), host_tools = as.character(host_tools)
   )
 }
 

@@ -21,7 +21,6 @@ test_that("N7.1: confine = NULL confines package tools where the kernel can, and
   plain <- tool(function() 1, name = "one", description = "One.")
   pkg <- package_tools("stats", include = "median", quiet = TRUE)
   expect_false(confine_default(NULL, list(plain)))
-  expect_false(confine_default(NULL, pkg, session_tools = TRUE))
   expect_true(confine_default(TRUE, list(plain)))
   expect_false(confine_default(FALSE, pkg))
   expect_true(is_package_tool(pkg[[1]]))

@@ -514,12 +514,15 @@ test_that("R10.2: a server started with XDG_RUNTIME_DIR finds a session started 
 })
 
 # A session_tools server of one package tool, connected, with session `s`
-# selected; closed at the end of the calling test.
-package_session_server <- function(s, dir, package, fun, env = parent.frame()) {
+# selected; closed at the end of the calling test. `args`: more arguments of
+# mcp_server() (the package tools of a server with `confine = FALSE` are
+# routed as other tools, R10.11; by default, where the kernel can, they run
+# in a confined worker, N7.6).
+package_session_server <- function(s, dir, package, fun, env = parent.frame(), args = ", confine = FALSE") {
   script <- file.path(s$files, paste0(fun, ".R"))
   writeLines(c(
     "library(mcplite)",
-    sprintf("mcp_server(package_tools('%s', include = '%s', quiet = TRUE), session_tools = TRUE)", package, fun)
+    sprintf("mcp_server(package_tools('%s', include = '%s', quiet = TRUE), session_tools = TRUE%s)", package, fun, args)
   ), script)
   srv <- mcp_connect_script(script, env = c(MCPLITE_SESSION_DIR = dir))
   withr::defer(mcp_close(srv), envir = env)
@@ -583,6 +586,45 @@ test_that("R10.11: with allow_code = FALSE a package tool runs in the server, an
   res <- mcp_call(srv, "median", list(x = list(5, 4, 6)))
   expect_identical(text_of(res), "5")
   wait_until(function() grepl("[mcplite] median(x = list(5L, 4L, 6L)) (", screen(s), fixed = TRUE), paste("the console line:", screen(s)))
+})
+
+test_that("N7.6: a live-session server runs its package tools in a confined worker, whatever the session allows", {
+  skip_if_no_live()
+  skip_if_not(identical(Sys.info()[["sysname"]], "Linux"), "Linux only")
+  skip_if(!is.null(engine_confine_available()), "the kernel cannot confine")
+  dir <- private_dir()
+  s <- start_r(dir)
+  # The user allows code: the package tools still never reach the session.
+  open_session(s, "allow_code = TRUE")
+  token <- paste0("canary-", paste(sample(letters, 16, TRUE), collapse = ""))
+  script <- file.path(s$files, "mixed.R")
+  # The classifier is bypassed on purpose (allow): only the worker's
+  # confinement stands between the package tool and the secret.
+  writeLines(c(
+    "library(mcplite)",
+    "pkg <- package_tools('base', include = c('Sys.getenv', 'Sys.getpid'), allow = 'read_secrets', quiet = TRUE)",
+    "where <- tool(function() Sys.getpid(), name = 'where', description = 'The pid that ran it.')",
+    "secret <- tool(function() Sys.getenv('MCPLITE_TEST_SECRET'), name = 'secret', description = 'The secret.')",
+    "mcp_server(c(list(where), pkg, list(secret)), session_tools = TRUE)"
+  ), script)
+  srv <- mcp_connect_script(script, env = c(MCPLITE_SESSION_DIR = dir, MCPLITE_TEST_SECRET = token))
+  withr::defer(mcp_close(srv))
+  select(srv, "server")
+  server_pid <- text_of(mcp_call(srv, "where"))
+  expect_match(text_of(mcp_call(srv, "secret")), token, fixed = TRUE)
+  expect_match(select(srv, s$pid), "run_r_code is allowed")
+  # The server's own tools run in the session ...
+  expect_identical(text_of(mcp_call(srv, "where")), s$pid)
+  # ... its package tools in a worker of the server, which holds no secret.
+  pid <- text_of(mcp_call(srv, "Sys.getpid"))
+  expect_false(pid %in% c(s$pid, server_pid))
+  res <- mcp_call(srv, "Sys.getenv", list(x = "MCPLITE_TEST_SECRET"))
+  expect_identical(res$content[[1]]$text, "")
+  expect_length(res$content, 1L)
+  # The session ran none of them.
+  r_run(s, "invisible(1)")
+  expect_false(grepl("[mcplite] Sys.get", screen(s), fixed = TRUE))
+  expect_true(grepl("[mcplite] where()", screen(s), fixed = TRUE))
 })
 
 # An R session opened and selected by a connected server of server_script():

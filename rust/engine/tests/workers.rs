@@ -687,19 +687,25 @@ mod unix {
         }
 
         fn bare(n: usize, max_queue: usize) -> Client {
+            Client::bare_with(n, max_queue, false)
+        }
+
+        /// `mixed`: the server also has the tool `here`, which it runs itself
+        /// ([`mixed_options`]).
+        fn bare_with(n: usize, max_queue: usize, mixed: bool) -> Client {
             let (in_r, in_w) = pipe();
             let (out_r, mut out_w) = pipe();
             let serving = std::thread::spawn(move || {
-                let mut o = options(n, &[]);
+                let mut o = if mixed { mixed_options(n) } else { options(n, &[]) };
                 o.max_queue = max_queue;
+                let specs = o.tools.iter().map(|n| ToolSpec::new(n.as_str(), "A test tool.")).collect();
                 let pool = Pool::start(o).unwrap();
-                let specs = TOOLS.iter().map(|n| ToolSpec::new(*n, "A test tool.")).collect();
                 let info = ServerInfo { name: "mcplite".into(), version: "1".into(), instructions: None };
                 let server = Server::with_tools(info, specs);
                 let inflight = Arc::new(Inflight::new(ProgressPolicy::with_interval(Duration::from_millis(200)), None));
-                let mut idle = NoHost;
+                let mut host: Box<dyn Host> = if mixed { Box::new(Here) } else { Box::new(NoHost) };
                 let r = Reader::spawn(in_r);
-                serve_with_workers(&server, &mut idle, &pool, r, &mut out_w, &ServeOptions::default(), &inflight)
+                serve_with_workers(&server, &mut *host, &pool, r, &mut out_w, &ServeOptions::default(), &inflight)
             });
             let (tx, lines) = channel();
             std::thread::spawn(move || {
@@ -753,6 +759,33 @@ mod unix {
         ) -> Result<ToolResult, ToolFailure> {
             panic!("tools run in the workers")
         }
+    }
+
+    /// The server's own tool of a mixed server (RULES N7.6): `here`, first
+    /// in the server's list, says which process ran it; the workers serve
+    /// the others.
+    struct Here;
+
+    impl Host for Here {
+        fn tools(&mut self) -> Vec<ToolSpec> {
+            Vec::new()
+        }
+        fn call_tool(
+            &mut self,
+            i: usize,
+            _: Option<&Map<String, Value>>,
+            _: &CallContext,
+        ) -> Result<ToolResult, ToolFailure> {
+            assert_eq!(i, 0, "only `here` runs in the server");
+            Ok(ToolResult::text(format!("here {}", std::process::id())))
+        }
+    }
+
+    fn mixed_options(n: usize) -> PoolOptions {
+        let mut o = options(n, &[]);
+        o.tools.insert(0, "here".into());
+        o.host_tools = vec!["here".into()];
+        o
     }
 
     fn result_text(v: &Value) -> &str {
@@ -858,6 +891,28 @@ mod unix {
         c.close();
     }
 
+    fn n7_6_stdio_the_servers_own_tools_run_beside_the_workers() {
+        let mut c = Client::bare_with(1, 4, true).init();
+        let me = std::process::id().to_string();
+        c.call(json!(1), "echo", json!({"n": 1}), None);
+        assert_eq!(result_text(&c.recv()), r#"{"n":1}"#, "a worker's tool keeps its arguments and its number");
+        c.call(json!(2), "pid", json!({}), None);
+        let worker = c.recv();
+        assert_ne!(result_text(&worker), me, "pid runs in a worker");
+        // The worker is busy: the server's own tool runs at once all the same.
+        c.call(json!(3), "sleep", json!({"ms": 60_000}), None);
+        c.call(json!(4), "here", json!({}), None);
+        let here = c.recv();
+        assert_eq!(here["id"], 4, "{here}");
+        assert_eq!(result_text(&here), format!("here {me}"), "here runs in the server");
+        c.send(&json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}));
+        c.call(json!(5), "echo", json!({"n": 5}), None);
+        assert_eq!(result_text(&c.recv()), r#"{"n":5}"#);
+        let (rest, end) = c.close();
+        assert!(rest.is_empty(), "{rest:?}");
+        assert_eq!(end, ServeEnd::Eof);
+    }
+
     fn n5_stdio_a_crash_is_the_calls_tool_error() {
         let mut c = Client::start(2, 4);
         c.call(json!(1), "slow_exit", json!({"ms": 1}), None);
@@ -889,10 +944,18 @@ mod unix {
             max_queue: usize,
             recorder: Option<Box<dyn mcplite_engine::telemetry::SpanRecorder>>,
         ) -> Http {
-            let mut o = options(n, &[]);
+            Http::start_with(options(n, &[]), max_queue, recorder, false)
+        }
+
+        fn start_with(
+            mut o: PoolOptions,
+            max_queue: usize,
+            recorder: Option<Box<dyn mcplite_engine::telemetry::SpanRecorder>>,
+            mixed: bool,
+        ) -> Http {
             o.max_queue = max_queue;
+            let specs = o.tools.iter().map(|n| ToolSpec::new(n.as_str(), "A test tool.")).collect();
             let pool = Arc::new(Pool::start(o).unwrap());
-            let specs = TOOLS.iter().map(|n| ToolSpec::new(*n, "A test tool.")).collect();
             let info = ServerInfo { name: "mcplite".into(), version: "1".into(), instructions: None };
             let mut server = Server::with_tools(info, specs);
             server.set_recorder(recorder);
@@ -904,7 +967,8 @@ mod unix {
             let stop = Arc::new(AtomicBool::new(false));
             let s = stop.clone();
             let serving = std::thread::spawn(move || {
-                http.run(&mut NoHost, Duration::from_millis(10), &mut |_| s.load(Ordering::SeqCst));
+                let mut host: Box<dyn Host> = if mixed { Box::new(Here) } else { Box::new(NoHost) };
+                http.run(&mut *host, Duration::from_millis(10), &mut |_| s.load(Ordering::SeqCst));
             });
             Http { url: format!("{base}/mcp"), base, stop, serving: Some(serving) }
         }
@@ -1014,6 +1078,26 @@ mod unix {
         });
         assert_eq!(h.call(3, "echo", json!({"a": 1})).2["result"]["content"][0]["text"], r#"{"a":1}"#);
         wait_for("the replacement", || h.health()["workers"]["restarts"] == 1);
+        h.stop();
+    }
+
+    fn n7_6_http_the_servers_own_tools_run_beside_the_workers() {
+        let h = Http::start_with(mixed_options(1), 0, None, true);
+        let me = std::process::id().to_string();
+        let text = |v: &Value| v["result"]["content"][0]["text"].as_str().unwrap_or_default().to_owned();
+        assert_eq!(text(&h.call(1, "echo", json!({"n": 1})).2), r#"{"n":1}"#);
+        std::thread::scope(|s| {
+            let slow = s.spawn(|| h.call(2, "sleep", json!({"ms": 400})));
+            wait_for("a busy worker", || h.health()["workers"]["busy"] == 1);
+            // No room in the pool's queue (max_queue 0), and still the
+            // server's own tool runs.
+            let (status, _, v) = h.call(3, "here", json!({}));
+            assert_eq!((status, text(&v)), (200, format!("here {me}")), "{v}");
+            assert_eq!(h.call(4, "pid", json!({})).0, 503, "a worker's tool waits for the pool");
+            assert_eq!(text(&slow.join().unwrap().2), "slept");
+        });
+        let (_, _, v) = h.call(5, "pid", json!({}));
+        assert_ne!(text(&v), me, "pid runs in a worker");
         h.stop();
     }
 
@@ -1135,6 +1219,14 @@ mod unix {
             ("n3_a_waiting_call_gets_heartbeats", n3_a_waiting_call_gets_heartbeats),
             ("n2_a_modern_call_as_the_first_message", n2_a_modern_call_as_the_first_message),
             ("n5_stdio_a_crash_is_the_calls_tool_error", n5_stdio_a_crash_is_the_calls_tool_error),
+            (
+                "n7_6_stdio_the_servers_own_tools_run_beside_the_workers",
+                n7_6_stdio_the_servers_own_tools_run_beside_the_workers,
+            ),
+            (
+                "n7_6_http_the_servers_own_tools_run_beside_the_workers",
+                n7_6_http_the_servers_own_tools_run_beside_the_workers,
+            ),
             (
                 "n2_http_calls_run_at_once_and_health_reports_the_workers",
                 n2_http_calls_run_at_once_and_health_reports_the_workers,

@@ -51,8 +51,17 @@ pub fn start_pool(opts: &Robj, server: &Server) -> error::Result<Option<Pool>> {
         // RULES N6.4: beneath the server's own temporary directory.
         tmp_root: m.get("tmp_root").and_then(|r| r.as_str()).map(std::path::PathBuf::from),
     };
+    // RULES N7.6: tools the server runs itself (a live-session server's
+    // session tools); the workers serve the others.
+    let host_tools: Vec<String> = match m.get("host_tools") {
+        Some(r) if r.len() > 0 => {
+            r.as_str_vector().ok_or_else(|| bad("host_tools"))?.into_iter().map(String::from).collect()
+        }
+        _ => Vec::new(),
+    };
     let tools = server.tools().iter().map(|t| t.name.clone()).collect();
     let mut o = PoolOptions::new(num("workers")? as usize, command, tools);
+    o.host_tools = host_tools;
     o.max_queue = num("max_queue")? as usize;
     o.start_timeout = Duration::from_secs_f64(num("start_timeout")?);
     // RULES N5.3: R checked it (a number of bytes, or Inf for no limit).

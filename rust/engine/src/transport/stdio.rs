@@ -298,7 +298,8 @@ fn serve_loop(
                         control.done(call);
                         continue;
                     }
-                    if let Some(msg) = is_call(&incoming) {
+                    // A tool the server runs itself (RULES N7.6) is handled below.
+                    if let Some(msg) = is_call(&incoming).filter(|m| p.pool.runs(m)) {
                         let Some(ticket) = p.pool.reserve() else {
                             // No room: refused at once, in order (RULES N3).
                             let reply = server.handle_parsed(session, incoming, &mut Busy, &Carrier::watched(&watch));
@@ -318,7 +319,8 @@ fn serve_loop(
                         dispatched = true;
                         continue;
                     }
-                    // Not a call after all (a long line): handled below.
+                    // Not a call after all (a long line), or one the server
+                    // runs: handled below.
                 }
                 reader.set_busy(true);
                 // RULES T8: telemetry lines on stderr wait while the tool

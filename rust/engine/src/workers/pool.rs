@@ -49,6 +49,7 @@ use crossbeam_channel::Sender;
 use super::process::{lock, Fail, Link, Worker};
 use super::sys::{self, WorkerCommand};
 use super::wire::{Frames, FromWorker, PROTOCOL};
+use crate::message::Message;
 use crate::telemetry::masked;
 
 /// Failed starts in a row after which the pool gives up.
@@ -63,8 +64,12 @@ pub struct PoolOptions {
     pub max_queue: usize,
     pub command: WorkerCommand,
     /// The tool names the server lists, in order: every worker must serve
-    /// exactly these.
+    /// exactly these, less [`PoolOptions::host_tools`].
     pub tools: Vec<String>,
+    /// Tools the server runs itself, on its own thread, not in workers (a
+    /// live-session server's session tools, RULES N7.6); empty: every call
+    /// goes to the workers.
+    pub host_tools: Vec<String>,
     /// A worker must say hello within this time of its start.
     pub start_timeout: Duration,
     /// When stopping, how long a worker may take to exit after its pipe was
@@ -90,6 +95,7 @@ impl PoolOptions {
             max_queue: 64,
             command,
             tools,
+            host_tools: Vec::new(),
             start_timeout: Duration::from_secs(120),
             stop_grace: Duration::from_secs(2),
             interrupt_grace: Duration::from_secs(5),
@@ -170,6 +176,8 @@ pub struct Pool {
     /// driver spins; the count is the wake-ups so far.
     pub(super) parked: Mutex<u64>,
     pub(super) unpark: Condvar,
+    /// Each server tool's number in a worker's list ([`Pool::worker_index`]).
+    worker_index: Vec<Option<u32>>,
 }
 
 pub(super) const NO_SPINNER: usize = usize::MAX;
@@ -207,6 +215,18 @@ impl Pool {
             spinner: AtomicUsize::new(NO_SPINNER),
             parked: Mutex::new(0),
             unpark: Condvar::new(),
+            worker_index: {
+                let mut next = 0u32;
+                opts.tools
+                    .iter()
+                    .map(|t| {
+                        (!opts.host_tools.contains(t)).then(|| {
+                            next += 1;
+                            next - 1
+                        })
+                    })
+                    .collect()
+            },
             opts,
         };
         // Start all, then greet all: they start up in parallel.
@@ -283,12 +303,12 @@ impl Pool {
                         "speaks worker protocol {protocol}, not {PROTOCOL}: the worker loaded another version of \
                          mcplite"
                     )
-                } else if tools != self.opts.tools {
+                } else if tools != self.worker_tools() {
                     format!(
                         "serves other tools ({}) than the server ({}): a worker runs the same script, which must \
                          build the same tools every time",
                         list(&tools),
-                        list(&self.opts.tools)
+                        list(&self.worker_tools())
                     )
                 } else {
                     w.ready_rss = sys::resident_bytes(w.pid);
@@ -362,6 +382,28 @@ impl Pool {
                 Err(now) => n = now,
             }
         }
+    }
+
+    /// The tools a worker serves, in the server's order (RULES N7.6).
+    pub fn worker_tools(&self) -> Vec<String> {
+        self.opts.tools.iter().filter(|t| !self.opts.host_tools.contains(t)).cloned().collect()
+    }
+
+    /// The number of the server's tool `index` in a worker's list: its
+    /// index less the tools the server runs itself before it; `None` for
+    /// one of those (RULES N7.6).
+    pub(super) fn worker_index(&self, index: usize) -> Option<u32> {
+        self.worker_index.get(index).copied().flatten()
+    }
+
+    /// Does tool call `msg` run in a worker? Every call does, except one
+    /// naming a tool the server runs itself ([`PoolOptions::host_tools`]).
+    pub fn runs(&self, msg: &Message) -> bool {
+        if self.opts.host_tools.is_empty() {
+            return true;
+        }
+        let name = msg.params.as_ref().and_then(|p| p.get("name")).and_then(serde_json::Value::as_str);
+        name.is_none_or(|n| !self.opts.host_tools.iter().any(|h| h == n))
     }
 
     /// Set when workers kept failing to start: why the server must stop.

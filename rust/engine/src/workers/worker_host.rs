@@ -120,12 +120,16 @@ impl Host for WorkerHost<'_> {
             let why = self.pool.failure().unwrap_or_else(|| "the server is stopping".into());
             return Err(ToolFailure::Error(format!("No R worker process could run this tool call: {why}.")));
         }
+        // RULES N7.6: the worker's list leaves out the tools the server runs.
+        let Some(tool) = self.pool.worker_index(index) else {
+            return Err(ToolFailure::Error("This tool runs in the server, not in a worker (a bug).".into()));
+        };
         let w = self.worker.as_mut().expect("ensured");
         w.seq += 1;
         let seq = w.seq;
         let frame = CallFrame {
             seq,
-            tool: index as u32,
+            tool,
             arguments: arguments.map(|a| serde_json::to_string(a).unwrap_or_else(|_| "{}".into())),
             context: ctx.clone(),
             progress: call.as_ref().is_some_and(|c| c.has_progress()),

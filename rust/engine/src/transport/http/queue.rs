@@ -53,6 +53,9 @@ pub(super) struct Calls {
     /// Closed (`None`) when a server with workers stops, which ends the
     /// pool's drivers.
     jobs: Mutex<Option<Sender<Job>>>,
+    /// With workers: the calls of the tools the server runs itself (RULES
+    /// N7.6), for the serving thread; without, they go to `jobs`.
+    host_jobs: Mutex<Option<Sender<Job>>>,
     /// The running call (progress, cancellation).
     inflight: Arc<Inflight>,
     /// Tool calls queued and not yet started, by number.
@@ -72,10 +75,16 @@ pub(super) struct Pooled {
 }
 
 impl Calls {
-    pub(super) fn new(jobs: Sender<Job>, inflight: Arc<Inflight>, pool: Option<Arc<Pool>>) -> Calls {
+    pub(super) fn new(
+        jobs: Sender<Job>,
+        host_jobs: Sender<Job>,
+        inflight: Arc<Inflight>,
+        pool: Option<Arc<Pool>>,
+    ) -> Calls {
         let workers = pool.map(|pool| Pooled { pool, registry: workers::Calls::new(inflight.clone()) });
         Calls {
             jobs: Mutex::new(Some(jobs)),
+            host_jobs: Mutex::new(Some(host_jobs)),
             inflight,
             queued: Mutex::new(HashMap::new()),
             next_job: AtomicU64::new(0),
@@ -94,6 +103,7 @@ impl Calls {
     pub(super) fn close(&self) {
         self.stopping.store(true, Ordering::SeqCst);
         self.jobs.lock().unwrap_or_else(PoisonError::into_inner).take();
+        self.host_jobs.lock().unwrap_or_else(PoisonError::into_inner).take();
         if let Some(w) = &self.workers {
             w.pool.wake_drivers();
         }
@@ -225,8 +235,7 @@ pub(super) async fn call_tool(
         (None, None)
     };
     let pooled = match &calls.workers {
-        None => None,
-        Some(w) => {
+        Some(w) if w.pool.runs(msg) => {
             let Some(ticket) = w.pool.reserve() else {
                 return refuse_busy(sh, session, incoming, via.as_ref(), legacy);
             };
@@ -241,7 +250,12 @@ pub(super) async fn call_tool(
             }
             Some((reg, ticket))
         }
+        // No workers, or a tool the server runs itself (RULES N7.6).
+        _ => None,
     };
+    // The pool's drivers take `jobs`; a server with workers runs its own
+    // tools' calls from `host_jobs`.
+    let channel = if pooled.is_none() && calls.workers.is_some() { &calls.host_jobs } else { &calls.jobs };
     let queued = Arc::new(Queued { no, scope, id, cancelled: AtomicBool::new(false) });
     calls.queued().insert(no, queued.clone());
     let mut guard = CancelOnDrop {
@@ -251,9 +265,9 @@ pub(super) async fn call_tool(
         armed: queued.scope.starts_with('#'),
     };
     let job = Job { incoming, session, via, reply: reply_tx, queued, progress: progress_tx, pooled };
-    let sent =
-        calls.jobs.lock().unwrap_or_else(PoisonError::into_inner).as_ref().is_some_and(|tx| tx.send(job).is_ok());
-    if let (true, Some(w)) = (sent, &calls.workers) {
+    let to_pool = job.pooled.is_some();
+    let sent = channel.lock().unwrap_or_else(PoisonError::into_inner).as_ref().is_some_and(|tx| tx.send(job).is_ok());
+    if let (true, true, Some(w)) = (sent, to_pool, &calls.workers) {
         w.pool.job_sent();
     }
     if !sent {

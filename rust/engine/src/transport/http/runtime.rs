@@ -31,6 +31,8 @@ use crate::workers::{Pool, WorkerHost};
 pub struct HttpServer {
     shared: Arc<Shared>,
     jobs: Receiver<Job>,
+    /// With workers: the calls of the tools this thread runs (RULES N7.6).
+    host_jobs: Receiver<Job>,
     runtime: tokio::runtime::Runtime,
     local_addr: SocketAddr,
     stop: Arc<StopState>,
@@ -152,6 +154,7 @@ impl HttpServer {
         listener.set_nonblocking(true).map_err(HttpError::Io)?;
         let local_addr = listener.local_addr().map_err(HttpError::Io)?;
         let (jobs_tx, jobs_rx) = crossbeam_channel::unbounded();
+        let (host_jobs_tx, host_jobs_rx) = crossbeam_channel::unbounded();
         let shared = Arc::new(Shared {
             path: opts.path.clone(),
             max_body: opts.max_body,
@@ -161,7 +164,7 @@ impl HttpServer {
             access_log: with_signals_blocked(|| AccessLog::start(opts.access_log)).map_err(HttpError::Io)?,
             trusted_proxies: opts.trusted_proxies.clone(),
             sessions: Sessions::new(server.clone(), &opts),
-            calls: Calls::new(jobs_tx, inflight, pool),
+            calls: Calls::new(jobs_tx, host_jobs_tx, inflight, pool),
             server,
         });
         let runtime = with_signals_blocked(|| {
@@ -190,6 +193,7 @@ impl HttpServer {
         Ok(HttpServer {
             shared,
             jobs: jobs_rx,
+            host_jobs: host_jobs_rx,
             runtime,
             local_addr,
             stop,
@@ -248,8 +252,9 @@ impl HttpServer {
     /// not once per call.
     ///
     /// With workers ([`HttpServer::bind_with_pool`]) the calls run on the
-    /// pool's drivers instead, and this thread only polls `should_stop`
-    /// (`host` runs no tool); workers that keep failing to start
+    /// pool's drivers instead, and this thread polls `should_stop` and runs
+    /// only the calls of the tools the pool leaves to the server (RULES
+    /// N7.6; none in most servers); workers that keep failing to start
     /// ([`Pool::failure`]) stop the server as a stop signal does.
     pub fn run(self, host: &mut dyn Host, poll: Duration, should_stop: &mut dyn FnMut(&mut dyn Host) -> bool) {
         if let Some(w) = self.shared.calls.workers().cloned() {
@@ -310,11 +315,17 @@ impl HttpServer {
                 }
                 if let Some(t) = self.stop.since() {
                     let drained = !self.drained.is_empty();
-                    if (drained && self.jobs.is_empty()) || t.elapsed() >= self.drain_timeout {
+                    if (drained && self.jobs.is_empty() && self.host_jobs.is_empty())
+                        || t.elapsed() >= self.drain_timeout
+                    {
                         break;
                     }
                 }
-                std::thread::sleep(poll.min(Duration::from_millis(50)));
+                // The calls of the tools the server runs itself (RULES
+                // N7.6), one at a time on this thread; none in most servers.
+                if let Ok(job) = self.host_jobs.recv_timeout(poll.min(Duration::from_millis(50))) {
+                    shared.calls.run(&shared.server, job, host);
+                }
             }
             // The drivers finish the calls they run (interrupted when the
             // drain time is up), drop those still queued, and return.
