@@ -24,9 +24,7 @@ conn_list_tools <- function(x, timeout) client_list_tools(x$ptr, timeout)
 conn_input_schema <- function(x, tool, timeout) client_input_schema(x$ptr, tool, timeout)
 conn_call <- function(x, tool, args_json, progress, timeout, max_time) {
   if (identical(x$transport, "memory")) {
-    # The tool runs now, in this process: as a server runs it (R/server.R).
-    old <- serving_options()
-    on.exit(options(old), add = TRUE)
+    return(memory_call(x, function() client_call(x$ptr, tool, args_json, progress, timeout, max_time)))
   }
   client_call(x$ptr, tool, args_json, progress, timeout, max_time)
 }

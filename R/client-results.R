@@ -31,6 +31,10 @@ call_result <- function(x, tool, value) {
   is_error <- isTRUE(value[["isError"]])
   meta <- value[["_meta"]]
   if (!is.list(meta) || is.null(names(meta))) meta <- list()
+  # RULES K6.1: the server's identity is the connection's (mcp_server_info()),
+  # not the result's: a snapshot of a result does not change with the
+  # server's version.
+  meta[["io.modelcontextprotocol/serverInfo"]] <- NULL
   res <- new_tool_result(content, value[["structuredContent"]], is_error, meta)
   if (is_error) {
     texts <- vapply(content, function(b) if (identical(b$type, "text")) b$text else NA_character_, character(1))

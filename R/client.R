@@ -109,15 +109,21 @@
 #'
 #' @section In memory:
 #' `mcp_connect(tools = tools)` takes the tools as [mcp_server()] does (one
-#' tool or a list), or a handler made by [mcp_handler()] (which also carries
-#' `instructions` and `session_tools`). Each [mcp_call()] runs the tool at
-#' once in this R session, as a server would: the arguments are validated
-#' against the tool's schema, the result or the error comes back as from a
-#' server over stdio, warnings and messages of the tool go to this session's
-#' console, and `progress` callbacks get the notifications the server made
-#' (after the tool returned, in order). Because the call runs in this
-#' process, `timeout` cannot stop it. `mcp_close()` returns `"closed (in
-#' memory)"`.
+#' tool or a list, with `instructions`), or a handler made by [mcp_handler()]
+#' (which carries its own `instructions` and `session_tools`). Each
+#' [mcp_call()] runs the tool at once in this R session, as a server would:
+#' the arguments are validated against the tool's schema, and the result or
+#' the error comes back as from a server over stdio. The tool's warnings and
+#' messages are signalled again by [mcp_call()] once it returns (so
+#' `expect_warning()` and `expect_message()` catch them, and they are not
+#' written to standard error), and `progress` callbacks get the tool's
+#' [mcp_progress()] reports (after the tool returned, in order; no
+#' heartbeats, unless the environment variable `MCPLITE_PROGRESS_INTERVAL`
+#' asks for them). A call still running after `timeout` seconds without a
+#' report is interrupted (its `on.exit()` code runs) and fails with
+#' `mcplite_error_timeout`, as over stdio. `mcp_close()` returns `"closed
+#' (in memory)"`; [local_mcp_connect()] closes the connection when a test
+#' ends.
 #'
 #' @section HTTPS:
 #' `https://` URLs are supported (TLS by rustls, compiled into the package:
@@ -162,6 +168,8 @@
 #' @param tools Tools to connect to in memory (instead of `command` or
 #'   `url`): a tool made by [tool()], a list of tools, or a handler made by
 #'   [mcp_handler()].
+#' @param instructions With `tools` (not a handler), the server's
+#'   instructions, as for [mcp_server()].
 #' @param script Path of an R script that ends with [mcp_server()].
 #' @param x A connection from `mcp_connect()`, a list of connections, or a
 #'   list of tools made by [mcp_tools()].
@@ -204,7 +212,7 @@
 #' }
 mcp_connect <- function(command = NULL, args = character(), ..., env = NULL, cwd = NULL,
                         url = NULL, headers = NULL, ca_file = NULL, name = NULL, timeout = 60,
-                        protocol = "auto", tools = NULL) {
+                        protocol = "auto", tools = NULL, instructions = NULL) {
   check_dots_empty(...)
   if (sum(!is.null(command), !is.null(url), !is.null(tools)) != 1L) {
     abort("Supply exactly one of `command` (a server to start), `url` (a remote server) and ",
@@ -217,7 +225,10 @@ mcp_connect <- function(command = NULL, args = character(), ..., env = NULL, cwd
         !is.null(ca_file)) {
       abort("`args`, `env`, `cwd`, `headers` and `ca_file` do not apply to `tools`.")
     }
-    return(connect_memory(tools, name, timeout, protocol))
+    return(connect_memory(tools, name, timeout, protocol, instructions))
+  }
+  if (!is.null(instructions)) {
+    abort("`instructions` applies to `tools`, not to `command` or `url`.")
   }
   if (!is.null(url)) {
     if (!identical(args, character()) || !is.null(env) || !is.null(cwd)) {

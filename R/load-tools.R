@@ -13,7 +13,9 @@
 #' environment, so its objects do not end up in your workspace. Both
 #' `mcp_server(...)` and `mcplite::mcp_server(...)` are intercepted, wherever
 #' they appear (the last line, inside `if`, inside a function the script
-#' calls). When the script calls `mcp_server()` more than once, the last
+#' defines, or inside a package's function the script calls, such as a
+#' `yourpackage::serve()` that ends with `mcplite::mcp_server(...)`). When
+#' the script calls `mcp_server()` more than once, the last
 #' call's tools are returned; when it never does, every tool the script
 #' assigned to a variable is returned, in alphabetical order of the variable
 #' names.
@@ -91,6 +93,11 @@ mcp_load_tools <- function(script) {
   }
   env <- new.env(parent = globalenv())
   assign("mcp_server", record_server, envir = env)
+  # Calls that reach mcplite's own mcp_server() (from a package's function,
+  # say) are recorded too (load_recorder()).
+  old_record <- loading$record
+  loading$record <- record_server
+  on.exit(loading$record <- old_record, add = TRUE)
 
   restore_options <- confine_options()
   on.exit(restore_options(), add = TRUE)
@@ -127,6 +134,12 @@ mcp_load_tools <- function(script) {
   attr(tools, "instructions") <- instructions
   tools
 }
+
+# While mcp_load_tools() runs a script: the function that records an
+# mcp_server() call instead of serving (NULL otherwise).
+loading <- new.env(parent = emptyenv())
+
+load_recorder <- function() loading$record
 
 tool_name_of <- function(x) {
   nm <- if (is_mcplite_tool(x)) {

@@ -446,6 +446,11 @@ mcp_server <- function(tools, instructions = NULL, transport = NULL, host = NULL
                        session_idle = NULL, max_body = NULL, replica = NULL, tokens_file = NULL,
                        trusted_proxies = NULL, session_tools = FALSE, session_wait = NULL, workers = NULL,
                        max_queue = NULL, confine = NULL) {
+  record <- load_recorder()
+  if (!is.null(record)) {
+    # mcp_load_tools() runs the script: record the tools, serve nothing.
+    return(record(tools = if (!missing(tools)) tools, instructions = instructions))
+  }
   if (missing(tools)) {
     abort("`tools` is required: supply a tool made by `tool()` or a list of tools.")
   }

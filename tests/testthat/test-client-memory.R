@@ -88,14 +88,111 @@ test_that("K9.1: a legacy protocol, a handler's instructions, and mcp_tools() in
   mcp_close(list(mem, mem2))
 })
 
-test_that("K9.1: a tool's warnings reach the console as from a server, not as conditions", {
-  mem <- mcp_connect(tools = memory_tools())
-  on.exit(mcp_close(mem))
-  expect_warning(res <- mcp_call(mem, "warns"), NA)
+test_that("K9.4: a tool's warnings and messages are signalled again by mcp_call(), and not written out", {
+  tools <- c(memory_tools(), list(tool(function() {
+    message("said once")
+    warning("warned once")
+    message("said twice")
+    stop("and failed")
+  }, "Talk, then fail.", name = "talks")))
+  mem <- local_mcp_connect(tools = tools)
+  expect_warning(res <- mcp_call(mem, "warns"), "careful")
   expect_identical(res$content[[1]]$text, "warned")
+  # In order, then the tool's error; nothing on standard error.
+  seen <- character()
+  err <- NULL
+  out <- capture.output(type = "message", withCallingHandlers(
+    err <- tryCatch(mcp_call(mem, "talks"), mcplite_error_tool = identity),
+    warning = function(w) {
+      seen <<- c(seen, paste("warning:", conditionMessage(w)))
+      invokeRestart("muffleWarning")
+    },
+    message = function(m) {
+      seen <<- c(seen, paste("message:", sub("\n$", "", conditionMessage(m))))
+      invokeRestart("muffleMessage")
+    }
+  ))
+  expect_identical(seen, c("message: said once", "warning: warned once", "message: said twice"))
+  expect_identical(err$text, "and failed")
+  expect_identical(out, character())
+  # The caller's `warn` option holds: warn = 2 makes the warning an error.
+  withr::local_options(warn = 2)
+  expect_error(mcp_call(mem, "warns"), "careful")
 })
 
-test_that("K9.2: progress callbacks get the server's notifications, heartbeats included", {
+test_that("K9.1: timeout interrupts an in-memory call, unless it reports progress; nothing is left over", {
+  marks <- new.env()
+  tools <- list(
+    tool(function() {
+      on.exit(marks$cleaned <- TRUE)
+      repeat Sys.sleep(0.02)
+    }, "Never return.", name = "spin"),
+    tool(function(n) {
+      for (i in seq_len(n)) {
+        Sys.sleep(0.15)
+        mcp_progress(i, total = n)
+      }
+      "reported"
+    }, "Report often.", name = "reports", arguments = list(n = type_integer()))
+  )
+  mem <- local_mcp_connect(tools = tools)
+  expect_error(mcp_call(mem, "spin", timeout = 0.5), class = "mcplite_error_timeout")
+  expect_true(isTRUE(marks$cleaned))
+  # No interrupt is left for the caller's own code.
+  expect_identical({
+    Sys.sleep(0.3)
+    "not interrupted"
+  }, "not interrupted")
+  # Each report restarts the clock (1.2 s in all, 0.15 s apart) when the
+  # client listens to them, as over stdio; without, the time is the call's.
+  res <- mcp_call(mem, "reports", list(n = 8L), timeout = 0.5, progress = function(...) NULL)
+  expect_identical(res$content[[1]]$text, "reported")
+  expect_error(mcp_call(mem, "reports", list(n = 8L), timeout = 0.5), class = "mcplite_error_timeout")
+  expect_identical(mcp_call(mem, "reports", list(n = 1L))$content[[1]]$text, "reported")
+})
+
+test_that("K9.1, K9.3: instructions with tools in memory; a result's meta leaves out the server's version", {
+  mem <- local_mcp_connect(tools = memory_tools(), instructions = "Add with care.")
+  expect_identical(mcp_server_info(mem)$instructions, "Add with care.")
+  expect_true(nzchar(mcp_server_info(mem)$server$version))
+  res <- mcp_call(mem, "add", list(x = 1, y = 2))
+  expect_false("io.modelcontextprotocol/serverInfo" %in% names(res$meta))
+  expect_error(mcp_connect(tools = mcp_handler(memory_tools()), instructions = "No."), "`instructions`",
+               class = "mcplite_error")
+  expect_error(mcp_connect("sh", instructions = "No."), "`instructions` applies to `tools`",
+               class = "mcplite_error")
+})
+
+test_that("K9.5: local_mcp_connect() closes the connection when its caller ends", {
+  kept <- NULL
+  f <- function() {
+    kept <<- local_mcp_connect(tools = memory_tools())
+    expect_true(mcp_server_info(kept)$open)
+    mcp_call(kept, "add", list(x = 2, y = 3))$content[[1]]$text
+  }
+  expect_identical(f(), "5")
+  expect_false(mcp_server_info(kept)$open)
+  g <- function() {
+    local_mcp_connect(tools = memory_tools(), .local_envir = "here")
+  }
+  expect_error(g(), "`.local_envir`", class = "mcplite_error")
+})
+
+test_that("K9.2: in memory, progress callbacks get the tool's reports and no heartbeats", {
+  slow <- tool(function() {
+    mcp_progress(1, total = 2, message = "half")
+    Sys.sleep(1.5)
+    "done"
+  }, "Report once, then wait.", name = "slow")
+  withr::local_envvar(MCPLITE_PROGRESS_INTERVAL = NA)
+  mem <- local_mcp_connect(tools = slow)
+  seen <- character()
+  res <- mcp_call(mem, "slow", progress = function(progress, total, message) seen <<- c(seen, message))
+  expect_identical(res$content[[1]]$text, "done")
+  expect_identical(seen, "half")
+})
+
+test_that("K9.2: with MCPLITE_PROGRESS_INTERVAL, progress callbacks get heartbeats too", {
   slow <- tool(function(n) {
     for (i in seq_len(n)) mcp_progress(i, total = n, message = paste("step", i))
     Sys.sleep(0.6)

@@ -23,7 +23,9 @@ test_that("tools are listed with R spellings and called with the package's encod
   expect_false(res$is_error)
   expect_identical(res$structured_content$n, 3L)
   expect_equal(res$structured_content$mean, 2.3333)
-  expect_identical(res$meta[["io.modelcontextprotocol/serverInfo"]]$name, "mcplite")
+  # K6.1: the server's identity is the connection's, not the result's.
+  expect_false("io.modelcontextprotocol/serverInfo" %in% names(res$meta))
+  expect_identical(mcp_server_info(server)$server$name, "mcplite")
   expect_identical(mcp_call(server, "series", list(n = 3L))$structured_content, list(1L, 2L, 3L))
   expect_identical(mcp_call(server, "greeting")$structured_content, "hello")
   # payload options: I() keeps a one-element array, auto_unbox makes scalars

@@ -102,3 +102,20 @@ test_that("mcp_load_tools() ignores the other arguments of mcp_server() (transpo
   tools <- mcp_load_tools(script)
   expect_named(tools, "one")
 })
+
+test_that("mcp_server() reached through a function the script does not define (a package's) is recorded too", {
+  # As `yourpackage::serve()` would: a function from elsewhere whose body
+  # calls mcplite::mcp_server(); the script only calls it.
+  add <- tool(function(x, y) x + y, "Add.", name = "add", arguments = list(x = type_number(), y = type_number()))
+  serve <- local(function() mcplite::mcp_server(list(add), instructions = "From elsewhere."), list(add = add))
+  assign("mcplite_test_serve", serve, envir = globalenv())
+  withr::defer(rm("mcplite_test_serve", envir = globalenv()))
+  script <- withr::local_tempfile(fileext = ".R")
+  writeLines("mcplite_test_serve()", script)
+  tools <- mcp_load_tools(script)
+  expect_named(tools, "add")
+  expect_identical(attr(tools, "instructions"), "From elsewhere.")
+  # Once loaded, mcp_server() serves again (here: refuses an interactive-free
+  # call without tools, as always).
+  expect_error(mcp_server(), "`tools` is required", class = "mcplite_error")
+})

@@ -236,7 +236,8 @@ fn client_connect_stdio(
 
 /// Connect in memory to a server of this process made from `spec` (R's
 /// `server_spec()`, kept alive by the connection) and negotiate (RULES
-/// K9); `progress_interval`: the heartbeat interval in seconds.
+/// K9); `progress_interval`: the heartbeat interval in seconds (`Inf`:
+/// none).
 /// @noRd
 #[extendr]
 #[allow(clippy::too_many_arguments)]
@@ -253,7 +254,10 @@ fn client_connect_memory(
     let link = crate::make_host(&spec).map(|mut host| {
         let mut server = mcplite_engine::Server::new(crate::server_info(server_version, instructions), &mut host);
         server.set_recorder(crate::trace_context::recorder_from_process_env());
-        crate::memory::MemoryLink::new(spec, server, host, Duration::from_secs_f64(progress_interval))
+        // RULES K9.2: no heartbeats unless an interval was set.
+        let interval = (progress_interval.is_finite() && progress_interval > 0.0)
+            .then(|| Duration::from_secs_f64(progress_interval));
+        crate::memory::MemoryLink::new(spec, server, host, interval)
     });
     let link = match link {
         Ok(l) => l,

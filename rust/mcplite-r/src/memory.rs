@@ -10,9 +10,12 @@
 //! A request is answered when the client sends it: [`Link::send`] runs the
 //! tool on R's main thread (the thread every client entry point runs on)
 //! and queues the progress lines and the response, which [`Link::recv`]
-//! then hands out in order. So a call runs to its end: the client's
-//! timeouts and cancellation cannot stop it, and progress callbacks run
-//! after the tool returned, in the order the notifications were made.
+//! then hands out in order. So progress callbacks run after the tool
+//! returned, in the order the notifications were made. The call's
+//! `timeout` holds as over a pipe (RULES K9.1): the ticker interrupts the
+//! tool when it passes with no notification (each restarts the clock), the
+//! call is cancelled, and the client, finding no answer, times out. There
+//! are no heartbeats unless an interval is given (K9.2).
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -52,13 +55,19 @@ unsafe impl Send for MemoryLink {}
 
 impl MemoryLink {
     /// A server for `spec` (kept alive by the link), reporting progress
-    /// with heartbeats every `interval`.
-    pub fn new(spec: Robj, server: Server, host: RHost, interval: Duration) -> MemoryLink {
+    /// with heartbeats every `interval` (`None`: no heartbeats, only the
+    /// tool's own reports). Made on R's main thread, which its
+    /// interrupter interrupts.
+    pub fn new(spec: Robj, server: Server, host: RHost, interval: Option<Duration>) -> MemoryLink {
+        let policy = match interval {
+            Some(i) => ProgressPolicy::with_interval(i),
+            None => ProgressPolicy { first: NEVER, interval: NEVER, ..ProgressPolicy::default() },
+        };
         MemoryLink {
             server,
             host,
             legacy: LegacyState::default(),
-            inflight: Arc::new(Inflight::new(ProgressPolicy::with_interval(interval), None)),
+            inflight: Arc::new(Inflight::new(policy, Some(crate::progress::interrupter()))),
             queue: VecDeque::new(),
             _spec: spec,
         }
@@ -89,24 +98,51 @@ impl CallWatch for Watch<'_> {
     }
 }
 
-/// The ticker: the progress lines due while the tool runs, until `stop`.
-fn tick(inflight: &Inflight, stop: &AtomicBool, lines: &Mutex<Vec<Vec<u8>>>) {
+/// "No heartbeats": later than any call lasts (and far from overflowing
+/// an `Instant`).
+const NEVER: Duration = Duration::from_secs(10 * 365 * 24 * 3600);
+
+/// The call's clock: it is cancelled (its tool interrupted) when `timeout`
+/// passes with no notification, as a client over a pipe would cancel it.
+struct Clock<'a> {
+    id: &'a Value,
+    timeout: Duration,
+}
+
+/// The ticker: the progress lines due while the tool runs, until `stop`;
+/// the call cancelled when its clock runs out.
+fn tick(inflight: &Inflight, stop: &AtomicBool, lines: &Mutex<Vec<Vec<u8>>>, clock: &Clock<'_>) {
+    let mut deadline = Instant::now() + clock.timeout;
+    let mut sent = 0;
+    let mut cancelled = false;
     loop {
         let epoch = inflight.epoch();
         if stop.load(Ordering::SeqCst) {
             return;
         }
-        let mut due = Instant::now() + Duration::from_secs(3600);
+        let now = Instant::now();
+        let mut due = now + Duration::from_secs(3600);
         if let Some(p) = inflight.progress() {
             {
                 let mut lines = lines.lock().unwrap_or_else(|e| e.into_inner());
-                if let Some(line) = p.poll(Instant::now()) {
+                if let Some(line) = p.poll(now) {
                     lines.push(line);
                 }
             }
-            if let Some(d) = p.next_due() {
-                due = due.min(d.max(Instant::now() + Duration::from_millis(1)));
+            if p.sent() != sent {
+                // A notification restarts the clock (RULES K3).
+                sent = p.sent();
+                deadline = now + clock.timeout;
             }
+            if let Some(d) = p.next_due() {
+                due = due.min(d.max(now + Duration::from_millis(1)));
+            }
+        }
+        if !cancelled && now >= deadline && inflight.is_running() {
+            cancelled = inflight.cancel(None, clock.id);
+        }
+        if !cancelled {
+            due = due.min(deadline);
         }
         inflight.wait_after(epoch, due);
     }
@@ -124,19 +160,21 @@ impl Link for MemoryLink {
         &mut self,
         line: &[u8],
         out: &Outgoing,
-        _deadline: Instant,
+        deadline: Instant,
         _interrupted: &mut dyn FnMut() -> bool,
     ) -> Result<(), ClientError> {
         let text = line.strip_suffix(b"\n").unwrap_or(line);
         let incoming = parse_line(text);
+        let id = out.id.map_or(Value::Null, Value::from);
+        let clock = Clock { id: &id, timeout: deadline.saturating_duration_since(Instant::now()) };
         let MemoryLink { server, host, legacy, inflight, queue, .. } = self;
         let inflight: &Arc<Inflight> = inflight;
         let lines = Mutex::new(Vec::new());
         let reply = if out.method == "tools/call" {
             let stop = AtomicBool::new(false);
             let watch = Watch { inflight, lines: &lines };
-            std::thread::scope(|scope| {
-                scope.spawn(|| tick(inflight, &stop, &lines));
+            let reply = std::thread::scope(|scope| {
+                scope.spawn(|| tick(inflight, &stop, &lines, &clock));
                 // mcp_progress() reports to this call while it runs.
                 let installed = crate::progress::install(inflight.clone());
                 let reply = server.handle_parsed(legacy, incoming, host, &Carrier::watched(&watch)).into_line();
@@ -144,7 +182,11 @@ impl Link for MemoryLink {
                 stop.store(true, Ordering::SeqCst);
                 inflight.notify();
                 reply
-            })
+            });
+            // The ticker has ended: an interrupt it sent too late to stop
+            // the tool must not reach the caller's R code.
+            crate::progress::swallow_stale_interrupt();
+            reply
         } else {
             server.handle_parsed(legacy, incoming, host, &Carrier::NONE).into_line()
         };

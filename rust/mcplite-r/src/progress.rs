@@ -83,7 +83,7 @@ pub(crate) fn interrupter() -> Interrupter {
 }
 
 #[cfg(windows)]
-fn interrupter() -> Interrupter {
+pub(crate) fn interrupter() -> Interrupter {
     Arc::new(|| {
         SENT.store(true, Ordering::SeqCst);
         // SAFETY: runs the C runtime's SIGINT handler (R's), which only sets

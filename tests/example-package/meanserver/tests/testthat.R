@@ -1,0 +1,3 @@
+library(testthat)
+library(meanserver)
+test_check("meanserver")
