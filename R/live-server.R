@@ -159,7 +159,15 @@ live_outcome <- function(res, kind) {
     if (status == "error") {
       stop(if (nzchar(text)) paste0(text, "\n"), "Error: ", h$message, call. = FALSE)
     }
-    return(if (nzchar(text)) text else "(the code printed nothing)")
+    text <- if (nzchar(text)) text else if (is.null(p$value)) "(the code printed nothing)" else "(the code drew a plot)"
+    # What it drew: image blocks after the text (R10.8).
+    images <- if (inherits(p$value, "mcplite_tool_result")) {
+      Filter(function(b) inherits(b, "mcplite_content_image"), p$value$content)
+    }
+    if (length(images) == 0L) {
+      return(text)
+    }
+    return(tool_result(content = c(list(content_text(text)), images)))
   }
   if (length(p$output) > 0L) {
     cat(p$output, sep = "\n", file = stderr())

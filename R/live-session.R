@@ -214,7 +214,9 @@ live_evaluate <- function(h, body) {
   }
   run <- switch(kind,
     tool = function() do.call(req$fun, req$args, quote = TRUE),
-    code = function() live_run_code(req$code),
+    # RULES R10.8: what the code draws comes back as an image, drawn on a
+    # device of ours (the user's stays current, R8.9).
+    code = function() package_tool_call(function() live_run_code(req$code), function(value) NULL),
     stop("unknown kind of call", call. = FALSE)
   )
   res <- live_capture(run)

@@ -50,7 +50,8 @@ live_tools <- function(state) {
       name = "run_r_code",
       description = paste(
         "Run R code in the selected R session's global environment, as if typed at its",
-        "prompt, and return what it prints. Only in a session whose user allowed it",
+        "prompt, and return what it prints, its warnings and messages, and what it draws",
+        "(as PNG images). Only in a session whose user allowed it",
         "(mcp_session(allow_code = TRUE)); other sessions refuse without running",
         "anything, and it never runs in the server."
       ),

@@ -425,6 +425,19 @@ test_that("R10.8: run_r_code is refused unless the session allows it, and then r
   expect_match(said, "[1] NA", fixed = TRUE)
   expect_match(said, "Warning: NAs introduced by coercion", fixed = TRUE)
   expect_match(said, "hello", fixed = TRUE)
+  # Plots come back as images; the user's working directory gets no
+  # Rplots.pdf and the user's device none of it (issue 44 item 2).
+  wd <- r_run(s, 'cat(getwd(), file = "%s/wd")', result = "wd")
+  had_rplots <- file.exists(file.path(wd, "Rplots.pdf"))
+  res <- mcp_call(srv, "run_r_code", list(code = "plot(1:10); cat('drawn')"))
+  expect_identical(res$content[[1]]$text, "drawn")
+  expect_identical(res$content[[2]]$mime_type, "image/png")
+  img <- png::readPNG(jsonlite::base64_dec(res$content[[2]]$data))
+  expect_true(any(img[, , 1:3] < 0.5))
+  expect_identical(file.exists(file.path(wd, "Rplots.pdf")), had_rplots)
+  expect_identical(r_run(s, 'cat(dev.cur(), file = "%s/dev")', result = "dev"), "1")
+  # Code that prints nothing and draws nothing says so.
+  expect_identical(text_of(mcp_call(srv, "run_r_code", list(code = "invisible(1)"))), "(the code printed nothing)")
 })
 
 test_that("R10.2: a session refuses a directory open to others, and other users cannot reach it", {
