@@ -39,8 +39,11 @@ call_result <- function(x, tool, value) {
   if (is_error) {
     texts <- vapply(content, function(b) if (identical(b$type, "text")) b$text else NA_character_, character(1))
     text <- paste(texts[!is.na(texts)], collapse = "\n")
+    # RULES K6.2: the message names the tool and the server; `text` is the
+    # tool's own.
     abort(
-      if (nzchar(text)) text else paste0("Tool `", tool, "` on MCP server `", x$name, "` reported an error."),
+      "Tool `", tool, "` on MCP server `", x$name, "` reported an error",
+      if (nzchar(text)) paste0(": ", text) else ".",
       class = error_class("tool"), fields = list(text = text, result = res, tool = tool, server = x$name)
     )
   }

@@ -338,8 +338,9 @@ mcp_close <- function(x) {
 #' Every error is an R condition of class `mcplite_error` and
 #' `mcplite_error_client`, plus one of:
 #' * `mcplite_error_tool`: the tool ran and reported an error (`isError:
-#'   true`). The message is the text of the error; the condition's `text`
-#'   holds that text and `result` the whole result.
+#'   true`). The message names the tool and the server and ends with the
+#'   text of the error; the condition's `text` holds that text alone,
+#'   `tool` the tool's name and `result` the whole result.
 #' * `mcplite_error_rpc`: the server answered with a JSON-RPC error. The
 #'   condition holds `code`, `error_message` and `data`.
 #'
@@ -674,7 +675,12 @@ proxy_tool <- function(conn, def, prefix) {
       abort("The arguments of `", local_name, "` must be named, e.g. `", local_name, "(x = 1)`.")
     }
     forward <- if (progress_listening()) forward_progress
-    res <- mcp_call(proxied_connection, remote, args, progress = forward)
+    # A remote tool error is this tool's, with the remote tool's own text.
+    res <- tryCatch(mcp_call(proxied_connection, remote, args, progress = forward),
+                    mcplite_error_tool = function(e) {
+                      e$message <- e$text
+                      stop(e)
+                    })
     if (length(res$content) == 0L) {
       res$content <- if (is.null(res$structured_content)) {
         list(content_text(""))

@@ -70,7 +70,7 @@ test_that("tool errors and JSON-RPC errors are distinct classed conditions", {
   server <- mcp_connect_script(client_server_script())
   on.exit(mcp_close(server))
   err <- expect_client_error(mcp_call(server, "fail", list(message = "{\"a\": 1}")), "mcplite_error_tool")
-  expect_identical(conditionMessage(err), "{\"a\": 1}")
+  expect_identical(conditionMessage(err), "Tool `fail` on MCP server `everything.R` reported an error: {\"a\": 1}")
   expect_identical(err$text, "{\"a\": 1}")
   expect_true(err$result$is_error)
   expect_identical(err$tool, "fail")
