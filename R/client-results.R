@@ -104,3 +104,64 @@ wire_annotations <- function(a) {
   names(a)[names(a) == "lastModified"] <- "last_modified"
   a
 }
+
+# RULES K6.3: mcp_call(simplify = TRUE): rows (an array of objects whose
+# members are single values) become a data frame,
+# an array of single values of one type a vector, with `null` as NA; named
+# lists are simplified member by member. Anything else is left as it is.
+simplify_structured <- function(x) {
+  if (!is.list(x) || is.object(x)) {
+    return(x)
+  }
+  if (!is.null(names(x))) {
+    x[] <- lapply(x, simplify_structured)
+    return(x)
+  }
+  if (length(x) == 0L) {
+    return(x)
+  }
+  scalar <- function(v) is.null(v) || (is.atomic(v) && length(v) == 1L)
+  if (all(vapply(x, scalar, logical(1)))) {
+    return(simplify_values(x) %||% x)
+  }
+  is_row <- function(r) {
+    is.list(r) && !is.object(r) && !is.null(names(r)) && all(vapply(r, scalar, logical(1)))
+  }
+  rows <- all(vapply(x, is_row, logical(1)))
+  if (rows) {
+    # A member a row leaves out is missing there (the encoder leaves out NA
+    # members of rows, RULES J3).
+    cols <- unique(unlist(lapply(x, names), use.names = FALSE))
+    unique_names <- all(vapply(x, function(r) !anyDuplicated(names(r)), logical(1)))
+    if (unique_names && length(cols) > 0L && all(nzchar(cols))) {
+      columns <- lapply(cols, function(nm) simplify_values(lapply(x, `[[`, nm)))
+      if (!any(vapply(columns, is.null, logical(1)))) {
+        names(columns) <- cols
+        return(as.data.frame(columns, stringsAsFactors = FALSE, optional = TRUE))
+      }
+    }
+  }
+  lapply(x, simplify_structured)
+}
+
+# A list of single values (or NULLs) of one type -> a vector with NA for
+# NULL; NULL when the types differ (integers and doubles make doubles).
+simplify_values <- function(values) {
+  present <- Filter(Negate(is.null), values)
+  if (length(present) == 0L) {
+    return(rep(NA, length(values)))
+  }
+  types <- unique(vapply(present, typeof, ""))
+  if (all(types %in% c("integer", "double"))) {
+    type <- if ("double" %in% types) "double" else "integer"
+  } else if (length(types) == 1L && types %in% c("logical", "character")) {
+    type <- types
+  } else {
+    return(NULL)
+  }
+  out <- vector(type, length(values))
+  is_null <- vapply(values, is.null, logical(1))
+  out[is_null] <- NA
+  out[!is_null] <- unlist(present, use.names = FALSE)
+  out
+}

@@ -387,6 +387,10 @@ mcp_close <- function(x) {
 #'   notification: `function(progress, total, message)`.
 #' @param max_time The longest a call may take in seconds, however much
 #'   progress the server reports; by default ten times `timeout`.
+#' @param simplify `FALSE` (the default) or `TRUE`: simplify the structured
+#'   content as a tool's R value would look: an array of objects whose
+#'   members are single values (rows) becomes a data frame, an array of
+#'   single values of one type a vector (`null` as `NA`), at any depth.
 #' @return `mcp_call()`: an object of class `mcplite_tool_result` (see
 #'   [tool_result()]), never with `is_error = TRUE` (errors are raised).
 #'   `mcp_list_tools()`: a list with one element per tool, named by tool
@@ -419,9 +423,12 @@ mcp_close <- function(x) {
 #' )
 #' mcp_close(server)
 mcp_call <- function(x, tool, arguments = list(), ..., timeout = NULL, progress = NULL,
-                     max_time = NULL) {
+                     max_time = NULL, simplify = FALSE) {
   check_dots_empty(...)
   check_connection(x)
+  if (!is_true_false(simplify)) {
+    abort("`simplify` must be TRUE or FALSE, not ", describe(simplify), ".")
+  }
   if (!is_scalar_string(tool)) {
     abort("`tool` must be a single string (the tool's name), not ", describe(tool), ".")
   }
@@ -438,7 +445,11 @@ mcp_call <- function(x, tool, arguments = list(), ..., timeout = NULL, progress 
   ev <- conn_call(x, tool, args_json, !is.null(progress), timeout, max_time)
   repeat {
     if (identical(ev$status, "done")) {
-      return(call_result(x, tool, ev$value))
+      res <- call_result(x, tool, ev$value)
+      if (simplify) {
+        res$structured_content <- simplify_structured(res$structured_content)
+      }
+      return(res)
     }
     # progress: the callback runs in R; if it fails or is interrupted, the
     # request is cancelled on the server

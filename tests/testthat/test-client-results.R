@@ -90,3 +90,23 @@ test_that("tool errors and JSON-RPC errors are distinct classed conditions", {
   # the connection is still usable after errors
   expect_identical(mcp_call(server, "echo", list(text = "ok"))$content[[1]]$text, "ok")
 })
+
+test_that("K6.3: simplify = TRUE gives rows as a data frame and arrays of values as vectors", {
+  table <- tool(function(n) {
+    tool_result(structured_content = list(
+      rows = data.frame(id = seq_len(n), name = letters[seq_len(n)], score = c(1.5, NA, 3)[seq_len(n)]),
+      tags = c("a", "b"), nested = list(list(a = 1, b = list(2)), list(a = 2, b = list(3))), mixed = list(1, "x")
+    ))
+  }, "A table.", name = "table", arguments = list(n = type_integer()))
+  mem <- local_mcp_connect(tools = table)
+  raw <- mcp_call(mem, "table", list(n = 3L))$structured_content
+  expect_true(is.list(raw$rows) && is.null(names(raw$rows)))
+  res <- mcp_call(mem, "table", list(n = 3L), simplify = TRUE)$structured_content
+  expect_identical(res$rows, data.frame(id = 1:3, name = c("a", "b", "c"), score = c(1.5, NA, 3)))
+  expect_identical(res$tags, c("a", "b"))
+  # Rows with nested values are not a table (their arrays are simplified
+  # inside), and values of mixed types are left as they are.
+  expect_identical(res$nested, list(list(a = 1L, b = 2L), list(a = 2L, b = 3L)))
+  expect_identical(res$mixed, list(1L, "x"))
+  expect_error(mcp_call(mem, "table", list(n = 1L), simplify = NA), "`simplify`", class = "mcplite_error")
+})
