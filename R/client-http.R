@@ -1,5 +1,5 @@
 # The MCP client over Streamable HTTP (RULES K4): the URL, headers and CA
-# bundle checked in R; the connection is the engine's (rust/engine/src/client/http.rs).
+# bundle checked in R; the connection is the engine's (rust/engine/src/client/http_link.rs).
 
 # `${NAME}` in header values -> the environment variable's value. The names
 # and values are then checked by the engine (RULES K4.1).

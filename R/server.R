@@ -736,7 +736,7 @@ server_transport <- function(transport) {
 }
 
 # Check the HTTP arguments (with their environment variables) and make the
-# list the bridge reads (`HttpArgs` in rust/mcplite-r/src/http.rs). An option
+# list the bridge reads (`HttpArgs` in rust/mcplite-r/src/serve_http.rs). An option
 # neither given nor set in the environment is NULL: its default is the
 # engine's (`HttpOptions::default`), the one place for the defaults.
 http_options <- function(host, port, path, token, allowed_origins, allowed_hosts, allow_public,

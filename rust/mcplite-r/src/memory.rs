@@ -138,7 +138,7 @@ impl Link for MemoryLink {
             std::thread::scope(|scope| {
                 scope.spawn(|| tick(inflight, &stop, &lines));
                 // mcp_progress() reports to this call while it runs.
-                let installed = crate::progress::install(inflight.clone());
+                let installed = crate::running_call::install(inflight.clone());
                 let reply = server.handle_parsed(legacy, incoming, host, &Carrier::watched(&watch)).into_line();
                 drop(installed);
                 stop.store(true, Ordering::SeqCst);
