@@ -2,6 +2,10 @@
 
 # abort(), the helper that raises mcplite's errors, is in R/conditions.R.
 
+# An empty symbol: the value of a formal argument without a default, or of an
+# empty argument in a call (`x[, 1]`).
+is_missing_arg <- function(x) is.symbol(x) && identical(as.character(x), "")
+
 is_scalar_string <- function(x) {
   is.character(x) && length(x) == 1L && !is.na(x)
 }
