@@ -64,7 +64,7 @@ cap_analyse <- function(key, fun) {
     is_sym <- vapply(args, is.symbol, logical(1))
     if (!any(is_fun) && !any(is_sym)) return()
     others <- args[!is_fun]
-    others <- others[!vapply(others, missing_arg, logical(1))]
+    others <- others[!vapply(others, is_missing_arg, logical(1))]
     for (a in args[is_fun]) {
       for (p in names(a[[2L]])) for (o in others) add_local(p, o)
     }
@@ -101,7 +101,7 @@ cap_analyse <- function(key, fun) {
       return()
     }
     if (is.pairlist(e)) {
-      for (i in seq_along(e)) if (!missing_arg(e[[i]])) walk(e[[i]], nested, on_exit)
+      for (i in seq_along(e)) if (!is_missing_arg(e[[i]])) walk(e[[i]], nested, on_exit)
       return()
     }
     if (!is.call(e)) {
@@ -113,7 +113,7 @@ cap_analyse <- function(key, fun) {
       if (fn == "function") {
         fml <- e[[2L]]
         node$nested <- union(node$nested, names(fml))
-        for (i in seq_along(fml)) if (!missing_arg(fml[[i]])) walk(fml[[i]], TRUE, on_exit)
+        for (i in seq_along(fml)) if (!is_missing_arg(fml[[i]])) walk(fml[[i]], TRUE, on_exit)
         if (length(e) >= 3L) walk(e[[3L]], TRUE, on_exit)
         return()
       }
@@ -143,7 +143,7 @@ cap_analyse <- function(key, fun) {
               add_call(res, as.call(c(list(as.name(rname)), as.list(inner)[-1L], list(value = e[[3L]]))))
             }
           }
-          for (i in seq_along(inner)[-1L][-1L]) if (!missing_arg(inner[[i]])) walk(inner[[i]], nested, on_exit)
+          for (i in seq_along(inner)[-1L][-1L]) if (!is_missing_arg(inner[[i]])) walk(inner[[i]], nested, on_exit)
           inner <- if (length(inner) >= 2L) inner[[2L]] else NULL
         }
         walk(e[[3L]], nested, on_exit)
@@ -156,7 +156,7 @@ cap_analyse <- function(key, fun) {
         return()
       }
       if (fn == "on.exit") {
-        if (length(e) >= 2L && !missing_arg(e[[2L]])) {
+        if (length(e) >= 2L && !is_missing_arg(e[[2L]])) {
           node$scoped <- union(node$scoped, setdiff(all.names(e[[2L]]), c("{", "(")))
           walk(e[[2L]], nested, TRUE)
         }
@@ -170,7 +170,7 @@ cap_analyse <- function(key, fun) {
       if (fn == "missing") {
         return()
       }
-      if (fn %in% c("quote", "as.name", "as.symbol") && length(e) == 2L && !missing_arg(e[[2L]])) {
+      if (fn %in% c("quote", "as.name", "as.symbol") && length(e) == 2L && !is_missing_arg(e[[2L]])) {
         # m <- match.call(); m[[1L]] <- quote(stats::model.frame); eval(m):
         # a function quoted (or named, as.name("library")) is called with
         # this function's own arguments.
@@ -208,7 +208,7 @@ cap_analyse <- function(key, fun) {
         } else if (!iname %in% capability_pure) {
           node$unknown <- union(node$unknown, paste0(".Internal(", iname, ")"))
         }
-        for (i in seq_along(inner)[-1L]) if (!missing_arg(inner[[i]])) walk(inner[[i]], nested, on_exit)
+        for (i in seq_along(inner)[-1L]) if (!is_missing_arg(inner[[i]])) walk(inner[[i]], nested, on_exit)
         return()
       }
       if (fn %in% capability_compiled_calls) {
@@ -226,7 +226,7 @@ cap_analyse <- function(key, fun) {
             }
           }
         }
-        for (i in seq_along(e)[-c(1L, 2L)]) if (!missing_arg(e[[i]])) walk(e[[i]], nested, on_exit)
+        for (i in seq_along(e)[-c(1L, 2L)]) if (!is_missing_arg(e[[i]])) walk(e[[i]], nested, on_exit)
         return()
       }
       if (fn %in% c("do.call", "match.fun", "get", "get0", "getFunction") && length(e) >= 2L &&
@@ -257,7 +257,7 @@ cap_analyse <- function(key, fun) {
           add_call(res, e)
         }
       }
-      for (i in seq_along(e)[-1L]) if (!missing_arg(e[[i]])) walk(e[[i]], nested, on_exit)
+      for (i in seq_along(e)[-1L]) if (!is_missing_arg(e[[i]])) walk(e[[i]], nested, on_exit)
       return()
     }
     # A call whose function is computed: `(if (unix) system else shell)(cmd)`,
@@ -272,11 +272,11 @@ cap_analyse <- function(key, fun) {
       walk(head, nested, on_exit)
     }
     note_function_args(e)
-    for (i in seq_along(e)[-1L]) if (!missing_arg(e[[i]])) walk(e[[i]], nested, on_exit)
+    for (i in seq_along(e)[-1L]) if (!is_missing_arg(e[[i]])) walk(e[[i]], nested, on_exit)
   }
 
   fml <- formals(fun)
-  for (i in seq_along(fml)) if (!missing_arg(fml[[i]])) walk(fml[[i]], FALSE, FALSE)
+  for (i in seq_along(fml)) if (!is_missing_arg(fml[[i]])) walk(fml[[i]], FALSE, FALSE)
   b <- body(fun)
   if (!is.null(b)) walk(b, FALSE, FALSE)
   # A name read as a value that turns out to be a local variable (assigned
@@ -333,13 +333,13 @@ cap_analyse <- function(key, fun) {
         mc <- if (!is.null(def)) tryCatch(match.call(def, cl, expand.dots = FALSE), error = function(err) NULL)
         if (is.null(mc)) {
           args <- as.list(cl)[-1L]
-          for (p in names(fml)) for (o in args[!vapply(args, missing_arg, logical(1))]) add_local(p, o)
+          for (p in names(fml)) for (o in args[!vapply(args, is_missing_arg, logical(1))]) add_local(p, o)
           next
         }
         margs <- as.list(mc)[-1L]
         for (p in names(margs)) {
           vals <- if (p == "...") margs[[p]] else list(margs[[p]])
-          for (o in vals) if (!missing_arg(o)) add_local(p, o)
+          for (o in vals) if (!is_missing_arg(o)) add_local(p, o)
         }
       }
       for (p in names(fml)) for (o in loose) add_local(p, o)
@@ -374,8 +374,6 @@ cap_analyse <- function(key, fun) {
     any(!deep %in% c(params, names(node$locals), nested_all))
   node
 }
-
-missing_arg <- function(x) is.symbol(x) && identical(as.character(x), "")
 
 # Functions that call a function they are given with the values of their
 # other arguments: which argument is the function, which give it values

@@ -27,7 +27,7 @@ capability_infos <- function(package, funs) {
       node <- cap_state$nodes[[keys[[i]]]] %||% cap_analyse(keys[[i]], fun)
       fmls <- formals(fun)
       for (p in setdiff(names(fmls), "...")) {
-        if (missing_arg(fmls[[p]]) || is.null(fmls[[p]])) next
+        if (is_missing_arg(fmls[[p]]) || is.null(fmls[[p]])) next
         defaults[[p]] <- cap_sources(fmls[[p]], node, memo = new.env(parent = emptyenv()))
       }
     }
@@ -47,7 +47,7 @@ capability_infos <- function(package, funs) {
         mf <- formals(m$fun)
         mdefaults <- list()
         for (p in setdiff(names(mf), "...")) {
-          if (missing_arg(mf[[p]]) || is.null(mf[[p]])) next
+          if (is_missing_arg(mf[[p]]) || is.null(mf[[p]])) next
           mdefaults[[p]] <- cap_sources(mf[[p]], mnode, memo = new.env(parent = emptyenv()))
         }
         info$methods[[m$key]] <- list(entries = ms, defaults = mdefaults, formals = names(mf))

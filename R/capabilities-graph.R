@@ -469,11 +469,11 @@ cap_binding <- function(ed, node) {
       s <- passed(if (after_dots) paste0("=", q) else q)
       if (!q %in% names(fmls)) {
         s <- unknown
-      } else if (!missing_arg(fmls[[q]]) && !is.null(fmls[[q]])) {
+      } else if (!is_missing_arg(fmls[[q]]) && !is.null(fmls[[q]])) {
         if (is.null(tnode)) tnode <<- cap_state$nodes[[ed$key]] %||% cap_analyse(ed$key, target)
         s <- cap_merge(s, cap_sources(fmls[[q]], tnode, resolver = function(p) resolve(p, depth + 1L),
                                       memo = dmemo))
-      } else if (!missing_arg(fmls[[q]])) {
+      } else if (!is_missing_arg(fmls[[q]])) {
         # A NULL default the call leaves in place: where it means "all"
         # (Sys.getenv() with no argument reads every variable), it counts
         # like a NULL written at the call.

@@ -44,7 +44,7 @@ cap_dep_origins <- function(deps, origins) {
 # returned as `deps`.
 cap_shallow <- function(e, node, resolver) {
   none <- character()
-  if (missing_arg(e)) {
+  if (is_missing_arg(e)) {
     return(list(src = cap_src_empty, deps = none))
   }
   if (is.symbol(e)) {
@@ -89,7 +89,7 @@ cap_shallow <- function(e, node, resolver) {
   }
   if (fn == "switch" && length(e) >= 3L) {
     alts <- as.list(e)[-c(1L, 2L)]
-    return(several(alts[!vapply(alts, missing_arg, logical(1))]))
+    return(several(alts[!vapply(alts, is_missing_arg, logical(1))]))
   }
   if (fn == "function") {
     return(list(src = cap_src_expr(e, node$env), deps = none))
@@ -109,12 +109,12 @@ cap_shallow <- function(e, node, resolver) {
     head$src <- cap_as_code(head$src)
     head$deps <- if (length(head$deps)) paste0("\u0001", head$deps) else head$deps
     rest <- as.list(e)[-c(1L, 2L)]
-    rest <- several(rest[!vapply(rest, missing_arg, logical(1))])
+    rest <- several(rest[!vapply(rest, is_missing_arg, logical(1))])
     return(list(src = cap_merge_all(list(head$src, rest$src)), deps = unique(c(head$deps, rest$deps))))
   }
   if (fn %in% capability_code_makers) {
     args <- as.list(e)[-1L]
-    out <- several(args[!vapply(args, missing_arg, logical(1))])
+    out <- several(args[!vapply(args, is_missing_arg, logical(1))])
     if (length(out$deps) > 0L) {
       # Locals followed later are code too: marked by a prefix.
       out$deps <- paste0("\u0001", out$deps)
@@ -127,7 +127,7 @@ cap_shallow <- function(e, node, resolver) {
   nms <- cap_tainting_names(e)
   if (any(nms %in% capability_code_makers)) {
     args <- as.list(e)[-1L]
-    parts <- several(c(list(e[[1L]]), args[!vapply(args, missing_arg, logical(1))]))
+    parts <- several(c(list(e[[1L]]), args[!vapply(args, is_missing_arg, logical(1))]))
     return(parts)
   }
   locals <- unique(nms[nms %in% names(node$locals)])

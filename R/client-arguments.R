@@ -3,10 +3,10 @@
 
 check_arguments <- function(arguments) {
   if (!is.list(arguments) || is.object(arguments)) {
-    abort("`arguments` must be a named list of argument values, not ", describe(arguments), ".")
+    abort_arg("`arguments` must be a named list of argument values, not ", describe(arguments), ".")
   }
   if (length(arguments) > 0L && !is_named_list(arguments, empty_ok = FALSE)) {
-    abort("`arguments` must have unique, non-empty names (one per tool argument).")
+    abort_arg("`arguments` must have unique, non-empty names (one per tool argument).")
   }
   invisible(arguments)
 }

@@ -110,16 +110,14 @@ mcp_client_config <- function(script, name = NULL,
                               env = NULL, url = NULL, token = NULL, token_env = "MCPLITE_TOKEN") {
   if (!is.null(url)) {
     if (!missing(script)) {
-      abort("Supply either `script` (a server the client starts) or `url` (a server over HTTP), not both.")
+      abort_arg("Supply either `script` (a server the client starts) or `url` (a server over HTTP), not both.")
     }
     return(http_client_config(url, name, client, token, token_env))
   }
   if (!is.null(token)) {
-    abort("`token` is only used with `url`: a client starting `script` talks to it over stdio.")
+    abort_arg("`token` is only used with `url`: a client starting `script` talks to it over stdio.")
   }
-  if (missing(script)) {
-    abort("`script` is required: supply the path of a server script ending with `mcp_server()`.")
-  }
+  check_required(script, "supply the path of a server script ending with `mcp_server()`.")
   script <- check_server_script(script)
   name <- check_server_name(name, script)
   client <- check_client(client)
@@ -181,29 +179,27 @@ as.character.mcplite_client_config <- function(x, ...) x$json
 # The script exists, is a file, parses, and ends with a server call.
 # Returns its normalized absolute path.
 check_server_script <- function(script) {
-  if (!is_scalar_string(script) || !nzchar(script)) {
-    abort("`script` must be the path of a server script (a single string), not ", describe(script), ".")
-  }
+  check_string(script, allow_empty = FALSE, what = "the path of a server script (a single string)")
   path <- path.expand(script)
   if (!file.exists(path)) {
-    abort("`script` must be an existing file; \"", script, "\" does not exist.")
+    abort_arg("`script` must be an existing file; \"", script, "\" does not exist.")
   }
   if (dir.exists(path)) {
-    abort("`script` must be a file, not a directory: \"", script, "\".")
+    abort_arg("`script` must be a file, not a directory: \"", script, "\".")
   }
   path <- normalizePath(path, winslash = "/", mustWork = TRUE)
   lines <- tryCatch(
     readLines(path, encoding = "UTF-8", warn = FALSE),
-    error = function(e) abort("`script` could not be read (\"", path, "\"): ", conditionMessage(e))
+    error = function(e) abort_arg("`script` could not be read (\"", path, "\"): ", conditionMessage(e))
   )
   exprs <- tryCatch(
     parse(text = lines, keep.source = FALSE, encoding = "UTF-8"),
     error = function(e) {
-      abort("`script` is not valid R code (\"", path, "\"): ", conditionMessage(e))
+      abort_arg("`script` is not valid R code (\"", path, "\"): ", conditionMessage(e))
     }
   )
   if (length(exprs) == 0L) {
-    abort(
+    abort_arg(
       "`script` must end with a call to `mcplite::mcp_server()`, ",
       "but \"", path, "\" contains no R code."
     )
@@ -212,7 +208,7 @@ check_server_script <- function(script) {
   if (!is_server_call(last)) {
     shown <- paste(deparse(last, width.cutoff = 60L, nlines = 1L), collapse = "")
     if (nchar(shown) > 60L) shown <- paste0(substr(shown, 1L, 57L), "...")
-    abort(
+    abort_arg(
       "`script` must end with a call to `mcplite::mcp_server()` that serves its tools, ",
       "but the last expression of \"", path, "\" is `", shown, "`."
     )
@@ -244,7 +240,7 @@ check_server_name <- function(name, script) {
   }
   if (!is_scalar_string(name) || !grepl("^[A-Za-z0-9_.-]{1,128}$", name, useBytes = TRUE) ||
     grepl("[^ -~]", name, useBytes = TRUE)) {
-    abort(
+    abort_arg(
       "`name` must be a single string of 1 to 128 letters, digits, `_`, `.` or `-`, not ",
       if (is_scalar_string(name)) paste0("\"", name, "\"") else describe(name), "."
     )
@@ -277,7 +273,7 @@ check_env <- function(env) {
   values <- named_strings(env)
   nms <- names(values)
   if (is.null(values) || !all(grepl("^[A-Za-z_][A-Za-z0-9_]*$", nms)) || anyDuplicated(nms)) {
-    abort(
+    abort_arg(
       "`env` must be a named character vector (or a named list of single strings) ",
       "with unique environment variable names, for example ",
       "`c(OTEL_R_TRACES_EXPORTER = \"stderr\")`."
@@ -334,24 +330,24 @@ cmd_quote <- function(x) {
 # The entry for a server reached over HTTP (mcp_client_config(url = )).
 http_client_config <- function(url, name, client, token, token_env) {
   if (!is_scalar_string(url) || !grepl("^https?://[^/?#\\s]+", url, perl = TRUE)) {
-    abort("`url` must be a single http:// or https:// URL such as \"http://127.0.0.1:8080/mcp\", not ",
+    abort_arg("`url` must be a single http:// or https:// URL such as \"http://127.0.0.1:8080/mcp\", not ",
       describe(url), ".")
   }
   name <- check_server_name(name %||% "mcplite", "mcplite")
   client <- check_client(client)
   if (!is.null(token) && (!is_scalar_string(token) || !nzchar(token) || grepl("[^!-~]", token))) {
-    abort("`token` must be NULL or a non-empty string of visible ASCII characters, not ", describe(token), ".")
+    abort_arg("`token` must be NULL or a non-empty string of visible ASCII characters, not ", describe(token), ".")
   }
   if (!is_scalar_string(token_env) || !grepl("^[A-Za-z_][A-Za-z0-9_]*$", token_env)) {
-    abort("`token_env` must be the name of an environment variable (letters, digits and `_`, ",
+    abort_arg("`token_env` must be the name of an environment variable (letters, digits and `_`, ",
       "not starting with a digit), such as \"MCPLITE_TOKEN\", not ", describe(token_env), ".")
   }
   host <- sub("^https?://([^/:]+|\\[[^]]+\\]).*$", "\\1", url)
   local <- tolower(host) %in% c("localhost", "[::1]") || grepl("^127\\.[0-9.]+$", host)
   if (startsWith(url, "http://") && !local) {
-    warning("`url` is plain http:// to ", host, ", not this machine: the token and every call cross ",
+    warn("`url` is plain http:// to ", host, ", not this machine: the token and every call cross ",
       "the network unencrypted. Use https:// (TLS in front of the server, see \"Serve over HTTP\").",
-      call. = FALSE)
+      class = "mcplite_warning_insecure")
   }
   # The token as the client refers to the variable `token_env` (Claude
   # Desktop cannot: it gets the value).
@@ -463,16 +459,14 @@ http_client_config <- function(url, name, client, token, token_env) {
 #' mcp_call(servers$adder, "add", list(x = 2, y = 3))
 #' mcp_close(servers)
 mcp_connect_config <- function(path, servers = NULL, on_error = c("stop", "warn")) {
-  on_error <- check_choice(on_error, c("stop", "warn"), "on_error")
+  on_error <- check_choice(on_error, c("stop", "warn"))
   entries <- read_client_config(path)
   if (!is.null(servers)) {
-    if (!is.character(servers) || anyNA(servers)) {
-      abort("`servers` must be NULL or a character vector of server names, not ", describe(servers), ".")
-    }
+    check_character(servers, allow_null = TRUE, what = "a character vector of server names")
     unknown <- setdiff(servers, names(entries))
     if (length(unknown) > 0L) {
-      abort("`servers` names servers that `path` does not configure: ",
-            paste0("\"", unknown, "\"", collapse = ", "), ".")
+      abort_arg("`servers` names servers that `path` does not configure: ",
+                paste0("\"", unknown, "\"", collapse = ", "), ".")
     }
     entries <- entries[names(entries) %in% servers]
   }
@@ -486,11 +480,11 @@ mcp_connect_config <- function(path, servers = NULL, on_error = c("stop", "warn"
       connect_entry(nm, e),
       mcplite_error = function(err) {
         if (on_error == "warn") {
-          warning(conditionMessage(err), call. = FALSE)
+          warn(conditionMessage(err), class = "mcplite_warning_client")
           return(NULL)
         }
         for (open in out) mcp_close(open)
-        stop(err)
+        raise(err)
       }
     )
     if (!is.null(conn)) {
@@ -503,12 +497,10 @@ mcp_connect_config <- function(path, servers = NULL, on_error = c("stop", "warn"
 # --- Reading configuration files ----------------------------------------------
 
 read_client_config <- function(path) {
-  if (!is_scalar_string(path)) {
-    abort("`path` must be the path of a configuration file (a single string), not ", describe(path), ".")
-  }
+  check_string(path, what = "the path of a configuration file (a single string)")
   file <- path.expand(path)
   if (!file.exists(file) || dir.exists(file)) {
-    abort("`path` must be an existing configuration file; \"", path, "\" does not exist.")
+    abort_arg("`path` must be an existing configuration file; \"", path, "\" does not exist.")
   }
   text <- paste(readLines(file, encoding = "UTF-8", warn = FALSE), collapse = "\n")
   cfg <- tryCatch(

@@ -41,7 +41,7 @@ is_connection_list <- function(x) {
 
 check_connection <- function(x, open = TRUE) {
   if (!is_connection(x)) {
-    abort("`x` must be a connection made by `mcp_connect()`, not ", describe(x), ".")
+    abort_arg("`x` must be a connection made by `mcp_connect()`, not ", describe(x), ".")
   }
   if (open) {
     conn_check_open(x)
@@ -53,9 +53,9 @@ client_versions <- function() protocol_constants()$client_versions
 
 check_protocol <- function(protocol) {
   if (!is_scalar_string(protocol) || !protocol %in% c("auto", client_versions())) {
-    abort("`protocol` must be \"auto\" or one of ",
-          paste0("\"", client_versions(), "\"", collapse = ", "), ", not ",
-          if (is_scalar_string(protocol)) paste0("\"", protocol, "\"") else describe(protocol), ".")
+    abort_arg("`protocol` must be \"auto\" or one of ",
+              paste0("\"", client_versions(), "\"", collapse = ", "), ", not ",
+              if (is_scalar_string(protocol)) paste0("\"", protocol, "\"") else describe(protocol), ".")
   }
   protocol
 }
@@ -64,9 +64,7 @@ check_connection_name <- function(name, default) {
   if (is.null(name)) {
     return(default)
   }
-  if (!is_scalar_string(name) || !nzchar(name)) {
-    abort("`name` must be NULL or a single non-empty string, not ", describe(name), ".")
-  }
+  check_string(name, allow_null = TRUE, allow_empty = FALSE)
   name
 }
 

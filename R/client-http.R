@@ -1,5 +1,5 @@
 # The MCP client over Streamable HTTP (RULES K4): the URL, headers and CA
-# bundle checked in R; the connection is the engine's (rust/engine/src/client/http.rs).
+# bundle checked in R; the connection is the engine's (rust/engine/src/client/http_link.rs).
 
 # `${NAME}` in header values -> the environment variable's value. The names
 # and values are then checked by the engine (RULES K4.1).
@@ -10,7 +10,7 @@ interpolate_headers <- function(headers) {
   values <- named_strings(headers)
   nms <- names(values)
   if (is.null(values)) {
-    abort("`headers` must be a named character vector (or a named list of single strings).")
+    abort_arg("`headers` must be a named character vector (or a named list of single strings).")
   }
   for (i in seq_along(values)) {
     v <- values[[i]]
@@ -19,7 +19,7 @@ interpolate_headers <- function(headers) {
       var <- substr(ref, 3L, nchar(ref) - 1L)
       val <- Sys.getenv(var, unset = NA)
       if (is.na(val)) {
-        abort("`headers$", nms[[i]], "` refers to the environment variable `", var, "`, which is not set.")
+        abort_arg("`headers$", nms[[i]], "` refers to the environment variable `", var, "`, which is not set.")
       }
       v <- gsub(ref, val, v, fixed = TRUE)
     }
@@ -31,8 +31,8 @@ interpolate_headers <- function(headers) {
 
 connect_http <- function(url, headers, ca_file, name, timeout, protocol) {
   if (!is_scalar_string(url) || !grepl("^https?://[^/?#]+", url)) {
-    abort("`url` must be a single http:// or https:// URL, not ",
-          if (is_scalar_string(url)) paste0("\"", url, "\"") else describe(url), ".")
+    abort_arg("`url` must be a single http:// or https:// URL, not ",
+              if (is_scalar_string(url)) paste0("\"", url, "\"") else describe(url), ".")
   }
   headers <- interpolate_headers(headers)
   ca_file <- check_ca_file(ca_file)
@@ -59,8 +59,8 @@ check_ca_file <- function(ca_file) {
     what <- "The environment variable SSL_CERT_FILE"
   }
   if (!is_scalar_string(ca_file) || !file.exists(ca_file) || dir.exists(ca_file)) {
-    abort(what, " must be the path of a PEM file of CA certificates, not ",
-          if (is_scalar_string(ca_file)) paste0("\"", ca_file, "\"") else describe(ca_file), ".")
+    abort_arg(what, " must be the path of a PEM file of CA certificates, not ",
+              if (is_scalar_string(ca_file)) paste0("\"", ca_file, "\"") else describe(ca_file), ".")
   }
   normalizePath(ca_file, mustWork = TRUE)
 }

@@ -41,10 +41,10 @@ local_mcp_connect_script <- function(..., .local_envir = parent.frame()) {
 }
 
 # RULES K9.5: close `conn` when `envir` ends (on.exit() run in that frame).
-defer_close <- function(conn, envir) {
+defer_close <- function(conn, envir, call = caller_env()) {
   if (!is.environment(envir)) {
     mcp_close(conn)
-    abort("`.local_envir` must be an environment, not ", describe(envir), ".")
+    abort_arg("`.local_envir` must be an environment, not ", describe(envir), ".", call = call)
   }
   thunk <- as.call(list(function() invisible(mcp_close(conn))))
   do.call(base::on.exit, list(thunk, add = TRUE, after = FALSE), envir = envir)

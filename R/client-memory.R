@@ -9,7 +9,7 @@ connect_memory <- function(tools, name, timeout, protocol, instructions = NULL) 
   # tools are checked as mcp_server() checks them.
   handler <- if (inherits(tools, "mcplite_handler")) {
     if (!is.null(instructions)) {
-      abort("`instructions` applies to tools, not to a handler (give them to `mcp_handler()`).")
+      abort_arg("`instructions` applies to tools, not to a handler (give them to `mcp_handler()`).")
     }
     tools
   } else {

@@ -83,12 +83,13 @@ block_from_wire <- function(b) {
     first <- conditionMessage(block)
     block <- tryCatch(build(list(), list()), mcplite_error = function(e) e)
     if (!inherits(block, "mcplite_error")) {
-      warning("Dropped the annotations and metadata of a content block: ", first, call. = FALSE)
+      warn("Dropped the annotations and metadata of a content block: ", first, class = "mcplite_warning_client")
     }
   }
   if (is.null(block) || inherits(block, "mcplite_error")) {
     json <- tryCatch(fixed_json(b), error = function(e) "{}")
-    warning("Kept a content block mcplite cannot represent as text: ", substr(json, 1L, 200L), call. = FALSE)
+    warn("Kept a content block mcplite cannot represent as text: ", substr(json, 1L, 200L),
+         class = "mcplite_warning_client")
     block <- content_text(json)
   }
   block

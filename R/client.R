@@ -215,41 +215,39 @@ mcp_connect <- function(command = NULL, args = character(), ..., env = NULL, cwd
                         protocol = "auto", tools = NULL, instructions = NULL) {
   check_dots_empty(...)
   if (sum(!is.null(command), !is.null(url), !is.null(tools)) != 1L) {
-    abort("Supply exactly one of `command` (a server to start), `url` (a remote server) and ",
-          "`tools` (tools served in memory).")
+    abort_arg("Supply exactly one of `command` (a server to start), `url` (a remote server) and ",
+              "`tools` (tools served in memory).")
   }
   timeout <- check_seconds(timeout, "timeout")
   protocol <- check_protocol(protocol)
   if (!is.null(tools)) {
     if (!identical(args, character()) || !is.null(env) || !is.null(cwd) || !is.null(headers) ||
         !is.null(ca_file)) {
-      abort("`args`, `env`, `cwd`, `headers` and `ca_file` do not apply to `tools`.")
+      abort_arg("`args`, `env`, `cwd`, `headers` and `ca_file` do not apply to `tools`.")
     }
     return(connect_memory(tools, name, timeout, protocol, instructions))
   }
   if (!is.null(instructions)) {
-    abort("`instructions` applies to `tools`, not to `command` or `url`.")
+    abort_arg("`instructions` applies to `tools`, not to `command` or `url`.")
   }
   if (!is.null(url)) {
     if (!identical(args, character()) || !is.null(env) || !is.null(cwd)) {
-      abort("`args`, `env` and `cwd` apply to `command`, not to `url`.")
+      abort_arg("`args`, `env` and `cwd` apply to `command`, not to `url`.")
     }
     return(connect_http(url, headers, ca_file, name, timeout, protocol))
   }
   if (!is.null(headers) || !is.null(ca_file)) {
-    abort("`", if (is.null(headers)) "ca_file" else "headers", "` applies to `url`, not to `command`.")
+    abort_arg("`", if (is.null(headers)) "ca_file" else "headers", "` applies to `url`, not to `command`.")
   }
-  if (!is_scalar_string(command) || !nzchar(command)) {
-    abort("`command` must be a single non-empty string, not ", describe(command), ".")
-  }
+  check_string(command, allow_empty = FALSE)
   if (!is.character(args) || anyNA(args) || is.object(args)) {
-    abort("`args` must be a character vector without NA, not ", describe(args), ".")
+    abort_arg("`args` must be a character vector without NA, not ", describe(args), ".")
   }
   env <- check_env(env)
   if (!is.null(cwd)) {
     if (!is_scalar_string(cwd) || !dir.exists(cwd)) {
-      abort("`cwd` must be NULL or the path of an existing directory, not ",
-            if (is_scalar_string(cwd)) paste0("\"", cwd, "\"") else describe(cwd), ".")
+      abort_arg("`cwd` must be NULL or the path of an existing directory, not ",
+                if (is_scalar_string(cwd)) paste0("\"", cwd, "\"") else describe(cwd), ".")
     }
     cwd <- normalizePath(cwd, mustWork = TRUE)
   }
@@ -269,8 +267,8 @@ mcp_connect_script <- function(script, args = character(), ..., env = NULL, name
                                timeout = 60, protocol = "auto") {
   check_dots_empty(...)
   if (!is_scalar_string(script) || !file.exists(script) || dir.exists(script)) {
-    abort("`script` must be the path of an existing R script, not ",
-          if (is_scalar_string(script)) paste0("\"", script, "\"") else describe(script), ".")
+    abort_arg("`script` must be the path of an existing R script, not ",
+              if (is_scalar_string(script)) paste0("\"", script, "\"") else describe(script), ".")
   }
   script <- normalizePath(script, mustWork = TRUE)
   env <- check_env(env)
@@ -426,18 +424,12 @@ mcp_call <- function(x, tool, arguments = list(), ..., timeout = NULL, progress 
                      max_time = NULL, simplify = FALSE) {
   check_dots_empty(...)
   check_connection(x)
-  if (!is_true_false(simplify)) {
-    abort("`simplify` must be TRUE or FALSE, not ", describe(simplify), ".")
-  }
-  if (!is_scalar_string(tool)) {
-    abort("`tool` must be a single string (the tool's name), not ", describe(tool), ".")
-  }
+  check_bool(simplify)
+  check_string(tool, what = "a single string (the tool's name)")
   check_arguments(arguments)
   timeout <- if (is.null(timeout)) x$timeout else check_seconds(timeout, "timeout")
   max_time <- if (is.null(max_time)) 10 * timeout else check_seconds(max_time, "max_time")
-  if (!is.null(progress) && !is.function(progress)) {
-    abort("`progress` must be NULL or a function, not ", describe(progress), ".")
-  }
+  check_function(progress, allow_null = TRUE)
   # Arguments are shaped by the tool's input schema (RULES K5.2); a call
   # without arguments needs none, so it never makes the client list tools.
   schema <- if (length(arguments) > 0L) conn_input_schema(x, tool, timeout)
@@ -474,8 +466,8 @@ mcp_list_tools <- function(x, ..., timeout = NULL) {
   tools <- conn_list_tools(x, timeout)
   rejected <- attr(tools, "rejected", exact = TRUE)
   if (length(rejected) > 0L) {
-    warning("MCP server `", x$name, "` listed tools with invalid `x-mcp-header` annotations, left out: ",
-            paste(rejected, collapse = "; "), call. = FALSE)
+    warn("MCP server `", x$name, "` listed tools with invalid `x-mcp-header` annotations, left out: ",
+         paste(rejected, collapse = "; "), class = "mcplite_warning_client")
   }
   defs <- lapply(tools, tool_definition)
   names(defs) <- vapply(defs, function(d) d$name %||% "", character(1))
@@ -568,7 +560,7 @@ mcp_tools <- function(x, prefix = NULL) {
     prefix <- paste0(x$name, "_")
   }
   if (!is.null(prefix) && !is_scalar_string(prefix)) {
-    abort("`prefix` must be NULL, TRUE or a single string, not ", describe(prefix), ".")
+    abort_arg("`prefix` must be NULL, TRUE or a single string, not ", describe(prefix), ".")
   }
   defs <- mcp_list_tools(x)
   tools <- list()
@@ -650,16 +642,9 @@ print.mcplite_connection <- function(x, ...) {
   invisible(x)
 }
 
-check_dots_empty <- function(...) {
-  if (...length() > 0L) {
-    abort("`...` must be empty; name the arguments after `...`, for example `timeout = 10`.")
-  }
-}
-
 check_seconds <- function(x, arg) {
-  if (!is.numeric(x) || length(x) != 1L || is.na(x) || x <= 0) {
-    abort("`", arg, "` must be a positive number of seconds (or Inf), not ", describe(x), ".")
-  }
+  check_number(x, min = 0, exclusive_min = TRUE, allow_infinite = TRUE,
+               what = "a positive number of seconds (or Inf)", arg = arg)
   as.double(x)
 }
 
@@ -683,7 +668,7 @@ proxy_tool <- function(conn, def, prefix) {
   fun <- function(...) {
     args <- list(...)
     if (length(args) > 0L && !is_named_list(args, empty_ok = FALSE)) {
-      abort("The arguments of `", local_name, "` must be named, e.g. `", local_name, "(x = 1)`.")
+      abort_arg("The arguments of `", local_name, "` must be named, e.g. `", local_name, "(x = 1)`.")
     }
     forward <- if (progress_listening()) forward_progress
     # A remote tool error is this tool's, with the remote tool's own text.
@@ -717,13 +702,13 @@ proxy_tool <- function(conn, def, prefix) {
     first <- conditionMessage(t)
     t <- tryCatch(make(list()), mcplite_error = function(e) e)
     if (!inherits(t, "mcplite_error")) {
-      warning("Dropped the annotations of tool `", remote, "` from MCP server `", conn$name, "`: ",
-              first, call. = FALSE)
+      warn("Dropped the annotations of tool `", remote, "` from MCP server `", conn$name, "`: ",
+           first, class = "mcplite_warning_client")
     }
   }
   if (inherits(t, "mcplite_error")) {
-    warning("Skipped tool `", remote, "` of MCP server `", conn$name, "`: ", conditionMessage(t),
-            call. = FALSE)
+    warn("Skipped tool `", remote, "` of MCP server `", conn$name, "`: ", conditionMessage(t),
+         class = "mcplite_warning_client")
     return(NULL)
   }
   t

@@ -1,6 +1,7 @@
-# Errors raised by mcplite: one helper that raises them (abort()), one class
-# hierarchy (documented below), and the conversion of the errors the Rust
-# bridge returns (bridge_value()).
+# Errors raised by mcplite: one helper that raises them (abort(); abort_arg()
+# for an argument's error, warn() for a warning), one class hierarchy
+# (documented below), and the conversion of the errors the Rust bridge returns
+# (bridge_value()). The argument checks built on them are in R/check.R.
 
 #' Errors raised by mcplite
 #'
@@ -49,16 +50,29 @@
 #'   `mcplite_error_tls`). The fields they carry are described in
 #'   [mcp_call()].
 #'
-#' Errors that only check arguments (for example from [tool()], the [type
-#' helpers][type_string()] or the [content constructors][content_text()])
-#' have the class `mcplite_error` alone.
+#' * `mcplite_error_argument`: an argument of an exported function is not what
+#'   it accepts (for example from [tool()], the [type helpers][type_string()]
+#'   or the [content constructors][content_text()]). The message names the
+#'   argument in backticks; it may come with a more specific class
+#'   (`mcplite_error_progress`).
+#'
+#' The condition's call ([conditionCall()]) is your call of the mcplite
+#' function that raised it, so R prints `Error in type_string(required = NA)
+#' : ...`, even when the check ran inside mcplite.
+#'
+#' Warnings that mcplite signals itself have the class `mcplite_warning`,
+#' with `mcplite_warning_client` (the MCP client left out or changed
+#' something a server sent, or [mcp_connect_config()] skipped a server with
+#' `on_error = "warn"`) or `mcplite_warning_insecure` ([mcp_client_config()]
+#' with a plain `http://` URL to another machine) in front.
 #'
 #' Errors inside tools while a server runs are not raised in the calling R
 #' session: they become tool-level errors (`isError: true`) that the client
 #' receives, as described in [mcp_server()].
 #'
 #' @name mcplite_error
-#' @aliases mcplite_error_server_running mcplite_error_stdio mcplite_error_http
+#' @aliases mcplite_error_argument mcplite_warning mcplite_warning_client mcplite_warning_insecure
+#'   mcplite_error_server_running mcplite_error_stdio mcplite_error_http
 #'   mcplite_error_option mcplite_error_json mcplite_error_handler mcplite_error_session
 #'   mcplite_error_progress mcplite_error_workers mcplite_error_internal mcplite_error_client
 #'   mcplite_error_tool mcplite_error_rpc mcplite_error_timeout mcplite_error_connection
@@ -81,22 +95,141 @@ NULL
 
 # Raise an error of class `mcplite_error` (plus any more specific classes in
 # `class`, first). Messages name the offending argument in backticks and say
-# what is expected.
-# `fields` is a named list of further elements of the condition (the
-# client's `code`, `status`, `server`, ...; RULES K7.1).
-abort <- function(message, ..., class = NULL, call = NULL, fields = NULL) {
+# what is expected. `call` is the frame the error comes from (by default
+# abort()'s caller): the condition's call is the user's call of the exported
+# function that frame runs in (user_call()), so that R prints
+# "Error in mcp_server(...) :". A call may also be given as is, or NULL for
+# none. `fields` is a named list of further elements of the condition (the
+# client's `code`, `status`, `server`, ...; RULES K7.1). RULES R9.
+abort <- function(message, ..., class = NULL, call = parent.frame(), fields = NULL) {
   cnd <- structure(
     class = c(class, "mcplite_error", "error", "condition"),
-    c(list(message = paste0(message, ...), call = call), fields)
+    c(list(message = paste0(message, ...), call = condition_call(call)), fields)
   )
-  stop(cnd)
+  raise(cnd)
+}
+
+# Raise the error `cnd` as rlang does. Handlers (tryCatch(), try(),
+# withCallingHandlers(), testthat, a server's containment) see `cnd` itself.
+# If none takes it, R's report is written here: "Error in `mcp_server()`:
+# <message>", naming the function instead of R's whole call and the chain of
+# mcplite's internal calls R adds under Rscript, or "Error: <message>" without
+# a call; then R stops with its own report switched off (nothing is written
+# while `show.error.messages` is FALSE, as while a server runs its tools). A
+# condition already raised can be raised again with it (RULES R9.2, S10.1).
+raise <- function(cnd) {
+  signalCondition(cnd)
+  message <- conditionMessage(cnd)
+  if (!isFALSE(getOption("show.error.messages"))) {
+    call <- conditionCall(cnd)
+    head <- if (is.call(call)) call_name(call)
+    cat(if (is.null(head)) "Error: " else paste0("Error in `", head, "()`: "), message, "\n",
+        sep = "", file = stderr())
+  }
+  old <- options(show.error.messages = FALSE)
+  on.exit(options(old))
+  # Not of class "error": the handlers for errors have seen `cnd` already.
+  stop(structure(class = c("mcplite_error_reported", "condition"), list(message = message, call = NULL)))
+}
+
+# The name of the function a call calls: `f` for f(...) and pkg::f(...), NULL
+# for a function called as a value.
+call_name <- function(call) {
+  head <- call[[1L]]
+  if (is.call(head) && length(head) == 3L && is.symbol(head[[1L]]) && as.character(head[[1L]]) %in% c("::", ":::")) {
+    head <- head[[3L]]
+  }
+  if (is.symbol(head)) as.character(head)
+}
+
+# The error of a bad argument (RULES R9.1, R9.2): abort() with the class
+# `mcplite_error_argument`. The check_*() helpers of R/check.R raise it; a
+# check they do not cover calls it directly.
+abort_arg <- function(message, ..., class = NULL, call = parent.frame()) {
+  abort(message, ..., class = c(class, "mcplite_error_argument"), call = call)
+}
+
+# Signal a warning of class `mcplite_warning` (plus `class`, first), with the
+# user's call as abort() finds it (RULES R9.1).
+warn <- function(message, ..., class = NULL, call = parent.frame()) {
+  cnd <- structure(
+    class = c(class, "mcplite_warning", "warning", "condition"),
+    list(message = paste0(message, ...), call = condition_call(call))
+  )
+  warning(cnd)
+}
+
+condition_call <- function(call) {
+  if (is.environment(call)) user_call(call) else call
+}
+
+# The call the user made that led to the frame `env`: walking out from
+# `env` through the frames that called it, the first frame of an exported
+# mcplite function that mcplite did not call itself (mcp_server() calling
+# tool() is mcp_server()'s call). NULL when there is none: code the engine
+# runs (a tool a server calls) or a frame no longer on the stack.
+user_call <- function(env) {
+  frames <- sys.frames()
+  n <- 0L
+  for (i in rev(seq_along(frames))) {
+    if (identical(frames[[i]], env)) {
+      n <- i
+      break
+    }
+  }
+  ns <- environment(user_call)
+  parents <- sys.parents()
+  found <- 0L
+  while (n > 0L) {
+    # A function called in an environment that is no frame (the engine calls
+    # tools in one) has, for R, a parent at or inside itself: none here.
+    parent <- if (parents[[n]] < n) parents[[n]] else 0L
+    if (is_exported_frame(n, ns)) {
+      found <- n
+      if (!is_mcplite_frame(parent, ns)) {
+        break
+      }
+    }
+    n <- parent
+  }
+  if (found == 0L) NULL else sys.call(found)
+}
+
+# Whether frame `n` runs an exported function of the namespace `ns`, called
+# by its name (`f(...)`, `mcplite::f(...)`) or as a value (do.call()).
+is_exported_frame <- function(n, ns) {
+  fn <- sys.function(n)
+  if (!identical(environment(fn), ns)) {
+    return(FALSE)
+  }
+  exports <- getNamespaceExports(ns)
+  name <- call_name(sys.call(n))
+  if (!is.null(name)) {
+    return(name %in% exports && identical(fn, get0(name, envir = ns, inherits = FALSE)))
+  }
+  for (name in exports) {
+    if (identical(fn, get0(name, envir = ns, inherits = FALSE))) {
+      return(TRUE)
+    }
+  }
+  FALSE
+}
+
+# Whether frame `n` runs a function of mcplite (one defined in its namespace
+# or inside one of its functions).
+is_mcplite_frame <- function(n, ns) {
+  if (n <= 0L) {
+    return(FALSE)
+  }
+  env <- environment(sys.function(n))
+  !is.null(env) && identical(topenv(env), ns)
 }
 
 # The classes of an error of the given kind ("json", "option", "rpc", ...),
 # most specific first, without "mcplite_error" itself (RULES R9.1, K7.1).
 error_class <- function(kind) {
   switch(kind,
-    argument = character(),
+    argument = "mcplite_error_argument",
     json = c("mcplite_error_json", "mcplite_json_error"),
     tls = c("mcplite_error_tls", "mcplite_error_connection", "mcplite_error_client"),
     tool = , rpc = , timeout = , connection = c(paste0("mcplite_error_", kind), "mcplite_error_client"),

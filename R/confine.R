@@ -6,9 +6,7 @@
 # Linux).
 
 check_confine <- function(confine) {
-  if (!is.null(confine) && !is_true_false(confine)) {
-    abort("`confine` must be NULL, TRUE or FALSE, not ", describe(confine), ".")
-  }
+  check_bool(confine, allow_null = TRUE)
   if (isTRUE(confine) && !identical(Sys.info()[["sysname"]], "Linux")) {
     abort(
       "`confine = TRUE` needs the Linux kernel's Landlock and seccomp; on this platform workers ",

@@ -103,14 +103,10 @@ content_audio_file <- function(path, mime_type = NULL, annotations = list(), met
 #' @export
 content_plot <- function(code, width = 640, height = 480, res = 96,
                          annotations = list(), meta = list()) {
-  if (missing(code)) {
-    abort("`code` is required: plotting code such as `hist(x)`.")
-  }
-  check_pixels(width, "width")
-  check_pixels(height, "height")
-  if (!is.numeric(res) || is.object(res) || length(res) != 1L || is.na(res) || res < 36 || res > 600) {
-    abort("`res` must be a number from 36 to 600 (pixels per inch), not ", describe(res), ".")
-  }
+  check_required(code, "plotting code such as `hist(x)`.")
+  check_number_whole(width, min = 16, max = 4096, what = "a whole number of pixels from 16 to 4096")
+  check_number_whole(height, min = 16, max = 4096, what = "a whole number of pixels from 16 to 4096")
+  check_number(res, min = 36, max = 600, what = "a number from 36 to 600 (pixels per inch)")
   if (!isTRUE(capabilities("png"))) {
     abort(
       "content_plot() needs a PNG device, but this R has none ",
@@ -126,7 +122,7 @@ content_plot <- function(code, width = 640, height = 480, res = 96,
   }
   bytes <- device$close()
   if (is.null(bytes)) {
-    abort("`code` drew nothing: no plot was made on the PNG device.")
+    abort_arg("`code` drew nothing: no plot was made on the PNG device.")
   }
   content_image(base64_plain(bytes), "image/png", annotations = annotations, meta = meta)
 }
@@ -181,15 +177,6 @@ draw_plot_object <- function(x) {
   invisible()
 }
 
-check_pixels <- function(x, arg) {
-  ok <- is.numeric(x) && !is.object(x) && length(x) == 1L && !is.na(x) &&
-    x == floor(x) && x >= 16 && x <= 4096
-  if (!ok) {
-    abort("`", arg, "` must be a whole number of pixels from 16 to 4096, not ", describe(x), ".")
-  }
-  invisible(x)
-}
-
 # base64 without the line breaks jsonlite::base64_enc() puts in.
 base64_plain <- function(bytes) {
   gsub("[\r\n]", "", jsonlite::base64_enc(bytes))
@@ -198,30 +185,28 @@ base64_plain <- function(bytes) {
 # Read `path` and work out its MIME type. `kind` is "image" or "audio".
 # Returns list(data = <base64>, mime_type = <string>).
 read_media_file <- function(path, mime_type, kind) {
-  if (!is_scalar_string(path) || !nzchar(path)) {
-    abort("`path` must be a file path (a single string), not ", describe(path), ".")
-  }
+  check_string(path, allow_empty = FALSE, what = "a file path (a single string)")
   if (!is.null(mime_type)) {
     check_string_field(mime_type, "mime_type", nonempty = TRUE, null_ok = TRUE)
   }
   shown <- encodeString(path, quote = "\"")
   if (dir.exists(path)) {
-    abort("`path` must be a file, but ", shown, " is a directory.")
+    abort_arg("`path` must be a file, but ", shown, " is a directory.")
   }
   if (!file.exists(path)) {
-    abort("`path` must be an existing file, but ", shown, " does not exist.")
+    abort_arg("`path` must be an existing file, but ", shown, " does not exist.")
   }
   size <- file.size(path)
   if (is.na(size)) {
-    abort("`path` (", shown, ") could not be read: its size is unknown.")
+    abort_arg("`path` (", shown, ") could not be read: its size is unknown.")
   }
   if (size == 0) {
-    abort("`path` (", shown, ") is an empty file, not ", article(kind), " ", kind, " file.")
+    abort_arg("`path` (", shown, ") is an empty file, not ", article(kind), " ", kind, " file.")
   }
   bytes <- tryCatch(
     readBin(path, "raw", size),
-    error = function(e) abort("`path` (", shown, ") could not be read: ", conditionMessage(e)),
-    warning = function(w) abort("`path` (", shown, ") could not be read: ", conditionMessage(w))
+    error = function(e) abort_arg("`path` (", shown, ") could not be read: ", conditionMessage(e)),
+    warning = function(w) abort_arg("`path` (", shown, ") could not be read: ", conditionMessage(w))
   )
   if (is.null(mime_type)) {
     mime_type <- detect_mime_type(bytes, path, kind, shown)
@@ -236,7 +221,7 @@ detect_mime_type <- function(bytes, path, kind, shown) {
   if (!is.null(sniffed)) {
     if (!startsWith(sniffed$mime, paste0(kind, "/"))) {
       other <- sub("/.*", "", sniffed$mime)
-      abort(
+      abort_arg(
         "`path` (", shown, ") holds ", other, " data (", sniffed$name, "), not ",
         if (kind == "image") "an image" else "audio", ". ",
         "Use content_", other, "_file() for it."
@@ -249,7 +234,7 @@ detect_mime_type <- function(bytes, path, kind, shown) {
   if (nzchar(ext) && !is.na(by_ext)) {
     return(unname(by_ext))
   }
-  abort(
+  abort_arg(
     "Could not tell the ", kind, " format of `path` (", shown, "): its first bytes match no ",
     "known ", kind, " format and ",
     if (nzchar(ext)) paste0("its extension \".", ext, "\" is not a known one") else "it has no extension",

@@ -157,16 +157,11 @@ make_block <- function(type, fields, annotations, meta) {
   )
 }
 
-check_string_field <- function(x, arg, nonempty = FALSE, null_ok = FALSE) {
-  if (is.null(x) && null_ok) {
-    return(invisible(x))
-  }
-  ok <- is_scalar_string(x) && !is.object(x) && (!nonempty || nzchar(x))
-  if (!ok) {
-    what <- if (nonempty) "a non-empty string" else "a single string"
-    abort("`", arg, "` must be ", if (null_ok) "NULL or ", what, ", not ", describe(x), ".")
-  }
-  invisible(x)
+# A field of a block (RULES R3.2): a string without a class, "" allowed unless
+# `nonempty`.
+check_string_field <- function(x, arg, nonempty = FALSE, null_ok = FALSE, call = caller_env()) {
+  check_string(x, allow_null = null_ok, allow_empty = !nonempty, allow_class = FALSE,
+               what = if (nonempty) "a non-empty string", arg = arg, call = call)
 }
 
 check_content_fields <- function(type, f) {
@@ -183,21 +178,14 @@ check_content_fields <- function(type, f) {
       check_string_field(f$title, "title", null_ok = TRUE)
       check_string_field(f$description, "description", null_ok = TRUE)
       check_string_field(f$mime_type, "mime_type", nonempty = TRUE, null_ok = TRUE)
-      size <- f$size
-      ok <- is.null(size) || (
-        is.numeric(size) && !is.object(size) && length(size) == 1L && !is.na(size) &&
-          is.finite(size) && size >= 0 && size == floor(size)
-      )
-      if (!ok) {
-        abort("`size` must be NULL or a whole, non-negative, finite number of bytes, not ",
-              describe(size), ".")
-      }
+      check_number_whole(f$size, min = 0, allow_null = TRUE, what = "a whole, non-negative, finite number of bytes",
+                         arg = "size")
     },
     resource = {
       check_string_field(f$uri, "uri", nonempty = TRUE)
       check_string_field(f$mime_type, "mime_type", nonempty = TRUE, null_ok = TRUE)
       if (is.null(f$text) == is.null(f$blob)) {
-        abort("Supply exactly one of `text` and `blob` for an embedded resource.")
+        abort_arg("Supply exactly one of `text` and `blob` for an embedded resource.")
       }
       if (!is.null(f$text)) {
         check_string_field(f$text, "text")
@@ -213,15 +201,15 @@ check_content_fields <- function(type, f) {
 # R3.3: returns the annotations with `audience` stored as I(<character>).
 check_content_annotations <- function(annotations, arg = "annotations") {
   if (!is_named_list(annotations)) {
-    abort("`", arg, "` must be a named list with unique, non-empty names, not ",
-          describe_json_shape(annotations), ".")
+    abort_arg("`", arg, "` must be a named list with unique, non-empty names, not ",
+              describe_json_shape(annotations), ".")
   }
   if (length(annotations) == 0L) {
     return(list())
   }
   keys <- names(annotations)
   if ("lastModified" %in% keys) {
-    abort("`", arg, "$lastModified` uses the wire spelling; write `last_modified` instead.")
+    abort_arg("`", arg, "$lastModified` uses the wire spelling; write `last_modified` instead.")
   }
   for (key in keys) {
     v <- annotations[[key]]
@@ -231,19 +219,19 @@ check_content_annotations <- function(annotations, arg = "annotations") {
       ok <- is.character(vals) && !is.object(vals) && length(vals) >= 1L && !anyNA(vals) &&
         all(vals %in% c("user", "assistant"))
       if (!ok) {
-        abort(field, " must be a non-empty character vector of \"user\" and/or \"assistant\", not ",
-              describe(v), ".")
+        abort_arg(field, " must be a non-empty character vector of \"user\" and/or \"assistant\", not ",
+                  describe(v), ".")
       }
       annotations[["audience"]] <- I(unname(as.character(vals)))
     } else if (key == "priority") {
       ok <- is.numeric(v) && !is.object(v) && length(v) == 1L && !is.na(v) && is.finite(v) &&
         v >= 0 && v <= 1
       if (!ok) {
-        abort(field, " must be a finite number between 0 and 1, not ", describe(v), ".")
+        abort_arg(field, " must be a finite number between 0 and 1, not ", describe(v), ".")
       }
     } else if (key == "last_modified") {
       if (!is_scalar_string(v) || is.object(v)) {
-        abort(field, " must be a single string (an ISO 8601 timestamp), not ", describe(v), ".")
+        abort_arg(field, " must be a single string (an ISO 8601 timestamp), not ", describe(v), ".")
       }
     } else {
       value_json(v, field, arg)
@@ -256,8 +244,8 @@ check_content_annotations <- function(annotations, arg = "annotations") {
 # values are allowed.
 check_meta <- function(meta, arg = "meta") {
   if (!is_named_list(meta)) {
-    abort("`", arg, "` must be a named list with unique, non-empty names, not ",
-          describe_json_shape(meta), ".")
+    abort_arg("`", arg, "` must be a named list with unique, non-empty names, not ",
+              describe_json_shape(meta), ".")
   }
   if (length(meta) == 0L) {
     return(list())
@@ -272,20 +260,20 @@ check_meta <- function(meta, arg = "meta") {
 # normalize_result()). Returns the rebuilt block.
 validate_block <- function(b) {
   if (!inherits(b, "mcplite_content") || !is.list(b) || typeof(b) != "list") {
-    abort("it is ", describe(b), ", not a block made by a content_*() constructor")
+    abort_arg("it is ", describe(b), ", not a block made by a content_*() constructor")
   }
   type <- b[["type"]]
   if (!is_scalar_string(type) || is.null(content_fields[[type]])) {
-    abort("its `type` is not one of ", paste0("\"", names(content_fields), "\"", collapse = ", "))
+    abort_arg("its `type` is not one of ", paste0("\"", names(content_fields), "\"", collapse = ", "))
   }
   expected_class <- c(paste0("mcplite_content_", type), "mcplite_content")
   if (!identical(class(b), expected_class)) {
-    abort("its class does not match its type \"", type, "\"")
+    abort_arg("its class does not match its type \"", type, "\"")
   }
   fields <- content_fields[[type]]
   if (!identical(names(b), c("type", fields, "annotations", "meta"))) {
-    abort("a \"", type, "\" block must have exactly the fields ",
-          paste0("`", c("type", fields, "annotations", "meta"), "`", collapse = ", "))
+    abort_arg("a \"", type, "\" block must have exactly the fields ",
+              paste0("`", c("type", fields, "annotations", "meta"), "`", collapse = ", "))
   }
   make_block(type, unclass(b)[fields], b[["annotations"]], b[["meta"]])
 }

@@ -31,7 +31,7 @@ ellmer_class <- function(x) class(x)[1L]
 # length. `where` names the place of the type in error messages.
 ellmer_type_schema <- function(x, where) {
   if (!is_ellmer_type(x)) {
-    abort("`", where, "` must be an ellmer type, not ", describe(x), ".")
+    abort_arg("`", where, "` must be an ellmer type, not ", describe(x), ".")
   }
   if (inherits(x, "ellmer::TypeIgnore")) {
     return(NULL)
@@ -39,7 +39,7 @@ ellmer_type_schema <- function(x, where) {
   if (inherits(x, "ellmer::TypeJsonSchema")) {
     json <- ellmer_attr(x, "json")
     if (!is_named_list(json)) {
-      abort(
+      abort_arg(
         "`", where, "` is an ellmer JSON Schema type whose `json` is not a JSON object ",
         "(a named list); it is ", describe(json), "."
       )
@@ -51,7 +51,7 @@ ellmer_type_schema <- function(x, where) {
   if (inherits(x, "ellmer::TypeBasic")) {
     type <- ellmer_attr(x, "type")
     if (!(is_scalar_string(type) && type %in% c("boolean", "integer", "number", "string"))) {
-      abort(
+      abort_arg(
         "`", where, "` is an ellmer basic type whose `type` must be \"boolean\", ",
         "\"integer\", \"number\" or \"string\", not ", describe(type), "."
       )
@@ -61,7 +61,7 @@ ellmer_type_schema <- function(x, where) {
   if (inherits(x, "ellmer::TypeEnum")) {
     values <- ellmer_attr(x, "values")
     if (!is.character(values) || is.object(values) || length(values) == 0L || anyNA(values)) {
-      abort(
+      abort_arg(
         "`", where, "` is an ellmer enum type whose `values` must be a non-empty ",
         "character vector without NA, not ", describe(values), "."
       )
@@ -71,7 +71,7 @@ ellmer_type_schema <- function(x, where) {
   if (inherits(x, "ellmer::TypeArray")) {
     items <- ellmer_attr(x, "items")
     if (!is_ellmer_type(items)) {
-      abort(
+      abort_arg(
         "`", where, "` is an ellmer array type whose `items` must be an ellmer type, not ",
         describe(items), "."
       )
@@ -87,7 +87,7 @@ ellmer_type_schema <- function(x, where) {
     props <- ellmer_properties(x, where)
     ap <- ellmer_attr(x, "additional_properties")
     if (!is_true_false(ap)) {
-      abort(
+      abort_arg(
         "`", where, "` is an ellmer object type whose `additional_properties` must be ",
         "TRUE or FALSE, not ", describe(ap), "."
       )
@@ -109,7 +109,7 @@ ellmer_type_schema <- function(x, where) {
       required = required, additionalProperties = ap
     ))
   }
-  abort(
+  abort_arg(
     "`", where, "` is an ellmer type of class <", ellmer_class(x), ">, which mcplite ",
     "cannot turn into a JSON Schema; use a basic, enum, array, object, JSON Schema ",
     "or ignore type."
@@ -131,9 +131,7 @@ ellmer_description <- function(x, where) {
   if (is.null(d)) {
     return("")
   }
-  if (!is_scalar_string(d)) {
-    abort("`", where, "$description` must be NULL or a single string, not ", describe(d), ".")
-  }
+  check_string(d, allow_null = TRUE, arg = paste0(where, "$description"))
   d
 }
 
@@ -145,7 +143,7 @@ ellmer_properties <- function(x, where = "arguments") {
     return(structure(list(), names = character()))
   }
   if (!is.list(props) || is.object(props)) {
-    abort(
+    abort_arg(
       "`", where, "` is an ellmer object type whose `properties` must be a list of ",
       "ellmer types, not ", describe(props), "."
     )
@@ -154,14 +152,14 @@ ellmer_properties <- function(x, where = "arguments") {
     return(structure(list(), names = character()))
   }
   if (!is_named_list(props)) {
-    abort(
+    abort_arg(
       "`", where, "` is an ellmer object type whose `properties` must have unique, ",
       "non-empty names."
     )
   }
   for (nm in names(props)) {
     if (!is_ellmer_type(props[[nm]])) {
-      abort("`", where, "$", nm, "` must be an ellmer type, not ", describe(props[[nm]]), ".")
+      abort_arg("`", where, "$", nm, "` must be an ellmer type, not ", describe(props[[nm]]), ".")
     }
   }
   props
@@ -171,7 +169,7 @@ check_fixed_encodable <- function(x, where) {
   tryCatch(
     fixed_json(x),
     error = function(e) {
-      abort("`", where, "` cannot be encoded as JSON: ", conditionMessage(e))
+      abort_arg("`", where, "` cannot be encoded as JSON: ", conditionMessage(e))
     }
   )
 }
@@ -184,17 +182,15 @@ check_fixed_encodable <- function(x, where) {
 # position.
 ellmer_tool_spec <- function(x) {
   if (!(is.function(x) && inherits(x, "ellmer::ToolDef"))) {
-    abort("Expected an `ellmer::tool()` definition (`ellmer::ToolDef`), not ", describe(x), ".")
+    abort_arg("Expected an `ellmer::tool()` definition (`ellmer::ToolDef`), not ", describe(x), ".")
   }
   name <- ellmer_attr(x, "name")
   check_tool_name(name)
   description <- ellmer_attr(x, "description")
-  if (!is_scalar_string(description)) {
-    abort("`description` must be a single string, not ", describe(description), ".")
-  }
+  check_string(description)
   arguments <- ellmer_attr(x, "arguments")
   if (!inherits(arguments, "ellmer::TypeObject")) {
-    abort(
+    abort_arg(
       "`arguments` must be an ellmer object type (`ellmer::TypeObject`), not ",
       describe(arguments), "."
     )

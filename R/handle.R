@@ -112,13 +112,6 @@ handle_line <- function(handler, line, signal = FALSE) {
   response
 }
 
-check_signal <- function(signal) {
-  if (!is_true_false(signal)) {
-    abort("`signal` must be TRUE or FALSE, not ", describe(signal), ".")
-  }
-  invisible(signal)
-}
-
 # Tool calls are evaluated as `<name>(<arguments>)` in `spec$tool_env` (see
 # tool_env() in R/server.R). For the duration of one call, bind each name to
 # a function that evaluates that same call with the real tool, under calling

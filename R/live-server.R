@@ -50,19 +50,14 @@ live_worker_tools <- function(tools) {
 }
 
 check_session_tools <- function(session_tools) {
-  if (!is_true_false(session_tools)) {
-    abort("`session_tools` must be TRUE or FALSE, not ", describe(session_tools), ".")
-  }
+  check_bool(session_tools)
 }
 
 check_session_wait <- function(session_wait) {
   if (is.null(session_wait)) {
     return(60)
   }
-  if (!is.numeric(session_wait) || length(session_wait) != 1L || is.na(session_wait) ||
-      session_wait <= 0 || !is.finite(session_wait)) {
-    abort("`session_wait` must be NULL or a positive number of seconds, not ", describe(session_wait), ".")
-  }
+  check_number(session_wait, min = 0, exclusive_min = TRUE, allow_null = TRUE, what = "a positive number of seconds")
   as.numeric(session_wait)
 }
 

@@ -75,14 +75,10 @@
 #' session <- mcp_session()
 #' if (!is.null(session)) close(session)
 mcp_session <- function(allow_code = FALSE, echo = TRUE, label = NULL) {
-  if (!is_true_false(allow_code)) {
-    abort("`allow_code` must be TRUE or FALSE, not ", describe(allow_code), ".")
-  }
-  if (!is_true_false(echo)) {
-    abort("`echo` must be TRUE or FALSE, not ", describe(echo), ".")
-  }
+  check_bool(allow_code)
+  check_bool(echo)
   if (!is.null(label) && (!is_scalar_string(label) || nchar(label) > 200L)) {
-    abort("`label` must be NULL or a single string of at most 200 characters, not ", describe(label), ".")
+    abort_arg("`label` must be NULL or a single string of at most 200 characters, not ", describe(label), ".")
   }
   if (!interactive()) {
     message("mcp_session() does nothing here: this R session is not interactive ",

@@ -63,22 +63,18 @@
 #' ))
 #' @export
 mcp_load_tools <- function(script) {
-  if (missing(script)) {
-    abort("`script` is required: the path of a server script.")
-  }
-  if (!is_scalar_string(script) || !nzchar(script)) {
-    abort("`script` must be the path of a server script (a single string), not ", describe(script), ".")
-  }
+  check_required(script, "the path of a server script.")
+  check_string(script, allow_empty = FALSE, what = "the path of a server script (a single string)")
   shown <- encodeString(script, quote = "\"")
   if (dir.exists(script)) {
-    abort("`script` must be a file, but ", shown, " is a directory.")
+    abort_arg("`script` must be a file, but ", shown, " is a directory.")
   }
   if (!file.exists(script)) {
-    abort("`script` must be an existing file, but ", shown, " does not exist.")
+    abort_arg("`script` must be an existing file, but ", shown, " does not exist.")
   }
   exprs <- tryCatch(
     parse(script, keep.source = FALSE, encoding = "UTF-8"),
-    error = function(e) abort("`script` (", shown, ") is not valid R code: ", conditionMessage(e))
+    error = function(e) abort_arg("`script` (", shown, ") is not valid R code: ", conditionMessage(e))
   )
 
   served <- new.env(parent = emptyenv())
@@ -123,7 +119,7 @@ mcp_load_tools <- function(script) {
     vars <- sort(ls(env))
     vars <- vars[vapply(vars, function(v) is_servable_tool(get(v, envir = env)), logical(1))]
     if (length(vars) == 0L) {
-      abort("`script` (", shown, ") defines no tools and never calls `mcp_server()`.")
+      abort_arg("`script` (", shown, ") defines no tools and never calls `mcp_server()`.")
     }
     tools <- mget(vars, envir = env)
     instructions <- NULL

@@ -43,12 +43,8 @@
 #' mcp_manifest(tools, path = path)
 #' identical(readLines(path), strsplit(manifest, "\n")[[1]])
 mcp_manifest <- function(tools, instructions = NULL, path = NULL) {
-  if (missing(tools)) {
-    abort("`tools` is required: supply a tool made by `tool()` or a list of tools.")
-  }
-  if (!is.null(path) && !is_scalar_string(path)) {
-    abort("`path` must be NULL or a single string (a file path), not ", describe(path), ".")
-  }
+  check_required(tools, "supply a tool made by `tool()` or a list of tools.")
+  check_string(path, allow_null = TRUE, what = "a single string (a file path)")
   handler <- mcp_handler(tools, instructions)
   modern <- list(
     `io.modelcontextprotocol/protocolVersion` = protocol_constants()$modern,
@@ -86,9 +82,9 @@ mcp_manifest <- function(tools, instructions = NULL, path = NULL) {
     return(out)
   }
   con <- tryCatch(file(path, open = "wb"), error = function(e) {
-    abort("`path` could not be opened for writing: ", conditionMessage(e))
+    abort_arg("`path` could not be opened for writing: ", conditionMessage(e))
   }, warning = function(w) {
-    abort("`path` could not be opened for writing: ", conditionMessage(w))
+    abort_arg("`path` could not be opened for writing: ", conditionMessage(w))
   })
   on.exit(close(con), add = TRUE)
   writeBin(charToRaw(enc2utf8(text)), con)

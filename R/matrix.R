@@ -46,7 +46,7 @@
 #' @export
 matrix_to_list <- function(x, by = c("row", "column")) {
   if (is.data.frame(x)) {
-    abort(
+    abort_arg(
       "`x` must be a matrix, not a data frame; a data frame already keeps its ",
       "column names in JSON (as an array of row objects)."
     )
@@ -55,10 +55,10 @@ matrix_to_list <- function(x, by = c("row", "column")) {
   ok <- (is.matrix(x) || (length(dims) == 2L && is.atomic(x))) &&
     typeof(x) %in% c("logical", "integer", "double", "character", "complex")
   if (!ok) {
-    abort("`x` must be a matrix (or a two-dimensional table or array), not ", describe(x), ".")
+    abort_arg("`x` must be a matrix (or a two-dimensional table or array), not ", describe(x), ".")
   }
   if (!is.character(by) || length(by) < 1L || anyNA(by) || !by[[1L]] %in% c("row", "column")) {
-    abort("`by` must be \"row\" or \"column\", not ", describe(by), ".")
+    abort_arg("`by` must be \"row\" or \"column\", not ", describe(by), ".")
   }
   by <- by[[1L]]
   values <- unclass(x)
@@ -90,12 +90,12 @@ check_dimnames <- function(x, what) {
     return(invisible())
   }
   if (anyNA(x) || !all(nzchar(x))) {
-    abort("`x` has missing or empty ", what, " names; every ", what, " needs a name to become a JSON key.")
+    abort_arg("`x` has missing or empty ", what, " names; every ", what, " needs a name to become a JSON key.")
   }
   dup <- x[duplicated(x)]
   if (length(dup) > 0L) {
-    abort("`x` has duplicated ", what, " names (", encodeString(dup[[1L]], quote = "\""),
-          "); JSON keys must be unique.")
+    abort_arg("`x` has duplicated ", what, " names (", encodeString(dup[[1L]], quote = "\""),
+              "); JSON keys must be unique.")
   }
   invisible()
 }

@@ -25,7 +25,7 @@ package_tool_wrapper <- function(fun, fname, convert, limits, guard = NULL) {
     args <- list(...)
     nms <- names(args)
     if (length(args) > 0L && (is.null(nms) || any(!nzchar(nms)))) {
-      stop("all arguments must be named", call. = FALSE)
+      abort("all arguments must be named")
     }
     shaping <- NULL
     if (!is.null(limits)) {
@@ -66,7 +66,7 @@ check_path_args <- function(args, guard) {
       next
     }
     if (!is.character(v)) {
-      stop("`", nm, "` must be a path inside the served directory", call. = FALSE)
+      abort("`", nm, "` must be a path inside the served directory")
     }
     for (x in v) {
       if (is.na(x) || !nzchar(x)) {
@@ -76,11 +76,11 @@ check_path_args <- function(args, guard) {
         if (guard$network && grepl("^(https?|ftps?)://", x, ignore.case = TRUE)) {
           next
         }
-        stop("`", nm, "` must be a path inside the served directory, not a URL",
-             if (!guard$network) " (web addresses need \"network\" in `allow`)", call. = FALSE)
+        abort("`", nm, "` must be a path inside the served directory, not a URL",
+              if (!guard$network) " (web addresses need \"network\" in `allow`)")
       }
       if (!path_inside(x, guard$root)) {
-        stop("`", nm, "` must be a path inside the served directory, not \"", x, "\"", call. = FALSE)
+        abort("`", nm, "` must be a path inside the served directory, not \"", x, "\"")
       }
     }
   }

@@ -44,8 +44,8 @@ series_from_json <- function(value) {
   if (!all(names(value) %in% c("data", "frequency", "start")) ||
       !is.numeric(data) || !is.numeric(frequency) || length(frequency) != 1L || !is.finite(frequency) ||
       frequency <= 0 || !is.numeric(start <- as_atomic(start, "number")) || !length(start) %in% 1:2) {
-    stop("a time series is {\"data\": [numbers], \"frequency\": a positive number, ",
-         "\"start\": a number or [unit, period]}", call. = FALSE)
+    abort("a time series is {\"data\": [numbers], \"frequency\": a positive number, ",
+          "\"start\": a number or [unit, period]}")
   }
   stats::ts(data, start = start, frequency = frequency)
 }
@@ -57,17 +57,16 @@ series_from_json <- function(value) {
 # environment reaches R's attached packages but not the global environment.
 formula_from_json <- function(value) {
   if (!is_scalar_string(value)) {
-    stop("a formula must be given as a single string such as \"y ~ x\"", call. = FALSE)
+    abort("a formula must be given as a single string such as \"y ~ x\"")
   }
   expr <- tryCatch(str2lang(value), error = function(e) NULL)
   if (!is.call(expr) || !identical(expr[[1L]], as.name("~"))) {
-    stop("\"", value, "\" is not a formula such as \"y ~ x\"", call. = FALSE)
+    abort("\"", value, "\" is not a formula such as \"y ~ x\"")
   }
   bad <- setdiff(formula_calls(expr), formula_functions)
   if (length(bad) > 0L) {
-    stop("the formula \"", value, "\" calls ", paste0(bad, "()", collapse = ", "),
-         ", which a formula may not; it may call ", paste0(formula_functions[-1L], collapse = " "),
-         call. = FALSE)
+    abort("the formula \"", value, "\" calls ", paste0(bad, "()", collapse = ", "),
+          ", which a formula may not; it may call ", paste0(formula_functions[-1L], collapse = " "))
   }
   env <- if ("package:stats" %in% search()) as.environment("package:stats") else baseenv()
   stats::as.formula(expr, env = new.env(parent = env))

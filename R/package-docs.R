@@ -177,7 +177,7 @@ render_help_pages <- function(entry, package, path, format, topics) {
 # One parsed help page -> list(title, description, value, arguments = c(name = text)).
 rd_topic_doc <- function(rd, format) {
   if (!inherits(rd, "Rd")) {
-    stop("not a parsed help page (", class(rd)[1L], ")", call. = FALSE)
+    abort("not a parsed help page (", class(rd)[1L], ")")
   }
   md <- identical(format, "markdown")
   tags <- vapply(rd, function(s) attr(s, "Rd_tag") %||% "", character(1))
@@ -187,7 +187,7 @@ rd_topic_doc <- function(rd, format) {
   }
   title <- section("\\title")
   if (is.null(title)) {
-    stop("the help page has no \\title", call. = FALSE)
+    abort("the help page has no \\title")
   }
   desc <- section("\\description")
   value <- section("\\value")

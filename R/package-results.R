@@ -99,7 +99,7 @@ shape_request <- function(args, limits) {
       return(default)
     }
     if (!is.numeric(v) || length(v) != 1L || is.na(v) || v < 0 || v != round(v)) {
-      stop("`", name, "` must be a whole number of at least 0", call. = FALSE)
+      abort("`", name, "` must be a whole number of at least 0")
     }
     v
   }
@@ -109,12 +109,12 @@ shape_request <- function(args, limits) {
   if (!is.null(columns)) {
     columns <- as_atomic(columns, "string")
     if (!is.character(columns) || anyNA(columns)) {
-      stop("`.columns` must be an array of column names", call. = FALSE)
+      abort("`.columns` must be an array of column names")
     }
   }
   format <- args[[".format"]] %||% "records"
   if (!is_scalar_string(format) || !format %in% c("records", "csv", "markdown")) {
-    stop("`.format` must be \"records\", \"csv\" or \"markdown\"", call. = FALSE)
+    abort("`.format` must be \"records\", \"csv\" or \"markdown\"")
   }
   list(limit = as.integer(limit), offset = offset, columns = columns, format = format)
 }
@@ -124,9 +124,9 @@ shape_rows <- function(df, req) {
   if (!is.null(req$columns)) {
     unknown <- setdiff(req$columns, names(df))
     if (length(unknown) > 0L) {
-      stop("`.columns` names columns that the result does not have: ",
-           paste(unknown, collapse = ", "), "; its columns are: ",
-           paste(names(df), collapse = ", "), call. = FALSE)
+      abort("`.columns` names columns that the result does not have: ",
+            paste(unknown, collapse = ", "), "; its columns are: ",
+            paste(names(df), collapse = ", "))
     }
     df <- df[, req$columns, drop = FALSE]
   }

@@ -3,8 +3,6 @@
 # match.arg() and tests with missing(), and those it hands on to functions
 # that handle them missing.
 
-is_missing_arg <- function(x) is.symbol(x) && identical(as.character(x), "")
-
 # Formals to describe, with the environment their defaults refer to, the
 # names of arguments used with match.arg() (and whether several.ok) and
 # those tested with missing().

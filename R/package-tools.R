@@ -294,36 +294,30 @@ package_tools <- function(package, include = NULL, exclude = NULL, pattern = NUL
                           annotations = list(), shape = FALSE,
                           formulas = c("omit", "string"), allow = character(), root = NULL,
                           docs = c("markdown", "text"), cache = TRUE, quiet = FALSE) {
-  if (missing(package)) {
-    abort("`package` is required: the name of an installed package, e.g. \"stats\".")
-  }
+  check_required(package, "the name of an installed package, e.g. \"stats\".")
   path <- check_installed_package(package)
-  formulas <- check_choice(formulas, c("omit", "string"), "formulas")
-  docs <- check_choice(docs, c("markdown", "text"), "docs")
-  check_name_vector(include, "include", null_ok = TRUE)
-  check_name_vector(exclude, "exclude", null_ok = TRUE)
+  formulas <- check_choice(formulas, c("omit", "string"))
+  docs <- check_choice(docs, c("markdown", "text"))
+  check_character(include, allow_null = TRUE, what = "a character vector of function names")
+  check_character(exclude, allow_null = TRUE, what = "a character vector of function names")
   check_regex(pattern, "pattern")
   check_regex(exclude_pattern, "exclude_pattern")
-  if (!is_scalar_string(prefix)) {
-    abort("`prefix` must be a single string, not ", describe(prefix), ".")
-  }
+  check_string(prefix)
   if (!(is_true_false(cache) || is_scalar_string(cache))) {
-    abort("`cache` must be TRUE, FALSE or a directory path, not ", describe(cache), ".")
+    abort_arg("`cache` must be TRUE, FALSE or a directory path, not ", describe(cache), ".")
   }
-  if (!is_true_false(quiet)) {
-    abort("`quiet` must be TRUE or FALSE, not ", describe(quiet), ".")
-  }
+  check_bool(quiet)
   map_annotations(annotations, "annotations")
   allow <- check_allow(allow)
   root <- check_root(root, allow)
   if (!(is_true_false(shape) || (is.character(shape) && !anyNA(shape)))) {
-    abort("`shape` must be TRUE, FALSE or a character vector of function names, not ",
-          describe(shape), ".")
+    abort_arg("`shape` must be TRUE, FALSE or a character vector of function names, not ",
+              describe(shape), ".")
   }
   ns <- tryCatch(
     suppressPackageStartupMessages(loadNamespace(package, lib.loc = dirname(path))),
     error = function(e) {
-      abort("`package` \"", package, "\" is installed but could not be loaded: ", conditionMessage(e))
+      abort_arg("`package` \"", package, "\" is installed but could not be loaded: ", conditionMessage(e))
     }
   )
   exports <- sort(getNamespaceExports(ns), method = "radix")
@@ -336,8 +330,8 @@ package_tools <- function(package, include = NULL, exclude = NULL, pattern = NUL
   if (is.character(shape)) {
     unknown <- setdiff(shape, names(funs))
     if (length(unknown) > 0L) {
-      abort("`shape` names functions that are not selected from ", package, ": ",
-            quote_names(unknown), ".")
+      abort_arg("`shape` names functions that are not selected from ", package, ": ",
+                quote_names(unknown), ".")
     }
   }
   limits <- shape_limits()
@@ -395,7 +389,7 @@ package_tools <- function(package, include = NULL, exclude = NULL, pattern = NUL
       package_tool_schema(fname, inferred, ov, shaped, limits, md),
       # Problems with the user's overrides are errors; anything else
       # skips this one function.
-      error = function(e) if (inherits(e, "mcplite_override_error")) abort(conditionMessage(e)) else e
+      error = function(e) if (inherits(e, "mcplite_override_error")) abort_arg(conditionMessage(e)) else e
     )
     if (inherits(schema, "error")) {
       notes$failed <- c(notes$failed, paste0(fname, " (", conditionMessage(schema), ")"))
@@ -445,7 +439,7 @@ package_tools <- function(package, include = NULL, exclude = NULL, pattern = NUL
     built <- tryCatch(
       build_package_tool(fname, funs[[fname]], inferred, schema, tool_name, ov,
                          c(capability_annotations(caps, annotations), annotations), guard),
-      error = function(e) if (inherits(e, "mcplite_override_error")) abort(conditionMessage(e)) else e
+      error = function(e) if (inherits(e, "mcplite_override_error")) abort_arg(conditionMessage(e)) else e
     )
     if (inherits(built, "error")) {
       notes$failed <- c(notes$failed, paste0(fname, " (", conditionMessage(built), ")"))
@@ -484,12 +478,12 @@ check_allow <- function(allow) {
     return(character())
   }
   if (!is.character(allow) || anyNA(allow)) {
-    abort("`allow` must be a character vector of capability names, not ", describe(allow), ".")
+    abort_arg("`allow` must be a character vector of capability names, not ", describe(allow), ".")
   }
   unknown <- setdiff(allow, names(capability_labels))
   if (length(unknown) > 0L) {
-    abort("`allow` names unknown capabilities ", quote_names(unknown), "; the capabilities are ",
-          quote_names(names(capability_labels), max = 20L), ".")
+    abort_arg("`allow` names unknown capabilities ", quote_names(unknown), "; the capabilities are ",
+              quote_names(names(capability_labels), max = 20L), ".")
   }
   unique(allow)
 }
@@ -500,17 +494,17 @@ check_root <- function(root, allow) {
   files <- intersect(allow, c("read_files", "write_files"))
   if (is.null(root)) {
     if (length(files) > 0L) {
-      abort("`root` is required when `allow` includes ", quote_names(files), ": the directory ",
-            "that the served functions' file arguments must stay inside.")
+      abort_arg("`root` is required when `allow` includes ", quote_names(files), ": the directory ",
+                "that the served functions' file arguments must stay inside.")
     }
     return(NULL)
   }
   if (length(files) == 0L) {
-    abort("`root` is only used with `allow` including \"read_files\" or \"write_files\".")
+    abort_arg("`root` is only used with `allow` including \"read_files\" or \"write_files\".")
   }
   if (!is_scalar_string(root) || !nzchar(root) || !dir.exists(root)) {
-    abort("`root` must be the path of an existing directory, not ",
-          if (is_scalar_string(root)) paste0("\"", root, "\"") else describe(root), ".")
+    abort_arg("`root` must be the path of an existing directory, not ",
+              if (is_scalar_string(root)) paste0("\"", root, "\"") else describe(root), ".")
   }
   normalizePath(root, winslash = "/", mustWork = TRUE)
 }
@@ -538,11 +532,11 @@ abort_refused <- function(package, refused) {
     paste0(f, "() ", paste0(capability_labels[names(caps)], " (through ", caps, ")", collapse = " and "))
   }, character(1))
   needed <- unique(unlist(lapply(refused, names), use.names = FALSE))
-  abort("`include` names functions of ", package, " that can do more than compute: ",
-        paste(parts, collapse = "; "), ". To serve them, allow exactly that with `allow = ",
-        if (length(needed) == 1L) paste0("\"", needed, "\"") else
+  abort_arg("`include` names functions of ", package, " that can do more than compute: ",
+            paste(parts, collapse = "; "), ". To serve them, allow exactly that with `allow = ",
+            if (length(needed) == 1L) paste0("\"", needed, "\"") else
           paste0("c(", paste0("\"", needed, "\"", collapse = ", "), ")"),
-        "`", if (any(c("read_files", "write_files") %in% needed)) " and a `root` directory", ".")
+            "`", if (any(c("read_files", "write_files") %in% needed)) " and a `root` directory", ".")
 }
 
 classification_frame <- function(classification) {
@@ -562,42 +556,26 @@ classification_frame <- function(classification) {
 # -- checks -------------------------------------------------------------------
 
 check_installed_package <- function(package) {
-  if (!is_scalar_string(package) || !nzchar(package)) {
-    abort("`package` must be the name of an installed package as a single string, not ",
-          describe(package), ".")
-  }
+  check_string(package, allow_empty = FALSE, what = "the name of an installed package as a single string")
   path <- find.package(package, quiet = TRUE)
   if (length(path) == 0L) {
-    abort("`package` must name an installed package, but \"", package,
-          "\" is not installed in any library of `.libPaths()`.")
+    abort_arg("`package` must name an installed package, but \"", package,
+              "\" is not installed in any library of `.libPaths()`.")
   }
   path[[1L]]
-}
-
-check_name_vector <- function(x, arg, null_ok = FALSE) {
-  if (is.null(x) && null_ok) {
-    return(invisible(x))
-  }
-  if (!is.character(x) || anyNA(x)) {
-    abort("`", arg, "` must be NULL or a character vector of function names, not ",
-          describe(x), ".")
-  }
-  invisible(x)
 }
 
 check_regex <- function(x, arg) {
   if (is.null(x)) {
     return(invisible(x))
   }
-  if (!is_scalar_string(x)) {
-    abort("`", arg, "` must be NULL or a single regular expression, not ", describe(x), ".")
-  }
+  check_string(x, what = "a single regular expression", allow_null = TRUE, arg = arg)
   ok <- tryCatch({
     grepl(x, "", perl = TRUE)
     TRUE
   }, error = function(e) FALSE, warning = function(w) FALSE)
   if (!ok) {
-    abort("`", arg, "` is not a valid regular expression: \"", x, "\".")
+    abort_arg("`", arg, "` is not a valid regular expression: \"", x, "\".")
   }
   invisible(x)
 }
@@ -612,8 +590,8 @@ select_exports <- function(package, ns, exports, include, exclude, pattern, excl
   if (!is.null(include)) {
     missing_names <- setdiff(include, exports)
     if (length(missing_names) > 0L) {
-      abort("`include` names objects that ", package, " does not export: ",
-            quote_names(missing_names), ".")
+      abort_arg("`include` names objects that ", package, " does not export: ",
+                quote_names(missing_names), ".")
     }
     names <- exports[exports %in% include]
   } else {
@@ -632,8 +610,8 @@ select_exports <- function(package, ns, exports, include, exclude, pattern, excl
     if (is.function(obj)) {
       funs[[nm]] <- obj
     } else if (!is.null(include)) {
-      abort("`include` names \"", nm, "\", which ", package, " exports but which is ",
-            describe(obj), ", not a function.")
+      abort_arg("`include` names \"", nm, "\", which ", package, " exports but which is ",
+                describe(obj), ", not a function.")
     }
   }
   funs
@@ -641,10 +619,10 @@ select_exports <- function(package, ns, exports, include, exclude, pattern, excl
 
 override_fields <- c("name", "title", "description", "arguments", "annotations", "shape", "convert")
 
-# Overrides are the user's own input: problems are errors (plain
-# mcplite_error, like every argument check).
+# Overrides are the user's own input: problems are errors (class
+# mcplite_error_argument, like every argument check).
 check_overrides <- function(overrides, selected, package) {
-  fail <- function(...) abort(...)
+  fail <- function(...) abort_arg(...)
   if (!is_named_list(overrides)) {
     fail("`overrides` must be a named list (one entry per function name), not ",
          describe_json_shape(overrides), ".")
@@ -828,8 +806,8 @@ package_tool_schema <- function(fname, inferred, ov, shaped, limits, md) {
   override_args <- ov$arguments %||% list()
   unknown <- setdiff(names(override_args), names(inferred$args))
   if (length(unknown) > 0L) {
-    abort("`overrides$", fname, "$arguments` names arguments that ", fname, "() does not have: ",
-          quote_names(unknown), ".", class = "mcplite_override_error")
+    abort_arg("`overrides$", fname, "$arguments` names arguments that ", fname, "() does not have: ",
+              quote_names(unknown), ".", class = "mcplite_override_error")
   }
   props <- list()
   required <- character()
@@ -863,8 +841,8 @@ package_tool_schema <- function(fname, inferred, ov, shaped, limits, md) {
   }
   for (arg in names(ov$convert)) {
     if (!arg %in% names(props)) {
-      abort("`overrides$", fname, "$convert$", arg, "` is for an argument that is not in the ",
-            "schema of ", fname, "().", class = "mcplite_override_error")
+      abort_arg("`overrides$", fname, "$convert$", arg, "` is for an argument that is not in the ",
+                "schema of ", fname, "().", class = "mcplite_override_error")
     }
     convert[[arg]] <- ov$convert[[arg]]
   }

@@ -79,16 +79,16 @@ progress_refused <- function(sent, progress, total, message) {
     return(invisible(bridge_value(sent)))
   }
   if (!is.numeric(progress) || length(progress) != 1L || !is.finite(progress)) {
-    abort("`progress` must be a single finite number, not ", describe(progress), ".",
-      class = "mcplite_error_progress")
+    abort_arg("`progress` must be a single finite number, not ", describe(progress), ".",
+          class = "mcplite_error_progress")
   }
   if (!is.null(total) && (!is.numeric(total) || length(total) != 1L || !is.finite(total))) {
-    abort("`total` must be NULL or a single finite number, not ", describe(total), ".",
-      class = "mcplite_error_progress")
+    abort_arg("`total` must be NULL or a single finite number, not ", describe(total), ".",
+          class = "mcplite_error_progress")
   }
   if (!is.null(message) && (!is_scalar_string(message))) {
-    abort("`message` must be NULL or a single string, not ", describe(message), ".",
-      class = "mcplite_error_progress")
+    abort_arg("`message` must be NULL or a single string, not ", describe(message), ".",
+          class = "mcplite_error_progress")
   }
   abort("mcp_progress() refused its arguments without a reason; this is a bug in mcplite.",
     class = "mcplite_error_internal")
@@ -109,7 +109,7 @@ progress_interval <- function(interval) {
   }
   if (!is.numeric(interval) || length(interval) != 1L || is.na(interval) ||
     interval < 0.05 || interval > 3600) {
-    abort(arg, " must be a number of seconds from 0.05 to 3600, not ", describe(interval), ".")
+    abort_arg(arg, " must be a number of seconds from 0.05 to 3600, not ", describe(interval), ".")
   }
   as.double(interval)
 }

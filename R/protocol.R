@@ -18,7 +18,7 @@ protocol_constants <- function() {
 protocol_code <- function(name) {
   code <- protocol_constants()$codes[name]
   if (length(code) != 1L || is.na(code)) {
-    stop("internal error: unknown protocol code ", name, call. = FALSE)
+    abort("internal error: unknown protocol code ", name, class = error_class("internal"))
   }
   unname(code)
 }

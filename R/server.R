@@ -106,8 +106,8 @@
 #' A server that cannot start (a bad tool definition or environment
 #' variable, a port in use, an address that is not this machine's, a public
 #' address without a token) stops with an error that names the cause: run by
-#' `Rscript`, that is one line `Error: ...` on standard error, which is what
-#' client logs show, and a non-zero exit status.
+#' `Rscript`, that is one line ``Error in `mcp_server()`: ...`` on standard
+#' error, which is what client logs show, and a non-zero exit status.
 #'
 #' While the server runs, standard output belongs to the protocol: anything a
 #' tool prints with `cat()`, `print()`, `message()`, C-level `printf()` or a
@@ -451,9 +451,7 @@ mcp_server <- function(tools, instructions = NULL, transport = NULL, host = NULL
     # mcp_load_tools() runs the script: record the tools, serve nothing.
     return(record(tools = if (!missing(tools)) tools, instructions = instructions))
   }
-  if (missing(tools)) {
-    abort("`tools` is required: supply a tool made by `tool()` or a list of tools.")
-  }
+  check_required(tools, "supply a tool made by `tool()` or a list of tools.")
   check_session_tools(session_tools)
   session_wait <- check_session_wait(session_wait)
   check_confine(confine)
@@ -475,7 +473,7 @@ mcp_server <- function(tools, instructions = NULL, transport = NULL, host = NULL
   interval <- progress_interval(progress_interval)
   restore_locale <- use_utf8_ctype()
   on.exit(restore_locale(), add = TRUE)
-  check_instructions(instructions)
+  check_string(instructions, allow_null = TRUE)
   spec <- if (session_tools) live_server_spec(tools, session_wait) else server_spec(tools)
   check_payload_options()
   confine <- confine_default(confine, tools)
@@ -543,10 +541,8 @@ mcp_server <- function(tools, instructions = NULL, transport = NULL, host = NULL
 #' mcp_handle(handler, '{"jsonrpc":"2.0","id":2,"method":"tools/call",
 #'   "params":{"name":"echo","arguments":{"text":"hi"}}}')
 mcp_handler <- function(tools, instructions = NULL, session_tools = FALSE, session_wait = NULL) {
-  if (missing(tools)) {
-    abort("`tools` is required: supply a tool made by `tool()` or a list of tools.")
-  }
-  check_instructions(instructions)
+  check_required(tools, "supply a tool made by `tool()` or a list of tools.")
+  check_string(instructions, allow_null = TRUE)
   check_session_tools(session_tools)
   session_wait <- check_session_wait(session_wait)
   spec <- if (session_tools) live_server_spec(tools, session_wait) else server_spec(tools)
@@ -558,11 +554,9 @@ mcp_handler <- function(tools, instructions = NULL, session_tools = FALSE, sessi
 #' @rdname mcp_handler
 #' @export
 mcp_handle <- function(x, message, signal = FALSE) {
-  check_signal(signal)
+  check_bool(signal)
   handler <- if (inherits(x, "mcplite_handler")) x else mcp_handler(x)
-  if (missing(message)) {
-    abort("`message` is required: supply one JSON-RPC message as JSON text or a list.")
-  }
+  check_required(message, "supply one JSON-RPC message as JSON text or a list.")
   line <- if (is.character(message) && inherits(message, "json")) {
     paste(message, collapse = "")
   } else if (is_scalar_string(message)) {
@@ -570,7 +564,7 @@ mcp_handle <- function(x, message, signal = FALSE) {
   } else if (is.list(message) && !is.object(message)) {
     fixed_json(request_objects(message))
   } else {
-    abort("`message` must be a single string of JSON or a list, not ", describe(message), ".")
+    abort_arg("`message` must be a single string of JSON or a list, not ", describe(message), ".")
   }
   old <- serving_options()
   on.exit(options(old), add = TRUE)
@@ -603,12 +597,6 @@ use_utf8_ctype <- function() {
   function() invisible()
 }
 
-check_instructions <- function(instructions) {
-  if (!is.null(instructions) && !is_scalar_string(instructions)) {
-    abort("`instructions` must be NULL or a single string, not ", describe(instructions), ".")
-  }
-}
-
 server_version <- function() {
   unname(getNamespaceVersion(topenv(environment(server_version))))
 }
@@ -624,7 +612,7 @@ server_spec <- function(tools) {
   if (is_servable_tool(tools)) {
     tools <- list(tools)
   } else if (!is.list(tools) || is.object(tools)) {
-    abort(
+    abort_arg(
       "`tools` must be a tool made by `tool()` (or an `ellmer::tool()` definition) ",
       "or a list of them, not ", describe_tool_candidate(tools), ".",
       if (is.character(tools)) " Scripts are never sourced: source the file yourself and pass its tools."
@@ -634,7 +622,7 @@ server_spec <- function(tools) {
   for (i in seq_along(tools)) {
     x <- tools[[i]]
     if (!is_servable_tool(x)) {
-      abort(
+      abort_arg(
         "`tools[[", i, "]]` must be a tool made by `tool()` or an `ellmer::tool()` ",
         "definition, not ", describe_tool_candidate(x), "."
       )
@@ -642,14 +630,14 @@ server_spec <- function(tools) {
     specs[[i]] <- tryCatch(
       if (is_mcplite_tool(x)) tool_spec(x) else ellmer_tool_spec(x),
       mcplite_error = function(e) {
-        abort("`tools[[", i, "]]`", tool_label(x), " is not a valid tool: ", conditionMessage(e))
+        abort_arg("`tools[[", i, "]]`", tool_label(x), " is not a valid tool: ", conditionMessage(e))
       }
     )
   }
   names <- vapply(specs, function(s) s$name, character(1))
   dups <- unique(names[duplicated(names)])
   if (length(dups) > 0L) {
-    abort(
+    abort_arg(
       "`tools` must have unique names; repeated: ",
       paste0("\"", dups, "\"", collapse = ", "), "."
     )
@@ -729,7 +717,7 @@ with_serving_options <- function(expr) {
   on.exit(options(old))
   tryCatch(expr, mcplite_error = function(e) {
     options(old)
-    stop(e)
+    raise(e)
   })
 }
 
@@ -744,13 +732,13 @@ server_transport <- function(transport) {
   }
   if (!is_scalar_string(transport) || !transport %in% c("stdio", "http")) {
     what <- if (from_env) "The environment variable `MCPLITE_TRANSPORT`" else "`transport`"
-    abort(what, " must be \"stdio\" or \"http\", not ", describe(transport), ".")
+    abort_arg(what, " must be \"stdio\" or \"http\", not ", describe(transport), ".")
   }
   transport
 }
 
 # Check the HTTP arguments (with their environment variables) and make the
-# list the bridge reads (`HttpArgs` in rust/mcplite-r/src/http.rs). An option
+# list the bridge reads (`HttpArgs` in rust/mcplite-r/src/serve_http.rs). An option
 # neither given nor set in the environment is NULL: its default is the
 # engine's (`HttpOptions::default`), the one place for the defaults.
 http_options <- function(host, port, path, token, allowed_origins, allowed_hosts, allow_public,
@@ -762,7 +750,7 @@ http_options <- function(host, port, path, token, allowed_origins, allowed_hosts
   host_arg <- http_arg_name(host, "host")
   host <- host %||% env("MCPLITE_HOST")
   if (!is.null(host) && (!is_scalar_string(host) || !nzchar(host))) {
-    abort(host_arg, " must be a non-empty string such as \"127.0.0.1\", not ", describe(host), ".")
+    abort_arg(host_arg, " must be a non-empty string such as \"127.0.0.1\", not ", describe(host), ".")
   }
   port_arg <- "`port`"
   if (is.null(port) && !is.null(env("MCPLITE_PORT"))) {
@@ -773,31 +761,31 @@ http_options <- function(host, port, path, token, allowed_origins, allowed_hosts
   }
   if (!is.null(port) && (!is.numeric(port) || length(port) != 1L || is.na(port) || port != round(port) ||
     port < 0 || port > 65535)) {
-    abort(port_arg, " must be a whole number from 0 to 65535, not ", describe(port), ".")
+    abort_arg(port_arg, " must be a whole number from 0 to 65535, not ", describe(port), ".")
   }
   if (!is.null(path) && (!is_scalar_string(path) || !startsWith(path, "/") || identical(path, "/health"))) {
-    abort("`path` must be a string starting with \"/\" (and not \"/health\"), not ", describe(path), ".")
+    abort_arg("`path` must be a string starting with \"/\" (and not \"/health\"), not ", describe(path), ".")
   }
   token_arg <- http_arg_name(token, "token")
   token <- token %||% env("MCPLITE_TOKEN")
   if (!is.null(token) && (!is_scalar_string(token) || !nzchar(token) || grepl("[^!-~]", token))) {
-    abort(token_arg, " must be NULL or a non-empty string of visible ASCII characters, not ",
+    abort_arg(token_arg, " must be NULL or a non-empty string of visible ASCII characters, not ",
       describe(token), ".")
   }
   # RULES H6.2 (the engine checks it too); the token itself is never shown.
   if (!is.null(token) && nchar(token) < 16L) {
-    abort(token_arg, " is ", nchar(token), " characters long: a token must have at least 16 ",
+    abort_arg(token_arg, " is ", nchar(token), " characters long: a token must have at least 16 ",
       "(make one with `openssl rand -hex 32`).")
   }
   tokens_file_arg <- http_arg_name(tokens_file, "tokens_file")
   tokens_file <- tokens_file %||% env("MCPLITE_TOKENS_FILE")
   if (!is.null(tokens_file) && (!is_scalar_string(tokens_file) || !nzchar(tokens_file))) {
-    abort(tokens_file_arg, " must be NULL or the path of a file, not ", describe(tokens_file), ".")
+    abort_arg(tokens_file_arg, " must be NULL or the path of a file, not ", describe(tokens_file), ".")
   }
   trusted_proxies <- http_names(trusted_proxies, "trusted_proxies")
   log_format <- env("MCPLITE_LOG_FORMAT")
   if (!is.null(log_format) && !log_format %in% c("text", "json")) {
-    abort("The environment variable `MCPLITE_LOG_FORMAT` must be \"text\" or \"json\", not ",
+    abort_arg("The environment variable `MCPLITE_LOG_FORMAT` must be \"text\" or \"json\", not ",
       describe(log_format), ".")
   }
   access_log <- if (isFALSE(http_flag(NULL, "access_log"))) "off" else log_format
@@ -807,7 +795,7 @@ http_options <- function(host, port, path, token, allowed_origins, allowed_hosts
   replica_arg <- http_arg_name(replica, "replica")
   replica <- replica %||% env("MCPLITE_REPLICA")
   if (!is.null(replica) && (!is_scalar_string(replica) || !grepl("^[A-Za-z0-9_-]{1,32}$", replica))) {
-    abort(replica_arg, " must be NULL or 1 to 32 ASCII letters, digits, \"_\" or \"-\", not ",
+    abort_arg(replica_arg, " must be NULL or 1 to 32 ASCII letters, digits, \"_\" or \"-\", not ",
       describe(replica), ".")
   }
   list(
@@ -844,10 +832,7 @@ http_names <- function(value, name) {
     items <- items[nzchar(items)]
     return(if (length(items) > 0L) items)
   }
-  if (!is.character(value) || anyNA(value)) {
-    abort("`", name, "` must be NULL or a character vector without NA, not ", describe(value), ".")
-  }
-  value
+  check_character(value, allow_null = TRUE, arg = name)
 }
 
 # A logical HTTP switch: the argument, else its environment variable
@@ -860,14 +845,11 @@ http_flag <- function(value, name) {
       return(NULL)
     }
     if (!tolower(raw) %in% c("true", "false")) {
-      abort("The environment variable `", var, "` must be \"true\" or \"false\", not ", describe(raw), ".")
+      abort_arg("The environment variable `", var, "` must be \"true\" or \"false\", not ", describe(raw), ".")
     }
     return(identical(tolower(raw), "true"))
   }
-  if (!isTRUE(value) && !isFALSE(value)) {
-    abort("`", name, "` must be TRUE or FALSE, not ", describe(value), ".")
-  }
-  value
+  check_bool(value, arg = name)
 }
 
 # One numeric HTTP limit: the argument, else its environment variable
@@ -887,7 +869,7 @@ http_limit <- function(value, name, min, whole, what) {
   }
   if (!is.numeric(value) || length(value) != 1L || is.na(value) || value < min || value > 2^53 ||
     (whole && value != round(value))) {
-    abort(arg, " must be ", what, " from ", format(min, scientific = FALSE), " up, not ", describe(value), ".")
+    abort_arg(arg, " must be ", what, " from ", format(min, scientific = FALSE), " up, not ", describe(value), ".")
   }
   as.numeric(value)
 }

@@ -114,9 +114,7 @@ tool_result <- function(content = list(), structured_content = NULL,
   } else if (inherits(content, "mcplite_content")) {
     content <- list(content)
   }
-  if (!is_true_false(is_error)) {
-    abort("`is_error` must be TRUE or FALSE, not ", describe(is_error), ".")
-  }
+  check_bool(is_error)
   content <- check_content_list(content)
   meta <- check_meta(meta, "meta")
   new_tool_result(content, structured_content, is_error, meta)
@@ -142,7 +140,7 @@ structured_root <- function(x) {
     }
     nms <- names(x)
     if (!is.null(nms) && !is_named_list(x, empty_ok = FALSE)) {
-      abort(
+      abort_arg(
         "`structured_content` has names, so every element must have a unique, non-empty name ",
         "(a JSON object); leave all names off for a JSON array."
       )
@@ -157,7 +155,7 @@ structured_json <- function(x) {
   tryCatch(
     payload_json(root),
     error = function(e) {
-      abort("`structured_content` cannot be converted to JSON: ", conditionMessage(e))
+      abort_arg("`structured_content` cannot be converted to JSON: ", conditionMessage(e))
     }
   )
 }
@@ -168,18 +166,18 @@ check_content_list <- function(content) {
     "content_resource_link() or content_resource()."
   )
   if (!is.list(content) || is.object(content)) {
-    abort("`content` must be a content block or a list of them, not ", describe(content), ". ", hint)
+    abort_arg("`content` must be a content block or a list of them, not ", describe(content), ". ", hint)
   }
   if (length(content) == 0L) {
-    abort("`content` must contain at least one content block. ", hint)
+    abort_arg("`content` must contain at least one content block. ", hint)
   }
   content <- unname(content)
   for (i in seq_along(content)) {
     content[[i]] <- tryCatch(
       validate_block(content[[i]]),
       mcplite_error = function(e) {
-        abort("Element ", i, " of `content` is not a valid content block: ",
-              sub("\\.?$", ".", conditionMessage(e)), " ", hint)
+        abort_arg("Element ", i, " of `content` is not a valid content block: ",
+                  sub("\\.?$", ".", conditionMessage(e)), " ", hint)
       }
     )
   }

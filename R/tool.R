@@ -150,33 +150,25 @@ tool <- function(fun, description, ..., arguments = list(), name = NULL,
     mcplite_error = function(e) {
       desc <- if (no_description) NULL else tryCatch(description, error = function(e) NULL)
       e$message <- paste0("In ", tool_context(fun_expr, desc, name), ": ", conditionMessage(e))
-      stop(e)
+      raise(e)
     }
   )
 }
 
 new_tool <- function(fun, fun_expr, description, ..., arguments, name, annotations,
                      output_schema) {
-  if (missing(fun)) {
-    abort("`fun` is required: the R function to expose as a tool.")
-  }
-  if (!is.function(fun)) {
-    abort("`fun` must be a function, not ", describe(fun), ".")
-  }
+  check_required(fun, "the R function to expose as a tool.")
+  check_function(fun)
   if (is.primitive(fun)) {
-    abort(
+    abort_arg(
       "`fun` is a primitive function, which cannot carry tool metadata. ",
       "Wrap it in a closure, for example `function(x) sum(unlist(x))`."
     )
   }
-  if (missing(description)) {
-    abort("`description` is required: a single string saying what the tool does.")
-  }
-  if (!is_scalar_string(description)) {
-    abort("`description` must be a single string, not ", describe(description), ".")
-  }
+  check_required(description, "a single string saying what the tool does.")
+  check_string(description)
   if (...length() > 0L) {
-    abort(
+    abort_arg(
       "`...` must be empty, but ", ...length(), " extra argument",
       if (...length() > 1L) "s were" else " was", " supplied. ",
       "Describe the tool's arguments in `arguments`, ",
@@ -185,14 +177,14 @@ new_tool <- function(fun, fun_expr, description, ..., arguments, name, annotatio
   }
   if (is.null(name)) {
     if (!is.symbol(fun_expr)) {
-      abort(
+      abort_arg(
         "`name` is required when `fun` is not given as a plain variable name ",
         "(for example an anonymous function or `pkg::fun`)."
       )
     }
     name <- as.character(fun_expr)
     if (!is_valid_tool_name(name)) {
-      abort(
+      abort_arg(
         "`name` is required: the name taken from `fun` (\"", name, "\") is not a valid ",
         "tool name (1 to 128 ASCII letters, digits, `_`, `.` or `-`)."
       )
@@ -253,11 +245,9 @@ is_valid_tool_name <- function(name) {
 
 # RULES R1.4: a scalar string of 1 to 128 ASCII letters, digits, `_`, `.`, `-`.
 check_tool_name <- function(name) {
-  if (!is_scalar_string(name)) {
-    abort("`name` must be a single string, not ", describe(name), ".")
-  }
+  check_string(name)
   if (!is_valid_tool_name(name)) {
-    abort(
+    abort_arg(
       "`name` must be 1 to 128 ASCII letters, digits, `_`, `.` or `-`, not \"",
       name, "\"."
     )
@@ -270,9 +260,7 @@ check_tool_name <- function(name) {
 tool_metadata <- function(name, description, arguments, annotations, output_schema,
                           fun = NULL) {
   check_tool_name(name)
-  if (!is_scalar_string(description)) {
-    abort("`description` must be a single string, not ", describe(description), ".")
-  }
+  check_string(description)
   input_schema <- arguments_schema(arguments)
   if (is.function(fun)) {
     check_arguments_callable(input_schema, fun)
@@ -296,7 +284,7 @@ arguments_schema <- function(arguments) {
   if (inherits(arguments, "mcplite_type_from_schema")) {
     schema <- type_schema(arguments, "arguments")
     if (!identical(schema[["type"]], "object")) {
-      abort(
+      abort_arg(
         "A complete input schema in `arguments` must have the root member ",
         "`type` equal to \"object\" (a root reached through `$ref`, `allOf` and ",
         "the like does not count)."
@@ -305,17 +293,17 @@ arguments_schema <- function(arguments) {
     return(schema)
   }
   if (is_type(arguments)) {
-    abort(
+    abort_arg(
       "`arguments` must be a named list of type helpers or a single ",
       "type_from_schema() object, not ", type_label(arguments), ". ",
       "Wrap the argument types in `list()`, e.g. `list(x = type_number())`."
     )
   }
   if (!is.list(arguments) || is.object(arguments)) {
-    abort("`arguments` must be a named list of type helpers, not ", describe(arguments), ".")
+    abort_arg("`arguments` must be a named list of type helpers, not ", describe(arguments), ".")
   }
   if (!is_named_list(arguments)) {
-    abort(
+    abort_arg(
       "`arguments` must be empty or have unique, non-empty names ",
       "(one per argument of `fun`)."
     )
@@ -323,7 +311,7 @@ arguments_schema <- function(arguments) {
   for (nm in names(arguments)) {
     el <- arguments[[nm]]
     if (!is_type(el)) {
-      abort(
+      abort_arg(
         "Each element of `arguments` must be a type helper such as type_string() ",
         "or an ellmer type; `arguments$", nm, "` is ", describe(el), "."
       )
@@ -352,7 +340,7 @@ check_arguments_callable <- function(input_schema, fun) {
     paste0("`fun` takes ", and_list(paste0("`", formal_names, "`")))
   }
   one <- length(unknown) == 1L
-  abort(
+  abort_arg(
     "`arguments` declares ", and_list(paste0("`", unknown, "`")),
     ", which `fun` cannot take: it has no argument ",
     if (one) "of that name" else "of those names",
@@ -382,7 +370,7 @@ annotation_keys <- c(
 # the original order (character(0) when empty).
 map_annotations <- function(annotations, arg = "annotations") {
   if (!is_named_list(annotations)) {
-    abort(
+    abort_arg(
       "`", arg, "` must be a named list with unique, non-empty names, not ",
       describe_json_shape(annotations), "."
     )
@@ -394,7 +382,7 @@ map_annotations <- function(annotations, arg = "annotations") {
   for (snake in names(annotation_keys)) {
     camel <- annotation_keys[[snake]]
     if (snake != camel && snake %in% keys && camel %in% keys) {
-      abort(
+      abort_arg(
         "`", arg, "` must not contain both `", snake, "` and `", camel,
         "`; use only `", snake, "`."
       )
@@ -409,10 +397,10 @@ map_annotations <- function(annotations, arg = "annotations") {
     v <- annotations[[i]]
     field <- paste0("`", arg, "$", keys[i], "`")
     if (wire[i] %in% hints && !is_true_false(v)) {
-      abort(field, " must be TRUE or FALSE, not ", describe(v), ".")
+      abort_arg(field, " must be TRUE or FALSE, not ", describe(v), ".")
     }
     if (wire[i] == "title" && (!is_scalar_string(v) || is.object(v))) {
-      abort(field, " must be a single string, not ", describe(v), ".")
+      abort_arg(field, " must be a single string, not ", describe(v), ".")
     }
     out[i] <- value_json(v, field, arg)
   }
@@ -428,8 +416,8 @@ value_json <- function(v, field, arg) {
   tryCatch(
     fixed_json(v),
     error = function(e) {
-      abort("`", arg, "` must be encodable as JSON, but ", field, " is not: ",
-            conditionMessage(e))
+      abort_arg("`", arg, "` must be encodable as JSON, but ", field, " is not: ",
+                conditionMessage(e))
     }
   )
 }
@@ -445,7 +433,7 @@ output_schema_list <- function(output_schema) {
     inherits(output_schema, "ellmer::TypeJsonSchema")
   if (!ok) {
     what <- if (is_type(output_schema)) type_label(output_schema) else describe(output_schema)
-    abort(
+    abort_arg(
       "`output_schema` must be NULL, a type_object() or a type_from_schema() ",
       "(or an ellmer type_object()/type_from_schema()), not ", what, "."
     )
@@ -461,7 +449,7 @@ tool_spec <- function(x) {
   if (inherits(x, "mcplite_tool") && is.function(x)) {
     meta <- attr(x, "mcplite", exact = TRUE)
     if (!is.list(meta) || is.object(meta)) {
-      abort("This mcplite tool has no usable metadata; create it again with tool().")
+      abort_arg("This mcplite tool has no usable metadata; create it again with tool().")
     }
     m <- validated_metadata(meta)
     if (is.null(m)) {
@@ -489,7 +477,7 @@ tool_spec <- function(x) {
   if (inherits(x, "ellmer::ToolDef") && exists("ellmer_tool_spec", mode = "function")) {
     return(ellmer_tool_spec(x))
   }
-  abort(
+  abort_arg(
     "Expected a tool created with tool() (or an ellmer::tool() definition), not ",
     describe(x), "."
   )

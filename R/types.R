@@ -129,31 +129,10 @@ new_type <- function(kind, fields) {
   structure(fields, class = c(paste0("mcplite_type_", kind), "mcplite_type"))
 }
 
-check_type_description <- function(x, arg) {
-  if (!is.null(x) && !is_scalar_string(x)) {
-    abort("`", arg, "` must be NULL or a single string, not ", describe(x), ".")
-  }
-  invisible(x)
-}
-
-check_type_required <- function(x, arg) {
-  if (!is_true_false(x)) {
-    abort("`", arg, "` must be TRUE or FALSE, not ", describe(x), ".")
-  }
-  invisible(x)
-}
-
-check_type_nullable <- function(x, arg) {
-  if (!is_true_false(x)) {
-    abort("`", arg, "` must be TRUE or FALSE, not ", describe(x), ".")
-  }
-  invisible(x)
-}
-
 scalar_type <- function(kind, description, required, nullable) {
-  check_type_description(description, "description")
-  check_type_required(required, "required")
-  check_type_nullable(nullable, "nullable")
+  check_string(description, allow_null = TRUE)
+  check_bool(required)
+  check_bool(nullable)
   new_type(kind, list(kind = kind, description = description, required = required,
                       nullable = nullable))
 }
@@ -185,13 +164,11 @@ type_string <- function(description = NULL, required = TRUE, nullable = FALSE) {
 #' @rdname tool-types
 #' @export
 type_enum <- function(values, description = NULL, required = TRUE, nullable = FALSE) {
-  if (missing(values)) {
-    abort("`values` is required: a non-empty atomic vector of allowed values.")
-  }
+  check_required(values, "a non-empty atomic vector of allowed values.")
   enum <- check_enum_values(values)
-  check_type_description(description, "description")
-  check_type_required(required, "required")
-  check_type_nullable(nullable, "nullable")
+  check_string(description, allow_null = TRUE)
+  check_bool(required)
+  check_bool(nullable)
   new_type("enum", list(
     kind = "enum", values = enum$values, value_type = enum$type,
     description = description, required = required, nullable = nullable
@@ -206,23 +183,23 @@ check_enum_values <- function(values, arg = "values") {
   ok_type <- is.atomic(values) && !is.object(values) &&
     typeof(values) %in% c("character", "integer", "double", "logical")
   if (!ok_type) {
-    abort(
+    abort_arg(
       "`", arg, "` must be a character, factor, integer, double or logical vector, not ",
       describe(values), "."
     )
   }
   if (length(values) == 0L) {
-    abort("`", arg, "` must contain at least one value.")
+    abort_arg("`", arg, "` must contain at least one value.")
   }
   if (anyNA(values)) {
-    abort("`", arg, "` must not contain missing values (NA or NaN).")
+    abort_arg("`", arg, "` must not contain missing values (NA or NaN).")
   }
   if (is.double(values) && !all(is.finite(values))) {
-    abort("`", arg, "` must contain finite numbers only.")
+    abort_arg("`", arg, "` must contain finite numbers only.")
   }
   if (anyDuplicated(values)) {
-    abort("`", arg, "` must not contain duplicates; `", format(values[anyDuplicated(values)]),
-          "` appears more than once.")
+    abort_arg("`", arg, "` must not contain duplicates; `", format(values[anyDuplicated(values)]),
+              "` appears more than once.")
   }
   type <- switch(typeof(values),
     character = "string", integer = "integer", double = "number", logical = "boolean"
@@ -233,16 +210,14 @@ check_enum_values <- function(values, arg = "values") {
 #' @rdname tool-types
 #' @export
 type_array <- function(items, description = NULL, required = TRUE, nullable = FALSE) {
-  if (missing(items)) {
-    abort("`items` is required: a type helper describing the array's elements.")
-  }
+  check_required(items, "a type helper describing the array's elements.")
   if (!is_type(items)) {
-    abort("`items` must be a type helper such as type_string() or an ellmer type, not ",
-          describe(items), ".")
+    abort_arg("`items` must be a type helper such as type_string() or an ellmer type, not ",
+              describe(items), ".")
   }
-  check_type_description(description, "description")
-  check_type_required(required, "required")
-  check_type_nullable(nullable, "nullable")
+  check_string(description, allow_null = TRUE)
+  check_bool(required)
+  check_bool(nullable)
   # Computing the schema now surfaces problems with ellmer items eagerly.
   type_schema(items, "items")
   new_type("array", list(kind = "array", items = items, description = description,
@@ -253,15 +228,12 @@ type_array <- function(items, description = NULL, required = TRUE, nullable = FA
 #' @export
 type_object <- function(.description = NULL, ..., .required = TRUE,
                         .additional_properties = FALSE, .nullable = FALSE) {
-  check_type_description(.description, ".description")
+  check_string(.description, allow_null = TRUE)
   properties <- list(...)
   check_properties(properties, "...")
-  check_type_required(.required, ".required")
-  if (!is_true_false(.additional_properties)) {
-    abort("`.additional_properties` must be TRUE or FALSE, not ",
-          describe(.additional_properties), ".")
-  }
-  check_type_nullable(.nullable, ".nullable")
+  check_bool(.required)
+  check_bool(.additional_properties)
+  check_bool(.nullable)
   x <- new_type("object", list(
     kind = "object", properties = properties, description = .description,
     required = .required, additional_properties = .additional_properties,
@@ -278,17 +250,17 @@ check_properties <- function(properties, arg) {
   }
   nms <- names(properties)
   if (is.null(nms) || anyNA(nms) || !all(nzchar(nms))) {
-    abort("Every element of `", arg, "` must be named (the property name).")
+    abort_arg("Every element of `", arg, "` must be named (the property name).")
   }
   if (anyDuplicated(nms)) {
-    abort("The names in `", arg, "` must be unique; `", nms[anyDuplicated(nms)],
-          "` is used more than once.")
+    abort_arg("The names in `", arg, "` must be unique; `", nms[anyDuplicated(nms)],
+              "` is used more than once.")
   }
   for (nm in nms) {
     el <- properties[[nm]]
     if (!is_type(el)) {
-      abort("Every element of `", arg, "` must be a type helper such as type_string() ",
-            "or an ellmer type; `", arg, "$", nm, "` is ", describe(el), ".")
+      abort_arg("Every element of `", arg, "` must be a type helper such as type_string() ",
+                "or an ellmer type; `", arg, "$", nm, "` is ", describe(el), ".")
     }
   }
   invisible(properties)
@@ -298,16 +270,14 @@ check_properties <- function(properties, arg) {
 #' @export
 type_from_schema <- function(text = NULL, path = NULL) {
   if (is.null(text) == is.null(path)) {
-    abort("Supply exactly one of `text` and `path`.")
+    abort_arg("Supply exactly one of `text` and `path`.")
   }
   # JSON text is read as the server reads it, with a UTF-8 character type:
   # in the C locale a UTF-8 script's strings would otherwise be mangled.
   restore_locale <- use_utf8_ctype()
   on.exit(restore_locale(), add = TRUE)
   if (!is.null(path)) {
-    if (!is_scalar_string(path)) {
-      abort("`path` must be a single string (a file path), not ", describe(path), ".")
-    }
+    check_string(path, what = "a single string (a file path)")
     json <- read_schema_file(path)
     schema <- parse_schema_json(json, "path")
     arg <- "path"
@@ -318,7 +288,7 @@ type_from_schema <- function(text = NULL, path = NULL) {
     schema <- text
     arg <- "text"
   } else {
-    abort("`text` must be a JSON string or an unclassed R list, not ", describe(text), ".")
+    abort_arg("`text` must be a JSON string or an unclassed R list, not ", describe(text), ".")
   }
   check_schema_object(schema, arg)
   new_type("from_schema", list(kind = "from_schema", schema = schema, required = TRUE))
@@ -340,13 +310,13 @@ read_schema_file <- function(path) {
     }
   )
   if (is.null(lines)) {
-    abort("`path` could not be read: ", reason %||% "unknown error", ".")
+    abort_arg("`path` could not be read: ", reason %||% "unknown error", ".")
   }
   if (length(lines) > 0L) {
     lines[1L] <- sub("^\ufeff", "", lines[1L])
   }
   if (!all(validUTF8(lines))) {
-    abort("`path` could not be read: the file is not valid UTF-8.")
+    abort_arg("`path` could not be read: the file is not valid UTF-8.")
   }
   paste(lines, collapse = "\n")
 }
@@ -356,12 +326,12 @@ read_schema_file <- function(path) {
 parse_schema_json <- function(json, arg) {
   json <- enc2utf8(json)
   if (!validUTF8(json)) {
-    abort("`", arg, "` is not valid UTF-8.")
+    abort_arg("`", arg, "` is not valid UTF-8.")
   }
   tryCatch(
     json_decode(json),
     mcplite_error_json = function(e) {
-      abort("`", arg, "` could not be parsed as JSON: ", conditionMessage(e), ".")
+      abort_arg("`", arg, "` could not be parsed as JSON: ", conditionMessage(e), ".")
     }
   )
 }
@@ -381,19 +351,19 @@ is_json_object <- function(x) {
 # environments or classed lists anywhere inside.
 check_schema_object <- function(schema, arg) {
   if (!is_json_object(schema)) {
-    abort("`", arg, "` must describe a JSON object (a named list, or {}), not ",
-          describe_json_shape(schema), ".")
+    abort_arg("`", arg, "` must describe a JSON object (a named list, or {}), not ",
+              describe_json_shape(schema), ".")
   }
   # The quick walk builds no path strings; the path is looked for only when
   # something is wrong (tool() and type_from_schema() both run this check).
   bad <- if (!all_plain_json(schema)) find_unencodable(schema)
   if (!is.null(bad)) {
-    abort("`", arg, "` must contain only plain JSON values; ", bad, ".")
+    abort_arg("`", arg, "` must contain only plain JSON values; ", bad, ".")
   }
   tryCatch(
     fixed_json(schema),
     error = function(e) {
-      abort("`", arg, "` cannot be encoded as JSON: ", conditionMessage(e))
+      abort_arg("`", arg, "` cannot be encoded as JSON: ", conditionMessage(e))
     }
   )
   invisible(schema)
@@ -492,24 +462,24 @@ type_schema <- function(x, where) {
       return(NULL)
     }
     if (!exists("ellmer_type_schema", mode = "function")) {
-      abort("`", where, "` is an ellmer type, but ellmer types are not supported yet.")
+      abort_arg("`", where, "` is an ellmer type, but ellmer types are not supported yet.")
     }
     return(ellmer_type_schema(x, where))
   }
   if (!inherits(x, "mcplite_type") || !is.list(x)) {
-    abort("`", where, "` must be a type helper such as type_string() or an ellmer type, not ",
-          describe(x), ".")
+    abort_arg("`", where, "` must be a type helper such as type_string() or an ellmer type, not ",
+              describe(x), ".")
   }
   kind <- x[["kind"]]
   if (!is_scalar_string(kind) || !inherits(x, paste0("mcplite_type_", kind))) {
-    abort("`", where, "` is a damaged mcplite type object; create it with a type_*() helper.")
+    abort_arg("`", where, "` is a damaged mcplite type object; create it with a type_*() helper.")
   }
   # A nullable type also admits JSON null: {"anyOf":[<schema>,{"type":"null"}]}
   # with the description beside the anyOf (RULES R2.3: the anyOf spelling, not a
   # type array, is the portable one).
   nullable <- x[["nullable"]]
   if (!is.null(nullable) && !is_true_false(nullable)) {
-    abort("`", where, "$nullable` must be TRUE or FALSE.")
+    abort_arg("`", where, "$nullable` must be TRUE or FALSE.")
   }
   nullable <- isTRUE(nullable)
   describe_last <- function(schema) {
@@ -517,7 +487,7 @@ type_schema <- function(x, where) {
       schema <- list(anyOf = list(schema, list(type = "null")))
     }
     d <- x[["description"]]
-    check_type_description(d, paste0(where, "$description"))
+    check_string(d, allow_null = TRUE, arg = paste0(where, "$description"))
     if (!is.null(d)) {
       schema$description <- d
     }
@@ -539,7 +509,7 @@ type_schema <- function(x, where) {
     object = {
       ap <- x[["additional_properties"]]
       if (!is_true_false(ap)) {
-        abort("`", where, "$additional_properties` must be TRUE or FALSE.")
+        abort_arg("`", where, "$additional_properties` must be TRUE or FALSE.")
       }
       describe_last(object_schema(x[["properties"]], where, additional_properties = ap))
     },
@@ -549,7 +519,7 @@ type_schema <- function(x, where) {
       schema
     },
     ignore = NULL,
-    abort("`", where, "` is a damaged mcplite type object; create it with a type_*() helper.")
+    abort_arg("`", where, "` is a damaged mcplite type object; create it with a type_*() helper.")
   )
 }
 

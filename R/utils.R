@@ -1,40 +1,11 @@
 # Internal helpers shared by the whole package.
 
-# abort(), the helper that raises mcplite's errors, is in R/conditions.R.
+# abort(), the helper that raises mcplite's errors, is in R/conditions.R; the
+# argument checks (check_*(), is_scalar_string(), ...) are in R/check.R.
 
-is_scalar_string <- function(x) {
-  is.character(x) && length(x) == 1L && !is.na(x)
-}
-
-is_true_false <- function(x) {
-  is.logical(x) && length(x) == 1L && !is.na(x)
-}
-
-# An unclassed list whose names are all non-empty and unique; an empty list
-# (named or not) counts when `empty_ok` is TRUE.
-is_named_list <- function(x, empty_ok = TRUE) {
-  if (!is.list(x) || is.object(x)) {
-    return(FALSE)
-  }
-  if (length(x) == 0L) {
-    return(empty_ok)
-  }
-  nms <- names(x)
-  !is.null(nms) && !anyNA(nms) && all(nzchar(nms)) && !anyDuplicated(nms)
-}
-
-# One of `choices` (the first when `x` is `choices` itself, the default of a
-# `match.arg()`-style argument), else an error naming `arg` that lists them.
-check_choice <- function(x, choices, arg) {
-  if (identical(x, choices)) {
-    return(choices[[1L]])
-  }
-  if (!is_scalar_string(x) || !x %in% choices) {
-    abort("`", arg, "` must be one of ", or_list(paste0("\"", choices, "\"")), ", not ",
-          if (is_scalar_string(x)) paste0("\"", x, "\"") else describe(x), ".")
-  }
-  x
-}
+# An empty symbol: the value of a formal argument without a default, or of an
+# empty argument in a call (`x[, 1]`).
+is_missing_arg <- function(x) is.symbol(x) && identical(as.character(x), "")
 
 # What was supplied, in words, for error messages ("`text` must be a single
 # string, not <describe(x)>."). Missing values and short scalars are shown as

@@ -21,7 +21,7 @@ worker_start_timeout <- 120
 worker_options <- function(workers, max_queue, confine = FALSE, host_tools = NULL, tools = NULL) {
   n <- http_limit(workers, "workers", 1, whole = TRUE, what = "a whole number") %||% 1
   if (n > 1024) {
-    abort("`workers` must be a whole number from 1 to 1024, not ", describe(workers), ".")
+    abort_arg("`workers` must be a whole number from 1 to 1024, not ", describe(workers), ".")
   }
   queue <- http_limit(max_queue, "max_queue", 0, whole = TRUE, what = "a whole number") %||% 64
   if (n == 1 && !confine) {

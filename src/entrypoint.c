@@ -2,7 +2,7 @@
 // static library (it registers the .Call entry points); R looks for
 // R_init_mcplite when it loads the package. One entry point is not
 // extendr's: mcp_progress()'s, a .External routine written in Rust without
-// extendr's wrapper (rust/mcplite-r/src/progress.rs says why). Registering
+// extendr's wrapper (rust/mcplite-r/src/running_call.rs says why). Registering
 // .External routines leaves the .Call table as extendr set it, and resets
 // dynamic lookup, which is switched off again.
 #include <Rinternals.h>

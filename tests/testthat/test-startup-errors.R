@@ -1,7 +1,7 @@
 # RULES S10: a server that cannot start says why. Each case runs a real
 # server script with `Rscript` (as a client or a process manager starts it),
 # and checks what a user sees in the client's log: standard error holds one
-# line naming the cause (R's "Error: ..."; R adds "Execution halted"), the
+# line naming the cause ("Error in `mcp_server()`: ..."; R adds "Execution halted"), the
 # server never said it was serving, and the exit status is not 0.
 
 skip_on_cran()
@@ -28,11 +28,12 @@ run_failing_server <- function(code, env = character()) {
   list(status = res$status, stderr = strsplit(res$stderr, "\n", fixed = TRUE)[[1]], stdout = res$stdout)
 }
 
-# One line naming the cause, nothing served, a non-zero exit status.
-expect_says_why <- function(res, cause) {
+# One line naming the function that failed (RULES R9.2) and the cause,
+# nothing served, a non-zero exit status.
+expect_says_why <- function(res, cause, fun = "mcp_server") {
   said <- setdiff(res$stderr, c("Execution halted", ""))
   expect_length(said, 1L)
-  expect_match(said, "^Error: ")
+  expect_match(said, paste0("^Error in `", fun, "\\(\\)`: "))
   expect_match(said, cause)
   expect_false(any(grepl("serving MCP", res$stderr, fixed = TRUE)))
   expect_false(identical(res$status, 0L))
@@ -113,6 +114,7 @@ test_that("bad tool definitions are named, over stdio and over HTTP", {
     res <- run_failing_server(
       'mcp_server(tool(function(x) x, "A.", name = "bad name!", arguments = list(x = type_string())))', env
     )
-    expect_says_why(res, "`name` must be 1 to 128 ASCII letters")
+    # tool() fails first, called by the script before mcp_server() runs.
+    expect_says_why(res, "`name` must be 1 to 128 ASCII letters", fun = "tool")
   }
 })

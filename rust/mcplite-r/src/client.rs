@@ -290,7 +290,7 @@ fn client_connect_http(
     spec.ca_file = opt_string(&ca_file);
     let (keys, vals) = (strings(&names), strings(&values));
     spec.headers = keys.into_iter().zip(vals).collect();
-    if let Err(why) = mcplite_engine::client::http::check_headers(&spec.headers) {
+    if let Err(why) = mcplite_engine::client::http_link::check_headers(&spec.headers) {
         return Error::new(Kind::Argument, why).into_r();
     }
     if max_message.is_finite() && max_message >= 1.0 {
@@ -505,7 +505,7 @@ fn client_stderr(handle: ExternalPtr<ClientHandle>) -> Vec<String> {
 /// @noRd
 #[extendr]
 fn client_progress_listening() -> bool {
-    crate::progress::listening()
+    crate::running_call::listening()
 }
 
 extendr_module! {

@@ -179,7 +179,7 @@ impl RHost {
             } else {
                 let buf = error_buffer();
                 if buf == *st.clean_buffer.borrow() {
-                    crate::progress::interrupt_consumed();
+                    crate::running_call::interrupt_consumed();
                     return Err(ToolFailure::Interrupted);
                 }
                 strip_error_prefix(&strings::escape_invalid(&buf))
@@ -256,7 +256,7 @@ impl Host for RHost {
         arguments: Option<&Map<String, Value>>,
         ctx: &CallContext,
     ) -> std::result::Result<ToolResult, ToolFailure> {
-        crate::progress::swallow_stale_interrupt();
+        crate::running_call::swallow_stale_interrupt();
         let mut out = None;
         let this = &*self;
         let ok = crate::trace_context::with_trace_context(ctx, || {
@@ -268,7 +268,7 @@ impl Host for RHost {
         match out {
             Some(r) => r,
             None if !ok && take_interrupt() => {
-                crate::progress::interrupt_consumed();
+                crate::running_call::interrupt_consumed();
                 Err(ToolFailure::Interrupted)
             }
             None => Err(ToolFailure::Error(ABORTED.into())),
@@ -278,7 +278,7 @@ impl Host for RHost {
     fn interrupt_pending(&mut self) -> bool {
         // A cancellation's interrupt that arrived after its call ended is
         // not the user's Ctrl-C.
-        crate::progress::swallow_stale_interrupt();
+        crate::running_call::swallow_stale_interrupt();
         take_interrupt()
     }
 }

@@ -28,13 +28,13 @@ pub mod encode;
 mod error;
 mod finalize;
 mod host;
-mod http;
 mod live;
 mod memory;
-mod progress;
 mod rapi;
 mod result;
-mod stdio;
+mod running_call;
+mod serve_http;
+mod stdio_fds;
 mod trace_context;
 mod workers;
 
@@ -76,12 +76,12 @@ fn engine_serve(spec: Robj, version: &str, instructions: Robj, progress_interval
         server.set_recorder(trace_context::recorder_from_process_env());
         // Workers start (and must say hello) before stdio is touched.
         let pool = workers::start_pool(&workers, &server)?;
-        let (mut guard, input, mut output) =
-            stdio::StdioGuard::install().map_err(|e| Error::new(Kind::Stdio, format!("cannot set up stdio: {e}")))?;
-        stdio::keep_large_buffers();
-        let reader = stdio::spawn_reader_masked(input);
-        let inflight = progress::new_inflight(progress_interval);
-        let _installed = progress::install(inflight.clone());
+        let (mut guard, input, mut output) = stdio_fds::StdioGuard::install()
+            .map_err(|e| Error::new(Kind::Stdio, format!("cannot set up stdio: {e}")))?;
+        stdio_fds::keep_large_buffers();
+        let reader = stdio_fds::spawn_reader_masked(input);
+        let inflight = running_call::new_inflight(progress_interval);
+        let _installed = running_call::install(inflight.clone());
         let opts = ServeOptions::default();
         let end = match &pool {
             Some(p) => serve_with_workers(&server, &mut host, p, reader, &mut output, &opts, &inflight),
@@ -103,7 +103,7 @@ fn engine_serve(spec: Robj, version: &str, instructions: Robj, progress_interval
 
 /// Serve over Streamable HTTP until SIGINT or SIGTERM. `opts` is the named
 /// list made by R's `http_options()` (R/server.R), read as
-/// [`http::HttpArgs`]. Returns why serving ended ("interrupt" or "sigterm").
+/// [`serve_http::HttpArgs`]. Returns why serving ended ("interrupt" or "sigterm").
 /// `workers` is as for `engine_serve`.
 /// @noRd
 #[extendr]
@@ -119,7 +119,7 @@ fn engine_serve_http(
         return Error::new(Kind::ServerRunning, error::SERVER_RUNNING).into_r();
     }
     let res = (|| -> error::Result<String> {
-        let opts = http::HttpArgs::try_from(&opts)
+        let opts = serve_http::HttpArgs::try_from(&opts)
             .map_err(|e| Error::new(Kind::Internal, format!("malformed HTTP options: {e}")))?
             .options()?;
         let mut host = make_host(&spec)?;
@@ -127,7 +127,7 @@ fn engine_serve_http(
         server.set_recorder(trace_context::recorder_from_process_env());
         // Workers start (and must say hello) before the port is bound.
         let pool = workers::start_pool(&workers, &server)?;
-        http::serve(server, &mut host, opts, Duration::from_secs_f64(progress_interval), pool)
+        serve_http::serve(server, &mut host, opts, Duration::from_secs_f64(progress_interval), pool)
     })();
     SERVING.store(false, Ordering::SeqCst);
     to_r(res.map_err(|e| e.context("The server could not run: ")))

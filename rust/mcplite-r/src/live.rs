@@ -229,7 +229,7 @@ fn live_call(mut conn: ExternalPtr<LiveConn>, fields: &str, body: Robj, wait: f6
         let slice = std::time::Duration::from_millis(50);
         // RULES N3.2: heartbeats say the call waits for the session until it
         // starts there.
-        let progress = crate::progress::current_progress();
+        let progress = crate::running_call::current_progress();
         if let Some(p) = &progress {
             p.set_waiting("the selected R session to be idle at its prompt");
         }
@@ -304,7 +304,7 @@ mod imp {
         // A cancelled call that runs is interrupted as SIGINT does (RULES
         // R10.6); an interrupt that lands after it ended is consumed in
         // on_input(), before R is back at the prompt.
-        listener.set_interrupter(crate::progress::interrupter());
+        listener.set_interrupter(crate::running_call::interrupter());
         let path = listener.path().to_string_lossy().into_owned();
         let fd = listener.wake_fd();
         // SAFETY: R's main thread (a .Call entry point); the handler list is
@@ -399,7 +399,7 @@ mod imp {
                     let (header, body) = run(live.runner, &job);
                     let _ = live.listener.finish(job, header, &body);
                     // Never into the user's own code.
-                    crate::progress::swallow_stale_interrupt();
+                    crate::running_call::swallow_stale_interrupt();
                 }
             })
         });

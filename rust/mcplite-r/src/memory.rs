@@ -67,7 +67,7 @@ impl MemoryLink {
             server,
             host,
             legacy: LegacyState::default(),
-            inflight: Arc::new(Inflight::new(policy, Some(crate::progress::interrupter()))),
+            inflight: Arc::new(Inflight::new(policy, Some(crate::running_call::interrupter()))),
             queue: VecDeque::new(),
             _spec: spec,
         }
@@ -176,7 +176,7 @@ impl Link for MemoryLink {
             let reply = std::thread::scope(|scope| {
                 scope.spawn(|| tick(inflight, &stop, &lines, &clock));
                 // mcp_progress() reports to this call while it runs.
-                let installed = crate::progress::install(inflight.clone());
+                let installed = crate::running_call::install(inflight.clone());
                 let reply = server.handle_parsed(legacy, incoming, host, &Carrier::watched(&watch)).into_line();
                 drop(installed);
                 stop.store(true, Ordering::SeqCst);
@@ -185,7 +185,7 @@ impl Link for MemoryLink {
             });
             // The ticker has ended: an interrupt it sent too late to stop
             // the tool must not reach the caller's R code.
-            crate::progress::swallow_stale_interrupt();
+            crate::running_call::swallow_stale_interrupt();
             reply
         } else {
             server.handle_parsed(legacy, incoming, host, &Carrier::NONE).into_line()

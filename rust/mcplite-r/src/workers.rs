@@ -14,7 +14,7 @@ use mcplite_engine::workers::{serve_worker, take_worker_fds, Pool, PoolOptions, 
 use mcplite_engine::{Host, Server};
 
 use crate::error::{self, to_r, Error, Kind};
-use crate::{make_host, progress, SERVING};
+use crate::{make_host, running_call, SERVING};
 
 /// The pool described by `opts`, a list made by R's `worker_options()`
 /// (`NULL`: no workers), started for the tools of `server`. Returns once
@@ -124,8 +124,8 @@ fn engine_worker(spec: Robj, progress_interval: f64) -> Robj {
         })?;
         let mut host = make_host(&spec)?;
         let tools = host.tools().into_iter().map(|t| t.name).collect();
-        let inflight = progress::new_inflight(Duration::from_secs_f64(progress_interval));
-        let _installed = progress::install(inflight.clone());
+        let inflight = running_call::new_inflight(Duration::from_secs_f64(progress_interval));
+        let _installed = running_call::install(inflight.clone());
         #[cfg(unix)]
         let _term = IgnoreTerm::install();
         let end = serve_worker(&mut host, input, output, tools, &inflight, WorkerOptions::default());

@@ -1,5 +1,5 @@
 //! The transport under a [`Connection`](super::Connection): the [`Link`] trait
-//! that stdio and Streamable HTTP implement (`stdio.rs`, `http.rs`; the bridge's
+//! that stdio and Streamable HTTP implement (`stdio_child.rs`, `http_link.rs`; the bridge's
 //! in-memory link too), the [`Event`]s it delivers, what it is told about an
 //! outgoing message, and the signal-free threads links start.
 

@@ -31,19 +31,19 @@
 //!
 //! One concept per file: this file holds the [`Connection`] and its request
 //! loop (start, poll, wait, cancel, close); `error.rs` why an operation
-//! failed; `link.rs` the [`Link`] trait and its [`Event`]s, which `stdio.rs`
-//! and `http.rs` implement; `era.rs` the negotiation above; `tools.rs`
+//! failed; `link.rs` the [`Link`] trait and its [`Event`]s, which `stdio_child.rs`
+//! and `http_link.rs` implement; `era.rs` the negotiation above; `tools.rs`
 //! listing and calling tools; `wire.rs` the JSON-RPC lines, `params.rs` the
 //! `x-mcp-header` arguments, `report.rs` the messages of failures and
 //! `tail.rs` the kept tail of a server's stderr.
 
 mod era;
 mod error;
-pub mod http;
+pub mod http_link;
 mod link;
 pub mod params;
 pub mod report;
-pub mod stdio;
+pub mod stdio_child;
 mod tail;
 mod tools;
 pub mod wire;
@@ -56,10 +56,10 @@ use serde_json::Value;
 pub use era::Era;
 pub(crate) use error::human_duration;
 pub use error::{ClientError, ConnectError};
-pub use http::{HttpLink, HttpSpec};
+pub use http_link::{HttpLink, HttpSpec};
 pub(crate) use link::spawn_masked;
 pub use link::{Event, FailureContext, Link, Outgoing};
-pub use stdio::{StdioLink, StdioSpec};
+pub use stdio_child::{StdioLink, StdioSpec};
 pub use tools::shapes_arguments;
 use wire::{classify, error_parts, json_string, request_line, Kind, Member};
 

@@ -139,7 +139,7 @@ pub fn headers_for(params: &[HeaderParam], arguments: &Value) -> Vec<(String, St
             },
             _ => continue,
         };
-        out.push((format!("Mcp-Param-{}", p.name), super::http::header_value(&text)));
+        out.push((format!("Mcp-Param-{}", p.name), super::http_link::header_value(&text)));
     }
     out
 }

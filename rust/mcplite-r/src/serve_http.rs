@@ -16,7 +16,7 @@ use mcplite_engine::workers::Pool;
 use mcplite_engine::{Host, Server};
 
 use crate::error::{Error, Kind};
-use crate::progress;
+use crate::running_call;
 
 static TERM: AtomicBool = AtomicBool::new(false);
 /// SIGHUP: read the tokens file again (RULES H6.1).
@@ -161,15 +161,15 @@ pub fn serve(
     let pool = pool.map(Arc::new);
     let path = opts.path.clone();
     let server = Arc::new(server);
-    let inflight = progress::new_inflight(progress_interval);
-    let _installed = progress::install(inflight.clone());
+    let inflight = running_call::new_inflight(progress_interval);
+    let _installed = running_call::install(inflight.clone());
     let http = HttpServer::bind_with_pool(server.clone(), opts, inflight, pool.clone()).map_err(|e| match e {
         HttpError::Config(m) => Error::new(Kind::Http, format!("{m}.")),
         HttpError::Io(e) => Error::new(Kind::Http, format!("cannot start: {e}.")),
     })?;
     let addr = http.local_addr();
     let _term = TermGuard::install();
-    progress::take_user_interrupt();
+    running_call::take_user_interrupt();
     // SIGTERM is acted on by an engine thread, also while a tool runs.
     http.stop_when(|| TERM.load(Ordering::SeqCst));
     http.reload_tokens_when(|| HUP.swap(false, Ordering::SeqCst));
@@ -178,7 +178,7 @@ pub fn serve(
     http.run(host, Duration::from_millis(100), &mut |h| {
         if TERM.load(Ordering::SeqCst) {
             why = "sigterm";
-        } else if progress::take_user_interrupt() || h.interrupt_pending() {
+        } else if running_call::take_user_interrupt() || h.interrupt_pending() {
             // Ctrl+C interrupts the tool that runs (as in R) and stops the
             // server. (An interrupt left over from a cancellation is
             // consumed by interrupt_pending and is not a stop.)

@@ -71,10 +71,10 @@ impl StdioSpec {
 }
 
 #[cfg(unix)]
-#[path = "stdio/unix.rs"]
+#[path = "stdio_child/unix.rs"]
 mod sys;
 #[cfg(windows)]
-#[path = "stdio/windows.rs"]
+#[path = "stdio_child/windows.rs"]
 mod sys;
 
 /// What one read of the server's stdout gave.
