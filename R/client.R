@@ -414,6 +414,10 @@ mcp_call <- function(x, tool, arguments = list(), ..., timeout = NULL, progress 
     abort("`tool` must be a single string (the tool's name), not ", describe(tool), ".")
   }
   check_arguments(arguments)
+  if (conn_ignores(x, tool)) {
+    abort("Tool `", tool, "` of MCP server `", x$name, "` is blocked by the `ignore_tools` of its configuration.",
+          class = c("mcplite_error_ignored_tool", "mcplite_error_client"), fields = list(server = x$name))
+  }
   timeout <- if (is.null(timeout)) x$timeout else check_seconds(timeout, "timeout")
   max_time <- if (is.null(max_time)) 10 * timeout else check_seconds(max_time, "max_time")
   if (!is.null(progress) && !is.function(progress)) {
@@ -456,7 +460,7 @@ mcp_list_tools <- function(x, ..., timeout = NULL) {
   }
   defs <- lapply(tools, tool_definition)
   names(defs) <- vapply(defs, function(d) d$name %||% "", character(1))
-  defs
+  defs[!conn_ignores(x, names(defs))]
 }
 
 #' Use a server's tools as mcplite tools
@@ -488,12 +492,23 @@ mcp_list_tools <- function(x, ..., timeout = NULL) {
 #' otherwise they are closed when the tools are no longer referenced and R's
 #' garbage collector runs, or when R exits.
 #'
+#' With several servers (a configuration file, a list of connections), one
+#' that cannot be started or reached, or whose tools cannot be listed, gives
+#' a warning of class `mcplite_warning_server` naming it and the others'
+#' tools are returned; `on_error = "stop"` makes it an error instead.
+#'
 #' @param x A connection from [mcp_connect()], a list of connections (e.g.
 #'   from [mcp_connect_config()]), or the path of a configuration file, which
-#'   is passed to [mcp_connect_config()].
+#'   is passed to [mcp_connect_config()]. `NULL` (the default) reads the
+#'   configuration file found as [mcp_connect_config()] describes: the option
+#'   `mcplite.config` or `.mcptools_config`, else
+#'   `~/.config/mcplite/config.json` or `~/.config/mcptools/config.json`.
 #' @param prefix `NULL` (keep the server's names), a string put in front of
 #'   every tool name, or `TRUE` to use each connection's name followed by `_`
 #'   (useful when several servers have tools with the same name).
+#' @param on_error With several servers: `"warn"` (the default) skips a
+#'   server that fails with a warning; `"stop"` raises its error (closing the
+#'   connections a configuration file opened).
 #' @return A list of mcplite tools, named by tool name.
 #' @seealso [mcp_connect()], [mcp_call()], [mcp_server()], [mcp_close()]
 #' @export
@@ -524,9 +539,14 @@ mcp_list_tools <- function(x, ..., timeout = NULL) {
 #' tools$everything_echo(message = "hi")
 #' mcp_close(tools)
 #' }
-mcp_tools <- function(x, prefix = NULL) {
-  if (is_scalar_string(x)) {
-    x <- mcp_connect_config(x)
+mcp_tools <- function(x = NULL, prefix = NULL, on_error = c("warn", "stop")) {
+  on_error <- check_choice(on_error, c("warn", "stop"), "on_error")
+  from_file <- is.null(x) || is_scalar_string(x)
+  if (from_file) {
+    x <- mcp_connect_config(x, on_error = on_error)
+    if (length(x) == 0L) {
+      return(list())
+    }
   }
   if (is_connection_list(x)) {
     if (isTRUE(prefix) && (is.null(names(x)) || !all(nzchar(names(x))))) {
@@ -536,7 +556,17 @@ mcp_tools <- function(x, prefix = NULL) {
     out <- list()
     for (i in seq_along(x)) {
       p <- if (isTRUE(prefix)) paste0(names(x)[[i]] %||% x[[i]]$name, "_") else prefix
-      out <- c(out, mcp_tools(x[[i]], prefix = p))
+      server <- names(x)[[i]] %||% x[[i]]$name
+      tools <- tryCatch(mcp_tools(x[[i]], prefix = p), mcplite_error_client = function(err) {
+        if (on_error == "stop") {
+          if (from_file) mcp_close(x)
+          stop(err)
+        }
+        if (from_file) mcp_close(x[[i]])
+        warn_server(if (nzchar(server)) server else x[[i]]$name, err)
+        list()
+      })
+      out <- c(out, tools)
     }
     return(out)
   }
