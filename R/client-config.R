@@ -528,6 +528,16 @@ warn_server <- function(server, err) {
 
 # --- Reading configuration files ----------------------------------------------
 
+# The `oauth` of an entry as mcp_connect() takes it: `allow_http` may also be
+# given beside `url` (mcptools' place for it).
+config_oauth <- function(nm, e) {
+  oauth <- e[["oauth"]]
+  if (isTRUE(e[["allow_http"]]) && (is.null(oauth) || is.list(oauth))) {
+    oauth <- c(oauth, list(allow_http = TRUE))[!duplicated(c(names(oauth), "allow_http"))]
+  }
+  oauth
+}
+
 # The configuration file used when none is named (see "Where the file is" in
 # ?mcp_connect_config): an option, else the first existing default.
 default_client_config <- function() {
@@ -613,6 +623,9 @@ check_config_entry <- function(nm, e) {
   if (!is.null(e$timeout) && !(is.numeric(e$timeout) && length(e$timeout) == 1L && e$timeout > 0)) {
     abort(field("timeout"), " must be a positive number of seconds.")
   }
+  if (!is.null(e[["oauth"]])) {
+    oauth_settings(config_oauth(nm, e), what = paste0("mcpServers$", nm, "$oauth"))
+  }
   ignore <- e[["ignore_tools"]]
   if (!is.null(ignore) && !is_scalar_string(ignore) && !(strings(ignore) && is.null(names(ignore)))) {
     abort(field("ignore_tools"), " must be a string or an array of strings (tool names, `*` for any characters).")
@@ -623,7 +636,8 @@ check_config_entry <- function(nm, e) {
 connect_entry <- function(nm, e) {
   timeout <- if (is.null(e[["timeout"]])) 60 else as.double(e[["timeout"]])
   conn <- if (!is.null(e[["url"]])) {
-    mcp_connect(url = e[["url"]], headers = unlist(e[["headers"]]), name = nm, timeout = timeout)
+    mcp_connect(url = e[["url"]], headers = unlist(e[["headers"]]), name = nm, timeout = timeout,
+                oauth = config_oauth(nm, e))
   } else {
     env <- if (length(e[["env"]]) > 0L) unlist(e[["env"]]) else NULL
     mcp_connect(

@@ -98,8 +98,41 @@
 #' error), so tokens need not be written into scripts or configuration files.
 #' Headers the protocol owns (`Accept`, `Content-Type`, `Content-Length`,
 #' `Host`, `Last-Event-ID`, `MCP-Protocol-Version`, `Mcp-Session-Id`,
-#' `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*`) cannot be set. There is no
-#' OAuth support: supply a token in `headers`.
+#' `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*`) cannot be set. A server that
+#' wants its users to sign in is signed in to with OAuth (see "Signing in"),
+#' unless `headers` set `Authorization` themselves (a static token).
+#'
+#' @section Signing in:
+#' When an HTTP server answers 401 (or 403 asking for more scopes), the
+#' client signs in the way the MCP authorization specification describes:
+#' it finds the server's authorization server (protected resource metadata,
+#' then the authorization server's metadata), registers itself there when
+#' needed (dynamic client registration, or a client ID metadata document
+#' given as `oauth$client_metadata_url`), and opens the authorization page
+#' in the browser (an interactive session; otherwise the URL is printed).
+#' After you sign in there, the browser is sent back to a listener on this
+#' machine, the client exchanges the code (with PKCE) for tokens and sends
+#' the request again. Tokens are kept in a file only you can read under
+#' `tools::R_user_dir("mcplite", "cache")` (or `oauth$cache_dir`, or the
+#' option `mcplite.oauth_cache_dir`), refreshed when they expire, and never
+#' printed. A program that is not interactive can show the page with its
+#' own user agent: the option `mcplite.oauth_user_agent` (a function called
+#' with the URL) or the environment variable `MCPLITE_OAUTH_USER_AGENT` (a
+#' command run with the URL as its last argument).
+#'
+#' `oauth` takes the settings of mcptools' configuration files:
+#' `authorization_server` and `resource` (instead of the discovered ones),
+#' `scope` (added to the discovered scopes, or instead of them with
+#' `scope_mode = "override"`), `client_info` (a pre-registered client: a list
+#' with `client_id` and optionally `client_secret` and
+#' `token_endpoint_auth_method`), `manual_client_info` (used only when the
+#' server offers no registration), `client_metadata` (members added to a
+#' dynamic registration), `client_metadata_url`, `redirect_uri` or
+#' `callback_host`, `callback_port` and `callback_path` (the loopback
+#' listener; by default `http://127.0.0.1:<free port>/callback`), `cache_dir`,
+#' `allow_http` (sign in to a plain `http://` server on another machine, or
+#' with an `http://` authorization server, which is otherwise refused) and
+#' `timeout` (seconds to sign in, default 300).
 #'
 #' With a legacy server (protocol 2025-11-25 and earlier), an answer stream
 #' that the server closes before the answer is resumed the way the protocol
@@ -159,6 +192,9 @@
 #' @param protocol `"auto"` (the default) negotiates; a version string
 #'   (`"2026-07-28"`, `"2025-11-25"`, `"2025-06-18"` or `"2024-11-05"`) insists
 #'   on that version.
+#' @param oauth With `url`: `NULL` (the default) signs in with OAuth when the
+#'   server asks for it, `FALSE` never does, and a list of settings (see
+#'   "Signing in") signs in with those.
 #' @param tools Tools to connect to in memory (instead of `command` or
 #'   `url`): a tool made by [tool()], a list of tools, or a handler made by
 #'   [mcp_handler()].
@@ -204,7 +240,7 @@
 #' }
 mcp_connect <- function(command = NULL, args = character(), ..., env = NULL, cwd = NULL,
                         url = NULL, headers = NULL, ca_file = NULL, name = NULL, timeout = 60,
-                        protocol = "auto", tools = NULL) {
+                        protocol = "auto", tools = NULL, oauth = NULL) {
   check_dots_empty(...)
   if (sum(!is.null(command), !is.null(url), !is.null(tools)) != 1L) {
     abort("Supply exactly one of `command` (a server to start), `url` (a remote server) and ",
@@ -214,8 +250,8 @@ mcp_connect <- function(command = NULL, args = character(), ..., env = NULL, cwd
   protocol <- check_protocol(protocol)
   if (!is.null(tools)) {
     if (!identical(args, character()) || !is.null(env) || !is.null(cwd) || !is.null(headers) ||
-        !is.null(ca_file)) {
-      abort("`args`, `env`, `cwd`, `headers` and `ca_file` do not apply to `tools`.")
+        !is.null(ca_file) || !is.null(oauth)) {
+      abort("`args`, `env`, `cwd`, `headers`, `ca_file` and `oauth` do not apply to `tools`.")
     }
     return(connect_memory(tools, name, timeout, protocol))
   }
@@ -223,10 +259,11 @@ mcp_connect <- function(command = NULL, args = character(), ..., env = NULL, cwd
     if (!identical(args, character()) || !is.null(env) || !is.null(cwd)) {
       abort("`args`, `env` and `cwd` apply to `command`, not to `url`.")
     }
-    return(connect_http(url, headers, ca_file, name, timeout, protocol))
+    return(connect_http(url, headers, ca_file, name, timeout, protocol, oauth))
   }
-  if (!is.null(headers) || !is.null(ca_file)) {
-    abort("`", if (is.null(headers)) "ca_file" else "headers", "` applies to `url`, not to `command`.")
+  if (!is.null(headers) || !is.null(ca_file) || !is.null(oauth)) {
+    abort("`", if (!is.null(headers)) "headers" else if (!is.null(ca_file)) "ca_file" else "oauth",
+          "` applies to `url`, not to `command`.")
   }
   if (!is_scalar_string(command) || !nzchar(command)) {
     abort("`command` must be a single non-empty string, not ", describe(command), ".")
