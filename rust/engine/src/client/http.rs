@@ -316,9 +316,15 @@ impl Post {
                 let wanted = status == 401 || challenge.error.as_deref() == Some("insufficient_scope");
                 if wanted && attempts < MAX_ATTEMPTS {
                     attempts += 1;
-                    drop(resp);
+                    let mut text = Vec::new();
+                    let _ = resp.into_body().into_reader().take(64 << 10).read_to_end(&mut text);
                     match auth.unauthorized(status, &challenge, sent.as_deref(), &self.stop) {
                         Ok(()) => continue,
+                        // A server that only takes a static token: its 401 as it is.
+                        Err(e) if e.no_sign_in() => {
+                            let _ = tx.send(self.error_status(status, &text));
+                            return;
+                        }
                         Err(e) => {
                             let _ = tx.send(Event::Failed(ClientError::Auth(e.0)));
                             return;

@@ -204,6 +204,8 @@ pub struct ServerMetadata {
     pub auth_methods: Option<Vec<String>>,
     pub cimd_supported: bool,
     pub iss_parameter_supported: bool,
+    /// No metadata was found: the 2025-03-26 default endpoints.
+    pub defaults: bool,
 }
 
 fn strings(v: Option<&Value>) -> Option<Vec<String>> {
@@ -245,6 +247,7 @@ impl ServerMetadata {
             cimd_supported: doc.get("client_id_metadata_document_supported").and_then(Value::as_bool) == Some(true),
             iss_parameter_supported: doc.get("authorization_response_iss_parameter_supported").and_then(Value::as_bool)
                 == Some(true),
+            defaults: false,
         };
         m.check(allow_http)?;
         Ok(m)
@@ -259,6 +262,7 @@ impl ServerMetadata {
             authorization_endpoint: at("/authorize"),
             token_endpoint: at("/token"),
             registration_endpoint: Some(at("/register")),
+            defaults: true,
             ..ServerMetadata::default()
         }
     }

@@ -55,7 +55,16 @@ impl OAuthError {
     pub fn new(m: impl Into<String>) -> OAuthError {
         OAuthError(m.into())
     }
+
+    /// The server has no sign-in at all: no metadata anywhere, and the
+    /// default endpoints of 2025-03-26 refused the registration. Its 401 is
+    /// then reported as it is (a server that wants a static token).
+    pub fn no_sign_in(&self) -> bool {
+        self.0.starts_with(NO_SIGN_IN)
+    }
 }
+
+const NO_SIGN_IN: &str = "the server offers no sign-in";
 
 /// A client given by the user (mcptools' `client_info`).
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
@@ -542,7 +551,14 @@ impl Authorizer {
         }
         if let Some(endpoint) = &meta.registration_endpoint {
             let cb = bind()?;
-            let id = self.register(endpoint, &cb.redirect_uri, scope)?;
+            let id = match self.register(endpoint, &cb.redirect_uri, scope) {
+                Err(e) if meta.defaults && cfg.manual_client_info.is_none() => {
+                    return Err(OAuthError::new(format!("{NO_SIGN_IN} ({})", e.0)))
+                }
+                Err(e) if !meta.defaults => return Err(e),
+                Err(_) => given(cfg.manual_client_info.as_ref().expect("checked")),
+                Ok(id) => id,
+            };
             return Ok((id, cb));
         }
         if let Some(info) = &cfg.manual_client_info {
