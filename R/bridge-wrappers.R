@@ -70,9 +70,9 @@ client_connect_memory <- function(spec, server_version, instructions, protocol, 
 }
 
 client_connect_http <- function(url, values, names, protocol, timeout, probe_timeout, max_message,
-                                client_version, ca_file, name) {
+                                client_version, ca_file, oauth, name) {
   bridge_value(.Call(wrap__client_connect_http, url, values, names, protocol, timeout, probe_timeout,
-                     max_message, client_version, ca_file, name))
+                     max_message, client_version, ca_file, oauth, name))
 }
 
 client_info <- function(ptr) bridge_value(.Call(wrap__client_info, ptr))

@@ -424,17 +424,31 @@ http_client_config <- function(url, name, client, token, token_env) {
 #' * a remote Streamable HTTP server: `url`, optional `headers` (object of
 #'   strings, values may use `${NAME}` for environment variables).
 #'
-#' Either kind may set `timeout` (seconds). An entry with `"disabled": true`
-#' is skipped; `"type"` may say `"stdio"`, `"http"` or `"streamable-http"`.
-#' Other members are ignored. Stdio servers get the allowlisted environment
-#' described in [mcp_connect()] plus their `env`.
+#' Either kind may set `timeout` (seconds) and `ignore_tools`: tool names, or
+#' patterns where `*` stands for any characters (`"delete_*"`), of tools to
+#' hide and block: they are left out of [mcp_list_tools()] and [mcp_tools()],
+#' and [mcp_call()] refuses them with an error of class
+#' `mcplite_error_ignored_tool` (the server is never asked). An entry with
+#' `"disabled": true` is skipped; `"type"` may say `"stdio"`, `"http"` or
+#' `"streamable-http"`. Other members are ignored. Stdio servers get the
+#' allowlisted environment described in [mcp_connect()] plus their `env`.
 #'
-#' @param path Path of the configuration file.
+#' @section Where the file is:
+#' With no `path`, the file is the one named by the option
+#' `mcplite.config`, else by the option `.mcptools_config` (mcptools' own),
+#' else the first that exists of `~/.config/mcplite/config.json` and
+#' `~/.config/mcptools/config.json` (where mcptools keeps it, so a file
+#' written for mcptools is used as it is). When none exists the error names
+#' the places looked at.
+#'
+#' @param path Path of the configuration file; `NULL` (the default) looks in
+#'   the places listed under "Where the file is".
 #' @param servers `NULL` (every server), or the names of the servers to
 #'   connect to.
 #' @param on_error `"stop"` (the default) closes the connections already made
-#'   and raises the error of the server that failed; `"warn"` warns and skips
-#'   that server.
+#'   and raises the error of the server that failed; `"warn"` warns (a
+#'   warning of class `mcplite_warning_server` whose `server` is the server's
+#'   name and `error` the error) and skips that server.
 #' @return A named list of connections (class `mcplite_connection`), in the
 #'   order of the file.
 #' @seealso [mcp_tools()] to turn the servers' tools into mcplite tools,
@@ -458,7 +472,7 @@ http_client_config <- function(url, name, client, token, token_env) {
 #' names(servers)
 #' mcp_call(servers$adder, "add", list(x = 2, y = 3))
 #' mcp_close(servers)
-mcp_connect_config <- function(path, servers = NULL, on_error = c("stop", "warn")) {
+mcp_connect_config <- function(path = NULL, servers = NULL, on_error = c("stop", "warn")) {
   on_error <- check_choice(on_error, c("stop", "warn"))
   entries <- read_client_config(path)
   if (!is.null(servers)) {
@@ -480,7 +494,7 @@ mcp_connect_config <- function(path, servers = NULL, on_error = c("stop", "warn"
       connect_entry(nm, e),
       mcplite_error = function(err) {
         if (on_error == "warn") {
-          warn(conditionMessage(err), class = "mcplite_warning_client")
+          warn_server(nm, err)
           return(NULL)
         }
         for (open in out) mcp_close(open)
@@ -494,9 +508,58 @@ mcp_connect_config <- function(path, servers = NULL, on_error = c("stop", "warn"
   out
 }
 
+# A server of a configuration file (or of a list given to mcp_tools()) that
+# failed: a warning of class `mcplite_warning_server` naming it, with the
+# server's name and the error as fields.
+warn_server <- function(server, err) {
+  cnd <- structure(
+    class = c("mcplite_warning_server", "warning", "condition"),
+    list(message = paste0("Skipped MCP server `", server, "`: ", conditionMessage(err)), call = NULL,
+         server = server, error = err)
+  )
+  warning(cnd)
+}
+
 # --- Reading configuration files ----------------------------------------------
 
+# The `oauth` of an entry as mcp_connect() takes it: `allow_http` may also be
+# given beside `url` (mcptools' place for it).
+config_oauth <- function(nm, e) {
+  oauth <- e[["oauth"]]
+  if (isTRUE(e[["allow_http"]]) && (is.null(oauth) || is.list(oauth))) {
+    oauth <- c(oauth, list(allow_http = TRUE))[!duplicated(c(names(oauth), "allow_http"))]
+  }
+  oauth
+}
+
+# The configuration file used when none is named (see "Where the file is" in
+# ?mcp_connect_config): an option, else the first existing default.
+default_client_config <- function() {
+  for (opt in c("mcplite.config", ".mcptools_config")) {
+    v <- getOption(opt)
+    if (!is.null(v)) {
+      if (!is_scalar_string(v)) {
+        abort("Option `", opt, "` must be the path of a configuration file (a single string), not ",
+              describe(v), ".")
+      }
+      return(v)
+    }
+  }
+  candidates <- c(file.path("~", ".config", "mcplite", "config.json"),
+                  file.path("~", ".config", "mcptools", "config.json"))
+  found <- candidates[file.exists(path.expand(candidates))]
+  if (length(found) == 0L) {
+    abort("`path` was not given and there is no configuration file where one is looked for: ",
+          "the options `mcplite.config` and `.mcptools_config` are not set and ",
+          paste0("\"", candidates, "\"", collapse = " and "), " do not exist.")
+  }
+  found[[1L]]
+}
+
 read_client_config <- function(path) {
+  if (is.null(path)) {
+    path <- default_client_config()
+  }
   check_string(path, what = "the path of a configuration file (a single string)")
   file <- path.expand(path)
   if (!file.exists(file) || dir.exists(file)) {
@@ -552,17 +615,28 @@ check_config_entry <- function(nm, e) {
   if (!is.null(e$timeout) && !(is.numeric(e$timeout) && length(e$timeout) == 1L && e$timeout > 0)) {
     abort(field("timeout"), " must be a positive number of seconds.")
   }
+  if (!is.null(e[["oauth"]])) {
+    oauth_settings(config_oauth(nm, e), what = paste0("mcpServers$", nm, "$oauth"))
+  }
+  ignore <- e[["ignore_tools"]]
+  if (!is.null(ignore) && !is_scalar_string(ignore) && !(strings(ignore) && is.null(names(ignore)))) {
+    abort(field("ignore_tools"), " must be a string or an array of strings (tool names, `*` for any characters).")
+  }
   invisible()
 }
 
 connect_entry <- function(nm, e) {
-  timeout <- if (is.null(e$timeout)) 60 else as.double(e$timeout)
-  if (!is.null(e$url)) {
-    return(mcp_connect(url = e$url, headers = unlist(e$headers), name = nm, timeout = timeout))
+  timeout <- if (is.null(e[["timeout"]])) 60 else as.double(e[["timeout"]])
+  conn <- if (!is.null(e[["url"]])) {
+    mcp_connect(url = e[["url"]], headers = unlist(e[["headers"]]), name = nm, timeout = timeout,
+                oauth = config_oauth(nm, e))
+  } else {
+    env <- if (length(e[["env"]]) > 0L) unlist(e[["env"]]) else NULL
+    mcp_connect(
+      e[["command"]], as.character(unlist(e[["args"]])), env = env, cwd = e[["cwd"]],
+      name = nm, timeout = timeout
+    )
   }
-  env <- if (length(e$env) > 0L) unlist(e$env) else NULL
-  mcp_connect(
-    e$command, as.character(unlist(e$args)), env = env, cwd = e$cwd,
-    name = nm, timeout = timeout
-  )
+  conn_set_ignored(conn, as.character(unlist(e[["ignore_tools"]])))
+  conn
 }

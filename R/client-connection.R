@@ -33,6 +33,30 @@ conn_cancel <- function(x, id, reason) client_cancel(x$ptr, id, reason)
 conn_close <- function(x) client_close(x$ptr)
 conn_stderr <- function(x) client_stderr(x$ptr)
 
+# Tools hidden and blocked (`ignore_tools` of a configuration file): names
+# where `*` stands for any characters.
+conn_set_ignored <- function(x, patterns) {
+  x$ignore_tools <- patterns
+  invisible(x)
+}
+conn_ignores <- function(x, tool) {
+  patterns <- x$ignore_tools
+  if (length(patterns) == 0L) {
+    return(rep(FALSE, length(tool)))
+  }
+  rx <- paste0("^(", paste(vapply(patterns, glob_regex, character(1)), collapse = "|"), ")$")
+  grepl(rx, tool, perl = TRUE)
+}
+
+# A name pattern with `*` wildcards as a regular expression (everything else
+# literal).
+glob_regex <- function(pattern) {
+  parts <- strsplit(pattern, "*", fixed = TRUE)[[1L]]
+  if (endsWith(pattern, "*")) parts <- c(parts, "")
+  parts <- gsub("([][{}()|^$.+?\\\\])", "\\\\\\1", parts, perl = TRUE)
+  paste(parts, collapse = ".*")
+}
+
 is_connection <- function(x) inherits(x, "mcplite_connection") && is.environment(x)
 
 is_connection_list <- function(x) {

@@ -29,19 +29,20 @@ interpolate_headers <- function(headers) {
   values
 }
 
-connect_http <- function(url, headers, ca_file, name, timeout, protocol) {
+connect_http <- function(url, headers, ca_file, name, timeout, protocol, oauth = NULL) {
   if (!is_scalar_string(url) || !grepl("^https?://[^/?#]+", url)) {
     abort_arg("`url` must be a single http:// or https:// URL, not ",
               if (is_scalar_string(url)) paste0("\"", url, "\"") else describe(url), ".")
   }
   headers <- interpolate_headers(headers)
   ca_file <- check_ca_file(ca_file)
+  oauth <- oauth_settings(oauth)
   host <- sub("^https?://([^/?#]+).*$", "\\1", url)
   host <- sub("^[^@]*@", "", host)
   name <- check_connection_name(name, host)
   ptr <- client_connect_http(
     url, unname(headers), names(headers) %||% character(), if (identical(protocol, "auto")) NULL else protocol,
-    timeout, probe_timeout(), max_message(), client_version(), ca_file, name
+    timeout, probe_timeout(), max_message(), client_version(), ca_file, oauth, name
   )
   new_connection(ptr, name, "http", url, timeout)
 }

@@ -98,8 +98,41 @@
 #' error), so tokens need not be written into scripts or configuration files.
 #' Headers the protocol owns (`Accept`, `Content-Type`, `Content-Length`,
 #' `Host`, `Last-Event-ID`, `MCP-Protocol-Version`, `Mcp-Session-Id`,
-#' `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*`) cannot be set. There is no
-#' OAuth support: supply a token in `headers`.
+#' `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*`) cannot be set. A server that
+#' wants its users to sign in is signed in to with OAuth (see "Signing in"),
+#' unless `headers` set `Authorization` themselves (a static token).
+#'
+#' @section Signing in:
+#' When an HTTP server answers 401 (or 403 asking for more scopes), the
+#' client signs in the way the MCP authorization specification describes:
+#' it finds the server's authorization server (protected resource metadata,
+#' then the authorization server's metadata), registers itself there when
+#' needed (dynamic client registration, or a client ID metadata document
+#' given as `oauth$client_metadata_url`), and opens the authorization page
+#' in the browser (an interactive session; otherwise the URL is printed).
+#' After you sign in there, the browser is sent back to a listener on this
+#' machine, the client exchanges the code (with PKCE) for tokens and sends
+#' the request again. Tokens are kept in a file only you can read under
+#' `tools::R_user_dir("mcplite", "cache")` (or `oauth$cache_dir`, or the
+#' option `mcplite.oauth_cache_dir`), refreshed when they expire, and never
+#' printed. A program that is not interactive can show the page with its
+#' own user agent: the option `mcplite.oauth_user_agent` (a function called
+#' with the URL) or the environment variable `MCPLITE_OAUTH_USER_AGENT` (a
+#' command run with the URL as its last argument).
+#'
+#' `oauth` takes the settings of mcptools' configuration files:
+#' `authorization_server` and `resource` (instead of the discovered ones),
+#' `scope` (added to the discovered scopes, or instead of them with
+#' `scope_mode = "override"`), `client_info` (a pre-registered client: a list
+#' with `client_id` and optionally `client_secret` and
+#' `token_endpoint_auth_method`), `manual_client_info` (used only when the
+#' server offers no registration), `client_metadata` (members added to a
+#' dynamic registration), `client_metadata_url`, `redirect_uri` or
+#' `callback_host`, `callback_port` and `callback_path` (the loopback
+#' listener; by default `http://127.0.0.1:<free port>/callback`), `cache_dir`,
+#' `allow_http` (sign in to a plain `http://` server on another machine, or
+#' with an `http://` authorization server, which is otherwise refused) and
+#' `timeout` (seconds to sign in, default 300).
 #'
 #' With a legacy server (protocol 2025-11-25 and earlier), an answer stream
 #' that the server closes before the answer is resumed the way the protocol
@@ -165,6 +198,9 @@
 #' @param protocol `"auto"` (the default) negotiates; a version string
 #'   (`"2026-07-28"`, `"2025-11-25"`, `"2025-06-18"` or `"2024-11-05"`) insists
 #'   on that version.
+#' @param oauth With `url`: `NULL` (the default) signs in with OAuth when the
+#'   server asks for it, `FALSE` never does, and a list of settings (see
+#'   "Signing in") signs in with those.
 #' @param tools Tools to connect to in memory (instead of `command` or
 #'   `url`): a tool made by [tool()], a list of tools, or a handler made by
 #'   [mcp_handler()].
@@ -212,7 +248,7 @@
 #' }
 mcp_connect <- function(command = NULL, args = character(), ..., env = NULL, cwd = NULL,
                         url = NULL, headers = NULL, ca_file = NULL, name = NULL, timeout = 60,
-                        protocol = "auto", tools = NULL, instructions = NULL) {
+                        protocol = "auto", tools = NULL, instructions = NULL, oauth = NULL) {
   check_dots_empty(...)
   if (sum(!is.null(command), !is.null(url), !is.null(tools)) != 1L) {
     abort_arg("Supply exactly one of `command` (a server to start), `url` (a remote server) and ",
@@ -222,8 +258,8 @@ mcp_connect <- function(command = NULL, args = character(), ..., env = NULL, cwd
   protocol <- check_protocol(protocol)
   if (!is.null(tools)) {
     if (!identical(args, character()) || !is.null(env) || !is.null(cwd) || !is.null(headers) ||
-        !is.null(ca_file)) {
-      abort_arg("`args`, `env`, `cwd`, `headers` and `ca_file` do not apply to `tools`.")
+        !is.null(ca_file) || !is.null(oauth)) {
+      abort_arg("`args`, `env`, `cwd`, `headers`, `ca_file` and `oauth` do not apply to `tools`.")
     }
     return(connect_memory(tools, name, timeout, protocol, instructions))
   }
@@ -234,10 +270,11 @@ mcp_connect <- function(command = NULL, args = character(), ..., env = NULL, cwd
     if (!identical(args, character()) || !is.null(env) || !is.null(cwd)) {
       abort_arg("`args`, `env` and `cwd` apply to `command`, not to `url`.")
     }
-    return(connect_http(url, headers, ca_file, name, timeout, protocol))
+    return(connect_http(url, headers, ca_file, name, timeout, protocol, oauth))
   }
-  if (!is.null(headers) || !is.null(ca_file)) {
-    abort_arg("`", if (is.null(headers)) "ca_file" else "headers", "` applies to `url`, not to `command`.")
+  if (!is.null(headers) || !is.null(ca_file) || !is.null(oauth)) {
+    abort_arg("`", if (!is.null(headers)) "headers" else if (!is.null(ca_file)) "ca_file" else "oauth",
+              "` applies to `url`, not to `command`.")
   }
   check_string(command, allow_empty = FALSE)
   if (!is.character(args) || anyNA(args) || is.object(args)) {
@@ -427,6 +464,10 @@ mcp_call <- function(x, tool, arguments = list(), ..., timeout = NULL, progress 
   check_bool(simplify)
   check_string(tool, what = "a single string (the tool's name)")
   check_arguments(arguments)
+  if (conn_ignores(x, tool)) {
+    abort("Tool `", tool, "` of MCP server `", x$name, "` is blocked by the `ignore_tools` of its configuration.",
+          class = c("mcplite_error_ignored_tool", "mcplite_error_client"), fields = list(server = x$name))
+  }
   timeout <- if (is.null(timeout)) x$timeout else check_seconds(timeout, "timeout")
   max_time <- if (is.null(max_time)) 10 * timeout else check_seconds(max_time, "max_time")
   check_function(progress, allow_null = TRUE)
@@ -471,7 +512,7 @@ mcp_list_tools <- function(x, ..., timeout = NULL) {
   }
   defs <- lapply(tools, tool_definition)
   names(defs) <- vapply(defs, function(d) d$name %||% "", character(1))
-  defs
+  defs[!conn_ignores(x, names(defs))]
 }
 
 #' Use a server's tools as mcplite tools
@@ -503,12 +544,23 @@ mcp_list_tools <- function(x, ..., timeout = NULL) {
 #' otherwise they are closed when the tools are no longer referenced and R's
 #' garbage collector runs, or when R exits.
 #'
+#' With several servers (a configuration file, a list of connections), one
+#' that cannot be started or reached, or whose tools cannot be listed, gives
+#' a warning of class `mcplite_warning_server` naming it and the others'
+#' tools are returned; `on_error = "stop"` makes it an error instead.
+#'
 #' @param x A connection from [mcp_connect()], a list of connections (e.g.
 #'   from [mcp_connect_config()]), or the path of a configuration file, which
-#'   is passed to [mcp_connect_config()].
+#'   is passed to [mcp_connect_config()]. `NULL` (the default) reads the
+#'   configuration file found as [mcp_connect_config()] describes: the option
+#'   `mcplite.config` or `.mcptools_config`, else
+#'   `~/.config/mcplite/config.json` or `~/.config/mcptools/config.json`.
 #' @param prefix `NULL` (keep the server's names), a string put in front of
 #'   every tool name, or `TRUE` to use each connection's name followed by `_`
 #'   (useful when several servers have tools with the same name).
+#' @param on_error With several servers: `"warn"` (the default) skips a
+#'   server that fails with a warning; `"stop"` raises its error (closing the
+#'   connections a configuration file opened).
 #' @return A list of mcplite tools, named by tool name.
 #' @seealso [mcp_connect()], [mcp_call()], [mcp_server()], [mcp_close()]
 #' @export
@@ -539,9 +591,14 @@ mcp_list_tools <- function(x, ..., timeout = NULL) {
 #' tools$everything_echo(message = "hi")
 #' mcp_close(tools)
 #' }
-mcp_tools <- function(x, prefix = NULL) {
-  if (is_scalar_string(x)) {
-    x <- mcp_connect_config(x)
+mcp_tools <- function(x = NULL, prefix = NULL, on_error = c("warn", "stop")) {
+  on_error <- check_choice(on_error, c("warn", "stop"), "on_error")
+  from_file <- is.null(x) || is_scalar_string(x)
+  if (from_file) {
+    x <- mcp_connect_config(x, on_error = on_error)
+    if (length(x) == 0L) {
+      return(list())
+    }
   }
   if (is_connection_list(x)) {
     if (isTRUE(prefix) && (is.null(names(x)) || !all(nzchar(names(x))))) {
@@ -551,7 +608,17 @@ mcp_tools <- function(x, prefix = NULL) {
     out <- list()
     for (i in seq_along(x)) {
       p <- if (isTRUE(prefix)) paste0(names(x)[[i]] %||% x[[i]]$name, "_") else prefix
-      out <- c(out, mcp_tools(x[[i]], prefix = p))
+      server <- names(x)[[i]] %||% x[[i]]$name
+      tools <- tryCatch(mcp_tools(x[[i]], prefix = p), mcplite_error_client = function(err) {
+        if (on_error == "stop") {
+          if (from_file) mcp_close(x)
+          stop(err)
+        }
+        if (from_file) mcp_close(x[[i]])
+        warn_server(if (nzchar(server)) server else x[[i]]$name, err)
+        list()
+      })
+      out <- c(out, tools)
     }
     return(out)
   }

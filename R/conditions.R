@@ -48,7 +48,9 @@
 #'   `mcplite_error_connection` (the server could not be started or reached,
 #'   exited, or broke the protocol; a rejected TLS certificate also has
 #'   `mcplite_error_tls`). The fields they carry are described in
-#'   [mcp_call()].
+#'   [mcp_call()]. A call to a tool hidden by the `ignore_tools` of a
+#'   configuration file ([mcp_connect_config()]) is refused with
+#'   `mcplite_error_ignored_tool`.
 #'
 #' * `mcplite_error_argument`: an argument of an exported function is not what
 #'   it accepts (for example from [tool()], the [type helpers][type_string()]
@@ -76,7 +78,7 @@
 #'   mcplite_error_option mcplite_error_json mcplite_error_handler mcplite_error_session
 #'   mcplite_error_progress mcplite_error_workers mcplite_error_internal mcplite_error_client
 #'   mcplite_error_tool mcplite_error_rpc mcplite_error_timeout mcplite_error_connection
-#'   mcplite_error_tls
+#'   mcplite_error_tls mcplite_error_ignored_tool
 #' @seealso [conditionMessage()], [tryCatch()].
 #' @examples
 #' handler <- mcp_handler(list())

@@ -375,3 +375,117 @@ test_that("configuration files connect to each server", {
   expect_field_error(mcp_connect_config(bad), "mcpServers$x$type")
   expect_field_error(mcp_connect_config(config, servers = "nope"), "servers")
 })
+
+# A legacy sh server that lists two tools and answers any call by writing
+# the request to its stderr and "called" (ids taken from each request).
+two_tools_sh <- paste(legacy_sh, paste0(
+  "while read l; do id=$(echo \"$l\" | sed 's/.*\"id\":\\([0-9]*\\).*/\\1/'); case \"$l\" in ",
+  "*tools/list*) echo '{\"jsonrpc\":\"2.0\",\"id\":'$id',\"result\":{\"tools\":[",
+  "{\"name\":\"read_file\",\"inputSchema\":{\"type\":\"object\"}},",
+  "{\"name\":\"delete_file\",\"inputSchema\":{\"type\":\"object\"}}]}}';; ",
+  "*) echo \"$l\" >&2; echo '{\"jsonrpc\":\"2.0\",\"id\":'$id',\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"called\"}]}}';; ",
+  "esac; done"), sep = "\n")
+
+write_config <- function(path, servers) {
+  writeLines(jsonlite::toJSON(list(mcpServers = servers), auto_unbox = TRUE, pretty = TRUE), path)
+  path
+}
+
+test_that("K8.5: ignore_tools hides tools from the listing and blocks calls without asking the server", {
+  skip_on_cran()
+  dir <- withr::local_tempdir()
+  config <- write_config(file.path(dir, "config.json"), list(
+    files = list(command = "/bin/sh", args = list("-c", two_tools_sh), ignore_tools = list("delete_*")),
+    one = list(command = "/bin/sh", args = list("-c", two_tools_sh), ignore_tools = "read_file")
+  ))
+  servers <- mcp_connect_config(config)
+  on.exit(mcp_close(servers))
+  expect_identical(names(mcp_list_tools(servers$files)), "read_file")
+  expect_identical(names(mcp_list_tools(servers$one)), "delete_file")
+  tools <- mcp_tools(servers["files"])
+  expect_identical(names(tools), "read_file")
+  err <- expect_client_error(mcp_call(servers$files, "delete_file"), "mcplite_error_ignored_tool")
+  expect_match(conditionMessage(err), "`delete_file`.*`files`.*ignore_tools")
+  expect_identical(err$server, "files")
+  # the server never saw the blocked call; an allowed one goes through
+  expect_false(any(grepl("delete_file", mcp_stderr(servers$files))))
+  expect_identical(mcp_call(servers$files, "read_file")$content[[1]]$text, "called")
+  expect_true(any(grepl("\"read_file\"", mcp_stderr(servers$files))))
+
+  bad <- write_config(file.path(dir, "bad.json"), list(x = list(command = "a", ignore_tools = list(1, 2))))
+  expect_field_error(mcp_connect_config(bad), "mcpServers$x$ignore_tools")
+})
+
+test_that("K8.5: `*` in ignore_tools stands for any characters, everything else is literal", {
+  conn <- new_connection(NULL, "t", "stdio", "t", 1)
+  conn_set_ignored(conn, c("a.b", "x*", "*_admin", "(paren)"))
+  names <- c("a.b", "axb", "x", "xyz", "db_admin", "admin", "(paren)", "paren", "ax")
+  expect_identical(conn_ignores(conn, names), c(TRUE, FALSE, TRUE, TRUE, TRUE, FALSE, TRUE, FALSE, FALSE))
+  conn_set_ignored(conn, "*")
+  expect_true(all(conn_ignores(conn, names)))
+  conn_set_ignored(conn, character())
+  expect_false(any(conn_ignores(conn, names)))
+})
+
+test_that("K8.6: with no path, the configuration file comes from the options, then ~/.config/mcplite, then ~/.config/mcptools", {
+  skip_on_cran()
+  skip_on_os("windows")
+  home <- withr::local_tempdir()
+  withr::local_envvar(HOME = home)
+  withr::local_options(mcplite.config = NULL, .mcptools_config = NULL)
+  err <- expect_error(mcp_connect_config(), class = "mcplite_error")
+  expect_match(conditionMessage(err), "`path`.*mcplite.config.*\\.mcptools_config.*~/.config/mcplite/config.json.*~/.config/mcptools/config.json")
+  expect_error(mcp_tools(), class = "mcplite_error")
+
+  dir.create(file.path(home, ".config", "mcptools"), recursive = TRUE)
+  write_config(file.path(home, ".config", "mcptools", "config.json"),
+               list(mcptools_server = list(command = "/bin/sh", args = list("-c", two_tools_sh))))
+  tools <- mcp_tools()
+  expect_identical(sort(names(tools)), c("delete_file", "read_file"))
+  mcp_close(tools)
+
+  dir.create(file.path(home, ".config", "mcplite"), recursive = TRUE)
+  write_config(file.path(home, ".config", "mcplite", "config.json"),
+               list(mine = list(command = "/bin/sh", args = list("-c", two_tools_sh), ignore_tools = "read_*")))
+  servers <- mcp_connect_config()
+  expect_identical(names(servers), "mine")
+  mcp_close(servers)
+
+  other <- write_config(file.path(home, "other.json"),
+                        list(by_option = list(command = "/bin/sh", args = list("-c", two_tools_sh))))
+  withr::with_options(list(.mcptools_config = other), {
+    servers <- mcp_connect_config()
+    expect_identical(names(servers), "by_option")
+    mcp_close(servers)
+  })
+  withr::with_options(list(mcplite.config = file.path(home, "missing.json"), .mcptools_config = other), {
+    expect_field_error(mcp_connect_config(), "path")
+  })
+  withr::with_options(list(mcplite.config = 1), expect_field_error(mcp_connect_config(), "mcplite.config"))
+})
+
+test_that("K8.4/K8.6: mcp_tools() of a file warns about a server that fails, names it, and returns the others' tools", {
+  skip_on_cran()
+  dir <- withr::local_tempdir()
+  withr::local_options(mcplite.client_probe_timeout = 0.5)
+  config <- write_config(file.path(dir, "config.json"), list(
+    broken = list(command = "/nonexistent/server"),
+    good = list(command = "/bin/sh", args = list("-c", two_tools_sh))
+  ))
+  w <- NULL
+  tools <- withCallingHandlers(mcp_tools(config), mcplite_warning_server = function(cnd) {
+    w <<- cnd
+    invokeRestart("muffleWarning")
+  })
+  on.exit(mcp_close(tools))
+  expect_s3_class(w, "mcplite_warning_server")
+  expect_identical(w$server, "broken")
+  expect_s3_class(w$error, "mcplite_error_connection")
+  expect_match(conditionMessage(w), "^Skipped MCP server `broken`: ")
+  expect_identical(sort(names(tools)), c("delete_file", "read_file"))
+  expect_identical(tools$read_file()$content[[1]]$text, "called")
+
+  # all or nothing
+  expect_error(mcp_tools(config, on_error = "stop"), class = "mcplite_error_connection")
+  expect_field_error(mcp_tools(config, on_error = "sometimes"), "on_error")
+})

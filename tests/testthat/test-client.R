@@ -356,3 +356,30 @@ test_that("a proxy passes the remote server's progress on, and its cancellation 
   expect_identical(sort(list.files(dir)), c("interrupted", "on_exit", "started"))
   expect_identical(mcp_call(proxy, "up_echo", list(text = "after"))$content[[1]]$text, "after")
 })
+
+test_that("K8.6: mcp_tools() of several connections warns about one whose tools cannot be listed and goes on", {
+  skip_on_cran()
+  # each server answers every request after the handshake with `answer`
+  # (its id put in)
+  loop <- function(answer) {
+    paste0("while read l; do id=$(echo \"$l\" | sed 's/.*\"id\":\\([0-9]*\\).*/\\1/'); ",
+           "echo '{\"jsonrpc\":\"2.0\",\"id\":'$id',", answer, "}'; done")
+  }
+  good <- sh_connect(loop("\"result\":{\"tools\":[{\"name\":\"ok\",\"inputSchema\":{\"type\":\"object\"}}]}"),
+                     name = "good")
+  failing <- sh_connect(loop("\"error\":{\"code\":-32603,\"message\":\"listing broke\"}"), name = "failing")
+  on.exit(mcp_close(list(good, failing)))
+  expect_warning(
+    tools <- mcp_tools(list(failing = failing, good = good)),
+    class = "mcplite_warning_server"
+  )
+  expect_identical(names(tools), "ok")
+  w <- tryCatch(mcp_tools(list(failing = failing)), warning = function(w) w)
+  expect_identical(w$server, "failing")
+  expect_s3_class(w$error, "mcplite_error_rpc")
+  expect_match(conditionMessage(w), "Skipped MCP server `failing`:.*listing broke")
+  # the connections stay open (they were given, not opened here)
+  expect_true(mcp_server_info(good)$open)
+  expect_true(mcp_server_info(failing)$open)
+  expect_error(mcp_tools(list(failing = failing, good = good), on_error = "stop"), class = "mcplite_error_rpc")
+})

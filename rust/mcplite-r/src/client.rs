@@ -13,6 +13,7 @@ use std::mem::ManuallyDrop;
 use std::time::{Duration, Instant};
 
 use extendr_api::prelude::*;
+use mcplite_engine::client::oauth::OAuthConfig;
 use mcplite_engine::client::report::{report, split_lines, Context, Report, What};
 use mcplite_engine::client::{ClientError, ConnectError, Connection, HttpSpec, Options, Poll, StdioSpec};
 use serde_json::Value;
@@ -61,7 +62,38 @@ impl Drop for ClientHandle {
     }
 }
 
+/// Sign-in pages waiting to be shown to the user (RULES K10.5): the
+/// engine's HTTP threads put the server's name and the page's URL here;
+/// R's thread, which calls [`interrupted`] every few milliseconds while it
+/// waits for a server, hands each to R's `oauth_open()` (R/client-oauth.R),
+/// which opens the browser or calls the user's user agent.
+static SIGN_IN_PAGES: std::sync::Mutex<Vec<(String, String)>> = std::sync::Mutex::new(Vec::new());
+
+fn open_url_fn(name: &str) -> mcplite_engine::client::OpenUrlFn {
+    let name = name.to_string();
+    mcplite_engine::client::OpenUrlFn(std::sync::Arc::new(move |url: &str| {
+        SIGN_IN_PAGES.lock().unwrap_or_else(|e| e.into_inner()).push((name.clone(), url.to_string()));
+    }))
+}
+
+/// Show the sign-in pages waiting, on R's thread. A failing user agent is
+/// the sign-in's failure to finish in time, not an error here.
+fn show_sign_in_pages() {
+    let pages = std::mem::take(&mut *SIGN_IN_PAGES.lock().unwrap_or_else(|e| e.into_inner()));
+    for (name, url) in pages {
+        // SAFETY: R's main thread, inside a `.Call` entry point; every
+        // value is protected in `prot` until the call returned.
+        unsafe {
+            let mut prot = rapi::Protect::new();
+            let u = prot.add(rapi::mk_string(url.as_bytes()));
+            let n = prot.add(rapi::mk_string(name.as_bytes()));
+            let _ = rapi::eval::r_call(&mut prot, "mcplite:::oauth_open", &[(None, u), (None, n)]);
+        }
+    }
+}
+
 fn interrupted() -> bool {
+    show_sign_in_pages();
     take_interrupt()
 }
 
@@ -270,7 +302,8 @@ fn client_connect_memory(
 /// Connect to a Streamable HTTP endpoint and negotiate. `values`/`names`:
 /// the extra headers (already interpolated; checked here, RULES K4.1);
 /// `ca_file`: NULL (the platform's trust store) or a PEM file of
-/// certificate authorities.
+/// certificate authorities; `oauth`: NULL (never sign in) or the sign-in
+/// settings as JSON (RULES K10.1).
 /// @noRd
 #[extendr]
 #[allow(clippy::too_many_arguments)]
@@ -284,10 +317,17 @@ fn client_connect_http(
     max_message: f64,
     client_version: &str,
     ca_file: Robj,
+    oauth: Robj,
     name: &str,
 ) -> Robj {
     let mut spec = HttpSpec::new(url);
     spec.ca_file = opt_string(&ca_file);
+    if let Some(json) = opt_string(&oauth) {
+        match OAuthConfig::from_json(&json) {
+            Ok(cfg) => spec.oauth = Some((cfg, open_url_fn(name))),
+            Err(why) => return Error::new(Kind::Argument, why).into_r(),
+        }
+    }
     let (keys, vals) = (strings(&names), strings(&values));
     spec.headers = keys.into_iter().zip(vals).collect();
     if let Err(why) = mcplite_engine::client::http_link::check_headers(&spec.headers) {

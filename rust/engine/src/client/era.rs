@@ -222,6 +222,7 @@ fn falls_back(e: &ClientError) -> bool {
         | ClientError::Connect(_)
         | ClientError::Tls { .. }
         | ClientError::Closed(_)
+        | ClientError::Auth(_)
         | ClientError::Interrupted => false,
     }
 }

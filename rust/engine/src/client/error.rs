@@ -29,6 +29,8 @@ pub enum ClientError {
     /// The server broke the protocol (or asked for something the client
     /// does not support).
     Protocol(String),
+    /// Signing in to the server failed (RULES K10).
+    Auth(String),
 }
 
 impl ClientError {
@@ -44,6 +46,7 @@ impl ClientError {
             ClientError::Rpc { .. } => "rpc",
             ClientError::Http { .. } => "http",
             ClientError::Protocol(_) => "protocol",
+            ClientError::Auth(_) => "auth",
         }
     }
 }
@@ -51,9 +54,11 @@ impl ClientError {
 impl fmt::Display for ClientError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ClientError::Spawn(m) | ClientError::Connect(m) | ClientError::Closed(m) | ClientError::Protocol(m) => {
-                f.write_str(m)
-            }
+            ClientError::Spawn(m)
+            | ClientError::Connect(m)
+            | ClientError::Closed(m)
+            | ClientError::Protocol(m)
+            | ClientError::Auth(m) => f.write_str(m),
             ClientError::Timeout(d) if d.is_zero() => f.write_str("timed out writing to the server"),
             ClientError::Timeout(d) => write!(f, "no answer within {}", human_duration(*d)),
             ClientError::Interrupted => f.write_str("interrupted"),

@@ -40,6 +40,7 @@ use crossbeam_channel::{bounded, never, unbounded, Receiver, RecvTimeoutError, S
 use serde_json::Value;
 use ureq::tls::{PemItem, RootCerts, TlsConfig, TlsProvider};
 
+use super::oauth::{parse_challenge, Authorizer, OAuthConfig, OpenUrl, MAX_ATTEMPTS};
 use super::wire::{emit_line, excerpt};
 use super::{ClientError, Event, FailureContext, Link, Outgoing};
 
@@ -55,11 +56,26 @@ pub struct HttpSpec {
     /// a certificate issued by one of them (instead of the platform's trust
     /// store).
     pub ca_file: Option<String>,
+    /// Sign in when the server asks for it (RULES K10): the settings, and
+    /// who gives the sign-in page's URL to the user. `None`, or headers
+    /// that set `Authorization` themselves: never.
+    pub oauth: Option<(OAuthConfig, OpenUrlFn)>,
+}
+
+/// Gives the URL of a sign-in page to the user's browser (or a test's user
+/// agent).
+#[derive(Clone)]
+pub struct OpenUrlFn(pub OpenUrl);
+
+impl std::fmt::Debug for OpenUrlFn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OpenUrlFn")
+    }
 }
 
 impl HttpSpec {
     pub fn new(url: impl Into<String>) -> HttpSpec {
-        HttpSpec { url: url.into(), headers: Vec::new(), max_message: 64 << 20, ca_file: None }
+        HttpSpec { url: url.into(), headers: Vec::new(), max_message: 64 << 20, ca_file: None, oauth: None }
     }
 }
 
@@ -71,6 +87,8 @@ pub struct HttpLink {
     version: Option<String>,
     session: Arc<Mutex<Option<String>>>,
     requests: HashMap<u64, InFlight>,
+    /// Signing in (RULES K10), when enabled.
+    auth: Option<Arc<Authorizer>>,
 }
 
 /// A request whose answer is awaited: its worker's events, and a channel
@@ -169,6 +187,8 @@ struct Post {
     stop: Receiver<()>,
     /// The user's headers, for a GET that resumes a stream.
     extra: Vec<(String, String)>,
+    /// Signs the request in (RULES K10).
+    auth: Option<Arc<Authorizer>>,
 }
 
 /// Where an SSE stream stands: the last event id and `retry` the server
@@ -269,16 +289,50 @@ impl Post {
     /// Send the POST and deliver what comes back. Runs on a worker thread
     /// (requests) or the caller's thread (notifications).
     fn run(self, tx: &Sender<Event>) {
-        let mut req = self.agent.post(&self.url);
-        for (k, v) in &self.headers {
-            req = req.header(k.as_str(), v.as_str());
-        }
-        let resp = match req.send(&self.body[..]) {
-            Ok(r) => r,
-            Err(e) => {
-                let _ = tx.send(Event::Failed(transport_error(&self.url, e)));
-                return;
+        let mut attempts = 0;
+        let resp = loop {
+            let sent = self.auth.as_ref().and_then(|a| a.header());
+            let mut req = self.agent.post(&self.url);
+            for (k, v) in &self.headers {
+                req = req.header(k.as_str(), v.as_str());
             }
+            if let Some(h) = &sent {
+                req = req.header("Authorization", h.as_str());
+            }
+            let resp = match req.send(&self.body[..]) {
+                Ok(r) => r,
+                Err(e) => {
+                    let _ = tx.send(Event::Failed(transport_error(&self.url, e)));
+                    return;
+                }
+            };
+            // RULES K10.2, K10.4: a 401, or a 403 for want of scope, signs in
+            // (refreshes, steps up) and sends the request again, a few times
+            // at most.
+            let status = resp.status().as_u16();
+            if let (Some(auth), 401 | 403) = (&self.auth, status) {
+                let values = resp.headers().get_all("www-authenticate");
+                let challenge = parse_challenge(values.iter().filter_map(|v| v.to_str().ok())).unwrap_or_default();
+                let wanted = status == 401 || challenge.error.as_deref() == Some("insufficient_scope");
+                if wanted && attempts < MAX_ATTEMPTS {
+                    attempts += 1;
+                    let mut text = Vec::new();
+                    let _ = resp.into_body().into_reader().take(64 << 10).read_to_end(&mut text);
+                    match auth.unauthorized(status, &challenge, sent.as_deref(), &self.stop) {
+                        Ok(()) => continue,
+                        // A server that only takes a static token: its 401 as it is.
+                        Err(e) if e.no_sign_in() => {
+                            let _ = tx.send(self.error_status(status, &text));
+                            return;
+                        }
+                        Err(e) => {
+                            let _ = tx.send(Event::Failed(ClientError::Auth(e.0)));
+                            return;
+                        }
+                    }
+                }
+            }
+            break resp;
         };
         let status = resp.status().as_u16();
         let header = |name: &str| resp.headers().get(name).and_then(|v| v.to_str().ok()).map(String::from);
@@ -477,6 +531,9 @@ impl Post {
             for (k, v) in &self.extra {
                 req = req.header(k.as_str(), v.as_str());
             }
+            if let Some(h) = self.auth.as_ref().and_then(|a| a.header()) {
+                req = req.header("Authorization", h.as_str());
+            }
             let resp = match req.call() {
                 Ok(r) => r,
                 Err(e) => {
@@ -559,13 +616,24 @@ impl HttpLink {
             return Err(ClientError::Connect(format!("`{url}` is not an http:// or https:// URL")));
         }
         let tls = tls_config(spec.ca_file.as_deref())?;
+        let agent = new_agent(&tls);
+        // Headers that carry credentials of their own turn signing in off.
+        let own = spec.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("authorization"));
+        let auth = match &spec.oauth {
+            Some((cfg, open)) if !own => Some(Arc::new(
+                Authorizer::new(cfg.clone(), url, agent.clone(), Arc::clone(&open.0))
+                    .map_err(|e| ClientError::Connect(e.0))?,
+            )),
+            _ => None,
+        };
         Ok(HttpLink {
             spec: HttpSpec { url: url.to_string(), ..spec.clone() },
-            agent: new_agent(&tls),
+            agent,
             tls,
             version: None,
             session: Arc::new(Mutex::new(None)),
             requests: HashMap::new(),
+            auth,
         })
     }
 
@@ -606,6 +674,7 @@ impl HttpLink {
             resumable: out.version.is_none(),
             stop,
             extra: self.spec.headers.clone(),
+            auth: self.auth.clone(),
         }
     }
 
@@ -716,6 +785,9 @@ impl Link for HttpLink {
             }
             for (k, v) in &self.spec.headers {
                 req = req.header(k.as_str(), v.as_str());
+            }
+            if let Some(h) = self.auth.as_ref().and_then(|a| a.header()) {
+                req = req.header("Authorization", h.as_str());
             }
             let (tx, rx) = unbounded::<()>();
             spawn_masked(move || {

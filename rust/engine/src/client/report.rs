@@ -176,6 +176,7 @@ pub fn report(e: &ClientError, cx: &Context) -> Report {
             let intro = match e {
                 ClientError::Spawn(_) => format!("Cannot start MCP server `{server}`: "),
                 ClientError::Connect(_) => format!("Cannot connect to MCP server `{server}`: "),
+                ClientError::Auth(_) => format!("Cannot sign in to MCP server `{server}`: "),
                 ClientError::Closed(_) if connecting => {
                     format!("MCP server `{server}` closed the connection while connecting: ")
                 }

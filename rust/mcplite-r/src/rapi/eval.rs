@@ -31,7 +31,7 @@ pub unsafe fn try_eval(call: SEXP, env: SEXP) -> Result<SEXP, String> {
 }
 
 /// Build and evaluate `fun(args...)` in the base environment with
-/// [`try_eval`]. `fun` may be `"pkg::name"`. The value is protected in
+/// [`try_eval`]. `fun` may be `"pkg::name"` or `"pkg:::name"`. The value is protected in
 /// `prot`.
 ///
 /// # Safety
@@ -42,10 +42,15 @@ pub unsafe fn r_call(prot: &mut Protect, fun: &str, args: &[(Option<&str>, SEXP)
     // until the call has been evaluated.
     unsafe {
         let mut local = Protect::new();
-        let f = match fun.split_once("::") {
-            Some((pkg, name)) => {
+        // `pkg:::name` (internal) or `pkg::name` (exported).
+        let qualified = match fun.split_once(":::") {
+            Some((pkg, name)) => Some((pkg, name, ":::")),
+            None => fun.split_once("::").map(|(pkg, name)| (pkg, name, "::")),
+        };
+        let f = match qualified {
+            Some((pkg, name, op)) => {
                 let pl = local.add(Rf_cons(sym(pkg), Rf_cons(sym(name), R_NilValue)));
-                local.add(Rf_lcons(sym("::"), pl))
+                local.add(Rf_lcons(sym(op), pl))
             }
             None => sym(fun),
         };

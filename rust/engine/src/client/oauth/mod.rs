@@ -1,0 +1,706 @@
+//! Signing in to a Streamable HTTP server (RULES K10): OAuth 2.1 with the
+//! authorization code and PKCE, as the MCP authorization specification
+//! describes it. An [`Authorizer`] belongs to one `HttpLink`; the link asks
+//! it for the `Authorization` header of each request and hands it every
+//! 401, and every 403 whose challenge says `insufficient_scope`. Then,
+//! holding its lock (so concurrent requests wait for one sign-in):
+//!
+//! 1. a 401 with a refresh token first tries to refresh;
+//! 2. otherwise it signs in: discovery (`discovery.rs`: the challenge, the
+//!    protected resource metadata, the authorization server metadata), the
+//!    scopes (the challenge's, else the resource's `scopes_supported`, else
+//!    none; `offline_access` when the server offers it; a step-up adds the
+//!    challenged scopes to those asked for before), the client (given,
+//!    a client ID metadata document, a registration kept from before, a
+//!    dynamic registration, or `manual_client_info`), then the
+//!    authorization request with PKCE (S256) and `resource`, answered on a
+//!    loopback listener (`callback.rs`) after the user agent was given the
+//!    URL, and the token request.
+//!
+//! The tokens and the client are kept in memory and, with a cache
+//! directory, in a file only the user can read (`store.rs`). PKCE, the
+//! authorization URL and the token endpoint (code, refresh, client
+//! authentication `none`, `client_secret_basic`, `client_secret_post`) are
+//! the `oauth2` crate's, over the link's own `ureq` agent. No token is ever
+//! written to a message, a log or an error.
+
+mod callback;
+pub mod discovery;
+pub mod store;
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use crossbeam_channel::Receiver;
+use oauth2::basic::BasicClient;
+use oauth2::{
+    AuthType, AuthUrl, AuthorizationCode, ClientId, ClientSecret, CsrfToken, PkceCodeChallenge, RedirectUrl,
+    RefreshToken, Scope, TokenResponse, TokenUrl,
+};
+use serde::Deserialize;
+use serde_json::Value;
+use url::Url;
+
+use discovery::{is_loopback, ServerMetadata};
+pub use discovery::{parse_challenge, Challenge};
+use store::{ClientIdentity, Saved, Tokens};
+
+/// Why signing in failed, in words for the user (never with a token).
+#[derive(Debug, Clone, PartialEq)]
+pub struct OAuthError(pub String);
+
+impl OAuthError {
+    pub fn new(m: impl Into<String>) -> OAuthError {
+        OAuthError(m.into())
+    }
+
+    /// The server has no sign-in at all: no metadata anywhere, and the
+    /// default endpoints of 2025-03-26 refused the registration. Its 401 is
+    /// then reported as it is (a server that wants a static token).
+    pub fn no_sign_in(&self) -> bool {
+        self.0.starts_with(NO_SIGN_IN)
+    }
+}
+
+const NO_SIGN_IN: &str = "the server offers no sign-in";
+
+/// A client given by the user (mcptools' `client_info`).
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ClientInfo {
+    pub client_id: String,
+    #[serde(default)]
+    pub client_secret: Option<String>,
+    #[serde(default)]
+    pub token_endpoint_auth_method: Option<String>,
+}
+
+/// The sign-in settings (mcptools' `oauth` members; RULES K10.1).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OAuthConfig {
+    /// The authorization server to use instead of the one the server names.
+    #[serde(default)]
+    pub authorization_server: Option<String>,
+    /// The `resource` to ask tokens for instead of the discovered one.
+    #[serde(default)]
+    pub resource: Option<String>,
+    /// Scopes (space-separated) to ask for besides the discovered ones, or
+    /// instead of them with `scope_mode = "override"`.
+    #[serde(default)]
+    pub scope: Option<String>,
+    #[serde(default)]
+    pub scope_mode: Option<String>,
+    #[serde(default)]
+    pub client_info: Option<ClientInfo>,
+    /// A client used only when the server offers no other way.
+    #[serde(default)]
+    pub manual_client_info: Option<ClientInfo>,
+    /// Members added to a dynamic registration request.
+    #[serde(default)]
+    pub client_metadata: Option<serde_json::Map<String, Value>>,
+    /// The `https://` URL of the client's metadata document, used as its
+    /// client ID where the authorization server accepts such documents.
+    #[serde(default)]
+    pub client_metadata_url: Option<String>,
+    #[serde(default)]
+    pub redirect_uri: Option<String>,
+    #[serde(default)]
+    pub callback_host: Option<String>,
+    #[serde(default)]
+    pub callback_port: Option<u16>,
+    #[serde(default)]
+    pub callback_path: Option<String>,
+    /// Where sign-ins are kept (none: in memory only).
+    #[serde(default)]
+    pub cache_dir: Option<String>,
+    #[serde(default)]
+    pub allow_http: bool,
+    /// Seconds the user has to sign in (default 300).
+    #[serde(default)]
+    pub timeout: Option<f64>,
+}
+
+impl OAuthConfig {
+    /// Read the settings R sends as JSON; the error names the member.
+    pub fn from_json(text: &str) -> Result<OAuthConfig, String> {
+        let cfg: OAuthConfig = serde_json::from_str(text).map_err(|e| format!("`oauth` is not valid: {e}"))?;
+        if let Some(m) = &cfg.scope_mode {
+            if m != "add" && m != "override" {
+                return Err(format!("`oauth$scope_mode` must be \"add\" or \"override\", not \"{m}\""));
+            }
+        }
+        for (what, info) in [("client_info", &cfg.client_info), ("manual_client_info", &cfg.manual_client_info)] {
+            if let Some(m) = info.as_ref().and_then(|i| i.token_endpoint_auth_method.as_deref()) {
+                if !["none", "client_secret_basic", "client_secret_post"].contains(&m) {
+                    return Err(format!(
+                        "`oauth${what}$token_endpoint_auth_method` must be \"none\", \"client_secret_basic\" or \
+                         \"client_secret_post\", not \"{m}\""
+                    ));
+                }
+            }
+        }
+        if let Some(u) = &cfg.client_metadata_url {
+            let ok = Url::parse(u).is_ok_and(|u| u.scheme() == "https" && u.path().len() > 1);
+            if !ok {
+                return Err(format!("`oauth$client_metadata_url` must be an https:// URL with a path, not \"{u}\""));
+            }
+        }
+        Ok(cfg)
+    }
+}
+
+/// Is the user signing in right now (the sign-in page is open)? Clocks
+/// that bound a request do not run meanwhile (RULES K10.5).
+#[derive(Debug, Default)]
+pub struct SigningIn(AtomicBool);
+
+impl SigningIn {
+    pub fn get(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// Gives the URL of the sign-in page to a user agent (the browser).
+pub type OpenUrl = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// How many times one request may be signed in for (step-up included)
+/// before its failure is final (RULES K10.4).
+pub const MAX_ATTEMPTS: usize = 3;
+
+/// The sign-in state of one connection.
+pub struct Authorizer {
+    cfg: OAuthConfig,
+    server: Url,
+    agent: ureq::Agent,
+    open: OpenUrl,
+    state: Mutex<State>,
+    pub signing_in: Arc<SigningIn>,
+}
+
+#[derive(Default)]
+struct State {
+    saved: Saved,
+    metadata: Option<ServerMetadata>,
+    /// The scopes last asked for.
+    requested: Option<String>,
+}
+
+fn now_secs() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+/// A GET of a JSON document: `None` for an error status or a body that is
+/// not a JSON object, an error when the server cannot be reached.
+pub(crate) fn get_json(agent: &ureq::Agent, url: &Url) -> Result<Option<Value>, OAuthError> {
+    let resp = agent
+        .get(url.as_str())
+        .header("Accept", "application/json")
+        .call()
+        .map_err(|e| OAuthError::new(format!("cannot fetch `{url}`: {e}")))?;
+    if !resp.status().is_success() {
+        return Ok(None);
+    }
+    let body = resp
+        .into_body()
+        .into_with_config()
+        .limit(1 << 20)
+        .read_to_vec()
+        .map_err(|e| OAuthError::new(format!("cannot read `{url}`: {e}")))?;
+    Ok(serde_json::from_slice::<Value>(&body).ok().filter(Value::is_object))
+}
+
+/// The `oauth2` crate's HTTP client: the link's agent (no redirects).
+struct Http<'a>(&'a ureq::Agent);
+
+impl oauth2::SyncHttpClient for Http<'_> {
+    type Error = oauth2::HttpClientError<ureq::Error>;
+
+    fn call(&self, request: oauth2::HttpRequest) -> Result<oauth2::HttpResponse, Self::Error> {
+        let resp = self.0.run(request).map_err(Box::new)?;
+        let (parts, body) = resp.into_parts();
+        let bytes = body.into_with_config().limit(1 << 20).read_to_vec().map_err(Box::new)?;
+        Ok(oauth2::http::Response::from_parts(parts, bytes))
+    }
+}
+
+type TokenError = oauth2::RequestTokenError<
+    oauth2::HttpClientError<ureq::Error>,
+    oauth2::StandardErrorResponse<oauth2::basic::BasicErrorResponseType>,
+>;
+
+/// A token endpoint failure in words (the server's error, never a token).
+fn token_error(what: &str, e: TokenError) -> OAuthError {
+    let why = match e {
+        oauth2::RequestTokenError::ServerResponse(r) => match r.error_description() {
+            Some(d) => format!("{} ({d})", r.error()),
+            None => r.error().to_string(),
+        },
+        oauth2::RequestTokenError::Request(e) => format!("the request failed: {e}"),
+        oauth2::RequestTokenError::Parse(_, _) => "its answer is not a token response".into(),
+        oauth2::RequestTokenError::Other(m) => m,
+    };
+    OAuthError::new(format!("the authorization server refused the {what}: {why}"))
+}
+
+/// Scopes as a set in order: `a` then what `b` adds.
+fn union(a: Option<&str>, b: Option<&str>) -> Option<String> {
+    let mut out: Vec<&str> = Vec::new();
+    for s in a.into_iter().chain(b).flat_map(str::split_whitespace) {
+        if !out.contains(&s) {
+            out.push(s);
+        }
+    }
+    (!out.is_empty()).then(|| out.join(" "))
+}
+
+impl Authorizer {
+    /// Settings for the server at `server`; a saved sign-in is loaded.
+    pub fn new(cfg: OAuthConfig, server: &str, agent: ureq::Agent, open: OpenUrl) -> Result<Authorizer, OAuthError> {
+        let mut url = Url::parse(server).map_err(|e| OAuthError::new(format!("`{server}` is not a URL ({e})")))?;
+        url.set_fragment(None);
+        let mut saved =
+            cfg.cache_dir.as_deref().and_then(|d| store::load(&PathBuf::from(d), url.as_str())).unwrap_or_default();
+        saved.server = url.to_string();
+        Ok(Authorizer {
+            cfg,
+            server: url,
+            agent,
+            open,
+            state: Mutex::new(State { saved, ..State::default() }),
+            signing_in: Arc::new(SigningIn::default()),
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn persist(&self, st: &State) {
+        if let Some(d) = &self.cfg.cache_dir {
+            // A cache that cannot be written only costs a sign-in later.
+            let _ = store::save(&PathBuf::from(d), &st.saved);
+        }
+    }
+
+    /// The `Authorization` header for the next request, if signed in; a
+    /// token about to expire is refreshed first when it can be.
+    pub fn header(&self) -> Option<String> {
+        let mut st = self.lock();
+        let expiring = st
+            .saved
+            .tokens
+            .as_ref()
+            .is_some_and(|t| t.expires_at.is_some_and(|at| at <= now_secs() + 30) && t.refresh_token.is_some());
+        if expiring {
+            let _ = self.refresh(&mut st);
+        }
+        st.saved.tokens.as_ref().map(|t| format!("Bearer {}", t.access_token))
+    }
+
+    /// The server refused a request that carried `sent` (the header sent,
+    /// if any) with `status` and `challenge`. Sign in (or refresh, or step
+    /// up) so that the request can be sent again; `stop` closes when the
+    /// request is abandoned.
+    pub fn unauthorized(
+        &self,
+        status: u16,
+        challenge: &Challenge,
+        sent: Option<&str>,
+        stop: &Receiver<()>,
+    ) -> Result<(), OAuthError> {
+        let mut st = self.lock();
+        let current = st.saved.tokens.as_ref().map(|t| format!("Bearer {}", t.access_token));
+        if current.is_some() && current.as_deref() != sent {
+            // Another request signed in meanwhile: try its token.
+            return Ok(());
+        }
+        let step_up = status == 403;
+        if !step_up
+            && st.saved.tokens.as_ref().is_some_and(|t| t.refresh_token.is_some())
+            && self.refresh(&mut st).is_ok()
+        {
+            return Ok(());
+        }
+        let scope = if step_up { union(st.requested.as_deref(), challenge.scope.as_deref()) } else { None };
+        self.sign_in(&mut st, challenge, scope, stop)
+    }
+
+    /// Use the refresh token (RULES K10.6); a refusal forgets the tokens.
+    fn refresh(&self, st: &mut State) -> Result<(), OAuthError> {
+        let (Some(tokens), Some(endpoint), Some(client)) =
+            (st.saved.tokens.clone(), st.saved.token_endpoint.clone(), st.saved.client.clone())
+        else {
+            return Err(OAuthError::new("nothing to refresh"));
+        };
+        let Some(rt) = tokens.refresh_token.clone() else { return Err(OAuthError::new("no refresh token")) };
+        let oc = oauth_client(&client, None, &endpoint, None, st.metadata.as_ref())?;
+        let rt = RefreshToken::new(rt);
+        let mut req = oc.exchange_refresh_token(&rt);
+        if let Some(r) = &st.saved.resource {
+            req = req.add_extra_param("resource", r.clone());
+        }
+        match req.request(&Http(&self.agent)) {
+            Ok(t) => {
+                let mut new = tokens_from(&t);
+                if new.refresh_token.is_none() {
+                    new.refresh_token = tokens.refresh_token;
+                }
+                if new.scope.is_none() {
+                    new.scope = tokens.scope;
+                }
+                st.saved.tokens = Some(new);
+                self.persist(st);
+                Ok(())
+            }
+            Err(e) => {
+                st.saved.tokens = None;
+                self.persist(st);
+                Err(token_error("refresh", e))
+            }
+        }
+    }
+
+    /// The whole sign-in. `step_up`: the scopes to ask for after an
+    /// `insufficient_scope` refusal.
+    fn sign_in(
+        &self,
+        st: &mut State,
+        challenge: &Challenge,
+        step_up: Option<String>,
+        stop: &Receiver<()>,
+    ) -> Result<(), OAuthError> {
+        let cfg = &self.cfg;
+        // RULES K10.7: credentials cross the network only encrypted.
+        if self.server.scheme() == "http" && !is_loopback(&self.server) && !cfg.allow_http {
+            return Err(OAuthError::new(
+                "the server is plain http:// on another machine: a token would cross the network unencrypted \
+                 (use https://, or set `allow_http`)",
+            ));
+        }
+        let allow_http = cfg.allow_http;
+        // Discovery (RULES K10.2, K10.3).
+        let prm = discovery::protected_resource(&self.agent, &self.server, challenge, allow_http)?;
+        let prm_resource = match prm.as_ref().and_then(|p| p.metadata.get("resource")).and_then(Value::as_str) {
+            Some(r) => Some(discovery::check_resource(r, &self.server)?.to_string()),
+            None => None,
+        };
+        let resource = cfg.resource.clone().or(prm_resource).unwrap_or_else(|| self.server.to_string());
+        let named = prm
+            .as_ref()
+            .and_then(|p| p.metadata.get("authorization_servers"))
+            .and_then(Value::as_array)
+            .and_then(|a| a.iter().find_map(Value::as_str))
+            .map(String::from);
+        let legacy = prm.is_none() && cfg.authorization_server.is_none();
+        let issuer = match cfg.authorization_server.clone().or(named) {
+            Some(i) => {
+                Url::parse(&i).map_err(|_| OAuthError::new(format!("the authorization server `{i}` is not a URL")))?
+            }
+            None if prm.is_none() => {
+                let mut o = self.server.clone();
+                o.set_path("/");
+                o.set_query(None);
+                o
+            }
+            None => return Err(OAuthError::new("the protected resource metadata names no authorization server")),
+        };
+        let meta = discovery::server_metadata(&self.agent, &issuer, legacy, allow_http)?;
+
+        // Scopes (RULES K10.4).
+        let override_scope = cfg.scope_mode.as_deref() == Some("override") && cfg.scope.is_some();
+        let scope = if override_scope {
+            cfg.scope.clone()
+        } else {
+            let supported = prm
+                .as_ref()
+                .and_then(|p| p.metadata.get("scopes_supported"))
+                .and_then(Value::as_array)
+                .map(|a| a.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(" "))
+                .filter(|s| !s.is_empty());
+            let base = step_up.or_else(|| challenge.scope.clone()).or(supported);
+            let mut s = union(base.as_deref(), cfg.scope.as_deref());
+            let offers_offline =
+                meta.scopes_supported.as_ref().is_some_and(|v| v.iter().any(|x| x == "offline_access"));
+            if offers_offline && s.is_some() {
+                s = union(s.as_deref(), Some("offline_access"));
+            }
+            s
+        };
+
+        // The client and its redirect (RULES K10.5).
+        let same_issuer = st.saved.issuer.as_deref() == Some(meta.issuer.as_str());
+        let kept = st.saved.client.clone().filter(|c| same_issuer && c.redirect_uri.is_some());
+        let (client, callback) = self.client(&meta, kept, scope.as_deref())?;
+        st.saved.issuer = Some(meta.issuer.clone());
+        st.saved.token_endpoint = Some(meta.token_endpoint.clone());
+        st.saved.resource = Some(resource.clone());
+        st.saved.client = Some(client.clone());
+        st.saved.tokens = None;
+        st.metadata = Some(meta.clone());
+        st.requested = scope.clone();
+        self.persist(st);
+
+        // The authorization request, PKCE with S256 (RULES K10.4).
+        let oc = oauth_client(
+            &client,
+            Some(&meta.authorization_endpoint),
+            &meta.token_endpoint,
+            Some(&callback.redirect_uri),
+            Some(&meta),
+        )?;
+        let (challenge_code, verifier) = PkceCodeChallenge::new_random_sha256();
+        let mut auth = oc
+            .authorize_url(CsrfToken::new_random)
+            .map_err(|e| OAuthError::new(format!("cannot build the authorization request: {e}")))?
+            .set_pkce_challenge(challenge_code);
+        if let Some(s) = &scope {
+            auth = auth.add_scopes(s.split_whitespace().map(|x| Scope::new(x.to_string())));
+        }
+        let (url, state) = auth.add_extra_param("resource", resource.clone()).url();
+        let deadline = Instant::now() + Duration::from_secs_f64(cfg.timeout.unwrap_or(300.0).clamp(1.0, 86_400.0));
+        self.signing_in.0.store(true, Ordering::Relaxed);
+        (self.open)(url.as_str());
+        let answer = callback.wait(deadline, stop);
+        self.signing_in.0.store(false, Ordering::Relaxed);
+        let params = answer?;
+        let get = |k: &str| params.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+        // RFC 9207 (RULES K10.4): the response comes from the issuer asked.
+        match get("iss") {
+            Some(iss) if iss != meta.issuer => {
+                return Err(OAuthError::new(format!(
+                    "the authorization response came from issuer `{iss}`, not `{}`: refusing it",
+                    meta.issuer
+                )))
+            }
+            None if meta.iss_parameter_supported => {
+                return Err(OAuthError::new("the authorization response has no `iss` although the server sends it"))
+            }
+            _ => {}
+        }
+        if get("state").as_deref() != Some(state.secret().as_str()) {
+            return Err(OAuthError::new("the authorization response does not carry the request's state: refusing it"));
+        }
+        if let Some(err) = get("error") {
+            let desc = get("error_description").map(|d| format!(" ({d})")).unwrap_or_default();
+            return Err(OAuthError::new(format!("the authorization server refused the sign-in: {err}{desc}")));
+        }
+        let code = get("code").ok_or_else(|| OAuthError::new("the authorization response has no code"))?;
+        let t = oc
+            .exchange_code(AuthorizationCode::new(code))
+            .set_pkce_verifier(verifier)
+            .add_extra_param("resource", resource)
+            .request(&Http(&self.agent))
+            .map_err(|e| token_error("authorization code", e))?;
+        let mut tokens = tokens_from(&t);
+        if tokens.scope.is_none() {
+            tokens.scope = scope;
+        }
+        st.saved.tokens = Some(tokens);
+        self.persist(st);
+        Ok(())
+    }
+
+    /// Who the client is, and the listener its redirect reaches: given,
+    /// a metadata document, kept from an earlier registration, registered
+    /// now, or `manual_client_info` (the specification's order).
+    fn client(
+        &self,
+        meta: &ServerMetadata,
+        kept: Option<ClientIdentity>,
+        scope: Option<&str>,
+    ) -> Result<(ClientIdentity, callback::Callback), OAuthError> {
+        let cfg = &self.cfg;
+        let bind = || match &cfg.redirect_uri {
+            Some(u) => callback::Callback::bind_uri(u),
+            None => callback::Callback::bind(
+                cfg.callback_host.as_deref().unwrap_or("127.0.0.1"),
+                cfg.callback_port.unwrap_or(0),
+                cfg.callback_path.as_deref().unwrap_or("/callback"),
+            ),
+        };
+        let given = |i: &ClientInfo| ClientIdentity {
+            client_id: i.client_id.clone(),
+            client_secret: i.client_secret.clone(),
+            token_endpoint_auth_method: i.token_endpoint_auth_method.clone(),
+            redirect_uri: None,
+        };
+        if let Some(info) = &cfg.client_info {
+            return Ok((given(info), bind()?));
+        }
+        if let (true, Some(url)) = (meta.cimd_supported, &cfg.client_metadata_url) {
+            let id = ClientIdentity {
+                client_id: url.clone(),
+                token_endpoint_auth_method: Some("none".into()),
+                ..ClientIdentity::default()
+            };
+            return Ok((id, bind()?));
+        }
+        let explicit_redirect = cfg.redirect_uri.is_some() || cfg.callback_port.is_some();
+        if let Some(k) = kept {
+            // The same redirect again: its port when it is free.
+            let again = match (&cfg.redirect_uri, &k.redirect_uri) {
+                (None, Some(r)) if !explicit_redirect => callback::Callback::bind_uri(r).ok(),
+                _ => bind().ok().filter(|c| Some(&c.redirect_uri) == k.redirect_uri.as_ref()),
+            };
+            if let Some(cb) = again {
+                return Ok((k, cb));
+            }
+        }
+        if let Some(endpoint) = &meta.registration_endpoint {
+            let cb = bind()?;
+            let id = match self.register(endpoint, &cb.redirect_uri, scope) {
+                Err(e) if meta.defaults && cfg.manual_client_info.is_none() => {
+                    return Err(OAuthError::new(format!("{NO_SIGN_IN} ({})", e.0)))
+                }
+                Err(e) if !meta.defaults => return Err(e),
+                Err(_) => given(cfg.manual_client_info.as_ref().expect("checked")),
+                Ok(id) => id,
+            };
+            return Ok((id, cb));
+        }
+        if let Some(info) = &cfg.manual_client_info {
+            return Ok((given(info), bind()?));
+        }
+        Err(OAuthError::new(format!(
+            "the authorization server `{}` offers no way to register this client: give one in `oauth$client_info`",
+            meta.issuer
+        )))
+    }
+
+    /// Dynamic client registration (RFC 7591).
+    fn register(&self, endpoint: &str, redirect_uri: &str, scope: Option<&str>) -> Result<ClientIdentity, OAuthError> {
+        let mut body = serde_json::Map::new();
+        body.insert("client_name".into(), Value::from("mcplite"));
+        body.insert("redirect_uris".into(), Value::from(vec![redirect_uri]));
+        body.insert("grant_types".into(), Value::from(vec!["authorization_code", "refresh_token"]));
+        body.insert("response_types".into(), Value::from(vec!["code"]));
+        body.insert("token_endpoint_auth_method".into(), Value::from("none"));
+        body.insert("application_type".into(), Value::from("native"));
+        if let Some(s) = scope {
+            body.insert("scope".into(), Value::from(s));
+        }
+        for (k, v) in self.cfg.client_metadata.iter().flatten() {
+            body.insert(k.clone(), v.clone());
+        }
+        let text = Value::Object(body).to_string();
+        let resp = self
+            .agent
+            .post(endpoint)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json")
+            .send(text.as_bytes())
+            .map_err(|e| OAuthError::new(format!("the client registration at `{endpoint}` failed: {e}")))?;
+        let status = resp.status().as_u16();
+        let bytes = resp.into_body().into_with_config().limit(1 << 20).read_to_vec().unwrap_or_default();
+        let v: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        if !(200..300).contains(&status) {
+            let why = v.get("error_description").or_else(|| v.get("error")).and_then(Value::as_str).unwrap_or("");
+            return Err(OAuthError::new(format!(
+                "the authorization server refused to register this client (HTTP {status}{}{why})",
+                if why.is_empty() { "" } else { ": " }
+            )));
+        }
+        let s = |k: &str| v.get(k).and_then(Value::as_str).map(String::from);
+        let client_id =
+            s("client_id").ok_or_else(|| OAuthError::new("the client registration returned no client_id"))?;
+        Ok(ClientIdentity {
+            client_id,
+            client_secret: s("client_secret"),
+            token_endpoint_auth_method: s("token_endpoint_auth_method"),
+            redirect_uri: Some(redirect_uri.to_string()),
+        })
+    }
+}
+
+type Client = oauth2::Client<
+    oauth2::StandardErrorResponse<oauth2::basic::BasicErrorResponseType>,
+    oauth2::StandardTokenResponse<oauth2::EmptyExtraTokenFields, oauth2::basic::BasicTokenType>,
+    oauth2::StandardTokenIntrospectionResponse<oauth2::EmptyExtraTokenFields, oauth2::basic::BasicTokenType>,
+    oauth2::StandardRevocableToken,
+    oauth2::StandardErrorResponse<oauth2::RevocationErrorResponseType>,
+    oauth2::EndpointMaybeSet,
+    oauth2::EndpointNotSet,
+    oauth2::EndpointNotSet,
+    oauth2::EndpointNotSet,
+    oauth2::EndpointSet,
+>;
+
+/// The `oauth2` client for a client identity: its authentication at the
+/// token endpoint is its own method, else `client_secret_basic` when it has
+/// a secret and the server accepts it, else `client_secret_post`.
+fn oauth_client(
+    id: &ClientIdentity,
+    auth_endpoint: Option<&str>,
+    token_endpoint: &str,
+    redirect: Option<&str>,
+    meta: Option<&ServerMetadata>,
+) -> Result<Client, OAuthError> {
+    let bad = |what: &str, u: &str| OAuthError::new(format!("the {what} `{u}` is not a URL"));
+    let auth =
+        auth_endpoint.map(|u| AuthUrl::new(u.to_string()).map_err(|_| bad("authorization endpoint", u))).transpose()?;
+    let mut c = BasicClient::new(ClientId::new(id.client_id.clone()))
+        .set_auth_uri_option(auth)
+        .set_token_uri(TokenUrl::new(token_endpoint.to_string()).map_err(|_| bad("token endpoint", token_endpoint))?);
+    if let Some(r) = redirect {
+        c = c.set_redirect_uri(RedirectUrl::new(r.to_string()).map_err(|_| bad("redirect URI", r))?);
+    }
+    let method = id.token_endpoint_auth_method.clone().unwrap_or_else(|| {
+        let accepted = meta.and_then(|m| m.auth_methods.clone()).unwrap_or_default();
+        if id.client_secret.is_none() {
+            "none".into()
+        } else if accepted.is_empty() || accepted.iter().any(|m| m == "client_secret_basic") {
+            "client_secret_basic".into()
+        } else {
+            "client_secret_post".into()
+        }
+    });
+    match (method.as_str(), &id.client_secret) {
+        ("client_secret_basic", Some(s)) => {
+            c = c.set_client_secret(ClientSecret::new(s.clone())).set_auth_type(AuthType::BasicAuth);
+        }
+        ("client_secret_post", Some(s)) => {
+            c = c.set_client_secret(ClientSecret::new(s.clone())).set_auth_type(AuthType::RequestBody);
+        }
+        _ => c = c.set_auth_type(AuthType::RequestBody),
+    }
+    Ok(c)
+}
+
+fn tokens_from(t: &impl TokenResponse) -> Tokens {
+    Tokens {
+        access_token: t.access_token().secret().clone(),
+        refresh_token: t.refresh_token().map(|r| r.secret().clone()),
+        expires_at: t.expires_in().map(|d| now_secs() + d.as_secs()),
+        scope: t.scopes().map(|s| s.iter().map(|x| x.as_str()).collect::<Vec<_>>().join(" ")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scopes_are_united_in_order() {
+        assert_eq!(union(Some("a b"), Some("b c")).as_deref(), Some("a b c"));
+        assert_eq!(union(None, Some("x")).as_deref(), Some("x"));
+        assert_eq!(union(None, None), None);
+        assert_eq!(union(Some(" "), None), None);
+    }
+
+    #[test]
+    fn settings_are_checked_and_name_the_member() {
+        assert!(OAuthConfig::from_json("{}").is_ok());
+        let e = OAuthConfig::from_json(r#"{"scope_mode":"replace"}"#).unwrap_err();
+        assert!(e.contains("`oauth$scope_mode`"), "{e}");
+        let e = OAuthConfig::from_json(r#"{"nope":1}"#).unwrap_err();
+        assert!(e.contains("unknown field `nope`"), "{e}");
+        let e = OAuthConfig::from_json(r#"{"client_info":{"client_id":"a","token_endpoint_auth_method":"jwt"}}"#)
+            .unwrap_err();
+        assert!(e.contains("client_info$token_endpoint_auth_method"), "{e}");
+        assert!(OAuthConfig::from_json(r#"{"client_metadata_url":"http://x/y"}"#).is_err());
+        assert!(OAuthConfig::from_json(r#"{"client_metadata_url":"https://x/c.json"}"#).is_ok());
+    }
+}
