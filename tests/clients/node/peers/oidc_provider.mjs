@@ -4,11 +4,14 @@
 // serves the issuer http://127.0.0.1:PORT with dynamic registration, PKCE
 // (S256) required, resource indicators (RFC 8707: JWT access tokens whose
 // audience is RESOURCE, the MCP server's URL, valid ACCESS_TOKEN_TTL seconds,
-// default 2), refresh tokens for `offline_access` (rotated on each use, as
-// for every public client), and the provider's development login and consent
+// default 2), refresh tokens (rotated on each use, as for every public
+// client), and the provider's development login and consent
 // pages (any login name and password) for a browser-less user agent
-// (oidc_user_agent.mjs). One line per event on stdout, never a token:
-//   ready ISSUER | registered CLIENT_ID | authorized CLIENT_ID | token GRANT_TYPE
+// (oidc_user_agent.mjs). Refresh tokens as the provider gives them by
+// default: for `offline_access` asked with prompt=consent. One line per event
+// on stdout, never a token:
+//   ready ISSUER | registered CLIENT_ID GRANT_TYPES | authorized CLIENT_ID
+//   | token GRANT_TYPE refresh_token|- (whether a refresh token came with it)
 //   | refused GRANT_TYPE ERROR
 import { randomBytes } from 'node:crypto';
 import { exportJWK, generateKeyPair } from 'jose';
@@ -55,15 +58,14 @@ const provider = new Provider(issuer, {
     },
   },
   pkce: { required: () => true },
-  // refresh tokens for grants that asked `offline_access` (the default)
   ttl: { AccessToken: ttl, RefreshToken: 3600, Grant: 3600, Session: 3600, Interaction: 600 },
 });
 provider.proxy = false;
 
 const log = (...words) => process.stdout.write(`${words.join(' ')}\n`);
-provider.on('registration_create.success', (ctx, client) => log('registered', client.clientId));
+provider.on('registration_create.success', (ctx, client) => log('registered', client.clientId, client.grantTypes.join(',')));
 provider.on('authorization.success', (ctx) => log('authorized', ctx.oidc.client?.clientId ?? '-'));
-provider.on('grant.success', (ctx) => log('token', ctx.oidc.params.grant_type));
+provider.on('grant.success', (ctx) => log('token', ctx.oidc.params.grant_type, ctx.oidc.entities.RefreshToken ? 'refresh_token' : '-'));
 provider.on('grant.error', (ctx, err) => log('refused', ctx.oidc.params?.grant_type ?? '-', err.error ?? err.name));
 provider.on('authorization.error', (ctx, err) => log('refused', 'authorization', err.error ?? err.name, err.error_description ?? ''));
 provider.on('server_error', (ctx, err) => log('server_error', err.message));

@@ -459,6 +459,12 @@ impl Authorizer {
         if let Some(s) = &scope {
             auth = auth.add_scopes(s.split_whitespace().map(|x| Scope::new(x.to_string())));
         }
+        // OpenID Connect Core 1.0, section 11: `offline_access` (a refresh
+        // token) is granted only on a request with `prompt=consent`; an
+        // OpenID provider drops the scope otherwise (RULES K10.4).
+        if scope.as_deref().is_some_and(|s| s.split_whitespace().any(|x| x == "offline_access")) {
+            auth = auth.add_extra_param("prompt", "consent");
+        }
         let (url, state) = auth.add_extra_param("resource", resource.clone()).url();
         let deadline = Instant::now() + Duration::from_secs_f64(cfg.timeout.unwrap_or(300.0).clamp(1.0, 86_400.0));
         self.signing_in.0.store(true, Ordering::Relaxed);
