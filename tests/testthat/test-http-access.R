@@ -72,21 +72,21 @@ test_that("H6.1: a tokens file open to others, or to a group not the server's ow
   f <- write_tokens(withr::local_tempfile(), paste("alice", alice_token), mode = "644")
   expect_error(mcp_server(echo, transport = "http", port = 0, tokens_file = f),
     "accessible to others \\(mode 644\\).*chmod 600", class = "mcplite_error_http")
-  Sys.chmod(f, "660")
+  withr::with_envvar(c(MCPLITE_TOKENS_FILE = f), {
+    expect_error(mcp_server(echo, transport = "http", port = 0), "mode 644", class = "mcplite_error_http")
+  })
+  Sys.chmod(f, "660", use_umask = FALSE)
   expect_error(mcp_server(echo, transport = "http", port = 0, tokens_file = f),
     "writable or executable by its group \\(mode 660\\)", class = "mcplite_error_http")
   # Group-readable: allowed for the server's own group only (named as its
   # user, never root's); tests/suites/56-deploy.sh runs a server as a
   # service user with a root-owned file of its group.
   if (identical(unname(Sys.info()[["effective_user"]]), "root")) {
-    Sys.chmod(f, "640")
+    Sys.chmod(f, "640", use_umask = FALSE)
     expect_error(mcp_server(echo, transport = "http", port = 0, tokens_file = f),
       "readable by its group \\(mode 640, group id [0-9]+\\), which is not the server's own group",
       class = "mcplite_error_http")
   }
-  withr::with_envvar(c(MCPLITE_TOKENS_FILE = f), {
-    expect_error(mcp_server(echo, transport = "http", port = 0), "mode 644", class = "mcplite_error_http")
-  })
   expect_error(mcp_server(echo, transport = "http", port = 0, trusted_proxies = "proxy.example"),
     "`trusted_proxies` must hold IP addresses", class = "mcplite_error_http")
 })

@@ -88,7 +88,7 @@ test_that("token rules and bad environment variables are named", {
   Sys.chmod(tokens, "644", use_umask = FALSE)
   res <- run_failing_server(echo_script, c(MCPLITE_TRANSPORT = "http", MCPLITE_PORT = free_port(),
     MCPLITE_TOKENS_FILE = tokens))
-  expect_says_why(res, "the tokens file .* is accessible to group or others \\(mode 644\\)")
+  expect_says_why(res, "the tokens file .* is accessible to others \\(mode 644\\)")
   expect_false(any(grepl(token, res$stderr, fixed = TRUE)))
   res <- run_failing_server(echo_script, c(MCPLITE_TRANSPORT = "carrier-pigeon"))
   expect_says_why(res, "The environment variable `MCPLITE_TRANSPORT` must be \"stdio\" or \"http\"")
