@@ -193,7 +193,7 @@ async def load(url: str, verify, stop: asyncio.Event, tag: str, stats: dict) -> 
                     try:
                         res = await client.call_tool("work", {"id": call_id, "ms": 20})
                         text = res.content[0].text if res.content else ""
-                        if res.is_error or not re.match(r"^r[123] \d+$", text):
+                        if res.is_error or not re.match(r"^r808[123] \d+$", text):
                             stats["failures"].append(f"{call_id}: {text}")
                         else:
                             stats["answered"].append(call_id)

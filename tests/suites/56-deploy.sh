@@ -319,7 +319,7 @@ mapfile -t image_envs < <(printf '%s\n' "$docker_env" | sed "s|=/var/|=$image/va
   | grep -v -e '^R_LIBS=' -e '^MCPLITE_PORT=' -e '^MCPLITE_HOST=')
 mkdir -p "$image$docker_home"
 chown daemon:daemon "$image$docker_home"
-pt='options(warn = 2); t <- mcplite::package_tools("tools", include = "file_ext", quiet = TRUE); cat(length(t), "\n")'
+pt='options(warn = 2); t <- mcplite::package_tools("tools", include = "file_ext", quiet = TRUE); cat(length(t))'
 run_image() { env -i PATH=/usr/bin:/bin LANG=C.UTF-8 R_LIBS="$R_LIBS" "${image_envs[@]}" "$@"; }
 if out=$(run_image setpriv --reuid=daemon --regid=daemon --clear-groups Rscript --vanilla -e "$pt" 2>&1) && [ "$out" = 1 ]; then
   ok "package_tools() works under options(warn = 2) with the image's ENV, as its user"
@@ -339,7 +339,9 @@ printf 'alice %s\n' "$alice" >"$tokens"
 cmd_line=$(dockerfile_part CMD)
 health_cmd=$(dockerfile_part HEALTHCHECK)
 cmd_line=${cmd_line//\/srv\/server.R/$work/srv/server.R}
-run_image MCPLITE_PORT="$cport" MCPLITE_HOST=127.0.0.1 MCPLITE_WORKERS=2 MCPLITE_TOKENS_FILE="$tokens" \
+# (A simple command, not a function, so that $! is the server's pid.)
+env -i PATH=/usr/bin:/bin LANG=C.UTF-8 R_LIBS="$R_LIBS" "${image_envs[@]}" \
+  MCPLITE_PORT="$cport" MCPLITE_HOST=127.0.0.1 MCPLITE_WORKERS=2 MCPLITE_TOKENS_FILE="$tokens" \
   NAP_MARK="$image$docker_home/nap-started" setpriv --reuid=daemon --regid=daemon --clear-groups $cmd_line \
   >"$work/image.out" 2>&1 &
 cpid=$!
