@@ -15,7 +15,7 @@
 //! [`Pool::drive`]: super::Pool::drive
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -37,6 +37,8 @@ struct Lanes<J> {
 pub struct FairQueue<J> {
     lanes: Mutex<Lanes<J>>,
     len: AtomicUsize,
+    /// `Lanes::closed`, read without the lock.
+    closed: AtomicBool,
     ready: Condvar,
     /// Receivers blocked in [`FairQueue::recv_timeout`] (none: a send
     /// wakes nobody).
@@ -54,6 +56,7 @@ impl<J> FairQueue<J> {
         FairQueue {
             lanes: Mutex::new(Lanes { lanes: VecDeque::new(), closed: false }),
             len: AtomicUsize::new(0),
+            closed: AtomicBool::new(false),
             ready: Condvar::new(),
             sleepers: AtomicUsize::new(0),
         }
@@ -84,8 +87,10 @@ impl<J> FairQueue<J> {
     /// The next job: the first of the lane whose turn it is.
     pub fn try_recv(&self) -> Result<J, TryRecvError> {
         if self.len.load(Ordering::SeqCst) == 0 {
-            // Looked at without the lock; `closed` needs it.
-            if self.lock().closed && self.len.load(Ordering::SeqCst) == 0 {
+            // Looked at without the lock (a driver spinning for a job calls
+            // this in a loop): once closed, no job comes any more.
+            let closed = self.closed.load(Ordering::SeqCst);
+            if closed && self.len.load(Ordering::SeqCst) == 0 {
                 return Err(TryRecvError::Disconnected);
             }
             return Err(TryRecvError::Empty);
@@ -141,12 +146,13 @@ impl<J> FairQueue<J> {
     /// receivers see [`TryRecvError::Disconnected`].
     pub fn close(&self) {
         self.lock().closed = true;
+        self.closed.store(true, Ordering::SeqCst);
         self.ready.notify_all();
     }
 
     /// Was [`FairQueue::close`] called?
     pub fn is_closed(&self) -> bool {
-        self.lock().closed
+        self.closed.load(Ordering::SeqCst)
     }
 }
 
