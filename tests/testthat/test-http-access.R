@@ -188,14 +188,24 @@ test_that("the default access log is one text line per request; X-Forwarded-For 
   r <- echo_call(srv$url, single_token, headers = "X-Forwarded-For: 203.0.113.7")
   expect_identical(r$status, 200L)
   expect_identical(curl_http(srv$url, method = "GET", headers = paste("Authorization: Bearer", single_token))$status, 405L)
+  # A call answered as an event stream (it asked for progress): its line is
+  # written when the stream ends, with the outcome (RULES H7.1).
+  sse_body <- paste0('{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"},',
+    '"_meta":{"progressToken":"p","io.modelcontextprotocol/protocolVersion":"2026-07-28",',
+    '"io.modelcontextprotocol/clientCapabilities":{}}}}')
+  r <- curl_http(srv$url, sse_body, c(paste("Authorization: Bearer", single_token), "MCP-Protocol-Version: 2026-07-28",
+    "Mcp-Method: tools/call", "Mcp-Name: echo", "Accept: application/json, text/event-stream"))
+  expect_identical(r$status, 200L)
+  expect_match(r$body, "event: message", fixed = TRUE)
   deadline <- Sys.time() + 20
   repeat {
     srv$process$poll_io(100)
     state$err <- paste0(state$err, srv$process$read_error())
     lines <- grep("^mcplite access: ", strsplit(state$err, "\n", fixed = TRUE)[[1]], value = TRUE)
-    if (length(lines) >= 2 || Sys.time() > deadline) break
+    if (length(lines) >= 3 || Sys.time() > deadline) break
   }
-  expect_length(lines, 2)
+  expect_length(lines, 3)
+  expect_match(lines[3], "token=default http_method=POST method=tools/call tool=echo version=2026-07-28 status=200 outcome=ok duration_ms=[0-9.]+$")
   expect_match(lines[1], "client=127.0.0.1 token=default http_method=POST method=tools/call tool=echo version=2026-07-28 status=200 outcome=ok duration_ms=[0-9.]+$")
   expect_match(lines[2], "http_method=GET method=- tool=- version=- status=405 outcome=refused duration_ms=[0-9.]+ reason=\"Method Not Allowed: use POST\"$")
 })
