@@ -24,7 +24,22 @@ docs_cache_dir <- function(cache) {
     return(cache)
   }
   dir <- getOption("mcplite.cache_dir")
-  if (is_scalar_string(dir)) dir else tools::R_user_dir("mcplite", "cache")
+  if (is_scalar_string(dir)) dir else user_cache_dir()
+}
+
+# tools::R_user_dir("mcplite", "cache") without its look at the home
+# directory when a variable names the cache (R_USER_CACHE_DIR, then
+# XDG_CACHE_HOME): R_user_dir() normalizes "~" first, which warns when the
+# home directory does not exist (a service user's /nonexistent), an error
+# under options(warn = 2).
+user_cache_dir <- function() {
+  for (var in c("R_USER_CACHE_DIR", "XDG_CACHE_HOME")) {
+    p <- Sys.getenv(var)
+    if (nzchar(p)) {
+      return(file.path(p, "R", "mcplite"))
+    }
+  }
+  suppressWarnings(tools::R_user_dir("mcplite", "cache"))
 }
 
 # What the rendered docs depend on. Any change (a reinstalled or upgraded

@@ -93,7 +93,7 @@
 #'   from them. See "Confined workers" below.
 #' @param max_queue With workers, how many tool calls may wait for a free
 #'   worker, a whole number of at least 0; a call beyond that is refused at
-#'   once ("server busy", 503 over HTTP). `NULL` reads `MCPLITE_MAX_QUEUE`,
+#'   once ("Server busy", 503 over HTTP). `NULL` reads `MCPLITE_MAX_QUEUE`,
 #'   else 64.
 #'
 #' @section Run a server:
@@ -154,13 +154,19 @@
 #'
 #' The server blocks until it receives SIGINT (Ctrl+C) or SIGTERM. It then
 #' stops accepting connections at once, lets requests in progress finish (at
-#' most 10 seconds; a tool still running then is interrupted and its call
-#' answered as interrupted), and returns `invisible(NULL)`, so the script
-#' exits with status 0. A request that reached the server is answered, also
-#' one on a connection opened just before the stop. Ctrl+C while a tool runs
-#' interrupts that tool, as it does in R, and then stops the server. The
-#' last line on standard error says why: `mcplite: HTTP server stopped
-#' (SIGTERM)`.
+#' most 7 seconds; a tool still running then is interrupted and its call
+#' answered as interrupted because the server was stopping), stops its
+#' workers and returns `invisible(NULL)`, within 10 seconds in all, so the
+#' script exits with status 0 within a container's default grace. A request
+#' that reached the server is answered, also one on a connection opened just
+#' before the stop. Ctrl+C while a tool runs interrupts that tool, as it does
+#' in R, and then stops the server. The first line on standard error names
+#' the URL, the replica and the numbers of workers and tokens; the last says
+#' why the server stopped and counts the calls drained and interrupted:
+#' `mcplite: HTTP server stopped (SIGTERM): 2 calls drained (0 interrupted),
+#' 0 queued calls not run`. Each request's access-log line has an `outcome`
+#' (`ok`, `tool_error`, `crashed`, `interrupted`, `cancelled`, `refused`,
+#' `error`).
 #'
 #' Both protocol eras share the endpoint: modern (2026-07-28) clients send
 #' one self-contained POST per request; legacy (2025) clients start a session
@@ -277,9 +283,11 @@
 #' `MCPLITE_WORKERS=4`, so a deployed script needs no edit) the server
 #' starts four more R processes, the workers, and runs each tool call in one
 #' of them, up to four at once; further calls wait in a queue of
-#' `max_queue` calls, in arrival order (a call that asked for progress gets
-#' heartbeats while it waits), and a call beyond that is refused at once
-#' with a "server busy" error (503 over HTTP). Requests that run no tool
+#' `max_queue` calls, taken in turn between tokens and in arrival order
+#' within each, so one user's backlog of slow calls does not hold up
+#' everyone else's (a call that asked for progress gets heartbeats while it
+#' waits), and a call beyond that is refused at once with a "Server busy"
+#' error (503 over HTTP). Requests that run no tool
 #' (listing, `ping`, `initialize`) are answered by the server process at
 #' once, as without workers. Over stdio the answers to calls are written as
 #' they finish, so they can arrive in a different order than the requests

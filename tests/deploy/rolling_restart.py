@@ -1,6 +1,6 @@
 """A rolling restart behind real nginx, with the shipped inst/deploy/nginx.conf.
 
-Three mcplite replicas (r1, r2, r3, with a bearer token) run behind nginx,
+Three mcplite replicas (r8081, r8082, r8083, with a bearer token) run behind nginx,
 started by the ExecStart of the shipped mcplite-nginx.service (its prefix and
 configuration paths moved to a new directory; run from another directory)
 with only the ports changed and the commented TLS server block switched on
@@ -193,7 +193,7 @@ async def load(url: str, verify, stop: asyncio.Event, tag: str, stats: dict) -> 
                     try:
                         res = await client.call_tool("work", {"id": call_id, "ms": 20})
                         text = res.content[0].text if res.content else ""
-                        if res.is_error or not re.match(r"^r[123] \d+$", text):
+                        if res.is_error or not re.match(r"^r808[123] \d+$", text):
                             stats["failures"].append(f"{call_id}: {text}")
                         else:
                             stats["answered"].append(call_id)
@@ -222,7 +222,8 @@ async def main() -> None:
     (work / "server.R").write_text(SERVER)
     (work / "calls").mkdir()
     front, tls, *ports = free_ports(5)
-    replicas = [Replica(f"r{i}", p, work) for i, p in enumerate(ports, start=1)]
+    # Named as nginx.conf routes them: mcplite@8081 is replica r8081 (its port).
+    replicas = [Replica(f"r808{i}", p, work) for i, p in enumerate(ports, start=1)]
     nginx_proc = None
     try:
         first_pids = {r.name: r.start() for r in replicas}

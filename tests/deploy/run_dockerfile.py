@@ -4,12 +4,12 @@
 
 CONTEXT holds what the Dockerfile's header asks for (the source tarball,
 install-mcplite.sh, server.R); IMAGE_ROOT is an empty directory standing for
-the image's file system: every absolute path under /tmp, /opt or /srv in the
-Dockerfile is taken under it. The steps, in order:
+the image's file system: every absolute path under /tmp, /opt, /srv or /var in
+the Dockerfile is taken under it. The steps, in order:
 
 * `RUN apt-get install ... PKGS`: the packages must be installed here (the
   image gets what these tests run with); `useradd` is stood in for by the
-  user `nobody`;
+  user `nobody`, its `--create-home` by a home directory `nobody` owns;
 * `COPY` from the context (or the build stage: the same root) into the root;
 * the `RUN` that calls install-mcplite.sh runs as written, in a new network
   namespace (no network at all) with an empty CARGO_HOME;
@@ -66,7 +66,8 @@ def instructions(path: Path) -> list[tuple[str, str]]:
 
 
 def main(dockerfile: Path, context: Path, image: Path) -> None:
-    rebase = lambda s: re.sub(r"(?<![\w.])/(tmp|opt|srv)/", lambda m: f"{image}/{m.group(1)}/", s)
+    rebase = lambda s: re.sub(r"(?<![\w.])/(tmp|opt|srv|var)/", lambda m: f"{image}/{m.group(1)}/", s)
+    home: Path | None = None
     env: dict[str, str] = {}
     cmd: list[str] | None = None
     health: list[str] | None = None
@@ -82,6 +83,10 @@ def main(dockerfile: Path, context: Path, image: Path) -> None:
             missing = [p for p in pkgs if subprocess.run(["dpkg", "-s", p], capture_output=True).returncode != 0]
             report(not missing, f"the image's Debian packages are those installed here: {' '.join(pkgs)}",
                    "missing: " + " ".join(missing))
+            if "useradd" in rest:
+                useradd = rest.split("useradd", 1)[1].split("&&")[0].split()
+                if "--create-home" in useradd and "--home-dir" in useradd:
+                    home = Path(rebase(useradd[useradd.index("--home-dir") + 1]))
         elif word == "RUN" and "install-mcplite.sh" in rest:
             command = rebase(rest)
             cargo_home = image / ".cargo-home"
@@ -138,6 +143,12 @@ def main(dockerfile: Path, context: Path, image: Path) -> None:
     token = "container-token-0123456789abcdef"
     run_env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/nonexistent", **env,
                "MCPLITE_PORT": str(port), "MCPLITE_TOKEN": token}
+    # The user's home, as useradd --create-home makes it, is the ENV's HOME.
+    report(home is not None and run_env["HOME"] == str(home),
+           f"the image's user has a home of its own and ENV HOME names it ({run_env['HOME']})")
+    if home is not None:
+        home.mkdir(parents=True, exist_ok=True)
+        shutil.chown(home, "nobody")
     for d in image.glob("*"):
         subprocess.run(["chmod", "-R", "a+rX", str(d)])
     cache = Path(env.get("R_USER_CACHE_DIR", str(image / "tmp" / "cache")))
@@ -159,6 +170,7 @@ def main(dockerfile: Path, context: Path, image: Path) -> None:
             except OSError:
                 time.sleep(0.02)
         report(up is not None, f"CMD serves over HTTP with ENV, as {user or 'root'} (nobody here)", err.read_text())
+        report("warning" not in err.read_text().lower(), "the server's start-up says no warning", err.read_text())
         if up is None:
             return
         print(f"measure - start-up time, CMD to a /health answer: {up:.2f} s", flush=True)

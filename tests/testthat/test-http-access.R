@@ -66,15 +66,27 @@ test_that("tokens shorter than 16 characters are refused at start, without showi
   expect_false(grepl("too-short-1", conditionMessage(err), fixed = TRUE))
 })
 
-test_that("a tokens file readable by group or others is refused at start", {
+test_that("H6.1: a tokens file open to others, or to a group not the server's own, is refused at start", {
   skip_on_os("windows")
   echo <- tool(function() "x", "Echo.", name = "echo")
   f <- write_tokens(withr::local_tempfile(), paste("alice", alice_token), mode = "644")
   expect_error(mcp_server(echo, transport = "http", port = 0, tokens_file = f),
-    "accessible to group or others \\(mode 644\\).*chmod 600", class = "mcplite_error_http")
+    "accessible to others \\(mode 644\\).*chmod 600", class = "mcplite_error_http")
   withr::with_envvar(c(MCPLITE_TOKENS_FILE = f), {
     expect_error(mcp_server(echo, transport = "http", port = 0), "mode 644", class = "mcplite_error_http")
   })
+  Sys.chmod(f, "660", use_umask = FALSE)
+  expect_error(mcp_server(echo, transport = "http", port = 0, tokens_file = f),
+    "writable or executable by its group \\(mode 660\\)", class = "mcplite_error_http")
+  # Group-readable: allowed for the server's own group only (named as its
+  # user, never root's); tests/suites/56-deploy.sh runs a server as a
+  # service user with a root-owned file of its group.
+  if (identical(unname(Sys.info()[["effective_user"]]), "root")) {
+    Sys.chmod(f, "640", use_umask = FALSE)
+    expect_error(mcp_server(echo, transport = "http", port = 0, tokens_file = f),
+      "readable by its group \\(mode 640, group id [0-9]+\\), which is not the server's own group",
+      class = "mcplite_error_http")
+  }
   expect_error(mcp_server(echo, transport = "http", port = 0, trusted_proxies = "proxy.example"),
     "`trusted_proxies` must hold IP addresses", class = "mcplite_error_http")
 })
@@ -147,7 +159,10 @@ test_that("named tokens, limits, reloads and the JSON access log, end to end", {
   expect_match(field("reason")[1], "bearer token required")
   expect_match(field("reason")[2], "invalid bearer token")
   expect_match(field("reason")[7], "2 tool calls per minute")
-  expect_match(field("reason")[10], "accessible to group or others")
+  expect_match(field("reason")[10], "accessible to others")
+  # RULES H7.1: how each request ended.
+  expect_identical(field("outcome"),
+    c("refused", "refused", "ok", "ok", "ok", "ok", "refused", "ok", "refused", "refused", "ok"))
   expect_true(all(is.na(field("reason")[c(3:6, 8, 11)])))
   expect_true(all(as.numeric(field("duration_ms")) >= 0))
   expect_match(field("time"), "^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z$")
@@ -173,16 +188,26 @@ test_that("the default access log is one text line per request; X-Forwarded-For 
   r <- echo_call(srv$url, single_token, headers = "X-Forwarded-For: 203.0.113.7")
   expect_identical(r$status, 200L)
   expect_identical(curl_http(srv$url, method = "GET", headers = paste("Authorization: Bearer", single_token))$status, 405L)
+  # A call answered as an event stream (it asked for progress): its line is
+  # written when the stream ends, with the outcome (RULES H7.1).
+  sse_body <- paste0('{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"},',
+    '"_meta":{"progressToken":"p","io.modelcontextprotocol/protocolVersion":"2026-07-28",',
+    '"io.modelcontextprotocol/clientCapabilities":{}}}}')
+  r <- curl_http(srv$url, sse_body, c(paste("Authorization: Bearer", single_token), "MCP-Protocol-Version: 2026-07-28",
+    "Mcp-Method: tools/call", "Mcp-Name: echo", "Accept: application/json, text/event-stream"))
+  expect_identical(r$status, 200L)
+  expect_match(r$body, "event: message", fixed = TRUE)
   deadline <- Sys.time() + 20
   repeat {
     srv$process$poll_io(100)
     state$err <- paste0(state$err, srv$process$read_error())
     lines <- grep("^mcplite access: ", strsplit(state$err, "\n", fixed = TRUE)[[1]], value = TRUE)
-    if (length(lines) >= 2 || Sys.time() > deadline) break
+    if (length(lines) >= 3 || Sys.time() > deadline) break
   }
-  expect_length(lines, 2)
-  expect_match(lines[1], "client=127.0.0.1 token=default http_method=POST method=tools/call tool=echo version=2026-07-28 status=200 duration_ms=[0-9.]+$")
-  expect_match(lines[2], "http_method=GET method=- tool=- version=- status=405 duration_ms=[0-9.]+ reason=\"Method Not Allowed: use POST\"$")
+  expect_length(lines, 3)
+  expect_match(lines[3], "token=default http_method=POST method=tools/call tool=echo version=2026-07-28 status=200 outcome=ok duration_ms=[0-9.]+$")
+  expect_match(lines[1], "client=127.0.0.1 token=default http_method=POST method=tools/call tool=echo version=2026-07-28 status=200 outcome=ok duration_ms=[0-9.]+$")
+  expect_match(lines[2], "http_method=GET method=- tool=- version=- status=405 outcome=refused duration_ms=[0-9.]+ reason=\"Method Not Allowed: use POST\"$")
 })
 
 test_that("a stderr nobody reads never stalls the server: access-log lines are dropped and counted (RULES H7.1)", {
@@ -223,4 +248,50 @@ test_that("SIGHUP reads the tokens file again and does not stop the server (RULE
   expect_match(err, sprintf("mcplite: the tokens file %s was read again: 1 token(s)", tokens), fixed = TRUE)
   expect_true(srv$process$is_alive())
   expect_identical(echo_call(srv$url, alice_token)$status, 200L)
+})
+
+# Reads stderr until `pattern` appears (or 20 s pass); returns all read.
+stderr_until <- function(srv, state, pattern) {
+  deadline <- Sys.time() + 20
+  while (!grepl(pattern, state$err) && Sys.time() < deadline) {
+    srv$process$poll_io(100)
+    state$err <- paste0(state$err, srv$process$read_error())
+  }
+  state$err
+}
+
+test_that("H6.1, H1.3: a bad line read again keeps that name's token; an unusable file makes /health unavailable", {
+  skip_on_os("windows")
+  carol_token <- "carol-5a6b7c8d9e0f1a2b-token"
+  tokens <- write_tokens(withr::local_tempfile(), c(paste("alice", alice_token), paste("bob", bob_token)))
+  srv <- start_http_server(access_server_code(), env = c(MCPLITE_TRANSPORT = "http", MCPLITE_TOKENS_FILE = tokens))
+  health <- sub("/mcp$", "/health", srv$url)
+  state <- new.env()
+  state$err <- srv$stderr
+  expect_match(state$err, "mcplite: serving MCP over HTTP at http://127.0.0.1:[0-9]+/mcp \\(no replica name; no worker processes; 2 tokens;")
+  # bob's line broken, alice's removed, carol added: carol in, alice out,
+  # bob keeps his token.
+  write_tokens(tokens, c(paste("bob", "too-short"), paste("carol", carol_token)))
+  expect_identical(echo_call(srv$url, carol_token)$status, 200L)
+  expect_identical(echo_call(srv$url, bob_token)$status, 200L)
+  expect_identical(echo_call(srv$url, alice_token)$status, 401L)
+  err <- stderr_until(srv, state, "keeps its token")
+  expect_match(err, sprintf(paste0("mcplite: the token of \"bob\" \\(the tokens file %s, line 1\\) is 9 characters long.*; ",
+    "the line is skipped and \"bob\" keeps its token from the last good read until it is fixed"), tokens))
+  expect_false(grepl("too-short", err, fixed = TRUE))
+  r <- curl_http(health)
+  expect_identical(r$status, 200L)
+  expect_match(r$body, '"status":"ok"', fixed = TRUE)
+  # The file removed: every request refused, and /health says so.
+  file.remove(tokens)
+  expect_identical(echo_call(srv$url, carol_token)$status, 503L)
+  r <- curl_http(health)
+  expect_identical(r$status, 503L)
+  expect_match(r$body, '"status":"unavailable"', fixed = TRUE)
+  expect_match(r$body, "the tokens file cannot be used", fixed = TRUE)
+  expect_false(grepl(tokens, r$body, fixed = TRUE))
+  # Back: ok again.
+  write_tokens(tokens, paste("carol", carol_token))
+  expect_identical(echo_call(srv$url, carol_token)$status, 200L)
+  expect_identical(curl_http(health)$status, 200L)
 })

@@ -737,3 +737,19 @@ test_that("`allow` and `root` are checked, the classification is published", {
   expect_identical(tool_spec(tl$mean)$annotations[["readOnlyHint"]], "false")
 })
 
+
+test_that("R8.6: the cache directory needs no home directory when a variable names it (a service user's /nonexistent)", {
+  cache <- withr::local_tempdir()
+  withr::local_options(warn = 2)
+  withr::with_envvar(c(HOME = "/nonexistent", R_USER_CACHE_DIR = cache, XDG_CACHE_HOME = NA), {
+    expect_identical(mcplite:::user_cache_dir(), file.path(cache, "R", "mcplite"))
+    # What R itself says (R_user_dir() warns about the home, an error here).
+    expect_identical(mcplite:::user_cache_dir(), suppressWarnings(tools::R_user_dir("mcplite", "cache")))
+  })
+  withr::with_envvar(c(HOME = "/nonexistent", R_USER_CACHE_DIR = NA, XDG_CACHE_HOME = cache), {
+    expect_identical(mcplite:::user_cache_dir(), file.path(cache, "R", "mcplite"))
+  })
+  withr::with_envvar(c(R_USER_CACHE_DIR = NA, XDG_CACHE_HOME = NA), {
+    expect_identical(mcplite:::user_cache_dir(), tools::R_user_dir("mcplite", "cache"))
+  })
+})

@@ -89,7 +89,7 @@ test_that("token rules and bad environment variables are named", {
   Sys.chmod(tokens, "644", use_umask = FALSE)
   res <- run_failing_server(echo_script, c(MCPLITE_TRANSPORT = "http", MCPLITE_PORT = free_port(),
     MCPLITE_TOKENS_FILE = tokens))
-  expect_says_why(res, "the tokens file .* is accessible to group or others \\(mode 644\\)")
+  expect_says_why(res, "the tokens file .* is accessible to others \\(mode 644\\)")
   expect_false(any(grepl(token, res$stderr, fixed = TRUE)))
   res <- run_failing_server(echo_script, c(MCPLITE_TRANSPORT = "carrier-pigeon"))
   expect_says_why(res, "The environment variable `MCPLITE_TRANSPORT` must be \"stdio\" or \"http\"")
@@ -117,4 +117,26 @@ test_that("bad tool definitions are named, over stdio and over HTTP", {
     # tool() fails first, called by the script before mcp_server() runs.
     expect_says_why(res, "`name` must be 1 to 128 ASCII letters", fun = "tool")
   }
+})
+
+test_that("S10.2: with workers, a bad HTTP configuration is said before any worker starts", {
+  skip_on_os("windows")
+  # A worker runs the script again (MCPLITE_WORKER set): it would leave a
+  # file behind.
+  marks <- withr::local_tempdir()
+  script <- c(
+    sprintf('if (nzchar(Sys.getenv("MCPLITE_WORKER"))) file.create(file.path("%s", Sys.getpid()))', marks),
+    echo_script
+  )
+  tokens <- withr::local_tempfile()
+  writeLines(c(paste("alice", token), "bob too-short"), tokens)
+  Sys.chmod(tokens, "600")
+  res <- run_failing_server(script, c(MCPLITE_TRANSPORT = "http", MCPLITE_WORKERS = "2", MCPLITE_TOKENS_FILE = tokens))
+  expect_says_why(res, sprintf("the token of \"bob\" \\(the tokens file %s, line 2\\) is 9 characters long", tokens))
+  port <- free_port()
+  held <- serverSocket(port)
+  on.exit(close(held))
+  res <- run_failing_server(script, c(MCPLITE_TRANSPORT = "http", MCPLITE_WORKERS = "2", MCPLITE_PORT = port))
+  expect_says_why(res, sprintf("cannot listen on 127\\.0\\.0\\.1:%d: the port is in use", port))
+  expect_length(list.files(marks), 0L)
 })

@@ -238,3 +238,33 @@ mcp_server(tools, workers = 2, instructions = "SECRET-in-the-script")
   withr::local_dir(dir)
   check(run_r(file.path(R.home("bin"), "Rscript"), c("--vanilla", "server.R"), input))
 })
+
+test_that("H7.1, H7.3, N5.1: over HTTP with workers, the logs name outcomes, the crashed call's tool and token, and count", {
+  skip_on_os("windows")
+  tokens <- withr::local_tempfile()
+  writeLines("alice alice-0c4f9e2b7a1d8e3f5a6b", tokens)
+  Sys.chmod(tokens, "600")
+  srv <- start_http_server(c(
+    "library(mcplite)",
+    "die <- tool(function() quit(status = 3), 'Exit.', name = 'die')",
+    "fail <- tool(function() stop('no luck'), 'Fail.', name = 'fail')",
+    "fine <- tool(function() 'fine', 'Fine.', name = 'fine')",
+    "mcp_server(list(die, fail, fine), port = 0L)"
+  ), env = c(MCPLITE_TRANSPORT = "http", MCPLITE_WORKERS = "2", MCPLITE_TOKENS_FILE = tokens, MCPLITE_REPLICA = "r8091"))
+  expect_match(srv$stderr, "at http://127.0.0.1:[0-9]+/mcp \\(replica r8091; 2 worker processes; 1 token; stop with")
+  auth <- "Authorization: Bearer alice-0c4f9e2b7a1d8e3f5a6b"
+  call <- function(name) modern_post(srv$url, "tools/call", name = name, params = list(name = name), headers = auth)
+  for (name in c("die", "fail", "fine")) expect_identical(call(name)$status, 200L)
+  srv$process$signal(tools::SIGTERM)
+  srv$process$wait(30000)
+  err <- paste0(srv$stderr, srv$process$read_all_error())
+  expect_match(err, "mcplite: worker [12] \\(process [0-9]+\\) exited with status 3 during a call of tool \"die\" \\(token \"alice\"\\); starting a new one")
+  outcome <- function(tool) {
+    line <- grep(sprintf("tool=%s ", tool), strsplit(err, "\n", fixed = TRUE)[[1]], value = TRUE)
+    sub(".* outcome=([a-z_]+) .*", "\\1", line)
+  }
+  expect_identical(c(outcome("die"), outcome("fail"), outcome("fine")), c("crashed", "tool_error", "ok"))
+  expect_match(err, "mcplite: HTTP server stopped (SIGTERM): 0 calls drained (0 interrupted), 0 queued calls not run",
+    fixed = TRUE)
+  expect_identical(srv$process$get_exit_status(), 0L)
+})

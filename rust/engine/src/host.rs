@@ -162,6 +162,45 @@ pub struct WorkerRun {
     pub pid: u32,
     /// From the call's arrival until a worker took it.
     pub queue_wait: Duration,
+    /// The worker ended during the call (RULES N5.1): the call's tool error
+    /// says how.
+    pub crashed: bool,
+}
+
+/// How a `tools/call` ended, as the logs name it (RULES H7.1: the access
+/// log's `outcome`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallOutcome {
+    /// A result that is not a tool error.
+    Ok,
+    /// A tool error: the tool's own, arguments refused by the input schema
+    /// (L6.7), or a result that does not match the output schema (J4.6).
+    ToolError,
+    /// The worker process running it ended during the call (N5.1).
+    Crashed,
+    /// Interrupted (SIGINT, Ctrl+C, or the end of a stopping server's drain
+    /// time, H4.2) and answered as such.
+    Interrupted,
+    /// Cancelled by its client (C4): not answered.
+    Cancelled,
+    /// Not run: no room in the queue (N3.1), or refused by the transport.
+    Refused,
+    /// Answered with a JSON-RPC error (invalid parameters, unknown tool).
+    Error,
+}
+
+impl CallOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallOutcome::Ok => "ok",
+            CallOutcome::ToolError => "tool_error",
+            CallOutcome::Crashed => "crashed",
+            CallOutcome::Interrupted => "interrupted",
+            CallOutcome::Cancelled => "cancelled",
+            CallOutcome::Refused => "refused",
+            CallOutcome::Error => "error",
+        }
+    }
 }
 
 /// The host side: R in production, a fake in tests.

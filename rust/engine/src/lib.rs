@@ -67,6 +67,6 @@ pub mod transport;
 pub mod version;
 pub mod workers;
 
-pub use host::{Block, CallContext, Content, Host, ToolFailure, ToolResult, ToolSpec, WorkerRun};
+pub use host::{Block, CallContext, CallOutcome, Content, Host, ToolFailure, ToolResult, ToolSpec, WorkerRun};
 pub use server::{LegacyState, Reply, Server, ServerInfo};
 pub use version::Version;

@@ -415,6 +415,11 @@ pub trait CallWatch {
     /// progress is finished ([`Progress::finish`]) and the transport writes
     /// its final line, if any, before the response (RULES C2.4).
     fn finished(&self) -> bool;
+    /// The server is stopping and its drain time is over: an interrupted
+    /// tool was interrupted for that, and its answer says so (RULES H4.2).
+    fn stopping(&self) -> bool {
+        false
+    }
 }
 
 /// The watch of a transport that sends no progress and cannot cancel.

@@ -40,18 +40,25 @@ use crate::codes::{
     standard_message, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR,
     UNSUPPORTED_VERSION,
 };
-use crate::host::{CallContext, Host, ToolFailure, ToolSpec};
+use crate::host::{CallContext, CallOutcome, Host, ToolFailure, ToolSpec};
 use crate::input_schema::{Checked, InputSchemas};
 use crate::json::write_str;
 use crate::message::{contains_nul, parse_line, Incoming, Message};
 use crate::output_schema::OutputSchemas;
 use crate::progress::{progress_token, CallStart, CallWatch, NoWatch};
 use crate::projection::{self, Listings};
-use crate::telemetry::{SessionEnd, SpanEnd, SpanRecorder, SpanStart, Started, Via};
+use crate::telemetry::{ErrorText, SessionEnd, SpanEnd, SpanRecorder, SpanStart, Started, Via};
 use crate::version::{self, ClaimError, Era, Version, LEGACY_DEFAULT};
 
 /// Text of the contained error for an interrupted call.
 pub const INTERRUPTED_TEXT: &str = "The tool call was interrupted.";
+
+/// Text of the contained error for a call interrupted because the server
+/// was stopping and its drain time ran out (RULES H4.2).
+pub const STOPPING_TEXT: &str = "The tool call was interrupted because the server was stopping (SIGTERM or Ctrl+C) \
+                                 and the call had not finished within the server's drain time. Nothing is wrong \
+                                 with the call: send it again once the server is back (behind a load balancer, \
+                                 another replica takes it).";
 
 /// Stderr diagnostic for an ignored client-sent response (RULES W2.2).
 pub const CLIENT_RESPONSE_DIAGNOSTIC: &str =
@@ -175,6 +182,17 @@ impl<'s> Reply<'s> {
         self.outcome.error_code
     }
 
+    /// How the message ended, in the access log's words (RULES H7.1): a
+    /// `tools/call`'s [`CallOutcome`]; for other messages `error` (a
+    /// JSON-RPC error) or `ok`.
+    pub fn outcome(&self) -> &'static str {
+        match (self.outcome.call, self.outcome.error_code) {
+            (Some(c), _) => c.as_str(),
+            (None, Some(_)) => "error",
+            (None, None) => "ok",
+        }
+    }
+
     /// The protocol version the answer was written for, when known (the
     /// legacy session's, or the modern claim's).
     pub fn protocol_version(&self) -> Option<Version> {
@@ -255,14 +273,28 @@ struct RpcError {
     detail: Option<&'static str>,
     /// JSON text of `error.data`.
     data: Option<Vec<u8>>,
+    /// `detail` is the whole message, without the code's standard message
+    /// in front (a sentence that says what happened in plain words).
+    whole: bool,
 }
 
 impl RpcError {
     fn new(code: i64) -> RpcError {
-        RpcError { code, detail: None, data: None }
+        RpcError { code, detail: None, data: None, whole: false }
     }
     fn detail(code: i64, d: &'static str) -> RpcError {
-        RpcError { code, detail: Some(d), data: None }
+        RpcError { code, detail: Some(d), data: None, whole: false }
+    }
+    fn message(code: i64, m: &'static str) -> RpcError {
+        RpcError { code, detail: Some(m), data: None, whole: true }
+    }
+    /// The message as sent: the standard message and the detail, or the
+    /// detail alone.
+    fn text(&self) -> ErrorText {
+        match (self.whole, self.detail) {
+            (true, Some(m)) => (m, None),
+            _ => (standard_message(self.code), self.detail),
+        }
     }
 }
 
@@ -470,7 +502,15 @@ impl Server {
             Ok(o) => o,
             Err((e, version)) => {
                 let id = msg.id.as_deref();
-                let mut line = error_line(id, e.code, standard_message(e.code), e.detail);
+                let (message, detail) = e.text();
+                // RULES H7.1: a call the queue had no room for was refused;
+                // any other error of a call is an error.
+                let call = (msg.method == "tools/call").then_some(if e.whole {
+                    CallOutcome::Refused
+                } else {
+                    CallOutcome::Error
+                });
+                let mut line = error_line(id, e.code, message, detail);
                 if let Some(data) = e.data {
                     add_error_data(&mut line, &data);
                 }
@@ -478,8 +518,9 @@ impl Server {
                     line: Some(line),
                     end: SpanEnd {
                         error_code: Some(e.code),
-                        error_message: Some((standard_message(e.code), e.detail)),
+                        error_message: Some((message, detail)),
                         protocol_version: version,
+                        call,
                         ..Default::default()
                     },
                 }
@@ -560,7 +601,7 @@ impl Server {
             Err(ClaimError::Unsupported { requested }) => {
                 let mut data = Vec::new();
                 projection::write_unsupported_version_data(&mut data, requested);
-                return Err((RpcError { code: UNSUPPORTED_VERSION, detail: None, data: Some(data) }, None));
+                return Err((RpcError { data: Some(data), ..RpcError::new(UNSUPPORTED_VERSION) }, None));
             }
             Err(ClaimError::CapsNotObject(v)) => {
                 return Err((RpcError::detail(INVALID_PARAMS, version::CAPS_NOT_OBJECT), Some(v)))
@@ -646,10 +687,11 @@ impl Server {
             }
             Checked::Refused(text) => return Ok(self.refused(id, &text, v)),
         }
-        // RULES N3: a server with workers refuses a call its queue has no
-        // room for.
-        if let Err(detail) = run.host.admit() {
-            return Err(RpcError::detail(INTERNAL_ERROR, detail));
+        // RULES N3.1: a server with workers refuses a call its queue has no
+        // room for, saying so in plain words (the code is the spec's
+        // internal error).
+        if let Err(message) = run.host.admit() {
+            return Err(RpcError::message(INTERNAL_ERROR, message));
         }
         let token = progress_token(params);
         run.watch.started(&CallStart { id, progress_token: token.as_deref(), version: v });
@@ -668,25 +710,39 @@ impl Server {
         if run.watch.finished() {
             return Ok(Outcome {
                 line: None,
-                end: SpanEnd { cancelled: true, protocol_version: Some(v), worker, ..Default::default() },
+                end: SpanEnd {
+                    cancelled: true,
+                    protocol_version: Some(v),
+                    worker,
+                    call: Some(CallOutcome::Cancelled),
+                    ..Default::default()
+                },
             });
         }
         let mut out = result_open(id, outcome.as_ref().map_or(256, |r| r.approx_len()));
-        let tool_error = match &outcome {
-            Ok(r) => projection::write_call_result(&mut out, r, v, &self.server_info_json),
+        let (tool_error, call) = match &outcome {
+            Ok(r) => {
+                let e = projection::write_call_result(&mut out, r, v, &self.server_info_json);
+                (e, if e { CallOutcome::ToolError } else { CallOutcome::Ok })
+            }
             Err(ToolFailure::Error(text)) => {
                 projection::write_error_result(&mut out, text, v, &self.server_info_json);
-                true
+                let crashed = worker.is_some_and(|w| w.crashed);
+                (true, if crashed { CallOutcome::Crashed } else { CallOutcome::ToolError })
             }
             Err(ToolFailure::Interrupted) => {
-                projection::write_error_result(&mut out, INTERRUPTED_TEXT, v, &self.server_info_json);
-                true
+                // RULES H4.2: interrupted because the server is stopping,
+                // the message says so.
+                let text = if run.watch.stopping() { STOPPING_TEXT } else { INTERRUPTED_TEXT };
+                projection::write_error_result(&mut out, text, v, &self.server_info_json);
+                (true, CallOutcome::Interrupted)
             }
         };
         out.push(b'}');
         let mut o = ok(out, Some(v));
         o.end.tool_error = tool_error;
         o.end.worker = worker;
+        o.end.call = Some(call);
         Ok(o)
     }
 }
@@ -700,6 +756,7 @@ impl Server {
         out.push(b'}');
         let mut o = ok(out, Some(v));
         o.end.tool_error = true;
+        o.end.call = Some(CallOutcome::ToolError);
         o
     }
 }

@@ -39,7 +39,7 @@ use std::time::Duration;
 use opentelemetry::trace::SpanContext;
 use serde_json::{Map, Value};
 
-use crate::host::{CallContext, WorkerRun};
+use crate::host::{CallContext, CallOutcome, WorkerRun};
 use crate::version::Version;
 
 mod attrs;
@@ -143,6 +143,9 @@ pub struct SpanEnd {
     /// The worker process that ran the call, on a server with workers
     /// (RULES T5, K5).
     pub worker: Option<WorkerRun>,
+    /// How a `tools/call` ended (the access log's `outcome`, RULES H7.1);
+    /// `None` for other messages.
+    pub call: Option<CallOutcome>,
 }
 
 impl SpanEnd {

@@ -573,7 +573,7 @@ fn short_tokens_and_open_tokens_files_are_refused() {
     };
     let with_file = || HttpOptions { tokens_file: Some(file.clone()), ..opts() };
     write("alice 0123456789abcdef0123\n", 0o644);
-    assert!(bind(with_file()).contains("accessible to group or others (mode 644)"));
+    assert!(bind(with_file()).contains("accessible to others (mode 644)"));
     write("alice short\n", 0o600);
     let m = bind(with_file());
     assert!(m.contains("line 1") && m.contains("at least 16") && !m.contains("short"), "{m}");

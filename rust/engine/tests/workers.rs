@@ -24,11 +24,13 @@ mod unix {
 
     use mcplite_engine::host::{CallContext, Host, ToolFailure, ToolResult, ToolSpec};
     use mcplite_engine::progress::{CallStart, CallWatch, Inflight, ProgressPolicy};
-    use mcplite_engine::transport::http::{HttpOptions, HttpServer};
+    use mcplite_engine::server::STOPPING_TEXT;
+    use mcplite_engine::transport::http::{HttpOptions, HttpServer, Stopped};
     use mcplite_engine::transport::{serve_with_workers, Reader, ServeEnd, ServeOptions};
     use mcplite_engine::version::Version;
     use mcplite_engine::workers::{
-        serve_worker, take_worker_fds, Calls, Pool, PoolOptions, WorkerCommand, WorkerHost, WorkerOptions, SERVER_BUSY,
+        serve_worker, take_worker_fds, Calls, FairQueue, Pool, PoolOptions, WorkerCommand, WorkerHost, WorkerOptions,
+        SERVER_BUSY,
     };
     use mcplite_engine::{Server, ServerInfo};
     use serde_json::{json, Map, Value};
@@ -49,8 +51,8 @@ mod unix {
     /// Long enough for anything to happen; a test that waits this long failed.
     const PATIENCE: Duration = Duration::from_secs(30);
 
-    const TOOLS: [&str; 11] =
-        ["echo", "pid", "sleep", "exit", "segv", "progress", "meet", "slow_exit", "grow", "burn", "tmpdir"];
+    const TOOLS: [&str; 12] =
+        ["echo", "pid", "sleep", "exit", "segv", "progress", "meet", "slow_exit", "grow", "burn", "tmpdir", "mark"];
 
     // ---- the worker ------------------------------------------------------
 
@@ -145,6 +147,14 @@ mod unix {
                         std::thread::sleep(Duration::from_millis(2));
                     }
                     Ok(ToolResult::text("met"))
+                }
+                "mark" => {
+                    // Append `tag` to `file` as it starts: the order calls ran in.
+                    let file = arg(a, "file").and_then(Value::as_str).unwrap();
+                    let tag = arg(a, "tag").and_then(Value::as_str).unwrap();
+                    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(file).unwrap();
+                    writeln!(f, "{tag}").unwrap();
+                    Ok(ToolResult::text(tag))
                 }
                 "tmpdir" => {
                     // Leave a file there, as a killed R leaves its Rtmp directory.
@@ -247,26 +257,31 @@ mod unix {
 
     /// The drivers' queue, as a transport sends to it.
     struct Jobs<'a> {
-        tx: crossbeam_channel::Sender<Job>,
+        queue: &'a FairQueue<Job>,
         pool: &'a Pool,
     }
 
     impl Jobs<'_> {
         fn send(&self, job: Job) {
-            self.tx.send(job).unwrap();
+            self.send_as(None, job);
+        }
+
+        /// Send `job` from the token named `caller` (RULES N3.3).
+        fn send_as(&self, caller: Option<&str>, job: Job) {
+            assert!(self.queue.send(caller.map(Into::into), job).is_ok(), "the queue is open");
             self.pool.job_sent();
         }
     }
 
-    /// Runs `f` with a pool whose drivers take [`Job`]s from the sender.
+    /// Runs `f` with a pool whose drivers take [`Job`]s from the queue.
     fn with_pool<T>(pool: &Pool, f: impl FnOnce(&Jobs<'_>) -> T) -> T {
-        let (tx, rx) = crossbeam_channel::unbounded::<Job>();
+        let queue = FairQueue::new();
         let run: &(dyn Fn(Job, &mut WorkerHost<'_>) + Sync) = &run;
         std::thread::scope(|s| {
-            pool.spawn_drivers(s, &rx, run);
-            let jobs = Jobs { tx, pool };
+            pool.spawn_drivers(s, &queue, run);
+            let jobs = Jobs { queue: &queue, pool };
             let out = f(&jobs);
-            drop(jobs);
+            queue.close();
             pool.wake_drivers();
             out
         })
@@ -347,6 +362,46 @@ mod unix {
         assert_eq!(pool.stats().queued, 3);
         drop(t);
         assert!(pool.reserve().is_some(), "tickets are given back");
+    }
+
+    /// The tags `mark` calls wrote to `file`, in the order they ran.
+    fn marks(file: &Path) -> Vec<String> {
+        std::fs::read_to_string(file).unwrap_or_default().lines().map(String::from).collect()
+    }
+
+    fn n3_3_calls_waiting_for_a_worker_are_taken_in_turn_between_tokens() {
+        // RULES N3.3: one worker, busy with alice's call; alice queues three
+        // more, then bob one: bob's runs right after alice's first, and
+        // alice's run in the order she sent them.
+        let pool = Pool::start(options(1, &[])).unwrap();
+        let dir = temp_dir("fair");
+        let gate = dir.join("gate");
+        std::fs::create_dir_all(&gate).unwrap();
+        let file = dir.join("order");
+        let f = file.to_str().unwrap();
+        let replies = with_pool(&pool, |jobs| {
+            let mark = |caller: &str, tag: &str| {
+                let (reply, rx) = channel();
+                let tool = TOOLS.iter().position(|t| *t == "mark").unwrap();
+                let args = json!({"file": f, "tag": tag});
+                jobs.send_as(Some(caller), Job { tool, args, state: None, token: false, reply });
+                rx
+            };
+            // Runs until a second file appears in `gate`.
+            let (reply, busy) = channel();
+            let tool = TOOLS.iter().position(|t| *t == "meet").unwrap();
+            let args = json!({"dir": gate.to_str().unwrap(), "n": 2});
+            jobs.send_as(Some("alice"), Job { tool, args, state: None, token: false, reply });
+            wait_for("the first call runs", || pool.stats().busy == 1);
+            let mut rx: Vec<_> = ["a1", "a2", "a3"].iter().map(|t| mark("alice", t)).collect();
+            rx.push(mark("bob", "b1"));
+            assert_eq!(jobs.queue.len(), 4, "four calls wait");
+            std::fs::write(gate.join("release"), "").unwrap();
+            assert_eq!(text(&get(&busy).0), "met");
+            rx.iter().map(|r| text(&get(r).0)).collect::<Vec<_>>()
+        });
+        assert_eq!(replies, ["a1", "a2", "a3", "b1"], "each call has its own answer");
+        assert_eq!(marks(&file), ["a1", "b1", "a2", "a3"], "bob's call before alice's backlog; hers in order");
     }
 
     fn n5_a_worker_that_exits_during_a_call_is_a_tool_error_and_is_replaced() {
@@ -831,7 +886,7 @@ mod unix {
         let busy = c.recv();
         assert_eq!(busy["id"], 3);
         assert_eq!(busy["error"]["code"], -32603);
-        assert_eq!(busy["error"]["message"], format!("Internal error: {SERVER_BUSY}"));
+        assert_eq!(busy["error"]["message"], SERVER_BUSY, "RULES N3.1: in plain words");
         c.call(json!(4), "nonesuch", json!({}), None);
         assert_eq!(c.recv()["error"]["code"], -32602, "an invalid call keeps its own error");
         for id in [1, 2] {
@@ -931,7 +986,7 @@ mod unix {
         url: String,
         base: String,
         stop: Arc<AtomicBool>,
-        serving: Option<JoinHandle<()>>,
+        serving: Option<JoinHandle<Stopped>>,
     }
 
     impl Http {
@@ -948,10 +1003,20 @@ mod unix {
         }
 
         fn start_with(
+            o: PoolOptions,
+            max_queue: usize,
+            recorder: Option<Box<dyn mcplite_engine::telemetry::SpanRecorder>>,
+            mixed: bool,
+        ) -> Http {
+            Http::start_tuned(o, max_queue, recorder, mixed, |_| {})
+        }
+
+        fn start_tuned(
             mut o: PoolOptions,
             max_queue: usize,
             recorder: Option<Box<dyn mcplite_engine::telemetry::SpanRecorder>>,
             mixed: bool,
+            tune: impl FnOnce(&mut HttpOptions),
         ) -> Http {
             o.max_queue = max_queue;
             let specs = o.tools.iter().map(|n| ToolSpec::new(n.as_str(), "A test tool.")).collect();
@@ -961,14 +1026,15 @@ mod unix {
             server.set_recorder(recorder);
             let server = Arc::new(server);
             let inflight = Arc::new(Inflight::new(ProgressPolicy::with_interval(Duration::from_millis(200)), None));
-            let opts = HttpOptions { port: 0, drain_timeout: Duration::from_secs(5), ..HttpOptions::default() };
+            let mut opts = HttpOptions { port: 0, drain_timeout: Duration::from_secs(5), ..HttpOptions::default() };
+            tune(&mut opts);
             let http = HttpServer::bind_with_pool(server, opts, inflight, Some(pool)).expect("bind");
             let base = format!("http://{}", http.local_addr());
             let stop = Arc::new(AtomicBool::new(false));
             let s = stop.clone();
             let serving = std::thread::spawn(move || {
                 let mut host: Box<dyn Host> = if mixed { Box::new(Here) } else { Box::new(NoHost) };
-                http.run(&mut *host, Duration::from_millis(10), &mut |_| s.load(Ordering::SeqCst));
+                http.run(&mut *host, Duration::from_millis(10), &mut |_| s.load(Ordering::SeqCst))
             });
             Http { url: format!("{base}/mcp"), base, stop, serving: Some(serving) }
         }
@@ -980,6 +1046,11 @@ mod unix {
 
         /// A modern `tools/call` (JSON answer): status, `Retry-After`, body.
         fn call(&self, id: i64, tool: &str, args: Value) -> (u16, Option<String>, Value) {
+            self.call_as(None, id, tool, args)
+        }
+
+        /// [`Http::call`] with a bearer token.
+        fn call_as(&self, token: Option<&str>, id: i64, tool: &str, args: Value) -> (u16, Option<String>, Value) {
             let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
                               "io.modelcontextprotocol/clientCapabilities": {}});
             let body = json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
@@ -990,17 +1061,29 @@ mod unix {
                 .header("Accept", "application/json, text/event-stream")
                 .header("MCP-Protocol-Version", "2026-07-28")
                 .header("Mcp-Method", "tools/call")
-                .header("Mcp-Name", tool)
-                .send(body.to_string())
-                .unwrap();
+                .header("Mcp-Name", tool);
+            if let Some(t) = token {
+                r = r.header("Authorization", format!("Bearer {t}"));
+            }
+            let mut r = r.send(body.to_string()).unwrap();
             let retry = r.headers().get("retry-after").map(|v| v.to_str().unwrap().to_string());
             let text = r.body_mut().read_to_string().unwrap();
             (r.status().as_u16(), retry, serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}")))
         }
 
-        fn stop(mut self) {
+        fn stop(self) -> Stopped {
+            self.signal_stop();
+            self.stopped()
+        }
+
+        /// Tell the server to stop (as SIGTERM does), without waiting.
+        fn signal_stop(&self) {
             self.stop.store(true, Ordering::SeqCst);
-            self.serving.take().unwrap().join().unwrap();
+        }
+
+        /// Wait until the server has stopped: what it did with its calls.
+        fn stopped(mut self) -> Stopped {
+            self.serving.take().unwrap().join().unwrap()
         }
     }
 
@@ -1054,7 +1137,7 @@ mod unix {
             assert_eq!(retry.as_deref(), Some("1"));
             assert_eq!(v["id"], 3);
             assert_eq!(v["error"]["code"], -32603);
-            assert_eq!(v["error"]["message"], format!("Internal error: {SERVER_BUSY}"));
+            assert_eq!(v["error"]["message"], SERVER_BUSY, "RULES N3.1: in plain words");
             let (status, _, v) = h.call(4, "nonesuch", json!({}));
             assert_eq!((status, v["error"]["code"].clone()), (200, json!(-32602)), "an invalid call keeps its error");
             std::fs::write(dir.join("release"), "").unwrap();
@@ -1063,6 +1146,80 @@ mod unix {
         });
         assert_eq!(h.call(5, "echo", json!({"x": 1})).0, 200, "room again");
         h.stop();
+    }
+
+    const ALICE: &str = "alice-0c4f9e2b7a1d8e3f5a6b9c0d";
+    const BOB: &str = "bob-7e1a3c5f9b2d4e6a8c0f1b3d";
+
+    /// A tokens file naming alice and bob (RULES H6.1), in `dir`.
+    fn tokens_file(dir: &Path) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let f = dir.join("tokens");
+        std::fs::write(&f, format!("alice {ALICE}\nbob {BOB}\n")).unwrap();
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).unwrap();
+        f
+    }
+
+    fn n3_3_http_a_second_tokens_call_starts_before_the_first_tokens_backlog() {
+        // RULES N3.3 over HTTP: the caller is the token's name.
+        let dir = temp_dir("http-fair");
+        let tokens = tokens_file(&dir);
+        let h = Http::start_tuned(options(1, &[]), 8, None, false, |o| o.tokens_file = Some(tokens));
+        let gate = dir.join("gate");
+        std::fs::create_dir_all(&gate).unwrap();
+        let file = dir.join("order");
+        let f = file.to_str().unwrap().to_string();
+        let g = gate.to_str().unwrap().to_string();
+        let text = |v: &Value| v["result"]["content"][0]["text"].as_str().unwrap_or_default().to_owned();
+        std::thread::scope(|s| {
+            let first = s.spawn(|| h.call_as(Some(ALICE), 1, "meet", json!({"dir": g, "n": 2})));
+            wait_for("alice's first call runs", || h.health()["workers"]["busy"] == 1);
+            let mut waiting = Vec::new();
+            let calls = [(ALICE, "a1"), (ALICE, "a2"), (ALICE, "a3"), (BOB, "b1")];
+            for (i, (who, tag)) in calls.into_iter().enumerate() {
+                let (f, h) = (f.clone(), &h);
+                let id = 10 + i as i64;
+                waiting.push(s.spawn(move || h.call_as(Some(who), id, "mark", json!({"file": f, "tag": tag}))));
+                // One at a time, so that the order they arrive in is known.
+                wait_for("the call waits", || h.health()["workers"]["queued"] == i + 1);
+            }
+            std::fs::write(gate.join("release"), "").unwrap();
+            assert_eq!(text(&first.join().unwrap().2), "met");
+            let tags: Vec<String> = waiting.into_iter().map(|c| text(&c.join().unwrap().2)).collect();
+            assert_eq!(tags, ["a1", "a2", "a3", "b1"]);
+        });
+        assert_eq!(marks(&file), ["a1", "b1", "a2", "a3"], "bob's call before alice's backlog; hers in order");
+        h.stop();
+    }
+
+    fn h4_2_http_calls_outliving_the_drain_say_the_server_was_stopping_and_the_stop_counts_them() {
+        // RULES H4.2, H7.3: a drain of 300 ms; one tool stops when
+        // interrupted, one ignores it (compiled code) and its worker is
+        // killed a second later; a third call waits and is not run.
+        let tune = |o: &mut HttpOptions| o.drain_timeout = Duration::from_millis(300);
+        let h = Http::start_tuned(options(2, &[]), 4, None, false, tune);
+        let text = |v: &Value| v["result"]["content"][0]["text"].as_str().unwrap_or_default().to_owned();
+        let (a, b, c) = std::thread::scope(|s| {
+            let a = s.spawn(|| h.call(1, "sleep", json!({"ms": 60_000})));
+            let b = s.spawn(|| h.call(2, "sleep", json!({"ms": 60_000, "deaf": true})));
+            wait_for("both run", || h.health()["workers"]["busy"] == 2);
+            let c = s.spawn(|| h.call(3, "echo", json!({"waits": true})));
+            wait_for("the third waits", || h.health()["workers"]["queued"] == 1);
+            h.signal_stop();
+            (a.join().unwrap(), b.join().unwrap(), c.join().unwrap())
+        });
+        let stopped = h.stopped();
+        assert_eq!((a.0, text(&a.2)), (200, STOPPING_TEXT.to_string()), "{:?}", a.2);
+        assert_eq!(b.0, 200);
+        assert_eq!(b.2["result"]["isError"], true);
+        let t = text(&b.2);
+        assert!(
+            t.contains("did not stop within 1 s of its interrupt as the server was stopping (it was killed)"),
+            "{t}"
+        );
+        assert_eq!(c.0, 503, "not run: {:?}", c.2);
+        assert_eq!(stopped, Stopped { drained: 2, interrupted: 2, dropped: 1 });
+        assert_eq!(stopped.summary(), "2 calls drained (2 interrupted), 1 queued call not run");
     }
 
     fn n5_http_a_crash_is_the_calls_tool_error_and_others_go_on() {
@@ -1176,6 +1333,10 @@ mod unix {
             ("n1_arguments_and_context_reach_the_worker", n1_arguments_and_context_reach_the_worker),
             ("n3_the_queue_is_bounded", n3_the_queue_is_bounded),
             (
+                "n3_3_calls_waiting_for_a_worker_are_taken_in_turn_between_tokens",
+                n3_3_calls_waiting_for_a_worker_are_taken_in_turn_between_tokens,
+            ),
+            (
                 "n5_a_worker_that_exits_during_a_call_is_a_tool_error_and_is_replaced",
                 n5_a_worker_that_exits_during_a_call_is_a_tool_error_and_is_replaced,
             ),
@@ -1232,6 +1393,14 @@ mod unix {
                 n2_http_calls_run_at_once_and_health_reports_the_workers,
             ),
             ("n3_http_a_full_queue_is_503_with_retry_after", n3_http_a_full_queue_is_503_with_retry_after),
+            (
+                "n3_3_http_a_second_tokens_call_starts_before_the_first_tokens_backlog",
+                n3_3_http_a_second_tokens_call_starts_before_the_first_tokens_backlog,
+            ),
+            (
+                "h4_2_http_calls_outliving_the_drain_say_the_server_was_stopping_and_the_stop_counts_them",
+                h4_2_http_calls_outliving_the_drain_say_the_server_was_stopping_and_the_stop_counts_them,
+            ),
             (
                 "n5_http_a_crash_is_the_calls_tool_error_and_others_go_on",
                 n5_http_a_crash_is_the_calls_tool_error_and_others_go_on,

@@ -125,7 +125,12 @@ fn engine_serve_http(
         let mut host = make_host(&spec)?;
         let mut server = Server::new(server_info(version, instructions), &mut host);
         server.set_recorder(trace_context::recorder_from_process_env());
-        // Workers start (and must say hello) before the port is bound.
+        // Everything that can be checked is, before the workers start (and
+        // must say hello) and before the port is bound for good: a bad
+        // configuration is said at once (RULES S10).
+        if !workers.is_null() {
+            serve_http::check(&opts)?;
+        }
         let pool = workers::start_pool(&workers, &server)?;
         serve_http::serve(server, &mut host, opts, Duration::from_secs_f64(progress_interval), pool)
     })();

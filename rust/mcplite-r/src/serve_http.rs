@@ -159,23 +159,19 @@ pub fn serve(
     pool: Option<Pool>,
 ) -> crate::error::Result<String> {
     let pool = pool.map(Arc::new);
-    let path = opts.path.clone();
     let server = Arc::new(server);
     let inflight = running_call::new_inflight(progress_interval);
     let _installed = running_call::install(inflight.clone());
-    let http = HttpServer::bind_with_pool(server.clone(), opts, inflight, pool.clone()).map_err(|e| match e {
-        HttpError::Config(m) => Error::new(Kind::Http, format!("{m}.")),
-        HttpError::Io(e) => Error::new(Kind::Http, format!("cannot start: {e}.")),
-    })?;
-    let addr = http.local_addr();
+    let http = HttpServer::bind_with_pool(server.clone(), opts, inflight, pool.clone()).map_err(http_error)?;
     let _term = TermGuard::install();
     running_call::take_user_interrupt();
     // SIGTERM is acted on by an engine thread, also while a tool runs.
     http.stop_when(|| TERM.load(Ordering::SeqCst));
     http.reload_tokens_when(|| HUP.swap(false, Ordering::SeqCst));
-    eprintln!("mcplite: serving MCP over HTTP at http://{addr}{path} (stop with Ctrl+C or SIGTERM)");
+    // RULES H7.3: where, as which replica, with how many workers and tokens.
+    eprintln!("{}", http.start_line());
     let mut why = "";
-    http.run(host, Duration::from_millis(100), &mut |h| {
+    let stopped = http.run(host, Duration::from_millis(100), &mut |h| {
         if TERM.load(Ordering::SeqCst) {
             why = "sigterm";
         } else if running_call::take_user_interrupt() || h.interrupt_pending() {
@@ -198,7 +194,7 @@ pub fn serve(
     server.shutdown_recorder();
     if let Some(failed) = failed {
         // RULES N6.3: a failure, so that a supervisor restarts the server.
-        eprintln!("mcplite: HTTP server stopped (worker processes keep failing to start)");
+        eprintln!("mcplite: HTTP server stopped (worker processes keep failing to start): {}", stopped.summary());
         return Err(Error::new(Kind::Workers, format!("{failed}.")));
     }
     let reason = match why {
@@ -206,6 +202,20 @@ pub fn serve(
         "interrupt" => "interrupt: SIGINT or Ctrl+C",
         _ => "its threads ended",
     };
-    eprintln!("mcplite: HTTP server stopped ({reason})");
+    // RULES H7.3: what became of the calls in progress.
+    eprintln!("mcplite: HTTP server stopped ({reason}): {}", stopped.summary());
     Ok(why.to_string())
+}
+
+/// Check the HTTP options without serving (RULES S10): called before the
+/// workers start, so a bad configuration is said at once.
+pub fn check(opts: &HttpOptions) -> crate::error::Result<()> {
+    HttpServer::check(opts).map_err(http_error)
+}
+
+fn http_error(e: HttpError) -> Error {
+    match e {
+        HttpError::Config(m) => Error::new(Kind::Http, format!("{m}.")),
+        HttpError::Io(e) => Error::new(Kind::Http, format!("cannot start: {e}.")),
+    }
 }

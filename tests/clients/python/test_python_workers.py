@@ -138,7 +138,7 @@ def test_c4_cancellation_interrupts_the_worker_running_the_call(mode):
 
 def test_n3_a_full_queue_refuses_the_call():
     """RULES N3.1: with 2 workers busy and no room to wait, a call is refused at once
-    with -32603 "server busy"; once the workers are free calls run again."""
+    with -32603 "Server busy"; once the workers are free calls run again."""
 
     async def go():
         with tempfile.TemporaryDirectory() as d:
@@ -155,7 +155,9 @@ def test_n3_a_full_queue_refuses_the_call():
 
     err, done, again = run(go())
     assert err.code == -32603
-    assert err.message == "Internal error: server busy: every worker is running a call and the queue is full; retry later"
+    # RULES N3.1: in plain words, not "Internal error: ..."
+    assert err.message == ("Server busy: every worker process is running a tool call and the queue of calls "
+                           "waiting for one is full, so this call was not run; retry in a moment")
     assert [text(r) for r in done] == ["released", "released"]
     assert again.is_error is False
 
@@ -325,7 +327,7 @@ def test_n2_http_calls_run_at_the_same_time_in_separate_processes(http_workers, 
 
 def test_n3_http_a_full_queue_is_503_and_health_counts_it(http_workers):
     """RULES N3.1, H1.3 over HTTP: with every worker busy and the queue full, a call
-    is refused at once with 503, Retry-After and -32603 "server busy"; /health
+    is refused at once with 503, Retry-After and -32603 "Server busy"; /health
     shows the busy workers and the waiting call."""
     _, url = http_workers
 
@@ -352,7 +354,7 @@ def test_n3_http_a_full_queue_is_503_and_health_counts_it(http_workers):
     assert body["error"]["code"] == -32603 and body["id"] == 9
     assert (during["total"], during["busy"], during["idle"], during["queued"]) == (3, 3, 0, 1), during
     assert err.code == -32603
-    assert "server busy" in err.message
+    assert "Server busy" in err.message
     assert [text(r) for r in held] == ["released"] * 3
     assert waiting.is_error is False
 

@@ -15,8 +15,6 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crossbeam_channel::Sender;
-
 use super::control::{lock, Control, Output, PoolWatch, Watch};
 use super::reader::{Inbound, Reader};
 use super::sys;
@@ -25,7 +23,7 @@ use crate::message::{parse_line, Incoming, Message};
 use crate::progress::Inflight;
 use crate::server::{Carrier, LegacyState, Server};
 use crate::telemetry::{masked, tool_output_gate};
-use crate::workers::{progress_of, Busy, Calls, Pool, Registered, Ticket, WorkerHost};
+use crate::workers::{progress_of, Busy, Calls, FairQueue, Pool, Registered, Ticket, WorkerHost};
 
 /// Why serving ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -129,13 +127,15 @@ fn serve_inner(
         let end = match (pool, calls) {
             (Some(pool), Some(calls)) => {
                 let broken = AtomicU8::new(0);
-                let (tx, rx) = crossbeam_channel::unbounded();
+                // One client: one lane, first in first out.
+                let jobs = FairQueue::new();
                 let run = |job: Job, h: &mut WorkerHost<'_>| run_job(server, &out, &control, &broken, job, h);
                 let end = std::thread::scope(|drivers| {
-                    pool.spawn_drivers(drivers, &rx, &run);
-                    let pooled = Pooled { pool, calls, jobs: tx, broken: &broken };
+                    pool.spawn_drivers(drivers, &jobs, &run);
+                    let pooled = Pooled { pool, calls, jobs: &jobs, broken: &broken };
                     let end = serve_loop(server, host, &mut session, &reader, &out, opts, &control, Some(pooled));
-                    // The queue closed with the loop: the drivers answer what is left, then return.
+                    // The queue closes with the loop: the drivers answer what is left, then return.
+                    jobs.close();
                     pool.wake_drivers();
                     end
                 });
@@ -183,7 +183,7 @@ struct Job {
 struct Pooled<'a> {
     pool: &'a Pool,
     calls: Arc<Calls>,
-    jobs: Sender<Job>,
+    jobs: &'a FairQueue<Job>,
     broken: &'a AtomicU8,
 }
 
@@ -314,7 +314,7 @@ fn serve_loop(
                         let reg = control.register_call(&p.calls, msg.id.as_deref().unwrap_or("null"), progress);
                         let job = Job { incoming, session: session.clone(), reg, _ticket: ticket, was_call: call };
                         // The drivers outlive this loop: the queue is open.
-                        let _ = p.jobs.send(job);
+                        let _ = p.jobs.send(None, job);
                         p.pool.job_sent();
                         dispatched = true;
                         continue;

@@ -13,7 +13,7 @@
 //! waker: a report from a worker wakes the transport's ticker as a report
 //! of the in-process tool does.
 
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Instant;
 
 use serde_json::Value;
@@ -46,6 +46,9 @@ struct Inner {
     done: bool,
     /// The worker running the call, and the call's number there.
     running: Option<(Arc<dyn Interrupt>, u64)>,
+    /// Interrupted at the end of a stopping server's drain time (RULES
+    /// H4.2): answered as such, and its worker killed if it goes on.
+    stopping: Option<Instant>,
 }
 
 /// One call: its identity for cancellations, when it arrived, its progress
@@ -54,6 +57,9 @@ pub struct CallState {
     scope: Option<String>,
     id: Value,
     arrived: Instant,
+    /// The tool's name and the caller's token name, for the lines on
+    /// standard error about the call (RULES N5.1).
+    who: OnceLock<(Option<String>, Option<Arc<str>>)>,
     waker: Arc<Inflight>,
     inner: Mutex<Inner>,
 }
@@ -93,6 +99,7 @@ impl Calls {
             scope,
             id,
             arrived: now,
+            who: OnceLock::new(),
             waker: self.waker.clone(),
             inner: Mutex::new(Inner { progress, ..Inner::default() }),
         });
@@ -116,13 +123,18 @@ impl Calls {
     }
 
     /// Interrupt every running call without cancelling it: each is still
-    /// answered, with its interrupted tool's result (the end of a stopping
-    /// server's drain time). True when one was running.
+    /// answered, with its interrupted tool's result saying the server was
+    /// stopping (the end of a stopping server's drain time, RULES H4.2). True
+    /// when one was running.
     pub fn interrupt_all(&self) -> bool {
         let all: Vec<Arc<CallState>> = lock(&self.entries).clone();
         let mut any = false;
         for c in all {
-            let running = lock(&c.inner).running.clone();
+            let running = {
+                let mut g = lock(&c.inner);
+                g.stopping.get_or_insert_with(Instant::now);
+                g.running.clone()
+            };
             if let Some((w, seq)) = running {
                 w.interrupt(seq);
                 any = true;
@@ -189,9 +201,27 @@ impl CallState {
         lock(&self.inner).cancelled
     }
 
+    /// When the call was interrupted because the server is stopping
+    /// ([`Calls::interrupt_all`]).
+    pub fn stopping_since(&self) -> Option<Instant> {
+        lock(&self.inner).stopping
+    }
+
     /// When the transport registered the call.
     pub fn arrived(&self) -> Instant {
         self.arrived
+    }
+
+    /// Name the call's tool and the token that sent it (once), for the
+    /// lines on standard error about it.
+    pub fn set_who(&self, tool: Option<&str>, token: Option<Arc<str>>) {
+        let _ = self.who.set((tool.map(String::from), token));
+    }
+
+    /// The call's tool and the token that sent it, when the transport
+    /// said ([`CallState::set_who`]).
+    pub fn who(&self) -> (Option<&str>, Option<&str>) {
+        self.who.get().map_or((None, None), |(t, k)| (t.as_deref(), k.as_deref()))
     }
 
     /// The call is being sent to a worker as call `seq`: a cancellation
@@ -268,6 +298,10 @@ impl CallWatch for CallState {
         if wake {
             self.waker.notify();
         }
+    }
+
+    fn stopping(&self) -> bool {
+        self.stopping_since().is_some()
     }
 
     fn finished(&self) -> bool {
@@ -358,5 +392,6 @@ mod tests {
         assert!(calls.interrupt_all());
         assert_eq!(hits.0.load(Ordering::SeqCst), 5);
         assert!(!c.state().is_cancelled(), "a drain interrupt is not a cancellation");
+        assert!(c.state().stopping(), "its answer says the server was stopping");
     }
 }

@@ -1,14 +1,13 @@
 //! Driver scheduling: one driver thread per worker takes the jobs a transport
-//! sends to one channel, in arrival order, and runs each on its worker through
-//! a [`WorkerHost`]. After a job one driver at a time spins for the next one;
+//! sends to one [`FairQueue`] (in turn between tokens, in arrival order within
+//! each, RULES N3.3), and runs each on its worker through a [`WorkerHost`]. After a job one driver at a time spins for the next one;
 //! the others park on the pool, woken by [`Pool::job_sent`] only when no
 //! driver spins (see the fields `spinner` and `parked` of [`Pool`]).
 
 use std::sync::atomic::{fence, Ordering};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, RecvTimeoutError, TryRecvError};
-
+use super::fair::{FairQueue, RecvTimeoutError, TryRecvError};
 use super::pool::{Pool, NO_SPINNER};
 use super::process::{lock, CHECK_EVERY};
 use super::worker_host::WorkerHost;
@@ -23,9 +22,9 @@ const JOB_SPIN: Duration = Duration::from_micros(500);
 impl Pool {
     /// Drive worker `slot`: run the jobs of `jobs` on it, one at a time, with
     /// `run` (which answers the job through the [`WorkerHost`]), until the
-    /// channel is closed and empty. One thread per worker (see
+    /// queue is closed and empty. One thread per worker (see
     /// [`Pool::spawn_drivers`]).
-    pub fn drive<J>(&self, slot: usize, jobs: &Receiver<J>, run: &(dyn Fn(J, &mut WorkerHost<'_>) + Sync)) {
+    pub fn drive<J>(&self, slot: usize, jobs: &FairQueue<J>, run: &(dyn Fn(J, &mut WorkerHost<'_>) + Sync)) {
         let worker = lock(&self.slots[slot]).take();
         let mut host = WorkerHost { pool: self, slot, worker, call: None, last: None, claimed: false };
         let mut spin_until: Option<Instant> = None;
@@ -54,9 +53,10 @@ impl Pool {
                 Ok(job) => {
                     run(job, &mut host);
                     host.call = None;
-                    if host.worker.is_none() {
+                    if host.worker.is_none() && !(jobs.is_closed() && jobs.is_empty()) {
                         // Its worker died during the call: the replacement
-                        // starts now that the answer is out.
+                        // starts now that the answer is out (not when the
+                        // server stops and no call is left for it).
                         host.ensure_worker();
                     }
                     // Only one driver at a time spins (see `spinner`); this
@@ -81,7 +81,7 @@ impl Pool {
 
     /// Wait up to [`CHECK_EVERY`] for a job, parked until [`Pool::job_sent`]
     /// or [`Pool::wake_drivers`] wakes this driver (see `parked`).
-    fn park_recv<J>(&self, jobs: &Receiver<J>) -> Result<J, RecvTimeoutError> {
+    fn park_recv<J>(&self, jobs: &FairQueue<J>) -> Result<J, RecvTimeoutError> {
         let until = Instant::now() + CHECK_EVERY;
         loop {
             // Read before looking at the channel, so that a wake-up in
@@ -107,7 +107,7 @@ impl Pool {
         self.unpark.notify_one();
     }
 
-    /// A transport sent a job to the drivers' channel: wake a parked driver
+    /// A transport sent a job to the drivers' queue: wake a parked driver
     /// for it, unless one spins for jobs (it takes this one; see `parked`).
     pub fn job_sent(&self) {
         // Pairs with the fence in `drive` after a driver stops spinning.
@@ -117,7 +117,7 @@ impl Pool {
         }
     }
 
-    /// The drivers' channel was closed: wake every parked driver, so that
+    /// The drivers' queue was closed: wake every parked driver, so that
     /// each finds it closed and returns.
     pub fn wake_drivers(&self) {
         let mut n = lock(&self.parked);
@@ -129,7 +129,7 @@ impl Pool {
     pub fn spawn_drivers<'scope, 'env, J: Send + 'env>(
         &'env self,
         scope: &'scope std::thread::Scope<'scope, 'env>,
-        jobs: &'env Receiver<J>,
+        jobs: &'env FairQueue<J>,
         run: &'env (dyn Fn(J, &mut WorkerHost<'_>) + Sync),
     ) {
         for slot in 0..self.opts.workers {
@@ -143,7 +143,7 @@ impl Pool {
     }
 }
 
-fn spin_recv<J>(jobs: &Receiver<J>, until: Instant) -> Option<J> {
+fn spin_recv<J>(jobs: &FairQueue<J>, until: Instant) -> Option<J> {
     loop {
         match jobs.try_recv() {
             Ok(j) => return Some(j),

@@ -17,6 +17,8 @@
 //!   them.
 //! * [`calls`]: the calls running or queued at once: their progress and
 //!   cancellation.
+//! * [`fair`]: the queue the drivers take jobs from, in turn between tokens
+//!   and in arrival order within each.
 //! * [`pool`]: starting, replacing and stopping the workers; the admission
 //!   tickets; crash detection.
 //! * `process`: one worker process seen from the engine: its pipe, a call
@@ -34,6 +36,7 @@
 
 pub mod calls;
 mod drive;
+pub mod fair;
 pub mod pool;
 mod process;
 mod sys;
@@ -42,6 +45,7 @@ pub mod worker;
 mod worker_host;
 
 pub use calls::{progress_of, CallState, Calls, Registered};
+pub use fair::{Caller, FairQueue};
 pub use pool::{Pool, PoolError, PoolOptions, PoolStats, Ticket};
 pub use sys::{take_worker_fds, WorkerCommand, WORKER_IN_FD, WORKER_OUT_FD};
 pub use worker::{serve_worker, WorkerEnd, WorkerOptions};

@@ -97,7 +97,7 @@ impl PoolOptions {
             tools,
             host_tools: Vec::new(),
             start_timeout: Duration::from_secs(120),
-            stop_grace: Duration::from_secs(2),
+            stop_grace: Duration::from_secs(1),
             interrupt_grace: Duration::from_secs(5),
             max_growth: Some(1 << 30),
             call_cpu: None,
@@ -178,7 +178,15 @@ pub struct Pool {
     pub(super) unpark: Condvar,
     /// Each server tool's number in a worker's list ([`Pool::worker_index`]).
     worker_index: Vec<Option<u32>>,
+    /// Calls refused for want of room since the last line that said so, and
+    /// when that line was written (RULES N3.1: at most one per
+    /// [`FULL_SAID_EVERY`]).
+    refused: AtomicU64,
+    full_said: Mutex<Option<Instant>>,
 }
+
+/// How often a full queue is said on standard error, at most.
+const FULL_SAID_EVERY: Duration = Duration::from_secs(10);
 
 pub(super) const NO_SPINNER: usize = usize::MAX;
 
@@ -213,6 +221,8 @@ impl Pool {
             failure: Mutex::new(None),
             restarts: AtomicU64::new(0),
             spinner: AtomicUsize::new(NO_SPINNER),
+            refused: AtomicU64::new(0),
+            full_said: Mutex::new(None),
             parked: Mutex::new(0),
             unpark: Condvar::new(),
             worker_index: {
@@ -375,6 +385,7 @@ impl Pool {
         let mut n = c.reserved.load(Ordering::SeqCst);
         loop {
             if n >= c.capacity {
+                self.say_full();
                 return None;
             }
             match c.reserved.compare_exchange(n, n + 1, Ordering::SeqCst, Ordering::SeqCst) {
@@ -382,6 +393,26 @@ impl Pool {
                 Err(now) => n = now,
             }
         }
+    }
+
+    /// RULES N3.1: a refusal for want of room is said on standard error,
+    /// the first at once, then at most once every [`FULL_SAID_EVERY`] with
+    /// the number refused since.
+    fn say_full(&self) {
+        self.refused.fetch_add(1, Ordering::SeqCst);
+        let mut said = lock(&self.full_said);
+        if said.is_some_and(|t| t.elapsed() < FULL_SAID_EVERY) {
+            return;
+        }
+        *said = Some(Instant::now());
+        let n = self.refused.swap(0, Ordering::SeqCst);
+        eprintln!(
+            "mcplite: server busy: every worker process ({}) is running a tool call and {} calls wait for one (the \
+             limit, max_queue), so tool calls are refused (503 over HTTP) until one finishes; {n} refused{}",
+            self.opts.workers,
+            self.opts.max_queue,
+            if said.is_some() && n > 1 { " since the last such line" } else { "" }
+        );
     }
 
     /// The tools a worker serves, in the server's order (RULES N7.6).
@@ -445,9 +476,10 @@ impl Pool {
         for w in &workers {
             w.link.close();
         }
-        let grace = self.opts.stop_grace;
+        // Every pipe is closed: they exit side by side, within one grace.
+        let until = Instant::now() + self.opts.stop_grace;
         for w in workers {
-            w.stop(grace);
+            w.stop_by(until);
         }
         self.counters.live.store(0, Ordering::SeqCst);
     }

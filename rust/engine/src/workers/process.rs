@@ -23,6 +23,14 @@ const RESULT_SPIN: Duration = Duration::from_micros(200);
 /// pipe can stay open after it died when a process it started holds it).
 pub(super) const CHECK_EVERY: Duration = Duration::from_secs(1);
 
+/// While a call with a call state runs, how often the driver looks at its
+/// cancellation and stop.
+const WATCH_EVERY: Duration = Duration::from_millis(250);
+
+/// How long a call interrupted at the end of a stopping server's drain time
+/// may take to return before its worker is killed (RULES H4.2).
+pub(super) const STOP_GRACE: Duration = Duration::from_secs(1);
+
 pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -218,9 +226,10 @@ impl Worker {
         let spin = Some(Instant::now() + RESULT_SPIN);
         let mut cancelled: Option<Instant> = None;
         loop {
-            // With a call state, wake at least every CHECK_EVERY to see
-            // whether the call was cancelled and has outlived its grace.
-            let deadline = state.map(|_| Instant::now() + CHECK_EVERY);
+            // With a call state, wake at least every WATCH_EVERY to see
+            // whether the call was cancelled or interrupted at a stop, and
+            // has outlived its grace.
+            let deadline = state.map(|_| Instant::now() + WATCH_EVERY);
             match self.next_frame_spin(deadline, spin)? {
                 Some(FromWorker::Result { seq: s, outcome }) if s == seq => return Ok(outcome),
                 Some(FromWorker::Progress { seq: s, progress, total, message }) if s == seq => {
@@ -245,13 +254,33 @@ impl Worker {
                     )));
                 }
             }
+            // RULES H4.2, N6.1: a call interrupted at the end of a stopping
+            // server's drain time has STOP_GRACE to return, so that the
+            // server stops in time.
+            if let Some(since) = state.and_then(CallState::stopping_since) {
+                if since.elapsed() >= STOP_GRACE {
+                    sys::kill(&mut self.child);
+                    let _ = self.child.wait();
+                    self.flush_output();
+                    return Err(Fail::Died(format!(
+                        "did not stop within {} s of its interrupt as the server was stopping (it was killed)",
+                        STOP_GRACE.as_secs_f64()
+                    )));
+                }
+            }
         }
     }
 
     /// Close its pipe and wait for it to exit, at most `grace`; then kill it.
-    pub(super) fn stop(mut self, grace: Duration) {
+    pub(super) fn stop(self, grace: Duration) {
+        self.stop_by(Instant::now() + grace);
+    }
+
+    /// Close its pipe and wait for it to exit until `until`; then kill it.
+    /// Workers stopped together share one deadline, so they take the grace
+    /// once, not once each (RULES N6.1).
+    pub(super) fn stop_by(mut self, until: Instant) {
         self.link.close();
-        let until = Instant::now() + grace;
         while Instant::now() < until {
             if !matches!(self.child.try_wait(), Ok(None)) {
                 self.flush_output();

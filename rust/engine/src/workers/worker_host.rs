@@ -16,9 +16,10 @@ use super::sys;
 use super::wire::CallFrame;
 use crate::host::{CallContext, Host, ToolFailure, ToolResult, ToolSpec, WorkerRun};
 
-/// The fixed detail of the JSON-RPC error for a call the queue has no room
-/// for (RULES N3).
-pub const SERVER_BUSY: &str = "server busy: every worker is running a call and the queue is full; retry later";
+/// The message of the JSON-RPC error (`-32603`) for a call the queue has no
+/// room for, in plain words (RULES N3.1).
+pub const SERVER_BUSY: &str = "Server busy: every worker process is running a tool call and the queue of calls \
+                               waiting for one is full, so this call was not run; retry in a moment";
 
 /// The [`Host`] a driver hands the transport for one job: runs the call on
 /// the driver's worker (see the module documentation).
@@ -90,7 +91,20 @@ impl WorkerHost<'_> {
             Fail::Died(how) => how,
             Fail::Broken(why) => format!("broke the worker protocol ({why}) and was stopped"),
         };
-        eprintln!("mcplite: worker {} (process {}) {how} during a tool call; starting a new one", w.slot + 1, w.pid);
+        if let Some(run) = self.last.as_mut() {
+            run.crashed = true;
+        }
+        // RULES N5.1: the line names the call's tool and token.
+        let (tool, token) = self.call.as_ref().map_or((None, None), |c| c.who());
+        let stopping = self.call.as_ref().is_some_and(|c| c.stopping_since().is_some());
+        eprintln!(
+            "mcplite: worker {} (process {}) {how} during a call of tool {} (token {}); {}",
+            w.slot + 1,
+            w.pid,
+            quoted(tool),
+            quoted(token),
+            if stopping { "the server is stopping" } else { "starting a new one" }
+        );
         ToolFailure::Error(format!(
             "The R worker process running this tool call (worker {}, process {}) {how}, so the call has no result. \
              The server goes on with a new worker; other calls are not affected.",
@@ -138,6 +152,7 @@ impl Host for WorkerHost<'_> {
             worker: (self.slot + 1) as u32,
             pid: w.pid,
             queue_wait: call.as_ref().map_or(Duration::ZERO, |c| c.arrived().elapsed()),
+            crashed: false,
         });
         if let Some(limit) = self.pool.opts.call_cpu {
             // RULES N7.5: from this call's start. A limit that cannot be set
@@ -185,6 +200,11 @@ impl Host for WorkerHost<'_> {
     fn worker_run(&self) -> Option<WorkerRun> {
         self.last
     }
+}
+
+/// A name for a line on standard error: quoted, or `-` when unknown.
+fn quoted(name: Option<&str>) -> String {
+    name.map_or_else(|| "-".into(), |n| serde_json::to_string(n).unwrap_or_default())
 }
 
 /// The host of a call the queue had no room for: refused before it runs

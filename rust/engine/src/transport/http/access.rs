@@ -2,8 +2,10 @@
 //! `key=value` pairs or, with [`LogFormat::Json`], one JSON object per line:
 //! the time, the client's address (from `X-Forwarded-For` only when the peer
 //! is a trusted proxy), the token's name, the HTTP method, the JSON-RPC
-//! method, the tool's name, the protocol version, the status, the duration
-//! until the answer's head, and for a refused request the reason. Never a
+//! method, the tool's name, the protocol version, the status, the outcome
+//! (`ok`, `tool_error`, `crashed`, `interrupted`, `cancelled`, `refused`,
+//! `error`), the duration until the answer's head (for an SSE answer, until
+//! its end, which tells the outcome), and for a refused request the reason. Never a
 //! token, an argument or a result: only these fields are written, each
 //! bounded in length.
 
@@ -40,7 +42,41 @@ pub enum LogFormat {
 #[derive(Clone)]
 pub(super) struct Reason(pub(super) Arc<str>);
 
+/// How a request ended (RULES H7.1), put on the response by
+/// [`super::response::answer_resp`] (never sent). Without it: `refused`
+/// for an answer with a [`Reason`], `error` for another status from 400,
+/// `ok` otherwise.
+#[derive(Clone, Copy)]
+pub(super) struct Outcome(pub(super) &'static str);
+
+/// The outcome of a call answered on an SSE stream, known when the stream
+/// ends: its access-log line waits for it. Unset at the end: the client went
+/// away, which cancelled the call.
+#[derive(Clone, Default)]
+pub(super) struct PendingOutcome(Arc<std::sync::OnceLock<&'static str>>);
+
+impl PendingOutcome {
+    pub(super) fn set(&self, outcome: &'static str) {
+        let _ = self.0.set(outcome);
+    }
+
+    pub(super) fn get(&self) -> &'static str {
+        self.0.get().copied().unwrap_or("cancelled")
+    }
+}
+
+/// The outcome of a request answered with `status` (see [`Outcome`]).
+pub(super) fn outcome_of(given: Option<Outcome>, status: u16, reason: Option<&str>) -> &'static str {
+    match given {
+        Some(Outcome(o)) => o,
+        None if reason.is_some() => "refused",
+        None if status >= 400 => "error",
+        None => "ok",
+    }
+}
+
 /// What is known about one request, filled in as it is handled.
+#[derive(Clone)]
 pub(super) struct Facts {
     pub(super) start: Instant,
     pub(super) client: SocketAddr,
@@ -87,6 +123,7 @@ enum Msg {
 /// them, so a stderr that nobody reads (a full pipe) never stalls a request;
 /// when the queue is full, lines are dropped and the writer says how many
 /// before its next line.
+#[derive(Clone)]
 pub(super) struct AccessLog {
     pub(super) format: LogFormat,
     tx: Option<Sender<Msg>>,
@@ -125,9 +162,9 @@ impl AccessLog {
     }
 
     /// Queue the line of a request answered with `status`.
-    pub(super) fn write(&self, facts: &Facts, status: u16, reason: Option<&str>) {
+    pub(super) fn write(&self, facts: &Facts, status: u16, outcome: &str, reason: Option<&str>) {
         let Some(tx) = &self.tx else { return };
-        let line = facts.line(self.format, status, reason, SystemTime::now());
+        let line = facts.line(self.format, status, outcome, reason, SystemTime::now());
         if tx.try_send(Msg::Line(line)).is_err() {
             self.dropped.fetch_add(1, Ordering::Relaxed);
         }
@@ -194,7 +231,14 @@ impl Facts {
     }
 
     /// The line for this request, answered with `status`.
-    pub(super) fn line(&self, format: LogFormat, status: u16, reason: Option<&str>, now: SystemTime) -> Vec<u8> {
+    pub(super) fn line(
+        &self,
+        format: LogFormat,
+        status: u16,
+        outcome: &str,
+        reason: Option<&str>,
+        now: SystemTime,
+    ) -> Vec<u8> {
         let time = humantime::format_rfc3339_millis(now).to_string();
         let client = self.client.ip().to_string();
         let ms = duration_ms(self.start.elapsed());
@@ -221,7 +265,9 @@ impl Facts {
                     }
                     out.push(b',');
                 }
-                out.extend_from_slice(format!("\"status\":{status},\"duration_ms\":{ms}").as_bytes());
+                out.extend_from_slice(format!("\"status\":{status},\"outcome\":").as_bytes());
+                write_str(&mut out, outcome);
+                out.extend_from_slice(format!(",\"duration_ms\":{ms}").as_bytes());
                 if let Some(r) = reason {
                     out.extend_from_slice(b",\"reason\":");
                     write_str(&mut out, cut(r));
@@ -236,7 +282,9 @@ impl Facts {
                     out.push(b'=');
                     text_value(&mut out, v.map(cut));
                 }
-                out.extend_from_slice(format!(" status={status} duration_ms={ms}").as_bytes());
+                out.extend_from_slice(format!(" status={status} outcome=").as_bytes());
+                text_value(&mut out, Some(outcome));
+                out.extend_from_slice(format!(" duration_ms={ms}").as_bytes());
                 if let Some(r) = reason {
                     out.extend_from_slice(b" reason=");
                     text_value(&mut out, Some(cut(r)));
@@ -278,19 +326,25 @@ mod tests {
     #[test]
     fn text_and_json_lines() {
         let t = SystemTime::UNIX_EPOCH + Duration::from_millis(1_700_000_000_123);
-        let text = String::from_utf8(facts().line(LogFormat::Text, 401, Some("Unauthorized: x"), t)).unwrap();
+        let text =
+            String::from_utf8(facts().line(LogFormat::Text, 401, "refused", Some("Unauthorized: x"), t)).unwrap();
         assert!(
             text.starts_with("mcplite access: time=2023-11-14T22:13:20.123Z client=10.0.0.9 token=alice"),
             "{text}"
         );
-        assert!(text.contains(r#" tool="a tool\n\"x\"" version=- status=401 "#), "{text}");
+        assert!(text.contains(r#" tool="a tool\n\"x\"" version=- status=401 outcome=refused duration_ms="#), "{text}");
         assert!(text.ends_with(r#" reason="Unauthorized: x""#), "{text}");
-        let json = facts().line(LogFormat::Json, 200, None, t);
+        let json = facts().line(LogFormat::Json, 200, "crashed", None, t);
         let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
         assert_eq!(v["client"], "10.0.0.9");
         assert_eq!(v["status"], 200);
+        assert_eq!(v["outcome"], "crashed");
         assert_eq!(v["version"], serde_json::Value::Null);
         assert!(v.get("reason").is_none());
+        assert_eq!(outcome_of(Some(Outcome("tool_error")), 200, None), "tool_error");
+        assert_eq!(outcome_of(None, 503, Some("busy")), "refused");
+        assert_eq!(outcome_of(None, 400, None), "error");
+        assert_eq!(outcome_of(None, 202, None), "ok");
     }
 
     #[test]

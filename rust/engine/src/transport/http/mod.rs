@@ -131,7 +131,7 @@ mod tokens;
 
 pub use access::LogFormat;
 pub use options::{HttpError, HttpOptions};
-pub use runtime::HttpServer;
+pub use runtime::{HttpServer, Stopped};
 pub use tokens::{check_token, MIN_TOKEN_LEN};
 
 /// What every HTTP thread reads: the dispatcher, the endpoint and its

@@ -53,7 +53,9 @@ pub struct HttpOptions {
     /// back to its replica by `MCP-Session-Id` alone. 1 to 32 ASCII letters,
     /// digits, `_` or `-`.
     pub replica: Option<String>,
-    /// On stop, how long open connections and queued calls may finish.
+    /// On stop, how long open connections and queued calls may finish
+    /// (RULES H4.2: 7 s, so that the drain, the interrupted calls' answers
+    /// and the workers' stop fit within a container's 10-second grace).
     pub drain_timeout: Duration,
     /// HTTP worker threads.
     pub threads: usize,
@@ -79,7 +81,7 @@ impl Default for HttpOptions {
             max_sessions: 1000,
             session_idle: Duration::from_secs(3600),
             replica: None,
-            drain_timeout: Duration::from_secs(10),
+            drain_timeout: Duration::from_secs(7),
             threads: 2,
         }
     }

@@ -1,6 +1,7 @@
 //! The queue of tool calls to the serving thread (R's, RULES H4.1): a
-//! `tools/call` is handed over as a [`Job`], run there one at a time in
-//! arrival order, and its [`Answer`] comes back on a oneshot channel. A
+//! `tools/call` is handed over as a [`Job`], run there one at a time, in
+//! turn between tokens and in arrival order within each (a [`FairQueue`],
+//! RULES N3.3), and its [`Answer`] comes back on a oneshot channel. A
 //! modern call whose HTTP exchange ends before its answer is cancelled
 //! ([`CancelOnDrop`]): skipped while queued, interrupted while running. A
 //! legacy `notifications/cancelled` cancels a call of its own session.
@@ -16,11 +17,11 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use crossbeam_channel::Sender;
 use hyper::header::{HeaderMap, HeaderValue};
 use hyper::StatusCode;
 use serde_json::Value;
 
+use super::access::{Outcome, PendingOutcome, Reason};
 use super::cancel::{CancelOnDrop, Queued};
 use super::response::{answer_resp, legacy_resp, respond, unavailable, Answer, Resp};
 use super::{sse, Shared};
@@ -30,7 +31,9 @@ use crate::message::Incoming;
 use crate::progress::{progress_token, CallStart, CallWatch, Inflight, NoWatch, Progress};
 use crate::server::{Carrier, LegacyState, Server};
 use crate::telemetry::{tool_output_gate, Via};
-use crate::workers::{self, progress_of, Busy, CallState, Pool, Registered, Ticket, WorkerHost};
+use crate::workers::{
+    self, progress_of, Busy, CallState, Caller, FairQueue, Pool, Registered, Ticket, WorkerHost, SERVER_BUSY,
+};
 
 /// A tool call handed to the serving thread.
 pub(super) struct Job {
@@ -50,12 +53,12 @@ pub(super) struct Job {
 /// The calls of one bound server: the channel to the serving thread, the
 /// calls queued and not yet started, and the running call.
 pub(super) struct Calls {
-    /// Closed (`None`) when a server with workers stops, which ends the
-    /// pool's drivers.
-    jobs: Mutex<Option<Sender<Job>>>,
+    /// Taken by the serving thread, or with workers by the pool's drivers;
+    /// closed when a server with workers stops, which ends the drivers.
+    pub(super) jobs: FairQueue<Job>,
     /// With workers: the calls of the tools the server runs itself (RULES
     /// N7.6), for the serving thread; without, they go to `jobs`.
-    host_jobs: Mutex<Option<Sender<Job>>>,
+    pub(super) host_jobs: FairQueue<Job>,
     /// The running call (progress, cancellation).
     inflight: Arc<Inflight>,
     /// Tool calls queued and not yet started, by number.
@@ -65,6 +68,39 @@ pub(super) struct Calls {
     workers: Option<Pooled>,
     /// The drain time is up: calls still queued are not started.
     stopping: AtomicBool,
+    /// The stop: when it began, when the drain time ended, what became of
+    /// the calls meanwhile.
+    pub(super) stop: Arc<StopCounts>,
+}
+
+/// What a stopping server did with its calls (the last line on stderr says
+/// it, RULES H4.2).
+#[derive(Default)]
+pub(super) struct StopCounts {
+    /// The server is stopping: calls answered from now on were drained.
+    pub(super) began: AtomicBool,
+    /// The drain time is up and running tools were interrupted for it: an
+    /// interrupted call's answer says the server was stopping.
+    pub(super) drain_over: AtomicBool,
+    /// Calls answered after the stop began (the interrupted among them).
+    pub(super) drained: AtomicU64,
+    /// Calls interrupted (or whose worker was killed) at the drain's end.
+    pub(super) interrupted: AtomicU64,
+    /// Calls still queued when the drain time ended: not run, `503`.
+    pub(super) dropped: AtomicU64,
+}
+
+impl StopCounts {
+    /// Count a call answered with `outcome`, if the server is stopping.
+    fn answered(&self, outcome: &str) {
+        if !self.began.load(Ordering::SeqCst) {
+            return;
+        }
+        self.drained.fetch_add(1, Ordering::SeqCst);
+        if self.drain_over.load(Ordering::SeqCst) && matches!(outcome, "interrupted" | "crashed") {
+            self.interrupted.fetch_add(1, Ordering::SeqCst);
+        }
+    }
 }
 
 /// The worker pool of a server with workers, and its call registry.
@@ -75,21 +111,17 @@ pub(super) struct Pooled {
 }
 
 impl Calls {
-    pub(super) fn new(
-        jobs: Sender<Job>,
-        host_jobs: Sender<Job>,
-        inflight: Arc<Inflight>,
-        pool: Option<Arc<Pool>>,
-    ) -> Calls {
+    pub(super) fn new(inflight: Arc<Inflight>, pool: Option<Arc<Pool>>) -> Calls {
         let workers = pool.map(|pool| Pooled { pool, registry: workers::Calls::new(inflight.clone()) });
         Calls {
-            jobs: Mutex::new(Some(jobs)),
-            host_jobs: Mutex::new(Some(host_jobs)),
+            jobs: FairQueue::new(),
+            host_jobs: FairQueue::new(),
             inflight,
             queued: Mutex::new(HashMap::new()),
             next_job: AtomicU64::new(0),
             workers,
             stopping: AtomicBool::new(false),
+            stop: Arc::default(),
         }
     }
 
@@ -102,8 +134,8 @@ impl Calls {
     /// they finish the calls they run.
     pub(super) fn close(&self) {
         self.stopping.store(true, Ordering::SeqCst);
-        self.jobs.lock().unwrap_or_else(PoisonError::into_inner).take();
-        self.host_jobs.lock().unwrap_or_else(PoisonError::into_inner).take();
+        self.jobs.close();
+        self.host_jobs.close();
         if let Some(w) = &self.workers {
             w.pool.wake_drivers();
         }
@@ -142,12 +174,18 @@ impl Calls {
             return;
         }
         if queued.cancelled.load(Ordering::SeqCst) {
-            let _ = reply_tx.send(Answer { line: None, code: None });
+            let _ = reply_tx.send(Answer::cancelled());
             return;
         }
         let inflight = &self.inflight;
         inflight.set_scope(Some(queued.scope.clone()));
-        let watch = JobWatch { inflight, progress: Mutex::new(progress), reply: &reply_tx, queued: &queued };
+        let watch = JobWatch {
+            inflight,
+            progress: Mutex::new(progress),
+            reply: &reply_tx,
+            queued: &queued,
+            drain_over: &self.stop.drain_over,
+        };
         // RULES T8: telemetry lines on stderr wait while the tool prints
         // there (released before the reply ends the span).
         let gate = tool_output_gate();
@@ -156,34 +194,40 @@ impl Calls {
         // What the tool printed through C stdio goes out first.
         crate::transport::sys::flush_c_stdio();
         drop(gate);
-        let answer = Answer { line: reply.take_line(), code: reply.error_code() };
+        let answer = Answer::of(&mut reply);
         // The message's span ends as the answer leaves for the HTTP thread,
         // inside the request's HTTP span (RULES T10).
         drop(reply);
+        self.stop.answered(answer.outcome);
         let _ = reply_tx.send(answer);
     }
 
     /// Run one queued tool call on the worker of `host` (a driver of the
     /// pool, RULES N2), with the same skips as [`Calls::run`].
     pub(super) fn run_on_worker(&self, server: &Server, job: Job, host: &mut WorkerHost<'_>) {
-        let Job { incoming, mut session, via, reply: reply_tx, queued, progress, pooled } = job;
+        let Job { incoming, mut session, via, reply: reply_tx, queued, progress, pooled, .. } = job;
         self.queued().remove(&queued.no);
         let Some((reg, _ticket)) = pooled else { return };
+        if reply_tx.is_closed() {
+            return;
+        }
         // A stopping server's drain time is up: dropped, answered 503.
-        if reply_tx.is_closed() || self.stopping.load(Ordering::SeqCst) {
+        if self.stopping.load(Ordering::SeqCst) || self.stop.drain_over.load(Ordering::SeqCst) {
+            self.stop.dropped.fetch_add(1, Ordering::SeqCst);
             return;
         }
         let state = reg.state();
         if queued.cancelled.load(Ordering::SeqCst) || state.is_cancelled() {
-            let _ = reply_tx.send(Answer { line: None, code: None });
+            let _ = reply_tx.send(Answer::cancelled());
             return;
         }
         host.set_call(state.clone());
         let watch = PooledWatch { state, progress: Mutex::new(progress), reply: &reply_tx, queued: &queued };
         let mut reply =
             server.handle_parsed(&mut session, incoming, host, &Carrier { watch: &watch, via: via.as_ref() });
-        let answer = Answer { line: reply.take_line(), code: reply.error_code() };
+        let answer = Answer::of(&mut reply);
         drop(reply);
+        self.stop.answered(answer.outcome);
         let _ = reply_tx.send(answer);
     }
 }
@@ -193,16 +237,19 @@ impl Calls {
 /// the [`Busy`] host, and the busy error is `503` with `Retry-After: 1`.
 fn refuse_busy(sh: &Shared, mut session: LegacyState, incoming: Incoming, via: Option<&Via>, legacy: bool) -> Resp {
     let mut reply = sh.server.handle_parsed(&mut session, incoming, &mut Busy, &Carrier { watch: &NoWatch, via });
-    let answer = Answer { line: reply.take_line(), code: reply.error_code() };
+    let answer = Answer::of(&mut reply);
     drop(reply);
     match (answer.code, answer.line) {
         (Some(INTERNAL_ERROR), Some(line)) => {
             let mut r = respond(StatusCode::SERVICE_UNAVAILABLE, line);
             r.headers_mut().insert(hyper::header::RETRY_AFTER, HeaderValue::from_static("1"));
+            // RULES H7.1: the access log says why.
+            r.extensions_mut().insert(Reason(SERVER_BUSY.into()));
+            r.extensions_mut().insert(Outcome(answer.outcome));
             r
         }
-        (code, line) if legacy => legacy_resp(Answer { line, code }),
-        (code, line) => answer_resp(Answer { line, code }),
+        (code, line) if legacy => legacy_resp(Answer { line, code, outcome: answer.outcome }),
+        (code, line) => answer_resp(Answer { line, code, outcome: answer.outcome }),
     }
 }
 
@@ -218,6 +265,7 @@ pub(super) async fn call_tool(
     incoming: Incoming,
     scope: Option<&str>,
     via: Option<Via>,
+    caller: Caller,
 ) -> Resp {
     let calls = &sh.calls;
     let Incoming::Message(msg) = &incoming else { unreachable!("only messages reach here") };
@@ -243,6 +291,8 @@ pub(super) async fn call_tool(
             // waits for a worker (RULES N3.2).
             let progress = if streamed { progress_of(msg, &session) } else { None };
             let reg = w.registry.register(Some(scope.clone()), &raw_id, progress);
+            let tool = msg.params.as_ref().and_then(|p| p.get("name")).and_then(Value::as_str);
+            reg.state().set_who(tool, caller.clone());
             if let Some(p) = reg.state().progress() {
                 if let Some(tx) = progress_tx.take() {
                     let _ = tx.send(p);
@@ -255,7 +305,7 @@ pub(super) async fn call_tool(
     };
     // The pool's drivers take `jobs`; a server with workers runs its own
     // tools' calls from `host_jobs`.
-    let channel = if pooled.is_none() && calls.workers.is_some() { &calls.host_jobs } else { &calls.jobs };
+    let queue = if pooled.is_none() && calls.workers.is_some() { &calls.host_jobs } else { &calls.jobs };
     let queued = Arc::new(Queued { no, scope, id, cancelled: AtomicBool::new(false) });
     calls.queued().insert(no, queued.clone());
     let mut guard = CancelOnDrop {
@@ -266,7 +316,8 @@ pub(super) async fn call_tool(
     };
     let job = Job { incoming, session, via, reply: reply_tx, queued, progress: progress_tx, pooled };
     let to_pool = job.pooled.is_some();
-    let sent = channel.lock().unwrap_or_else(PoisonError::into_inner).as_ref().is_some_and(|tx| tx.send(job).is_ok());
+    // RULES N3.3: the job waits in its token's lane.
+    let sent = queue.send(caller, job).is_ok();
     if let (true, true, Some(w)) = (sent, to_pool, &calls.workers) {
         w.pool.job_sent();
     }
@@ -285,7 +336,12 @@ pub(super) async fn call_tool(
         }
         Some(progress_rx) => {
             let min_gap = calls.inflight.policy().min_gap;
-            sse::stream(reply_rx, progress_rx, guard, raw_id, min_gap)
+            // The access log's line waits for the stream's end, which
+            // tells the call's outcome (RULES H7.1).
+            let pending = PendingOutcome::default();
+            let mut r = sse::stream(reply_rx, progress_rx, guard, raw_id, min_gap, pending.clone());
+            r.extensions_mut().insert(pending);
+            r
         }
     }
 }
@@ -297,6 +353,7 @@ struct JobWatch<'a> {
     progress: Mutex<Option<tokio::sync::oneshot::Sender<Arc<Progress>>>>,
     reply: &'a tokio::sync::oneshot::Sender<Answer>,
     queued: &'a Queued,
+    drain_over: &'a AtomicBool,
 }
 
 impl CallWatch for JobWatch<'_> {
@@ -315,6 +372,10 @@ impl CallWatch for JobWatch<'_> {
 
     fn finished(&self) -> bool {
         self.inflight.finished()
+    }
+
+    fn stopping(&self) -> bool {
+        self.drain_over.load(Ordering::SeqCst)
     }
 }
 
@@ -342,5 +403,9 @@ impl CallWatch for PooledWatch<'_> {
 
     fn finished(&self) -> bool {
         self.state.finished()
+    }
+
+    fn stopping(&self) -> bool {
+        self.state.stopping()
     }
 }

@@ -5,6 +5,7 @@
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -16,7 +17,7 @@ use hyper::header::{HeaderMap, HeaderValue};
 use hyper::{Method, Request, StatusCode};
 use serde_json::{Map, Value};
 
-use super::access::{self, Facts, LogFormat, Reason};
+use super::access::{self, Facts, LogFormat, Outcome, PendingOutcome, Reason};
 use super::era::{self, Choice};
 use super::guard::strip_port;
 use super::queue::call_tool;
@@ -33,6 +34,7 @@ use crate::projection;
 use crate::server::{Carrier, LegacyState};
 use crate::telemetry::{HttpSpan, HttpStart, HttpVia, Via};
 use crate::transport::NoTools;
+use crate::workers::Caller;
 
 /// The two ends of a connection.
 #[derive(Debug, Clone, Copy)]
@@ -57,11 +59,57 @@ pub(super) async fn traced_request(sh: &Shared, conn: Conn, req: Request<HyperBo
     let client = access::client_address(conn.peer, req.headers(), &sh.trusted_proxies);
     let mut facts = Facts::new(client, req.method().as_str());
     let resp = traced(sh, conn, req, busy, &mut facts).await;
-    if sh.access_log.format != LogFormat::Off {
-        let reason = resp.extensions().get::<Reason>().map(|r| r.0.clone());
-        sh.access_log.write(&facts, resp.status().as_u16(), reason.as_deref());
+    if sh.access_log.format == LogFormat::Off {
+        return resp;
     }
+    let reason = resp.extensions().get::<Reason>().map(|r| r.0.clone());
+    let status = resp.status().as_u16();
+    if let Some(pending) = resp.extensions().get::<PendingOutcome>().cloned() {
+        // An SSE answer: the line is written as the stream ends, with the
+        // call's outcome.
+        let log = LogAtEnd { log: sh.access_log.clone(), facts, status, reason, pending };
+        return resp.map(|body| WithLog { body, log: Some(log) }.boxed());
+    }
+    let outcome = access::outcome_of(resp.extensions().get::<Outcome>().copied(), status, reason.as_deref());
+    sh.access_log.write(&facts, status, outcome, reason.as_deref());
     resp
+}
+
+/// The access-log line of an SSE answer, written when its body is dropped.
+struct LogAtEnd {
+    log: access::AccessLog,
+    facts: Facts,
+    status: u16,
+    reason: Option<Arc<str>>,
+    pending: PendingOutcome,
+}
+
+/// A response body that writes its request's access-log line when dropped
+/// (after its last frame, or when the client went away).
+struct WithLog {
+    body: BoxBody<Bytes, Infallible>,
+    log: Option<LogAtEnd>,
+}
+
+impl hyper::body::Body for WithLog {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+}
+
+impl Drop for WithLog {
+    fn drop(&mut self) {
+        if let Some(l) = self.log.take() {
+            l.log.write(&l.facts, l.status, l.pending.get(), l.reason.as_deref());
+        }
+    }
 }
 
 /// With telemetry on, the request inside its HTTP server span (RULES T10),
@@ -151,7 +199,9 @@ impl Shared {
     fn health(&self) -> Resp {
         let info = self.server.info();
         let mut body = Map::new();
-        body.insert("status".into(), "ok".into());
+        // RULES H1.3: not ok while every request to the endpoint is refused.
+        let unusable = self.tokens.unusable();
+        body.insert("status".into(), if unusable.is_some() { "unavailable" } else { "ok" }.into());
         body.insert("name".into(), info.name.as_str().into());
         body.insert("version".into(), info.version.as_str().into());
         body.insert("tools".into(), self.server.tools().len().into());
@@ -164,13 +214,26 @@ impl Shared {
             });
             body.insert("workers".into(), workers);
         }
-        respond(StatusCode::OK, Value::Object(body).to_string().into_bytes())
+        let Some(why) = unusable else {
+            return respond(StatusCode::OK, Value::Object(body).to_string().into_bytes());
+        };
+        // Why in detail is on stderr and in the access log, not told to
+        // anyone who asks.
+        body.insert(
+            "reason".into(),
+            "the tokens file cannot be used, so every request to the endpoint is refused (standard error says \
+             why)"
+                .into(),
+        );
+        let mut r = respond(StatusCode::SERVICE_UNAVAILABLE, Value::Object(body).to_string().into_bytes());
+        r.extensions_mut().insert(Reason(why.into()));
+        r
     }
 
     /// Answer a message that needs no tool, on this thread.
     fn answer_here(&self, session: &mut LegacyState, incoming: Incoming, via: Option<&Via>) -> Answer {
         let mut reply = self.server.handle_parsed(session, incoming, &mut NoTools, &Carrier { watch: &NoWatch, via });
-        Answer { line: reply.take_line(), code: reply.error_code() }
+        Answer::of(&mut reply)
     }
 }
 
@@ -338,14 +401,15 @@ async fn handle_request(sh: &Shared, req: Request<HyperBody>, mut via: Option<Vi
             if let Err(what) = mirrored::check(h, msg, body) {
                 return mirrored::mismatch(msg.id.as_deref(), &what);
             }
-            modern(sh, h, incoming, via).await
+            modern(sh, h, incoming, via, facts.token.clone()).await
         }
-        Choice::Legacy => legacy(sh, h, incoming, via).await,
+        Choice::Legacy => legacy(sh, h, incoming, via, facts.token.clone()).await,
     }
 }
 
-/// A modern request whose headers mirror its body.
-async fn modern(sh: &Shared, h: &HeaderMap, incoming: Incoming, via: Option<Via>) -> Resp {
+/// A modern request whose headers mirror its body; `caller` is its token's
+/// name (its lane in the queue of calls, RULES N3.3).
+async fn modern(sh: &Shared, h: &HeaderMap, incoming: Incoming, via: Option<Via>, caller: Caller) -> Resp {
     let Incoming::Message(msg) = &incoming else { unreachable!("only messages reach here") };
     if msg.id.is_none() {
         // Accepted and ignored (no modern client notification exists).
@@ -353,12 +417,12 @@ async fn modern(sh: &Shared, h: &HeaderMap, incoming: Incoming, via: Option<Via>
         return empty(StatusCode::ACCEPTED);
     }
     if msg.method == "tools/call" {
-        return call_tool(sh, h, LegacyState::default(), incoming, None, via).await;
+        return call_tool(sh, h, LegacyState::default(), incoming, None, via, caller).await;
     }
     answer_resp(sh.answer_here(&mut LegacyState::default(), incoming, via.as_ref()))
 }
 
-async fn legacy(sh: &Shared, h: &HeaderMap, incoming: Incoming, mut via: Option<Via>) -> Resp {
+async fn legacy(sh: &Shared, h: &HeaderMap, incoming: Incoming, mut via: Option<Via>, caller: Caller) -> Resp {
     let Incoming::Message(msg) = &incoming else { unreachable!("only messages reach here") };
     let id = msg.id.clone();
     let Some(sid) = header(h, "mcp-session-id") else {
@@ -394,7 +458,7 @@ async fn legacy(sh: &Shared, h: &HeaderMap, incoming: Incoming, mut via: Option<
     }
     if msg.method == "tools/call" && id.is_some() {
         let Some(state) = sh.sessions.with(sid, |s| s.clone()) else { return not_found() };
-        return call_tool(sh, h, state, incoming, Some(sid), via).await;
+        return call_tool(sh, h, state, incoming, Some(sid), via, caller).await;
     }
     if msg.method == "notifications/cancelled" && id.is_none() && sh.sessions.with(sid, |_| ()).is_some() {
         sh.calls.cancel_in_session(sid, msg.params.as_ref());

@@ -10,7 +10,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::header::{HeaderMap, HeaderValue};
 use hyper::{Response, StatusCode};
 
-use super::access::Reason;
+use super::access::{Outcome, Reason};
 use crate::codes::{
     HEADER_MISMATCH, INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, UNSUPPORTED_VERSION,
 };
@@ -22,6 +22,21 @@ pub(super) type Resp = Response<BoxBody<Bytes, Infallible>>;
 pub(super) struct Answer {
     pub(super) line: Option<Vec<u8>>,
     pub(super) code: Option<i64>,
+    /// How the message ended, for the access log (RULES H7.1).
+    pub(super) outcome: &'static str,
+}
+
+impl Answer {
+    /// The answer of `reply` (its line moved out; the span ends when the
+    /// reply is dropped).
+    pub(super) fn of(reply: &mut crate::server::Reply<'_>) -> Answer {
+        Answer { line: reply.take_line(), code: reply.error_code(), outcome: reply.outcome() }
+    }
+
+    /// A call cancelled before it ran: no answer (RULES C4).
+    pub(super) fn cancelled() -> Answer {
+        Answer { line: None, code: None, outcome: "cancelled" }
+    }
 }
 
 pub(super) fn respond(status: StatusCode, body: Vec<u8>) -> Resp {
@@ -77,10 +92,12 @@ fn status_for(code: Option<i64>) -> StatusCode {
 }
 
 pub(super) fn answer_resp(a: Answer) -> Resp {
-    match a.line {
+    let mut r = match a.line {
         Some(line) => respond(status_for(a.code), line),
         None => empty(StatusCode::ACCEPTED),
-    }
+    };
+    r.extensions_mut().insert(Outcome(a.outcome));
+    r
 }
 
 /// A legacy answer: as [`answer_resp`], except that an unknown method is
@@ -88,8 +105,12 @@ pub(super) fn answer_resp(a: Answer) -> Resp {
 /// to mean that its session ended (and starts a new one).
 pub(super) fn legacy_resp(a: Answer) -> Resp {
     match (a.code, a.line) {
-        (Some(METHOD_NOT_FOUND), Some(line)) => respond(StatusCode::OK, line),
-        (code, line) => answer_resp(Answer { line, code }),
+        (Some(METHOD_NOT_FOUND), Some(line)) => {
+            let mut r = respond(StatusCode::OK, line);
+            r.extensions_mut().insert(Outcome(a.outcome));
+            r
+        }
+        (code, line) => answer_resp(Answer { line, code, outcome: a.outcome }),
     }
 }
 

@@ -6,17 +6,18 @@
 
 use std::convert::Infallible;
 use std::net::{SocketAddr, TcpListener as StdListener, ToSocketAddrs};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use crossbeam_channel::{Receiver, Sender};
 use hyper::body::Incoming as HyperBody;
 use hyper_util::rt::{TokioIo, TokioTimer};
 
 use super::access::AccessLog;
 use super::guard::Guard;
 use super::options::{HttpError, HttpOptions};
-use super::queue::{Calls, Job, Pooled};
+use super::queue::{Calls, Job, Pooled, StopCounts};
 use super::request::{traced_request, Conn};
 use super::sessions::{self, Sessions};
 use super::tokens::{RateLimits, Tokens};
@@ -24,15 +25,13 @@ use super::Shared;
 use crate::host::Host;
 use crate::progress::{Inflight, ProgressPolicy};
 use crate::server::Server;
-use crate::workers::{Pool, WorkerHost};
+use crate::workers::fair::{RecvTimeoutError, TryRecvError};
+use crate::workers::{FairQueue, Pool, WorkerHost};
 
 /// A bound HTTP server. [`HttpServer::run`] serves tool calls on the calling
 /// thread until told to stop.
 pub struct HttpServer {
     shared: Arc<Shared>,
-    jobs: Receiver<Job>,
-    /// With workers: the calls of the tools this thread runs (RULES N7.6).
-    host_jobs: Receiver<Job>,
     runtime: tokio::runtime::Runtime,
     local_addr: SocketAddr,
     stop: Arc<StopState>,
@@ -51,13 +50,13 @@ const JOB_SPIN: Duration = Duration::from_micros(500);
 /// Wait for a job until `until` without parking (a parked thread's wake-up
 /// is slow on an idle virtual machine), yielding the core to any other
 /// thread that is ready (the HTTP threads, the client on the same machine).
-fn spin_recv(jobs: &Receiver<Job>, until: Instant) -> Option<Job> {
+fn spin_recv(jobs: &FairQueue<Job>, until: Instant) -> Option<Job> {
     loop {
         match jobs.try_recv() {
             Ok(j) => return Some(j),
-            Err(crossbeam_channel::TryRecvError::Disconnected) => return None,
-            Err(crossbeam_channel::TryRecvError::Empty) if Instant::now() < until => std::thread::yield_now(),
-            Err(crossbeam_channel::TryRecvError::Empty) => return None,
+            Err(TryRecvError::Disconnected) => return None,
+            Err(TryRecvError::Empty) if Instant::now() < until => std::thread::yield_now(),
+            Err(TryRecvError::Empty) => return None,
         }
     }
 }
@@ -75,6 +74,9 @@ struct StopState {
     inflight: Arc<Inflight>,
     /// With workers: the calls they run, interrupted at the end of the drain.
     registry: Option<Arc<crate::workers::Calls>>,
+    /// What became of the calls: `began` set now, `drain_over` as the drain
+    /// time ends, before the interrupts.
+    counts: Arc<StopCounts>,
     runtime: tokio::runtime::Handle,
 }
 
@@ -88,12 +90,15 @@ impl StopState {
         }
         let began = Instant::now();
         *at = Some(began);
+        self.counts.began.store(true, Ordering::SeqCst);
         let _ = self.tx.send(true);
         let inflight = self.inflight.clone();
         let registry = self.registry.clone();
+        let counts = self.counts.clone();
         let until = began + self.drain;
         self.runtime.spawn(async move {
             tokio::time::sleep_until(until.into()).await;
+            counts.drain_over.store(true, Ordering::SeqCst);
             inflight.interrupt_running();
             if let Some(r) = registry {
                 r.interrupt_all();
@@ -131,30 +136,10 @@ impl HttpServer {
         inflight: Arc<Inflight>,
         pool: Option<Arc<Pool>>,
     ) -> Result<HttpServer, HttpError> {
-        opts.check()?;
-        // Session ids come from the OS random source only: find out now
-        // whether there is one.
-        sessions::new_id(None).map_err(|e| {
-            HttpError::Config(format!("the operating system's random source (for session ids) failed: {e}"))
-        })?;
-        let addr = (opts.host.as_str(), opts.port)
-            .to_socket_addrs()
-            .map_err(|e| HttpError::Config(format!("cannot resolve host \"{}\": {e}", opts.host)))?
-            .next()
-            .ok_or_else(|| HttpError::Config(format!("host \"{}\" has no address", opts.host)))?;
-        let tokens = Tokens::new(&opts)?;
-        if !addr.ip().is_loopback() && !tokens.any() && !opts.allow_public_without_token {
-            return Err(HttpError::Config(format!(
-                "refusing to serve on {} (not a loopback address) without a token: set a token \
-                 (MCPLITE_TOKEN), or allow a public server without one (MCPLITE_ALLOW_PUBLIC=true)",
-                addr.ip()
-            )));
-        }
+        let (addr, tokens) = checked(&opts)?;
         let listener = StdListener::bind(addr).map_err(|e| cannot_listen(addr, &e))?;
         listener.set_nonblocking(true).map_err(HttpError::Io)?;
         let local_addr = listener.local_addr().map_err(HttpError::Io)?;
-        let (jobs_tx, jobs_rx) = crossbeam_channel::unbounded();
-        let (host_jobs_tx, host_jobs_rx) = crossbeam_channel::unbounded();
         let shared = Arc::new(Shared {
             path: opts.path.clone(),
             max_body: opts.max_body,
@@ -164,7 +149,7 @@ impl HttpServer {
             access_log: with_signals_blocked(|| AccessLog::start(opts.access_log)).map_err(HttpError::Io)?,
             trusted_proxies: opts.trusted_proxies.clone(),
             sessions: Sessions::new(server.clone(), &opts),
-            calls: Calls::new(jobs_tx, host_jobs_tx, inflight, pool),
+            calls: Calls::new(inflight, pool),
             server,
         });
         let runtime = with_signals_blocked(|| {
@@ -188,23 +173,49 @@ impl HttpServer {
             drain: opts.drain_timeout,
             inflight: shared.inflight().clone(),
             registry: shared.calls.workers().map(|w| w.registry.clone()),
+            counts: shared.calls.stop.clone(),
             runtime: runtime.handle().clone(),
         });
-        Ok(HttpServer {
-            shared,
-            jobs: jobs_rx,
-            host_jobs: host_jobs_rx,
-            runtime,
-            local_addr,
-            stop,
-            drained: drained_rx,
-            drain_timeout: opts.drain_timeout,
-        })
+        Ok(HttpServer { shared, runtime, local_addr, stop, drained: drained_rx, drain_timeout: opts.drain_timeout })
+    }
+
+    /// Check `opts` as [`HttpServer::bind`] does, without serving: the
+    /// options, the address, the tokens (a tokens file is read), and, for a
+    /// port other than 0, that the address can be bound now (it is let go
+    /// again). A server with workers calls this before it starts them, so a
+    /// bad configuration is said at once, not after every worker started.
+    pub fn check(opts: &HttpOptions) -> Result<(), HttpError> {
+        let (addr, _) = checked(opts)?;
+        if addr.port() != 0 {
+            drop(StdListener::bind(addr).map_err(|e| cannot_listen(addr, &e))?);
+        }
+        Ok(())
     }
 
     /// The bound address (with the port picked when 0 was asked for).
     pub fn local_addr(&self) -> SocketAddr {
         self.local_addr
+    }
+
+    /// The line a server prints when it starts serving: where, as which
+    /// replica, with how many workers and tokens (RULES H7.3).
+    pub fn start_line(&self) -> String {
+        let sh = &self.shared;
+        let replica = sh.sessions.replica().map_or_else(|| "no replica name".to_string(), |r| format!("replica {r}"));
+        let runs = match sh.calls.workers() {
+            Some(w) if w.pool.workers() == 1 => "1 worker process".to_string(),
+            Some(w) => format!("{} worker processes", w.pool.workers()),
+            None => "no worker processes".to_string(),
+        };
+        let tokens = match sh.tokens.count() {
+            0 => "no token".to_string(),
+            1 => "1 token".to_string(),
+            n => format!("{n} tokens"),
+        };
+        format!(
+            "mcplite: serving MCP over HTTP at http://{}{} ({replica}; {runs}; {tokens}; stop with Ctrl+C or SIGTERM)",
+            self.local_addr, sh.path
+        )
     }
 
     /// Also stop when `signal` turns true, polled every 50 ms on an engine
@@ -256,7 +267,12 @@ impl HttpServer {
     /// only the calls of the tools the pool leaves to the server (RULES
     /// N7.6; none in most servers); workers that keep failing to start
     /// ([`Pool::failure`]) stop the server as a stop signal does.
-    pub fn run(self, host: &mut dyn Host, poll: Duration, should_stop: &mut dyn FnMut(&mut dyn Host) -> bool) {
+    pub fn run(
+        self,
+        host: &mut dyn Host,
+        poll: Duration,
+        should_stop: &mut dyn FnMut(&mut dyn Host) -> bool,
+    ) -> Stopped {
         if let Some(w) = self.shared.calls.workers().cloned() {
             return self.run_workers(&w, host, poll, should_stop);
         }
@@ -271,13 +287,14 @@ impl HttpServer {
             }
             if let Some(t) = self.stop.since() {
                 let drained = !self.drained.is_empty();
-                if (drained && self.jobs.is_empty()) || t.elapsed() >= self.drain_timeout {
+                if (drained && self.shared.calls.jobs.is_empty()) || t.elapsed() >= self.drain_timeout {
                     break;
                 }
             }
-            let next = match spin_after.and_then(|t| spin_recv(&self.jobs, t + JOB_SPIN)) {
+            let jobs = &self.shared.calls.jobs;
+            let next = match spin_after.and_then(|t| spin_recv(jobs, t + JOB_SPIN)) {
                 Some(job) => Ok(job),
-                None => self.jobs.recv_timeout(poll),
+                None => jobs.recv_timeout(poll),
             };
             match next {
                 Ok(job) => {
@@ -288,7 +305,7 @@ impl HttpServer {
                 Err(RecvTimeoutError::Disconnected) => break,
             }
         }
-        self.finish();
+        self.finish()
     }
 
     /// [`HttpServer::run`] with workers: the drivers take the jobs; this
@@ -299,11 +316,11 @@ impl HttpServer {
         host: &mut dyn Host,
         poll: Duration,
         should_stop: &mut dyn FnMut(&mut dyn Host) -> bool,
-    ) {
+    ) -> Stopped {
         let shared = &self.shared;
         let run = |job: Job, h: &mut WorkerHost<'_>| shared.calls.run_on_worker(&shared.server, job, h);
         std::thread::scope(|drivers| {
-            w.pool.spawn_drivers(drivers, &self.jobs, &run);
+            w.pool.spawn_drivers(drivers, &shared.calls.jobs, &run);
             loop {
                 if self.stop.since().is_none() {
                     if should_stop(host) {
@@ -315,7 +332,7 @@ impl HttpServer {
                 }
                 if let Some(t) = self.stop.since() {
                     let drained = !self.drained.is_empty();
-                    if (drained && self.jobs.is_empty() && self.host_jobs.is_empty())
+                    if (drained && shared.calls.jobs.is_empty() && shared.calls.host_jobs.is_empty())
                         || t.elapsed() >= self.drain_timeout
                     {
                         break;
@@ -323,7 +340,7 @@ impl HttpServer {
                 }
                 // The calls of the tools the server runs itself (RULES
                 // N7.6), one at a time on this thread; none in most servers.
-                if let Ok(job) = self.host_jobs.recv_timeout(poll.min(Duration::from_millis(50))) {
+                if let Ok(job) = shared.calls.host_jobs.recv_timeout(poll.min(Duration::from_millis(50))) {
                     shared.calls.run(&shared.server, job, host);
                 }
             }
@@ -331,10 +348,14 @@ impl HttpServer {
             // drain time is up), drop those still queued, and return.
             shared.calls.close();
         });
-        self.finish();
+        self.finish()
     }
 
-    fn finish(self) {
+    fn finish(self) -> Stopped {
+        // Calls still queued (no workers) are dropped with the queue: 503.
+        let counts = &self.shared.calls.stop;
+        let left = self.shared.calls.jobs.len() + self.shared.calls.host_jobs.len();
+        counts.dropped.fetch_add(left as u64, Ordering::SeqCst);
         // Answers just handed over (e.g. an interrupted call's) are written
         // before the connection threads go.
         let _ = self.drained.recv_timeout(ANSWER_GRACE);
@@ -344,7 +365,67 @@ impl HttpServer {
         self.shared.access_log.flush(Duration::from_secs(1));
         // The legacy sessions still open end with the server.
         self.shared.sessions.end_all();
+        Stopped {
+            drained: counts.drained.load(Ordering::SeqCst),
+            interrupted: counts.interrupted.load(Ordering::SeqCst),
+            dropped: counts.dropped.load(Ordering::SeqCst),
+        }
     }
+}
+
+/// What a server did with its calls as it stopped (RULES H4.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Stopped {
+    /// Calls answered after the stop began (running or queued then).
+    pub drained: u64,
+    /// Among them, calls interrupted at the end of the drain time (their
+    /// answers say the server was stopping), or whose worker was killed
+    /// because it did not stop.
+    pub interrupted: u64,
+    /// Calls still queued when the drain time ended: not run, answered
+    /// `503`.
+    pub dropped: u64,
+}
+
+impl Stopped {
+    /// The end of the last line a stopping server prints, after why it
+    /// stopped: "3 calls drained (1 interrupted), 0 not run".
+    pub fn summary(&self) -> String {
+        let s = |n: u64| if n == 1 { "" } else { "s" };
+        format!(
+            "{} call{} drained ({} interrupted), {} queued call{} not run",
+            self.drained,
+            s(self.drained),
+            self.interrupted,
+            self.dropped,
+            s(self.dropped)
+        )
+    }
+}
+
+/// The options checked, the address resolved and the tokens read (RULES
+/// H5.1, H6): what binding needs.
+fn checked(opts: &HttpOptions) -> Result<(SocketAddr, Tokens), HttpError> {
+    opts.check()?;
+    // Session ids come from the OS random source only: find out now
+    // whether there is one.
+    sessions::new_id(None).map_err(|e| {
+        HttpError::Config(format!("the operating system's random source (for session ids) failed: {e}"))
+    })?;
+    let addr = (opts.host.as_str(), opts.port)
+        .to_socket_addrs()
+        .map_err(|e| HttpError::Config(format!("cannot resolve host \"{}\": {e}", opts.host)))?
+        .next()
+        .ok_or_else(|| HttpError::Config(format!("host \"{}\" has no address", opts.host)))?;
+    let tokens = Tokens::new(opts)?;
+    if !addr.ip().is_loopback() && !tokens.any() && !opts.allow_public_without_token {
+        return Err(HttpError::Config(format!(
+            "refusing to serve on {} (not a loopback address) without a token: set a token \
+             (MCPLITE_TOKEN), or allow a public server without one (MCPLITE_ALLOW_PUBLIC=true)",
+            addr.ip()
+        )));
+    }
+    Ok((addr, tokens))
 }
 
 /// Run `f` (which starts threads) with every signal blocked, so the threads

@@ -15,6 +15,7 @@ use hyper::body::Frame;
 use hyper::header::{HeaderMap, HeaderValue};
 use hyper::Response;
 
+use super::access::PendingOutcome;
 use super::cancel::CancelOnDrop;
 use super::response::{header, media_type, rpc_error, Answer, Resp, STOPPING};
 use crate::codes::INTERNAL_ERROR;
@@ -62,9 +63,10 @@ pub(super) fn stream(
     guard: CancelOnDrop,
     raw_id: String,
     min_gap: Duration,
+    outcome: PendingOutcome,
 ) -> Resp {
     let (tx, rx) = tokio::sync::mpsc::channel(8);
-    tokio::spawn(stream_call(reply, started, tx, guard, raw_id, min_gap));
+    tokio::spawn(stream_call(reply, started, tx, guard, raw_id, min_gap, outcome));
     let mut r = Response::new(SseBody(rx).boxed());
     let hs = r.headers_mut();
     hs.insert(hyper::header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
@@ -86,6 +88,7 @@ async fn stream_call(
     mut guard: CancelOnDrop,
     raw_id: String,
     min_gap: Duration,
+    outcome: PendingOutcome,
 ) {
     let mut progress: Option<Arc<Progress>> = None;
     let mut waiting = true;
@@ -113,8 +116,14 @@ async fn stream_call(
             answer = &mut reply => {
                 guard.armed = false;
                 let line = match answer {
-                    Ok(a) => a.line,
-                    Err(_) => Some(rpc_error(Some(&raw_id), INTERNAL_ERROR, STOPPING, None)),
+                    Ok(a) => {
+                        outcome.set(a.outcome);
+                        a.line
+                    }
+                    Err(_) => {
+                        outcome.set("refused");
+                        Some(rpc_error(Some(&raw_id), INTERNAL_ERROR, STOPPING, None))
+                    }
                 };
                 if let Some(line) = line {
                     // The call started before it was answered.

@@ -6,11 +6,15 @@
 //! The tokens file has one token per line: a name, the token (or
 //! `sha256:` and the hex SHA-256 of the token), and optionally a number of
 //! tool calls per minute, separated by blanks; blank lines and lines
-//! starting with `#` are skipped. It must be readable by its owner only. It
-//! is read again on SIGHUP and when it changes (its size, modification or
-//! change time or inode differ, checked on every request), so removing a
-//! line takes effect at the next request, without a restart. A file that cannot be read or
-//! parsed any more refuses every request (`503`) until it is fixed.
+//! starting with `#` are skipped. It must be readable by its owner only, or
+//! also by the server's own group (see [`check_access`]). It is read again on
+//! SIGHUP and when it changes (its size, modification or change time or inode
+//! differ, checked on every request), so removing a line takes effect at the
+//! next request, without a restart. A bad line read again is skipped, its
+//! name keeping the token it had (the other lines take effect); a file that
+//! cannot be used any more (missing, unreadable, open to others, no token
+//! left) refuses every request (`503`, and `/health` says so) until it is
+//! fixed.
 //!
 //! Tokens are compared in constant time, with every accepted token compared
 //! (no early exit on a match).
@@ -176,74 +180,191 @@ fn valid_name(n: &str) -> bool {
     !n.is_empty() && n.len() <= 64 && n.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.@-".contains(&b))
 }
 
-/// Read and check a tokens file (RULES H6.1). Errors name the file and the
-/// line, never a token.
-fn read_file(path: &Path) -> Result<Vec<Arc<Token>>, String> {
-    let shown = path.display();
-    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read the tokens file {shown}: {e}"))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = meta.permissions().mode() & 0o777;
-        if mode & 0o077 != 0 {
+/// One read of a tokens file: the tokens of its good lines, and what is
+/// wrong with each other line (the message, and the name it starts with when
+/// that is a valid name).
+struct FileRead {
+    tokens: Vec<Arc<Token>>,
+    bad: Vec<(String, Option<String>)>,
+}
+
+/// May the server use a file with these permissions (RULES H6.1)? No
+/// permission for others; for the group, reading only, and only when the
+/// group is the server's own: its effective group, named as its user (the
+/// group `useradd` makes for a system user, or a user's private group), with
+/// the file owned by that user or by root.
+#[cfg(unix)]
+fn check_access(meta: &std::fs::Metadata, shown: &std::path::Display<'_>) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    let mode = meta.mode() & 0o777;
+    let fix = "make it readable by its owner only (chmod 600), or owned by root and readable by the group of \
+               the server's user only (chown root:<that group>; chmod 640)";
+    if mode & 0o007 != 0 {
+        return Err(format!("the tokens file {shown} is accessible to others (mode {mode:03o}): {fix}"));
+    }
+    if mode & 0o030 != 0 {
+        return Err(format!("the tokens file {shown} is writable or executable by its group (mode {mode:03o}): {fix}"));
+    }
+    if mode & 0o040 != 0 {
+        // SAFETY: geteuid and getegid cannot fail.
+        let (euid, egid) = unsafe { (libc::geteuid(), libc::getegid()) };
+        let owner_ok = meta.uid() == euid || meta.uid() == 0;
+        let own = meta.gid() == egid && egid != 0 && owner_ok && group_named_as_user(egid, euid);
+        if !own {
             return Err(format!(
-                "the tokens file {shown} is accessible to group or others (mode {mode:03o}): \
-                 make it readable by its owner only (chmod 600)"
+                "the tokens file {shown} is readable by its group (mode {mode:03o}, group id {}), which is not the \
+                 server's own group (the group of the user it runs as, named as that user): {fix}",
+                meta.gid()
             ));
         }
     }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn check_access(_: &std::fs::Metadata, _: &std::path::Display<'_>) -> Result<(), String> {
+    Ok(())
+}
+
+/// Is group `gid` named as user `uid` (a system user's group, a private
+/// group)?
+#[cfg(unix)]
+fn group_named_as_user(gid: libc::gid_t, uid: libc::uid_t) -> bool {
+    use std::ffi::CStr;
+    let mut buf = vec![0 as libc::c_char; 16 << 10];
+    // SAFETY: the _r variants write into the buffers given, whose sizes are
+    // passed; the names are read only while `buf`/`buf2` live.
+    unsafe {
+        let mut pw: libc::passwd = std::mem::zeroed();
+        let mut pw_out: *mut libc::passwd = std::ptr::null_mut();
+        if libc::getpwuid_r(uid, &mut pw, buf.as_mut_ptr(), buf.len(), &mut pw_out) != 0 || pw_out.is_null() {
+            return false;
+        }
+        let user = CStr::from_ptr(pw.pw_name).to_owned();
+        let mut buf2 = vec![0 as libc::c_char; 16 << 10];
+        let mut gr: libc::group = std::mem::zeroed();
+        let mut gr_out: *mut libc::group = std::ptr::null_mut();
+        if libc::getgrgid_r(gid, &mut gr, buf2.as_mut_ptr(), buf2.len(), &mut gr_out) != 0 || gr_out.is_null() {
+            return false;
+        }
+        CStr::from_ptr(gr.gr_name) == user.as_c_str()
+    }
+}
+
+/// Read and check a tokens file (RULES H6.1): an error when the file as a
+/// whole cannot be used (missing, unreadable, open to others, not a regular
+/// file); otherwise its good lines' tokens and its bad lines. Messages name
+/// the file and the line, never a token.
+fn read_file(path: &Path) -> Result<FileRead, String> {
+    let shown = path.display();
+    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read the tokens file {shown}: {e}"))?;
+    check_access(&meta, &shown)?;
     if !meta.is_file() {
         return Err(format!("the tokens file {shown} is not a regular file"));
     }
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read the tokens file {shown}: {e}"))?;
     let mut out: Vec<Arc<Token>> = Vec::new();
+    let mut bad = Vec::new();
     for (i, line) in text.lines().enumerate() {
-        let at = || format!("the tokens file {shown}, line {}", i + 1);
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        if fields.len() < 2 || fields.len() > 3 {
-            return Err(format!("{}: expected a name, a token and optionally calls per minute", at()));
+        let at = format!("the tokens file {shown}, line {}", i + 1);
+        let name = line.split_whitespace().next().filter(|n| valid_name(n)).map(String::from);
+        match parse_line(line, &at, &out) {
+            Ok(t) => out.push(Arc::new(t)),
+            Err(e) => bad.push((e, name)),
         }
-        let name = fields[0];
-        if !valid_name(name) {
-            return Err(format!(
-                "{}: the name must be 1 to 64 ASCII letters, digits, \"_\", \".\", \"@\" or \"-\"",
-                at()
-            ));
+    }
+    Ok(FileRead { tokens: out, bad })
+}
+
+/// One line of a tokens file (`at` says where it is, for errors); `before`
+/// are the tokens of the lines above it.
+fn parse_line(line: &str, at: &str, before: &[Arc<Token>]) -> Result<Token, String> {
+    let fields: Vec<&str> = line.split_whitespace().collect();
+    if fields.len() < 2 || fields.len() > 3 {
+        return Err(format!("{at}: expected a name, a token and optionally calls per minute"));
+    }
+    let name = fields[0];
+    if !valid_name(name) {
+        return Err(format!("{at}: the name must be 1 to 64 ASCII letters, digits, \"_\", \".\", \"@\" or \"-\""));
+    }
+    if before.iter().any(|t| &*t.name == name) {
+        return Err(format!("{at}: the name \"{name}\" is used twice"));
+    }
+    let secret = match fields[1].strip_prefix("sha256:") {
+        Some(hex) => {
+            let bytes = decode_hex(hex)
+                .filter(|b| b.len() == 32)
+                .ok_or_else(|| format!("{at}: a token hash is \"sha256:\" and 64 hexadecimal digits"))?;
+            let mut h = [0u8; 32];
+            h.copy_from_slice(&bytes);
+            Secret::Sha256(h)
         }
-        if out.iter().any(|t| &*t.name == name) {
-            return Err(format!("{}: the name \"{name}\" is used twice", at()));
+        None => {
+            check_token(fields[1], &format!("the token of \"{name}\" ({at})"))?;
+            Secret::Plain(fields[1].as_bytes().to_vec())
         }
-        let secret = match fields[1].strip_prefix("sha256:") {
-            Some(hex) => {
-                let bytes = decode_hex(hex)
-                    .filter(|b| b.len() == 32)
-                    .ok_or_else(|| format!("{}: a token hash is \"sha256:\" and 64 hexadecimal digits", at()))?;
-                let mut h = [0u8; 32];
-                h.copy_from_slice(&bytes);
-                Secret::Sha256(h)
+    };
+    let per_minute = match fields.get(2) {
+        None => None,
+        Some(n) => Some(
+            n.parse::<u32>()
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| format!("{at}: calls per minute must be a whole number from 1 up, not \"{n}\""))?,
+        ),
+    };
+    Ok(Token { name: name.into(), secret, per_minute })
+}
+
+/// The tokens of a file read at start: every line must be good.
+fn read_at_start(path: &Path) -> Result<Vec<Arc<Token>>, String> {
+    let read = read_file(path)?;
+    if let Some((e, _)) = read.bad.into_iter().next() {
+        return Err(e);
+    }
+    if read.tokens.is_empty() {
+        return Err(format!("the tokens file {} holds no token", path.display()));
+    }
+    Ok(read.tokens)
+}
+
+/// The tokens after the file was read again (RULES H6.1): its good lines'
+/// tokens; a bad line is skipped, and the token its name had in `last` (the
+/// last good set) is kept, so that a typo refuses nobody. Each bad line is
+/// said on stderr (when `say`). An error when no token is left.
+fn after_reload(
+    path: &Path,
+    read: FileRead,
+    last: Option<&[Arc<Token>]>,
+    say: bool,
+) -> Result<Vec<Arc<Token>>, String> {
+    let mut tokens = read.tokens;
+    for (e, name) in read.bad {
+        let kept = name.as_deref().and_then(|n| {
+            if tokens.iter().any(|t| &*t.name == n) {
+                return None;
             }
-            None => {
-                check_token(fields[1], &format!("the token of \"{name}\" ({})", at()))?;
-                Secret::Plain(fields[1].as_bytes().to_vec())
-            }
+            last?.iter().find(|t| &*t.name == n).cloned()
+        });
+        let what = match (&kept, &name) {
+            (Some(_), Some(n)) => format!("the line is skipped and \"{n}\" keeps its token from the last good read"),
+            _ => "the line is skipped".to_string(),
         };
-        let per_minute =
-            match fields.get(2) {
-                None => None,
-                Some(n) => Some(n.parse::<u32>().ok().filter(|&n| n > 0).ok_or_else(|| {
-                    format!("{}: calls per minute must be a whole number from 1 up, not \"{n}\"", at())
-                })?),
-            };
-        out.push(Arc::new(Token { name: name.into(), secret, per_minute }));
+        if say {
+            stderr_line(
+                format!("mcplite: {e}; {what} until it is fixed (the file's other lines are in use)").as_bytes(),
+            );
+        }
+        tokens.extend(kept);
     }
-    if out.is_empty() {
-        return Err(format!("the tokens file {shown} holds no token"));
+    if tokens.is_empty() {
+        return Err(format!("the tokens file {} holds no usable token", path.display()));
     }
-    Ok(out)
+    Ok(tokens)
 }
 
 fn decode_hex(s: &str) -> Option<Vec<u8>> {
@@ -271,7 +392,7 @@ impl Tokens {
         let file = match &opts.tokens_file {
             Some(path) => {
                 let st = stamp(path).ok();
-                let tokens = read_file(path).map_err(HttpError::Config)?;
+                let tokens = read_at_start(path).map_err(HttpError::Config)?;
                 if single.is_some() && tokens.iter().any(|t| &*t.name == DEFAULT_NAME) {
                     return Err(HttpError::Config(format!(
                         "the tokens file {} names a token \"{DEFAULT_NAME}\", the name of the single token",
@@ -329,6 +450,18 @@ impl Tokens {
 }
 
 impl Tokens {
+    /// Why the endpoint refuses every request now (the tokens file cannot be
+    /// used), if it does: `/health` says so (RULES H1.3, H6.1).
+    pub(super) fn unusable(&self) -> Option<String> {
+        self.file.as_ref().and_then(|f| f.current().err())
+    }
+
+    /// How many tokens are accepted now (the start-up line says it).
+    pub(super) fn count(&self) -> usize {
+        let file = self.file.as_ref().and_then(|f| f.current().ok()).map_or(0, |t| t.len());
+        usize::from(self.single.is_some()) + file
+    }
+
     /// Read the tokens file again now (SIGHUP), whether or not it changed.
     pub(super) fn reload(&self) {
         if let Some(f) = &self.file {
@@ -345,7 +478,10 @@ impl TokensFile {
         let mut st = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         if now.is_none() || st.stamp.is_none() || now != st.stamp {
             let before = st.tokens.as_ref().err().cloned();
-            st.tokens = read_file(&self.path).map(Arc::new);
+            let last = st.tokens.as_ref().ok().cloned();
+            st.tokens = read_file(&self.path)
+                .and_then(|r| after_reload(&self.path, r, last.as_deref().map(Vec::as_slice), true))
+                .map(Arc::new);
             st.stamp = now;
             match &st.tokens {
                 Ok(t) => stderr_line(
@@ -408,6 +544,75 @@ mod tests {
             assert!(check_token(weak, "t").unwrap_err().contains("too easy to guess"), "{weak}");
         }
         assert!(check_token("3f9a1c0e7b2d4a6f8e1c3b5d7f9a0c2e4b6d8f0a1c3e5b7d9f1a3c5e7b9d1f3a", "t").is_ok());
+    }
+
+    fn write(dir: &Path, text: &str) -> PathBuf {
+        #[cfg(unix)]
+        use std::os::unix::fs::PermissionsExt;
+        let f = dir.join("tokens");
+        std::fs::write(&f, text).unwrap();
+        #[cfg(unix)]
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).unwrap();
+        f
+    }
+
+    fn names(t: &[Arc<Token>]) -> Vec<String> {
+        t.iter().map(|t| t.name.to_string()).collect()
+    }
+
+    #[test]
+    fn h6_1_a_bad_line_read_again_keeps_that_names_last_token_and_the_rest_applies() {
+        let dir = std::env::temp_dir().join(format!("mcplite-tokens-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let a = "3f9a1c0e7b2d4a6f8e1c3b5d7f9a0c2e";
+        let b = "9b2d4a6f8e1c3b5d7f9a0c2e4b6d8f0a";
+        let c = "c0e7b2d4a6f8e1c3b5d7f9a0c2e4b6d8";
+        let f = write(&dir, &format!("alice {a}\nbob {b}\ncarol {c}\n"));
+        let last = read_at_start(&f).unwrap();
+        assert_eq!(names(&last), ["alice", "bob", "carol"]);
+        // bob's line broken, carol's removed, dave added.
+        let f = write(&dir, &format!("alice {a}\nbob short\ndave {c}x\n"));
+        let e = read_at_start(&f).unwrap_err();
+        assert!(
+            e.ends_with(
+                "line 2) is 5 characters long: tokens must have at least 16 (make one with `openssl rand -hex 32`)"
+            ),
+            "{e}"
+        );
+        let now = after_reload(&f, read_file(&f).unwrap(), Some(&last), false).unwrap();
+        assert_eq!(names(&now), ["alice", "dave", "bob"], "bob keeps his token; carol's removal applies");
+        let bob = now.iter().find(|t| &*t.name == "bob").unwrap();
+        assert!(matches!(&bob.secret, Secret::Plain(p) if p == b.as_bytes()), "his last good token");
+        // A bad line with no last good token is only skipped; nothing left is an error.
+        let f = write(&dir, "eve short\n");
+        assert!(after_reload(&f, read_file(&f).unwrap(), Some(&last), false)
+            .unwrap_err()
+            .contains("holds no usable token"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn h6_1_group_and_others() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("mcplite-tokens-mode-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = write(&dir, "alice 3f9a1c0e7b2d4a6f8e1c3b5d7f9a0c2e\n");
+        for (mode, what) in [(0o604, "accessible to others"), (0o620, "writable or executable by its group")] {
+            std::fs::set_permissions(&f, std::fs::Permissions::from_mode(mode)).unwrap();
+            let e = read_file(&f).err().unwrap();
+            assert!(e.contains(what), "{e}");
+        }
+        // Group-readable: only for the server's own group (named as its
+        // user); root's group (0) is never one.
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o640)).unwrap();
+        // SAFETY: getegid cannot fail.
+        let egid = unsafe { libc::getegid() };
+        // SAFETY: geteuid cannot fail.
+        let own = egid != 0 && group_named_as_user(egid, unsafe { libc::geteuid() });
+        let r = read_file(&f);
+        assert_eq!(r.is_ok(), own, "{:?}", r.err());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
