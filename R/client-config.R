@@ -71,6 +71,10 @@
 #' @param env Extra environment variables for the server: a named character
 #'   vector or a named list of single strings, for example
 #'   `c(OTEL_R_TRACES_EXPORTER = "stderr")` to trace to the client's log.
+#' With no `script` (and no `url`), the entry starts
+#' `Rscript -e "mcplite::mcp_server()"`: a server of the live-session tools
+#' alone (see [mcp_session()]), named `"r-session"` by default.
+#'
 #' @return An object of class `mcplite_client_config`, a list with elements
 #'   `name`, `client`, `url`, `json`, `claude_code`, `token_env` (the
 #'   variable the entry refers to for the token, or `NULL`) and `token_note`
@@ -79,7 +83,9 @@
 #'   `name`, `client`, `command`, `args` (character), `env` (named character,
 #'   possibly empty), `json` (the complete `{"mcpServers": {...}}` snippet as a
 #'   single string) and `claude_code` (the `claude mcp add` command line, quoted
-#'   for a POSIX shell, or for `cmd.exe` on Windows). Printing it shows both.
+#'   for a POSIX shell, or for `cmd.exe` on Windows), and `entry` (a list of
+#'   `type`, `command`, `args` and `env` that an agent SDK's `mcp_servers`
+#'   list takes as it is). Printing it shows the JSON and the command line.
 #' @seealso [mcp_server()] for writing the script, [mcp_handle()] for testing
 #'   it without a client.
 #' @export
@@ -117,15 +123,19 @@ mcp_client_config <- function(script, name = NULL,
   if (!is.null(token)) {
     abort_arg("`token` is only used with `url`: a client starting `script` talks to it over stdio.")
   }
-  check_required(script, "supply the path of a server script ending with `mcp_server()`.")
-  script <- check_server_script(script)
-  name <- check_server_name(name, script)
   client <- check_client(client)
   env <- c(library_env(), check_env(env))
   env <- env[!duplicated(names(env), fromLast = TRUE)]
-
   command <- rscript_path()
-  args <- c("--vanilla", script)
+  if (missing(script) || is.null(script)) {
+    # RULES R5.7: no script, the live-session tools alone.
+    name <- check_server_name(name %||% "r-session", "r-session")
+    args <- c("--vanilla", "-e", "mcplite::mcp_server()")
+  } else {
+    script <- check_server_script(script)
+    name <- check_server_name(name, script)
+    args <- c("--vanilla", script)
+  }
 
   entry <- list()
   if (client == "claude_code") entry$type <- "stdio"
@@ -146,7 +156,9 @@ mcp_client_config <- function(script, name = NULL,
       args = args,
       env = env,
       json = json,
-      claude_code = claude_add_command(name, command, args, env)
+      claude_code = claude_add_command(name, command, args, env),
+      # An agent SDK's `mcp_servers` entry, as is.
+      entry = c(list(type = "stdio", command = command, args = args), if (length(env) > 0L) list(env = as.list(env)))
     ),
     class = "mcplite_client_config"
   )

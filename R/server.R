@@ -10,7 +10,11 @@
 #'
 #' @param tools One tool made by [tool()] (or a compatible `ellmer::tool()`
 #'   object), or a list of them. List names are ignored; tools are listed in
-#'   the order given. An empty list serves no tools.
+#'   the order given. An empty list serves no tools. Also, as mcptools
+#'   takes it: the path of an `.R` file whose last value is such a list (the
+#'   file is sourced in an environment of its own: it is the operator's own
+#'   code and runs with the server's rights), or `NULL` (the default), which
+#'   serves the live-session tools alone (`session_tools` is then `TRUE`).
 #' @param instructions `NULL` or a single string that clients may show to the
 #'   model as guidance on how to use the server.
 #' @param transport `"stdio"` or `"http"`. `NULL` (the default) reads the
@@ -448,18 +452,27 @@
 #'   )
 #'   mcp_server(list(add_numbers))
 #' }
-mcp_server <- function(tools, instructions = NULL, transport = NULL, host = NULL, port = NULL,
+mcp_server <- function(tools = NULL, instructions = NULL, transport = NULL, host = NULL, port = NULL,
                        path = NULL, token = NULL, allowed_origins = NULL, allowed_hosts = NULL,
                        allow_public = NULL, progress_interval = NULL, max_sessions = NULL,
                        session_idle = NULL, max_body = NULL, replica = NULL, tokens_file = NULL,
                        trusted_proxies = NULL, session_tools = FALSE, session_wait = NULL, workers = NULL,
                        max_queue = NULL, confine = NULL) {
+  # RULES R5.7: a tools file is sourced; no tools serve the session tools.
+  tools <- server_tools(tools)
+  if (is.null(tools)) {
+    if (!missing(session_tools) && !isTRUE(session_tools)) {
+      abort_arg("`tools` is NULL and `session_tools` is FALSE: there is nothing to serve. ",
+                "Supply tools, or leave `session_tools` out to serve the live-session tools.")
+    }
+    tools <- list()
+    session_tools <- TRUE
+  }
   record <- load_recorder()
   if (!is.null(record)) {
     # mcp_load_tools() runs the script: record the tools, serve nothing.
-    return(record(tools = if (!missing(tools)) tools, instructions = instructions))
+    return(record(tools = tools, instructions = instructions))
   }
-  check_required(tools, "supply a tool made by `tool()` or a list of tools.")
   check_session_tools(session_tools)
   session_wait <- check_session_wait(session_wait)
   check_confine(confine)
@@ -609,6 +622,32 @@ server_version <- function() {
   unname(getNamespaceVersion(topenv(environment(server_version))))
 }
 
+# RULES R5.7: `tools` as mcp_server() takes it: NULL (none: the session
+# tools), the path of an .R file sourced in an environment of its own whose
+# last value is the tools, or tools.
+server_tools <- function(tools, call = caller_env()) {
+  if (!is.character(tools)) {
+    return(tools)
+  }
+  check_string(tools, allow_empty = FALSE, what = "the path of an .R file of tools", arg = "tools", call = call)
+  if (!file.exists(tools) || dir.exists(tools)) {
+    abort_arg("`tools` must be the path of an existing .R file that yields the tools, but \"", tools,
+              "\" is not one.", call = call)
+  }
+  env <- new.env(parent = globalenv())
+  value <- tryCatch(
+    withVisible(source(tools, local = env, encoding = "UTF-8", keep.source = FALSE))$value$value,
+    error = function(e) {
+      abort_arg("`tools` (\"", tools, "\") failed when it was sourced: ", conditionMessage(e), call = call)
+    }
+  )
+  if (!is_servable_tool(value) && !(is.list(value) && !is.object(value))) {
+    abort_arg("`tools` (\"", tools, "\") must yield a tool or a list of tools as its last value, not ",
+              describe_tool_candidate(value), ".", call = call)
+  }
+  value
+}
+
 is_mcplite_tool <- function(x) is.function(x) && inherits(x, "mcplite_tool")
 
 is_ellmer_tooldef <- function(x) is.function(x) && inherits(x, "ellmer::ToolDef")
@@ -622,8 +661,7 @@ server_spec <- function(tools) {
   } else if (!is.list(tools) || is.object(tools)) {
     abort_arg(
       "`tools` must be a tool made by `tool()` (or an `ellmer::tool()` definition) ",
-      "or a list of them, not ", describe_tool_candidate(tools), ".",
-      if (is.character(tools)) " Scripts are never sourced: source the file yourself and pass its tools."
+      "or a list of them, not ", describe_tool_candidate(tools), "."
     )
   }
   specs <- vector("list", length(tools))

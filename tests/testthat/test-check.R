@@ -41,6 +41,7 @@ bad_arguments <- list(
   list(quote(local_mcp_connect(tools = tool(function() 1, "One.", name = "one"), .local_envir = "here")),
        "local_mcp_connect", ".local_envir"),
   list(quote(local_mcp_connect_script(script = 1)), "local_mcp_connect_script", "script"),
+  list(quote(launch_server(settings = 1)), "launch_server", "settings"),
   list(quote(mcp_connect(tools = tool(function() 1, "One.", name = "one"), timeout = "soon")), "mcp_connect", "timeout"),
   list(quote(mcp_client_config(script = 1)), "mcp_client_config", "script"),
   list(quote(mcp_close(x = 1)), "mcp_close", "x"),

@@ -189,7 +189,7 @@ test_that("no env entry when mcplite is in a default (site) library", {
 
 test_that("the script must exist and be a file", {
   dir <- withr::local_tempdir()
-  expect_error(mcp_client_config(), "`script`", class = "mcplite_error")
+  # (No script at all is the session tools' server, R5.7.)
   expect_error(mcp_client_config(file.path(dir, "missing.R")), "`script`.*does not exist",
     class = "mcplite_error"
   )
@@ -488,4 +488,20 @@ test_that("K8.4/K8.6: mcp_tools() of a file warns about a server that fails, nam
   # all or nothing
   expect_error(mcp_tools(config, on_error = "stop"), class = "mcplite_error_connection")
   expect_field_error(mcp_tools(config, on_error = "sometimes"), "on_error")
+})
+
+test_that("R5.7: mcp_client_config() without a script serves the session tools; `entry` is an agent SDK's", {
+  cfg <- mcp_client_config()
+  expect_identical(cfg$name, "r-session")
+  expect_identical(cfg$args, c("--vanilla", "-e", "mcplite::mcp_server()"))
+  expect_identical(cfg$entry$type, "stdio")
+  expect_identical(cfg$entry$command, cfg$command)
+  expect_identical(cfg$entry$args, cfg$args)
+  parsed <- jsonlite::fromJSON(cfg$json, simplifyVector = FALSE)
+  expect_identical(unlist(parsed$mcpServers$`r-session`$args), cfg$args)
+  # The entry starts a server that lists the session tools.
+  skip_on_cran()
+  srv <- local_mcp_connect(cfg$entry$command, cfg$entry$args,
+                           env = unlist(cfg$entry$env) %||% NULL)
+  expect_true("list_r_sessions" %in% names(mcp_list_tools(srv)))
 })

@@ -115,7 +115,7 @@ test_that("mcp_server() reached through a function the script does not define (a
   tools <- mcp_load_tools(script)
   expect_named(tools, "add")
   expect_identical(attr(tools, "instructions"), "From elsewhere.")
-  # Once loaded, mcp_server() serves again (here: refuses an interactive-free
-  # call without tools, as always).
-  expect_error(mcp_server(), "`tools` is required", class = "mcplite_error")
+  # Once loaded, mcp_server() serves again (here: refuses a call with
+  # nothing to serve, as always).
+  expect_error(mcp_server(session_tools = FALSE), "nothing to serve", class = "mcplite_error")
 })

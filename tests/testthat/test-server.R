@@ -24,10 +24,10 @@ call_result <- function(session, name, args = "{}") {
 }
 
 test_that("mcp_server() checks its arguments before any I/O", {
-  expect_error(mcp_server(), class = "mcplite_error", regexp = "`tools`")
+  expect_error(mcp_server(session_tools = FALSE), class = "mcplite_error_argument", regexp = "nothing to serve")
   expect_error(mcp_server(add_numbers, instructions = 1), class = "mcplite_error", regexp = "`instructions`")
   expect_error(mcp_server(add_numbers, instructions = NA_character_), class = "mcplite_error", regexp = "`instructions`")
-  expect_error(mcp_server("server.R"), class = "mcplite_error", regexp = "never sourced")
+  expect_error(mcp_server("no-such-tools.R"), class = "mcplite_error_argument", regexp = "existing .R file")
   expect_error(mcp_server(function(x) x), class = "mcplite_error", regexp = "`tools`")
   expect_error(mcp_server(list(add_numbers, 1)), class = "mcplite_error", regexp = "`tools\\[\\[2\\]\\]`")
   expect_error(
@@ -314,4 +314,39 @@ test_that("a provider built-in tool is rejected with a clear reason", {
   builtin <- structure(list(), class = c("ellmer::ToolBuiltIn", "S7_object"))
   expect_error(mcp_server(builtin), class = "mcplite_error", regexp = "built-in")
   expect_error(mcp_handler(list(builtin)), class = "mcplite_error", regexp = "`tools\\[\\[1\\]\\]`.*built-in")
+})
+
+test_that("R5.7: tools from an .R file, and no tools for the session tools, as mcptools takes them", {
+  dir <- withr::local_tempdir()
+  file <- file.path(dir, "tools.R")
+  writeLines(c(
+    "helper <- function(x) x * 2",
+    "list(mcplite::tool(function(x) helper(x), 'Double.', name = 'double',",
+    "  arguments = list(x = mcplite::type_number())))"
+  ), file)
+  tools <- server_tools(file)
+  expect_length(tools, 1L)
+  expect_identical(tools[[1]](4), 8)
+  # The file's variables stay in its own environment.
+  expect_false(exists("helper", envir = globalenv(), inherits = FALSE))
+  writeLines("42", file)
+  expect_error(server_tools(file), "must yield a tool or a list of tools", class = "mcplite_error_argument")
+  writeLines("stop('broken')", file)
+  expect_error(server_tools(file), "failed when it was sourced: broken", class = "mcplite_error_argument")
+  expect_null(server_tools(NULL))
+
+  # End to end: a server script of `mcp_server("tools.R")`, and one of
+  # `mcp_server()` (the live-session tools alone).
+  skip_on_cran()
+  writeLines(c("list(mcplite::tool(function(x) x * 2, 'Double.', name = 'double',",
+               "  arguments = list(x = mcplite::type_number())))"), file)
+  script <- file.path(dir, "server.R")
+  writeLines(sprintf("mcplite::mcp_server(%s)", deparse(file)), script)
+  srv <- local_mcp_connect_script(script)
+  expect_identical(mcp_call(srv, "double", list(x = 21))$content[[1]]$text, "42")
+  bare <- file.path(dir, "bare.R")
+  writeLines("mcplite::mcp_server()", bare)
+  srv <- local_mcp_connect_script(bare)
+  expect_setequal(names(mcp_list_tools(srv)), c("list_r_sessions", "select_r_session", "list_r_objects",
+                                                "describe_r_object", "read_r_help", "run_r_code"))
 })
