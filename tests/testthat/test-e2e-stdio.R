@@ -390,8 +390,8 @@ test_that("SIGINT during a long tool call gives the interrupted tool error and t
 
 test_that("argument errors in the script exit non-zero with nothing on stdout", {
   scripts <- list(
-    path = 'mcplite::mcp_server("tools.R")',
-    missing = "mcplite::mcp_server()",
+    path = 'mcplite::mcp_server("no-such-tools.R")',
+    nothing = "mcplite::mcp_server(session_tools = FALSE)",
     instructions = paste0(
       'add <- mcplite::tool(function(x) x, "Identity.", name = "id", ',
       'arguments = list(x = mcplite::type_number()))\n',
