@@ -163,21 +163,6 @@ test_that("K9.1, K9.3: instructions with tools in memory; a result's meta leaves
                class = "mcplite_error")
 })
 
-test_that("K9.5: local_mcp_connect() closes the connection when its caller ends", {
-  kept <- NULL
-  f <- function() {
-    kept <<- local_mcp_connect(tools = memory_tools())
-    expect_true(mcp_server_info(kept)$open)
-    mcp_call(kept, "add", list(x = 2, y = 3))$content[[1]]$text
-  }
-  expect_identical(f(), "5")
-  expect_false(mcp_server_info(kept)$open)
-  g <- function() {
-    local_mcp_connect(tools = memory_tools(), .local_envir = "here")
-  }
-  expect_error(g(), "`.local_envir`", class = "mcplite_error")
-})
-
 test_that("K9.2: in memory, progress callbacks get the tool's reports and no heartbeats", {
   slow <- tool(function() {
     mcp_progress(1, total = 2, message = "half")
