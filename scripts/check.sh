@@ -14,6 +14,19 @@
 # the same tree (the same R CMD build of the same scripts/stage.sh copy), so
 # the Rust code is not compiled and the vignettes not rendered once more.
 #
+# scripts/run-tests.sh also sets MCPLITE_CHECK_LIB and
+# MCPLITE_CHECK_INSTALL_LOG: the library its set-up installed that tarball
+# into and the output of that R CMD INSTALL. The check then checks that
+# installation (`--install=check:LOG --library=LIB`, as CRAN's check farm
+# does: the install log is scanned for compiler warnings as if the check had
+# installed the package itself) instead of compiling and installing the
+# package once more. With MCPLITE_CHECK_RAN_ELSEWHERE=1 (also set by
+# run-tests.sh) the check leaves out what that run does in steps of its own:
+# the testthat suite (its testthat step), the examples of every help page
+# (tests/suites/30-docs.sh and 31-examples.sh) and re-building the vignettes
+# (the set-up's R CMD build rendered them; 30-docs.sh checks the result);
+# every other check runs, the R code of the vignettes included.
+#
 # Exits non-zero when the check reports an ERROR or WARNING, or a NOTE other
 # than the one about the top-level Cargo files the package layout requires and
 # the installed-size one (the compiled engine is about 9 MB).
@@ -47,9 +60,27 @@ else
   R CMD build "$(bash "$root/scripts/stage.sh" "$out/src")"
 fi
 
-echo "== R CMD check --as-cran --no-manual $tarball"
+opts=(--as-cran --no-manual)
+if [ -n "${MCPLITE_CHECK_LIB:-}" ] || [ -n "${MCPLITE_CHECK_INSTALL_LOG:-}" ]; then
+  if [ -z "${MCPLITE_CHECK_TARBALL:-}" ] || [ ! -f "${MCPLITE_CHECK_INSTALL_LOG:-}" ] ||
+    [ ! -f "${MCPLITE_CHECK_LIB:-}/mcplite/DESCRIPTION" ]; then
+    echo "MCPLITE_CHECK_LIB and MCPLITE_CHECK_INSTALL_LOG name the installation of MCPLITE_CHECK_TARBALL:"
+    echo "  a library with mcplite in it and the log of its R CMD INSTALL"
+    exit 1
+  fi
+  if ! grep -q '^\* DONE (mcplite)' "$MCPLITE_CHECK_INSTALL_LOG"; then
+    echo "$MCPLITE_CHECK_INSTALL_LOG is not the log of a finished install of mcplite"
+    exit 1
+  fi
+  echo "== installed already: $MCPLITE_CHECK_LIB/mcplite (log $MCPLITE_CHECK_INSTALL_LOG)"
+  opts+=("--install=check:$MCPLITE_CHECK_INSTALL_LOG" "--library=$MCPLITE_CHECK_LIB")
+fi
+if [ "${MCPLITE_CHECK_RAN_ELSEWHERE:-0}" = 1 ]; then
+  opts+=(--no-tests --no-examples --no-build-vignettes)
+fi
+echo "== R CMD check ${opts[*]} $tarball"
 set +e
-R CMD check --as-cran --no-manual "$tarball"
+R CMD check "${opts[@]}" "$tarball"
 status=$?
 set -e
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install the test dependencies and run every test: cargo tests, testthat
 # (including end-to-end tests over stdio), and the extra suites in
-# tests/suites/. Each test step runs in a session of its own with a marker
+# tests/suites/. Each step (the set-up, the dependencies, each test layer) runs in a session of its own with a marker
 # in its environment; a process of a step still there after it ended
 # (reparented, forgotten) is listed, stopped, and counted as a failure of
 # that step, and all steps are checked once more at the end. Ends with a
@@ -44,14 +44,18 @@ check_disk() { # name
 }
 echo "== disk: $(free_mb "$root") MB free on $root, $(free_mb "$tmp_dir") MB free on $tmp_dir"
 
-# Disk the run uses: the size of the checkout (target/, the logs) and of the
-# temporary directory, measured with du after each step, relative to the
-# start. Files a step removes before it ends (its temporary build
-# directories) are not seen; anything else writing to these directories
-# meanwhile is.
+# Disk the run uses: the size of the checkout (target/, the logs), of the
+# temporary directory and of cargo's download cache (crates a cold machine
+# fetches), measured with du, relative to the start. Anything else writing
+# to these directories meanwhile is counted too. du runs after each step
+# (the table's column) and, in a sampler the run starts here and stops at
+# its end, every 10 s during the steps, so a step's transient peak (a build
+# directory it removes before it ends) is seen as well.
 used_mb() { du -sxm "$1" 2>/dev/null | awk 'END { print $1 + 0 }'; }
 disk_dirs="$root"
 case "$tmp_dir/" in "$root"/*) ;; *) disk_dirs="$disk_dirs $tmp_dir" ;; esac
+cargo_cache="${CARGO_HOME:-$HOME/.cargo}/registry"
+if [ -d "$cargo_cache" ]; then disk_dirs="$disk_dirs $cargo_cache"; fi
 disk_used() { local d n=0; for d in $disk_dirs; do n=$((n + $(used_mb "$d"))); done; echo "$n"; }
 disk_start=$(disk_used)
 disk_peak=0
@@ -61,7 +65,38 @@ sample_disk() { # name
   disk_step=$(($(disk_used) - disk_start))
   if [ "$disk_step" -gt "$disk_peak" ]; then
     disk_peak=$disk_step
-    disk_peak_step=$1
+    disk_peak_step="the end of $1"
+  fi
+}
+# The sampler writes "MB step" to $log_dir/.disk-peak when it sees a new
+# peak; the running step's name is in $log_dir/.disk-step.
+disk_peak_file="$log_dir/.disk-peak"
+disk_step_file="$log_dir/.disk-step"
+echo "0 (start)" >"$disk_peak_file"
+echo "setup" >"$disk_step_file"
+(
+  s=0
+  trap 'kill "$s" 2>/dev/null; exit 0' TERM
+  peak=0
+  while :; do
+    n=$(($(disk_used) - disk_start))
+    if [ "$n" -gt "$peak" ]; then
+      peak=$n
+      echo "$n $(cat "$disk_step_file" 2>/dev/null)" >"$disk_peak_file.new" && mv "$disk_peak_file.new" "$disk_peak_file"
+    fi
+    sleep 10 &
+    s=$!
+    wait "$s"
+  done
+) </dev/null >/dev/null 2>&1 &
+disk_sampler=$!
+# The sampler's peak, when it is above the one seen at the ends of steps.
+merge_sampled_peak() {
+  local n step
+  read -r n step <"$disk_peak_file" 2>/dev/null || return 0
+  if [ "${n:-0}" -gt "$disk_peak" ]; then
+    disk_peak=$n
+    disk_peak_step="during $step"
   fi
 }
 
@@ -83,6 +118,7 @@ run_step() { # name log command...
   shift 2
   started=$(date +%s)
   rm -f "$sid_file"
+  echo "$name" >"$disk_step_file"
   MCPLITE_TEST_RUN="$run_id:$name" setsid --wait bash -c 'echo $$ >"$0"; exec "$@"' "$sid_file" "$@" \
     >"$log" 2>&1 </dev/null
   step_rc=$?
@@ -127,41 +163,7 @@ leftovers() { # name sid [label]
   echo "$pids" | wc -w
 }
 
-started=$(date +%s)
-echo "== setting up (Debian packages, package build)"
-# The set-up builds the package tarball once; R CMD check (50-rcmdcheck)
-# checks that tarball instead of building its own (scripts/check.sh).
-tarball_dir="$(cd "$log_dir" && pwd)/tarball"
-rm -rf "$tarball_dir"
-if ! MCPLITE_KEEP_TARBALL="$tarball_dir" bash scripts/setup.sh; then
-  echo "setup failed"
-  echo "0 passed, 1 failed"
-  exit 1
-fi
-# (Without one, check.sh builds its own.)
-MCPLITE_CHECK_TARBALL=$(ls "$tarball_dir"/mcplite_*.tar.gz 2>/dev/null | head -1)
-export MCPLITE_CHECK_TARBALL
-record setup 0 0 $(($(date +%s) - started))
-for dep in scripts/deps/*.sh; do
-  [ -e "$dep" ] || continue
-  echo "== dependencies: $dep"
-  started=$(date +%s)
-  if ! bash "$dep" >"$log_dir/deps-$(basename "$dep").log" 2>&1; then
-    tail -20 "$log_dir/deps-$(basename "$dep").log"
-    record "deps:$(basename "$dep" .sh)" 0 1 $(($(date +%s) - started))
-  else
-    record "deps:$(basename "$dep" .sh)" 0 0 $(($(date +%s) - started))
-  fi
-done
-
-if [ -z "${MCPLITE_LIB:-}" ]; then
-  MCPLITE_LIB=$(Rscript -e 'cat(dirname(find.package("mcplite")))')
-fi
-export MCPLITE_LIB
-export R_LIBS="$MCPLITE_LIB${R_LIBS:+:$R_LIBS}"
-export MCPLITE_VENV="${MCPLITE_VENV:-$HOME/.cache/mcplite-venv}"
-
-# A test step's counts, plus one failure when it left processes behind.
+# A step's counts, plus one failure when it left processes behind.
 left_by=""
 finish_step() { # name passed failed
   local left
@@ -172,6 +174,53 @@ finish_step() { # name passed failed
   fi
   record "$1" "$2" $(($3 + (left > 0 ? 1 : 0))) "$step_seconds"
 }
+
+echo "== setting up (Debian packages, package build)"
+# The set-up builds the package tarball once and installs it; R CMD check
+# (50-rcmdcheck) checks that tarball and that installation instead of
+# building and installing its own (scripts/check.sh).
+tarball_dir="$(cd "$log_dir" && pwd)/tarball"
+rm -rf "$tarball_dir"
+run_step setup "$log_dir/setup.log" env MCPLITE_KEEP_TARBALL="$tarball_dir" bash scripts/setup.sh
+cat "$log_dir/setup.log"
+if [ "$step_rc" -ne 0 ]; then
+  echo "setup failed"
+  leftovers setup "$step_sid" >/dev/null
+  kill "$disk_sampler" 2>/dev/null
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+finish_step setup 0 0
+# (Without one, check.sh builds its own.)
+MCPLITE_CHECK_TARBALL=$(ls "$tarball_dir"/mcplite_*.tar.gz 2>/dev/null | head -1)
+export MCPLITE_CHECK_TARBALL
+for dep in scripts/deps/*.sh; do
+  [ -e "$dep" ] || continue
+  name="deps:$(basename "$dep" .sh)"
+  echo "== dependencies: $dep"
+  run_step "$name" "$log_dir/deps-$(basename "$dep").log" bash "$dep"
+  if [ "$step_rc" -ne 0 ]; then
+    tail -20 "$log_dir/deps-$(basename "$dep").log"
+    finish_step "$name" 0 1
+  else
+    finish_step "$name" 0 0
+  fi
+done
+
+if [ -z "${MCPLITE_LIB:-}" ]; then
+  MCPLITE_LIB=$(Rscript -e 'cat(dirname(find.package("mcplite")))')
+fi
+export MCPLITE_LIB
+export R_LIBS="$MCPLITE_LIB${R_LIBS:+:$R_LIBS}"
+# R CMD check (50-rcmdcheck) checks the set-up's installation of that
+# tarball rather than installing it again, and leaves out what steps of this
+# run do themselves: testthat, the help pages' examples (30-docs, 31-examples)
+# and re-rendering the vignettes (the set-up's R CMD build rendered them).
+if [ -n "$MCPLITE_CHECK_TARBALL" ] && [ -f "$tarball_dir/00install.out" ]; then
+  export MCPLITE_CHECK_INSTALL_LOG="$tarball_dir/00install.out" MCPLITE_CHECK_LIB="$MCPLITE_LIB"
+fi
+export MCPLITE_CHECK_RAN_ELSEWHERE=1
+export MCPLITE_VENV="${MCPLITE_VENV:-$HOME/.cache/mcplite-venv}"
 
 # 1. Rust (engine and bridge crates)
 echo "== cargo test"
@@ -223,16 +272,28 @@ if [ "$left" -gt 0 ]; then
   left_by="$left_by end-of-run ($left)"
 fi
 
+# The disk sampler is the run's own last process: stopped, and gone.
+kill -TERM "$disk_sampler" 2>/dev/null
+wait "$disk_sampler" 2>/dev/null
+if kill -0 "$disk_sampler" 2>/dev/null; then
+  kill -KILL "$disk_sampler" 2>/dev/null
+  total_fail=$((total_fail + 1))
+  failed_suites="$failed_suites leftovers"
+  left_by="$left_by disk-sampler (1)"
+fi
+merge_sampled_peak
+rm -f "$disk_peak_file" "$disk_step_file"
+
 echo
 echo "== summary (logs in $log_dir)"
 printf '%-28s %7s %7s %9s %9s\n' step passed failed time "disk MB"
 printf '%s' "$table"
 printf '%-28s %7s %7s %9s %9s\n' total "$total_pass" "$total_fail" "$(mmss $(($(date +%s) - run_started)))" "$disk_peak"
-echo "disk MB: what the checkout and the temporary directory ($disk_dirs) held after the step more than at the start (du)"
-echo "peak disk use: $disk_peak MB more than at the start, after $disk_peak_step"
+echo "disk MB: what $disk_dirs held after the step more than at the start (du)"
+echo "peak disk use: $disk_peak MB more than at the start, $disk_peak_step (du after each step and every 10 s)"
 echo "disk at the end: $(free_mb "$root") MB free on $root, $(free_mb "$tmp_dir") MB free on $tmp_dir"
 if [ -z "$left_by" ]; then
-  echo "processes left running: none (each test step checked when it ended, all of them again at the end)"
+  echo "processes left running: none (each step checked when it ended, all of them again at the end, and the disk sampler stopped)"
 else
   echo "processes left running (stopped, each a failure):$left_by"
 fi

@@ -44,10 +44,21 @@ if [ -n "${MCPLITE_KEEP_TARBALL:-}" ]; then
   cp "$tarball" "$MCPLITE_KEEP_TARBALL/"
 fi
 echo "== installing mcplite${lib:+ into $lib}"
+# The install's own output (what R CMD check scans for compiler warnings)
+# goes to a log of its own; scripts/run-tests.sh asks for a copy next to
+# the tarball, and R CMD check checks this installation instead of making
+# another (scripts/check.sh, MCPLITE_CHECK_INSTALL_LOG).
+# The symbol tables of the package's own object files (libs/symbols.rds,
+# what R CMD check's own install writes) let the check of compiled code tell
+# them from the Rust standard library's.
+install_log="$build_dir/00install.out"
+export _R_SHLIB_BUILD_OBJECTS_SYMBOL_TABLES_=TRUE
 if [ -n "$lib" ]; then
   mkdir -p "$lib"
-  R CMD INSTALL --no-test-load --library="$lib" "$tarball" >>"$log" 2>&1 || { cat "$log"; exit 1; }
+  R CMD INSTALL --no-test-load --library="$lib" "$tarball" >"$install_log" 2>&1 || { cat "$log" "$install_log"; exit 1; }
 else
-  R CMD INSTALL --no-test-load "$tarball" >>"$log" 2>&1 || { cat "$log"; exit 1; }
+  R CMD INSTALL --no-test-load "$tarball" >"$install_log" 2>&1 || { cat "$log" "$install_log"; exit 1; }
 fi
+cat "$install_log" >>"$log"
+if [ -n "${MCPLITE_KEEP_TARBALL:-}" ]; then cp "$install_log" "$MCPLITE_KEEP_TARBALL/"; fi
 echo "== mcplite installed"

@@ -28,6 +28,28 @@ if ! command -v cargo-fuzz >/dev/null 2>&1; then
   exit 1
 fi
 
+# fuzz/ is a workspace of its own with its own committed lock file; it must
+# name the same version of every crate the root workspace's Cargo.lock has
+# (the fuzzed engine is the one the tests test) and be complete, so that the
+# build resolves nothing anew (cargo fuzz build has no --locked).
+if python3 - Cargo.lock fuzz/Cargo.lock <<'PY' && cargo metadata --locked --format-version 1 \
+  --manifest-path fuzz/Cargo.toml >/dev/null 2>target-fuzz-lock.log; then
+import sys, tomllib
+ws, fz = ({(p["name"], p["version"]) for p in tomllib.load(open(f, "rb"))["package"]} for f in sys.argv[1:])
+ws_names = {n for n, _ in ws}
+differ = sorted(f"{n} {v}" for n, v in fz - ws if n in ws_names)
+if differ:
+    sys.exit("fuzz/Cargo.lock has versions Cargo.lock does not: " + ", ".join(differ))
+PY
+  pass=$((pass + 1))
+  echo "ok   fuzz/Cargo.lock is complete and agrees with Cargo.lock"
+else
+  fail=$((fail + 1))
+  echo "FAIL fuzz/Cargo.lock is complete and agrees with Cargo.lock (update it: cd fuzz && cargo update -p CRATE --precise VERSION)"
+  cat target-fuzz-lock.log 2>/dev/null
+fi
+rm -f target-fuzz-lock.log
+
 echo "building fuzz targets"
 if ! cargo fuzz build >target-fuzz-build.log 2>&1; then
   tail -30 target-fuzz-build.log
