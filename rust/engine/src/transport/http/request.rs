@@ -32,7 +32,7 @@ use crate::message::{parse_line, Incoming};
 use crate::progress::NoWatch;
 use crate::projection;
 use crate::server::{Carrier, LegacyState};
-use crate::telemetry::{HttpSpan, HttpStart, HttpVia, Via};
+use crate::telemetry::{HttpStart, HttpVia, Via};
 use crate::transport::NoTools;
 use crate::workers::Caller;
 
@@ -68,7 +68,7 @@ pub(super) async fn traced_request(sh: &Shared, conn: Conn, req: Request<HyperBo
         // An SSE answer: the line is written as the stream ends, with the
         // call's outcome.
         let log = LogAtEnd { log: sh.access_log.clone(), facts, status, reason, pending };
-        return resp.map(|body| WithLog { body, log: Some(log) }.boxed());
+        return resp.map(|body| AtEnd::new(body, move || write_log(log)).boxed());
     }
     let outcome = access::outcome_of(resp.extensions().get::<Outcome>().copied(), status, reason.as_deref());
     sh.access_log.write(&facts, status, outcome, reason.as_deref());
@@ -84,14 +84,26 @@ struct LogAtEnd {
     pending: PendingOutcome,
 }
 
-/// A response body that writes its request's access-log line when dropped
-/// (after its last frame, or when the client went away).
-struct WithLog {
-    body: BoxBody<Bytes, Infallible>,
-    log: Option<LogAtEnd>,
+/// Write the access-log line of an SSE answer (when its body is dropped).
+fn write_log(l: LogAtEnd) {
+    l.log.write(&l.facts, l.status, l.pending.get(), l.reason.as_deref());
 }
 
-impl hyper::body::Body for WithLog {
+/// A response body that runs `end` once when it is dropped: after its last
+/// frame, or when the client went away (an SSE answer's access-log line,
+/// its HTTP span).
+struct AtEnd {
+    body: BoxBody<Bytes, Infallible>,
+    end: Option<Box<dyn FnOnce() + Send + Sync>>,
+}
+
+impl AtEnd {
+    fn new(body: BoxBody<Bytes, Infallible>, end: impl FnOnce() + Send + Sync + 'static) -> AtEnd {
+        AtEnd { body, end: Some(Box::new(end)) }
+    }
+}
+
+impl hyper::body::Body for AtEnd {
     type Data = Bytes;
     type Error = Infallible;
 
@@ -104,10 +116,10 @@ impl hyper::body::Body for WithLog {
     }
 }
 
-impl Drop for WithLog {
+impl Drop for AtEnd {
     fn drop(&mut self) {
-        if let Some(l) = self.log.take() {
-            l.log.write(&l.facts, l.status, l.pending.get(), l.reason.as_deref());
+        if let Some(end) = self.end.take() {
+            end();
         }
     }
 }
@@ -161,36 +173,7 @@ async fn traced(sh: &Shared, conn: Conn, req: Request<HyperBody>, busy: bool, fa
     }
     // An SSE answer is still being sent: its span ends with the stream, so
     // that it covers the tool call it carries (RULES T10, C6).
-    resp.map(|body| SpanUntilEnd { body, span: Some(span), status }.boxed())
-}
-
-/// A response body that ends the request's HTTP span when it is dropped:
-/// after its last frame, or when the client went away.
-struct SpanUntilEnd {
-    body: BoxBody<Bytes, Infallible>,
-    span: Option<HttpSpan>,
-    status: u16,
-}
-
-impl hyper::body::Body for SpanUntilEnd {
-    type Data = Bytes;
-    type Error = Infallible;
-
-    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        Pin::new(&mut self.body).poll_frame(cx)
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.body.is_end_stream()
-    }
-}
-
-impl Drop for SpanUntilEnd {
-    fn drop(&mut self) {
-        if let Some(span) = self.span.take() {
-            span.finish(self.status);
-        }
-    }
+    resp.map(|body| AtEnd::new(body, move || span.finish(status)).boxed())
 }
 
 impl Shared {
