@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 pkgs="r-base-dev r-cran-jsonlite r-cran-testthat r-cran-processx r-cran-withr
 r-cran-roxygen2 r-cran-knitr r-cran-rmarkdown r-cran-pkgdown r-cran-tibble r-cran-png
-r-cran-hms r-cran-data.table r-cran-blob r-cran-bit64 r-cran-lintr r-cran-lattice
+r-cran-hms r-cran-data.table r-cran-blob r-cran-bit64 r-cran-lintr r-cran-lattice r-cran-yaml
 pandoc qpdf make python3-venv nginx procps tmux"
 missing=""
 for p in $pkgs; do
