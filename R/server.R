@@ -635,6 +635,10 @@ server_tools <- function(tools, call = caller_env()) {
               "\" is not one.", call = call)
   }
   env <- new.env(parent = globalenv())
+  # What the file prints goes to standard error: over stdio, standard
+  # output is the protocol's (RULES R5.7, as S1.3 once serving).
+  sink(stderr())
+  on.exit(sink(), add = TRUE)
   value <- tryCatch(
     withVisible(source(tools, local = env, encoding = "UTF-8", keep.source = FALSE))$value$value,
     error = function(e) {

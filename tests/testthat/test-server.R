@@ -324,7 +324,10 @@ test_that("R5.7: tools from an .R file, and no tools for the session tools, as m
     "list(mcplite::tool(function(x) helper(x), 'Double.', name = 'double',",
     "  arguments = list(x = mcplite::type_number())))"
   ), file)
-  tools <- server_tools(file)
+  # What the file prints never reaches standard output (the protocol's).
+  writeLines(c("cat('printed by the tools file\\n')", readLines(file)), file)
+  out <- capture.output(tools <- server_tools(file))
+  expect_identical(out, character())
   expect_length(tools, 1L)
   expect_identical(tools[[1]](4), 8)
   # The file's variables stay in its own environment.
