@@ -140,3 +140,7 @@ engine_live_info <- function(conn, timeout) {
 engine_live_call <- function(conn, fields, body, wait) {
   bridge_value(.Call(wrap__live_call, conn, fields, body, wait))
 }
+
+log_wanted <- function(level) .Call(wrap__log_wanted, level)
+
+log_running <- function(level, logger, data) .Call(wrap__log_running, level, logger, data)

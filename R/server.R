@@ -384,11 +384,13 @@
 #' virtual machine on those platforms.
 #'
 #' @section Server scope:
-#' mcplite serves tools only, over stdio or Streamable HTTP, with progress
-#' notifications and cancellation for slow calls (see "Long-running tools").
-#' It does not implement JSON-RPC batches, prompts, resource listing or
-#' reading, subscriptions, sampling, elicitation, roots, Tasks, MCP Apps, log
-#' notifications, or requests initiated by the server. Embedded resource
+#' mcplite serves tools over stdio or Streamable HTTP, with progress
+#' notifications and cancellation for slow calls (see "Long-running tools"),
+#' and log messages to clients that ask for them: a tool's `message()`,
+#' `warning()` and [mcp_log()] (the `logging` capability, in both protocol
+#' eras). It does not implement JSON-RPC batches, prompts, resource listing
+#' or reading, subscriptions, sampling, elicitation, roots, Tasks, MCP Apps,
+#' or requests initiated by the server. Embedded resource
 #' blocks are self-contained, and resource links only carry a URI.
 #'
 #' @section Protocol compatibility:
@@ -704,6 +706,7 @@ server_spec <- function(tools) {
     normalize = normalize_result,
     condition_message = conditionMessage,
     reset_error = reset_error,
+    log_wrap = log_tool_conditions,
     state = new.env(parent = emptyenv())
   )
 }

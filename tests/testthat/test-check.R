@@ -52,6 +52,7 @@ bad_arguments <- list(
   list(quote(mcp_handler(list(), instructions = 1)), "mcp_handler", "instructions"),
   list(quote(mcp_list_tools(x = 1)), "mcp_list_tools", "x"),
   list(quote(mcp_load_tools(script = 1)), "mcp_load_tools", "script"),
+  list(quote(mcp_log("x", level = "loud")), "mcp_log", "level"),
   list(quote(mcp_manifest(list(), path = 1)), "mcp_manifest", "path"),
   list(quote(mcp_progress(progress = "half")), "mcp_progress", "progress"),
   list(quote(mcp_server(list(), session_tools = "yes")), "mcp_server", "session_tools"),

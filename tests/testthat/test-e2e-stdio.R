@@ -88,7 +88,7 @@ test_that("the full legacy lifecycle works on every legacy version, exit status 
     )
     expect_identical(res$lines[2], paste0(
       '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"', v,
-      '","capabilities":{"tools":{"listChanged":false}},"serverInfo":{"name":"mcplite","version":"',
+      '","capabilities":{"tools":{"listChanged":false},"logging":{}},"serverInfo":{"name":"mcplite","version":"',
       pkg_version(), '"},"instructions":"Test server for mcplite client tests."}}'
     ))
     expect_identical(res$lines[3], '{"jsonrpc":"2.0","id":2,"result":{}}')
@@ -139,7 +139,7 @@ test_that("the modern protocol and legacy messages share one stream", {
   )
   expect_identical(res$lines[1], paste0(
     '{"jsonrpc":"2.0","id":"a","result":{"resultType":"complete","supportedVersions":',
-    '["2026-07-28","2025-11-25","2025-06-18","2024-11-05"],"capabilities":{"tools":{"listChanged":false}},',
+    '["2026-07-28","2025-11-25","2025-06-18","2024-11-05"],"capabilities":{"tools":{"listChanged":false},"logging":{}},',
     '"instructions":"Test server for mcplite client tests.","ttlMs":300000,"cacheScope":"public",',
     server_meta, "}}"
   ))

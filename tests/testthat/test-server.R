@@ -55,7 +55,7 @@ test_that("mcp_handle() answers exactly like the stdio server (L9)", {
     mcp_handle(s, init_msg()),
     paste0(
       '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18",',
-      '"capabilities":{"tools":{"listChanged":false}},"serverInfo":{"name":"mcplite","version":"', v,
+      '"capabilities":{"tools":{"listChanged":false},"logging":{}},"serverInfo":{"name":"mcplite","version":"', v,
       '"},"instructions":"Arithmetic helpers."}}'
     )
   )

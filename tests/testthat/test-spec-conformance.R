@@ -80,7 +80,7 @@ test_that("L9: the worked legacy exchange, byte for byte, with real R tools", {
   expect_identical(
     mcp_handle(s, spec_init("2025-06-18")),
     paste0(
-      '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{"listChanged":false}},',
+      '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{"listChanged":false},"logging":{}},',
       '"serverInfo":{"name":"mcplite","version":"', v, '"},"instructions":"Arithmetic helpers."}}'
     )
   )
@@ -140,7 +140,7 @@ test_that("M6: the worked modern exchange, byte for byte, with real R tools", {
     )),
     paste0(
       '{"jsonrpc":"2.0","id":"a","result":{"resultType":"complete","supportedVersions":', supported,
-      ',"capabilities":{"tools":{"listChanged":false}},"instructions":"Arithmetic helpers.",',
+      ',"capabilities":{"tools":{"listChanged":false},"logging":{}},"instructions":"Arithmetic helpers.",',
       '"ttlMs":300000,"cacheScope":"public",', S, "}}"
     )
   )
@@ -229,7 +229,7 @@ test_that("R5.2/L3.2: \"\" instructions are advertised; an empty registry lists 
   expect_identical(
     mcp_handle(s, spec_init("2025-11-25")),
     paste0(
-      '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":false}},',
+      '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":false},"logging":{}},',
       '"serverInfo":{"name":"mcplite","version":"', spec_version(), '"},"instructions":""}}'
     )
   )

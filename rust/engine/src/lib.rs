@@ -55,6 +55,7 @@ mod input_schema;
 pub mod json;
 #[cfg(unix)]
 pub mod live;
+pub mod logging;
 pub mod message;
 pub mod numfmt;
 mod output_schema;

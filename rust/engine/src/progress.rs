@@ -50,6 +50,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tokio::sync::Notify;
 
+use crate::logging::{self, LogEntry, LogLevel};
 use crate::projection;
 use crate::version::Version;
 
@@ -130,19 +131,47 @@ struct State {
     reported: Option<Report>,
     pending: bool,
     ended: bool,
-    /// The tool's last report, unsent when the call finished: written by
-    /// the transport before the response ([`Progress::take_final`]).
-    last_line: Option<Vec<u8>>,
+    /// What is still owed when the call finished (its log messages, then
+    /// the tool's last report, unsent): written by the transport before the
+    /// response ([`Progress::take_final`]).
+    last_lines: std::collections::VecDeque<Vec<u8>>,
     /// What the call waits for before it runs ("a free worker"), while it
     /// waits; and when it started running after a wait (RULES N3.2).
     waiting: Option<String>,
     running_since: Option<Instant>,
+    /// Log messages waiting to be written, oldest first (RULES G3), and
+    /// how many were dropped since the last one written.
+    logs: std::collections::VecDeque<LogEntry>,
+    dropped: u64,
 }
 
-/// The notifications of one running call (see the module documentation).
+/// "Not before the process ends": when a call without a progress token
+/// would send its next heartbeat.
+const NEVER: Duration = Duration::from_secs(365 * 24 * 3600);
+
+/// What a client listens to during one call: its progress (the client's
+/// token, as raw JSON text) and its log messages (the least severe level it
+/// wants, RULES G1).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Listen {
+    pub token: Option<String>,
+    pub log: Option<LogLevel>,
+}
+
+impl Listen {
+    /// Does the client listen to anything?
+    pub fn any(&self) -> bool {
+        self.token.is_some() || self.log.is_some()
+    }
+}
+
+/// The notifications of one running call (see the module documentation):
+/// its progress when the client sent a token, its log messages when the
+/// client asked for them (RULES G3).
 #[derive(Debug)]
 pub struct Progress {
-    token: String,
+    token: Option<String>,
+    log: Option<LogLevel>,
     version: Version,
     started: Instant,
     policy: ProgressPolicy,
@@ -154,6 +183,27 @@ pub struct Progress {
 
 fn lock(m: &Mutex<State>) -> MutexGuard<'_, State> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The oldest log message waiting, now taken, or else the warning that
+/// messages were dropped since the last one taken (RULES G3.2).
+fn next_log(s: &mut State) -> Option<LogEntry> {
+    if let Some(e) = s.logs.pop_front() {
+        return Some(e);
+    }
+    if s.dropped == 0 {
+        return None;
+    }
+    let n = std::mem::take(&mut s.dropped);
+    let text = format!(
+        "{n} log message{} left out: the tool logged faster than they could be sent",
+        if n == 1 { " was" } else { "s were" }
+    );
+    Some(LogEntry {
+        level: LogLevel::Warning,
+        logger: Some(logging::ENGINE_LOGGER.to_owned()),
+        data: serde_json::to_string(&text).expect("a string encodes"),
+    })
 }
 
 /// A value a hair above `x`, so that a heartbeat keeps the values
@@ -169,11 +219,14 @@ fn just_above(x: f64) -> f64 {
 }
 
 impl Progress {
-    /// The progress of a call that started at `started`, for the client's
-    /// `token` (raw JSON text), notified in protocol version `version`.
-    pub fn new(token: String, version: Version, policy: ProgressPolicy, started: Instant) -> Progress {
+    /// The notifications of a call that started at `started`, for what the
+    /// client listens to, in protocol version `version`. Without a token no
+    /// progress is sent (not even heartbeats); without a level no log
+    /// message.
+    pub fn new(listen: Listen, version: Version, policy: ProgressPolicy, started: Instant) -> Progress {
         Progress {
-            token,
+            token: listen.token,
+            log: listen.log,
             version,
             started,
             policy,
@@ -185,9 +238,11 @@ impl Progress {
                 reported: None,
                 pending: false,
                 ended: false,
-                last_line: None,
+                last_lines: std::collections::VecDeque::new(),
                 waiting: None,
                 running_since: None,
+                logs: std::collections::VecDeque::new(),
+                dropped: 0,
             }),
             changed: Notify::new(),
         }
@@ -208,9 +263,86 @@ impl Progress {
         }
     }
 
-    /// The client's token, as raw JSON text.
-    pub fn token(&self) -> &str {
-        &self.token
+    /// The client's token, as raw JSON text, when it listens to progress.
+    pub fn token(&self) -> Option<&str> {
+        self.token.as_deref()
+    }
+
+    /// The least severe level the client wants, when it listens to log
+    /// messages.
+    pub fn log_level(&self) -> Option<LogLevel> {
+        self.log
+    }
+
+    /// What the client listens to.
+    pub fn listen(&self) -> Listen {
+        Listen { token: self.token.clone(), log: self.log }
+    }
+
+    /// A log message from the tool (RULES G2, G3): queued when the client
+    /// listens at this level and the call has not ended. `Ok(true)` when
+    /// queued and the ticker should be woken (the first message waiting),
+    /// `Ok(false)` when queued behind others or not wanted (below the level,
+    /// no level asked for, the call ended): [`Progress::wants`] tells those
+    /// apart. Messages beyond [`logging::MAX_PENDING`] waiting are dropped
+    /// and counted; data longer than [`logging::MAX_DATA_BYTES`] is replaced
+    /// by a warning saying so.
+    pub fn log(&self, entry: LogEntry) -> bool {
+        if !self.wants(entry.level) {
+            return false;
+        }
+        let entry = if entry.data.len() > logging::MAX_DATA_BYTES {
+            LogEntry {
+                level: entry.level.max(LogLevel::Warning),
+                logger: Some(logging::ENGINE_LOGGER.to_owned()),
+                data: serde_json::to_string(&format!(
+                    "a log message of {} bytes was left out (at most {} bytes are sent)",
+                    entry.data.len(),
+                    logging::MAX_DATA_BYTES
+                ))
+                .expect("a string encodes"),
+            }
+        } else {
+            entry
+        };
+        let mut s = lock(&self.state);
+        if s.ended {
+            return false;
+        }
+        if s.logs.len() >= logging::MAX_PENDING {
+            s.dropped += 1;
+            return false;
+        }
+        let wake = s.logs.is_empty();
+        s.logs.push_back(entry);
+        drop(s);
+        if wake {
+            self.changed.notify_one();
+        }
+        wake
+    }
+
+    /// Does the client want log messages of `level` for this call?
+    pub fn wants(&self, level: LogLevel) -> bool {
+        self.log.is_some_and(|l| level >= l)
+    }
+
+    /// The log messages waiting, now taken, oldest first: a worker process
+    /// forwards them to the engine, whose own [`Progress`] of the call
+    /// writes them (RULES N4.1). Messages dropped here are told by a warning
+    /// at the end, as [`Progress::poll`] would.
+    pub fn forward_logs(&self) -> Vec<LogEntry> {
+        let mut s = lock(&self.state);
+        std::iter::from_fn(|| next_log(&mut s)).collect()
+    }
+
+    /// The line of the oldest log message waiting (or of the warning about
+    /// dropped ones), now taken.
+    fn log_line(&self, s: &mut State) -> Option<Vec<u8>> {
+        let entry = next_log(s)?;
+        let mut out = Vec::with_capacity(96 + entry.data.len());
+        projection::write_log_notification(&mut out, &entry);
+        Some(out)
     }
 
     /// A report from the tool (RULES C2). `progress` must be above the
@@ -228,6 +360,9 @@ impl Progress {
         if !progress.is_finite() || total.is_some_and(|t| !t.is_finite()) {
             return Err(ReportError::NotFinite);
         }
+        if self.token.is_none() {
+            return Ok(false);
+        }
         let mut s = lock(&self.state);
         if let Some(prev) = &s.reported {
             if progress <= prev.progress {
@@ -235,7 +370,7 @@ impl Progress {
             }
         }
         s.reported = Some(Report { progress, total, message: message.map(str::to_owned) });
-        let was_pending = s.pending;
+        let was_pending = s.pending || !s.logs.is_empty();
         s.pending = !s.ended;
         let wake = s.pending && !was_pending;
         drop(s);
@@ -275,12 +410,16 @@ impl Progress {
         s.last_value = Some(value);
         s.last_sent = Some(now);
         let mut out = Vec::with_capacity(160);
-        projection::write_progress_notification(&mut out, self.version, &self.token, value, total, message);
+        let token = self.token.as_deref().expect("progress lines are made for calls with a token");
+        projection::write_progress_notification(&mut out, self.version, token, value, total, message);
         out
     }
 
-    /// When the next heartbeat is due.
+    /// When the next heartbeat is due (never without a token).
     fn heartbeat_at(&self, s: &State) -> Instant {
+        if self.token.is_none() {
+            return self.started + NEVER;
+        }
         match s.last_sent {
             None => self.started + self.policy.first,
             Some(t) => t + self.policy.interval,
@@ -294,6 +433,12 @@ impl Progress {
         if s.ended {
             return None;
         }
+        // RULES G3.1: log messages go out at once, in order, before the
+        // progress line due at the same time.
+        if let Some(line) = self.log_line(&mut s) {
+            return Some(line);
+        }
+        self.token.as_ref()?;
         let quiet = now >= self.heartbeat_at(&s);
         if s.pending && (quiet || now >= self.report_allowed_at(&s)) {
             // A report takes a heartbeat's turn when the bucket is empty.
@@ -334,6 +479,9 @@ impl Progress {
         if s.ended {
             return None;
         }
+        if !s.logs.is_empty() || s.dropped > 0 {
+            return Some(self.started);
+        }
         let heartbeat = self.heartbeat_at(&s);
         Some(if s.pending { heartbeat.min(self.report_allowed_at(&s)) } else { heartbeat })
     }
@@ -347,19 +495,24 @@ impl Progress {
         if s.ended {
             return;
         }
+        let mut last = Vec::new();
+        while let Some(line) = self.log_line(&mut s) {
+            last.push(line);
+        }
         if s.pending {
             let (value, total, message) = self.take_report(&mut s);
-            let line = self.line(&mut s, Instant::now(), value, total, message.as_deref());
-            s.last_line = Some(line);
+            last.push(self.line(&mut s, Instant::now(), value, total, message.as_deref()));
         }
+        s.last_lines = last.into();
         s.ended = true;
     }
 
-    /// The tool's last report, when it was still waiting as the call
-    /// finished (see [`Progress::finish`]): the transport writes it before
-    /// the response. Given once.
+    /// The lines still owed when the call finished (see
+    /// [`Progress::finish`]): its log messages waiting, then the tool's last
+    /// report if it was still waiting. The transport writes them, one per
+    /// call, before the response. Each is given once; `None` after the last.
     pub fn take_final(&self) -> Option<Vec<u8>> {
-        lock(&self.state).last_line.take()
+        lock(&self.state).last_lines.pop_front()
     }
 
     /// The tool's latest report not sent yet, as the tool made it, now
@@ -381,7 +534,9 @@ impl Progress {
         let mut s = lock(&self.state);
         s.ended = true;
         s.pending = false;
-        s.last_line = None;
+        s.last_lines.clear();
+        s.logs.clear();
+        s.dropped = 0;
     }
 
     /// Has the call returned (or been cancelled)?
@@ -402,8 +557,18 @@ pub struct CallStart<'a> {
     pub id: &'a str,
     /// The progress token, as raw JSON text, when the client sent a valid one.
     pub progress_token: Option<&'a str>,
+    /// The least severe log level the client wants for this call, when it
+    /// asked for log messages (RULES G1).
+    pub log_level: Option<LogLevel>,
     /// The protocol version the call is answered in.
     pub version: Version,
+}
+
+impl CallStart<'_> {
+    /// What the client listens to during this call.
+    pub fn listen(&self) -> Listen {
+        Listen { token: self.progress_token.map(str::to_owned), log: self.log_level }
+    }
 }
 
 /// Told by the dispatcher when a tool starts and when it has returned.
@@ -498,13 +663,34 @@ impl Inflight {
     /// no progress token), `Ok(true)` when the report is sent (possibly
     /// coalesced with later ones); the ticker is woken when it has to be.
     pub fn report(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> Result<bool, ReportError> {
-        let Some(p) = self.progress() else { return Ok(false) };
+        let Some(p) = self.progress().filter(|p| p.token.is_some()) else { return Ok(false) };
         if p.report(progress, total, message)? {
             // Only the first report waiting since the last notification
             // wakes the ticker: a tight loop of reports costs no wake-ups.
             self.notify();
         }
         Ok(true)
+    }
+
+    /// A log message for the running call (RULES G2): `true` when its
+    /// client wants it (it is then sent), `false` when nobody listens at
+    /// that level. The ticker is woken when it has to be.
+    pub fn log(&self, entry: LogEntry) -> bool {
+        let Some(p) = self.progress() else { return false };
+        if !p.wants(entry.level) {
+            return false;
+        }
+        if p.log(entry) {
+            self.notify();
+        }
+        true
+    }
+
+    /// The least severe level the running call's client wants, when it
+    /// asked for log messages: the tool's side installs its handlers for
+    /// `message()` and `warning()` only then.
+    pub fn log_level(&self) -> Option<LogLevel> {
+        self.progress().and_then(|p| p.log_level())
     }
 
     /// Is a call running?
@@ -578,8 +764,8 @@ impl Inflight {
 impl CallWatch for Inflight {
     fn started(&self, call: &CallStart<'_>) {
         let now = Instant::now();
-        let progress =
-            call.progress_token.map(|t| Arc::new(Progress::new(t.to_owned(), call.version, self.policy, now)));
+        let listen = call.listen();
+        let progress = listen.any().then(|| Arc::new(Progress::new(listen, call.version, self.policy, now)));
         let id = serde_json::from_str(call.id).unwrap_or(Value::Null);
         let scope = self.next_scope.lock().unwrap_or_else(|e| e.into_inner()).take();
         // A ticker only has work for a call with progress: calls without a
@@ -613,6 +799,10 @@ mod tests {
     use super::*;
     use serde_json::json;
     use std::sync::atomic::{AtomicUsize, Ordering};
+
+    fn tok(t: &str) -> Listen {
+        Listen { token: Some(t.to_owned()), log: None }
+    }
 
     fn policy() -> ProgressPolicy {
         ProgressPolicy {
@@ -664,7 +854,7 @@ mod tests {
     #[test]
     fn c1_heartbeat_waits_then_repeats_at_the_interval_without_moving() {
         let t0 = Instant::now();
-        let p = Progress::new("\"t\"".into(), Version::V2025_11_25, policy(), t0);
+        let p = Progress::new(tok("\"t\""), Version::V2025_11_25, policy(), t0);
         assert_eq!(p.poll(t0), None);
         assert_eq!(p.poll(t0 + Duration::from_millis(999)), None, "a quick call gets nothing");
         let first = params(&text(p.poll(t0 + Duration::from_secs(1)).unwrap()));
@@ -687,7 +877,7 @@ mod tests {
 
     #[test]
     fn c2_reports_are_checked() {
-        let p = Progress::new("7".into(), Version::V2025_11_25, policy(), Instant::now());
+        let p = Progress::new(tok("7"), Version::V2025_11_25, policy(), Instant::now());
         p.report(1.0, Some(10.0), Some("one")).unwrap();
         assert_eq!(p.report(1.0, None, None), Err(ReportError::NotIncreasing { previous: 1.0 }));
         assert_eq!(p.report(0.5, None, None), Err(ReportError::NotIncreasing { previous: 1.0 }));
@@ -703,7 +893,7 @@ mod tests {
     #[test]
     fn c2_a_burst_goes_out_at_once_then_the_rate_is_limited() {
         let t0 = Instant::now();
-        let p = Progress::new("7".into(), Version::V2025_11_25, policy(), t0);
+        let p = Progress::new(tok("7"), Version::V2025_11_25, policy(), t0);
         // Ten reports polled as they come, all at the same instant: the burst.
         for i in 1..=10 {
             p.report(f64::from(i), Some(100.0), None).unwrap();
@@ -741,7 +931,7 @@ mod tests {
     #[test]
     fn n3_2_heartbeats_say_what_a_call_waits_for_then_how_long_it_runs() {
         let t0 = Instant::now();
-        let p = Progress::new("\"t\"".into(), Version::V2025_11_25, policy(), t0);
+        let p = Progress::new(tok("\"t\""), Version::V2025_11_25, policy(), t0);
         p.set_waiting("a free worker");
         let first: Value = serde_json::from_slice(&p.poll(t0 + Duration::from_secs(2)).unwrap()).unwrap();
         assert_eq!(first["params"]["message"], "waiting for a free worker for 2 s, not running yet");
@@ -753,7 +943,7 @@ mod tests {
     #[test]
     fn c2_only_the_first_waiting_report_asks_for_a_wake_up() {
         let t0 = Instant::now();
-        let p = Progress::new("1".into(), Version::V2025_11_25, policy(), t0);
+        let p = Progress::new(tok("1"), Version::V2025_11_25, policy(), t0);
         assert_eq!(p.report(1.0, None, None), Ok(true));
         assert_eq!(p.report(2.0, None, None), Ok(false), "coalesced with the waiting one");
         assert_eq!(p.report(3.0, None, None), Ok(false));
@@ -766,7 +956,7 @@ mod tests {
     #[test]
     fn c2_heartbeats_never_set_the_scale() {
         let t0 = Instant::now();
-        let p = Progress::new("\"x\"".into(), Version::V2025_11_25, policy(), t0);
+        let p = Progress::new(tok("\"x\""), Version::V2025_11_25, policy(), t0);
         // Two heartbeats before the tool's first report.
         assert_eq!(value(p.poll(t0 + Duration::from_secs(1)).unwrap()), 0.0);
         let hb = value(p.poll(t0 + Duration::from_secs(6)).unwrap());
@@ -786,7 +976,7 @@ mod tests {
     #[test]
     fn c2_a_report_at_or_below_a_heartbeat_goes_out_just_above_it() {
         let t0 = Instant::now();
-        let p = Progress::new("\"x\"".into(), Version::V2025_11_25, policy(), t0);
+        let p = Progress::new(tok("\"x\""), Version::V2025_11_25, policy(), t0);
         assert_eq!(value(p.poll(t0 + Duration::from_secs(1)).unwrap()), 0.0);
         // The tool starts at 0 of 100 (as the conformance suite's tool does).
         p.report(0.0, Some(100.0), Some("start")).unwrap();
@@ -800,7 +990,7 @@ mod tests {
     #[test]
     fn c2_the_last_report_is_kept_for_the_response() {
         let t0 = Instant::now();
-        let p = Progress::new("1".into(), Version::V2025_11_25, policy(), t0);
+        let p = Progress::new(tok("1"), Version::V2025_11_25, policy(), t0);
         for i in 1..=10 {
             p.report(f64::from(i), Some(20.0), None).unwrap();
             p.poll(t0).unwrap();
@@ -815,13 +1005,13 @@ mod tests {
         assert_eq!(p.take_final(), None, "given once");
         assert_eq!(p.sent(), 11);
         // A report already sent is not sent again.
-        let q = Progress::new("2".into(), Version::V2025_11_25, policy(), t0);
+        let q = Progress::new(tok("2"), Version::V2025_11_25, policy(), t0);
         q.report(1.0, None, None).unwrap();
         q.poll(t0).unwrap();
         q.finish();
         assert_eq!(q.take_final(), None);
         // A cancelled call sends nothing more, not even its last report.
-        let r = Progress::new("3".into(), Version::V2025_11_25, policy(), t0);
+        let r = Progress::new(tok("3"), Version::V2025_11_25, policy(), t0);
         r.report(1.0, None, None).unwrap();
         r.end();
         r.finish();
@@ -832,14 +1022,14 @@ mod tests {
     #[test]
     fn c3_message_only_where_the_version_has_it() {
         let t0 = Instant::now();
-        let old = Progress::new("1".into(), Version::V2024_11_05, policy(), t0);
+        let old = Progress::new(tok("1"), Version::V2024_11_05, policy(), t0);
         old.report(1.0, None, Some("m")).unwrap();
         let line = text(old.poll(t0).unwrap());
         assert_eq!(
             line,
             r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}"#
         );
-        let new = Progress::new("1".into(), Version::V2026_07_28, policy(), t0);
+        let new = Progress::new(tok("1"), Version::V2026_07_28, policy(), t0);
         new.report(0.25, Some(1.0), Some("m")).unwrap();
         assert_eq!(
             text(new.poll(t0).unwrap()),
@@ -858,10 +1048,10 @@ mod tests {
     fn c2_inflight_reports_to_the_running_call() {
         let f = Inflight::new(policy(), None);
         assert_eq!(f.report(1.0, None, None), Ok(false), "no call runs");
-        f.started(&CallStart { id: "1", progress_token: None, version: Version::V2025_11_25 });
+        f.started(&CallStart { id: "1", progress_token: None, log_level: None, version: Version::V2025_11_25 });
         assert_eq!(f.report(1.0, None, None), Ok(false), "a call without a token");
         assert!(!f.finished());
-        f.started(&CallStart { id: "2", progress_token: Some("9"), version: Version::V2025_11_25 });
+        f.started(&CallStart { id: "2", progress_token: Some("9"), log_level: None, version: Version::V2025_11_25 });
         let p = f.progress().unwrap();
         let epoch = f.epoch();
         assert_eq!(f.report(1.0, Some(2.0), None), Ok(true));
@@ -886,7 +1076,12 @@ mod tests {
         );
         let id = |s: &str| serde_json::from_str::<Value>(s).unwrap();
         assert!(!f.cancel(None, &id("1")), "nothing running");
-        f.started(&CallStart { id: "\"a\"", progress_token: Some("5"), version: Version::V2025_11_25 });
+        f.started(&CallStart {
+            id: "\"a\"",
+            progress_token: Some("5"),
+            log_level: None,
+            version: Version::V2025_11_25,
+        });
         assert!(f.progress().is_some());
         assert!(!f.cancel(None, &id("1")), "another id");
         assert!(!f.cancel(Some("s"), &id("\"a\"")), "another scope");
@@ -898,11 +1093,121 @@ mod tests {
         assert!(!f.is_running());
         // The next call is not cancelled, and has no progress without a token.
         f.set_scope(Some("s".into()));
-        f.started(&CallStart { id: "2", progress_token: None, version: Version::V2026_07_28 });
+        f.started(&CallStart { id: "2", progress_token: None, log_level: None, version: Version::V2026_07_28 });
         assert!(f.progress().is_none());
         assert!(!f.cancel(None, &id("2")), "scope must match");
         assert!(!f.finished());
         assert!(!f.cancel(Some("s"), &id("2")), "finished calls are not cancelled");
         assert_eq!(hits.load(Ordering::SeqCst), 1);
+    }
+
+    fn logged(level: LogLevel, text: &str) -> LogEntry {
+        LogEntry { level, logger: Some("t".into()), data: serde_json::to_string(text).unwrap() }
+    }
+
+    fn listen_log(level: LogLevel) -> Listen {
+        Listen { token: None, log: Some(level) }
+    }
+
+    #[test]
+    fn g2_messages_below_the_level_or_without_one_are_not_wanted() {
+        let t0 = Instant::now();
+        let p = Progress::new(listen_log(LogLevel::Warning), Version::V2025_11_25, policy(), t0);
+        assert!(!p.log(logged(LogLevel::Info, "quiet")));
+        assert!(p.log(logged(LogLevel::Error, "loud")), "the first one waiting wakes the ticker");
+        assert!(!p.log(logged(LogLevel::Warning, "also")), "queued behind: no second wake-up");
+        let lines: Vec<Value> =
+            std::iter::from_fn(|| p.poll(t0)).map(|l| serde_json::from_slice(&l).unwrap()).collect();
+        assert_eq!(
+            lines,
+            [
+                json!({"jsonrpc":"2.0","method":"notifications/message","params":{"level":"error","logger":"t","data":"loud"}}),
+                json!({"jsonrpc":"2.0","method":"notifications/message","params":{"level":"warning","logger":"t","data":"also"}}),
+            ]
+        );
+        // No token: no heartbeat, however long the call runs.
+        assert_eq!(p.poll(t0 + Duration::from_secs(3600)), None);
+        let q = Progress::new(tok("1"), Version::V2025_11_25, policy(), t0);
+        assert!(!q.log(logged(LogLevel::Emergency, "x")), "no level asked for");
+        assert!(!q.wants(LogLevel::Emergency));
+    }
+
+    #[test]
+    fn g3_messages_come_before_the_progress_due_and_all_before_the_response() {
+        let t0 = Instant::now();
+        let listen = Listen { token: Some("7".into()), log: Some(LogLevel::Debug) };
+        let p = Progress::new(listen, Version::V2025_11_25, policy(), t0);
+        p.report(1.0, Some(2.0), None).unwrap();
+        p.log(logged(LogLevel::Debug, "a"));
+        assert_eq!(p.next_due(), Some(t0), "due at once");
+        let first: Value = serde_json::from_slice(&p.poll(t0).unwrap()).unwrap();
+        assert_eq!(first["method"], "notifications/message");
+        let second: Value = serde_json::from_slice(&p.poll(t0).unwrap()).unwrap();
+        assert_eq!(second["method"], "notifications/progress");
+        // At the end: the messages waiting, then the last report.
+        p.log(logged(LogLevel::Info, "b"));
+        p.log(logged(LogLevel::Info, "c"));
+        p.report(2.0, Some(2.0), None).unwrap();
+        p.finish();
+        assert_eq!(p.poll(t0), None, "ended");
+        let owed: Vec<Value> =
+            std::iter::from_fn(|| p.take_final()).map(|l| serde_json::from_slice(&l).unwrap()).collect();
+        let kinds: Vec<&str> = owed.iter().map(|v| v["method"].as_str().unwrap()).collect();
+        assert_eq!(kinds, ["notifications/message", "notifications/message", "notifications/progress"]);
+        assert_eq!(owed[1]["params"]["data"], "c");
+        assert!(!p.log(logged(LogLevel::Info, "late")), "nothing after the end");
+        assert_eq!(p.take_final(), None);
+    }
+
+    #[test]
+    fn g3_a_flood_is_bounded_and_the_client_is_told() {
+        let t0 = Instant::now();
+        let p = Progress::new(listen_log(LogLevel::Info), Version::V2025_11_25, policy(), t0);
+        for i in 0..logging::MAX_PENDING + 25 {
+            p.log(logged(LogLevel::Info, &format!("m{i}")));
+        }
+        let lines: Vec<Value> =
+            std::iter::from_fn(|| p.poll(t0)).map(|l| serde_json::from_slice(&l).unwrap()).collect();
+        assert_eq!(lines.len(), logging::MAX_PENDING + 1);
+        assert_eq!(lines[logging::MAX_PENDING - 1]["params"]["data"], format!("m{}", logging::MAX_PENDING - 1));
+        let last = &lines[logging::MAX_PENDING]["params"];
+        assert_eq!(last["level"], "warning");
+        assert_eq!(last["logger"], logging::ENGINE_LOGGER);
+        assert!(last["data"].as_str().unwrap().starts_with("25 log messages were left out"), "{last}");
+        // An oversized message is replaced by a warning saying so.
+        p.log(LogEntry {
+            level: LogLevel::Info,
+            logger: None,
+            data: serde_json::to_string(&"x".repeat(logging::MAX_DATA_BYTES + 1)).unwrap(),
+        });
+        let big: Value = serde_json::from_slice(&p.poll(t0).unwrap()).unwrap();
+        assert_eq!(big["params"]["level"], "warning");
+        assert!(big["params"]["data"].as_str().unwrap().contains("was left out"));
+        // A worker forwards what waits, the drop warning included.
+        for i in 0..logging::MAX_PENDING + 1 {
+            p.log(logged(LogLevel::Info, &format!("w{i}")));
+        }
+        let fwd = p.forward_logs();
+        assert_eq!(fwd.len(), logging::MAX_PENDING + 1);
+        assert_eq!(fwd[logging::MAX_PENDING].logger.as_deref(), Some(logging::ENGINE_LOGGER));
+        assert!(p.forward_logs().is_empty());
+    }
+
+    #[test]
+    fn g2_the_inflight_logs_to_the_running_call_only() {
+        let f = Inflight::new(policy(), None);
+        assert!(!f.log(logged(LogLevel::Emergency, "idle")), "no call runs");
+        f.started(&CallStart {
+            id: "1",
+            progress_token: None,
+            log_level: Some(LogLevel::Notice),
+            version: Version::V2026_07_28,
+        });
+        assert_eq!(f.log_level(), Some(LogLevel::Notice));
+        assert!(f.log(logged(LogLevel::Notice, "yes")));
+        assert!(!f.log(logged(LogLevel::Info, "no")));
+        assert_eq!(f.report(1.0, None, None), Ok(false), "no token: nobody listens to progress");
+        assert!(!f.finished());
+        assert_eq!(f.log_level(), None);
     }
 }

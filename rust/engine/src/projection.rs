@@ -275,9 +275,9 @@ pub fn server_info_json(name: &str, version: &str) -> String {
     String::from_utf8(si).expect("JSON text of UTF-8 strings is UTF-8")
 }
 
-/// `capabilities` of this server, the same in every version: tools only,
-/// and the list never changes.
-const CAPABILITIES: &[u8] = b"\"capabilities\":{\"tools\":{\"listChanged\":false}}";
+/// `capabilities` of this server, the same in every version: tools (the
+/// list never changes) and log messages (RULES G1.3).
+const CAPABILITIES: &[u8] = b"\"capabilities\":{\"tools\":{\"listChanged\":false},\"logging\":{}}";
 
 /// How long (and for whom) a modern client may cache discovery and listing
 /// results (RULES M3, M4).
@@ -392,6 +392,20 @@ pub fn write_progress_notification(
     out.extend_from_slice(b"}}");
 }
 
+/// One `notifications/message` line (RULES G4), without its LF: the same in
+/// every version. `entry.data` is JSON text already.
+pub fn write_log_notification(out: &mut Vec<u8>, entry: &crate::logging::LogEntry) {
+    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":");
+    write_str(out, entry.level.as_str());
+    if let Some(l) = &entry.logger {
+        out.extend_from_slice(b",\"logger\":");
+        write_str(out, l);
+    }
+    out.extend_from_slice(b",\"data\":");
+    out.extend_from_slice(entry.data.as_bytes());
+    out.extend_from_slice(b"}}");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -453,11 +467,11 @@ mod tests {
         assert_eq!(server_info_json("mcplite", "0.1.0"), SI);
         assert_eq!(
             text(|o| write_initialize_result(o, Version::V2025_06_18, SI, None)),
-            r#"{"protocolVersion":"2025-06-18","capabilities":{"tools":{"listChanged":false}},"serverInfo":{"name":"mcplite","version":"0.1.0"}}"#
+            r#"{"protocolVersion":"2025-06-18","capabilities":{"tools":{"listChanged":false},"logging":{}},"serverInfo":{"name":"mcplite","version":"0.1.0"}}"#
         );
         assert_eq!(
             text(|o| write_discover_result(o, SI, Some("a\nb"))),
-            r#"{"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25","2025-06-18","2024-11-05"],"capabilities":{"tools":{"listChanged":false}},"instructions":"a\nb","ttlMs":300000,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcplite","version":"0.1.0"}}}"#
+            r#"{"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25","2025-06-18","2024-11-05"],"capabilities":{"tools":{"listChanged":false},"logging":{}},"instructions":"a\nb","ttlMs":300000,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcplite","version":"0.1.0"}}}"#
         );
         assert_eq!(text(|o| write_tools_list_result(o, b"[]", Version::V2024_11_05, SI)), r#"{"tools":[]}"#);
         assert_eq!(

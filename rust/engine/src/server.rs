@@ -43,6 +43,7 @@ use crate::codes::{
 use crate::host::{CallContext, CallOutcome, Host, ToolFailure, ToolSpec};
 use crate::input_schema::{Checked, InputSchemas};
 use crate::json::write_str;
+use crate::logging::{self, LogLevel};
 use crate::message::{contains_nul, parse_line, Incoming, Message};
 use crate::output_schema::OutputSchemas;
 use crate::progress::{progress_token, CallStart, CallWatch, NoWatch};
@@ -85,6 +86,9 @@ pub struct LegacyState {
     /// When the `initialize` that opened the session was received (only
     /// while telemetry is on): the start of `mcp.server.session.duration`.
     pub opened: Option<Instant>,
+    /// The level the client set with `logging/setLevel` (RULES G1.1): the
+    /// session's calls get log messages at this level or above.
+    pub log_level: Option<LogLevel>,
 }
 
 impl LegacyState {
@@ -553,6 +557,7 @@ impl Server {
                 }
                 session.initialized = true;
                 session.version = Some(v);
+                session.log_level = None;
                 let mut out = result_open(id, 200);
                 projection::write_initialize_result(
                     &mut out,
@@ -576,8 +581,18 @@ impl Server {
             }
             "tools/call" => {
                 let v = session.version.unwrap_or(LEGACY_DEFAULT);
-                self.tools_call(id, params, v, run).map_err(|e| (e, Some(v)))
+                self.tools_call(id, params, v, session.log_level, run).map_err(|e| (e, Some(v)))
             }
+            logging::SET_LEVEL => match logging::set_level_params(params) {
+                // RULES G1.1: the session's level, answered with an empty result.
+                Some(level) => {
+                    session.log_level = Some(level);
+                    let mut out = result_open(id, 2);
+                    out.extend_from_slice(b"{}}");
+                    Ok(ok(out, version_before))
+                }
+                None => err(RpcError::detail(INVALID_PARAMS, "unknown log level"), version_before),
+            },
             _ => err(RpcError::new(METHOD_NOT_FOUND), version_before),
         }
     }
@@ -607,10 +622,14 @@ impl Server {
                 return Err((RpcError::detail(INVALID_PARAMS, version::CAPS_NOT_OBJECT), Some(v)))
             }
         };
+        // RULES G1.2: a level that names none is refused, whatever the method.
+        let Ok(log) = logging::requested_level(meta) else {
+            return Err((RpcError::detail(INVALID_PARAMS, "unknown log level"), Some(v)));
+        };
         let r = match method {
             "server/discover" => Ok(self.discover(id, v)),
             "tools/list" => self.tools_list(id, params, v),
-            _ => self.tools_call(id, params, v, run),
+            _ => self.tools_call(id, params, v, log, run),
         };
         r.map_err(|e| (e, Some(v)))
     }
@@ -651,6 +670,7 @@ impl Server {
         id: &str,
         params: Option<&Value>,
         v: Version,
+        log_level: Option<LogLevel>,
         run: &mut ToolRun<'_>,
     ) -> Result<Outcome, RpcError> {
         let p = match params {
@@ -694,7 +714,7 @@ impl Server {
             return Err(RpcError::message(INTERNAL_ERROR, message));
         }
         let token = progress_token(params);
-        run.watch.started(&CallStart { id, progress_token: token.as_deref(), version: v });
+        run.watch.started(&CallStart { id, progress_token: token.as_deref(), log_level, version: v });
         let mut outcome = run.host.call_tool(index, args, run.ctx);
         let worker = run.host.worker_run();
         // RULES J4.6: structured content that does not match the tool's

@@ -142,7 +142,7 @@ fn worked_legacy_exchange_l9() {
     let mut r = Rig::new(Some("Arithmetic helpers."));
     r.expect(
         r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"demo","version":"1.0"}}}"#,
-        r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{"listChanged":false}},"serverInfo":{"name":"mcplite","version":"X.Y.Z"},"instructions":"Arithmetic helpers."}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{"listChanged":false},"logging":{}},"serverInfo":{"name":"mcplite","version":"X.Y.Z"},"instructions":"Arithmetic helpers."}}"#,
     );
     r.silent(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
     assert!(r.legacy.client_initialized);
@@ -384,7 +384,7 @@ fn worked_modern_exchange_m6() {
     let mut r = Rig::new(Some("Arithmetic helpers."));
     r.expect(
         r#"{"jsonrpc":"2.0","id":"a","method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"demo","version":"1.0"}}}}"#,
-        &format!(r#"{{"jsonrpc":"2.0","id":"a","result":{{"resultType":"complete","supportedVersions":{SUPPORTED},"capabilities":{{"tools":{{"listChanged":false}}}},"instructions":"Arithmetic helpers.","ttlMs":300000,"cacheScope":"public",{S}}}}}"#),
+        &format!(r#"{{"jsonrpc":"2.0","id":"a","result":{{"resultType":"complete","supportedVersions":{SUPPORTED},"capabilities":{{"tools":{{"listChanged":false}},"logging":{{}}}},"instructions":"Arithmetic helpers.","ttlMs":300000,"cacheScope":"public",{S}}}}}"#),
     );
     r.expect(
         &format!(r#"{{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{{"name":"add_numbers","arguments":{{"x":2,"y":3}},{M}}}}}"#),

@@ -11,6 +11,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use mcplite_engine::host::{CallContext, Host, ToolFailure, ToolResult, ToolSpec};
+use mcplite_engine::logging::{LogEntry, LogLevel};
 use mcplite_engine::progress::{Inflight, ProgressPolicy};
 use mcplite_engine::telemetry::OtelRecorder;
 use mcplite_engine::transport::http::{HttpOptions, HttpServer};
@@ -59,10 +60,17 @@ impl Host for WorkHost {
         if index == 2 {
             // The conformance suite's tool: 0, 50 and 100 of 100, 50 ms
             // apart, returning right after the last.
+            // It also logs a message at each step, as the suite's
+            // `test_tool_with_logging` does (RULES G2).
             for (j, v) in [0.0, 50.0, 100.0].into_iter().enumerate() {
                 if j > 0 {
                     std::thread::sleep(Duration::from_millis(50));
                 }
+                self.inflight.log(LogEntry {
+                    level: LogLevel::Info,
+                    logger: Some("trio".into()),
+                    data: json!(format!("step {j}")).to_string(),
+                });
                 self.inflight.report(v, Some(100.0), None).unwrap();
             }
             return Ok(ToolResult::text("done"));
@@ -567,4 +575,49 @@ fn h4_2_a_stop_signal_during_a_long_tool_stops_accepting_then_interrupts_it() {
     assert!(r.effects.done.lock().unwrap().is_empty(), "the tool did not run to its end");
     // The serving thread returns (joined without the test's own stop flag).
     r.thread.take().unwrap().join().unwrap();
+}
+
+/// The `notifications/message` events of an SSE answer, in order, and
+/// whether the response came last.
+fn log_events(g: &Got, id: &Value) -> Vec<Value> {
+    assert_eq!(g.status, 200, "{}", g.body);
+    assert_eq!(g.header("content-type"), Some("text/event-stream"), "{}", g.body);
+    let events = g.events();
+    assert_eq!(events.last().unwrap()["id"], *id, "the response last: {}", g.body);
+    events.iter().filter(|e| e["method"] == "notifications/message").map(|e| e["params"].clone()).collect()
+}
+
+#[test]
+fn g3_log_messages_travel_on_the_calls_own_stream_in_both_eras() {
+    let r = start(None);
+    let want: Vec<Value> =
+        (0..3).map(|j| json!({"level": "info", "logger": "trio", "data": format!("step {j}")})).collect();
+    // Legacy: the session's level; no progress token is needed for a stream.
+    let sid = initialize(&r.url());
+    let trio = |id: i64| {
+        json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":"trio","arguments":{}}}).to_string()
+    };
+    let g = legacy_post(&r.url(), &sid, BOTH, &trio(1));
+    assert_eq!(g.header("content-type"), Some("application/json"), "no level set yet: {}", g.body);
+    let set = json!({"jsonrpc":"2.0","id":"lv","method":"logging/setLevel","params":{"level":"debug"}});
+    let g = legacy_post(&r.url(), &sid, BOTH, &set.to_string());
+    assert_eq!(g.json(), json!({"jsonrpc":"2.0","id":"lv","result":{}}));
+    assert_eq!(log_events(&legacy_post(&r.url(), &sid, BOTH, &trio(2)), &json!(2)), want);
+    // A client that does not accept SSE gets its answer as JSON, without them.
+    let g = legacy_post(&r.url(), &sid, "application/json", &trio(3));
+    assert_eq!(g.json()["result"]["content"][0]["text"], "done");
+    // Another session has no level.
+    let other = initialize(&r.url());
+    let g = legacy_post(&r.url(), &other, BOTH, &trio(4));
+    assert_eq!(g.header("content-type"), Some("application/json"));
+    // Modern: the request's own level.
+    let mut body: Value = serde_json::from_str(&modern_call(5, "trio", json!({}), None)).unwrap();
+    body["params"]["_meta"]["io.modelcontextprotocol/logLevel"] = json!("info");
+    assert_eq!(log_events(&modern_post(&r.url(), BOTH, "trio", &body.to_string()), &json!(5)), want);
+    body["params"]["_meta"]["io.modelcontextprotocol/logLevel"] = json!("warning");
+    let g = modern_post(&r.url(), BOTH, "trio", &body.to_string());
+    assert!(log_events(&g, &json!(5)).is_empty(), "below the level: {}", g.body);
+    body["params"]["_meta"]["io.modelcontextprotocol/logLevel"] = json!("chatty");
+    let g = modern_post(&r.url(), BOTH, "trio", &body.to_string());
+    assert_eq!(g.json()["error"]["code"], -32602, "{}", g.body);
 }

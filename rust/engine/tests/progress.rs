@@ -36,7 +36,7 @@ impl Host for Watched<'_> {
         if let Some(p) = &p {
             p.report(1.0, Some(2.0), Some("half")).unwrap();
         }
-        self.saw_progress.push(p.map(|p| p.token().to_owned()));
+        self.saw_progress.push(p.and_then(|p| p.token().map(str::to_owned)));
         if let Some(id) = &self.cancel_with {
             if self.inflight.cancel(None, id) {
                 return Err(ToolFailure::Interrupted);

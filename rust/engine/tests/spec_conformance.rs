@@ -144,7 +144,8 @@ fn s10_out_of_scope_methods_legacy_before_and_after_initialize() {
         r.expect(&format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{m}","params":{{}}}}"#), &err("1", NOT_INIT));
     }
     r.init("2025-11-25");
-    for m in OUT_OF_SCOPE {
+    // A legacy session sets its log level (RULES G1.1, tests/logging.rs).
+    for m in OUT_OF_SCOPE.iter().filter(|m| **m != "logging/setLevel") {
         r.expect(&format!(r#"{{"jsonrpc":"2.0","id":2,"method":"{m}","params":{{}}}}"#), &err("2", NOT_FOUND));
     }
     assert!(r.host.calls.is_empty());
@@ -253,7 +254,7 @@ fn l3_failed_reinitialize_keeps_state_and_reinitialize_replaces_version() {
     let out = r.send(r#"{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"roots":{}},"clientInfo":{"name":"c","version":"2","title":"C","extra":[1]},"extra":true}}"#).unwrap();
     assert_eq!(
         out,
-        r#"{"jsonrpc":"2.0","id":7,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{"listChanged":false}},"serverInfo":{"name":"mcplite","version":"9.9.9"}}}"#
+        r#"{"jsonrpc":"2.0","id":7,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{"listChanged":false},"logging":{}},"serverInfo":{"name":"mcplite","version":"9.9.9"}}}"#
     );
     assert_eq!(r.legacy.version, Some(Version::V2025_06_18));
 }
@@ -516,7 +517,7 @@ fn m3_discover_ignores_other_params_members() {
     let mut r = Rig::new();
     r.expect(
         &format!(r#"{{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{{"cursor":"x","anything":[1],{M}}}}}"#),
-        &format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25","2025-06-18","2024-11-05"],"capabilities":{{"tools":{{"listChanged":false}}}},"ttlMs":300000,"cacheScope":"public",{S}}}}}"#),
+        &format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25","2025-06-18","2024-11-05"],"capabilities":{{"tools":{{"listChanged":false}},"logging":{{}}}},"ttlMs":300000,"cacheScope":"public",{S}}}}}"#),
     );
 }
 

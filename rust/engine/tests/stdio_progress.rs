@@ -13,6 +13,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use mcplite_engine::host::{CallContext, Host, ToolFailure, ToolResult, ToolSpec};
+use mcplite_engine::logging::{LogEntry, LogLevel};
 use mcplite_engine::progress::{Inflight, ProgressPolicy};
 use mcplite_engine::telemetry::OtelRecorder;
 use mcplite_engine::transport::{serve, Reader, ServeEnd, ServeOptions};
@@ -73,10 +74,12 @@ impl Knobs {
 /// `report` (`n` reports out of `n`, one every `every_us`, the last one just
 /// before returning), `echo` (`n`), `trio` (0, 50 and 100 of 100, 50 ms
 /// apart, as the conformance suite's tool does), `late` (sleeps `ms`, then
-/// reports 0.5 of 1 and returns 50 ms later).
+/// reports 0.5 of 1 and returns 50 ms later), `logs` (`n` log messages,
+/// message `j` at level `j % 8` of [`LogLevel::ALL`], reporting progress `j`
+/// after each when `progress` is set; RULES G2).
 struct Fake(Knobs);
 
-const TOOLS: [&str; 6] = ["sleep", "gate", "report", "echo", "trio", "late"];
+const TOOLS: [&str; 7] = ["sleep", "gate", "report", "echo", "trio", "late", "logs"];
 
 impl Knobs {
     /// What the R bridge's mcp_progress() does.
@@ -136,6 +139,20 @@ impl Host for Fake {
                 std::thread::sleep(Duration::from_millis(arg("ms")));
                 k.report(0.5, 1.0, Some("half"));
                 std::thread::sleep(Duration::from_millis(50));
+            }
+            "logs" => {
+                let n = arg("n");
+                for j in 1..=n {
+                    // What the R bridge's mcp_log() (and a tool's message()) does.
+                    k.inflight.log(LogEntry {
+                        level: LogLevel::ALL[(j % 8) as usize],
+                        logger: Some("logs".into()),
+                        data: json!(format!("line {j}")).to_string(),
+                    });
+                    if arg("progress") == 1 {
+                        k.report(j as f64, n as f64, None);
+                    }
+                }
             }
             _ => {}
         }
@@ -676,4 +693,84 @@ fn hostile_lines_that_look_like_cancellations_or_pings() {
         .collect();
     assert_eq!(rest[1..], want[..]);
     assert!(want.iter().any(|v| v["id"] == "hp"));
+}
+
+/// The `params` of the `notifications/message` lines in `got`.
+fn log_params(got: &[Value]) -> Vec<Value> {
+    got.iter().filter(|v| v["method"] == "notifications/message").map(|v| v["params"].clone()).collect()
+}
+
+#[test]
+fn g1_no_log_message_before_the_session_sets_a_level() {
+    let mut c = Client::start(fast_policy());
+    c.call(json!(1), "logs", json!({"n": 16}), Some(json!("t")));
+    let got = c.until(&json!(1));
+    assert!(log_params(&got).is_empty(), "{got:?}");
+    let _ = c.finish();
+}
+
+#[test]
+fn g1_g3_a_session_level_filters_and_orders_messages_before_the_response() {
+    let mut c = Client::start(fast_policy());
+    c.send(r#"{"jsonrpc":"2.0","id":"lv","method":"logging/setLevel","params":{"level":"warning"}}"#);
+    assert_eq!(c.recv(), json!({"jsonrpc":"2.0","id":"lv","result":{}}));
+    c.send(r#"{"jsonrpc":"2.0","id":"bad","method":"logging/setLevel","params":{"level":"loud"}}"#);
+    assert_eq!(c.recv()["error"]["code"], -32602);
+    // No progress token: the messages alone.
+    c.call(json!(1), "logs", json!({"n": 16}), None);
+    let got = c.until(&json!(1));
+    let logs = log_params(&got);
+    // Levels j % 8 for j in 1..=16 at warning (3) or above: j % 8 in 3..=7.
+    let want: Vec<Value> = (1..=16u64)
+        .filter(|j| j % 8 >= 3)
+        .map(|j| json!({"level": LogLevel::ALL[(j % 8) as usize].as_str(), "logger": "logs", "data": format!("line {j}")}))
+        .collect();
+    assert_eq!(logs, want);
+    assert_eq!(got.last().unwrap()["id"], 1, "every message before the response");
+    assert!(got.iter().all(|v| !is_progress(v)), "no progress without a token");
+    // With a token too: both, each message before the progress reported after it.
+    c.call(json!(2), "logs", json!({"n": 8, "progress": 1}), Some(json!("p")));
+    let got = c.until(&json!(2));
+    assert_eq!(log_params(&got).len(), 5);
+    assert!(got.iter().any(is_progress));
+    let first_log = got.iter().position(|v| v["method"] == "notifications/message").unwrap();
+    assert_eq!(got[first_log]["params"]["data"], "line 3");
+    // A lower level later in the session: more messages.
+    c.send(r#"{"jsonrpc":"2.0","id":"lv2","method":"logging/setLevel","params":{"level":"debug"}}"#);
+    assert_eq!(c.recv()["id"], "lv2");
+    c.call(json!(3), "logs", json!({"n": 8}), None);
+    assert_eq!(log_params(&c.until(&json!(3))).len(), 8);
+    let (rest, _) = c.finish();
+    assert!(log_params(&rest).is_empty(), "nothing after the responses: {rest:?}");
+}
+
+#[test]
+fn g1_a_modern_call_asks_for_its_own_messages_and_a_bad_level_is_refused() {
+    let mut c = Client::start(fast_policy());
+    let call = |id: &str, meta: Value| {
+        json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{
+            "name":"logs","arguments":{"n":8},
+            "_meta": meta}})
+        .to_string()
+    };
+    let claim = |extra: Value| {
+        let mut m = json!({"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}});
+        m.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        m
+    };
+    c.send(&call("m1", claim(json!({"io.modelcontextprotocol/logLevel": "error"}))));
+    let got = c.until(&json!("m1"));
+    let levels: Vec<Value> = log_params(&got).iter().map(|p| p["level"].clone()).collect();
+    assert_eq!(levels, [json!("error"), json!("critical"), json!("alert"), json!("emergency")]);
+    // The legacy session's level does not reach a modern call, and a modern
+    // call without the member gets nothing.
+    c.send(r#"{"jsonrpc":"2.0","id":"lv","method":"logging/setLevel","params":{"level":"debug"}}"#);
+    assert_eq!(c.recv()["id"], "lv");
+    c.send(&call("m2", claim(json!({}))));
+    assert!(log_params(&c.until(&json!("m2"))).is_empty());
+    c.send(&call("m3", claim(json!({"io.modelcontextprotocol/logLevel": "verbose"}))));
+    let got = c.until(&json!("m3"));
+    assert_eq!(got.len(), 1, "refused before the tool ran: {got:?}");
+    assert_eq!(got[0]["error"]["code"], -32602);
+    let _ = c.finish();
 }

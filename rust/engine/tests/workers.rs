@@ -247,6 +247,7 @@ mod unix {
             s.started(&CallStart {
                 id: "1",
                 progress_token: job.token.then_some("\"t\""),
+                log_level: None,
                 version: Version::V2025_11_25,
             });
         }

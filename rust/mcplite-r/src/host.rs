@@ -31,6 +31,11 @@ pub struct RHost {
     condition_message: SEXP,
     /// R closure that fails with a fixed message: resets R's error buffer.
     reset_error: SEXP,
+    /// R closure `log_tool_conditions(expr)`: evaluates a tool call with
+    /// handlers that send its `message()`s and `warning()`s to the client
+    /// (RULES G2.1), used only for a call whose client listens; `NULL` when
+    /// the spec has none.
+    log_wrap: SEXP,
     quote_sym: SEXP,
     state: CallState,
 }
@@ -99,6 +104,8 @@ impl RHost {
                 normalize: get("normalize")?,
                 condition_message: get("condition_message")?,
                 reset_error: get("reset_error")?,
+                // SAFETY: caller's contract.
+                log_wrap: list_get(spec, "log_wrap").unwrap_or(R_NilValue),
                 quote_sym: sym("quote"),
                 state: CallState {
                     env: get("state")?,
@@ -222,8 +229,14 @@ impl RHost {
         // while they are used.
         unsafe {
             let mut prot = Protect::new();
-            let call = prot.add(decode::call(self.syms[index], args).map_err(Error::into_tool_failure)?);
-            let value = prot.add(self.eval_contained(call, self.tool_env)?);
+            let mut call = prot.add(decode::call(self.syms[index], args).map_err(Error::into_tool_failure)?);
+            // RULES G2.1: only a call whose client listens to log messages
+            // pays for the handlers.
+            if !is_nil(self.log_wrap) && crate::logging::running_level().is_some() {
+                call = prot.add(Rf_lang2(self.log_wrap, call));
+            }
+            let name = &self.specs[index].name;
+            let value = prot.add(crate::logging::with_tool(name, || self.eval_contained(call, self.tool_env))?);
             result::from_value(value, &|v| self.normalize_value(v))
         }
     }

@@ -29,6 +29,7 @@ mod error;
 mod finalize;
 mod host;
 mod live;
+mod logging;
 mod memory;
 mod rapi;
 mod result;
@@ -234,6 +235,7 @@ extendr_module! {
     use client;
     use live;
     use workers;
+    use logging;
     fn engine_serve;
     fn engine_serve_http;
     fn engine_handler_new;

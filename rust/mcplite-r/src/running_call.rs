@@ -34,7 +34,7 @@ static SERVING: Mutex<Option<Arc<Inflight>>> = Mutex::new(None);
 /// consumed yet.
 static SENT: AtomicBool = AtomicBool::new(false);
 
-fn serving() -> Option<Arc<Inflight>> {
+pub(crate) fn serving() -> Option<Arc<Inflight>> {
     SERVING.lock().unwrap_or_else(|e| e.into_inner()).clone()
 }
 
@@ -241,5 +241,5 @@ pub unsafe extern "C" fn mcplite_progress(args: SEXP) -> SEXP {
 /// one that came with a progress token? (A proxied tool asks its remote
 /// server for progress only then, RULES K8.2.)
 pub fn listening() -> bool {
-    serving().is_some_and(|i| i.progress().is_some())
+    serving().is_some_and(|i| i.progress().is_some_and(|p| p.token().is_some()))
 }

@@ -443,7 +443,7 @@ def test_initialize_and_discover(session: Session):
         res = session.by_id["init"]["result"]
         assert list(res) == ["protocolVersion", "capabilities", "serverInfo", "instructions"]
         assert res["protocolVersion"] == v
-        assert res["capabilities"] == {"tools": {"listChanged": False}}
+        assert res["capabilities"] == {"tools": {"listChanged": False}, "logging": {}}
         assert res["instructions"] == "Test server for mcplite client tests."
         assert session.by_id["ping"]["result"] == {}
         assert session.by_id["pre-ping"]["result"] == {}

@@ -2,9 +2,8 @@
 # `conformance server --url ...`) calls on a server under test, served over
 # Streamable HTTP by tests/suites/21-conformance.sh:
 #   MCPLITE_TRANSPORT=http MCPLITE_PORT=0 Rscript --vanilla conformance.R
-# Only the tools a tools-only server can provide: the scenarios that need
-# logging, sampling, elicitation, resources, prompts or completion
-# are out of scope (see the suite's expected-failures list).
+# The scenarios that need sampling, elicitation, resources, prompts or
+# completion are not built yet (see the suite's expected-failures list).
 library(mcplite)
 
 png_1px <- "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
@@ -86,7 +85,24 @@ test_tool_with_progress <- tool(
   description = "Reports progress 0, 50 and 100 of 100."
 )
 
+# Three log messages at info, 50 ms apart, as the suite's reference server
+# sends them (RULES G2): two with mcp_log(), one with message(), which a
+# client that set a level receives as well.
+test_tool_with_logging <- tool(
+  function() {
+    mcp_log("Tool execution started")
+    Sys.sleep(0.05)
+    message("Tool processing data")
+    Sys.sleep(0.05)
+    mcp_log("Tool execution completed")
+    "Logging tool executed."
+  },
+  name = "test_tool_with_logging",
+  description = "Sends three log messages while it runs."
+)
+
 mcp_server(list(
   test_simple_text, test_image_content, test_audio_content, test_embedded_resource,
-  test_multiple_content_types, test_error_handling, json_schema_2020_12_tool, test_tool_with_progress
+  test_multiple_content_types, test_error_handling, json_schema_2020_12_tool, test_tool_with_progress,
+  test_tool_with_logging
 ))

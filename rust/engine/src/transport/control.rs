@@ -82,7 +82,7 @@ use serde_json::Value;
 
 use super::NoTools;
 use crate::message::{parse_line, Incoming, Message};
-use crate::progress::{CallStart, CallWatch, Inflight, Progress};
+use crate::progress::{CallStart, CallWatch, Inflight, Listen, Progress};
 use crate::server::{Carrier, LegacyState, Server};
 use crate::version::{era_of, Era, Version};
 use crate::workers::{CallState, Calls, Registered};
@@ -249,7 +249,7 @@ impl Control {
         &self,
         calls: &Arc<Calls>,
         raw_id: &str,
-        progress: Option<(String, Version)>,
+        progress: Option<(Listen, Version)>,
     ) -> Registered {
         let (reg, hit) = {
             let g = lock(&self.cancels);
@@ -310,13 +310,27 @@ impl Control {
 fn tick(p: &Progress, out: &Output<'_>, due: &mut Instant) {
     {
         let mut w = lock(out);
-        if let Some(mut line) = p.poll(Instant::now()) {
+        // Everything due now: log messages go out together (RULES G3.1).
+        while let Some(mut line) = p.poll(Instant::now()) {
             line.push(b'\n');
-            let _ = w.write_all(&line).and_then(|()| w.flush());
+            if w.write_all(&line).and_then(|()| w.flush()).is_err() {
+                break;
+            }
         }
     }
     if let Some(d) = p.next_due() {
         *due = (*due).min(d.max(Instant::now() + Duration::from_millis(1)));
+    }
+}
+
+/// Write what a finished call still owes before its response (RULES C2.4,
+/// G3.1). A failed write ends serving at the response's write.
+fn write_final(p: &Progress, w: &mut dyn Write) {
+    while let Some(mut line) = p.take_final() {
+        line.push(b'\n');
+        if w.write_all(&line).and_then(|()| w.flush()).is_err() {
+            return;
+        }
     }
 }
 
@@ -352,10 +366,8 @@ impl CallWatch for Watch<'_, '_> {
         // between the end of the call's progress and this one.
         let mut w = lock(self.out);
         let cancelled = inflight.finished();
-        if let Some(mut line) = progress.and_then(|p| p.take_final()) {
-            line.push(b'\n');
-            // A failed write ends serving at the response's write.
-            let _ = w.write_all(&line).and_then(|()| w.flush());
+        if let Some(p) = progress {
+            write_final(&p, &mut **w);
         }
         cancelled
     }
@@ -377,10 +389,8 @@ impl CallWatch for PoolWatch<'_, '_> {
     fn finished(&self) -> bool {
         let mut w = lock(self.out);
         let cancelled = self.state.finished();
-        if let Some(mut line) = self.state.progress().and_then(|p| p.take_final()) {
-            line.push(b'\n');
-            // A failed write ends serving at the response's write.
-            let _ = w.write_all(&line).and_then(|()| w.flush());
+        if let Some(p) = self.state.progress() {
+            write_final(&p, &mut **w);
         }
         cancelled
     }

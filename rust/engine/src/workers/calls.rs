@@ -18,8 +18,9 @@ use std::time::Instant;
 
 use serde_json::Value;
 
+use crate::logging;
 use crate::message::Message;
-use crate::progress::{progress_token, CallStart, CallWatch, Inflight, Progress};
+use crate::progress::{progress_token, CallStart, CallWatch, Inflight, Listen, Progress};
 use crate::server::LegacyState;
 use crate::version::{self, Era, Version};
 
@@ -86,11 +87,11 @@ impl Calls {
         self: &Arc<Calls>,
         scope: Option<String>,
         raw_id: &str,
-        progress: Option<(String, Version)>,
+        progress: Option<(Listen, Version)>,
     ) -> Registered {
         let id = serde_json::from_str(raw_id).unwrap_or(Value::Null);
         let now = Instant::now();
-        let progress = progress.map(|(token, v)| Arc::new(Progress::new(token, v, self.waker.policy(), now)));
+        let progress = progress.map(|(listen, v)| Arc::new(Progress::new(listen, v, self.waker.policy(), now)));
         if let Some(p) = &progress {
             p.set_waiting("a free worker");
         }
@@ -254,6 +255,16 @@ impl CallState {
         lock(&self.inner).progress.clone()
     }
 
+    /// A log message the worker forwarded (RULES G2.3).
+    pub fn log(&self, entry: logging::LogEntry) {
+        let p = lock(&self.inner).progress.clone();
+        if let Some(p) = p {
+            if p.log(entry) {
+                self.waker.notify();
+            }
+        }
+    }
+
     /// A report the worker forwarded (already checked there).
     pub fn report(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
         let p = lock(&self.inner).progress.clone();
@@ -265,28 +276,31 @@ impl CallState {
     }
 }
 
-/// The progress token and protocol version of a `tools/call` that asks for
-/// progress, as the dispatcher will answer it (`session` is its legacy
-/// session): for [`Calls::register`].
-pub fn progress_of(msg: &Message, session: &LegacyState) -> Option<(String, Version)> {
-    let token = progress_token(msg.params.as_ref())?;
-    let v = match version::era_of(msg.params.as_ref()) {
-        Era::Modern { meta } => version::check_modern_claim(meta).ok()?,
-        Era::Legacy => session.negotiated()?,
+/// What the client of a `tools/call` listens to (its progress token, its
+/// log level: RULES C1, G1) and the protocol version, as the dispatcher will
+/// answer it (`session` is its legacy session): for [`Calls::register`].
+/// `None` when it listens to nothing, or the call will not run.
+pub fn progress_of(msg: &Message, session: &LegacyState) -> Option<(Listen, Version)> {
+    let params = msg.params.as_ref();
+    let token = progress_token(params);
+    let (log, v) = match version::era_of(params) {
+        Era::Modern { meta } => (logging::requested_level(meta).ok()?, version::check_modern_claim(meta).ok()?),
+        Era::Legacy => (session.log_level, session.negotiated()?),
     };
-    Some((token, v))
+    let listen = Listen { token, log };
+    listen.any().then_some((listen, v))
 }
 
 impl CallWatch for CallState {
     fn started(&self, call: &CallStart<'_>) {
         let mut g = lock(&self.inner);
         // Registered with its progress (heartbeats while it waited): kept.
-        if g.progress.as_ref().is_some_and(|p| Some(p.token()) == call.progress_token) {
+        let listen = call.listen();
+        if g.progress.as_ref().is_some_and(|p| p.listen() == listen) {
             return;
         }
-        let progress = call
-            .progress_token
-            .map(|t| Arc::new(Progress::new(t.to_owned(), call.version, self.waker.policy(), Instant::now())));
+        let progress =
+            listen.any().then(|| Arc::new(Progress::new(listen, call.version, self.waker.policy(), Instant::now())));
         let wake = progress.is_some();
         if g.cancelled {
             if let Some(p) = &progress {
@@ -369,8 +383,13 @@ mod tests {
         let calls = registry();
         let a = calls.register(None, "1", None);
         let b = calls.register(None, "2", None);
-        a.state().started(&CallStart { id: "1", progress_token: Some("\"t\""), version: Version::V2025_11_25 });
-        b.state().started(&CallStart { id: "2", progress_token: None, version: Version::V2025_11_25 });
+        a.state().started(&CallStart {
+            id: "1",
+            progress_token: Some("\"t\""),
+            log_level: None,
+            version: Version::V2025_11_25,
+        });
+        b.state().started(&CallStart { id: "2", progress_token: None, log_level: None, version: Version::V2025_11_25 });
         assert!(a.state().has_progress() && !b.state().has_progress());
         a.state().report(1.0, None, Some("one"));
         let ps = calls.progresses();
@@ -384,9 +403,14 @@ mod tests {
         assert!(b.state().finished(), "the dispatcher learns it was cancelled");
         let hits = Arc::new(Hits(AtomicU64::new(0)));
         let c = calls.register(None, "3", None);
-        let d = calls.register(None, "4", Some(("7".into(), Version::V2024_11_05)));
+        let d = calls.register(None, "4", Some((Listen { token: Some("7".into()), log: None }, Version::V2024_11_05)));
         assert_eq!(calls.progresses().len(), 1, "heartbeats while it waits");
-        d.state().started(&CallStart { id: "4", progress_token: Some("7"), version: Version::V2024_11_05 });
+        d.state().started(&CallStart {
+            id: "4",
+            progress_token: Some("7"),
+            log_level: None,
+            version: Version::V2024_11_05,
+        });
         assert_eq!(calls.progresses().len(), 1, "the same progress goes on");
         assert!(c.state().attach(hits.clone(), 4));
         assert!(calls.interrupt_all());

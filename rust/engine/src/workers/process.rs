@@ -237,8 +237,13 @@ impl Worker {
                         c.report(progress, total, message.as_deref());
                     }
                 }
-                // A late report of an earlier call.
-                Some(FromWorker::Progress { .. }) => {}
+                Some(FromWorker::Log { seq: s, entry }) if s == seq => {
+                    if let Some(c) = state {
+                        c.log(entry);
+                    }
+                }
+                // A late report or message of an earlier call.
+                Some(FromWorker::Progress { .. } | FromWorker::Log { .. }) => {}
                 Some(_) => return Err(self.broken("it sent an unexpected frame")),
                 None => {}
             }

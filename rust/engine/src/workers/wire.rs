@@ -15,7 +15,7 @@
 //!
 //! | kind | frame | fields |
 //! |---|---|---|
-//! | `C` | [`ToWorker::Call`] | seq `u64`, tool index `u32`, arguments (optional JSON object text), traceparent, tracestate, baggage (optional strings), has a progress token (`u8`) |
+//! | `C` | [`ToWorker::Call`] | seq `u64`, tool index `u32`, arguments (optional JSON object text), traceparent, tracestate, baggage (optional strings), has a progress token (`u8`), log level (`u8`: 0 none, 1 `debug` … 8 `emergency`) |
 //! | `I` | [`ToWorker::Interrupt`] | seq `u64`: interrupt that call if it is still running |
 //!
 //! Worker to engine:
@@ -24,6 +24,7 @@
 //! |---|---|---|
 //! | `H` | [`FromWorker::Hello`] | protocol `u32` ([`PROTOCOL`]), process id `u32`, the tool names in registry order |
 //! | `P` | [`FromWorker::Progress`] | seq `u64`, progress `f64`, total (optional `f64`), message (optional string) |
+//! | `L` | [`FromWorker::Log`] | seq `u64`, level `u8` (1–8), logger (optional string), data (JSON text) |
 //! | `R` | [`FromWorker::Result`] | seq `u64`, then `0` and a [`ToolResult`], `1` and an error text, or `2` (interrupted) |
 //!
 //! A [`ToolResult`] is its blocks (each: a content tag `t` text, `i` image,
@@ -37,9 +38,10 @@
 use std::io::{self, Read};
 
 use crate::host::{Block, CallContext, Content, ToolFailure, ToolResult};
+use crate::logging::{LogEntry, LogLevel};
 
 /// Version of this frame format, sent in the worker's hello.
-pub const PROTOCOL: u32 = 1;
+pub const PROTOCOL: u32 = 2;
 
 /// Largest frame body accepted (a tool result carrying images can be large).
 pub const MAX_FRAME: usize = 1 << 30;
@@ -58,6 +60,9 @@ pub struct CallFrame {
     /// The request carried a progress token: `mcp_progress()` reports are
     /// forwarded (and the tool is told that someone listens).
     pub progress: bool,
+    /// The least severe log level the client wants for this call, when it
+    /// asked for log messages (RULES G2.3): they are forwarded.
+    pub log: Option<LogLevel>,
 }
 
 /// A frame the engine sends.
@@ -78,6 +83,8 @@ pub enum FromWorker {
     Hello { protocol: u32, pid: u32, tools: Vec<String> },
     /// A progress report of call `seq` (already checked by the worker).
     Progress { seq: u64, progress: f64, total: Option<f64>, message: Option<String> },
+    /// A log message of call `seq` (at or above the call's level).
+    Log { seq: u64, entry: LogEntry },
     /// The outcome of call `seq`.
     Result { seq: u64, outcome: Result<ToolResult, ToolFailure> },
 }
@@ -159,6 +166,7 @@ impl ToWorker {
                 e.opt_str(c.context.tracestate.as_deref());
                 e.opt_str(c.context.baggage.as_deref());
                 e.u8(u8::from(c.progress));
+                e.u8(c.log.map_or(0, LogLevel::to_u8));
                 e.finish();
             }
             ToWorker::Interrupt { seq } => {
@@ -179,6 +187,10 @@ impl ToWorker {
                 arguments: d.opt_str()?,
                 context: CallContext { traceparent: d.opt_str()?, tracestate: d.opt_str()?, baggage: d.opt_str()? },
                 progress: d.u8()? != 0,
+                log: match d.u8()? {
+                    0 => None,
+                    n => Some(LogLevel::from_u8(n).ok_or(WireError("unknown log level"))?),
+                },
             }),
             b'I' => ToWorker::Interrupt { seq: d.u64()? },
             _ => return Err(WireError("unknown frame kind")),
@@ -214,6 +226,14 @@ impl FromWorker {
                     }
                 }
                 e.opt_str(message.as_deref());
+                e.finish();
+            }
+            FromWorker::Log { seq, entry } => {
+                let mut e = Enc::new(out, b'L');
+                e.u64(*seq);
+                e.u8(entry.level.to_u8());
+                e.opt_str(entry.logger.as_deref());
+                e.str(&entry.data);
                 e.finish();
             }
             FromWorker::Result { seq, outcome } => {
@@ -254,6 +274,14 @@ impl FromWorker {
                 progress: d.f64()?,
                 total: if d.u8()? == 0 { None } else { Some(d.f64()?) },
                 message: d.opt_str()?,
+            },
+            b'L' => FromWorker::Log {
+                seq: d.u64()?,
+                entry: LogEntry {
+                    level: LogLevel::from_u8(d.u8()?).ok_or(WireError("unknown log level"))?,
+                    logger: d.opt_str()?,
+                    data: d.str()?,
+                },
             },
             b'R' => {
                 let seq = d.u64()?;
@@ -539,6 +567,7 @@ mod tests {
                     baggage: Some("k=v".into()),
                 },
                 progress: true,
+                log: Some(LogLevel::Notice),
             }),
             ToWorker::Call(CallFrame {
                 seq: 0,
@@ -546,6 +575,7 @@ mod tests {
                 arguments: None,
                 context: CallContext::default(),
                 progress: false,
+                log: None,
             }),
             ToWorker::Interrupt { seq: u64::MAX },
         ];
@@ -611,6 +641,11 @@ mod tests {
             FromWorker::Hello { protocol: PROTOCOL, pid: 42, tools: vec!["a".into(), "b c".into()] },
             FromWorker::Progress { seq: 5, progress: 0.5, total: Some(1.0), message: Some("half".into()) },
             FromWorker::Progress { seq: 5, progress: 2.0, total: None, message: None },
+            FromWorker::Log {
+                seq: 5,
+                entry: LogEntry { level: LogLevel::Warning, logger: Some("fit".into()), data: r#""über""#.into() },
+            },
+            FromWorker::Log { seq: 6, entry: LogEntry { level: LogLevel::Debug, logger: None, data: "{}".into() } },
         ];
         for f in frames {
             let mut out = Vec::new();
@@ -649,6 +684,7 @@ mod tests {
                 arguments: Some("x".repeat(seq as usize * 37)),
                 context: CallContext::default(),
                 progress: false,
+                log: None,
             })
             .encode(&mut stream);
         }
@@ -671,6 +707,7 @@ mod tests {
                     arguments: Some("x".repeat(49 * 37)),
                     context: CallContext::default(),
                     progress: false,
+                    log: None,
                 })
             );
         }

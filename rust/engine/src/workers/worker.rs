@@ -227,12 +227,13 @@ fn run_call(host: &mut dyn Host, sh: &Shared<'_>, c: CallFrame) -> io::Result<()
     sh.inflight.started(&CallStart {
         id: &id,
         progress_token: c.progress.then_some("0"),
+        log_level: c.log,
         version: Version::V2026_07_28,
     });
     let progress = sh.inflight.progress();
     let wake = {
         let mut st = lock(&sh.state);
-        st.running = Some((c.seq, c.progress));
+        st.running = Some((c.seq, c.progress || c.log.is_some()));
         st.since = Some(Instant::now());
         st.parked
     };
@@ -255,8 +256,11 @@ fn run_call(host: &mut dyn Host, sh: &Shared<'_>, c: CallFrame) -> io::Result<()
     write_frame(&mut out, &FromWorker::Result { seq: c.seq, outcome })
 }
 
-/// Send the tool's report waiting, if any.
+/// Send the tool's log messages and report waiting, if any.
 fn forward(out: &mut File, progress: Option<&Progress>, seq: u64) -> io::Result<()> {
+    for entry in progress.map(Progress::forward_logs).unwrap_or_default() {
+        write_frame(out, &FromWorker::Log { seq, entry })?;
+    }
     if let Some((progress, total, message)) = progress.and_then(Progress::forward_report) {
         write_frame(out, &FromWorker::Progress { seq, progress, total, message })?;
     }

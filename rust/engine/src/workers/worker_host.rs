@@ -146,7 +146,8 @@ impl Host for WorkerHost<'_> {
             tool,
             arguments: arguments.map(|a| serde_json::to_string(a).unwrap_or_else(|_| "{}".into())),
             context: ctx.clone(),
-            progress: call.as_ref().is_some_and(|c| c.has_progress()),
+            progress: call.as_ref().and_then(|c| c.progress()).is_some_and(|p| p.token().is_some()),
+            log: call.as_ref().and_then(|c| c.progress()).and_then(|p| p.log_level()),
         };
         self.last = Some(WorkerRun {
             worker: (self.slot + 1) as u32,

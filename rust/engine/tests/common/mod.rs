@@ -779,7 +779,7 @@ fn check_result(kind: &ResultKind, r: &Value, calls: &[CallRecord]) -> Result<()
                 return Err(format!("initialize members {:?}", keys(r)));
             }
             if r["protocolVersion"] != v.as_str()
-                || r["capabilities"] != serde_json::json!({"tools": {"listChanged": false}})
+                || r["capabilities"] != serde_json::json!({"tools": {"listChanged": false}, "logging": {}})
                 || r["serverInfo"] != server_info_value()
                 || r["instructions"] != INSTRUCTIONS
             {
@@ -794,7 +794,7 @@ fn check_result(kind: &ResultKind, r: &Value, calls: &[CallRecord]) -> Result<()
             }
             if r["resultType"] != "complete"
                 || r["supportedVersions"] != supported
-                || r["capabilities"] != serde_json::json!({"tools": {"listChanged": false}})
+                || r["capabilities"] != serde_json::json!({"tools": {"listChanged": false}, "logging": {}})
                 || r["instructions"] != INSTRUCTIONS
                 || r["ttlMs"] != 300000
                 || r["cacheScope"] != "public"

@@ -13,7 +13,7 @@ test('v1 client: initialize handshake, list and call tools', async () => {
   try {
     assert.equal(client.getServerVersion().name, 'mcplite');
     assert.equal(client.getInstructions(), INSTRUCTIONS);
-    assert.deepEqual(client.getServerCapabilities(), { tools: { listChanged: false } });
+    assert.deepEqual(client.getServerCapabilities(), { tools: { listChanged: false }, logging: {} });
     await exercise(client, { modern: false });
     await client.ping();
   } finally {

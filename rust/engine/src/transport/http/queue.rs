@@ -254,8 +254,9 @@ fn refuse_busy(sh: &Shared, mut session: LegacyState, incoming: Incoming, via: O
 }
 
 /// Answer a `tools/call` request: queue it for the serving thread, then
-/// wait for its answer (JSON) or stream its progress and answer (SSE, when
-/// it has a progress token and the client accepts SSE). `scope` is the
+/// wait for its answer (JSON) or stream its progress, log messages and
+/// answer (SSE, when it has a progress token or a log level and the client
+/// accepts SSE). `scope` is the
 /// legacy session id, `None` for a modern call, which is cancelled when its
 /// client goes away.
 pub(super) async fn call_tool(
@@ -271,7 +272,11 @@ pub(super) async fn call_tool(
     let Incoming::Message(msg) = &incoming else { unreachable!("only messages reach here") };
     let raw_id = msg.id.clone().unwrap_or_else(|| "null".into());
     let id = serde_json::from_str(&raw_id).unwrap_or(Value::Null);
-    let streamed = sse::accepts_sse(h) && progress_token(msg.params.as_ref()).is_some();
+    // RULES C6.1, G3.1: a call whose client listens to its progress or its
+    // log messages, and accepts SSE, is answered with a stream.
+    let listens = progress_token(msg.params.as_ref()).is_some()
+        || progress_of(msg, &session).is_some_and(|(l, _)| l.log.is_some());
+    let streamed = sse::accepts_sse(h) && listens;
     let legacy = scope.is_some();
     let no = calls.next_job.fetch_add(1, Ordering::SeqCst);
     let scope = scope.map_or_else(|| format!("#{no}"), str::to_owned);

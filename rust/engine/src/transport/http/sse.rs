@@ -130,7 +130,7 @@ async fn stream_call(
                     if waiting {
                         progress = started.try_recv().ok();
                     }
-                    if let Some(last) = progress.as_ref().and_then(|p| p.take_final()) {
+                    while let Some(last) = progress.as_ref().and_then(|p| p.take_final()) {
                         if tx.send(sse_event(&last)).await.is_err() {
                             return;
                         }
@@ -145,7 +145,8 @@ async fn stream_call(
                 progress = p.ok();
             }
             () = tick => {
-                if let Some(line) = progress.as_ref().and_then(|p| p.poll(Instant::now())) {
+                // Everything due now: log messages go out together (RULES G3.1).
+                while let Some(line) = progress.as_ref().and_then(|p| p.poll(Instant::now())) {
                     if tx.send(sse_event(&line)).await.is_err() {
                         return;
                     }
