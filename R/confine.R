@@ -87,21 +87,7 @@ confine_limits <- function() {
 # seconds: MCPLITE_CALL_CPU, a whole number of seconds of at least 1, or
 # "none" (Inf); default 600.
 confine_call_cpu <- function() {
-  value <- Sys.getenv("MCPLITE_CALL_CPU", "")
-  if (!nzchar(value)) {
-    return(600)
-  }
-  if (identical(tolower(trimws(value)), "none")) {
-    return(Inf)
-  }
-  if (!grepl("^\\s*[0-9]+\\s*$", value) || as.numeric(value) < 1) {
-    abort(
-      "The environment variable `MCPLITE_CALL_CPU` must be a whole number of seconds of at least 1, ",
-      "or \"none\", not \"", value, "\".",
-      class = "mcplite_error_workers"
-    )
-  }
-  as.numeric(value)
+  env_seconds("MCPLITE_CALL_CPU", 600)
 }
 
 # A number of bytes from the environment variable `var` (RULES N5.3, N7.2).

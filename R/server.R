@@ -363,16 +363,17 @@
 #' `MCPLITE_CONFINE_FILE_SIZE`, for example to `"16G"` or `"none"`): beyond
 #' them R fails with an error and the worker goes on. A call that uses more
 #' than 600 seconds of CPU time (`MCPLITE_CALL_CPU`) ends its worker, and the
-#' call fails with an error saying so. A worker still busy 5
-#' seconds after its call was cancelled (a loop in compiled code) is killed
-#' and replaced. The kernel's Landlock, resource limits and seccomp enforce
+#' call fails with an error saying so. A call in any worker that runs longer
+#' than an hour of wall time (`MCPLITE_CALL_TIMEOUT`, seconds or `"none"`) is
+#' interrupted (its `on.exit()` handlers run) and fails with an error saying
+#' so. A worker still busy 5 seconds after its call was cancelled or timed out
+#' (a loop in compiled code) is killed and replaced. The kernel's Landlock, resource limits and seccomp enforce
 #' this, so it holds even for a tool that the classifier of
 #' [package_tools()] would have let through.
 #'
 #' Load every package and read every file the tools need before
 #' `mcp_server()`: after it, a worker can load only what lies under the
-#' library paths. Not confined: the server process itself, wall time (a call
-#' that waits runs until it returns or is cancelled), and your script's variables,
+#' library paths. Not confined: the server process itself, and your script's variables,
 #' which your own tools can reach (keep secrets out of them and read tokens
 #' from the environment). Where the kernel cannot confine (macOS,
 #' Windows, a kernel without Landlock, or a server without a script to start

@@ -43,6 +43,7 @@ worker_options <- function(workers, max_queue, confine = FALSE, host_tools = NUL
   }
   growth <- worker_memory_growth()
   call_cpu <- if (confine) confine_call_cpu() else Inf
+  call_timeout <- worker_call_timeout()
   if (.Platform$OS.type == "windows") {
     abort(
       "Worker processes (`workers` greater than 1) are available on Linux and macOS only; ",
@@ -54,8 +55,35 @@ worker_options <- function(workers, max_queue, confine = FALSE, host_tools = NUL
   list(
     workers = n, max_queue = queue, program = cmd$program, args = cmd$args, env = cmd$env, cwd = getwd(),
     start_timeout = worker_start_timeout, max_growth = growth, call_cpu = call_cpu,
-    tmp_root = tempdir(), host_tools = as.character(host_tools)
+    call_timeout = call_timeout, tmp_root = tempdir(), host_tools = as.character(host_tools)
   )
+}
+
+# RULES N7.7: the wall time one call may take in a worker, in seconds:
+# MCPLITE_CALL_TIMEOUT (default 3600).
+worker_call_timeout <- function() {
+  env_seconds("MCPLITE_CALL_TIMEOUT", 3600)
+}
+
+# Seconds from the environment variable `var`: a whole number of at least 1,
+# or "none" (Inf); `default` when unset. Anything else stops the server
+# before a worker starts.
+env_seconds <- function(var, default) {
+  value <- Sys.getenv(var, "")
+  if (!nzchar(value)) {
+    return(default)
+  }
+  if (identical(tolower(trimws(value)), "none")) {
+    return(Inf)
+  }
+  if (!grepl("^\\s*[0-9]+\\s*$", value) || as.numeric(value) < 1) {
+    abort(
+      "The environment variable `", var, "` must be a whole number of seconds of at least 1, ",
+      "or \"none\", not \"", value, "\".",
+      class = "mcplite_error_workers"
+    )
+  }
+  as.numeric(value)
 }
 
 # RULES N5.3: how much more memory than at its start a worker may keep after

@@ -239,6 +239,54 @@ mcp_server(tools, workers = 2, instructions = "SECRET-in-the-script")
   check(run_r(file.path(R.home("bin"), "Rscript"), c("--vanilla", "server.R"), input))
 })
 
+test_that("N7.7: the wall time of a call in a worker is read from the environment", {
+  withr::local_envvar(MCPLITE_CALL_TIMEOUT = NA)
+  expect_identical(worker_call_timeout(), 3600)
+  withr::local_envvar(MCPLITE_CALL_TIMEOUT = "90")
+  expect_identical(worker_call_timeout(), 90)
+  withr::local_envvar(MCPLITE_CALL_TIMEOUT = "none")
+  expect_identical(worker_call_timeout(), Inf)
+  for (bad in c("0", "2.5", "soon", "-1")) {
+    withr::local_envvar(MCPLITE_CALL_TIMEOUT = bad)
+    expect_error(worker_call_timeout(), "`MCPLITE_CALL_TIMEOUT` must be a whole number of seconds",
+                 class = "mcplite_error_workers")
+  }
+})
+
+test_that("N7.7: a call over its wall time is interrupted, its clean-up runs, and the worker serves the next call", {
+  skip_on_cran()
+  skip_if_not_installed("processx")
+  skip_on_os("windows")
+  mark <- withr::local_tempfile()
+  script <- sprintf('
+library(mcplite)
+tools <- list(
+  tool(function() { on.exit(writeLines("cleaned", %s)); Sys.sleep(120); "woke" }, name = "nap", description = "x"),
+  tool(function() Sys.getpid(), name = "pid", description = "x")
+)
+mcp_server(tools, workers = 2)
+', deparse(mark))
+  input <- c(
+    calls_input[[1]],
+    '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nap"}}',
+    '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"pid"}}'
+  )
+  withr::local_envvar(MCPLITE_CALL_TIMEOUT = "2")
+  t0 <- Sys.time()
+  res <- run_r(file.path(R.home("bin"), "Rscript"), c("--vanilla", "-e", script), input)
+  expect_lt(as.numeric(difftime(Sys.time(), t0, units = "secs")), 100)
+  expect_identical(res$status, 0L, info = res$stderr)
+  msgs <- lapply(strsplit(sub("\n$", "", res$stdout), "\n", fixed = TRUE)[[1]], jsonlite::fromJSON,
+                 simplifyVector = FALSE)
+  nap <- Filter(function(m) identical(m$id, 1L), msgs)[[1]]
+  expect_true(nap$result$isError)
+  expect_match(nap$result$content[[1]]$text, "ran longer than 2 s", fixed = TRUE)
+  expect_match(nap$result$content[[1]]$text, "MCPLITE_CALL_TIMEOUT", fixed = TRUE)
+  expect_identical(readLines(mark), "cleaned")
+  pid <- Filter(function(m) identical(m$id, 2L), msgs)[[1]]
+  expect_match(pid$result$content[[1]]$text, "^[0-9]+$")
+})
+
 test_that("H7.1, H7.3, N5.1: over HTTP with workers, the logs name outcomes, the crashed call's tool and token, and count", {
   skip_on_os("windows")
   tokens <- withr::local_tempfile()

@@ -613,6 +613,37 @@ mod unix {
     #[cfg(not(target_os = "linux"))]
     fn n7_5_a_call_over_its_cpu_time_ends_its_worker() {}
 
+    fn n7_7_a_call_over_its_wall_time_is_interrupted_or_its_worker_killed() {
+        let mut opts = options(1, &[]);
+        opts.call_timeout = Some(Duration::from_millis(400));
+        opts.interrupt_grace = Duration::from_millis(300);
+        let pool = Pool::start(opts).unwrap();
+        let dir = temp_dir("wall");
+        let file = dir.join("ended");
+        let (waited, deaf, quick, pids) = with_pool(&pool, |jobs| {
+            let p0 = text(&get(&call(jobs, "pid", json!({}), None)).0);
+            // Interrupted: its on.exit runs, the same worker goes on.
+            let f = file.to_str().unwrap();
+            let waited = text(&get(&call(jobs, "sleep", json!({"ms": 60_000, "file": f}), None)).0);
+            let p1 = text(&get(&call(jobs, "pid", json!({}), None)).0);
+            // Deaf to the interrupt: killed `interrupt_grace` later, replaced.
+            let deaf = text(&get(&call(jobs, "sleep", json!({"ms": 60_000, "deaf": true}), None)).0);
+            let quick = text(&get(&call(jobs, "sleep", json!({"ms": 10}), None)).0);
+            let p2 = text(&get(&call(jobs, "pid", json!({}), None)).0);
+            (waited, deaf, quick, (p0, p1, p2))
+        });
+        assert!(waited.starts_with("The tool call ran longer than 0.4 s"), "{waited}");
+        assert!(waited.contains("MCPLITE_CALL_TIMEOUT"), "{waited}");
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "interrupted", "the tool's clean-up ran");
+        assert_eq!(pids.0, pids.1, "an interrupted call keeps its worker");
+        assert!(deaf.contains("ran longer than 0.4 s"), "{deaf}");
+        assert!(deaf.contains("did not stop within 0.3 s of its interrupt (it was killed)"), "{deaf}");
+        assert_eq!(quick, "slept", "a short call runs under the limit");
+        assert_ne!(pids.1, pids.2, "a new worker after the kill");
+        assert_eq!(pool.stats().restarts, 1);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     fn c2_progress_reports_reach_the_call() {
         let pool = Pool::start(options(1, &[])).unwrap();
         let calls = Calls::new(Arc::new(Inflight::new(ProgressPolicy::default(), None)));
@@ -1367,6 +1398,10 @@ mod unix {
                 n5_a_worker_that_keeps_too_much_memory_after_a_call_is_replaced,
             ),
             ("n7_5_a_call_over_its_cpu_time_ends_its_worker", n7_5_a_call_over_its_cpu_time_ends_its_worker),
+            (
+                "n7_7_a_call_over_its_wall_time_is_interrupted_or_its_worker_killed",
+                n7_7_a_call_over_its_wall_time_is_interrupted_or_its_worker_killed,
+            ),
             ("n6_4_a_workers_temporary_directory_goes_with_it", n6_4_a_workers_temporary_directory_goes_with_it),
             ("c2_progress_reports_reach_the_call", c2_progress_reports_reach_the_call),
             ("n6_workers_end_with_their_pool", n6_workers_end_with_their_pool),

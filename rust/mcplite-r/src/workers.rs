@@ -72,6 +72,10 @@ pub fn start_pool(opts: &Robj, server: &Server) -> error::Result<Option<Pool>> {
     if let Some(v) = m.get("call_cpu").and_then(|r| r.as_real()).filter(|v| v.is_finite() && *v > 0.0) {
         o.call_cpu = Some(Duration::from_secs_f64(v));
     }
+    // RULES N7.7: seconds of wall time per call, or absent.
+    if let Some(v) = m.get("call_timeout").and_then(|r| r.as_real()).filter(|v| v.is_finite() && *v > 0.0) {
+        o.call_timeout = Some(Duration::from_secs_f64(v));
+    }
     Pool::start(o).map(Some).map_err(|e| Error::new(Kind::Workers, format!("{e}.")))
 }
 

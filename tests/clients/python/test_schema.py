@@ -201,11 +201,9 @@ def build_modern() -> Session:
         {"name": "echo", "_meta": {**no_caps, "io.modelcontextprotocol/clientCapabilities": []}},
         error=-32602,
     )
-    s.request(
-        "bad-info",
-        "tools/list",
-        {"_meta": {**m, "io.modelcontextprotocol/clientInfo": "junk", "io.modelcontextprotocol/logLevel": 3}},
-    )
+    s.request("bad-info", "tools/list", {"_meta": {**m, "io.modelcontextprotocol/clientInfo": "junk"}})
+    # RULES G1.2: a log level that names no level is refused
+    s.request("bad-level", "tools/list", {"_meta": {**m, "io.modelcontextprotocol/logLevel": 3}}, error=-32602)
     s.add(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized", "params": {"_meta": m}}))
     # legacy traffic interleaved on the same stream: not initialized, ping works
     s.request("legacy-list", "tools/list", error=-32600)

@@ -86,6 +86,10 @@ pub struct PoolOptions {
     /// The most CPU time one call may take in its worker before the kernel
     /// ends the worker (RULES N7.5); `None`: no limit.
     pub call_cpu: Option<Duration>,
+    /// The most wall time one call may take in its worker (RULES N7.7):
+    /// then it is interrupted, and its worker killed and replaced when it
+    /// has not stopped `interrupt_grace` later; `None`: no limit.
+    pub call_timeout: Option<Duration>,
 }
 
 impl PoolOptions {
@@ -101,6 +105,7 @@ impl PoolOptions {
             interrupt_grace: Duration::from_secs(5),
             max_growth: Some(1 << 30),
             call_cpu: None,
+            call_timeout: None,
         }
     }
 }

@@ -206,14 +206,21 @@ impl Worker {
     /// Run one call: send it, relay its progress, return its outcome.
     ///
     /// A call still running `grace` after its cancellation kills the worker
-    /// (RULES N4.3): its outcome is then [`Fail::Died`].
+    /// (RULES N4.3): its outcome is then [`Fail::Died`]. A call still running
+    /// after `timeout` is interrupted, and its worker killed `grace` later
+    /// if it has not stopped (RULES N7.7); either way the call's tool error
+    /// says why.
     pub(super) fn call(
         &mut self,
         frame: CallFrame,
         state: Option<&CallState>,
         grace: Duration,
+        timeout: Option<Duration>,
     ) -> Result<Result<ToolResult, ToolFailure>, Fail> {
         let seq = frame.seq;
+        let started = Instant::now();
+        // When the call's wall time ran out and it was interrupted.
+        let mut timed_out: Option<Instant> = None;
         self.link.send(&ToWorker::Call(frame)).map_err(|_| Fail::Died(self.ended()))?;
         // Attached only now, so that a cancellation's interrupt never reaches
         // the worker before the call it is for (the worker would drop it);
@@ -229,9 +236,15 @@ impl Worker {
             // With a call state, wake at least every WATCH_EVERY to see
             // whether the call was cancelled or interrupted at a stop, and
             // has outlived its grace.
-            let deadline = state.map(|_| Instant::now() + WATCH_EVERY);
+            let deadline = (state.is_some() || timeout.is_some()).then(|| Instant::now() + WATCH_EVERY);
             match self.next_frame_spin(deadline, spin)? {
-                Some(FromWorker::Result { seq: s, outcome }) if s == seq => return Ok(outcome),
+                Some(FromWorker::Result { seq: s, outcome }) if s == seq => {
+                    return Ok(match (outcome, timeout.filter(|_| timed_out.is_some())) {
+                        // Interrupted for its time: the tool error says so.
+                        (Err(ToolFailure::Interrupted), Some(limit)) => Err(ToolFailure::Error(timeout_text(limit))),
+                        (outcome, _) => outcome,
+                    });
+                }
                 Some(FromWorker::Progress { seq: s, progress, total, message }) if s == seq => {
                     if let Some(c) = state {
                         c.report(progress, total, message.as_deref());
@@ -257,6 +270,28 @@ impl Worker {
                         "did not stop within {} s of the call's cancellation (it was killed)",
                         grace.as_secs_f64()
                     )));
+                }
+            }
+            // RULES N7.7: out of wall time, interrupted once; killed when it
+            // has not stopped `grace` later.
+            if let Some(limit) = timeout {
+                match timed_out {
+                    None if started.elapsed() >= limit => {
+                        timed_out = Some(Instant::now());
+                        let _ = self.link.send(&ToWorker::Interrupt { seq });
+                    }
+                    Some(since) if since.elapsed() >= grace => {
+                        sys::kill(&mut self.child);
+                        let _ = self.child.wait();
+                        self.flush_output();
+                        return Err(Fail::Died(format!(
+                            "ran longer than {} s, the most one call may take (MCPLITE_CALL_TIMEOUT), and did not \
+                             stop within {} s of its interrupt (it was killed)",
+                            limit.as_secs_f64(),
+                            grace.as_secs_f64()
+                        )));
+                    }
+                    _ => {}
                 }
             }
             // RULES H4.2, N6.1: a call interrupted at the end of a stopping
@@ -297,4 +332,14 @@ impl Worker {
         let _ = self.child.wait();
         self.flush_output();
     }
+}
+
+/// The tool error of a call interrupted because it ran out of wall time
+/// (RULES N7.7).
+fn timeout_text(limit: Duration) -> String {
+    format!(
+        "The tool call ran longer than {} s, the most one call may take on this server (MCPLITE_CALL_TIMEOUT), \
+         so it was interrupted and has no result.",
+        limit.as_secs_f64()
+    )
 }

@@ -168,7 +168,7 @@ impl Host for WorkerHost<'_> {
         }
         let busy = &self.pool.counters.busy;
         busy.fetch_add(1, Ordering::SeqCst);
-        let out = w.call(frame, call.as_deref(), self.pool.opts.interrupt_grace);
+        let out = w.call(frame, call.as_deref(), self.pool.opts.interrupt_grace, self.pool.opts.call_timeout);
         busy.fetch_sub(1, Ordering::SeqCst);
         if out.is_ok() {
             // The driver is free once the answer is out, and a client that
