@@ -51,8 +51,21 @@ mod unix {
     /// Long enough for anything to happen; a test that waits this long failed.
     const PATIENCE: Duration = Duration::from_secs(30);
 
-    const TOOLS: [&str; 12] =
-        ["echo", "pid", "sleep", "exit", "segv", "progress", "meet", "slow_exit", "grow", "burn", "tmpdir", "mark"];
+    const TOOLS: [&str; 13] = [
+        "echo",
+        "pid",
+        "sleep",
+        "exit",
+        "segv",
+        "progress",
+        "meet",
+        "slow_exit",
+        "grow",
+        "burn",
+        "tmpdir",
+        "mark",
+        "forge",
+    ];
 
     // ---- the worker ------------------------------------------------------
 
@@ -180,6 +193,18 @@ mod unix {
                     let sum: u64 = kept.iter().step_by(4096).map(|b| *b as u64).sum();
                     std::mem::forget(kept);
                     Ok(ToolResult::text(sum.to_string()))
+                }
+                "forge" => {
+                    // What code that took over a worker could send: JSON text
+                    // that ends the line and starts a message of its own.
+                    let mut r = ToolResult::text("forged");
+                    let forged = r#"1}}
+{"jsonrpc":"2.0","id":"victim","result":{"content":[]}}"#;
+                    match arg(a, "where").and_then(Value::as_str) {
+                        Some("meta") => r.meta = vec![("k".into(), forged.into())],
+                        _ => r.structured = Some(forged.into()),
+                    }
+                    Ok(r)
                 }
                 _ => {
                     std::thread::sleep(Duration::from_millis(ms));
@@ -612,6 +637,25 @@ mod unix {
 
     #[cfg(not(target_os = "linux"))]
     fn n7_5_a_call_over_its_cpu_time_ends_its_worker() {}
+
+    fn n7_8_json_text_from_a_worker_cannot_break_the_servers_framing() {
+        let pool = Pool::start(options(1, &[])).unwrap();
+        let (structured, meta, next) = with_pool(&pool, |jobs| {
+            let s = text(&get(&call(jobs, "forge", json!({}), None)).0);
+            let m = text(&get(&call(jobs, "forge", json!({"where": "meta"}), None)).0);
+            let n = text(&get(&call(jobs, "echo", json!({"c": 1}), None)).0);
+            (s, m, n)
+        });
+        for why in [&structured, &meta] {
+            assert!(
+                why.contains("broke the worker protocol (malformed frame: a control character in JSON text)"),
+                "{why}"
+            );
+            assert!(!why.contains("victim"), "{why}");
+        }
+        assert_eq!(next, r#"{"c":1}"#, "a new worker serves the next call");
+        assert_eq!(pool.stats().restarts, 2);
+    }
 
     fn n7_7_a_call_over_its_wall_time_is_interrupted_or_its_worker_killed() {
         let mut opts = options(1, &[]);
@@ -1398,6 +1442,10 @@ mod unix {
                 n5_a_worker_that_keeps_too_much_memory_after_a_call_is_replaced,
             ),
             ("n7_5_a_call_over_its_cpu_time_ends_its_worker", n7_5_a_call_over_its_cpu_time_ends_its_worker),
+            (
+                "n7_8_json_text_from_a_worker_cannot_break_the_servers_framing",
+                n7_8_json_text_from_a_worker_cannot_break_the_servers_framing,
+            ),
             (
                 "n7_7_a_call_over_its_wall_time_is_interrupted_or_its_worker_killed",
                 n7_7_a_call_over_its_wall_time_is_interrupted_or_its_worker_killed,
