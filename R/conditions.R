@@ -31,6 +31,10 @@
 #' * `mcplite_error_session`: [mcp_session()] could not open the session (its
 #'   directory is not private to the user, or the socket cannot be created),
 #'   or a live R session cannot be reached.
+#' * `mcplite_error_live`: a tool call routed to a live R session could not
+#'   run there or failed there (the session is busy, went away, or refused
+#'   the call), or a live-session tool was given an argument it cannot use;
+#'   its message is the tool error the client reads.
 #' * `mcplite_error_progress`: [mcp_progress()] was given something it cannot
 #'   report: not a single finite number, or (while a client listens) a value
 #'   not above the previous one.
@@ -75,7 +79,7 @@
 #' @name mcplite_error
 #' @aliases mcplite_error_argument mcplite_warning mcplite_warning_client mcplite_warning_insecure
 #'   mcplite_error_server_running mcplite_error_stdio mcplite_error_http
-#'   mcplite_error_option mcplite_error_json mcplite_error_handler mcplite_error_session
+#'   mcplite_error_option mcplite_error_json mcplite_error_handler mcplite_error_session mcplite_error_live
 #'   mcplite_error_progress mcplite_error_workers mcplite_error_internal mcplite_error_client
 #'   mcplite_error_tool mcplite_error_rpc mcplite_error_timeout mcplite_error_connection
 #'   mcplite_error_tls mcplite_error_ignored_tool

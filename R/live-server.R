@@ -15,6 +15,13 @@
 
 live_builtin_names <- c("list_r_sessions", "select_r_session")
 
+# The error of a live-session tool call (the session is busy, gone or
+# refused the call; a session tool's argument is wrong): its message is the
+# tool error the model reads, its class `mcplite_error_live` (RULES R9.2).
+abort_live <- function(...) {
+  abort(..., class = "mcplite_error_live", call = NULL)
+}
+
 # server_spec() plus the session tools and the routing. `wait`: seconds a
 # call waits for a busy session.
 live_server_spec <- function(tools, wait) {
@@ -86,14 +93,14 @@ live_dispatch <- function(state, name, fun, args, kind, retried = FALSE) {
   }
   req <- if (kind == "code") list(code = args$code) else list(fun = fun, args = args)
   body <- tryCatch(serialize(req, NULL), error = function(e) {
-    stop("`", name, "` could not be sent to the R session: ", conditionMessage(e), call. = FALSE)
+    abort_live("`", name, "` could not be sent to the R session: ", conditionMessage(e))
   })
   fields <- list(kind = kind, tool = name)
   res <- engine_live_call(conn, as.character(fixed_json(fields)), body, state$wait)
   id <- state$id
   switch(res$status,
     done = live_outcome(res, kind),
-    busy = stop(
+    busy = abort_live(
       "The R session ", id, " stayed busy for ", format(state$wait), " s (its user's own code ",
       "is running, or R is waiting inside a function), so `", name, "` did not run there. ",
       "Try again once the session is back at its prompt, or select another session.",
@@ -102,15 +109,15 @@ live_dispatch <- function(state, name, fun, args, kind, retried = FALSE) {
     gone = {
       live_forget(state)
       if (isTRUE(res$started)) {
-        stop("The R session ", id, " went away while it ran `", name, "` (", res$reason,
-             "); what the call did there is unknown. No session is selected now.", call. = FALSE)
+        abort_live("The R session ", id, " went away while it ran `", name, "` (", res$reason,
+             "); what the call did there is unknown. No session is selected now.")
       }
       # RULES R10.6: a session opened again (mcp_session() called anew)
       # listens under the same id: select it again and send the call once more.
       if (!retried && !is.null(tryCatch(live_select_session(state, id), error = function(e) NULL))) {
         return(live_dispatch(state, name, fun, args, kind, retried = TRUE))
       }
-      stop(
+      abort_live(
         "The selected R session ", id, " is gone (", res$reason, "), so `", name, "` did not run, ",
         "there or anywhere else. No session is selected now: use list_r_sessions and ",
         "select_r_session to pick another one (select_r_session with id \"server\" runs tools in ",
@@ -121,7 +128,7 @@ live_dispatch <- function(state, name, fun, args, kind, retried = FALSE) {
     # A cancelled call: end it as an interrupt (RULES C4); a call already
     # running in the session runs to its end there.
     interrupted = invokeRestart("abort"),
-    stop("mcplite: unknown live-session outcome (a bug).", call. = FALSE)
+    abort_live("mcplite: unknown live-session outcome (a bug).")
   )
 }
 
@@ -141,7 +148,7 @@ live_outcome <- function(res, kind) {
   h <- json_decode(res$header)
   status <- h$status %||% "failed"
   if (status %in% c("refused", "failed")) {
-    stop(if (status == "failed") "The R session could not run the call: ", h$message, call. = FALSE)
+    abort_live(if (status == "failed") "The R session could not run the call: ", h$message)
   }
   p <- unserialize(res$body)
   if (kind == "code") {
@@ -152,7 +159,7 @@ live_outcome <- function(res, kind) {
     }, "")
     text <- paste(c(p$output, said), collapse = "\n")
     if (status == "error") {
-      stop(if (nzchar(text)) paste0(text, "\n"), "Error: ", h$message, call. = FALSE)
+      abort_live(if (nzchar(text)) paste0(text, "\n"), "Error: ", h$message)
     }
     text <- if (nzchar(text)) text else if (is.null(p$value)) "(the code printed nothing)" else "(the code drew a plot)"
     # What it drew: image blocks after the text (R10.8).
@@ -171,7 +178,7 @@ live_outcome <- function(res, kind) {
     if (identical(cnd$type, "warning")) warning(cnd$message, call. = FALSE) else message(cnd$message)
   }
   if (status == "error") {
-    stop(h$message, call. = FALSE)
+    abort_live(h$message)
   }
   p$value
 }
@@ -180,7 +187,7 @@ live_outcome <- function(res, kind) {
 # gone), with `note` added to its answer. run_r_code never runs here.
 live_here <- function(fun, args, kind, note) {
   if (kind == "code") {
-    stop(
+    abort_live(
       "No R session is selected, so the code did not run: run_r_code runs code only in an R ",
       "session that is selected (list_r_sessions, select_r_session) and whose user opened it ",
       "with mcp_session(allow_code = TRUE). It never runs in the server.",
@@ -188,7 +195,7 @@ live_here <- function(fun, args, kind, note) {
     )
   }
   value <- tryCatch(do.call(fun, args, quote = TRUE), error = function(e) {
-    stop(conditionMessage(e), "\n(", note, ")", call. = FALSE)
+    abort_live(conditionMessage(e), "\n(", note, ")")
   })
   res <- if (inherits(value, "mcplite_tool_result") || any(startsWith(class(value), "ellmer::"))) {
     normalize_result(value)
@@ -211,7 +218,7 @@ live_value_text <- function(value) {
     return("[]")
   }
   tryCatch(as.character(payload_json(value)), error = function(e) {
-    stop("The tool's return value could not be converted to JSON: ", conditionMessage(e), call. = FALSE)
+    abort_live("The tool's return value could not be converted to JSON: ", conditionMessage(e))
   })
 }
 
@@ -292,7 +299,7 @@ live_duration <- function(s) {
 
 live_select_session <- function(state, id) {
   if (!is_scalar_string(id) || !nzchar(id)) {
-    stop("`id` must be the id of a session, as list_r_sessions shows it.", call. = FALSE)
+    abort_live("`id` must be the id of a session, as list_r_sessions shows it.")
   }
   if (identical(id, "server")) {
     live_forget(state)
@@ -304,11 +311,11 @@ live_select_session <- function(state, id) {
   has <- file.exists(file.path(dirs, paste0(id, ".sock")))
   dir <- if (any(has)) dirs[has][[1L]] else if (length(dirs)) dirs[[1L]]
   if (is.null(dir)) {
-    stop("There is no R session \"", id, "\": no R session was ever opened with mcp_session() ",
-         "by this user.", call. = FALSE)
+    abort_live("There is no R session \"", id, "\": no R session was ever opened with mcp_session() ",
+         "by this user.")
   }
   conn <- tryCatch(engine_live_connect(dir, id, 5), mcplite_error_session = function(e) {
-    stop(conditionMessage(e), ". Call list_r_sessions to see the open sessions.", call. = FALSE)
+    abort_live(conditionMessage(e), ". Call list_r_sessions to see the open sessions.")
   })
   info <- json_decode(engine_live_info(conn, 2))
   live_forget(state)

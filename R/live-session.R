@@ -213,7 +213,7 @@ live_evaluate <- function(h, body) {
     # RULES R10.8: what the code draws comes back as an image, drawn on a
     # device of ours (the user's stays current, R8.9).
     code = function() package_tool_call(function() live_run_code(req$code), function(value) NULL),
-    stop("unknown kind of call", call. = FALSE)
+    abort_live("unknown kind of call")
   )
   res <- live_capture(run)
   payload <- list(value = res$value, output = res$output, conditions = res$conditions)

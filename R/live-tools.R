@@ -111,11 +111,11 @@ live_size <- function(bytes) {
 live_describe_object <- function(name, rows = 6L) {
   env <- globalenv()
   if (!is_scalar_string(name) || !nzchar(name) || !exists(name, envir = env, inherits = FALSE)) {
-    stop("There is no object ", if (is_scalar_string(name)) paste0("`", name, "` "),
-         "in this R session's global environment; list_r_objects shows the objects.", call. = FALSE)
+    abort_live("There is no object ", if (is_scalar_string(name)) paste0("`", name, "` "),
+         "in this R session's global environment; list_r_objects shows the objects.")
   }
   if (!is.numeric(rows) || length(rows) != 1L || is.na(rows) || rows < 1 || rows > 100) {
-    stop("`rows` must be a whole number from 1 to 100.", call. = FALSE)
+    abort_live("`rows` must be a whole number from 1 to 100.")
   }
   x <- get(name, envir = env, inherits = FALSE)
   head_line <- paste0(
@@ -158,24 +158,24 @@ live_clip <- function(lines, max = 300L) {
 
 live_read_help <- function(topic, package = NULL) {
   if (!is_scalar_string(topic) || !nzchar(topic)) {
-    stop("`topic` must be a help topic such as \"lm\".", call. = FALSE)
+    abort_live("`topic` must be a help topic such as \"lm\".")
   }
   paths <- if (is.null(package)) {
     as.character(utils::help((topic)))
   } else {
     if (!is_scalar_string(package) || !nzchar(package)) {
-      stop("`package` must be a package name such as \"stats\".", call. = FALSE)
+      abort_live("`package` must be a package name such as \"stats\".")
     }
     as.character(tryCatch(utils::help((topic), package = (package)), error = function(e) character()))
   }
   if (length(paths) == 0L) {
-    stop("No help page for \"", topic, "\"", if (!is.null(package)) paste0(" in package ", package),
-         " among the packages this R session can find.", call. = FALSE)
+    abort_live("No help page for \"", topic, "\"", if (!is.null(package)) paste0(" in package ", package),
+         " among the packages this R session can find.")
   }
   if (length(paths) > 1L) {
-    stop("\"", topic, "\" is documented in several packages (",
+    abort_live("\"", topic, "\" is documented in several packages (",
          paste(basename(dirname(dirname(paths))), collapse = ", "),
-         "): call read_r_help again with `package`.", call. = FALSE)
+         "): call read_r_help again with `package`.")
   }
   pkg_dir <- dirname(dirname(paths))
   file <- basename(paths)

@@ -143,6 +143,14 @@ test_that("R10.1: mcp_session() does nothing outside an interactive session, and
                class = "mcplite_error")
 })
 
+test_that("R9.2: the errors of live-session tools are classed, their message is the tool error", {
+  err <- expect_error(live_describe_object("no_such_object_here"), class = "mcplite_error_live")
+  expect_s3_class(err, "mcplite_error")
+  expect_match(conditionMessage(err), "There is no object `no_such_object_here`", fixed = TRUE)
+  expect_null(conditionCall(err))
+  expect_error(live_read_help(""), "`topic` must be a help topic", class = "mcplite_error_live")
+})
+
 test_that("R10.5: without session_tools nothing changes; with it, the session tools are listed", {
   add <- tool(function(x) x + 1, name = "add", description = "Add one.", arguments = list(x = type_number()))
   expect_identical(names(handler_tools(mcp_handler(list(add)))), "add")
