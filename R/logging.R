@@ -68,12 +68,12 @@ log_levels <- c("debug", "info", "notice", "warning", "error", "critical", "aler
 # (rust/mcplite-r/src/host.rs). The conditions go on as before (to standard
 # error, or an error under warn = 2).
 log_tool_conditions <- function(expr) {
-  withCallingHandlers(
-    expr,
-    message = function(m) log_condition("info", m),
-    warning = function(w) log_condition("warning", w)
-  )
+  withCallingHandlers(expr, message = log_message, warning = log_warning)
 }
+
+# The handlers, made once (a closure per call would cost every call).
+log_message <- function(cnd) log_condition("info", cnd)
+log_warning <- function(cnd) log_condition("warning", cnd)
 
 log_condition <- function(level, cnd) {
   text <- tryCatch(conditionMessage(cnd), error = function(e) "")

@@ -769,8 +769,9 @@ impl CallWatch for Inflight {
         let id = serde_json::from_str(call.id).unwrap_or(Value::Null);
         let scope = self.next_scope.lock().unwrap_or_else(|e| e.into_inner()).take();
         // A ticker only has work for a call with progress: calls without a
-        // token wake no thread (a wake-up per call would cost every call).
-        let wake = progress.is_some();
+        // token wake no thread (a wake-up per call would cost every call; a
+        // call that listens to log messages alone wakes it when it logs).
+        let wake = progress.as_ref().is_some_and(|p| p.token.is_some());
         *self.running() = Some(Running { id, scope, progress, cancelled: false });
         if wake {
             self.notify();
@@ -785,7 +786,11 @@ impl CallWatch for Inflight {
                     // A cancelled call's progress has ended already; this
                     // keeps the last report of any other for the response.
                     p.finish();
-                    self.notify();
+                    // The ticker keeps time for heartbeats only; what a
+                    // call still owes, the transport writes itself.
+                    if p.token.is_some() {
+                        self.notify();
+                    }
                 }
                 r.cancelled
             }

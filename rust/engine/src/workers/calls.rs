@@ -95,7 +95,9 @@ impl Calls {
         if let Some(p) = &progress {
             p.set_waiting("a free worker");
         }
-        let wake = progress.is_some();
+        // Only heartbeats need the ticker to keep time: a call whose client
+        // listens to its log messages alone wakes it when it logs.
+        let wake = progress.as_ref().is_some_and(|p| p.token().is_some());
         let state = Arc::new(CallState {
             scope,
             id,
@@ -301,7 +303,9 @@ impl CallWatch for CallState {
         }
         let progress =
             listen.any().then(|| Arc::new(Progress::new(listen, call.version, self.waker.policy(), Instant::now())));
-        let wake = progress.is_some();
+        // Only heartbeats need the ticker to keep time: a call whose client
+        // listens to its log messages alone wakes it when it logs.
+        let wake = progress.as_ref().is_some_and(|p| p.token().is_some());
         if g.cancelled {
             if let Some(p) = &progress {
                 p.end();
@@ -331,7 +335,7 @@ impl CallWatch for CallState {
         // A ticker only has work for a call with progress: a call without
         // one wakes no thread as it ends (a wake-up per call, on the cores
         // the client and the workers need; as `Inflight::finished`).
-        let wake = g.progress.is_some();
+        let wake = g.progress.as_ref().is_some_and(|p| p.token().is_some());
         drop(g);
         if wake {
             self.waker.notify();
