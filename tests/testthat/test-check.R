@@ -55,6 +55,8 @@ bad_arguments <- list(
   list(quote(mcp_log("x", level = "loud")), "mcp_log", "level"),
   list(quote(mcp_manifest(list(), path = 1)), "mcp_manifest", "path"),
   list(quote(mcp_progress(progress = "half")), "mcp_progress", "progress"),
+  list(quote(prompt_template(name = "a b", description = "d", messages = "m")), "prompt_template", "name"),
+  list(quote(prompt_message(content = "m", role = "system")), "prompt_message", "role"),
   list(quote(mcp_server(list(), session_tools = "yes")), "mcp_server", "session_tools"),
   list(quote(mcp_server_info(x = 1)), "mcp_server_info", "x"),
   list(quote(mcp_session(allow_code = "yes")), "mcp_session", "allow_code"),

@@ -208,6 +208,12 @@ pub trait Host {
     /// The registry, in listing order. Called once when a server is built.
     fn tools(&mut self) -> Vec<ToolSpec>;
 
+    /// The prompts, in listing order (RULES section 16). Called once when a
+    /// server is built; the engine answers `prompts/*` itself from them.
+    fn prompts(&mut self) -> Vec<crate::prompts::PromptSpec> {
+        Vec::new()
+    }
+
     /// Run tool number `index` (position in [`Host::tools`]) with the parsed
     /// `arguments` object (`None` when absent or `null`).
     fn call_tool(

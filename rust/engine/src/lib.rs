@@ -61,6 +61,7 @@ pub mod numfmt;
 mod output_schema;
 pub mod progress;
 pub mod projection;
+pub mod prompts;
 mod schema_words;
 pub mod server;
 pub mod telemetry;

@@ -97,7 +97,7 @@ fn opt_str(out: &mut Vec<u8>, key: &[u8], val: &Option<String>) {
     }
 }
 
-fn write_block(out: &mut Vec<u8>, b: &Block, v: Version) {
+pub fn write_block(out: &mut Vec<u8>, b: &Block, v: Version) {
     out.extend_from_slice(b"{\"type\":");
     write_str(out, b.content.type_name());
     match &b.content {
@@ -276,8 +276,24 @@ pub fn server_info_json(name: &str, version: &str) -> String {
 }
 
 /// `capabilities` of this server, the same in every version: tools (the
-/// list never changes) and log messages (RULES G1.3).
-const CAPABILITIES: &[u8] = b"\"capabilities\":{\"tools\":{\"listChanged\":false},\"logging\":{}}";
+/// list never changes) and log messages (RULES G1.3)...
+const CAPABILITIES: &[u8] = b"\"capabilities\":{\"tools\":{\"listChanged\":false},\"logging\":{}";
+
+/// ...and prompts, when it has any (RULES Q1.1).
+const PROMPTS_CAPABILITY: &[u8] = b",\"prompts\":{\"listChanged\":false}";
+
+fn write_capabilities(out: &mut Vec<u8>, prompts: bool) {
+    out.extend_from_slice(CAPABILITIES);
+    if prompts {
+        out.extend_from_slice(PROMPTS_CAPABILITY);
+    }
+    out.push(b'}');
+}
+
+/// `"ttlMs":…,"cacheScope":…` of a modern listing (RULES M3, M4).
+pub fn write_cache_hints(out: &mut Vec<u8>) {
+    out.extend_from_slice(CACHE_HINTS);
+}
 
 /// How long (and for whom) a modern client may cache discovery and listing
 /// results (RULES M3, M4).
@@ -292,11 +308,17 @@ fn write_instructions(out: &mut Vec<u8>, instructions: Option<&str>) {
 
 /// The result object of a legacy `initialize` that settled on `v`
 /// (RULES L3).
-pub fn write_initialize_result(out: &mut Vec<u8>, v: Version, server_info: &str, instructions: Option<&str>) {
+pub fn write_initialize_result(
+    out: &mut Vec<u8>,
+    v: Version,
+    server_info: &str,
+    instructions: Option<&str>,
+    prompts: bool,
+) {
     out.extend_from_slice(b"{\"protocolVersion\":");
     write_str(out, v.as_str());
     out.push(b',');
-    out.extend_from_slice(CAPABILITIES);
+    write_capabilities(out, prompts);
     out.extend_from_slice(b",\"serverInfo\":");
     out.extend_from_slice(server_info.as_bytes());
     write_instructions(out, instructions);
@@ -306,11 +328,11 @@ pub fn write_initialize_result(out: &mut Vec<u8>, v: Version, server_info: &str,
 /// The result object of a modern `server/discover` (RULES M3): the
 /// versions in discovery order, capabilities, instructions, cache hints and
 /// the server identity.
-pub fn write_discover_result(out: &mut Vec<u8>, server_info: &str, instructions: Option<&str>) {
+pub fn write_discover_result(out: &mut Vec<u8>, server_info: &str, instructions: Option<&str>, prompts: bool) {
     out.extend_from_slice(b"{\"resultType\":\"complete\",\"supportedVersions\":");
     write_version_list(out);
     out.push(b',');
-    out.extend_from_slice(CAPABILITIES);
+    write_capabilities(out, prompts);
     write_instructions(out, instructions);
     out.push(b',');
     out.extend_from_slice(CACHE_HINTS);
@@ -466,11 +488,11 @@ mod tests {
     fn envelopes_per_version() {
         assert_eq!(server_info_json("mcplite", "0.1.0"), SI);
         assert_eq!(
-            text(|o| write_initialize_result(o, Version::V2025_06_18, SI, None)),
+            text(|o| write_initialize_result(o, Version::V2025_06_18, SI, None, false)),
             r#"{"protocolVersion":"2025-06-18","capabilities":{"tools":{"listChanged":false},"logging":{}},"serverInfo":{"name":"mcplite","version":"0.1.0"}}"#
         );
         assert_eq!(
-            text(|o| write_discover_result(o, SI, Some("a\nb"))),
+            text(|o| write_discover_result(o, SI, Some("a\nb"), false)),
             r#"{"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25","2025-06-18","2024-11-05"],"capabilities":{"tools":{"listChanged":false},"logging":{}},"instructions":"a\nb","ttlMs":300000,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcplite","version":"0.1.0"}}}"#
         );
         assert_eq!(text(|o| write_tools_list_result(o, b"[]", Version::V2024_11_05, SI)), r#"{"tools":[]}"#);

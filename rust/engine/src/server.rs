@@ -48,6 +48,7 @@ use crate::message::{contains_nul, parse_line, Incoming, Message};
 use crate::output_schema::OutputSchemas;
 use crate::progress::{progress_token, CallStart, CallWatch, NoWatch};
 use crate::projection::{self, Listings};
+use crate::prompts::{self, PromptSpec};
 use crate::telemetry::{ErrorText, SessionEnd, SpanEnd, SpanRecorder, SpanStart, Started, Via};
 use crate::version::{self, ClaimError, Era, Version, LEGACY_DEFAULT};
 
@@ -117,6 +118,9 @@ pub struct Server {
     outputs: OutputSchemas,
     /// `None` when tracing is off: then no span work happens at all.
     recorder: Option<Box<dyn SpanRecorder>>,
+    /// The prompts (RULES section 16) and their `prompts/list` array.
+    prompts: Vec<PromptSpec>,
+    prompt_listing: Vec<u8>,
 }
 
 // A transport may share one server between threads.
@@ -314,7 +318,19 @@ impl Server {
     /// Build a server from the host's registry.
     pub fn new(info: ServerInfo, host: &mut dyn Host) -> Server {
         let tools = host.tools();
-        Server::with_tools(info, tools)
+        let prompts = host.prompts();
+        Server::with_tools(info, tools).with_prompts(prompts)
+    }
+
+    /// The server with these prompts (RULES section 16).
+    pub fn with_prompts(mut self, prompts: Vec<PromptSpec>) -> Server {
+        self.prompt_listing = prompts::list_array(&prompts);
+        self.prompts = prompts;
+        self
+    }
+
+    fn has_prompts(&self) -> bool {
+        !self.prompts.is_empty()
     }
 
     pub fn with_tools(info: ServerInfo, tools: Vec<ToolSpec>) -> Server {
@@ -323,7 +339,18 @@ impl Server {
         let listings = Listings::new(&tools);
         let inputs = InputSchemas::new(&tools);
         let outputs = OutputSchemas::new(&tools);
-        Server { info, server_info_json, tools, by_name, listings, inputs, outputs, recorder: None }
+        Server {
+            info,
+            server_info_json,
+            tools,
+            by_name,
+            listings,
+            inputs,
+            outputs,
+            recorder: None,
+            prompts: Vec::new(),
+            prompt_listing: Vec::new(),
+        }
     }
 
     pub fn tools(&self) -> &[ToolSpec] {
@@ -564,6 +591,7 @@ impl Server {
                     v,
                     &self.server_info_json,
                     self.info.instructions.as_deref(),
+                    self.has_prompts(),
                 );
                 out.push(b'}');
                 Ok(ok(out, Some(v)))
@@ -582,6 +610,10 @@ impl Server {
             "tools/call" => {
                 let v = session.version.unwrap_or(LEGACY_DEFAULT);
                 self.tools_call(id, params, v, session.log_level, run).map_err(|e| (e, Some(v)))
+            }
+            "prompts/list" | "prompts/get" if self.has_prompts() => {
+                let v = session.version.unwrap_or(LEGACY_DEFAULT);
+                self.prompts_request(id, method, params, v).map_err(|e| (e, Some(v)))
             }
             logging::SET_LEVEL => match logging::set_level_params(params) {
                 // RULES G1.1: the session's level, answered with an empty result.
@@ -605,7 +637,9 @@ impl Server {
         meta: &Map<String, Value>,
         run: &mut ToolRun<'_>,
     ) -> Result<Outcome, (RpcError, Option<Version>)> {
-        if !matches!(method, "server/discover" | "tools/list" | "tools/call") {
+        let known = matches!(method, "server/discover" | "tools/list" | "tools/call")
+            || (self.has_prompts() && matches!(method, "prompts/list" | "prompts/get"));
+        if !known {
             return Err((RpcError::new(METHOD_NOT_FOUND), None));
         }
         let v = match version::check_modern_claim(meta) {
@@ -629,6 +663,7 @@ impl Server {
         let r = match method {
             "server/discover" => Ok(self.discover(id, v)),
             "tools/list" => self.tools_list(id, params, v),
+            "prompts/list" | "prompts/get" => self.prompts_request(id, method, params, v),
             _ => self.tools_call(id, params, v, log, run),
         };
         r.map_err(|e| (e, Some(v)))
@@ -636,28 +671,38 @@ impl Server {
 
     fn discover(&self, id: &str, v: Version) -> Outcome {
         let mut out = result_open(id, 300);
-        projection::write_discover_result(&mut out, &self.server_info_json, self.info.instructions.as_deref());
+        projection::write_discover_result(
+            &mut out,
+            &self.server_info_json,
+            self.info.instructions.as_deref(),
+            self.has_prompts(),
+        );
         out.push(b'}');
         ok(out, Some(v))
     }
 
-    fn tools_list(&self, id: &str, params: Option<&Value>, v: Version) -> Result<Outcome, RpcError> {
-        match params {
-            None | Some(Value::Null) => {}
-            Some(Value::Object(p)) => {
-                if let Some(m) = p.get("_meta") {
-                    if !m.is_object() {
-                        return Err(RpcError::new(INVALID_PARAMS));
-                    }
-                }
-                if let Some(c) = p.get("cursor") {
-                    if !c.is_null() {
-                        return Err(RpcError::detail(INVALID_PARAMS, "invalid cursor"));
-                    }
-                }
-            }
-            Some(_) => return Err(RpcError::new(INVALID_PARAMS)),
+    /// `prompts/list` and `prompts/get` (RULES Q1, Q2): answered from the
+    /// templates, without the host.
+    fn prompts_request(&self, id: &str, method: &str, params: Option<&Value>, v: Version) -> Result<Outcome, RpcError> {
+        if method == "prompts/list" {
+            check_list_params(params)?;
+            let mut out = result_open(id, self.prompt_listing.len() + 200);
+            prompts::write_list_result(&mut out, &self.prompt_listing, v, &self.server_info_json);
+            out.push(b'}');
+            return Ok(ok(out, Some(v)));
         }
+        let mut out = result_open(id, 512);
+        match prompts::write_get_result(&mut out, &self.prompts, params, v, &self.server_info_json) {
+            Ok(()) => {
+                out.push(b'}');
+                Ok(ok(out, Some(v)))
+            }
+            Err(e) => Err(RpcError { data: e.data(), ..RpcError::detail(INVALID_PARAMS, e.detail()) }),
+        }
+    }
+
+    fn tools_list(&self, id: &str, params: Option<&Value>, v: Version) -> Result<Outcome, RpcError> {
+        check_list_params(params)?;
         let listing = self.listings.get(v);
         let mut out = result_open(id, projection::tools_list_result_len(listing));
         projection::write_tools_list_result(&mut out, listing, v, &self.server_info_json);
@@ -812,6 +857,28 @@ struct ToolRun<'a> {
     watch: &'a dyn CallWatch,
     /// The transport, for telemetry.
     via: Option<&'a Via>,
+}
+
+/// The params of a listing (`tools/list`, `prompts/list`): one page, so a
+/// cursor that is not null is invalid (RULES section 10).
+fn check_list_params(params: Option<&Value>) -> Result<(), RpcError> {
+    match params {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(p)) => {
+            if let Some(m) = p.get("_meta") {
+                if !m.is_object() {
+                    return Err(RpcError::new(INVALID_PARAMS));
+                }
+            }
+            if let Some(c) = p.get("cursor") {
+                if !c.is_null() {
+                    return Err(RpcError::detail(INVALID_PARAMS, "invalid cursor"));
+                }
+            }
+        }
+        Some(_) => return Err(RpcError::new(INVALID_PARAMS)),
+    }
+    Ok(())
 }
 
 fn ok(line: Vec<u8>, version: Option<Version>) -> Outcome {

@@ -6,6 +6,7 @@
 
 use std::cell::RefCell;
 
+use mcplite_engine::prompts::{PromptArgument, PromptSpec, Role};
 use mcplite_engine::{CallContext, Host, ToolFailure, ToolResult, ToolSpec};
 use serde_json::{Map, Value};
 
@@ -38,6 +39,8 @@ pub struct RHost {
     log_wrap: SEXP,
     quote_sym: SEXP,
     state: CallState,
+    /// The prompts of `mcp_server(prompts = )` (RULES section 16).
+    prompts: Vec<PromptSpec>,
 }
 
 /// Where the C error handler (src/entrypoint.c) records the condition of a
@@ -112,11 +115,65 @@ impl RHost {
                     sym_condition: sym("condition"),
                     clean_buffer: RefCell::new(Vec::new()),
                 },
+                prompts: Vec::new(),
             };
             Rf_defineVar(host.state.sym_condition, R_NilValue, host.state.env);
             host.reset_error_buffer();
+            let mut host = host;
+            if let Some(p) = list_get(spec, "prompts") {
+                host.prompts = host.read_prompts(p)?;
+            }
             Ok(host)
         }
+    }
+
+    /// The prompts R's `prompt_specs()` made: a list with, per prompt, its
+    /// name, description, argument names, descriptions and required flags,
+    /// the roles of its messages and their blocks as a tool result.
+    ///
+    /// # Safety
+    /// Main thread; `prompts` is that list, protected with the spec.
+    unsafe fn read_prompts(&self, prompts: SEXP) -> Result<Vec<PromptSpec>> {
+        let mut out = Vec::new();
+        // SAFETY: caller's contract: the members are what prompt_specs() builds.
+        unsafe {
+            for i in 0..xlen(prompts) as R_xlen_t {
+                let p = VECTOR_ELT(prompts, i);
+                let get = |n: &str| list_get(p, n).ok_or_else(|| Error::internal(format!("a prompt lacks `{n}`")));
+                let (arg_names, arg_desc, arg_req) =
+                    (get("arg_names")?, get("arg_descriptions")?, get("arg_required")?);
+                let arguments = (0..xlen(arg_names) as R_xlen_t)
+                    .map(|j| {
+                        let d = str_elt(arg_desc, j);
+                        PromptArgument {
+                            name: str_elt(arg_names, j),
+                            description: (!d.is_empty()).then_some(d),
+                            required: *LOGICAL(arg_req).offset(j) == 1,
+                        }
+                    })
+                    .collect();
+                let roles = get("roles")?;
+                let content = result::from_value(get("content")?, &|v| self.normalize_value(v))
+                    .map_err(|e| Error::internal(format!("a prompt's messages could not be read: {e:?}")))?;
+                let messages = content
+                    .content
+                    .into_iter()
+                    .enumerate()
+                    .map(|(j, b)| {
+                        let role =
+                            if str_elt(roles, j as R_xlen_t) == "assistant" { Role::Assistant } else { Role::User };
+                        (role, b)
+                    })
+                    .collect();
+                out.push(PromptSpec {
+                    name: str_elt(get("name")?, 0),
+                    description: str_elt(get("description")?, 0),
+                    arguments,
+                    messages,
+                });
+            }
+        }
+        Ok(out)
     }
 
     /// Put a known message in R's error buffer, so that a failed call that
@@ -261,6 +318,10 @@ unsafe fn str_elt(x: SEXP, i: R_xlen_t) -> String {
 impl Host for RHost {
     fn tools(&mut self) -> Vec<ToolSpec> {
         self.specs.clone()
+    }
+
+    fn prompts(&mut self) -> Vec<PromptSpec> {
+        self.prompts.clone()
     }
 
     fn call_tool(

@@ -2,8 +2,8 @@
 # `conformance server --url ...`) calls on a server under test, served over
 # Streamable HTTP by tests/suites/21-conformance.sh:
 #   MCPLITE_TRANSPORT=http MCPLITE_PORT=0 Rscript --vanilla conformance.R
-# The scenarios that need sampling, elicitation, resources, prompts or
-# completion are not built yet (see the suite's expected-failures list).
+# The scenarios that need sampling, elicitation, resources or completion
+# are not built yet (see the suite's expected-failures list).
 library(mcplite)
 
 png_1px <- "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
@@ -101,8 +101,28 @@ test_tool_with_logging <- tool(
   description = "Sends three log messages while it runs."
 )
 
+# The suite's prompts (RULES section 16): templates the engine fills.
+prompts <- list(
+  prompt_template("test_simple_prompt", "A simple prompt without arguments.",
+    "This is a simple prompt for testing."),
+  prompt_template("test_prompt_with_arguments", "A prompt with two arguments.",
+    "Prompt with arguments: arg1='{{arg1}}', arg2='{{arg2}}'",
+    arguments = list(arg1 = type_string("First test argument"), arg2 = type_string("Second test argument"))
+  ),
+  prompt_template("test_prompt_with_embedded_resource", "A prompt with an embedded resource.",
+    list(
+      content_resource("{{resourceUri}}", text = "Embedded resource content for testing.", mime_type = "text/plain"),
+      "Please process the embedded resource above."
+    ),
+    arguments = list(resourceUri = type_string("URI of the resource to embed"))
+  ),
+  prompt_template("test_prompt_with_image", "A prompt with an image.",
+    list(content_image(png_1px, "image/png"), "Please analyze the image above.")
+  )
+)
+
 mcp_server(list(
   test_simple_text, test_image_content, test_audio_content, test_embedded_resource,
   test_multiple_content_types, test_error_handling, json_schema_2020_12_tool, test_tool_with_progress,
   test_tool_with_logging
-))
+), prompts = prompts)
