@@ -29,7 +29,7 @@ const WATCH_EVERY: Duration = Duration::from_millis(250);
 
 /// How long a call interrupted at the end of a stopping server's drain time
 /// may take to return before its worker is killed (RULES H4.2).
-pub(super) const STOP_GRACE: Duration = Duration::from_secs(1);
+pub(crate) const STOP_GRACE: Duration = Duration::from_secs(1);
 
 pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)

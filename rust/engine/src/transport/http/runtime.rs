@@ -554,8 +554,13 @@ async fn accept_loop(
     }
     drop(alive);
     // A tool still running when the drain time is up is interrupted then
-    // (StopState::stop); its answer gets ANSWER_GRACE more to be written.
-    let _ = tokio::time::timeout(opts.drain_timeout + ANSWER_GRACE, all_ended.recv()).await;
+    // (StopState::stop), and its worker killed STOP_GRACE later if it has
+    // not stopped; its answer gets ANSWER_GRACE more to be written. The
+    // serving thread waits for this (`finish`) only after every answer was
+    // handed over: a shorter wait here would let it close a connection
+    // whose answer is on its way (a killed worker's call lost its answer).
+    let cap = opts.drain_timeout + crate::workers::STOP_GRACE + ANSWER_GRACE;
+    let _ = tokio::time::timeout(cap, all_ended.recv()).await;
     let _ = drained.send(());
 }
 
