@@ -22,9 +22,12 @@
 #'   the user), a content block ([content_text()], [content_image()],
 #'   [content_audio()], [content_resource()], [content_resource_link()]), a
 #'   message made by `prompt_message()`, or a list of these, in order.
-#' @param arguments `NULL` or a named list of [type_string()] values: the
-#'   arguments the client asks the user for, with their descriptions;
-#'   `required = FALSE` makes one optional.
+#' @param arguments `NULL` or a named list of [type_string()] or
+#'   [type_enum()] (of strings) values: the arguments the client asks the
+#'   user for, with their descriptions; `required = FALSE` makes one
+#'   optional. A `type_enum()`'s values are what the client is offered as
+#'   the user types (`completion/complete`: the values that start with what
+#'   was typed, ignoring case); they do not restrict what may be given.
 #' @param content A string or a content block.
 #' @param role `"user"` or `"assistant"`: who says the message.
 #' @return `prompt_template()`: an object of class `mcplite_prompt`.
@@ -118,9 +121,10 @@ prompt_arguments <- function(arguments, call = caller_env()) {
   check_named_list(arguments, call = call)
   for (nm in names(arguments)) {
     a <- arguments[[nm]]
-    if (!inherits(a, "mcplite_type_string") || isTRUE(a$nullable)) {
-      abort_arg("`arguments$", nm, "` must be a `type_string()` (prompt arguments are strings), not ",
-                describe(a), ".", call = call)
+    string_enum <- inherits(a, "mcplite_type_enum") && identical(a$value_type, "string")
+    if (!(inherits(a, "mcplite_type_string") || string_enum) || isTRUE(a$nullable)) {
+      abort_arg("`arguments$", nm, "` must be a `type_string()` or a `type_enum()` of strings ",
+                "(prompt arguments are strings), not ", describe(a), ".", call = call)
     }
   }
   arguments
@@ -152,6 +156,7 @@ prompt_specs <- function(prompts, call = caller_env()) {
       arg_names = names(p$arguments) %||% character(),
       arg_descriptions = vapply(p$arguments, function(a) a$description %||% "", ""),
       arg_required = vapply(p$arguments, function(a) isTRUE(a$required), TRUE),
+      arg_values = lapply(unname(p$arguments), function(a) as.character(a$values %||% character())),
       roles = vapply(p$messages, function(m) m$role, ""),
       content = tool_result(lapply(p$messages, function(m) m$content))
     )

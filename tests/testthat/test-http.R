@@ -332,7 +332,7 @@ test_that("legacy: an unknown method is a JSON-RPC error with 200, and the sessi
   # A legacy client reads 404 as "session ended"; only a missing session is 404.
   srv <- start_http_server(http_server_code(", transport = 'http'"))
   sid <- legacy_init(srv$url)
-  r <- curl_http(srv$url, '{"jsonrpc":"2.0","id":3,"method":"logging/setLevel","params":{"level":"info"}}',
+  r <- curl_http(srv$url, '{"jsonrpc":"2.0","id":3,"method":"resources/list","params":{}}',
     c(paste0("Mcp-Session-Id: ", sid), "MCP-Protocol-Version: 2025-11-25"))
   expect_identical(r$status, 200L)
   expect_identical(jsonlite::fromJSON(r$body)$error$code, -32601L)

@@ -10,7 +10,7 @@ review <- prompt_template(
   ),
   arguments = list(
     model = type_string("Name of the model object."),
-    audience = type_string("Who reads the review.", required = FALSE)
+    audience = type_enum(c("the board", "the team", "The Public"), "Who reads the review.", required = FALSE)
   )
 )
 echo <- tool(function(x) x, name = "echo", description = "Echo.", arguments = list(x = type_string()))
@@ -31,6 +31,7 @@ legacy_handler <- function(...) {
 test_that("Q1: prompts are listed with their arguments, and declared", {
   s <- legacy_handler(prompts = list(review))
   expect_identical(s$init$result$capabilities$prompts, list(listChanged = FALSE))
+  expect_identical(s$init$result$capabilities$completions, setNames(list(), character()))
   l <- rpc(s$h, "prompts/list")$result$prompts
   expect_identical(l, list(list(
     name = "review_model", description = "Review a fitted model.",
@@ -71,6 +72,22 @@ test_that("Q2: prompts/get refuses what it cannot fill, with -32602", {
                    -32602L)
 })
 
+test_that("Q3: completion offers an argument's values that start with what was typed", {
+  s <- legacy_handler(prompts = review)
+  complete <- function(arg, value, name = "review_model") {
+    rpc(s$h, "completion/complete", list(ref = list(type = "ref/prompt", name = name),
+                                         argument = list(name = arg, value = value)))
+  }
+  expect_identical(complete("audience", "the")$result$completion,
+                   list(values = list("the board", "the team", "The Public"), total = 3L, hasMore = FALSE))
+  expect_identical(complete("audience", "THE T")$result$completion$values, list("the team"))
+  expect_identical(complete("model", "f")$result$completion$values, list())
+  expect_identical(complete("model", "f", name = "nope")$error$code, -32602L)
+  # Suggestions do not restrict what may be given.
+  r <- rpc(s$h, "prompts/get", list(name = "review_model", arguments = list(model = "m", audience = "my cat")))
+  expect_match(r$result$messages[[1]]$content$text, "for my cat;", fixed = TRUE)
+})
+
 test_that("Q1: a 2026-07-28 client lists and gets prompts too", {
   h <- mcp_handler(list(echo), prompts = list(review))
   meta <- list("io.modelcontextprotocol/protocolVersion" = "2026-07-28",
@@ -91,6 +108,8 @@ test_that("prompt_template() and prompt_message() check their arguments", {
   expect_error(prompt_template("a", "d", list(1)), "`messages[[1]]` must be a string", fixed = TRUE,
                class = "mcplite_error_argument")
   expect_error(prompt_template("a", "d", "m", arguments = list(n = type_integer())), "`arguments$n` must be",
+               fixed = TRUE, class = "mcplite_error_argument")
+  expect_error(prompt_template("a", "d", "m", arguments = list(n = type_enum(1:3))), "`arguments$n` must be",
                fixed = TRUE, class = "mcplite_error_argument")
   expect_error(prompt_message("m", role = "system"), "`role` must be one of", class = "mcplite_error_argument")
   expect_error(mcp_handler(list(echo), prompts = list(review, review)), "unique names",

@@ -279,8 +279,9 @@ pub fn server_info_json(name: &str, version: &str) -> String {
 /// list never changes) and log messages (RULES G1.3)...
 const CAPABILITIES: &[u8] = b"\"capabilities\":{\"tools\":{\"listChanged\":false},\"logging\":{}";
 
-/// ...and prompts, when it has any (RULES Q1.1).
-const PROMPTS_CAPABILITY: &[u8] = b",\"prompts\":{\"listChanged\":false}";
+/// ...and prompts and completions of their arguments, when it has any
+/// (RULES Q1.1, Q3).
+const PROMPTS_CAPABILITY: &[u8] = b",\"prompts\":{\"listChanged\":false},\"completions\":{}";
 
 fn write_capabilities(out: &mut Vec<u8>, prompts: bool) {
     out.extend_from_slice(CAPABILITIES);

@@ -611,7 +611,7 @@ impl Server {
                 let v = session.version.unwrap_or(LEGACY_DEFAULT);
                 self.tools_call(id, params, v, session.log_level, run).map_err(|e| (e, Some(v)))
             }
-            "prompts/list" | "prompts/get" if self.has_prompts() => {
+            "prompts/list" | "prompts/get" | "completion/complete" if self.has_prompts() => {
                 let v = session.version.unwrap_or(LEGACY_DEFAULT);
                 self.prompts_request(id, method, params, v).map_err(|e| (e, Some(v)))
             }
@@ -638,7 +638,7 @@ impl Server {
         run: &mut ToolRun<'_>,
     ) -> Result<Outcome, (RpcError, Option<Version>)> {
         let known = matches!(method, "server/discover" | "tools/list" | "tools/call")
-            || (self.has_prompts() && matches!(method, "prompts/list" | "prompts/get"));
+            || (self.has_prompts() && matches!(method, "prompts/list" | "prompts/get" | "completion/complete"));
         if !known {
             return Err((RpcError::new(METHOD_NOT_FOUND), None));
         }
@@ -663,7 +663,7 @@ impl Server {
         let r = match method {
             "server/discover" => Ok(self.discover(id, v)),
             "tools/list" => self.tools_list(id, params, v),
-            "prompts/list" | "prompts/get" => self.prompts_request(id, method, params, v),
+            "prompts/list" | "prompts/get" | "completion/complete" => self.prompts_request(id, method, params, v),
             _ => self.tools_call(id, params, v, log, run),
         };
         r.map_err(|e| (e, Some(v)))
@@ -681,8 +681,8 @@ impl Server {
         ok(out, Some(v))
     }
 
-    /// `prompts/list` and `prompts/get` (RULES Q1, Q2): answered from the
-    /// templates, without the host.
+    /// `prompts/list`, `prompts/get` and `completion/complete` (RULES Q1–Q3):
+    /// answered from the templates, without the host.
     fn prompts_request(&self, id: &str, method: &str, params: Option<&Value>, v: Version) -> Result<Outcome, RpcError> {
         if method == "prompts/list" {
             check_list_params(params)?;
@@ -690,6 +690,16 @@ impl Server {
             prompts::write_list_result(&mut out, &self.prompt_listing, v, &self.server_info_json);
             out.push(b'}');
             return Ok(ok(out, Some(v)));
+        }
+        if method == "completion/complete" {
+            let mut out = result_open(id, 256);
+            return match prompts::write_complete_result(&mut out, &self.prompts, params, v, &self.server_info_json) {
+                Ok(()) => {
+                    out.push(b'}');
+                    Ok(ok(out, Some(v)))
+                }
+                Err(e) => Err(RpcError::detail(INVALID_PARAMS, e.detail())),
+            };
         }
         let mut out = result_open(id, 512);
         match prompts::write_get_result(&mut out, &self.prompts, params, v, &self.server_info_json) {

@@ -142,6 +142,7 @@ impl RHost {
                 let get = |n: &str| list_get(p, n).ok_or_else(|| Error::internal(format!("a prompt lacks `{n}`")));
                 let (arg_names, arg_desc, arg_req) =
                     (get("arg_names")?, get("arg_descriptions")?, get("arg_required")?);
+                let arg_values = get("arg_values")?;
                 let arguments = (0..xlen(arg_names) as R_xlen_t)
                     .map(|j| {
                         let d = str_elt(arg_desc, j);
@@ -149,6 +150,10 @@ impl RHost {
                             name: str_elt(arg_names, j),
                             description: (!d.is_empty()).then_some(d),
                             required: *LOGICAL(arg_req).offset(j) == 1,
+                            values: {
+                                let vals = VECTOR_ELT(arg_values, j);
+                                (0..xlen(vals) as R_xlen_t).map(|k| str_elt(vals, k)).collect()
+                            },
                         }
                     })
                     .collect();

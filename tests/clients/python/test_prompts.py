@@ -1,4 +1,4 @@
-"""Prompts (RULES section 16, issue 45) with the official Python SDK (mcp==2.3.0)
+"""Prompts and completion (RULES section 16, issue 45) with the official Python SDK (mcp==2.3.0)
 over stdio, in the legacy and the 2026-07-28 era: the conformance server's
 prompt templates are listed with their arguments and filled by the engine."""
 
@@ -36,5 +36,12 @@ def test_q1_q2_prompts_listed_and_filled(mode):
             assert img.messages[0].content.mime_type == "image/png"
             with pytest.raises(Exception):
                 await client.get_prompt("test_prompt_with_arguments", {"arg1": "only one"})
+            # RULES Q3: the values of arg1 that start with what was typed.
+            from mcp.types import PromptReference
+
+            done = await client.complete(PromptReference(type="ref/prompt", name="test_prompt_with_arguments"),
+                                         {"name": "arg1", "value": "PAR"})
+            assert done.completion.values == ["paris", "park", "party"]
+            assert done.completion.total == 3 and not done.completion.has_more
 
     asyncio.run(asyncio.wait_for(go(), TIMEOUT))

@@ -107,7 +107,11 @@ prompts <- list(
     "This is a simple prompt for testing."),
   prompt_template("test_prompt_with_arguments", "A prompt with two arguments.",
     "Prompt with arguments: arg1='{{arg1}}', arg2='{{arg2}}'",
-    arguments = list(arg1 = type_string("First test argument"), arg2 = type_string("Second test argument"))
+    arguments = list(
+      # Values offered as the user types (completion/complete, RULES Q3).
+      arg1 = type_enum(c("paris", "park", "party", "test value"), "First test argument"),
+      arg2 = type_string("Second test argument")
+    )
   ),
   prompt_template("test_prompt_with_embedded_resource", "A prompt with an embedded resource.",
     list(
