@@ -13,20 +13,25 @@ interpolate_headers <- function(headers) {
     abort_arg("`headers` must be a named character vector (or a named list of single strings).")
   }
   for (i in seq_along(values)) {
-    v <- values[[i]]
-    refs <- regmatches(v, gregexpr("\\$\\{[A-Za-z_][A-Za-z0-9_]*\\}", v))[[1L]]
-    for (ref in unique(refs)) {
-      var <- substr(ref, 3L, nchar(ref) - 1L)
-      val <- Sys.getenv(var, unset = NA)
-      if (is.na(val)) {
-        abort_arg("`headers$", nms[[i]], "` refers to the environment variable `", var, "`, which is not set.")
-      }
-      v <- gsub(ref, val, v, fixed = TRUE)
-    }
-    values[[i]] <- v
+    values[[i]] <- interpolate_value(values[[i]], paste0("`headers$", nms[[i]], "`"))
   }
   names(values) <- nms
   values
+}
+
+# `${NAME}` in one string -> the environment variable's value; `what` names
+# the string in the error (never its value, which may hold a secret).
+interpolate_value <- function(v, what) {
+  refs <- regmatches(v, gregexpr("\\$\\{[A-Za-z_][A-Za-z0-9_]*\\}", v))[[1L]]
+  for (ref in unique(refs)) {
+    var <- substr(ref, 3L, nchar(ref) - 1L)
+    val <- Sys.getenv(var, unset = NA)
+    if (is.na(val)) {
+      abort_arg(what, " refers to the environment variable `", var, "`, which is not set.")
+    }
+    v <- gsub(ref, val, v, fixed = TRUE)
+  }
+  v
 }
 
 connect_http <- function(url, headers, ca_file, name, timeout, protocol, oauth = NULL) {

@@ -7,7 +7,13 @@
 oauth_members <- c(
   "authorization_server", "resource", "scope", "scope_mode", "client_info", "manual_client_info",
   "client_metadata", "client_metadata_url", "redirect_uri", "callback_host", "callback_port",
-  "callback_path", "cache_dir", "allow_http", "timeout"
+  "callback_path", "cache_dir", "allow_http", "timeout", "grant_type"
+)
+
+# The members of `client_info` and `manual_client_info`.
+client_info_members <- c(
+  "client_id", "client_secret", "token_endpoint_auth_method", "private_key_file", "private_key_env",
+  "token_endpoint_auth_signing_alg"
 )
 
 # Where sign-ins are kept when `oauth[["cache_dir"]]` is not given.
@@ -62,16 +68,38 @@ oauth_settings <- function(oauth, what = "oauth") {
                                    !is.na(oauth[["timeout"]]) && oauth[["timeout"]] > 0)) {
     abort(field("timeout"), " must be a positive number of seconds, not ", describe(oauth[["timeout"]]), ".")
   }
+  grant <- oauth[["grant_type"]]
+  if (!is.null(grant) && !(is_scalar_string(grant) && grant %in% c("authorization_code", "client_credentials"))) {
+    abort(field("grant_type"), " must be \"authorization_code\" or \"client_credentials\", not ", describe(grant), ".")
+  }
   for (m in c("client_info", "manual_client_info")) {
     info <- oauth[[m]]
     if (is.null(info)) next
     ok <- is.list(info) && is_named_list(info, empty_ok = FALSE) &&
-      all(names(info) %in% c("client_id", "client_secret", "token_endpoint_auth_method")) &&
+      all(names(info) %in% client_info_members) &&
       is_scalar_string(info[["client_id"]]) && all(vapply(info, is_scalar_string, logical(1)))
     if (!ok) {
-      abort(field(m), " must be a list with the string `client_id` and optionally `client_secret` and ",
-            "`token_endpoint_auth_method`.")
+      abort(field(m), " must be a list with the string `client_id` and optionally ",
+            paste0("`", client_info_members[-1L], "`", collapse = ", "), " (strings).")
     }
+    # A secret may come from the environment: `${NAME}`, as in headers.
+    if (!is.null(info[["client_secret"]])) {
+      info[["client_secret"]] <- interpolate_value(info[["client_secret"]], paste0(field(m), "$client_secret"))
+    }
+    key <- info[["private_key_file"]]
+    if (!is.null(key)) {
+      key <- path.expand(key)
+      if (!file.exists(key) || dir.exists(key)) {
+        abort(field(m), "$private_key_file must be the path of a PEM private key file; \"",
+              info[["private_key_file"]], "\" does not exist.")
+      }
+      info[["private_key_file"]] <- normalizePath(key, mustWork = TRUE)
+    }
+    env <- info[["private_key_env"]]
+    if (!is.null(env) && !nzchar(Sys.getenv(env))) {
+      abort(field(m), "$private_key_env names the environment variable `", env, "`, which is not set.")
+    }
+    oauth[[m]] <- info
   }
   if (!is.null(oauth[["client_metadata"]]) && !(is.list(oauth[["client_metadata"]]) &&
                                            is_named_list(oauth[["client_metadata"]], empty_ok = TRUE))) {

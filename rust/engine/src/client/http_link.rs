@@ -767,6 +767,10 @@ impl Link for HttpLink {
         true
     }
 
+    fn sign_in_time(&self) -> Duration {
+        self.auth.as_ref().map(|a| a.signing_in.total()).unwrap_or_default()
+    }
+
     fn set_version(&mut self, version: &str) {
         if version != super::MODERN {
             self.version = Some(version.to_string());

@@ -601,17 +601,22 @@ impl Connection {
         let start = Instant::now();
         let hard = start + max;
         let mut deadline = (start + timeout).min(hard);
+        // Time at sign-in pages does not count (RULES K10.5).
+        let signing = self.link.sign_in_time();
         loop {
+            let shift = self.link.sign_in_time().saturating_sub(signing);
+            let (due, end) = (deadline + shift, hard + shift);
             let now = Instant::now();
-            if now >= deadline {
+            if now >= due {
                 self.cancel(id, "timed out");
-                return Err(ClientError::Timeout(if deadline == hard { max } else { timeout }));
+                return Err(ClientError::Timeout(if due == end { max } else { timeout }));
             }
-            match self.poll(id, deadline.saturating_duration_since(now).min(Duration::from_millis(25)), interrupted) {
+            match self.poll(id, due.saturating_duration_since(now).min(Duration::from_millis(25)), interrupted) {
                 Poll::Done(r) => return r,
                 Poll::Progress(p) => {
                     progress(&p);
-                    deadline = (Instant::now() + timeout).min(hard);
+                    let next = (Instant::now() + timeout).min(end);
+                    deadline = next.checked_sub(shift).unwrap_or(next);
                 }
                 Poll::Pending => {
                     if interrupted() {
@@ -630,7 +635,10 @@ impl Connection {
         interrupted: &mut dyn FnMut() -> bool,
         cancel_on_timeout: bool,
     ) -> Result<Value, ClientError> {
+        // Time at sign-in pages does not count (RULES K10.5).
+        let signing = self.link.sign_in_time();
         loop {
+            let deadline = deadline + self.link.sign_in_time().saturating_sub(signing);
             let now = Instant::now();
             if now >= deadline {
                 if cancel_on_timeout {
@@ -685,6 +693,12 @@ impl Connection {
     pub fn close_in_background(self) {
         // A failed spawn drops the closure, and with it the connection, here.
         let _ = spawn_masked("mcplite-client-close", move || drop(self));
+    }
+
+    /// The time spent at sign-in pages so far (RULES K10.5): waits that
+    /// bound a request move their clocks on by it.
+    pub fn sign_in_time(&self) -> Duration {
+        self.link.sign_in_time()
     }
 
     /// What is known about why the link failed (exit status, stderr).

@@ -206,6 +206,12 @@ pub struct ServerMetadata {
     pub iss_parameter_supported: bool,
     /// No metadata was found: the 2025-03-26 default endpoints.
     pub defaults: bool,
+    /// `code_challenge_methods_supported` lists `S256`.
+    pub pkce_s256: bool,
+    /// `grant_types_supported`, when said.
+    pub grant_types: Option<Vec<String>>,
+    /// `token_endpoint_auth_signing_alg_values_supported`, when said.
+    pub signing_algs: Option<Vec<String>>,
 }
 
 fn strings(v: Option<&Value>) -> Option<Vec<String>> {
@@ -229,18 +235,18 @@ impl ServerMetadata {
             )));
         }
         let methods = strings(doc.get("code_challenge_methods_supported")).unwrap_or_default();
-        if !methods.iter().any(|m| m == "S256") {
-            return Err(OAuthError::new(format!(
-                "the authorization server `{issuer}` does not say it supports PKCE with S256 \
-                 (code_challenge_methods_supported): refusing to sign in"
-            )));
-        }
         let need =
             |k: &str| s(k).ok_or_else(|| OAuthError::new(format!("the authorization server metadata has no `{k}`")));
         let m = ServerMetadata {
             issuer: got,
-            authorization_endpoint: need("authorization_endpoint")?,
+            // Needed by the authorization code only (checked by
+            // `require_code_flow`): a server of the client-credentials
+            // extension may have none.
+            authorization_endpoint: s("authorization_endpoint").unwrap_or_default(),
             token_endpoint: need("token_endpoint")?,
+            pkce_s256: methods.iter().any(|m| m == "S256"),
+            grant_types: strings(doc.get("grant_types_supported")),
+            signing_algs: strings(doc.get("token_endpoint_auth_signing_alg_values_supported")),
             registration_endpoint: s("registration_endpoint"),
             scopes_supported: strings(doc.get("scopes_supported")),
             auth_methods: strings(doc.get("token_endpoint_auth_methods_supported")),
@@ -263,13 +269,31 @@ impl ServerMetadata {
             token_endpoint: at("/token"),
             registration_endpoint: Some(at("/register")),
             defaults: true,
+            pkce_s256: true,
             ..ServerMetadata::default()
         }
     }
 
+    /// The authorization code needs an authorization endpoint and PKCE with
+    /// S256 (RULES K10.4); metadata without either is refused for it.
+    pub fn require_code_flow(&self) -> Result<(), OAuthError> {
+        if !self.pkce_s256 {
+            return Err(OAuthError::new(format!(
+                "the authorization server `{}` does not say it supports PKCE with S256 \
+                 (code_challenge_methods_supported): refusing to sign in",
+                self.issuer
+            )));
+        }
+        if self.authorization_endpoint.is_empty() {
+            return Err(OAuthError::new("the authorization server metadata has no `authorization_endpoint`"));
+        }
+        Ok(())
+    }
+
     pub fn check(&self, allow_http: bool) -> Result<(), OAuthError> {
+        let auth = Some(&self.authorization_endpoint).filter(|u| !u.is_empty());
         for (what, u) in [
-            ("authorization endpoint", Some(&self.authorization_endpoint)),
+            ("authorization endpoint", auth),
             ("token endpoint", Some(&self.token_endpoint)),
             ("registration endpoint", self.registration_endpoint.as_ref()),
         ] {
@@ -390,7 +414,12 @@ mod tests {
         assert!(e.0.contains("not `https://evil.example`"), "{}", e.0);
         let mut plain = doc.clone();
         plain["code_challenge_methods_supported"] = serde_json::json!(["plain"]);
-        assert!(ServerMetadata::from_document(&plain, "https://as.example", false).unwrap_err().0.contains("S256"));
+        assert!(ServerMetadata::from_document(&plain, "https://as.example", false)
+            .unwrap()
+            .require_code_flow()
+            .unwrap_err()
+            .0
+            .contains("S256"));
         plain.as_object_mut().unwrap().remove("code_challenge_methods_supported");
         assert!(ServerMetadata::from_document(&plain, "https://as.example", false).is_err());
         let mut http = doc.clone();

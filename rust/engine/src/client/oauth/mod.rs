@@ -29,7 +29,6 @@ pub mod discovery;
 pub mod store;
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -75,7 +74,43 @@ pub struct ClientInfo {
     pub client_secret: Option<String>,
     #[serde(default)]
     pub token_endpoint_auth_method: Option<String>,
+    /// `private_key_jwt` (RFC 7523): the PEM file of the client's private
+    /// key, or the environment variable that holds it.
+    #[serde(default)]
+    pub private_key_file: Option<String>,
+    #[serde(default)]
+    pub private_key_env: Option<String>,
+    /// The assertion's algorithm (`ES256`, `RS256`, ...); by default the
+    /// first the server lists that the key fits.
+    #[serde(default)]
+    pub token_endpoint_auth_signing_alg: Option<String>,
 }
+
+impl ClientInfo {
+    fn identity(&self) -> ClientIdentity {
+        ClientIdentity {
+            client_id: self.client_id.clone(),
+            client_secret: self.client_secret.clone(),
+            token_endpoint_auth_method: self.token_endpoint_auth_method.clone(),
+            redirect_uri: None,
+            private_key_file: self.private_key_file.clone(),
+            private_key_env: self.private_key_env.clone(),
+            signing_alg: self.token_endpoint_auth_signing_alg.clone(),
+        }
+    }
+
+    /// Can it authenticate itself (a secret or a private key)?
+    fn has_credentials(&self) -> bool {
+        self.client_secret.is_some() || self.private_key_file.is_some() || self.private_key_env.is_some()
+    }
+}
+
+/// The grants (RULES K10.8): the authorization code with the user at a
+/// browser, or the client credentials of the extension, for programs.
+pub const GRANTS: [&str; 2] = ["authorization_code", "client_credentials"];
+
+/// The assertion algorithms `private_key_jwt` signs with.
+const SIGNING_ALGS: [&str; 9] = ["ES256", "ES384", "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "EdDSA"];
 
 /// The sign-in settings (mcptools' `oauth` members; RULES K10.1).
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -121,6 +156,11 @@ pub struct OAuthConfig {
     /// Seconds the user has to sign in (default 300).
     #[serde(default)]
     pub timeout: Option<f64>,
+    /// `authorization_code` or `client_credentials` (RULES K10.8); by
+    /// default the client credentials when the server offers only them and
+    /// `client_info` can authenticate, else the authorization code.
+    #[serde(default)]
+    pub grant_type: Option<String>,
 }
 
 impl OAuthConfig {
@@ -132,15 +172,39 @@ impl OAuthConfig {
                 return Err(format!("`oauth$scope_mode` must be \"add\" or \"override\", not \"{m}\""));
             }
         }
+        if let Some(g) = &cfg.grant_type {
+            if !GRANTS.contains(&g.as_str()) {
+                return Err(format!("`oauth$grant_type` must be \"authorization_code\" or \"client_credentials\", not \"{g}\""));
+            }
+        }
         for (what, info) in [("client_info", &cfg.client_info), ("manual_client_info", &cfg.manual_client_info)] {
-            if let Some(m) = info.as_ref().and_then(|i| i.token_endpoint_auth_method.as_deref()) {
-                if !["none", "client_secret_basic", "client_secret_post"].contains(&m) {
+            let Some(info) = info else { continue };
+            if let Some(m) = info.token_endpoint_auth_method.as_deref() {
+                if !["none", "client_secret_basic", "client_secret_post", "private_key_jwt"].contains(&m) {
                     return Err(format!(
-                        "`oauth${what}$token_endpoint_auth_method` must be \"none\", \"client_secret_basic\" or \
-                         \"client_secret_post\", not \"{m}\""
+                        "`oauth${what}$token_endpoint_auth_method` must be \"none\", \"client_secret_basic\", \
+                         \"client_secret_post\" or \"private_key_jwt\", not \"{m}\""
                     ));
                 }
             }
+            if let Some(a) = &info.token_endpoint_auth_signing_alg {
+                if !SIGNING_ALGS.contains(&a.as_str()) {
+                    return Err(format!(
+                        "`oauth${what}$token_endpoint_auth_signing_alg` must be one of {}, not \"{a}\"",
+                        SIGNING_ALGS.join(", ")
+                    ));
+                }
+            }
+            if info.private_key_file.is_some() && info.private_key_env.is_some() {
+                return Err(format!("`oauth${what}` must give `private_key_file` or `private_key_env`, not both"));
+            }
+        }
+        if cfg.grant_type.as_deref() == Some("client_credentials")
+            && !cfg.client_info.as_ref().is_some_and(ClientInfo::has_credentials)
+        {
+            return Err("`oauth$grant_type = \"client_credentials\"` needs `oauth$client_info` with a `client_secret`, \
+                        a `private_key_file` or a `private_key_env`"
+                .into());
         }
         if let Some(u) = &cfg.client_metadata_url {
             let ok = Url::parse(u).is_ok_and(|u| u.scheme() == "https" && u.path().len() > 1);
@@ -152,14 +216,33 @@ impl OAuthConfig {
     }
 }
 
-/// Is the user signing in right now (the sign-in page is open)? Clocks
-/// that bound a request do not run meanwhile (RULES K10.5).
+/// The time the user has spent at sign-in pages (RULES K10.5): from the
+/// moment a page is given to the user agent until its answer (or the
+/// sign-in's own limit). The clocks that bound a request (a connection's
+/// `timeout`, `max_time`) do not run meanwhile: they are moved on by it.
 #[derive(Debug, Default)]
-pub struct SigningIn(AtomicBool);
+pub struct SigningIn(Mutex<(Duration, Option<Instant>)>);
 
 impl SigningIn {
-    pub fn get(&self) -> bool {
-        self.0.load(Ordering::Relaxed)
+    fn lock(&self) -> std::sync::MutexGuard<'_, (Duration, Option<Instant>)> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn begin(&self) {
+        self.lock().1 = Some(Instant::now());
+    }
+
+    fn end(&self) {
+        let mut g = self.lock();
+        if let Some(t) = g.1.take() {
+            g.0 += t.elapsed();
+        }
+    }
+
+    /// The time spent signing in so far, a sign-in under way included.
+    pub fn total(&self) -> Duration {
+        let g = self.lock();
+        g.0 + g.1.map(|t| t.elapsed()).unwrap_or_default()
     }
 }
 
@@ -342,6 +425,10 @@ impl Authorizer {
         if let Some(r) = &st.saved.resource {
             req = req.add_extra_param("resource", r.clone());
         }
+        let issuer = st.saved.issuer.clone().unwrap_or_default();
+        for (k, v) in client_assertion(&client, &issuer, st.metadata.as_ref())? {
+            req = req.add_extra_param(k, v);
+        }
         match req.request(&Http(&self.agent)) {
             Ok(t) => {
                 let mut new = tokens_from(&t);
@@ -430,6 +517,13 @@ impl Authorizer {
             s
         };
 
+        // The client credentials of the extension (RULES K10.8): no user,
+        // no page, no redirect.
+        if self.client_credentials(&meta) {
+            return self.client_credentials_grant(st, &meta, scope, resource);
+        }
+        meta.require_code_flow()?;
+
         // The client and its redirect (RULES K10.5).
         let same_issuer = st.saved.issuer.as_deref() == Some(meta.issuer.as_str());
         let kept = st.saved.client.clone().filter(|c| same_issuer && c.redirect_uri.is_some());
@@ -466,12 +560,19 @@ impl Authorizer {
             auth = auth.add_extra_param("prompt", "consent");
         }
         let (url, state) = auth.add_extra_param("resource", resource.clone()).url();
-        let deadline = Instant::now() + Duration::from_secs_f64(cfg.timeout.unwrap_or(300.0).clamp(1.0, 86_400.0));
-        self.signing_in.0.store(true, Ordering::Relaxed);
+        // The sign-in's own clock (RULES K10.5), not the request's.
+        let limit = cfg.timeout.unwrap_or(300.0).clamp(1.0, 86_400.0);
+        self.signing_in.begin();
         (self.open)(url.as_str());
-        let answer = callback.wait(deadline, stop);
-        self.signing_in.0.store(false, Ordering::Relaxed);
-        let params = answer?;
+        let answer = callback.wait(Instant::now() + Duration::from_secs_f64(limit), stop);
+        self.signing_in.end();
+        let params = answer.map_err(|e| match e.0.as_str() {
+            callback::NOT_IN_TIME => OAuthError::new(format!(
+                "the sign-in was not completed within {limit} seconds (`oauth$timeout`): no answer came from the \
+                 browser to the sign-in page"
+            )),
+            _ => e,
+        })?;
         let get = |k: &str| params.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
         // RFC 9207 (RULES K10.4): the response comes from the issuer asked.
         match get("iss") {
@@ -494,12 +595,70 @@ impl Authorizer {
             return Err(OAuthError::new(format!("the authorization server refused the sign-in: {err}{desc}")));
         }
         let code = get("code").ok_or_else(|| OAuthError::new("the authorization response has no code"))?;
-        let t = oc
-            .exchange_code(AuthorizationCode::new(code))
-            .set_pkce_verifier(verifier)
-            .add_extra_param("resource", resource)
-            .request(&Http(&self.agent))
-            .map_err(|e| token_error("authorization code", e))?;
+        let mut req =
+            oc.exchange_code(AuthorizationCode::new(code)).set_pkce_verifier(verifier).add_extra_param("resource", resource);
+        for (k, v) in client_assertion(&client, &meta.issuer, Some(&meta))? {
+            req = req.add_extra_param(k, v);
+        }
+        let t = req.request(&Http(&self.agent)).map_err(|e| token_error("authorization code", e))?;
+        let mut tokens = tokens_from(&t);
+        if tokens.scope.is_none() {
+            tokens.scope = scope;
+        }
+        st.saved.tokens = Some(tokens);
+        self.persist(st);
+        Ok(())
+    }
+
+    /// Use the client-credentials grant (RULES K10.8)? As `grant_type`
+    /// says; by default when the server lists it and not the authorization
+    /// code, and `client_info` can authenticate.
+    fn client_credentials(&self, meta: &ServerMetadata) -> bool {
+        match self.cfg.grant_type.as_deref() {
+            Some(g) => g == "client_credentials",
+            None => {
+                let lists = |g: &str| meta.grant_types.as_ref().is_some_and(|v| v.iter().any(|x| x == g));
+                lists("client_credentials")
+                    && !lists("authorization_code")
+                    && self.cfg.client_info.as_ref().is_some_and(ClientInfo::has_credentials)
+            }
+        }
+    }
+
+    /// The token request of the client-credentials grant: the client
+    /// authenticates with its secret (`client_secret_basic` or `_post`) or
+    /// a signed assertion (`private_key_jwt`), for the scopes and resource.
+    fn client_credentials_grant(
+        &self,
+        st: &mut State,
+        meta: &ServerMetadata,
+        scope: Option<String>,
+        resource: String,
+    ) -> Result<(), OAuthError> {
+        let info = self.cfg.client_info.as_ref().filter(|i| i.has_credentials()).ok_or_else(|| {
+            OAuthError::new(
+                "the client-credentials grant needs `oauth$client_info` with a `client_secret`, a `private_key_file` \
+                 or a `private_key_env`",
+            )
+        })?;
+        let client = info.identity();
+        let assertion = client_assertion(&client, &meta.issuer, Some(meta))?;
+        st.saved.issuer = Some(meta.issuer.clone());
+        st.saved.token_endpoint = Some(meta.token_endpoint.clone());
+        st.saved.resource = Some(resource.clone());
+        st.saved.client = Some(client.clone());
+        st.saved.tokens = None;
+        st.metadata = Some(meta.clone());
+        st.requested = scope.clone();
+        let oc = oauth_client(&client, None, &meta.token_endpoint, None, Some(meta))?;
+        let mut req = oc.exchange_client_credentials().add_extra_param("resource", resource);
+        if let Some(s) = &scope {
+            req = req.add_scopes(s.split_whitespace().map(|x| Scope::new(x.to_string())));
+        }
+        for (k, v) in assertion {
+            req = req.add_extra_param(k, v);
+        }
+        let t = req.request(&Http(&self.agent)).map_err(|e| token_error("client credentials", e))?;
         let mut tokens = tokens_from(&t);
         if tokens.scope.is_none() {
             tokens.scope = scope;
@@ -527,12 +686,7 @@ impl Authorizer {
                 cfg.callback_path.as_deref().unwrap_or("/callback"),
             ),
         };
-        let given = |i: &ClientInfo| ClientIdentity {
-            client_id: i.client_id.clone(),
-            client_secret: i.client_secret.clone(),
-            token_endpoint_auth_method: i.token_endpoint_auth_method.clone(),
-            redirect_uri: None,
-        };
+        let given = ClientInfo::identity;
         if let Some(info) = &cfg.client_info {
             return Ok((given(info), bind()?));
         }
@@ -617,6 +771,7 @@ impl Authorizer {
             client_secret: s("client_secret"),
             token_endpoint_auth_method: s("token_endpoint_auth_method"),
             redirect_uri: Some(redirect_uri.to_string()),
+            ..ClientIdentity::default()
         })
     }
 }
@@ -653,17 +808,7 @@ fn oauth_client(
     if let Some(r) = redirect {
         c = c.set_redirect_uri(RedirectUrl::new(r.to_string()).map_err(|_| bad("redirect URI", r))?);
     }
-    let method = id.token_endpoint_auth_method.clone().unwrap_or_else(|| {
-        let accepted = meta.and_then(|m| m.auth_methods.clone()).unwrap_or_default();
-        if id.client_secret.is_none() {
-            "none".into()
-        } else if accepted.is_empty() || accepted.iter().any(|m| m == "client_secret_basic") {
-            "client_secret_basic".into()
-        } else {
-            "client_secret_post".into()
-        }
-    });
-    match (method.as_str(), &id.client_secret) {
+    match (auth_method(id, meta).as_str(), &id.client_secret) {
         ("client_secret_basic", Some(s)) => {
             c = c.set_client_secret(ClientSecret::new(s.clone())).set_auth_type(AuthType::BasicAuth);
         }
@@ -673,6 +818,111 @@ fn oauth_client(
         _ => c = c.set_auth_type(AuthType::RequestBody),
     }
     Ok(c)
+}
+
+/// How a client authenticates at the token endpoint (RULES K10.6): its own
+/// method; else `private_key_jwt` with a private key; else, with a secret,
+/// `client_secret_basic` when the server accepts it, else
+/// `client_secret_post`; else `none`.
+fn auth_method(id: &ClientIdentity, meta: Option<&ServerMetadata>) -> String {
+    id.token_endpoint_auth_method.clone().unwrap_or_else(|| {
+        let accepted = meta.and_then(|m| m.auth_methods.clone()).unwrap_or_default();
+        if id.private_key_file.is_some() || id.private_key_env.is_some() {
+            "private_key_jwt".into()
+        } else if id.client_secret.is_none() {
+            "none".into()
+        } else if accepted.is_empty() || accepted.iter().any(|m| m == "client_secret_basic") {
+            "client_secret_basic".into()
+        } else {
+            "client_secret_post".into()
+        }
+    })
+}
+
+/// The claims of a client assertion (RFC 7523, section 3).
+#[derive(serde::Serialize)]
+struct AssertionClaims<'a> {
+    iss: &'a str,
+    sub: &'a str,
+    aud: &'a str,
+    iat: u64,
+    exp: u64,
+    jti: String,
+}
+
+/// The body parameters that authenticate a `private_key_jwt` client (RFC
+/// 7523, section 2.2): a JWT the client signs with its private key, issued
+/// by and about the client, for the authorization server (its issuer),
+/// valid 5 minutes, with a fresh `jti`. None for the other methods. The
+/// key is read from its file or variable each time and never appears in a
+/// message.
+fn client_assertion(
+    id: &ClientIdentity,
+    issuer: &str,
+    meta: Option<&ServerMetadata>,
+) -> Result<Vec<(&'static str, String)>, OAuthError> {
+    use jsonwebtoken::{Algorithm, EncodingKey, Header};
+    if auth_method(id, meta) != "private_key_jwt" {
+        return Ok(Vec::new());
+    }
+    let pem = match (&id.private_key_file, &id.private_key_env) {
+        (Some(f), _) => std::fs::read(f).map_err(|e| {
+            OAuthError::new(format!("cannot read the private key file `{f}` of `private_key_jwt`: {}", e.kind()))
+        })?,
+        (None, Some(v)) => std::env::var(v)
+            .map_err(|_| {
+                OAuthError::new(format!("the environment variable `{v}` (the private key of `private_key_jwt`) is not set"))
+            })?
+            .into_bytes(),
+        (None, None) => {
+            return Err(OAuthError::new(
+                "`private_key_jwt` needs `private_key_file` or `private_key_env` in `oauth$client_info`",
+            ))
+        }
+    };
+    // The algorithm given, else those the server lists (in its order), else
+    // the usual ones; the first the key fits.
+    let candidates: Vec<String> = match &id.signing_alg {
+        Some(a) => vec![a.clone()],
+        None => meta
+            .and_then(|m| m.signing_algs.clone())
+            .map(|v| v.into_iter().filter(|a| SIGNING_ALGS.contains(&a.as_str())).collect::<Vec<_>>())
+            .filter(|v| !v.is_empty())
+            .unwrap_or_else(|| ["ES256", "RS256", "EdDSA"].map(String::from).to_vec()),
+    };
+    let key = candidates.iter().find_map(|name| {
+        let alg: Algorithm = name.parse().ok()?;
+        let key = match alg {
+            Algorithm::ES256 | Algorithm::ES384 => EncodingKey::from_ec_pem(&pem),
+            Algorithm::EdDSA => EncodingKey::from_ed_pem(&pem),
+            _ => EncodingKey::from_rsa_pem(&pem),
+        };
+        key.ok().map(|k| (alg, k))
+    });
+    let Some((alg, key)) = key else {
+        let from = match (&id.private_key_file, &id.private_key_env) {
+            (Some(f), _) => format!("the file `{f}`"),
+            (_, v) => format!("the environment variable `{}`", v.as_deref().unwrap_or_default()),
+        };
+        return Err(OAuthError::new(format!(
+            "{from} does not hold a PEM private key (PKCS#8) for {}",
+            candidates.join(" or ")
+        )));
+    };
+    let mut jti = [0u8; 16];
+    getrandom::fill(&mut jti).map_err(|e| OAuthError::new(format!("no random numbers for the assertion: {e}")))?;
+    let now = now_secs();
+    let claims = AssertionClaims {
+        iss: &id.client_id,
+        sub: &id.client_id,
+        aud: issuer,
+        iat: now,
+        exp: now + 300,
+        jti: jti.iter().map(|b| format!("{b:02x}")).collect(),
+    };
+    let jwt = jsonwebtoken::encode(&Header::new(alg), &claims, &key)
+        .map_err(|e| OAuthError::new(format!("cannot sign the client assertion: {e}")))?;
+    Ok(vec![("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer".into()), ("client_assertion", jwt)])
 }
 
 fn tokens_from(t: &impl TokenResponse) -> Tokens {
