@@ -138,7 +138,7 @@ oidc_peers <- function(ttl = 2, envir = parent.frame()) {
     agent$urls <- c(agent$urls, u)
     res <- processx::run(node$node, c(file.path(peers, "oidc_user_agent.mjs"), u), error_on_status = FALSE,
                          env = c("current", OIDC_AGENT_DELAY = as.character(agent$delay)))
-    if (res$status != 0L) warning("the user agent failed: ", res$stderr)
+    if (res$status != 0L && !isTRUE(agent$quiet)) warning("the user agent failed: ", res$stderr)
   }
   list(url = url, issuer = issuer, log = log, agent = agent, node = node)
 }
@@ -259,4 +259,33 @@ test_that("K10: signs in end to end to an OpenID provider (registration, PKCE, r
   expect_true("refused refresh_token invalid_grant" %in% op)
   expect_length(grep("^registered ", op), 1L)
   expect_identical(sum(startsWith(op, "authorized ")), 2L)
+})
+
+test_that("K10.5: the connect timeout does not run while the user is at the sign-in page; the sign-in has its own", {
+  o <- oidc_peers(ttl = 60)
+  withr::local_options(mcplite.oauth_user_agent = o$agent$fun)
+  withr::local_envvar(MCPLITE_OAUTH_USER_AGENT = "")
+  # A user who takes 4 s to sign in, with a connect timeout of 2 s: the
+  # time at the page is the sign-in's, not the request's.
+  o$agent$delay <- 4
+  started <- Sys.time()
+  conn <- mcp_connect(url = o$url, name = "slow", timeout = 2,
+                      oauth = list(cache_dir = file.path(withr::local_tempdir(), "oauth")))
+  expect_gt(as.numeric(difftime(Sys.time(), started, units = "secs")), 4)
+  expect_identical(mcp_call(conn, "whoami")$structured_content$sub, "r-user")
+  mcp_close(conn)
+  expect_length(o$agent$urls, 1L)
+
+  # The sign-in's own limit (`oauth$timeout`): a clear error when it ran out
+  # (the user agent, too late, finds no one listening: expected here).
+  o$agent$quiet <- TRUE
+  err <- tryCatch(
+    mcp_connect(url = o$url, name = "slow", timeout = 30,
+                oauth = list(cache_dir = file.path(withr::local_tempdir(), "oauth"), timeout = 1)),
+    error = function(e) e
+  )
+  expect_s3_class(err, "mcplite_error_connection")
+  expect_identical(err$reason, "auth")
+  expect_match(conditionMessage(err), "sign-in was not completed within 1 seconds [(]`oauth[$]timeout`[)]")
+  expect_length(o$agent$urls, 2L)
 })

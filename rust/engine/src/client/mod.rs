@@ -160,6 +160,8 @@ pub struct Connection {
     resend: HashMap<u64, Resend>,
     /// Calls sent again: the id the caller knows -> the id on the wire.
     alias: HashMap<u64, u64>,
+    /// The time spent at sign-in pages when the handshake began.
+    since: Duration,
 }
 
 /// A tool call as sent, kept to send it again (RULES K4.3).
@@ -226,6 +228,7 @@ impl Connection {
             listed: false,
             resend: HashMap::new(),
             alias: HashMap::new(),
+            since: Duration::ZERO,
         };
         match c.handshake(opts, interrupted) {
             Ok(()) => Ok(c),
@@ -635,10 +638,8 @@ impl Connection {
         interrupted: &mut dyn FnMut() -> bool,
         cancel_on_timeout: bool,
     ) -> Result<Value, ClientError> {
-        // Time at sign-in pages does not count (RULES K10.5).
-        let signing = self.link.sign_in_time();
         loop {
-            let deadline = deadline + self.link.sign_in_time().saturating_sub(signing);
+            let deadline = self.due(deadline);
             let now = Instant::now();
             if now >= deadline {
                 if cancel_on_timeout {
@@ -693,6 +694,12 @@ impl Connection {
     pub fn close_in_background(self) {
         // A failed spawn drops the closure, and with it the connection, here.
         let _ = spawn_masked("mcplite-client-close", move || drop(self));
+    }
+
+    /// A deadline of the handshake moved on by the time spent at sign-in
+    /// pages since it began (RULES K10.5).
+    fn due(&self, deadline: Instant) -> Instant {
+        deadline + self.link.sign_in_time().saturating_sub(self.since)
     }
 
     /// The time spent at sign-in pages so far (RULES K10.5): waits that
