@@ -52,17 +52,19 @@ connect_http <- function(url, headers, ca_file, name, timeout, protocol, oauth =
   new_connection(ptr, name, "http", url, timeout)
 }
 
-# The CA bundle for https:// URLs: `ca_file`, else SSL_CERT_FILE, else NULL
-# (the platform's trust store).
+# The CA bundle for https:// URLs (RULES K4.6): `ca_file`, else
+# SSL_CERT_FILE, else CURL_CA_BUNDLE (curl's), else NULL (the platform's
+# trust store).
 check_ca_file <- function(ca_file) {
   what <- "`ca_file`"
   if (is.null(ca_file)) {
-    env <- Sys.getenv("SSL_CERT_FILE")
-    if (!nzchar(env)) {
+    vars <- c("SSL_CERT_FILE", "CURL_CA_BUNDLE")
+    set <- vars[nzchar(Sys.getenv(vars))]
+    if (length(set) == 0L) {
       return(NULL)
     }
-    ca_file <- env
-    what <- "The environment variable SSL_CERT_FILE"
+    ca_file <- Sys.getenv(set[[1L]])
+    what <- paste("The environment variable", set[[1L]])
   }
   if (!is_scalar_string(ca_file) || !file.exists(ca_file) || dir.exists(ca_file)) {
     abort_arg(what, " must be the path of a PEM file of CA certificates, not ",

@@ -41,6 +41,7 @@ mod era;
 mod error;
 pub mod http_link;
 mod link;
+pub mod net;
 pub mod oauth;
 pub mod params;
 pub mod report;

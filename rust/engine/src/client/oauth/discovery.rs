@@ -7,6 +7,7 @@
 use serde_json::Value;
 use url::Url;
 
+use super::super::net::Net;
 use super::{get_json, OAuthError};
 
 /// What a `Bearer` challenge says (RFC 6750 section 3, RFC 9728 section 5.1).
@@ -117,7 +118,7 @@ pub struct Resource {
 /// endpoint's path inserted, else at the root. `None` when no document is
 /// found (a server of the 2025-03-26 revision).
 pub fn protected_resource(
-    agent: &ureq::Agent,
+    net: &Net,
     server: &Url,
     challenge: &Challenge,
     allow_http: bool,
@@ -136,7 +137,7 @@ pub fn protected_resource(
     }
     for url in candidates {
         check_secure("protected resource metadata URL", &url, allow_http || same_origin(&url, server))?;
-        if let Some(doc) = get_json(agent, &url)? {
+        if let Some(doc) = get_json(net, &url)? {
             return Ok(Some(Resource { metadata: doc }));
         }
     }
@@ -311,7 +312,7 @@ impl ServerMetadata {
 /// resource metadata), at `/.well-known/oauth-authorization-server` of the
 /// server's origin, else its default endpoints.
 pub fn server_metadata(
-    agent: &ureq::Agent,
+    net: &Net,
     issuer: &Url,
     legacy: bool,
     allow_http: bool,
@@ -320,7 +321,7 @@ pub fn server_metadata(
     let urls =
         if legacy { vec![with_path(issuer, "/.well-known/oauth-authorization-server")] } else { metadata_urls(issuer) };
     for url in &urls {
-        if let Some(doc) = get_json(agent, url)? {
+        if let Some(doc) = get_json(net, url)? {
             let expected = if legacy {
                 doc.get("issuer").and_then(Value::as_str).unwrap_or_default().to_string()
             } else {
@@ -421,7 +422,14 @@ mod tests {
             .0
             .contains("S256"));
         plain.as_object_mut().unwrap().remove("code_challenge_methods_supported");
-        assert!(ServerMetadata::from_document(&plain, "https://as.example", false).is_err());
+        let m = ServerMetadata::from_document(&plain, "https://as.example", false).unwrap();
+        assert!(m.require_code_flow().is_err());
+        // the client credentials need neither PKCE nor an authorization endpoint
+        plain.as_object_mut().unwrap().remove("authorization_endpoint");
+        plain["grant_types_supported"] = serde_json::json!(["client_credentials"]);
+        let m = ServerMetadata::from_document(&plain, "https://as.example", false).unwrap();
+        assert_eq!(m.grant_types.as_deref(), Some(&["client_credentials".to_string()][..]));
+        assert!(m.require_code_flow().unwrap_err().0.contains("S256"));
         let mut http = doc.clone();
         http["token_endpoint"] = serde_json::json!("http://as.example/t");
         assert!(ServerMetadata::from_document(&http, "https://as.example", false).is_err());

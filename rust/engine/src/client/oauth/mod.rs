@@ -42,6 +42,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use url::Url;
 
+use super::net::Net;
 use discovery::{is_loopback, ServerMetadata};
 pub use discovery::{parse_challenge, Challenge};
 use store::{ClientIdentity, Saved, Tokens};
@@ -257,7 +258,8 @@ pub const MAX_ATTEMPTS: usize = 3;
 pub struct Authorizer {
     cfg: OAuthConfig,
     server: Url,
-    agent: ureq::Agent,
+    /// The link's agents (its proxies and TLS settings: RULES K4.6).
+    net: Net,
     open: OpenUrl,
     state: Mutex<State>,
     pub signing_in: Arc<SigningIn>,
@@ -277,8 +279,9 @@ fn now_secs() -> u64 {
 
 /// A GET of a JSON document: `None` for an error status or a body that is
 /// not a JSON object, an error when the server cannot be reached.
-pub(crate) fn get_json(agent: &ureq::Agent, url: &Url) -> Result<Option<Value>, OAuthError> {
-    let resp = agent
+pub(crate) fn get_json(net: &Net, url: &Url) -> Result<Option<Value>, OAuthError> {
+    let resp = net
+        .agent(url.as_str())
         .get(url.as_str())
         .header("Accept", "application/json")
         .call()
@@ -295,14 +298,15 @@ pub(crate) fn get_json(agent: &ureq::Agent, url: &Url) -> Result<Option<Value>, 
     Ok(serde_json::from_slice::<Value>(&body).ok().filter(Value::is_object))
 }
 
-/// The `oauth2` crate's HTTP client: the link's agent (no redirects).
-struct Http<'a>(&'a ureq::Agent);
+/// The `oauth2` crate's HTTP client: the link's agents (no redirects).
+struct Http<'a>(&'a Net);
 
 impl oauth2::SyncHttpClient for Http<'_> {
     type Error = oauth2::HttpClientError<ureq::Error>;
 
     fn call(&self, request: oauth2::HttpRequest) -> Result<oauth2::HttpResponse, Self::Error> {
-        let resp = self.0.run(request).map_err(Box::new)?;
+        let agent = self.0.agent(&request.uri().to_string()).clone();
+        let resp = agent.run(request).map_err(Box::new)?;
         let (parts, body) = resp.into_parts();
         let bytes = body.into_with_config().limit(1 << 20).read_to_vec().map_err(Box::new)?;
         Ok(oauth2::http::Response::from_parts(parts, bytes))
@@ -341,7 +345,7 @@ fn union(a: Option<&str>, b: Option<&str>) -> Option<String> {
 
 impl Authorizer {
     /// Settings for the server at `server`; a saved sign-in is loaded.
-    pub fn new(cfg: OAuthConfig, server: &str, agent: ureq::Agent, open: OpenUrl) -> Result<Authorizer, OAuthError> {
+    pub fn new(cfg: OAuthConfig, server: &str, net: Net, open: OpenUrl) -> Result<Authorizer, OAuthError> {
         let mut url = Url::parse(server).map_err(|e| OAuthError::new(format!("`{server}` is not a URL ({e})")))?;
         url.set_fragment(None);
         let mut saved =
@@ -350,7 +354,7 @@ impl Authorizer {
         Ok(Authorizer {
             cfg,
             server: url,
-            agent,
+            net,
             open,
             state: Mutex::new(State { saved, ..State::default() }),
             signing_in: Arc::new(SigningIn::default()),
@@ -429,7 +433,7 @@ impl Authorizer {
         for (k, v) in client_assertion(&client, &issuer, st.metadata.as_ref())? {
             req = req.add_extra_param(k, v);
         }
-        match req.request(&Http(&self.agent)) {
+        match req.request(&Http(&self.net)) {
             Ok(t) => {
                 let mut new = tokens_from(&t);
                 if new.refresh_token.is_none() {
@@ -469,7 +473,7 @@ impl Authorizer {
         }
         let allow_http = cfg.allow_http;
         // Discovery (RULES K10.2, K10.3).
-        let prm = discovery::protected_resource(&self.agent, &self.server, challenge, allow_http)?;
+        let prm = discovery::protected_resource(&self.net, &self.server, challenge, allow_http)?;
         let prm_resource = match prm.as_ref().and_then(|p| p.metadata.get("resource")).and_then(Value::as_str) {
             Some(r) => Some(discovery::check_resource(r, &self.server)?.to_string()),
             None => None,
@@ -494,7 +498,7 @@ impl Authorizer {
             }
             None => return Err(OAuthError::new("the protected resource metadata names no authorization server")),
         };
-        let meta = discovery::server_metadata(&self.agent, &issuer, legacy, allow_http)?;
+        let meta = discovery::server_metadata(&self.net, &issuer, legacy, allow_http)?;
 
         // Scopes (RULES K10.4).
         let override_scope = cfg.scope_mode.as_deref() == Some("override") && cfg.scope.is_some();
@@ -600,7 +604,7 @@ impl Authorizer {
         for (k, v) in client_assertion(&client, &meta.issuer, Some(&meta))? {
             req = req.add_extra_param(k, v);
         }
-        let t = req.request(&Http(&self.agent)).map_err(|e| token_error("authorization code", e))?;
+        let t = req.request(&Http(&self.net)).map_err(|e| token_error("authorization code", e))?;
         let mut tokens = tokens_from(&t);
         if tokens.scope.is_none() {
             tokens.scope = scope;
@@ -658,7 +662,7 @@ impl Authorizer {
         for (k, v) in assertion {
             req = req.add_extra_param(k, v);
         }
-        let t = req.request(&Http(&self.agent)).map_err(|e| token_error("client credentials", e))?;
+        let t = req.request(&Http(&self.net)).map_err(|e| token_error("client credentials", e))?;
         let mut tokens = tokens_from(&t);
         if tokens.scope.is_none() {
             tokens.scope = scope;
@@ -747,7 +751,8 @@ impl Authorizer {
         }
         let text = Value::Object(body).to_string();
         let resp = self
-            .agent
+            .net
+            .agent(endpoint)
             .post(endpoint)
             .header("Content-Type", "application/json")
             .header("Accept", "application/json")
