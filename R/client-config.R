@@ -627,6 +627,9 @@ check_config_entry <- function(nm, e) {
   if (!is.null(e$timeout) && !(is.numeric(e$timeout) && length(e$timeout) == 1L && e$timeout > 0)) {
     abort(field("timeout"), " must be a positive number of seconds.")
   }
+  if (!is.null(e[["allow_http"]]) && !is_true_false(e[["allow_http"]])) {
+    abort(field("allow_http"), " must be true or false.")
+  }
   if (!is.null(e[["oauth"]])) {
     oauth_settings(config_oauth(nm, e), what = paste0("mcpServers$", nm, "$oauth"))
   }
@@ -641,7 +644,7 @@ connect_entry <- function(nm, e) {
   timeout <- if (is.null(e[["timeout"]])) 60 else as.double(e[["timeout"]])
   conn <- if (!is.null(e[["url"]])) {
     mcp_connect(url = e[["url"]], headers = unlist(e[["headers"]]), name = nm, timeout = timeout,
-                oauth = config_oauth(nm, e))
+                oauth = config_oauth(nm, e), allow_http = isTRUE(e[["allow_http"]]))
   } else {
     env <- if (length(e[["env"]]) > 0L) unlist(e[["env"]]) else NULL
     mcp_connect(

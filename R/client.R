@@ -201,6 +201,15 @@
 #' @param oauth With `url`: `NULL` (the default) signs in with OAuth when the
 #'   server asks for it, `FALSE` never does, and a list of settings (see
 #'   "Signing in") signs in with those.
+#' @param allow_http With `url`: `FALSE` (the default) refuses to send
+#'   credentials in clear text: a plain `http://` URL on another machine (not
+#'   `localhost`, `127.0.0.0/8` or `::1`) is refused when `headers` carry
+#'   credentials (`Authorization`, `Proxy-Authorization`, `Cookie`, or a
+#'   header whose name has `key`, `token`, `secret`, `auth`, `session` or
+#'   `password` in it), and signing in to it is refused. `TRUE` allows both
+#'   (an explicit, unsafe choice: anyone on the network path can read and
+#'   reuse the credentials); it is also `oauth$allow_http` unless that is
+#'   given.
 #' @param tools Tools to connect to in memory (instead of `command` or
 #'   `url`): a tool made by [tool()], a list of tools, or a handler made by
 #'   [mcp_handler()].
@@ -248,7 +257,8 @@
 #' }
 mcp_connect <- function(command = NULL, args = character(), ..., env = NULL, cwd = NULL,
                         url = NULL, headers = NULL, ca_file = NULL, name = NULL, timeout = 60,
-                        protocol = "auto", tools = NULL, instructions = NULL, oauth = NULL) {
+                        protocol = "auto", tools = NULL, instructions = NULL, oauth = NULL,
+                        allow_http = FALSE) {
   check_dots_empty(...)
   if (sum(!is.null(command), !is.null(url), !is.null(tools)) != 1L) {
     abort_arg("Supply exactly one of `command` (a server to start), `url` (a remote server) and ",
@@ -256,10 +266,13 @@ mcp_connect <- function(command = NULL, args = character(), ..., env = NULL, cwd
   }
   timeout <- check_seconds(timeout, "timeout")
   protocol <- check_protocol(protocol)
+  if (!is_true_false(allow_http)) {
+    abort_arg("`allow_http` must be TRUE or FALSE, not ", describe(allow_http), ".")
+  }
   if (!is.null(tools)) {
     if (!identical(args, character()) || !is.null(env) || !is.null(cwd) || !is.null(headers) ||
-        !is.null(ca_file) || !is.null(oauth)) {
-      abort_arg("`args`, `env`, `cwd`, `headers`, `ca_file` and `oauth` do not apply to `tools`.")
+        !is.null(ca_file) || !is.null(oauth) || allow_http) {
+      abort_arg("`args`, `env`, `cwd`, `headers`, `ca_file`, `oauth` and `allow_http` do not apply to `tools`.")
     }
     return(connect_memory(tools, name, timeout, protocol, instructions))
   }
@@ -270,9 +283,9 @@ mcp_connect <- function(command = NULL, args = character(), ..., env = NULL, cwd
     if (!identical(args, character()) || !is.null(env) || !is.null(cwd)) {
       abort_arg("`args`, `env` and `cwd` apply to `command`, not to `url`.")
     }
-    return(connect_http(url, headers, ca_file, name, timeout, protocol, oauth))
+    return(connect_http(url, headers, ca_file, name, timeout, protocol, oauth, allow_http))
   }
-  if (!is.null(headers) || !is.null(ca_file) || !is.null(oauth)) {
+  if (!is.null(headers) || !is.null(ca_file) || !is.null(oauth) || allow_http) {
     abort_arg("`", if (!is.null(headers)) "headers" else if (!is.null(ca_file)) "ca_file" else "oauth",
               "` applies to `url`, not to `command`.")
   }
