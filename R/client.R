@@ -481,8 +481,11 @@ mcp_call <- function(x, tool, arguments = list(), ..., timeout = NULL, progress 
     abort("Tool `", tool, "` of MCP server `", x$name, "` is blocked by the `ignore_tools` of its configuration.",
           class = c("mcplite_error_ignored_tool", "mcplite_error_client"), fields = list(server = x$name))
   }
+  # A configuration entry's `timeout` bounds each request overall, as in
+  # mcptools (RULES K8.4): the call's default `max_time` too.
+  default_max <- if (is.null(timeout) && !is.null(x$max_time)) x$max_time
   timeout <- if (is.null(timeout)) x$timeout else check_seconds(timeout, "timeout")
-  max_time <- if (is.null(max_time)) 10 * timeout else check_seconds(max_time, "max_time")
+  max_time <- if (!is.null(max_time)) check_seconds(max_time, "max_time") else default_max %||% (10 * timeout)
   check_function(progress, allow_null = TRUE)
   # Arguments are shaped by the tool's input schema (RULES K5.2); a call
   # without arguments needs none, so it never makes the client list tools.
