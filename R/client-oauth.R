@@ -7,8 +7,13 @@
 oauth_members <- c(
   "authorization_server", "resource", "scope", "scope_mode", "client_info", "manual_client_info",
   "client_metadata", "client_metadata_url", "redirect_uri", "callback_host", "callback_port",
-  "callback_path", "cache_dir", "allow_http", "timeout", "grant_type"
+  "callback_path", "cache_dir", "allow_http", "timeout", "grant_type", "identity_provider"
 )
+
+# The members of `identity_provider` (cross-app access).
+identity_provider_members <- c("issuer", "token_endpoint", "client_id", "client_secret", "id_token_file",
+                               "id_token_env")
+grant_types <- c("authorization_code", "client_credentials", "cross_app_access")
 
 # The members of `client_info` and `manual_client_info`.
 client_info_members <- c(
@@ -69,8 +74,34 @@ oauth_settings <- function(oauth, what = "oauth") {
     abort(field("timeout"), " must be a positive number of seconds, not ", describe(oauth[["timeout"]]), ".")
   }
   grant <- oauth[["grant_type"]]
-  if (!is.null(grant) && !(is_scalar_string(grant) && grant %in% c("authorization_code", "client_credentials"))) {
-    abort(field("grant_type"), " must be \"authorization_code\" or \"client_credentials\", not ", describe(grant), ".")
+  if (!is.null(grant) && !(is_scalar_string(grant) && grant %in% grant_types)) {
+    abort(field("grant_type"), " must be one of ", paste0("\"", grant_types, "\"", collapse = ", "), ", not ",
+          describe(grant), ".")
+  }
+  idp <- oauth[["identity_provider"]]
+  if (!is.null(idp)) {
+    ok <- is.list(idp) && is_named_list(idp, empty_ok = FALSE) && all(names(idp) %in% identity_provider_members) &&
+      is_scalar_string(idp[["client_id"]]) && all(vapply(idp, is_scalar_string, logical(1)))
+    if (!ok) {
+      abort(field("identity_provider"), " must be a list with the string `client_id` and optionally ",
+            paste0("`", identity_provider_members[-3L], "`", collapse = ", "), " (strings).")
+    }
+    if (!is.null(idp[["client_secret"]])) {
+      idp[["client_secret"]] <- interpolate_value(idp[["client_secret"]], paste0(field("identity_provider"), "$client_secret"))
+    }
+    file <- idp[["id_token_file"]]
+    if (!is.null(file)) {
+      if (!file.exists(path.expand(file)) || dir.exists(path.expand(file))) {
+        abort(field("identity_provider"), "$id_token_file must be the path of a file holding the ID token; \"",
+              file, "\" does not exist.")
+      }
+      idp[["id_token_file"]] <- normalizePath(path.expand(file), mustWork = TRUE)
+    }
+    env <- idp[["id_token_env"]]
+    if (!is.null(env) && !nzchar(Sys.getenv(env))) {
+      abort(field("identity_provider"), "$id_token_env names the environment variable `", env, "`, which is not set.")
+    }
+    oauth[["identity_provider"]] <- idp
   }
   for (m in c("client_info", "manual_client_info")) {
     info <- oauth[[m]]

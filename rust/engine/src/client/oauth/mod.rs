@@ -107,8 +107,35 @@ impl ClientInfo {
 }
 
 /// The grants (RULES K10.8): the authorization code with the user at a
-/// browser, or the client credentials of the extension, for programs.
-pub const GRANTS: [&str; 2] = ["authorization_code", "client_credentials"];
+/// browser; the client credentials of the extension, for programs; and
+/// cross-app access (the enterprise-managed authorization extension), an
+/// identity provider's ID token exchanged for a grant of this server's.
+pub const GRANTS: [&str; 3] = ["authorization_code", "client_credentials", "cross_app_access"];
+
+/// The identity provider of cross-app access (RULES K10.9): where the
+/// user's ID token is exchanged (its token endpoint, or its issuer, whose
+/// metadata names it), who the client is there, and where the ID token is
+/// (a file or an environment variable: never in the settings themselves).
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct IdentityProvider {
+    #[serde(default)]
+    pub issuer: Option<String>,
+    #[serde(default)]
+    pub token_endpoint: Option<String>,
+    pub client_id: String,
+    #[serde(default)]
+    pub client_secret: Option<String>,
+    #[serde(default)]
+    pub id_token_file: Option<String>,
+    #[serde(default)]
+    pub id_token_env: Option<String>,
+}
+
+const TOKEN_EXCHANGE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
+const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+const ID_JAG: &str = "urn:ietf:params:oauth:token-type:id-jag";
+const ID_TOKEN: &str = "urn:ietf:params:oauth:token-type:id_token";
 
 /// The assertion algorithms `private_key_jwt` signs with.
 const SIGNING_ALGS: [&str; 9] = ["ES256", "ES384", "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "EdDSA"];
@@ -162,6 +189,9 @@ pub struct OAuthConfig {
     /// `client_info` can authenticate, else the authorization code.
     #[serde(default)]
     pub grant_type: Option<String>,
+    /// Cross-app access: the identity provider (RULES K10.9).
+    #[serde(default)]
+    pub identity_provider: Option<IdentityProvider>,
 }
 
 impl OAuthConfig {
@@ -175,7 +205,10 @@ impl OAuthConfig {
         }
         if let Some(g) = &cfg.grant_type {
             if !GRANTS.contains(&g.as_str()) {
-                return Err(format!("`oauth$grant_type` must be \"authorization_code\" or \"client_credentials\", not \"{g}\""));
+                return Err(format!(
+                    "`oauth$grant_type` must be \"authorization_code\", \"client_credentials\" or \
+                     \"cross_app_access\", not \"{g}\""
+                ));
             }
         }
         for (what, info) in [("client_info", &cfg.client_info), ("manual_client_info", &cfg.manual_client_info)] {
@@ -199,6 +232,17 @@ impl OAuthConfig {
             if info.private_key_file.is_some() && info.private_key_env.is_some() {
                 return Err(format!("`oauth${what}` must give `private_key_file` or `private_key_env`, not both"));
             }
+        }
+        if let Some(idp) = &cfg.identity_provider {
+            if idp.issuer.is_none() == idp.token_endpoint.is_none() {
+                return Err("`oauth$identity_provider` must give `issuer` or `token_endpoint` (one of them)".into());
+            }
+            if idp.id_token_file.is_none() == idp.id_token_env.is_none() {
+                return Err("`oauth$identity_provider` must give `id_token_file` or `id_token_env` (one of them)".into());
+            }
+        }
+        if cfg.grant_type.as_deref() == Some("cross_app_access") && cfg.identity_provider.is_none() {
+            return Err("`oauth$grant_type = \"cross_app_access\"` needs `oauth$identity_provider`".into());
         }
         if cfg.grant_type.as_deref() == Some("client_credentials")
             && !cfg.client_info.as_ref().is_some_and(ClientInfo::has_credentials)
@@ -526,6 +570,13 @@ impl Authorizer {
         if self.client_credentials(&meta) {
             return self.client_credentials_grant(st, &meta, scope, resource);
         }
+        // Cross-app access (RULES K10.9): the identity provider's ID token
+        // exchanged for an assertion, the assertion for a token.
+        if self.cfg.grant_type.as_deref() == Some("cross_app_access")
+            || (self.cfg.grant_type.is_none() && self.cfg.identity_provider.is_some())
+        {
+            return self.cross_app_access(st, &meta, scope, resource);
+        }
         meta.require_code_flow()?;
 
         // The client and its redirect (RULES K10.5).
@@ -670,6 +721,156 @@ impl Authorizer {
         st.saved.tokens = Some(tokens);
         self.persist(st);
         Ok(())
+    }
+
+    /// Cross-app access (RULES K10.9; the enterprise-managed authorization
+    /// extension): the user's ID token from their identity provider is
+    /// exchanged there (RFC 8693) for an identity assertion grant (ID-JAG)
+    /// for this authorization server and resource, which the client then
+    /// presents here (the JWT bearer grant, RFC 7523), authenticating as
+    /// `client_info`.
+    fn cross_app_access(
+        &self,
+        st: &mut State,
+        meta: &ServerMetadata,
+        scope: Option<String>,
+        resource: String,
+    ) -> Result<(), OAuthError> {
+        let idp = self.cfg.identity_provider.as_ref().ok_or_else(|| {
+            OAuthError::new("cross-app access needs `oauth$identity_provider`")
+        })?;
+        let info = self.cfg.client_info.as_ref().ok_or_else(|| {
+            OAuthError::new("cross-app access needs `oauth$client_info` (the client at the authorization server)")
+        })?;
+        let allow_http = self.cfg.allow_http;
+        let idp_endpoint = match (&idp.token_endpoint, &idp.issuer) {
+            (Some(t), _) => t.clone(),
+            (None, Some(i)) => {
+                let issuer = Url::parse(i)
+                    .map_err(|_| OAuthError::new(format!("the identity provider `{i}` is not a URL")))?;
+                discovery::server_metadata(&self.net, &issuer, false, allow_http)?.token_endpoint
+            }
+            (None, None) => return Err(OAuthError::new("`oauth$identity_provider` names no token endpoint")),
+        };
+        let idp_url = Url::parse(&idp_endpoint)
+            .map_err(|_| OAuthError::new(format!("the identity provider's token endpoint `{idp_endpoint}` is not a URL")))?;
+        discovery::check_secure("identity provider's token endpoint", &idp_url, allow_http)?;
+        let id_token = match (&idp.id_token_file, &idp.id_token_env) {
+            (Some(f), _) => std::fs::read_to_string(f)
+                .map(|t| t.trim().to_string())
+                .map_err(|e| OAuthError::new(format!("cannot read the ID token file `{f}`: {}", e.kind())))?,
+            (None, Some(v)) => std::env::var(v)
+                .map(|t| t.trim().to_string())
+                .map_err(|_| OAuthError::new(format!("the environment variable `{v}` (the ID token) is not set")))?,
+            (None, None) => return Err(OAuthError::new("`oauth$identity_provider` gives no ID token")),
+        };
+        // 1. At the identity provider: the ID token for an ID-JAG.
+        let mut params = vec![
+            ("grant_type", TOKEN_EXCHANGE.to_string()),
+            ("requested_token_type", ID_JAG.to_string()),
+            ("subject_token", id_token),
+            ("subject_token_type", ID_TOKEN.to_string()),
+            ("audience", meta.issuer.clone()),
+            ("resource", resource.clone()),
+        ];
+        if let Some(s) = &scope {
+            params.push(("scope", s.clone()));
+        }
+        let basic = idp.client_secret.as_ref().map(|s| (idp.client_id.clone(), s.clone()));
+        if basic.is_none() {
+            params.push(("client_id", idp.client_id.clone()));
+        }
+        let v = self.form_post(&idp_endpoint, &params, basic, "the token exchange at the identity provider")?;
+        let issued = v.get("issued_token_type").and_then(Value::as_str);
+        let jag = match (v.get("access_token").and_then(Value::as_str), issued) {
+            (Some(t), Some(ID_JAG)) if !t.is_empty() => t.to_string(),
+            _ => {
+                return Err(OAuthError::new(
+                    "the identity provider's answer to the token exchange is not an identity assertion grant (ID-JAG)",
+                ))
+            }
+        };
+        // 2. Here: the ID-JAG for a token, the client authenticating itself.
+        let client = info.identity();
+        let mut params = vec![("grant_type", JWT_BEARER.to_string()), ("assertion", jag)];
+        if let Some(s) = &scope {
+            params.push(("scope", s.clone()));
+        }
+        let method = auth_method(&client, Some(meta));
+        let basic = match (method.as_str(), &client.client_secret) {
+            ("client_secret_basic", Some(s)) => Some((client.client_id.clone(), s.clone())),
+            ("client_secret_post", Some(s)) => {
+                params.push(("client_id", client.client_id.clone()));
+                params.push(("client_secret", s.clone()));
+                None
+            }
+            _ => {
+                params.push(("client_id", client.client_id.clone()));
+                None
+            }
+        };
+        for (k, v) in client_assertion(&client, &meta.issuer, Some(meta))? {
+            params.push((k, v));
+        }
+        let v = self.form_post(&meta.token_endpoint, &params, basic, "the identity assertion grant")?;
+        let t: oauth2::basic::BasicTokenResponse = serde_json::from_value(v).map_err(|_| {
+            OAuthError::new("the authorization server refused the identity assertion grant: its answer is not a token response")
+        })?;
+        st.saved.issuer = Some(meta.issuer.clone());
+        st.saved.token_endpoint = Some(meta.token_endpoint.clone());
+        st.saved.resource = Some(resource);
+        st.saved.client = Some(client);
+        st.metadata = Some(meta.clone());
+        st.requested = scope.clone();
+        let mut tokens = tokens_from(&t);
+        if tokens.scope.is_none() {
+            tokens.scope = scope;
+        }
+        st.saved.tokens = Some(tokens);
+        self.persist(st);
+        Ok(())
+    }
+
+    /// A form POST to a token endpoint (client authentication with HTTP
+    /// Basic when `basic` is given, names and secrets form-encoded as RFC
+    /// 6749, section 2.3.1 says); the JSON object of a 2xx answer. A refusal
+    /// is an error with the server's `error` and description, never a token.
+    fn form_post(
+        &self,
+        endpoint: &str,
+        params: &[(&str, String)],
+        basic: Option<(String, String)>,
+        what: &str,
+    ) -> Result<Value, OAuthError> {
+        use base64::Engine as _;
+        let enc = |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
+        let body = url::form_urlencoded::Serializer::new(String::new()).extend_pairs(params.iter().map(|(k, v)| (*k, v.as_str()))).finish();
+        let mut req = self
+            .net
+            .agent(endpoint)
+            .post(endpoint)
+            .header("Content-Type", "application/x-www-form-urlencoded")
+            .header("Accept", "application/json");
+        if let Some((id, secret)) = basic {
+            let pair = base64::engine::general_purpose::STANDARD.encode(format!("{}:{}", enc(&id), enc(&secret)));
+            req = req.header("Authorization", format!("Basic {pair}"));
+        }
+        let resp = req
+            .send(body.as_bytes())
+            .map_err(|e| OAuthError::new(format!("{what} at `{endpoint}` failed: {e}")))?;
+        let status = resp.status().as_u16();
+        let bytes = resp.into_body().into_with_config().limit(1 << 20).read_to_vec().unwrap_or_default();
+        let v: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        if !(200..300).contains(&status) || !v.is_object() {
+            let s = |k: &str| v.get(k).and_then(Value::as_str);
+            let why = match (s("error"), s("error_description")) {
+                (Some(e), Some(d)) => format!("{e} ({d})"),
+                (Some(e), None) => e.to_string(),
+                _ => format!("HTTP {status}, no OAuth error in the answer"),
+            };
+            return Err(OAuthError::new(format!("{what} was refused: {why}")));
+        }
+        Ok(v)
     }
 
     /// Who the client is, and the listener its redirect reaches: given,
