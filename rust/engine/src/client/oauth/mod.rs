@@ -1152,6 +1152,172 @@ mod tests {
         assert_eq!(union(Some(" "), None), None);
     }
 
+    /// A scripted authorization server on a loopback port: each request's
+    /// method, path, headers (lower-case names) and body are recorded, and
+    /// answered by `answer(path)` (status, extra header lines, body).
+    struct FakeAs {
+        base: String,
+        seen: Arc<Mutex<Vec<(String, String, Vec<(String, String)>, String)>>>,
+    }
+
+    fn fake_as(answer: impl Fn(&str, &str) -> (u16, String, String) + Send + 'static) -> FakeAs {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let (rec, b) = (Arc::clone(&seen), base.clone());
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { return };
+                let mut r = BufReader::new(stream.try_clone().unwrap());
+                let mut line = String::new();
+                if r.read_line(&mut line).unwrap_or(0) == 0 {
+                    continue;
+                }
+                let mut parts = line.split_whitespace();
+                let (method, path) = (parts.next().unwrap_or("").to_string(), parts.next().unwrap_or("").to_string());
+                let mut headers = Vec::new();
+                loop {
+                    let mut h = String::new();
+                    if r.read_line(&mut h).unwrap_or(0) == 0 || h.trim().is_empty() {
+                        break;
+                    }
+                    if let Some((k, v)) = h.split_once(':') {
+                        headers.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
+                    }
+                }
+                let n = headers.iter().find(|(k, _)| k == "content-length").and_then(|(_, v)| v.parse().ok()).unwrap_or(0);
+                let mut body = vec![0; n];
+                let _ = r.read_exact(&mut body);
+                let (status, extra, text) = answer(&path, &b);
+                rec.lock().unwrap().push((method, path, headers, String::from_utf8_lossy(&body).into_owned()));
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n{extra}\r\n{text}",
+                    text.len()
+                );
+            }
+        });
+        FakeAs { base, seen }
+    }
+
+    /// The metadata of a client-credentials server at `base`, and `token`
+    /// as its token endpoint's answer.
+    fn cc_server(token: (u16, &'static str, &'static str)) -> FakeAs {
+        fake_as(move |path, base| match path {
+            "/.well-known/oauth-protected-resource/mcp" => {
+                (200, String::new(), format!(r#"{{"resource":"{base}/mcp","authorization_servers":["{base}"]}}"#))
+            }
+            "/.well-known/oauth-authorization-server" => (
+                200,
+                String::new(),
+                format!(
+                    r#"{{"issuer":"{base}","token_endpoint":"{base}/token","grant_types_supported":["client_credentials"],
+                        "token_endpoint_auth_methods_supported":["client_secret_basic","private_key_jwt"],
+                        "token_endpoint_auth_signing_alg_values_supported":["ES256"]}}"#
+                ),
+            ),
+            "/token" => (token.0, token.1.to_string(), token.2.to_string()),
+            _ => (404, String::new(), "{}".into()),
+        })
+    }
+
+    fn sign_in_with(server: &FakeAs, cfg: &str) -> (Authorizer, Result<(), OAuthError>) {
+        let cfg = OAuthConfig::from_json(cfg).unwrap();
+        let tls = ureq::tls::TlsConfig::builder().build();
+        let net = Net::new(&tls).unwrap();
+        let a = Authorizer::new(cfg, &format!("{}/mcp", server.base), net, Arc::new(|_: &str| {})).unwrap();
+        let (_keep, stop) = crossbeam_channel::bounded::<()>(0);
+        let r = a.unauthorized(401, &Challenge::default(), None, &stop);
+        (a, r)
+    }
+
+    const SECRET: &str = "s3cret-of-the-client";
+
+    #[test]
+    fn client_credentials_with_a_secret_and_a_hostile_token_endpoint() {
+        let cfg = format!(r#"{{"client_info":{{"client_id":"robot","client_secret":"{SECRET}"}}}}"#);
+        // A good answer: Basic authentication, the grant, the resource.
+        let good = cc_server((200, "", r#"{"access_token":"tok-1","token_type":"Bearer","expires_in":60}"#));
+        let (a, r) = sign_in_with(&good, &cfg);
+        r.unwrap();
+        assert_eq!(a.header().as_deref(), Some("Bearer tok-1"));
+        let seen = good.seen.lock().unwrap().clone();
+        let (_, _, headers, body) = seen.iter().find(|s| s.1 == "/token").unwrap();
+        assert!(body.contains("grant_type=client_credentials"), "{body}");
+        assert!(body.contains("resource="), "{body}");
+        assert!(!body.contains(SECRET));
+        use base64::Engine as _;
+        let basic = headers.iter().find(|(k, _)| k == "authorization").unwrap().1.clone();
+        let pair = base64::engine::general_purpose::STANDARD.decode(basic.trim_start_matches("Basic ")).unwrap();
+        assert_eq!(String::from_utf8(pair).unwrap(), format!("robot:{SECRET}"));
+
+        // A token endpoint that answers garbage, refuses, or sends the
+        // client elsewhere: a clear failure, never the secret in it.
+        for (answer, says) in [
+            ((200, "", "<html>not json</html>"), "not a token response"),
+            ((401, "", r#"{"error":"invalid_client","error_description":"who are you"}"#), "invalid_client (who are you)"),
+            ((302, "Location: https://evil.example/token\r\n", ""), "refused the client credentials"),
+            ((200, "", r#"{"access_token":"x","token_type":"Bearer","expires_in":"soon"}"#), "not a token response"),
+        ] {
+            let bad = cc_server(answer);
+            let (a, r) = sign_in_with(&bad, &cfg);
+            let e = r.unwrap_err().0;
+            assert!(e.contains(says), "{e}");
+            assert!(!e.contains(SECRET), "{e}");
+            assert_eq!(a.header(), None);
+            // no request followed the redirect (nothing left this server)
+            assert!(bad.seen.lock().unwrap().iter().all(|s| !s.1.contains("evil")));
+        }
+    }
+
+    #[test]
+    fn client_credentials_with_a_signed_assertion() {
+        use base64::Engine as _;
+        let rng = ring::rand::SystemRandom::new();
+        let der =
+            ring::signature::EcdsaKeyPair::generate_pkcs8(&ring::signature::ECDSA_P256_SHA256_FIXED_SIGNING, &rng).unwrap();
+        let b64 = base64::engine::general_purpose::STANDARD.encode(der.as_ref());
+        let pem = format!("-----BEGIN PRIVATE KEY-----\n{b64}\n-----END PRIVATE KEY-----\n");
+        let dir = std::env::temp_dir().join(format!("mcplite-jwt-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let key = dir.join("key.pem");
+        std::fs::write(&key, &pem).unwrap();
+        let server = cc_server((200, "", r#"{"access_token":"tok-2","token_type":"Bearer"}"#));
+        let cfg = format!(r#"{{"client_info":{{"client_id":"robot","private_key_file":"{}"}}}}"#, key.display());
+        let (a, r) = sign_in_with(&server, &cfg);
+        r.unwrap();
+        assert_eq!(a.header().as_deref(), Some("Bearer tok-2"));
+        let seen = server.seen.lock().unwrap().clone();
+        let (_, _, headers, body) = seen.iter().find(|s| s.1 == "/token").unwrap();
+        assert!(headers.iter().all(|(k, _)| k != "authorization"));
+        let form: Vec<(String, String)> = url::form_urlencoded::parse(body.as_bytes()).into_owned().collect();
+        let get = |k: &str| form.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone()).unwrap();
+        assert_eq!(get("client_assertion_type"), "urn:ietf:params:oauth:client-assertion-type:jwt-bearer");
+        let jwt = get("client_assertion");
+        let parts: Vec<&str> = jwt.split('.').collect();
+        let dec = |p: &str| -> Value {
+            serde_json::from_slice(&base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(p).unwrap()).unwrap()
+        };
+        assert_eq!(dec(parts[0])["alg"], "ES256");
+        let claims = dec(parts[1]);
+        assert_eq!((claims["iss"].as_str(), claims["sub"].as_str()), (Some("robot"), Some("robot")));
+        assert_eq!(claims["aud"].as_str(), Some(server.base.as_str()));
+        assert_eq!(claims["exp"].as_u64().unwrap() - claims["iat"].as_u64().unwrap(), 300);
+        assert!(!jwt.contains(&b64[..20]));
+
+        // A key that is not one, or an RSA algorithm for an EC key: the file
+        // is named, its contents never shown.
+        std::fs::write(&key, "-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5\n-----END PRIVATE KEY-----\n").unwrap();
+        let e = sign_in_with(&server, &cfg).1.unwrap_err().0;
+        assert!(e.contains("does not hold a PEM private key") && e.contains("key.pem") && !e.contains("bm90"), "{e}");
+        std::fs::write(&key, &pem).unwrap();
+        let rsa = cfg.replace(r#""private_key_file""#, r#""token_endpoint_auth_signing_alg":"RS256","private_key_file""#);
+        let e = sign_in_with(&server, &rsa).1.unwrap_err().0;
+        assert!(e.contains("for RS256") && !e.contains(&b64[..20]), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     #[test]
     fn settings_are_checked_and_name_the_member() {
         assert!(OAuthConfig::from_json("{}").is_ok());
@@ -1164,5 +1330,20 @@ mod tests {
         assert!(e.contains("client_info$token_endpoint_auth_method"), "{e}");
         assert!(OAuthConfig::from_json(r#"{"client_metadata_url":"http://x/y"}"#).is_err());
         assert!(OAuthConfig::from_json(r#"{"client_metadata_url":"https://x/c.json"}"#).is_ok());
+        // the grants and what each needs
+        let e = OAuthConfig::from_json(r#"{"grant_type":"password"}"#).unwrap_err();
+        assert!(e.contains("`oauth$grant_type`"), "{e}");
+        let e = OAuthConfig::from_json(r#"{"grant_type":"client_credentials","client_info":{"client_id":"a"}}"#)
+            .unwrap_err();
+        assert!(e.contains("needs `oauth$client_info` with a `client_secret`"), "{e}");
+        let e = OAuthConfig::from_json(r#"{"grant_type":"cross_app_access"}"#).unwrap_err();
+        assert!(e.contains("needs `oauth$identity_provider`"), "{e}");
+        let e = OAuthConfig::from_json(r#"{"identity_provider":{"client_id":"i","id_token_env":"T"}}"#).unwrap_err();
+        assert!(e.contains("`issuer` or `token_endpoint`"), "{e}");
+        let e = OAuthConfig::from_json(
+            r#"{"client_info":{"client_id":"a","private_key_file":"k","token_endpoint_auth_signing_alg":"HS256"}}"#,
+        )
+        .unwrap_err();
+        assert!(e.contains("token_endpoint_auth_signing_alg"), "{e}");
     }
 }
