@@ -92,14 +92,14 @@ oauth_settings <- function(oauth, what = "oauth") {
     file <- idp[["id_token_file"]]
     if (!is.null(file)) {
       if (!file.exists(path.expand(file)) || dir.exists(path.expand(file))) {
-        abort(field("identity_provider"), "$id_token_file must be the path of a file holding the ID token; \"",
+        abort(field("identity_provider$id_token_file"), " must be the path of a file holding the ID token; \"",
               file, "\" does not exist.")
       }
       idp[["id_token_file"]] <- normalizePath(path.expand(file), mustWork = TRUE)
     }
     env <- idp[["id_token_env"]]
     if (!is.null(env) && !nzchar(Sys.getenv(env))) {
-      abort(field("identity_provider"), "$id_token_env names the environment variable `", env, "`, which is not set.")
+      abort(field("identity_provider$id_token_env"), " names the environment variable `", env, "`, which is not set.")
     }
     oauth[["identity_provider"]] <- idp
   }
@@ -121,14 +121,14 @@ oauth_settings <- function(oauth, what = "oauth") {
     if (!is.null(key)) {
       key <- path.expand(key)
       if (!file.exists(key) || dir.exists(key)) {
-        abort(field(m), "$private_key_file must be the path of a PEM private key file; \"",
+        abort(field(paste0(m, "$private_key_file")), " must be the path of a PEM private key file; \"",
               info[["private_key_file"]], "\" does not exist.")
       }
       info[["private_key_file"]] <- normalizePath(key, mustWork = TRUE)
     }
     env <- info[["private_key_env"]]
     if (!is.null(env) && !nzchar(Sys.getenv(env))) {
-      abort(field(m), "$private_key_env names the environment variable `", env, "`, which is not set.")
+      abort(field(paste0(m, "$private_key_env")), " names the environment variable `", env, "`, which is not set.")
     }
     oauth[[m]] <- info
   }

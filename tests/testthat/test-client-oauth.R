@@ -32,6 +32,32 @@ test_that("K10.1: oauth settings are checked and errors name the member", {
   # `client_metadata` is not `client_metadata_url` (exact names)
   expect_field_error(oauth_settings(list(client_metadata_url = 3)), "oauth$client_metadata_url")
   expect_field_error(oauth_settings("yes"), "oauth")
+  # the client credentials and cross-app access (RULES K10.8, K10.9)
+  expect_field_error(oauth_settings(list(grant_type = "password")), "oauth$grant_type")
+  expect_field_error(oauth_settings(list(client_info = list(client_id = "a", private_key_file = "/no/such/key.pem"))),
+                     "oauth$client_info$private_key_file")
+  withr::local_envvar(MCPLITE_TEST_NO_KEY = NA, MCPLITE_TEST_SECRET = "from-env")
+  expect_field_error(oauth_settings(list(client_info = list(client_id = "a", private_key_env = "MCPLITE_TEST_NO_KEY"))),
+                     "oauth$client_info$private_key_env")
+  expect_field_error(oauth_settings(list(identity_provider = list(token_endpoint = "https://idp/t"))),
+                     "oauth$identity_provider")
+  expect_field_error(oauth_settings(list(identity_provider = list(client_id = "c", id_token_file = "/no/such/token"))),
+                     "oauth$identity_provider$id_token_file")
+  key <- withr::local_tempfile(lines = "-----BEGIN PRIVATE KEY-----")
+  cc <- jsonlite::fromJSON(oauth_settings(list(
+    grant_type = "client_credentials",
+    client_info = list(client_id = "robot", client_secret = "${MCPLITE_TEST_SECRET}", private_key_file = key,
+                       token_endpoint_auth_signing_alg = "ES256")
+  )), simplifyVector = FALSE)
+  expect_identical(cc$client_info$client_secret, "from-env")
+  expect_identical(cc$client_info$private_key_file, normalizePath(key))
+  expect_identical(cc$grant_type, "client_credentials")
+  expect_error(oauth_settings(list(client_info = list(client_id = "a", client_secret = "${MCPLITE_TEST_NO_KEY}"))),
+               "refers to the environment variable `MCPLITE_TEST_NO_KEY`", class = "mcplite_error")
+  # and checked again by the engine, which says what each grant needs
+  expect_field_error(mcp_connect(url = "http://127.0.0.1:9/mcp", oauth = list(grant_type = "client_credentials",
+                                                                              client_info = list(client_id = "a"))),
+                     "oauth$grant_type")
   # checked again by the engine, which names the member too
   expect_field_error(mcp_connect(url = "http://127.0.0.1:9/mcp", oauth = list(client_metadata_url = "http://x/y")),
                      "oauth$client_metadata_url")

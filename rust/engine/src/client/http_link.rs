@@ -281,7 +281,9 @@ fn plain_transport_error(url: &str, e: ureq::Error) -> ClientError {
             _ => ClientError::Connect(io.to_string()),
         },
         ureq::Error::HostNotFound => ClientError::Connect("host not found".into()),
-        ureq::Error::ConnectProxyFailed(why) => ClientError::Connect(format!("the proxy refused the connection: {why}")),
+        ureq::Error::ConnectProxyFailed(why) => {
+            ClientError::Connect(format!("the proxy refused the connection: {why}"))
+        }
         other => ClientError::Connect(other.to_string()),
     }
 }

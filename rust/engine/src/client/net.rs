@@ -70,8 +70,7 @@ type Env<'a> = dyn Fn(&str) -> Option<String> + 'a;
 
 /// The proxy the first set variable of `vars` names, and that variable.
 fn proxy_from(vars: &[&'static str], env: &Env) -> Result<Option<(&'static str, Proxy)>, String> {
-    let Some((var, value)) = vars.iter().find_map(|v| env(v).filter(|x| !x.trim().is_empty()).map(|x| (*v, x)))
-    else {
+    let Some((var, value)) = vars.iter().find_map(|v| env(v).filter(|x| !x.trim().is_empty()).map(|x| (*v, x))) else {
         return Ok(None);
     };
     let bad = || format!("the environment variable {var} is not a proxy URL (`http://host:port`)");

@@ -311,12 +311,7 @@ impl ServerMetadata {
 /// `issuer` in order; for a 2025-03-26 server (`legacy`: no protected
 /// resource metadata), at `/.well-known/oauth-authorization-server` of the
 /// server's origin, else its default endpoints.
-pub fn server_metadata(
-    net: &Net,
-    issuer: &Url,
-    legacy: bool,
-    allow_http: bool,
-) -> Result<ServerMetadata, OAuthError> {
+pub fn server_metadata(net: &Net, issuer: &Url, legacy: bool, allow_http: bool) -> Result<ServerMetadata, OAuthError> {
     check_secure("authorization server", issuer, allow_http)?;
     let urls =
         if legacy { vec![with_path(issuer, "/.well-known/oauth-authorization-server")] } else { metadata_urls(issuer) };

@@ -238,16 +238,18 @@ impl OAuthConfig {
                 return Err("`oauth$identity_provider` must give `issuer` or `token_endpoint` (one of them)".into());
             }
             if idp.id_token_file.is_none() == idp.id_token_env.is_none() {
-                return Err("`oauth$identity_provider` must give `id_token_file` or `id_token_env` (one of them)".into());
+                return Err(
+                    "`oauth$identity_provider` must give `id_token_file` or `id_token_env` (one of them)".into()
+                );
             }
         }
         if cfg.grant_type.as_deref() == Some("cross_app_access") && cfg.identity_provider.is_none() {
-            return Err("`oauth$grant_type = \"cross_app_access\"` needs `oauth$identity_provider`".into());
+            return Err("`oauth$grant_type` \"cross_app_access\" needs `oauth$identity_provider`".into());
         }
         if cfg.grant_type.as_deref() == Some("client_credentials")
             && !cfg.client_info.as_ref().is_some_and(ClientInfo::has_credentials)
         {
-            return Err("`oauth$grant_type = \"client_credentials\"` needs `oauth$client_info` with a `client_secret`, \
+            return Err("`oauth$grant_type` \"client_credentials\" needs `oauth$client_info` with a `client_secret`, \
                         a `private_key_file` or a `private_key_env`"
                 .into());
         }
@@ -650,8 +652,10 @@ impl Authorizer {
             return Err(OAuthError::new(format!("the authorization server refused the sign-in: {err}{desc}")));
         }
         let code = get("code").ok_or_else(|| OAuthError::new("the authorization response has no code"))?;
-        let mut req =
-            oc.exchange_code(AuthorizationCode::new(code)).set_pkce_verifier(verifier).add_extra_param("resource", resource);
+        let mut req = oc
+            .exchange_code(AuthorizationCode::new(code))
+            .set_pkce_verifier(verifier)
+            .add_extra_param("resource", resource);
         for (k, v) in client_assertion(&client, &meta.issuer, Some(&meta))? {
             req = req.add_extra_param(k, v);
         }
@@ -736,9 +740,11 @@ impl Authorizer {
         scope: Option<String>,
         resource: String,
     ) -> Result<(), OAuthError> {
-        let idp = self.cfg.identity_provider.as_ref().ok_or_else(|| {
-            OAuthError::new("cross-app access needs `oauth$identity_provider`")
-        })?;
+        let idp = self
+            .cfg
+            .identity_provider
+            .as_ref()
+            .ok_or_else(|| OAuthError::new("cross-app access needs `oauth$identity_provider`"))?;
         let info = self.cfg.client_info.as_ref().ok_or_else(|| {
             OAuthError::new("cross-app access needs `oauth$client_info` (the client at the authorization server)")
         })?;
@@ -746,14 +752,15 @@ impl Authorizer {
         let idp_endpoint = match (&idp.token_endpoint, &idp.issuer) {
             (Some(t), _) => t.clone(),
             (None, Some(i)) => {
-                let issuer = Url::parse(i)
-                    .map_err(|_| OAuthError::new(format!("the identity provider `{i}` is not a URL")))?;
+                let issuer =
+                    Url::parse(i).map_err(|_| OAuthError::new(format!("the identity provider `{i}` is not a URL")))?;
                 discovery::server_metadata(&self.net, &issuer, false, allow_http)?.token_endpoint
             }
             (None, None) => return Err(OAuthError::new("`oauth$identity_provider` names no token endpoint")),
         };
-        let idp_url = Url::parse(&idp_endpoint)
-            .map_err(|_| OAuthError::new(format!("the identity provider's token endpoint `{idp_endpoint}` is not a URL")))?;
+        let idp_url = Url::parse(&idp_endpoint).map_err(|_| {
+            OAuthError::new(format!("the identity provider's token endpoint `{idp_endpoint}` is not a URL"))
+        })?;
         discovery::check_secure("identity provider's token endpoint", &idp_url, allow_http)?;
         let id_token = match (&idp.id_token_file, &idp.id_token_env) {
             (Some(f), _) => std::fs::read_to_string(f)
@@ -782,14 +789,13 @@ impl Authorizer {
         }
         let v = self.form_post(&idp_endpoint, &params, basic, "the token exchange at the identity provider")?;
         let issued = v.get("issued_token_type").and_then(Value::as_str);
-        let jag = match (v.get("access_token").and_then(Value::as_str), issued) {
-            (Some(t), Some(ID_JAG)) if !t.is_empty() => t.to_string(),
-            _ => {
-                return Err(OAuthError::new(
+        let jag =
+            match (v.get("access_token").and_then(Value::as_str), issued) {
+                (Some(t), Some(ID_JAG)) if !t.is_empty() => t.to_string(),
+                _ => return Err(OAuthError::new(
                     "the identity provider's answer to the token exchange is not an identity assertion grant (ID-JAG)",
-                ))
-            }
-        };
+                )),
+            };
         // 2. Here: the ID-JAG for a token, the client authenticating itself.
         let client = info.identity();
         let mut params = vec![("grant_type", JWT_BEARER.to_string()), ("assertion", jag)];
@@ -814,7 +820,9 @@ impl Authorizer {
         }
         let v = self.form_post(&meta.token_endpoint, &params, basic, "the identity assertion grant")?;
         let t: oauth2::basic::BasicTokenResponse = serde_json::from_value(v).map_err(|_| {
-            OAuthError::new("the authorization server refused the identity assertion grant: its answer is not a token response")
+            OAuthError::new(
+                "the authorization server refused the identity assertion grant: its answer is not a token response",
+            )
         })?;
         st.saved.issuer = Some(meta.issuer.clone());
         st.saved.token_endpoint = Some(meta.token_endpoint.clone());
@@ -844,7 +852,9 @@ impl Authorizer {
     ) -> Result<Value, OAuthError> {
         use base64::Engine as _;
         let enc = |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
-        let body = url::form_urlencoded::Serializer::new(String::new()).extend_pairs(params.iter().map(|(k, v)| (*k, v.as_str()))).finish();
+        let body = url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(params.iter().map(|(k, v)| (*k, v.as_str())))
+            .finish();
         let mut req = self
             .net
             .agent(endpoint)
@@ -855,9 +865,8 @@ impl Authorizer {
             let pair = base64::engine::general_purpose::STANDARD.encode(format!("{}:{}", enc(&id), enc(&secret)));
             req = req.header("Authorization", format!("Basic {pair}"));
         }
-        let resp = req
-            .send(body.as_bytes())
-            .map_err(|e| OAuthError::new(format!("{what} at `{endpoint}` failed: {e}")))?;
+        let resp =
+            req.send(body.as_bytes()).map_err(|e| OAuthError::new(format!("{what} at `{endpoint}` failed: {e}")))?;
         let status = resp.status().as_u16();
         let bytes = resp.into_body().into_with_config().limit(1 << 20).read_to_vec().unwrap_or_default();
         let v: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
@@ -1077,7 +1086,9 @@ fn client_assertion(
         })?,
         (None, Some(v)) => std::env::var(v)
             .map_err(|_| {
-                OAuthError::new(format!("the environment variable `{v}` (the private key of `private_key_jwt`) is not set"))
+                OAuthError::new(format!(
+                    "the environment variable `{v}` (the private key of `private_key_jwt`) is not set"
+                ))
             })?
             .into_bytes(),
         (None, None) => {
@@ -1128,7 +1139,10 @@ fn client_assertion(
     };
     let jwt = jsonwebtoken::encode(&Header::new(alg), &claims, &key)
         .map_err(|e| OAuthError::new(format!("cannot sign the client assertion: {e}")))?;
-    Ok(vec![("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer".into()), ("client_assertion", jwt)])
+    Ok(vec![
+        ("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer".into()),
+        ("client_assertion", jwt),
+    ])
 }
 
 fn tokens_from(t: &impl TokenResponse) -> Tokens {
@@ -1157,8 +1171,11 @@ mod tests {
     /// answered by `answer(path)` (status, extra header lines, body).
     struct FakeAs {
         base: String,
-        seen: Arc<Mutex<Vec<(String, String, Vec<(String, String)>, String)>>>,
+        seen: Arc<Mutex<Vec<Seen>>>,
     }
+
+    /// A request: method, path, headers, body.
+    type Seen = (String, String, Vec<(String, String)>, String);
 
     fn fake_as(answer: impl Fn(&str, &str) -> (u16, String, String) + Send + 'static) -> FakeAs {
         use std::io::{BufRead, BufReader, Read, Write};
@@ -1186,7 +1203,8 @@ mod tests {
                         headers.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
                     }
                 }
-                let n = headers.iter().find(|(k, _)| k == "content-length").and_then(|(_, v)| v.parse().ok()).unwrap_or(0);
+                let n =
+                    headers.iter().find(|(k, _)| k == "content-length").and_then(|(_, v)| v.parse().ok()).unwrap_or(0);
                 let mut body = vec![0; n];
                 let _ = r.read_exact(&mut body);
                 let (status, extra, text) = answer(&path, &b);
@@ -1256,7 +1274,10 @@ mod tests {
         // client elsewhere: a clear failure, never the secret in it.
         for (answer, says) in [
             ((200, "", "<html>not json</html>"), "not a token response"),
-            ((401, "", r#"{"error":"invalid_client","error_description":"who are you"}"#), "invalid_client (who are you)"),
+            (
+                (401, "", r#"{"error":"invalid_client","error_description":"who are you"}"#),
+                "invalid_client (who are you)",
+            ),
             ((302, "Location: https://evil.example/token\r\n", ""), "refused the client credentials"),
             ((200, "", r#"{"access_token":"x","token_type":"Bearer","expires_in":"soon"}"#), "not a token response"),
         ] {
@@ -1276,7 +1297,8 @@ mod tests {
         use base64::Engine as _;
         let rng = ring::rand::SystemRandom::new();
         let der =
-            ring::signature::EcdsaKeyPair::generate_pkcs8(&ring::signature::ECDSA_P256_SHA256_FIXED_SIGNING, &rng).unwrap();
+            ring::signature::EcdsaKeyPair::generate_pkcs8(&ring::signature::ECDSA_P256_SHA256_FIXED_SIGNING, &rng)
+                .unwrap();
         let b64 = base64::engine::general_purpose::STANDARD.encode(der.as_ref());
         let pem = format!("-----BEGIN PRIVATE KEY-----\n{b64}\n-----END PRIVATE KEY-----\n");
         let dir = std::env::temp_dir().join(format!("mcplite-jwt-{}", std::process::id()));
@@ -1312,7 +1334,8 @@ mod tests {
         let e = sign_in_with(&server, &cfg).1.unwrap_err().0;
         assert!(e.contains("does not hold a PEM private key") && e.contains("key.pem") && !e.contains("bm90"), "{e}");
         std::fs::write(&key, &pem).unwrap();
-        let rsa = cfg.replace(r#""private_key_file""#, r#""token_endpoint_auth_signing_alg":"RS256","private_key_file""#);
+        let rsa =
+            cfg.replace(r#""private_key_file""#, r#""token_endpoint_auth_signing_alg":"RS256","private_key_file""#);
         let e = sign_in_with(&server, &rsa).1.unwrap_err().0;
         assert!(e.contains("for RS256") && !e.contains(&b64[..20]), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
