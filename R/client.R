@@ -132,7 +132,45 @@
 #' listener; by default `http://127.0.0.1:<free port>/callback`), `cache_dir`,
 #' `allow_http` (sign in to a plain `http://` server on another machine, or
 #' with an `http://` authorization server, which is otherwise refused) and
-#' `timeout` (seconds to sign in, default 300).
+#' `timeout` (seconds you have at the sign-in page, default 300: the
+#' sign-in's own clock. The connection's `timeout` and a call's `timeout`
+#' and `max_time` do not run while the page is open, so a short `timeout`
+#' never cuts a sign-in short; when `oauth$timeout` runs out the error says
+#' so).
+#'
+#' Programs that run without a user sign in without a page, with the
+#' client-credentials extension: `grant_type = "client_credentials"` (the
+#' default when the authorization server offers only that grant) and a
+#' `client_info` that authenticates the client, either with
+#' `client_secret` (sent as `client_secret_basic`, or `client_secret_post`
+#' when the server takes only that or `token_endpoint_auth_method` says so)
+#' or with a private key (`token_endpoint_auth_method = "private_key_jwt"`):
+#' `private_key_file`, the path of a PEM (PKCS#8) key, or `private_key_env`,
+#' the name of an environment variable that holds it, and optionally
+#' `token_endpoint_auth_signing_alg` (`"ES256"`, `"RS256"`, ...; by default
+#' the first the server lists that fits the key). The client then signs a
+#' short-lived assertion (RFC 7523) for each token request. A
+#' `client_secret` may be written `"${NAME}"` to take it from the
+#' environment variable `NAME`. Keys and secrets are never printed.
+#'
+#' Cross-app access (the enterprise-managed authorization extension):
+#' `identity_provider = list(token_endpoint = , client_id = , id_token_env =
+#' )` (or `issuer` instead of `token_endpoint`, `id_token_file` instead of
+#' `id_token_env`, and optionally `client_secret`) exchanges the ID token
+#' you got from your organisation's identity provider for a grant for this
+#' server, which the client (`client_info`) then trades for a token, without
+#' a page.
+#'
+#' @section Proxies and certificate authorities:
+#' HTTP requests (to the server and every sign-in request) honour the
+#' standard variables as curl reads them: `https://` URLs go through the
+#' proxy of `https_proxy` or `HTTPS_PROXY`, `http://` URLs through that of
+#' `http_proxy` or `HTTP_PROXY`, either else through `ALL_PROXY`; hosts
+#' listed in `NO_PROXY` (comma-separated; a name covers the names under it;
+#' `*` for all) are reached directly. A proxy is `http://host:port`
+#' (optionally `user:password@`). The CA bundle is `ca_file`, else the file
+#' named by `SSL_CERT_FILE`, else by `CURL_CA_BUNDLE`, else the platform's
+#' trust store (see "HTTPS").
 #'
 #' With a legacy server (protocol 2025-11-25 and earlier), an answer stream
 #' that the server closes before the answer is resumed the way the protocol
@@ -188,7 +226,8 @@
 #' @param ca_file `NULL`, or the path of a PEM file of CA certificates that
 #'   `https://` servers must be certified by instead of the platform's trust
 #'   store (a private CA). `NULL` uses the file named by the environment
-#'   variable `SSL_CERT_FILE` when it is set. See the HTTPS section.
+#'   variable `SSL_CERT_FILE`, else `CURL_CA_BUNDLE`, when one is set. See the
+#'   HTTPS section.
 #' @param name A short name for the server, used in messages and printing.
 #'   Defaults to the command's file name or the URL's host.
 #' @param timeout Seconds the whole connection attempt may take (a server

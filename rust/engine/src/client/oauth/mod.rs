@@ -17,6 +17,11 @@
 //!    loopback listener (`callback.rs`) after the user agent was given the
 //!    URL, and the token request.
 //!
+//! Without a user (RULES K10.8, K10.9), the token comes instead from the
+//! client-credentials grant (a secret, or an assertion signed with the
+//! client's private key by `jsonwebtoken`), or from cross-app access (an
+//! identity provider's ID token exchanged for a grant of this server's).
+//!
 //! The tokens and the client are kept in memory and, with a cache
 //! directory, in a file only the user can read (`store.rs`). PKCE, the
 //! authorization URL and the token endpoint (code, refresh, client
