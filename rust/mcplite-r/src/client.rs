@@ -488,14 +488,17 @@ fn wait_for(handle: &mut ClientHandle, id: u64) -> Robj {
         let shift = handle.conn.sign_in_time().saturating_sub(signing);
         let (deadline, hard) = (w.deadline + shift, w.hard + shift);
         let now = Instant::now();
-        if now >= deadline {
-            handle.waiters.remove(&id);
-            handle.conn.cancel(id, "timed out");
-            let e = ClientError::Timeout(if deadline >= hard { max } else { timeout });
-            return failure(handle, &e, What::Tool(&tool));
-        }
+        // Past the deadline, what has already arrived still counts (an
+        // answer that came while R's thread was busy); only then it is late.
+        let late = now >= deadline;
         let slice = deadline.saturating_duration_since(now).min(Duration::from_millis(20));
         match handle.conn.poll(id, slice, &mut interrupted) {
+            Poll::Pending if late => {
+                handle.waiters.remove(&id);
+                handle.conn.cancel(id, "timed out");
+                let e = ClientError::Timeout(if deadline >= hard { max } else { timeout });
+                return failure(handle, &e, What::Tool(&tool));
+            }
             Poll::Done(Err(ClientError::Interrupted)) => return abandon(handle, id, &tool),
             Poll::Done(r) => {
                 handle.waiters.remove(&id);

@@ -612,6 +612,9 @@ impl Connection {
             let (due, end) = (deadline + shift, hard + shift);
             let now = Instant::now();
             if now >= due {
+                if let Some(r) = self.settled(id, progress, interrupted) {
+                    return r;
+                }
                 self.cancel(id, "timed out");
                 return Err(ClientError::Timeout(if due == end { max } else { timeout }));
             }
@@ -632,6 +635,23 @@ impl Connection {
         }
     }
 
+    /// What has already arrived for request `id`, without waiting: its
+    /// outcome when it is there (progress before it goes to `progress`).
+    pub fn settled(
+        &mut self,
+        id: u64,
+        progress: &mut dyn FnMut(&Value),
+        interrupted: &mut dyn FnMut() -> bool,
+    ) -> Option<Result<Value, ClientError>> {
+        loop {
+            match self.poll(id, Duration::ZERO, interrupted) {
+                Poll::Done(r) => return Some(r),
+                Poll::Progress(p) => progress(&p),
+                Poll::Pending => return None,
+            }
+        }
+    }
+
     fn wait_until(
         &mut self,
         id: u64,
@@ -643,6 +663,11 @@ impl Connection {
             let deadline = self.due(deadline);
             let now = Instant::now();
             if now >= deadline {
+                // An answer that came while R's thread was busy (a user
+                // agent showing a sign-in page) still counts.
+                if let Some(r) = self.settled(id, &mut |_| {}, interrupted) {
+                    return r;
+                }
                 if cancel_on_timeout {
                     self.cancel(id, "timed out");
                 }

@@ -590,14 +590,7 @@ impl Authorizer {
         let same_issuer = st.saved.issuer.as_deref() == Some(meta.issuer.as_str());
         let kept = st.saved.client.clone().filter(|c| same_issuer && c.redirect_uri.is_some());
         let (client, callback) = self.client(&meta, kept, scope.as_deref())?;
-        st.saved.issuer = Some(meta.issuer.clone());
-        st.saved.token_endpoint = Some(meta.token_endpoint.clone());
-        st.saved.resource = Some(resource.clone());
-        st.saved.client = Some(client.clone());
-        st.saved.tokens = None;
-        st.metadata = Some(meta.clone());
-        st.requested = scope.clone();
-        self.persist(st);
+        self.remember(st, &meta, &client, &resource, scope.as_ref());
 
         // The authorization request, PKCE with S256 (RULES K10.4).
         let oc = oauth_client(
@@ -665,13 +658,39 @@ impl Authorizer {
             req = req.add_extra_param(k, v);
         }
         let t = req.request(&Http(&self.net)).map_err(|e| token_error("authorization code", e))?;
-        let mut tokens = tokens_from(&t);
+        self.keep_tokens(st, &t, scope);
+        Ok(())
+    }
+
+    /// Who signs in where, kept (and written) before the token request; the
+    /// tokens of before are forgotten.
+    fn remember(
+        &self,
+        st: &mut State,
+        meta: &ServerMetadata,
+        client: &ClientIdentity,
+        resource: &str,
+        scope: Option<&String>,
+    ) {
+        st.saved.issuer = Some(meta.issuer.clone());
+        st.saved.token_endpoint = Some(meta.token_endpoint.clone());
+        st.saved.resource = Some(resource.to_string());
+        st.saved.client = Some(client.clone());
+        st.saved.tokens = None;
+        st.metadata = Some(meta.clone());
+        st.requested = scope.cloned();
+        self.persist(st);
+    }
+
+    /// Keep the tokens of a token response (the scopes asked when it names
+    /// none).
+    fn keep_tokens(&self, st: &mut State, t: &impl TokenResponse, scope: Option<String>) {
+        let mut tokens = tokens_from(t);
         if tokens.scope.is_none() {
             tokens.scope = scope;
         }
         st.saved.tokens = Some(tokens);
         self.persist(st);
-        Ok(())
     }
 
     /// Use the client-credentials grant (RULES K10.8)? As `grant_type`
@@ -707,13 +726,7 @@ impl Authorizer {
         })?;
         let client = info.identity();
         let assertion = client_assertion(&client, &meta.issuer, Some(meta))?;
-        st.saved.issuer = Some(meta.issuer.clone());
-        st.saved.token_endpoint = Some(meta.token_endpoint.clone());
-        st.saved.resource = Some(resource.clone());
-        st.saved.client = Some(client.clone());
-        st.saved.tokens = None;
-        st.metadata = Some(meta.clone());
-        st.requested = scope.clone();
+        self.remember(st, meta, &client, &resource, scope.as_ref());
         let oc = oauth_client(&client, None, &meta.token_endpoint, None, Some(meta))?;
         let mut req = oc.exchange_client_credentials().add_extra_param("resource", resource);
         if let Some(s) = &scope {
@@ -723,12 +736,7 @@ impl Authorizer {
             req = req.add_extra_param(k, v);
         }
         let t = req.request(&Http(&self.net)).map_err(|e| token_error("client credentials", e))?;
-        let mut tokens = tokens_from(&t);
-        if tokens.scope.is_none() {
-            tokens.scope = scope;
-        }
-        st.saved.tokens = Some(tokens);
-        self.persist(st);
+        self.keep_tokens(st, &t, scope);
         Ok(())
     }
 
@@ -829,18 +837,8 @@ impl Authorizer {
                 "the authorization server refused the identity assertion grant: its answer is not a token response",
             )
         })?;
-        st.saved.issuer = Some(meta.issuer.clone());
-        st.saved.token_endpoint = Some(meta.token_endpoint.clone());
-        st.saved.resource = Some(resource);
-        st.saved.client = Some(client);
-        st.metadata = Some(meta.clone());
-        st.requested = scope.clone();
-        let mut tokens = tokens_from(&t);
-        if tokens.scope.is_none() {
-            tokens.scope = scope;
-        }
-        st.saved.tokens = Some(tokens);
-        self.persist(st);
+        self.remember(st, meta, &client, &resource, scope.as_ref());
+        self.keep_tokens(st, &t, scope);
         Ok(())
     }
 
