@@ -338,18 +338,23 @@ test_that("K10.4: step-up end to end: a tool that needs another scope is refused
   withr::local_options(mcplite.oauth_user_agent = o$agent$fun)
   withr::local_envvar(MCPLITE_OAUTH_USER_AGENT = "")
   cache <- file.path(withr::local_tempdir(), "oauth")
-  # the client registers for the scopes it may come to need
-  oauth <- list(cache_dir = cache, client_metadata = list(scope = "openid offline_access mcp:tools mcp:admin"))
+  oauth <- list(cache_dir = cache)
   conn <- mcp_connect(url = o$url, name = "oidc", oauth = oauth)
   expect_setequal(strsplit(query_of(o$agent$urls[[1]])$scope, " ")[[1]], c("mcp:tools", "offline_access"))
   expect_false("mcp:admin" %in% unlist(mcp_call(conn, "whoami")$structured_content$scopes))
   # the call is refused for want of scope (403 insufficient_scope); the
-  # client asks for the challenged scopes with those it had, and calls again
+  # client asks for the challenged scopes with those it had, and calls again.
+  # Its registration was for the first scopes only, which oidc-provider
+  # holds it to: it registers anew for the wider ones (RULES K10.5).
   who <- mcp_call(conn, "admin")$structured_content
   expect_true(all(c("mcp:tools", "mcp:admin") %in% unlist(who$scopes)))
   expect_length(o$agent$urls, 2L)
   expect_setequal(strsplit(query_of(o$agent$urls[[2]])$scope, " ")[[1]], c("mcp:tools", "mcp:admin", "offline_access"))
   expect_true("mcp 403" %in% o$log("rs"))
+  registered <- grep("^registered ", o$log("op"), value = TRUE)
+  expect_length(registered, 2L)
+  expect_identical(who$client_id, strsplit(registered[[2]], " ")[[1]][[2]])
+  expect_false(any(grepl("^refused ", o$log("op"))))
   mcp_close(conn)
   # the wider token is kept: the next connection calls `admin` with no page
   conn <- mcp_connect(url = o$url, name = "oidc", oauth = oauth)

@@ -102,6 +102,7 @@ impl ClientInfo {
             private_key_file: self.private_key_file.clone(),
             private_key_env: self.private_key_env.clone(),
             signing_alg: self.token_endpoint_auth_signing_alg.clone(),
+            scope: None,
         }
     }
 
@@ -916,7 +917,16 @@ impl Authorizer {
             return Ok((id, bind()?));
         }
         let explicit_redirect = cfg.redirect_uri.is_some() || cfg.callback_port.is_some();
-        if let Some(k) = kept {
+        // A registration is kept only for scopes it was registered for: an
+        // authorization server may refuse others to that client (a step-up
+        // registers anew for the wider scopes).
+        let covers = |k: &ClientIdentity| match (&k.scope, scope) {
+            (Some(registered), Some(asked)) => {
+                asked.split_whitespace().all(|s| registered.split_whitespace().any(|r| r == s))
+            }
+            _ => true,
+        };
+        if let Some(k) = kept.filter(covers) {
             // The same redirect again: its port when it is free.
             let again = match (&cfg.redirect_uri, &k.redirect_uri) {
                 (None, Some(r)) if !explicit_redirect => callback::Callback::bind_uri(r).ok(),
@@ -962,6 +972,7 @@ impl Authorizer {
         for (k, v) in self.cfg.client_metadata.iter().flatten() {
             body.insert(k.clone(), v.clone());
         }
+        let body_scope = body.get("scope").and_then(Value::as_str).map(String::from);
         let text = Value::Object(body).to_string();
         let resp = self
             .net
@@ -989,6 +1000,7 @@ impl Authorizer {
             client_secret: s("client_secret"),
             token_endpoint_auth_method: s("token_endpoint_auth_method"),
             redirect_uri: Some(redirect_uri.to_string()),
+            scope: s("scope").or_else(|| body_scope.clone()),
             ..ClientIdentity::default()
         })
     }

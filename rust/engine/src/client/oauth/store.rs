@@ -27,6 +27,9 @@ pub struct ClientIdentity {
     pub private_key_env: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signing_alg: Option<String>,
+    /// The scopes a dynamic registration was made for (RULES K10.5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
 }
 
 /// The tokens of a sign-in.
