@@ -362,3 +362,21 @@ test_that("K10.4: step-up end to end: a tool that needs another scope is refused
   mcp_close(conn)
   expect_length(o$agent$urls, 2L)
 })
+
+test_that("K10.6: a call abandoned on the connection (its streams shut) does not break later refreshes", {
+  o <- oidc_peers(ttl = 2)
+  withr::local_options(mcplite.oauth_user_agent = o$agent$fun)
+  withr::local_envvar(MCPLITE_OAUTH_USER_AGENT = "")
+  cache <- file.path(withr::local_tempdir(), "oauth")
+  conn <- mcp_connect(url = o$url, name = "oidc", oauth = list(cache_dir = cache))
+  on.exit(mcp_close(conn))
+  # a call that times out at once: cancelled, the link's connections shut down
+  expect_error(mcp_call(conn, "whoami", timeout = 1e-4), class = "mcplite_error_timeout")
+  # once the access token expired, the next call refreshes it, no page
+  refreshes <- sum(startsWith(o$log("op"), "token refresh_token "))
+  expires <- cached_sign_in(cache)$saved$tokens$expires_at
+  wait_until(function() as.numeric(Sys.time()) > expires + 0.5, "the access token to expire", 10)
+  expect_identical(mcp_call(conn, "whoami")$structured_content$sub, "r-user")
+  expect_gt(sum(startsWith(o$log("op"), "token refresh_token ")), refreshes)
+  expect_length(o$agent$urls, 1L)
+})

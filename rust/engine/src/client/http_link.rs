@@ -624,7 +624,10 @@ impl HttpLink {
         let own = spec.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("authorization"));
         let auth = match &spec.oauth {
             Some((cfg, open)) if !own => Some(Arc::new(
-                Authorizer::new(cfg.clone(), url, net.clone(), Arc::clone(&open.0))
+                // Agents of its own (the same settings): abandoning a request
+                // shuts the link's agents down, which must not stop a later
+                // refresh or sign-in.
+                Authorizer::new(cfg.clone(), url, Net::new(&tls).map_err(ClientError::Connect)?, Arc::clone(&open.0))
                     .map_err(|e| ClientError::Connect(e.0))?,
             )),
             _ => None,
