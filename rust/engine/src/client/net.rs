@@ -8,10 +8,12 @@
 //!   commas; a name matches itself and the names under it (`example.com`
 //!   and `.example.com` both match `a.example.com`), `*` matches every host.
 //!
-//! A proxy is `http://host:port` (CONNECT; `https://`, `socks5://` as ureq
-//! has them), a port of 1080 when none is given (curl's), optional
+//! A proxy is `http://host:port` (CONNECT; `https://` to the proxy works
+//! too; SOCKS is not built in), a port of 1080 when none is given (curl's),
+//! optional
 //! `user:password@`. The MCP endpoint and every sign-in request (metadata,
-//! registration, token) go through the same agents, with the same TLS
+//! registration, token) go through agents made so (the sign-in has its own,
+//! which abandoning a request does not shut down), with the same TLS
 //! settings. A variable's value is never written to a message (it may hold
 //! the proxy's password); messages name the variable.
 

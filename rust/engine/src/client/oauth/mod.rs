@@ -26,7 +26,8 @@
 //! directory, in a file only the user can read (`store.rs`). PKCE, the
 //! authorization URL and the token endpoint (code, refresh, client
 //! authentication `none`, `client_secret_basic`, `client_secret_post`) are
-//! the `oauth2` crate's, over the link's own `ureq` agent. No token is ever
+//! the `oauth2` crate's, over `ureq` agents with the link's TLS settings and
+//! proxies (`net.rs`). No token is ever
 //! written to a message, a log or an error.
 
 mod callback;
