@@ -87,7 +87,7 @@ oauth_settings <- function(oauth, what = "oauth") {
             paste0("`", identity_provider_members[-3L], "`", collapse = ", "), " (strings).")
     }
     if (!is.null(idp[["client_secret"]])) {
-      idp[["client_secret"]] <- interpolate_value(idp[["client_secret"]], paste0(field("identity_provider"), "$client_secret"))
+      idp[["client_secret"]] <- interpolate_value(idp[["client_secret"]], field("identity_provider$client_secret"))
     }
     file <- idp[["id_token_file"]]
     if (!is.null(file)) {
@@ -115,7 +115,7 @@ oauth_settings <- function(oauth, what = "oauth") {
     }
     # A secret may come from the environment: `${NAME}`, as in headers.
     if (!is.null(info[["client_secret"]])) {
-      info[["client_secret"]] <- interpolate_value(info[["client_secret"]], paste0(field(m), "$client_secret"))
+      info[["client_secret"]] <- interpolate_value(info[["client_secret"]], field(paste0(m, "$client_secret")))
     }
     key <- info[["private_key_file"]]
     if (!is.null(key)) {
