@@ -436,7 +436,12 @@ http_client_config <- function(url, name, client, token, token_env) {
 #' * a remote Streamable HTTP server: `url`, optional `headers` (object of
 #'   strings, values may use `${NAME}` for environment variables).
 #'
-#' Either kind may set `timeout` (seconds) and `ignore_tools`: tool names, or
+#' Either kind may set `timeout`: as in mcptools, the seconds each request
+#' may take overall (the connection, listing the tools, each call, however
+#' often the server reports progress); 60 by default, when a call's progress
+#' reports extend it up to ten times that (see [mcp_call()]). HTTP entries may
+#' set `allow_http` (see [mcp_connect()]) and `oauth` (sign-in settings, see
+#' "Signing in" in [mcp_connect()]). Either kind may set `ignore_tools`: tool names, or
 #' patterns where `*` stands for any characters (`"delete_*"`), of tools to
 #' hide and block: they are left out of [mcp_list_tools()] and [mcp_tools()],
 #' and [mcp_call()] refuses them with an error of class
@@ -627,6 +632,9 @@ check_config_entry <- function(nm, e) {
   if (!is.null(e$timeout) && !(is.numeric(e$timeout) && length(e$timeout) == 1L && e$timeout > 0)) {
     abort(field("timeout"), " must be a positive number of seconds.")
   }
+  if (!is.null(e[["allow_http"]]) && !is_true_false(e[["allow_http"]])) {
+    abort(field("allow_http"), " must be true or false.")
+  }
   if (!is.null(e[["oauth"]])) {
     oauth_settings(config_oauth(nm, e), what = paste0("mcpServers$", nm, "$oauth"))
   }
@@ -641,13 +649,18 @@ connect_entry <- function(nm, e) {
   timeout <- if (is.null(e[["timeout"]])) 60 else as.double(e[["timeout"]])
   conn <- if (!is.null(e[["url"]])) {
     mcp_connect(url = e[["url"]], headers = unlist(e[["headers"]]), name = nm, timeout = timeout,
-                oauth = config_oauth(nm, e))
+                oauth = config_oauth(nm, e), allow_http = isTRUE(e[["allow_http"]]))
   } else {
     env <- if (length(e[["env"]]) > 0L) unlist(e[["env"]]) else NULL
     mcp_connect(
       e[["command"]], as.character(unlist(e[["args"]])), env = env, cwd = e[["cwd"]],
       name = nm, timeout = timeout
     )
+  }
+  # mcptools' meaning of `timeout`: the whole of each request, progress or
+  # not (RULES K8.4).
+  if (!is.null(e[["timeout"]])) {
+    conn$max_time <- timeout
   }
   conn_set_ignored(conn, as.character(unlist(e[["ignore_tools"]])))
   conn

@@ -7,7 +7,18 @@
 oauth_members <- c(
   "authorization_server", "resource", "scope", "scope_mode", "client_info", "manual_client_info",
   "client_metadata", "client_metadata_url", "redirect_uri", "callback_host", "callback_port",
-  "callback_path", "cache_dir", "allow_http", "timeout"
+  "callback_path", "cache_dir", "allow_http", "timeout", "grant_type", "identity_provider"
+)
+
+# The members of `identity_provider` (cross-app access).
+identity_provider_members <- c("issuer", "token_endpoint", "client_id", "client_secret", "id_token_file",
+                               "id_token_env")
+grant_types <- c("authorization_code", "client_credentials", "cross_app_access")
+
+# The members of `client_info` and `manual_client_info`.
+client_info_members <- c(
+  "client_id", "client_secret", "token_endpoint_auth_method", "private_key_file", "private_key_env",
+  "token_endpoint_auth_signing_alg"
 )
 
 # Where sign-ins are kept when `oauth[["cache_dir"]]` is not given.
@@ -62,16 +73,64 @@ oauth_settings <- function(oauth, what = "oauth") {
                                    !is.na(oauth[["timeout"]]) && oauth[["timeout"]] > 0)) {
     abort(field("timeout"), " must be a positive number of seconds, not ", describe(oauth[["timeout"]]), ".")
   }
+  grant <- oauth[["grant_type"]]
+  if (!is.null(grant) && !(is_scalar_string(grant) && grant %in% grant_types)) {
+    abort(field("grant_type"), " must be one of ", paste0("\"", grant_types, "\"", collapse = ", "), ", not ",
+          describe(grant), ".")
+  }
+  idp <- oauth[["identity_provider"]]
+  if (!is.null(idp)) {
+    ok <- is.list(idp) && is_named_list(idp, empty_ok = FALSE) && all(names(idp) %in% identity_provider_members) &&
+      is_scalar_string(idp[["client_id"]]) && all(vapply(idp, is_scalar_string, logical(1)))
+    if (!ok) {
+      abort(field("identity_provider"), " must be a list with the string `client_id` and optionally ",
+            paste0("`", identity_provider_members[-3L], "`", collapse = ", "), " (strings).")
+    }
+    if (!is.null(idp[["client_secret"]])) {
+      idp[["client_secret"]] <- interpolate_value(idp[["client_secret"]], field("identity_provider$client_secret"))
+    }
+    file <- idp[["id_token_file"]]
+    if (!is.null(file)) {
+      if (!file.exists(path.expand(file)) || dir.exists(path.expand(file))) {
+        abort(field("identity_provider$id_token_file"), " must be the path of a file holding the ID token; \"",
+              file, "\" does not exist.")
+      }
+      idp[["id_token_file"]] <- normalizePath(path.expand(file), mustWork = TRUE)
+    }
+    env <- idp[["id_token_env"]]
+    if (!is.null(env) && !nzchar(Sys.getenv(env))) {
+      abort(field("identity_provider$id_token_env"), " names the environment variable `", env, "`, which is not set.")
+    }
+    oauth[["identity_provider"]] <- idp
+  }
   for (m in c("client_info", "manual_client_info")) {
     info <- oauth[[m]]
     if (is.null(info)) next
     ok <- is.list(info) && is_named_list(info, empty_ok = FALSE) &&
-      all(names(info) %in% c("client_id", "client_secret", "token_endpoint_auth_method")) &&
+      all(names(info) %in% client_info_members) &&
       is_scalar_string(info[["client_id"]]) && all(vapply(info, is_scalar_string, logical(1)))
     if (!ok) {
-      abort(field(m), " must be a list with the string `client_id` and optionally `client_secret` and ",
-            "`token_endpoint_auth_method`.")
+      abort(field(m), " must be a list with the string `client_id` and optionally ",
+            paste0("`", client_info_members[-1L], "`", collapse = ", "), " (strings).")
     }
+    # A secret may come from the environment: `${NAME}`, as in headers.
+    if (!is.null(info[["client_secret"]])) {
+      info[["client_secret"]] <- interpolate_value(info[["client_secret"]], field(paste0(m, "$client_secret")))
+    }
+    key <- info[["private_key_file"]]
+    if (!is.null(key)) {
+      key <- path.expand(key)
+      if (!file.exists(key) || dir.exists(key)) {
+        abort(field(paste0(m, "$private_key_file")), " must be the path of a PEM private key file; \"",
+              info[["private_key_file"]], "\" does not exist.")
+      }
+      info[["private_key_file"]] <- normalizePath(key, mustWork = TRUE)
+    }
+    env <- info[["private_key_env"]]
+    if (!is.null(env) && !nzchar(Sys.getenv(env))) {
+      abort(field(paste0(m, "$private_key_env")), " names the environment variable `", env, "`, which is not set.")
+    }
+    oauth[[m]] <- info
   }
   if (!is.null(oauth[["client_metadata"]]) && !(is.list(oauth[["client_metadata"]]) &&
                                            is_named_list(oauth[["client_metadata"]], empty_ok = TRUE))) {

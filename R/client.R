@@ -132,7 +132,45 @@
 #' listener; by default `http://127.0.0.1:<free port>/callback`), `cache_dir`,
 #' `allow_http` (sign in to a plain `http://` server on another machine, or
 #' with an `http://` authorization server, which is otherwise refused) and
-#' `timeout` (seconds to sign in, default 300).
+#' `timeout` (seconds you have at the sign-in page, default 300: the
+#' sign-in's own clock. The connection's `timeout` and a call's `timeout`
+#' and `max_time` do not run while the page is open, so a short `timeout`
+#' never cuts a sign-in short; when `oauth$timeout` runs out the error says
+#' so).
+#'
+#' Programs that run without a user sign in without a page, with the
+#' client-credentials extension: `grant_type = "client_credentials"` (the
+#' default when the authorization server offers only that grant) and a
+#' `client_info` that authenticates the client, either with
+#' `client_secret` (sent as `client_secret_basic`, or `client_secret_post`
+#' when the server takes only that or `token_endpoint_auth_method` says so)
+#' or with a private key (`token_endpoint_auth_method = "private_key_jwt"`):
+#' `private_key_file`, the path of a PEM (PKCS#8) key, or `private_key_env`,
+#' the name of an environment variable that holds it, and optionally
+#' `token_endpoint_auth_signing_alg` (`"ES256"`, `"RS256"`, ...; by default
+#' the first the server lists that fits the key). The client then signs a
+#' short-lived assertion (RFC 7523) for each token request. A
+#' `client_secret` may be written `"${NAME}"` to take it from the
+#' environment variable `NAME`. Keys and secrets are never printed.
+#'
+#' Cross-app access (the enterprise-managed authorization extension):
+#' `identity_provider = list(token_endpoint = , client_id = , id_token_env =
+#' )` (or `issuer` instead of `token_endpoint`, `id_token_file` instead of
+#' `id_token_env`, and optionally `client_secret`) exchanges the ID token
+#' you got from your organisation's identity provider for a grant for this
+#' server, which the client (`client_info`) then trades for a token, without
+#' a page.
+#'
+#' @section Proxies and certificate authorities:
+#' HTTP requests (to the server and every sign-in request) honour the
+#' standard variables as curl reads them: `https://` URLs go through the
+#' proxy of `https_proxy` or `HTTPS_PROXY`, `http://` URLs through that of
+#' `http_proxy` or `HTTP_PROXY`, either else through `ALL_PROXY`; hosts
+#' listed in `NO_PROXY` (comma-separated; a name covers the names under it;
+#' `*` for all) are reached directly. A proxy is `http://host:port`
+#' (optionally `user:password@`). The CA bundle is `ca_file`, else the file
+#' named by `SSL_CERT_FILE`, else by `CURL_CA_BUNDLE`, else the platform's
+#' trust store (see "HTTPS").
 #'
 #' With a legacy server (protocol 2025-11-25 and earlier), an answer stream
 #' that the server closes before the answer is resumed the way the protocol
@@ -188,7 +226,8 @@
 #' @param ca_file `NULL`, or the path of a PEM file of CA certificates that
 #'   `https://` servers must be certified by instead of the platform's trust
 #'   store (a private CA). `NULL` uses the file named by the environment
-#'   variable `SSL_CERT_FILE` when it is set. See the HTTPS section.
+#'   variable `SSL_CERT_FILE`, else `CURL_CA_BUNDLE`, when one is set. See the
+#'   HTTPS section.
 #' @param name A short name for the server, used in messages and printing.
 #'   Defaults to the command's file name or the URL's host.
 #' @param timeout Seconds the whole connection attempt may take (a server
@@ -201,6 +240,15 @@
 #' @param oauth With `url`: `NULL` (the default) signs in with OAuth when the
 #'   server asks for it, `FALSE` never does, and a list of settings (see
 #'   "Signing in") signs in with those.
+#' @param allow_http With `url`: `FALSE` (the default) refuses to send
+#'   credentials in clear text: a plain `http://` URL on another machine (not
+#'   `localhost`, `127.0.0.0/8` or `::1`) is refused when `headers` carry
+#'   credentials (`Authorization`, `Proxy-Authorization`, `Cookie`, or a
+#'   header whose name has `key`, `token`, `secret`, `auth`, `session` or
+#'   `password` in it), and signing in to it is refused. `TRUE` allows both
+#'   (an explicit, unsafe choice: anyone on the network path can read and
+#'   reuse the credentials); it is also `oauth$allow_http` unless that is
+#'   given.
 #' @param tools Tools to connect to in memory (instead of `command` or
 #'   `url`): a tool made by [tool()], a list of tools, or a handler made by
 #'   [mcp_handler()].
@@ -248,7 +296,8 @@
 #' }
 mcp_connect <- function(command = NULL, args = character(), ..., env = NULL, cwd = NULL,
                         url = NULL, headers = NULL, ca_file = NULL, name = NULL, timeout = 60,
-                        protocol = "auto", tools = NULL, instructions = NULL, oauth = NULL) {
+                        protocol = "auto", tools = NULL, instructions = NULL, oauth = NULL,
+                        allow_http = FALSE) {
   check_dots_empty(...)
   if (sum(!is.null(command), !is.null(url), !is.null(tools)) != 1L) {
     abort_arg("Supply exactly one of `command` (a server to start), `url` (a remote server) and ",
@@ -256,10 +305,13 @@ mcp_connect <- function(command = NULL, args = character(), ..., env = NULL, cwd
   }
   timeout <- check_seconds(timeout, "timeout")
   protocol <- check_protocol(protocol)
+  if (!is_true_false(allow_http)) {
+    abort_arg("`allow_http` must be TRUE or FALSE, not ", describe(allow_http), ".")
+  }
   if (!is.null(tools)) {
     if (!identical(args, character()) || !is.null(env) || !is.null(cwd) || !is.null(headers) ||
-        !is.null(ca_file) || !is.null(oauth)) {
-      abort_arg("`args`, `env`, `cwd`, `headers`, `ca_file` and `oauth` do not apply to `tools`.")
+        !is.null(ca_file) || !is.null(oauth) || allow_http) {
+      abort_arg("`args`, `env`, `cwd`, `headers`, `ca_file`, `oauth` and `allow_http` do not apply to `tools`.")
     }
     return(connect_memory(tools, name, timeout, protocol, instructions))
   }
@@ -270,9 +322,9 @@ mcp_connect <- function(command = NULL, args = character(), ..., env = NULL, cwd
     if (!identical(args, character()) || !is.null(env) || !is.null(cwd)) {
       abort_arg("`args`, `env` and `cwd` apply to `command`, not to `url`.")
     }
-    return(connect_http(url, headers, ca_file, name, timeout, protocol, oauth))
+    return(connect_http(url, headers, ca_file, name, timeout, protocol, oauth, allow_http))
   }
-  if (!is.null(headers) || !is.null(ca_file) || !is.null(oauth)) {
+  if (!is.null(headers) || !is.null(ca_file) || !is.null(oauth) || allow_http) {
     abort_arg("`", if (!is.null(headers)) "headers" else if (!is.null(ca_file)) "ca_file" else "oauth",
               "` applies to `url`, not to `command`.")
   }
@@ -468,8 +520,11 @@ mcp_call <- function(x, tool, arguments = list(), ..., timeout = NULL, progress 
     abort("Tool `", tool, "` of MCP server `", x$name, "` is blocked by the `ignore_tools` of its configuration.",
           class = c("mcplite_error_ignored_tool", "mcplite_error_client"), fields = list(server = x$name))
   }
+  # A configuration entry's `timeout` bounds each request overall, as in
+  # mcptools (RULES K8.4): the call's default `max_time` too.
+  default_max <- if (is.null(timeout) && !is.null(x$max_time)) x$max_time
   timeout <- if (is.null(timeout)) x$timeout else check_seconds(timeout, "timeout")
-  max_time <- if (is.null(max_time)) 10 * timeout else check_seconds(max_time, "max_time")
+  max_time <- if (!is.null(max_time)) check_seconds(max_time, "max_time") else default_max %||% (10 * timeout)
   check_function(progress, allow_null = TRUE)
   # Arguments are shaped by the tool's input schema (RULES K5.2); a call
   # without arguments needs none, so it never makes the client list tools.

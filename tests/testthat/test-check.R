@@ -46,6 +46,7 @@ bad_arguments <- list(
   list(quote(mcp_client_config(script = 1)), "mcp_client_config", "script"),
   list(quote(mcp_close(x = 1)), "mcp_close", "x"),
   list(quote(mcp_connect(command = 1)), "mcp_connect", "command"),
+  list(quote(mcp_connect(url = "https://x.invalid/mcp", allow_http = "yes")), "mcp_connect", "allow_http"),
   list(quote(mcp_connect_config(path = 1)), "mcp_connect_config", "path"),
   list(quote(mcp_connect_script(script = 1)), "mcp_connect_script", "script"),
   list(quote(mcp_handle(list(), "{}", signal = "yes")), "mcp_handle", "signal"),

@@ -505,3 +505,24 @@ test_that("R5.7: mcp_client_config() without a script serves the session tools; 
                            env = unlist(cfg$entry$env) %||% NULL)
   expect_true("list_r_sessions" %in% names(mcp_list_tools(srv)))
 })
+
+test_that("K8.4: an entry's timeout bounds each call overall, as in mcptools (progress does not extend it)", {
+  forever <- paste(
+    legacy_sh, "read call",
+    "i=0; while :; do i=$((i+1)); sleep 0.1; echo '{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":3,\"progress\":'$i'}}'; done",
+    sep = "\n"
+  )
+  config <- withr::local_tempfile(fileext = ".json")
+  writeLines(jsonlite::toJSON(auto_unbox = TRUE, list(mcpServers = list(
+    slow = list(command = "/bin/sh", args = list("-c", forever), timeout = 2)
+  ))), config)
+  conn <- mcp_connect_config(config)[[1]]
+  on.exit(mcp_close(conn))
+  n <- 0L
+  started <- Sys.time()
+  err <- expect_client_error(mcp_call(conn, "forever", progress = function(...) n <<- n + 1L),
+                             "mcplite_error_timeout")
+  expect_identical(err$seconds, 2)
+  expect_gt(n, 2L)
+  expect_lt(as.numeric(difftime(Sys.time(), started, units = "secs")), 10)
+})

@@ -296,3 +296,44 @@ test_that("a legacy server answering server/discover with {} gets initialize; it
   expect_match(conditionMessage(err), "the server ended the event stream without answering the request", fixed = TRUE)
   expect_identical(mcp_call(conn, "session")$content[[1]]$text, "ok")
 })
+
+test_that("K4.7: credentials in headers are not sent to a plain http:// URL on another machine unless allow_http", {
+  token <- "Bearer s3cr3t-static-token"
+  e <- expect_error(mcp_connect(url = "http://mcp.example.invalid/mcp", headers = c(Authorization = token)),
+                    class = "mcplite_error_argument")
+  expect_match(conditionMessage(e), "plain http:// on another machine .*`Authorization`.*`allow_http = TRUE`")
+  expect_false(grepl("s3cr3t", conditionMessage(e), fixed = TRUE))
+  expect_identical(conditionCall(e)[[1L]], quote(mcp_connect))
+  # other credential headers, by name; `${NAME}` values after interpolation
+  withr::local_envvar(MY_KEY = "k3y-value")
+  expect_error(mcp_connect(url = "http://10.1.2.3:8080/mcp", headers = c(`X-API-Key` = "${MY_KEY}")),
+               "`X-API-Key`", class = "mcplite_error_argument")
+  expect_error(mcp_connect(url = "http://[2001:db8::1]/mcp", headers = c(Cookie = "sid=1")), "`Cookie`",
+               class = "mcplite_error_argument")
+  # allowed: https://, a loopback host, headers without credentials, allow_http
+  # (each then fails only at connecting: no such host)
+  reaches <- function(...) {
+    e <- tryCatch(mcp_connect(..., timeout = 10), error = function(e) e)
+    expect_s3_class(e, "mcplite_error_connection")
+    expect_false(inherits(e, "mcplite_error_argument"))
+  }
+  reaches(url = "https://mcp.example.invalid/mcp", headers = c(Authorization = token))
+  reaches(url = "http://mcp.example.invalid/mcp", headers = c(`X-Region` = "eu"))
+  reaches(url = "http://mcp.example.invalid/mcp", headers = c(Authorization = token), allow_http = TRUE)
+  port <- free_port()
+  for (host in c("127.0.0.1", "localhost", "[::1]", "127.1.2.3")) {
+    reaches(url = sprintf("http://%s:%d/mcp", host, port), headers = c(Authorization = token))
+  }
+  # a configuration entry's `allow_http` is passed on
+  cfg <- withr::local_tempfile(fileext = ".json")
+  entry <- list(url = "http://mcp.example.invalid/mcp", headers = list(Authorization = token))
+  jsonlite::write_json(list(mcpServers = list(r = entry)), cfg, auto_unbox = TRUE)
+  expect_error(mcp_connect_config(cfg), "allow_http", class = "mcplite_error_argument")
+  entry$allow_http <- TRUE
+  entry$timeout <- 10
+  jsonlite::write_json(list(mcpServers = list(r = entry)), cfg, auto_unbox = TRUE)
+  expect_error(mcp_connect_config(cfg), class = "mcplite_error_connection")
+  entry$allow_http <- "yes"
+  jsonlite::write_json(list(mcpServers = list(r = entry)), cfg, auto_unbox = TRUE)
+  expect_error(mcp_connect_config(cfg), "mcpServers$r$allow_http", fixed = TRUE)
+})

@@ -32,6 +32,32 @@ test_that("K10.1: oauth settings are checked and errors name the member", {
   # `client_metadata` is not `client_metadata_url` (exact names)
   expect_field_error(oauth_settings(list(client_metadata_url = 3)), "oauth$client_metadata_url")
   expect_field_error(oauth_settings("yes"), "oauth")
+  # the client credentials and cross-app access (RULES K10.8, K10.9)
+  expect_field_error(oauth_settings(list(grant_type = "password")), "oauth$grant_type")
+  expect_field_error(oauth_settings(list(client_info = list(client_id = "a", private_key_file = "/no/such/key.pem"))),
+                     "oauth$client_info$private_key_file")
+  withr::local_envvar(MCPLITE_TEST_NO_KEY = NA, MCPLITE_TEST_SECRET = "from-env")
+  expect_field_error(oauth_settings(list(client_info = list(client_id = "a", private_key_env = "MCPLITE_TEST_NO_KEY"))),
+                     "oauth$client_info$private_key_env")
+  expect_field_error(oauth_settings(list(identity_provider = list(token_endpoint = "https://idp/t"))),
+                     "oauth$identity_provider")
+  expect_field_error(oauth_settings(list(identity_provider = list(client_id = "c", id_token_file = "/no/such/token"))),
+                     "oauth$identity_provider$id_token_file")
+  key <- withr::local_tempfile(lines = "-----BEGIN PRIVATE KEY-----")
+  cc <- jsonlite::fromJSON(oauth_settings(list(
+    grant_type = "client_credentials",
+    client_info = list(client_id = "robot", client_secret = "${MCPLITE_TEST_SECRET}", private_key_file = key,
+                       token_endpoint_auth_signing_alg = "ES256")
+  )), simplifyVector = FALSE)
+  expect_identical(cc$client_info$client_secret, "from-env")
+  expect_identical(cc$client_info$private_key_file, normalizePath(key))
+  expect_identical(cc$grant_type, "client_credentials")
+  expect_error(oauth_settings(list(client_info = list(client_id = "a", client_secret = "${MCPLITE_TEST_NO_KEY}"))),
+               "refers to the environment variable `MCPLITE_TEST_NO_KEY`", class = "mcplite_error")
+  # and checked again by the engine, which says what each grant needs
+  expect_field_error(mcp_connect(url = "http://127.0.0.1:9/mcp", oauth = list(grant_type = "client_credentials",
+                                                                              client_info = list(client_id = "a"))),
+                     "oauth$grant_type")
   # checked again by the engine, which names the member too
   expect_field_error(mcp_connect(url = "http://127.0.0.1:9/mcp", oauth = list(client_metadata_url = "http://x/y")),
                      "oauth$client_metadata_url")
@@ -138,7 +164,7 @@ oidc_peers <- function(ttl = 2, envir = parent.frame()) {
     agent$urls <- c(agent$urls, u)
     res <- processx::run(node$node, c(file.path(peers, "oidc_user_agent.mjs"), u), error_on_status = FALSE,
                          env = c("current", OIDC_AGENT_DELAY = as.character(agent$delay)))
-    if (res$status != 0L) warning("the user agent failed: ", res$stderr)
+    if (res$status != 0L && !isTRUE(agent$quiet)) warning("the user agent failed: ", res$stderr)
   }
   list(url = url, issuer = issuer, log = log, agent = agent, node = node)
 }
@@ -259,4 +285,98 @@ test_that("K10: signs in end to end to an OpenID provider (registration, PKCE, r
   expect_true("refused refresh_token invalid_grant" %in% op)
   expect_length(grep("^registered ", op), 1L)
   expect_identical(sum(startsWith(op, "authorized ")), 2L)
+})
+
+test_that("K10.5: the connect timeout does not run while the user is at the sign-in page; the sign-in has its own", {
+  o <- oidc_peers(ttl = 60)
+  withr::local_options(mcplite.oauth_user_agent = o$agent$fun)
+  withr::local_envvar(MCPLITE_OAUTH_USER_AGENT = "")
+  # A user who takes 4 s to sign in, with a connect timeout of 2 s: the
+  # time at the page is the sign-in's, not the request's.
+  o$agent$delay <- 4
+  started <- Sys.time()
+  conn <- mcp_connect(url = o$url, name = "slow", timeout = 2,
+                      oauth = list(cache_dir = file.path(withr::local_tempdir(), "oauth")))
+  expect_gt(as.numeric(difftime(Sys.time(), started, units = "secs")), 4)
+  expect_identical(mcp_call(conn, "whoami")$structured_content$sub, "r-user")
+  mcp_close(conn)
+  expect_length(o$agent$urls, 1L)
+
+  # The sign-in's own limit (`oauth$timeout`): a clear error when it ran out
+  # (the user agent, too late, finds no one listening: expected here).
+  o$agent$quiet <- TRUE
+  err <- tryCatch(
+    mcp_connect(url = o$url, name = "slow", timeout = 30,
+                oauth = list(cache_dir = file.path(withr::local_tempdir(), "oauth"), timeout = 1)),
+    error = function(e) e
+  )
+  expect_s3_class(err, "mcplite_error_connection")
+  expect_identical(err$reason, "auth")
+  expect_match(conditionMessage(err), "sign-in was not completed within 1 seconds [(]`oauth[$]timeout`[)]")
+  expect_length(o$agent$urls, 2L)
+})
+
+test_that("K4.6: the sign-in's own requests (metadata, registration, token) go through the proxy too", {
+  o <- oidc_peers(ttl = 60)
+  proxy <- start_tinyproxy()
+  local_no_proxy_env()
+  withr::local_envvar(HTTP_PROXY = proxy$url)
+  withr::local_options(mcplite.oauth_user_agent = o$agent$fun)
+  withr::local_envvar(MCPLITE_OAUTH_USER_AGENT = "")
+  conn <- mcp_connect(url = o$url, name = "proxied", oauth = list(cache_dir = file.path(withr::local_tempdir(), "oauth")))
+  expect_identical(mcp_call(conn, "whoami")$structured_content$sub, "r-user")
+  mcp_close(conn)
+  op <- sub("^http://", "", o$issuer)
+  mcp <- sub("^http://([^/]+)/.*$", "\\1", o$url)
+  seen <- proxy$requests()
+  expect_true(any(grepl(op, seen, fixed = TRUE)), info = paste(seen, collapse = "\n"))
+  expect_true(any(grepl(mcp, seen, fixed = TRUE)), info = paste(seen, collapse = "\n"))
+})
+
+test_that("K10.4: step-up end to end: a tool that needs another scope is refused with 403, signed in for, and called", {
+  o <- oidc_peers(ttl = 60)
+  withr::local_options(mcplite.oauth_user_agent = o$agent$fun)
+  withr::local_envvar(MCPLITE_OAUTH_USER_AGENT = "")
+  cache <- file.path(withr::local_tempdir(), "oauth")
+  oauth <- list(cache_dir = cache)
+  conn <- mcp_connect(url = o$url, name = "oidc", oauth = oauth)
+  expect_setequal(strsplit(query_of(o$agent$urls[[1]])$scope, " ")[[1]], c("mcp:tools", "offline_access"))
+  expect_false("mcp:admin" %in% unlist(mcp_call(conn, "whoami")$structured_content$scopes))
+  # the call is refused for want of scope (403 insufficient_scope); the
+  # client asks for the challenged scopes with those it had, and calls again.
+  # Its registration was for the first scopes only, which oidc-provider
+  # holds it to: it registers anew for the wider ones (RULES K10.5).
+  who <- mcp_call(conn, "admin")$structured_content
+  expect_true(all(c("mcp:tools", "mcp:admin") %in% unlist(who$scopes)))
+  expect_length(o$agent$urls, 2L)
+  expect_setequal(strsplit(query_of(o$agent$urls[[2]])$scope, " ")[[1]], c("mcp:tools", "mcp:admin", "offline_access"))
+  expect_true("mcp 403" %in% o$log("rs"))
+  registered <- grep("^registered ", o$log("op"), value = TRUE)
+  expect_length(registered, 2L)
+  expect_identical(who$client_id, strsplit(registered[[2]], " ")[[1]][[2]])
+  expect_false(any(grepl("^refused ", o$log("op"))))
+  mcp_close(conn)
+  # the wider token is kept: the next connection calls `admin` with no page
+  conn <- mcp_connect(url = o$url, name = "oidc", oauth = oauth)
+  expect_true("mcp:admin" %in% unlist(mcp_call(conn, "admin")$structured_content$scopes))
+  mcp_close(conn)
+  expect_length(o$agent$urls, 2L)
+})
+
+test_that("K10.6: a call abandoned on the connection (its streams shut) does not break later refreshes", {
+  o <- oidc_peers(ttl = 2)
+  withr::local_options(mcplite.oauth_user_agent = o$agent$fun)
+  withr::local_envvar(MCPLITE_OAUTH_USER_AGENT = "")
+  cache <- file.path(withr::local_tempdir(), "oauth")
+  conn <- mcp_connect(url = o$url, name = "oidc", oauth = list(cache_dir = cache))
+  on.exit(mcp_close(conn))
+  # a call that times out at once: cancelled, the link's connections shut down
+  expect_error(mcp_call(conn, "whoami", timeout = 1e-4), class = "mcplite_error_timeout")
+  # once the access token expired, the next call refreshes it, no page
+  refreshes <- sum(startsWith(o$log("op"), "token refresh_token "))
+  expires <- cached_sign_in(cache)$saved$tokens$expires_at
+  wait_until(function() as.numeric(Sys.time()) > expires + 0.5, "the access token to expire", 10)
+  expect_identical(mcp_call(conn, "whoami")$structured_content$sub, "r-user")
+  expect_gt(sum(startsWith(o$log("op"), "token refresh_token ")), refreshes)
+  expect_length(o$agent$urls, 1L)
 })

@@ -139,3 +139,75 @@ test_that("issue 18: ca_file and SSL_CERT_FILE are checked", {
   expect_error(mcp_connect(url = "https://127.0.0.1:9/mcp", ca_file = empty), "holds no PEM certificate",
                class = "mcplite_error_connection")
 })
+
+test_that("K4.6: HTTPS_PROXY and HTTP_PROXY are used by scheme, NO_PROXY bypasses them, CA variables are read", {
+  pki <- make_test_pki(withr::local_tempdir())
+  backend <- start_backend()
+  ports <- start_tls_front(pki, backend)
+  proxy <- start_tinyproxy()
+  local_no_proxy_env()
+  withr::local_envvar(SSL_CERT_FILE = NA, CURL_CA_BUNDLE = NA, HTTPS_PROXY = proxy$url)
+  url <- sprintf("https://127.0.0.1:%d/mcp", ports[[1]])
+  through <- function(hostport) sum(grepl(hostport, proxy$requests(), fixed = TRUE))
+
+  # https:// through the proxy (a CONNECT tunnel: TLS is end to end)
+  conn <- mcp_connect(url = url, ca_file = pki$ca, timeout = 30)
+  expect_identical(mcp_call(conn, "add", list(x = 2, y = 40))$content[[1]]$text, "42")
+  mcp_close(conn)
+  expect_true(any(startsWith(proxy$requests(), sprintf("CONNECT 127.0.0.1:%d ", ports[[1]]))))
+
+  # through the proxy too, a CA the trust store lacks is refused; the bundle
+  # CURL_CA_BUNDLE names is used (as SSL_CERT_FILE, which comes first)
+  expect_error(mcp_connect(url = url, timeout = 30), "not issued by a trusted", class = "mcplite_error_tls")
+  withr::with_envvar(c(CURL_CA_BUNDLE = pki$ca), {
+    conn <- mcp_connect(url = url, timeout = 30)
+    expect_identical(mcp_call(conn, "add", list(x = 1, y = 2))$content[[1]]$text, "3")
+    mcp_close(conn)
+  })
+  other <- make_test_pki(withr::local_tempdir(), "another CA")
+  withr::with_envvar(c(SSL_CERT_FILE = other$ca, CURL_CA_BUNDLE = pki$ca), {
+    expect_error(mcp_connect(url = url, timeout = 30), "not issued by a trusted", class = "mcplite_error_tls")
+  })
+  withr::with_envvar(c(CURL_CA_BUNDLE = "/no/such/bundle.pem"), {
+    expect_error(mcp_connect(url = url), "CURL_CA_BUNDLE must be the path", class = "mcplite_error")
+  })
+
+  # NO_PROXY: straight to the server, the proxy sees nothing
+  seen <- length(proxy$requests())
+  withr::with_envvar(c(NO_PROXY = "localhost,127.0.0.1", CURL_CA_BUNDLE = pki$ca), {
+    conn <- mcp_connect(url = url, timeout = 30)
+    expect_identical(mcp_call(conn, "add", list(x = 5, y = 5))$content[[1]]$text, "10")
+    mcp_close(conn)
+  })
+  expect_length(proxy$requests(), seen)
+
+  # http:// goes through HTTP_PROXY, not HTTPS_PROXY
+  plain <- sprintf("http://%s/mcp", backend)
+  conn <- mcp_connect(url = plain, timeout = 30)
+  mcp_close(conn)
+  expect_identical(through(backend), 0L)
+  withr::with_envvar(c(HTTP_PROXY = proxy$url), {
+    conn <- mcp_connect(url = plain, timeout = 30)
+    expect_identical(mcp_call(conn, "add", list(x = 20, y = 22))$content[[1]]$text, "42")
+    mcp_close(conn)
+  })
+  expect_gt(through(backend), 0L)
+
+  # A proxy that is not there, or that is no proxy (an MCP server answers the
+  # CONNECT): a connection error that names the variable, never its value.
+  gone <- sprintf("http://user:hunter2-secret@127.0.0.1:%d", free_port())
+  withr::with_envvar(c(HTTPS_PROXY = gone), {
+    e <- expect_error(mcp_connect(url = url, ca_file = pki$ca, timeout = 30), class = "mcplite_error_connection")
+    expect_match(conditionMessage(e), "through the proxy of HTTPS_PROXY", fixed = TRUE)
+    expect_false(grepl("hunter2", conditionMessage(e), fixed = TRUE))
+  })
+  withr::with_envvar(c(HTTPS_PROXY = paste0("http://", backend)), {
+    e <- expect_error(mcp_connect(url = url, ca_file = pki$ca, timeout = 30), class = "mcplite_error_connection")
+    expect_match(conditionMessage(e), "proxy")
+  })
+  withr::with_envvar(c(HTTPS_PROXY = "ftp://hunter2-secret@x"), {
+    e <- expect_error(mcp_connect(url = url, ca_file = pki$ca), "HTTPS_PROXY is not a proxy URL",
+                      class = "mcplite_error_connection")
+    expect_false(grepl("hunter2", conditionMessage(e), fixed = TRUE))
+  })
+})

@@ -429,6 +429,9 @@ struct Waiter {
     max: Duration,
     hard: Instant,
     deadline: Instant,
+    /// The connection's time at sign-in pages when `deadline` was set: the
+    /// time spent there since moves both clocks on (RULES K10.5).
+    signing: Duration,
 }
 
 /// Send `tools/call` (the arguments object given as JSON text) and wait for
@@ -450,7 +453,8 @@ fn client_call(
             let now = Instant::now();
             let hard = now.checked_add(max).unwrap_or(now + Duration::from_secs(1 << 30));
             let deadline = now.checked_add(timeout).unwrap_or(hard).min(hard);
-            handle.waiters.insert(id, Waiter { tool: name.to_string(), timeout, max, hard, deadline });
+            let signing = handle.conn.sign_in_time();
+            handle.waiters.insert(id, Waiter { tool: name.to_string(), timeout, max, hard, deadline, signing });
             wait_for(&mut handle, id)
         }
         Err(e) => failure(&handle, &e, What::Tool(name)),
@@ -474,19 +478,27 @@ fn wait_for(handle: &mut ClientHandle, id: u64) -> Robj {
         let e = ClientError::Protocol(format!("request {id} is not in progress"));
         return failure(handle, &e, What::Method("tools/call"));
     };
-    let (timeout, max, hard, tool) = (w.timeout, w.max, w.hard, w.tool.clone());
-    let mut deadline = w.deadline;
+    let (timeout, max, tool, signing) = (w.timeout, w.max, w.tool.clone(), w.signing);
     let idr = Robj::from(id as f64);
     loop {
+        let Some(w) = handle.waiters.get(&id) else {
+            let e = ClientError::Protocol(format!("request {id} is not in progress"));
+            return failure(handle, &e, What::Method("tools/call"));
+        };
+        let shift = handle.conn.sign_in_time().saturating_sub(signing);
+        let (deadline, hard) = (w.deadline + shift, w.hard + shift);
         let now = Instant::now();
-        if now >= deadline {
-            handle.waiters.remove(&id);
-            handle.conn.cancel(id, "timed out");
-            let e = ClientError::Timeout(if deadline >= hard { max } else { timeout });
-            return failure(handle, &e, What::Tool(&tool));
-        }
+        // Past the deadline, what has already arrived still counts (an
+        // answer that came while R's thread was busy); only then it is late.
+        let late = now >= deadline;
         let slice = deadline.saturating_duration_since(now).min(Duration::from_millis(20));
         match handle.conn.poll(id, slice, &mut interrupted) {
+            Poll::Pending if late => {
+                handle.waiters.remove(&id);
+                handle.conn.cancel(id, "timed out");
+                let e = ClientError::Timeout(if deadline >= hard { max } else { timeout });
+                return failure(handle, &e, What::Tool(&tool));
+            }
             Poll::Done(Err(ClientError::Interrupted)) => return abandon(handle, id, &tool),
             Poll::Done(r) => {
                 handle.waiters.remove(&id);
@@ -496,9 +508,12 @@ fn wait_for(handle: &mut ClientHandle, id: u64) -> Robj {
                 };
             }
             Poll::Progress(p) => {
-                deadline = Instant::now().checked_add(timeout).unwrap_or(hard).min(hard);
+                let deadline = Instant::now().checked_add(timeout).unwrap_or(hard).min(hard);
+                let signing = handle.conn.sign_in_time();
                 if let Some(w) = handle.waiters.get_mut(&id) {
                     w.deadline = deadline;
+                    w.hard = hard;
+                    w.signing = signing;
                 }
                 return list!(status = "progress", id = idr, value = to_r(p)).into();
             }

@@ -31,6 +31,28 @@ oauth <- list(
 if (!is.null(context$client_id) && startsWith(scenario, "auth/")) {
   oauth$client_info <- context[intersect(names(context), c("client_id", "client_secret"))]
 }
+# Cross-app access: the ID token the user got from their identity provider,
+# kept where a program keeps a secret (an environment variable).
+if (!is.null(context$idp_id_token)) {
+  Sys.setenv(MCP_CONFORMANCE_IDP_ID_TOKEN = context$idp_id_token)
+  oauth$identity_provider <- list(
+    token_endpoint = context$idp_token_endpoint, client_id = context$idp_client_id,
+    id_token_env = "MCP_CONFORMANCE_IDP_ID_TOKEN"
+  )
+}
+# The client-credentials extension with `private_key_jwt`: the key as a
+# program would keep it, in a file only the user reads. The grant itself is
+# chosen as a user leaves it: by default (the server offers only it).
+if (!is.null(context$private_key_pem)) {
+  key <- file.path(tempdir(), "client-key.pem")
+  file.create(key)
+  Sys.chmod(key, "0600")
+  writeLines(context$private_key_pem, key)
+  oauth$client_info$private_key_file <- key
+  if (!is.null(context$signing_algorithm)) {
+    oauth$client_info$token_endpoint_auth_signing_alg <- context$signing_algorithm
+  }
+}
 
 conn <- mcp_connect(url = url, name = "conformance", timeout = 20, oauth = oauth)
 info <- mcp_server_info(conn)

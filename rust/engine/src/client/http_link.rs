@@ -40,6 +40,7 @@ use crossbeam_channel::{bounded, never, unbounded, Receiver, RecvTimeoutError, S
 use serde_json::Value;
 use ureq::tls::{PemItem, RootCerts, TlsConfig, TlsProvider};
 
+use super::net::Net;
 use super::oauth::{parse_challenge, Authorizer, OAuthConfig, OpenUrl, MAX_ATTEMPTS};
 use super::wire::{emit_line, excerpt};
 use super::{ClientError, Event, FailureContext, Link, Outgoing};
@@ -81,8 +82,8 @@ impl HttpSpec {
 
 pub struct HttpLink {
     spec: HttpSpec,
-    tls: TlsConfig,
-    agent: ureq::Agent,
+    /// The agents, with the proxies of the standard variables (RULES K4.6).
+    net: Net,
     /// The negotiated legacy version (sent as `MCP-Protocol-Version`).
     version: Option<String>,
     session: Arc<Mutex<Option<String>>>,
@@ -141,17 +142,6 @@ pub fn check_headers(headers: &[(String, String)]) -> Result<(), String> {
 /// (its `retry` field), as the SSE standard leaves it to the client.
 const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 
-fn new_agent(tls: &TlsConfig) -> ureq::Agent {
-    ureq::Agent::config_builder()
-        .tls_config(tls.clone())
-        .http_status_as_error(false)
-        .timeout_connect(Some(Duration::from_secs(30)))
-        .max_redirects(0)
-        .user_agent(concat!("mcplite/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .into()
-}
-
 fn spawn_masked<F: FnOnce() + Send + 'static>(f: F) -> bool {
     super::spawn_masked("mcplite-client-http", f).is_ok()
 }
@@ -173,6 +163,8 @@ pub fn header_value(v: &str) -> String {
 /// What one POST needs, moved to its worker thread.
 struct Post {
     agent: ureq::Agent,
+    /// The variable of the proxy the request goes through (for messages).
+    via: Option<&'static str>,
     url: String,
     headers: Vec<(String, String)>,
     body: Vec<u8>,
@@ -259,8 +251,16 @@ fn tls_reason(e: &rustls::Error) -> String {
     }
 }
 
-/// Why a request failed, for a connection failure.
-fn transport_error(url: &str, e: ureq::Error) -> ClientError {
+/// Why a request failed, for a connection failure; through a proxy, the
+/// message says which variable named it (RULES K4.6).
+fn transport_error(url: &str, e: ureq::Error, via: Option<&str>) -> ClientError {
+    match (via, plain_transport_error(url, e)) {
+        (Some(v), ClientError::Connect(m)) => ClientError::Connect(format!("{m} (through the proxy of {v})")),
+        (_, other) => other,
+    }
+}
+
+fn plain_transport_error(url: &str, e: ureq::Error) -> ClientError {
     let tls = |reason: String| ClientError::Tls { url: url.to_string(), reason };
     match e {
         ureq::Error::Rustls(r) => tls(tls_reason(&r)),
@@ -281,6 +281,9 @@ fn transport_error(url: &str, e: ureq::Error) -> ClientError {
             _ => ClientError::Connect(io.to_string()),
         },
         ureq::Error::HostNotFound => ClientError::Connect("host not found".into()),
+        ureq::Error::ConnectProxyFailed(why) => {
+            ClientError::Connect(format!("the proxy refused the connection: {why}"))
+        }
         other => ClientError::Connect(other.to_string()),
     }
 }
@@ -302,7 +305,7 @@ impl Post {
             let resp = match req.send(&self.body[..]) {
                 Ok(r) => r,
                 Err(e) => {
-                    let _ = tx.send(Event::Failed(transport_error(&self.url, e)));
+                    let _ = tx.send(Event::Failed(transport_error(&self.url, e, self.via)));
                     return;
                 }
             };
@@ -537,7 +540,7 @@ impl Post {
             let resp = match req.call() {
                 Ok(r) => r,
                 Err(e) => {
-                    let why = transport_error(&self.url, e);
+                    let why = transport_error(&self.url, e, self.via);
                     let _ =
                         tx.send(Event::Failed(ClientError::Closed(format!("{ENDED}, and resuming it failed: {why}"))));
                     return;
@@ -616,20 +619,22 @@ impl HttpLink {
             return Err(ClientError::Connect(format!("`{url}` is not an http:// or https:// URL")));
         }
         let tls = tls_config(spec.ca_file.as_deref())?;
-        let agent = new_agent(&tls);
+        let net = Net::new(&tls).map_err(ClientError::Connect)?;
         // Headers that carry credentials of their own turn signing in off.
         let own = spec.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("authorization"));
         let auth = match &spec.oauth {
             Some((cfg, open)) if !own => Some(Arc::new(
-                Authorizer::new(cfg.clone(), url, agent.clone(), Arc::clone(&open.0))
+                // Agents of its own (the same settings): abandoning a request
+                // shuts the link's agents down, which must not stop a later
+                // refresh or sign-in.
+                Authorizer::new(cfg.clone(), url, Net::new(&tls).map_err(ClientError::Connect)?, Arc::clone(&open.0))
                     .map_err(|e| ClientError::Connect(e.0))?,
             )),
             _ => None,
         };
         Ok(HttpLink {
             spec: HttpSpec { url: url.to_string(), ..spec.clone() },
-            agent,
-            tls,
+            net,
             version: None,
             session: Arc::new(Mutex::new(None)),
             requests: HashMap::new(),
@@ -663,7 +668,8 @@ impl HttpLink {
         headers.extend(self.spec.headers.iter().cloned());
         let body = body.strip_suffix(b"\n").unwrap_or(body).to_vec();
         Post {
-            agent: self.agent.clone(),
+            agent: self.net.agent(&self.spec.url).clone(),
+            via: self.net.via(&self.spec.url),
             url: self.spec.url.clone(),
             headers,
             body,
@@ -743,7 +749,7 @@ impl Link for HttpLink {
             let _ = self.post_now(&line, &out, Duration::from_secs(2));
         }
         // Closing the response stream: shut the agent's connections down.
-        std::mem::replace(&mut self.agent, new_agent(&self.tls)).shutdown();
+        self.net.renew();
     }
 
     fn finish(&mut self, id: u64) {
@@ -767,6 +773,10 @@ impl Link for HttpLink {
         true
     }
 
+    fn sign_in_time(&self) -> Duration {
+        self.auth.as_ref().map(|a| a.signing_in.total()).unwrap_or_default()
+    }
+
     fn set_version(&mut self, version: &str) {
         if version != super::MODERN {
             self.version = Some(version.to_string());
@@ -778,8 +788,8 @@ impl Link for HttpLink {
         let sid = self.session.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(sid) = sid {
             // End the legacy session; a server may refuse with 405.
-            let agent = new_agent(&self.tls);
-            let mut req = agent.delete(&self.spec.url).header("Mcp-Session-Id", sid.as_str());
+            self.net.renew();
+            let mut req = self.net.agent(&self.spec.url).delete(&self.spec.url).header("Mcp-Session-Id", sid.as_str());
             if let Some(v) = &self.version {
                 req = req.header("MCP-Protocol-Version", v.as_str());
             }
@@ -796,7 +806,7 @@ impl Link for HttpLink {
             });
             let _ = rx.recv_timeout(Duration::from_secs(2));
         }
-        std::mem::replace(&mut self.agent, new_agent(&self.tls)).shutdown();
+        self.net.renew();
         "closed".into()
     }
 }

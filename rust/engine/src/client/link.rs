@@ -92,6 +92,11 @@ pub trait Link: Send {
     fn mirrors_params(&self) -> bool {
         false
     }
+    /// The time spent at sign-in pages so far (HTTP; RULES K10.5), which
+    /// the clocks of requests do not count.
+    fn sign_in_time(&self) -> Duration {
+        Duration::ZERO
+    }
 }
 
 /// Run `f` on a new thread with every signal blocked, so R's signal

@@ -41,6 +41,7 @@ mod era;
 mod error;
 pub mod http_link;
 mod link;
+pub mod net;
 pub mod oauth;
 pub mod params;
 pub mod report;
@@ -160,6 +161,8 @@ pub struct Connection {
     resend: HashMap<u64, Resend>,
     /// Calls sent again: the id the caller knows -> the id on the wire.
     alias: HashMap<u64, u64>,
+    /// The time spent at sign-in pages when the handshake began.
+    since: Duration,
 }
 
 /// A tool call as sent, kept to send it again (RULES K4.3).
@@ -226,6 +229,7 @@ impl Connection {
             listed: false,
             resend: HashMap::new(),
             alias: HashMap::new(),
+            since: Duration::ZERO,
         };
         match c.handshake(opts, interrupted) {
             Ok(()) => Ok(c),
@@ -601,17 +605,25 @@ impl Connection {
         let start = Instant::now();
         let hard = start + max;
         let mut deadline = (start + timeout).min(hard);
+        // Time at sign-in pages does not count (RULES K10.5).
+        let signing = self.link.sign_in_time();
         loop {
+            let shift = self.link.sign_in_time().saturating_sub(signing);
+            let (due, end) = (deadline + shift, hard + shift);
             let now = Instant::now();
-            if now >= deadline {
+            if now >= due {
+                if let Some(r) = self.settled(id, progress, interrupted) {
+                    return r;
+                }
                 self.cancel(id, "timed out");
-                return Err(ClientError::Timeout(if deadline == hard { max } else { timeout }));
+                return Err(ClientError::Timeout(if due == end { max } else { timeout }));
             }
-            match self.poll(id, deadline.saturating_duration_since(now).min(Duration::from_millis(25)), interrupted) {
+            match self.poll(id, due.saturating_duration_since(now).min(Duration::from_millis(25)), interrupted) {
                 Poll::Done(r) => return r,
                 Poll::Progress(p) => {
                     progress(&p);
-                    deadline = (Instant::now() + timeout).min(hard);
+                    let next = (Instant::now() + timeout).min(end);
+                    deadline = next.checked_sub(shift).unwrap_or(next);
                 }
                 Poll::Pending => {
                     if interrupted() {
@@ -619,6 +631,23 @@ impl Connection {
                         return Err(ClientError::Interrupted);
                     }
                 }
+            }
+        }
+    }
+
+    /// What has already arrived for request `id`, without waiting: its
+    /// outcome when it is there (progress before it goes to `progress`).
+    pub fn settled(
+        &mut self,
+        id: u64,
+        progress: &mut dyn FnMut(&Value),
+        interrupted: &mut dyn FnMut() -> bool,
+    ) -> Option<Result<Value, ClientError>> {
+        loop {
+            match self.poll(id, Duration::ZERO, interrupted) {
+                Poll::Done(r) => return Some(r),
+                Poll::Progress(p) => progress(&p),
+                Poll::Pending => return None,
             }
         }
     }
@@ -631,8 +660,14 @@ impl Connection {
         cancel_on_timeout: bool,
     ) -> Result<Value, ClientError> {
         loop {
+            let deadline = self.due(deadline);
             let now = Instant::now();
             if now >= deadline {
+                // An answer that came while R's thread was busy (a user
+                // agent showing a sign-in page) still counts.
+                if let Some(r) = self.settled(id, &mut |_| {}, interrupted) {
+                    return r;
+                }
                 if cancel_on_timeout {
                     self.cancel(id, "timed out");
                 }
@@ -685,6 +720,18 @@ impl Connection {
     pub fn close_in_background(self) {
         // A failed spawn drops the closure, and with it the connection, here.
         let _ = spawn_masked("mcplite-client-close", move || drop(self));
+    }
+
+    /// A deadline of the handshake moved on by the time spent at sign-in
+    /// pages since it began (RULES K10.5).
+    fn due(&self, deadline: Instant) -> Instant {
+        deadline + self.link.sign_in_time().saturating_sub(self.since)
+    }
+
+    /// The time spent at sign-in pages so far (RULES K10.5): waits that
+    /// bound a request move their clocks on by it.
+    pub fn sign_in_time(&self) -> Duration {
+        self.link.sign_in_time()
     }
 
     /// What is known about why the link failed (exit status, stderr).

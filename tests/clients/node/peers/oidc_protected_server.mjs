@@ -7,8 +7,12 @@
 // signature against the provider's JWKS, its issuer, its audience (this
 // server: RFC 8707), its expiry and its scope `mcp:tools`. One tool,
 // `whoami`, answers with the token's subject, client and scopes (never the
-// token). One line per request on stdout: `mcp STATUS` (200, or the
-// refusal's 401/403), and `ready URL` once it listens.
+// token); `admin` does the same but needs the scope `mcp:admin` besides:
+// without it the call is refused with 403 and a `Bearer
+// error="insufficient_scope"` challenge naming both scopes (a step-up, as
+// the MCP authorization specification describes). One line per request on
+// stdout: `mcp STATUS` (200, or the refusal's 401/403), and `ready URL` once
+// it listens.
 import express from 'express';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -61,9 +65,25 @@ app.use('/mcp', requireBearerAuth({
   resourceMetadataUrl: getOAuthProtectedResourceMetadataUrl(resource),
   expectedResource: resource,
 }));
+const admin = 'mcp:admin';
+app.post('/mcp', (req, res, next) => {
+  const call = req.body?.method === 'tools/call' && req.body?.params?.name === 'admin';
+  if (call && !(req.auth?.scopes ?? []).includes(admin)) {
+    const prm = getOAuthProtectedResourceMetadataUrl(resource);
+    res.status(403)
+      .set('WWW-Authenticate', `Bearer error="insufficient_scope", scope="${scope} ${admin}", resource_metadata="${prm}"`)
+      .json({ error: 'insufficient_scope', error_description: `the tool needs ${admin}` });
+    return;
+  }
+  next();
+});
 app.post('/mcp', async (req, res) => {
   const server = new McpServer({ name: 'oidc-protected', version: '1.0.0' });
   server.registerTool('whoami', { description: 'Who the token says the caller is.' }, async (extra) => {
+    const who = { sub: extra.authInfo?.extra?.sub, client_id: extra.authInfo?.clientId, scopes: extra.authInfo?.scopes };
+    return { content: [{ type: 'text', text: JSON.stringify(who) }], structuredContent: who };
+  });
+  server.registerTool('admin', { description: 'Who the token says the caller is; needs mcp:admin.' }, async (extra) => {
     const who = { sub: extra.authInfo?.extra?.sub, client_id: extra.authInfo?.clientId, scopes: extra.authInfo?.scopes };
     return { content: [{ type: 'text', text: JSON.stringify(who) }], structuredContent: who };
   });

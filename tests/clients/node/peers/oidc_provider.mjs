@@ -7,7 +7,9 @@
 // default 2), refresh tokens (rotated on each use, as for every public
 // client), and the provider's development login and consent
 // pages (any login name and password) for a browser-less user agent
-// (oidc_user_agent.mjs). Refresh tokens as the provider gives them by
+// (oidc_user_agent.mjs). The resource's scopes are `mcp:tools` and
+// `mcp:admin` (which one tool needs: the step-up test). Refresh tokens as
+// the provider gives them by
 // default: for `offline_access` asked with prompt=consent. One line per event
 // on stdout, never a token:
 //   ready ISSUER | registered CLIENT_ID GRANT_TYPES | authorized CLIENT_ID
@@ -26,6 +28,8 @@ if (!port || !resource) {
 }
 const issuer = `http://127.0.0.1:${port}`;
 const scope = 'mcp:tools';
+// a scope one tool of the MCP server needs besides (the step-up test)
+const admin = 'mcp:admin';
 
 const { privateKey } = await generateKeyPair('RS256', { extractable: true });
 const jwk = { ...(await exportJWK(privateKey)), alg: 'RS256', use: 'sig', kid: 'test-key' };
@@ -33,7 +37,7 @@ const jwk = { ...(await exportJWK(privateKey)), alg: 'RS256', use: 'sig', kid: '
 const provider = new Provider(issuer, {
   jwks: { keys: [jwk] },
   cookies: { keys: [randomBytes(32).toString('hex')] },
-  scopes: ['openid', 'offline_access', scope],
+  scopes: ['openid', 'offline_access', scope, admin],
   features: {
     devInteractions: { enabled: true },
     registration: { enabled: true },
@@ -48,7 +52,7 @@ const provider = new Provider(issuer, {
           throw new Error(`unknown resource ${indicator}`);
         }
         return {
-          scope,
+          scope: `${scope} ${admin}`,
           audience: resource,
           accessTokenTTL: ttl,
           accessTokenFormat: 'jwt',

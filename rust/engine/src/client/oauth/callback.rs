@@ -11,6 +11,9 @@ use url::Url;
 
 use super::OAuthError;
 
+/// The error of a sign-in whose `deadline` passed.
+pub const NOT_IN_TIME: &str = "no answer from the browser in time: the sign-in was not completed";
+
 /// A bound listener and the redirect URI that reaches it.
 pub struct Callback {
     listener: TcpListener,
@@ -68,9 +71,7 @@ impl Callback {
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
                     if Instant::now() >= deadline {
-                        return Err(OAuthError::new(
-                            "no answer from the browser in time: the sign-in was not completed".to_string(),
-                        ));
+                        return Err(OAuthError::new(NOT_IN_TIME));
                     }
                     if matches!(
                         stop.recv_timeout(Duration::from_millis(25)),

@@ -7,6 +7,7 @@
 use serde_json::Value;
 use url::Url;
 
+use super::super::net::Net;
 use super::{get_json, OAuthError};
 
 /// What a `Bearer` challenge says (RFC 6750 section 3, RFC 9728 section 5.1).
@@ -117,7 +118,7 @@ pub struct Resource {
 /// endpoint's path inserted, else at the root. `None` when no document is
 /// found (a server of the 2025-03-26 revision).
 pub fn protected_resource(
-    agent: &ureq::Agent,
+    net: &Net,
     server: &Url,
     challenge: &Challenge,
     allow_http: bool,
@@ -136,7 +137,7 @@ pub fn protected_resource(
     }
     for url in candidates {
         check_secure("protected resource metadata URL", &url, allow_http || same_origin(&url, server))?;
-        if let Some(doc) = get_json(agent, &url)? {
+        if let Some(doc) = get_json(net, &url)? {
             return Ok(Some(Resource { metadata: doc }));
         }
     }
@@ -206,6 +207,12 @@ pub struct ServerMetadata {
     pub iss_parameter_supported: bool,
     /// No metadata was found: the 2025-03-26 default endpoints.
     pub defaults: bool,
+    /// `code_challenge_methods_supported` lists `S256`.
+    pub pkce_s256: bool,
+    /// `grant_types_supported`, when said.
+    pub grant_types: Option<Vec<String>>,
+    /// `token_endpoint_auth_signing_alg_values_supported`, when said.
+    pub signing_algs: Option<Vec<String>>,
 }
 
 fn strings(v: Option<&Value>) -> Option<Vec<String>> {
@@ -229,18 +236,18 @@ impl ServerMetadata {
             )));
         }
         let methods = strings(doc.get("code_challenge_methods_supported")).unwrap_or_default();
-        if !methods.iter().any(|m| m == "S256") {
-            return Err(OAuthError::new(format!(
-                "the authorization server `{issuer}` does not say it supports PKCE with S256 \
-                 (code_challenge_methods_supported): refusing to sign in"
-            )));
-        }
         let need =
             |k: &str| s(k).ok_or_else(|| OAuthError::new(format!("the authorization server metadata has no `{k}`")));
         let m = ServerMetadata {
             issuer: got,
-            authorization_endpoint: need("authorization_endpoint")?,
+            // Needed by the authorization code only (checked by
+            // `require_code_flow`): a server of the client-credentials
+            // extension may have none.
+            authorization_endpoint: s("authorization_endpoint").unwrap_or_default(),
             token_endpoint: need("token_endpoint")?,
+            pkce_s256: methods.iter().any(|m| m == "S256"),
+            grant_types: strings(doc.get("grant_types_supported")),
+            signing_algs: strings(doc.get("token_endpoint_auth_signing_alg_values_supported")),
             registration_endpoint: s("registration_endpoint"),
             scopes_supported: strings(doc.get("scopes_supported")),
             auth_methods: strings(doc.get("token_endpoint_auth_methods_supported")),
@@ -263,13 +270,31 @@ impl ServerMetadata {
             token_endpoint: at("/token"),
             registration_endpoint: Some(at("/register")),
             defaults: true,
+            pkce_s256: true,
             ..ServerMetadata::default()
         }
     }
 
+    /// The authorization code needs an authorization endpoint and PKCE with
+    /// S256 (RULES K10.4); metadata without either is refused for it.
+    pub fn require_code_flow(&self) -> Result<(), OAuthError> {
+        if !self.pkce_s256 {
+            return Err(OAuthError::new(format!(
+                "the authorization server `{}` does not say it supports PKCE with S256 \
+                 (code_challenge_methods_supported): refusing to sign in",
+                self.issuer
+            )));
+        }
+        if self.authorization_endpoint.is_empty() {
+            return Err(OAuthError::new("the authorization server metadata has no `authorization_endpoint`"));
+        }
+        Ok(())
+    }
+
     pub fn check(&self, allow_http: bool) -> Result<(), OAuthError> {
+        let auth = Some(&self.authorization_endpoint).filter(|u| !u.is_empty());
         for (what, u) in [
-            ("authorization endpoint", Some(&self.authorization_endpoint)),
+            ("authorization endpoint", auth),
             ("token endpoint", Some(&self.token_endpoint)),
             ("registration endpoint", self.registration_endpoint.as_ref()),
         ] {
@@ -286,17 +311,12 @@ impl ServerMetadata {
 /// `issuer` in order; for a 2025-03-26 server (`legacy`: no protected
 /// resource metadata), at `/.well-known/oauth-authorization-server` of the
 /// server's origin, else its default endpoints.
-pub fn server_metadata(
-    agent: &ureq::Agent,
-    issuer: &Url,
-    legacy: bool,
-    allow_http: bool,
-) -> Result<ServerMetadata, OAuthError> {
+pub fn server_metadata(net: &Net, issuer: &Url, legacy: bool, allow_http: bool) -> Result<ServerMetadata, OAuthError> {
     check_secure("authorization server", issuer, allow_http)?;
     let urls =
         if legacy { vec![with_path(issuer, "/.well-known/oauth-authorization-server")] } else { metadata_urls(issuer) };
     for url in &urls {
-        if let Some(doc) = get_json(agent, url)? {
+        if let Some(doc) = get_json(net, url)? {
             let expected = if legacy {
                 doc.get("issuer").and_then(Value::as_str).unwrap_or_default().to_string()
             } else {
@@ -390,9 +410,21 @@ mod tests {
         assert!(e.0.contains("not `https://evil.example`"), "{}", e.0);
         let mut plain = doc.clone();
         plain["code_challenge_methods_supported"] = serde_json::json!(["plain"]);
-        assert!(ServerMetadata::from_document(&plain, "https://as.example", false).unwrap_err().0.contains("S256"));
+        assert!(ServerMetadata::from_document(&plain, "https://as.example", false)
+            .unwrap()
+            .require_code_flow()
+            .unwrap_err()
+            .0
+            .contains("S256"));
         plain.as_object_mut().unwrap().remove("code_challenge_methods_supported");
-        assert!(ServerMetadata::from_document(&plain, "https://as.example", false).is_err());
+        let m = ServerMetadata::from_document(&plain, "https://as.example", false).unwrap();
+        assert!(m.require_code_flow().is_err());
+        // the client credentials need neither PKCE nor an authorization endpoint
+        plain.as_object_mut().unwrap().remove("authorization_endpoint");
+        plain["grant_types_supported"] = serde_json::json!(["client_credentials"]);
+        let m = ServerMetadata::from_document(&plain, "https://as.example", false).unwrap();
+        assert_eq!(m.grant_types.as_deref(), Some(&["client_credentials".to_string()][..]));
+        assert!(m.require_code_flow().unwrap_err().0.contains("S256"));
         let mut http = doc.clone();
         http["token_endpoint"] = serde_json::json!("http://as.example/t");
         assert!(ServerMetadata::from_document(&http, "https://as.example", false).is_err());

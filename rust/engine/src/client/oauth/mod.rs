@@ -17,11 +17,17 @@
 //!    loopback listener (`callback.rs`) after the user agent was given the
 //!    URL, and the token request.
 //!
+//! Without a user (RULES K10.8, K10.9), the token comes instead from the
+//! client-credentials grant (a secret, or an assertion signed with the
+//! client's private key by `jsonwebtoken`), or from cross-app access (an
+//! identity provider's ID token exchanged for a grant of this server's).
+//!
 //! The tokens and the client are kept in memory and, with a cache
 //! directory, in a file only the user can read (`store.rs`). PKCE, the
 //! authorization URL and the token endpoint (code, refresh, client
 //! authentication `none`, `client_secret_basic`, `client_secret_post`) are
-//! the `oauth2` crate's, over the link's own `ureq` agent. No token is ever
+//! the `oauth2` crate's, over `ureq` agents with the link's TLS settings and
+//! proxies (`net.rs`). No token is ever
 //! written to a message, a log or an error.
 
 mod callback;
@@ -29,7 +35,6 @@ pub mod discovery;
 pub mod store;
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -43,6 +48,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use url::Url;
 
+use super::net::Net;
 use discovery::{is_loopback, ServerMetadata};
 pub use discovery::{parse_challenge, Challenge};
 use store::{ClientIdentity, Saved, Tokens};
@@ -75,7 +81,71 @@ pub struct ClientInfo {
     pub client_secret: Option<String>,
     #[serde(default)]
     pub token_endpoint_auth_method: Option<String>,
+    /// `private_key_jwt` (RFC 7523): the PEM file of the client's private
+    /// key, or the environment variable that holds it.
+    #[serde(default)]
+    pub private_key_file: Option<String>,
+    #[serde(default)]
+    pub private_key_env: Option<String>,
+    /// The assertion's algorithm (`ES256`, `RS256`, ...); by default the
+    /// first the server lists that the key fits.
+    #[serde(default)]
+    pub token_endpoint_auth_signing_alg: Option<String>,
 }
+
+impl ClientInfo {
+    fn identity(&self) -> ClientIdentity {
+        ClientIdentity {
+            client_id: self.client_id.clone(),
+            client_secret: self.client_secret.clone(),
+            token_endpoint_auth_method: self.token_endpoint_auth_method.clone(),
+            redirect_uri: None,
+            private_key_file: self.private_key_file.clone(),
+            private_key_env: self.private_key_env.clone(),
+            signing_alg: self.token_endpoint_auth_signing_alg.clone(),
+            scope: None,
+        }
+    }
+
+    /// Can it authenticate itself (a secret or a private key)?
+    fn has_credentials(&self) -> bool {
+        self.client_secret.is_some() || self.private_key_file.is_some() || self.private_key_env.is_some()
+    }
+}
+
+/// The grants (RULES K10.8): the authorization code with the user at a
+/// browser; the client credentials of the extension, for programs; and
+/// cross-app access (the enterprise-managed authorization extension), an
+/// identity provider's ID token exchanged for a grant of this server's.
+pub const GRANTS: [&str; 3] = ["authorization_code", "client_credentials", "cross_app_access"];
+
+/// The identity provider of cross-app access (RULES K10.9): where the
+/// user's ID token is exchanged (its token endpoint, or its issuer, whose
+/// metadata names it), who the client is there, and where the ID token is
+/// (a file or an environment variable: never in the settings themselves).
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct IdentityProvider {
+    #[serde(default)]
+    pub issuer: Option<String>,
+    #[serde(default)]
+    pub token_endpoint: Option<String>,
+    pub client_id: String,
+    #[serde(default)]
+    pub client_secret: Option<String>,
+    #[serde(default)]
+    pub id_token_file: Option<String>,
+    #[serde(default)]
+    pub id_token_env: Option<String>,
+}
+
+const TOKEN_EXCHANGE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
+const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+const ID_JAG: &str = "urn:ietf:params:oauth:token-type:id-jag";
+const ID_TOKEN: &str = "urn:ietf:params:oauth:token-type:id_token";
+
+/// The assertion algorithms `private_key_jwt` signs with.
+const SIGNING_ALGS: [&str; 9] = ["ES256", "ES384", "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "EdDSA"];
 
 /// The sign-in settings (mcptools' `oauth` members; RULES K10.1).
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -121,6 +191,14 @@ pub struct OAuthConfig {
     /// Seconds the user has to sign in (default 300).
     #[serde(default)]
     pub timeout: Option<f64>,
+    /// `authorization_code` or `client_credentials` (RULES K10.8); by
+    /// default the client credentials when the server offers only them and
+    /// `client_info` can authenticate, else the authorization code.
+    #[serde(default)]
+    pub grant_type: Option<String>,
+    /// Cross-app access: the identity provider (RULES K10.9).
+    #[serde(default)]
+    pub identity_provider: Option<IdentityProvider>,
 }
 
 impl OAuthConfig {
@@ -132,15 +210,55 @@ impl OAuthConfig {
                 return Err(format!("`oauth$scope_mode` must be \"add\" or \"override\", not \"{m}\""));
             }
         }
+        if let Some(g) = &cfg.grant_type {
+            if !GRANTS.contains(&g.as_str()) {
+                return Err(format!(
+                    "`oauth$grant_type` must be \"authorization_code\", \"client_credentials\" or \
+                     \"cross_app_access\", not \"{g}\""
+                ));
+            }
+        }
         for (what, info) in [("client_info", &cfg.client_info), ("manual_client_info", &cfg.manual_client_info)] {
-            if let Some(m) = info.as_ref().and_then(|i| i.token_endpoint_auth_method.as_deref()) {
-                if !["none", "client_secret_basic", "client_secret_post"].contains(&m) {
+            let Some(info) = info else { continue };
+            if let Some(m) = info.token_endpoint_auth_method.as_deref() {
+                if !["none", "client_secret_basic", "client_secret_post", "private_key_jwt"].contains(&m) {
                     return Err(format!(
-                        "`oauth${what}$token_endpoint_auth_method` must be \"none\", \"client_secret_basic\" or \
-                         \"client_secret_post\", not \"{m}\""
+                        "`oauth${what}$token_endpoint_auth_method` must be \"none\", \"client_secret_basic\", \
+                         \"client_secret_post\" or \"private_key_jwt\", not \"{m}\""
                     ));
                 }
             }
+            if let Some(a) = &info.token_endpoint_auth_signing_alg {
+                if !SIGNING_ALGS.contains(&a.as_str()) {
+                    return Err(format!(
+                        "`oauth${what}$token_endpoint_auth_signing_alg` must be one of {}, not \"{a}\"",
+                        SIGNING_ALGS.join(", ")
+                    ));
+                }
+            }
+            if info.private_key_file.is_some() && info.private_key_env.is_some() {
+                return Err(format!("`oauth${what}` must give `private_key_file` or `private_key_env`, not both"));
+            }
+        }
+        if let Some(idp) = &cfg.identity_provider {
+            if idp.issuer.is_none() == idp.token_endpoint.is_none() {
+                return Err("`oauth$identity_provider` must give `issuer` or `token_endpoint` (one of them)".into());
+            }
+            if idp.id_token_file.is_none() == idp.id_token_env.is_none() {
+                return Err(
+                    "`oauth$identity_provider` must give `id_token_file` or `id_token_env` (one of them)".into()
+                );
+            }
+        }
+        if cfg.grant_type.as_deref() == Some("cross_app_access") && cfg.identity_provider.is_none() {
+            return Err("`oauth$grant_type` \"cross_app_access\" needs `oauth$identity_provider`".into());
+        }
+        if cfg.grant_type.as_deref() == Some("client_credentials")
+            && !cfg.client_info.as_ref().is_some_and(ClientInfo::has_credentials)
+        {
+            return Err("`oauth$grant_type` \"client_credentials\" needs `oauth$client_info` with a `client_secret`, \
+                        a `private_key_file` or a `private_key_env`"
+                .into());
         }
         if let Some(u) = &cfg.client_metadata_url {
             let ok = Url::parse(u).is_ok_and(|u| u.scheme() == "https" && u.path().len() > 1);
@@ -152,14 +270,33 @@ impl OAuthConfig {
     }
 }
 
-/// Is the user signing in right now (the sign-in page is open)? Clocks
-/// that bound a request do not run meanwhile (RULES K10.5).
+/// The time the user has spent at sign-in pages (RULES K10.5): from the
+/// moment a page is given to the user agent until its answer (or the
+/// sign-in's own limit). The clocks that bound a request (a connection's
+/// `timeout`, `max_time`) do not run meanwhile: they are moved on by it.
 #[derive(Debug, Default)]
-pub struct SigningIn(AtomicBool);
+pub struct SigningIn(Mutex<(Duration, Option<Instant>)>);
 
 impl SigningIn {
-    pub fn get(&self) -> bool {
-        self.0.load(Ordering::Relaxed)
+    fn lock(&self) -> std::sync::MutexGuard<'_, (Duration, Option<Instant>)> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn begin(&self) {
+        self.lock().1 = Some(Instant::now());
+    }
+
+    fn end(&self) {
+        let mut g = self.lock();
+        if let Some(t) = g.1.take() {
+            g.0 += t.elapsed();
+        }
+    }
+
+    /// The time spent signing in so far, a sign-in under way included.
+    pub fn total(&self) -> Duration {
+        let g = self.lock();
+        g.0 + g.1.map(|t| t.elapsed()).unwrap_or_default()
     }
 }
 
@@ -174,7 +311,8 @@ pub const MAX_ATTEMPTS: usize = 3;
 pub struct Authorizer {
     cfg: OAuthConfig,
     server: Url,
-    agent: ureq::Agent,
+    /// The link's agents (its proxies and TLS settings: RULES K4.6).
+    net: Net,
     open: OpenUrl,
     state: Mutex<State>,
     pub signing_in: Arc<SigningIn>,
@@ -194,8 +332,9 @@ fn now_secs() -> u64 {
 
 /// A GET of a JSON document: `None` for an error status or a body that is
 /// not a JSON object, an error when the server cannot be reached.
-pub(crate) fn get_json(agent: &ureq::Agent, url: &Url) -> Result<Option<Value>, OAuthError> {
-    let resp = agent
+pub(crate) fn get_json(net: &Net, url: &Url) -> Result<Option<Value>, OAuthError> {
+    let resp = net
+        .agent(url.as_str())
         .get(url.as_str())
         .header("Accept", "application/json")
         .call()
@@ -212,14 +351,15 @@ pub(crate) fn get_json(agent: &ureq::Agent, url: &Url) -> Result<Option<Value>, 
     Ok(serde_json::from_slice::<Value>(&body).ok().filter(Value::is_object))
 }
 
-/// The `oauth2` crate's HTTP client: the link's agent (no redirects).
-struct Http<'a>(&'a ureq::Agent);
+/// The `oauth2` crate's HTTP client: the link's agents (no redirects).
+struct Http<'a>(&'a Net);
 
 impl oauth2::SyncHttpClient for Http<'_> {
     type Error = oauth2::HttpClientError<ureq::Error>;
 
     fn call(&self, request: oauth2::HttpRequest) -> Result<oauth2::HttpResponse, Self::Error> {
-        let resp = self.0.run(request).map_err(Box::new)?;
+        let agent = self.0.agent(&request.uri().to_string()).clone();
+        let resp = agent.run(request).map_err(Box::new)?;
         let (parts, body) = resp.into_parts();
         let bytes = body.into_with_config().limit(1 << 20).read_to_vec().map_err(Box::new)?;
         Ok(oauth2::http::Response::from_parts(parts, bytes))
@@ -258,7 +398,7 @@ fn union(a: Option<&str>, b: Option<&str>) -> Option<String> {
 
 impl Authorizer {
     /// Settings for the server at `server`; a saved sign-in is loaded.
-    pub fn new(cfg: OAuthConfig, server: &str, agent: ureq::Agent, open: OpenUrl) -> Result<Authorizer, OAuthError> {
+    pub fn new(cfg: OAuthConfig, server: &str, net: Net, open: OpenUrl) -> Result<Authorizer, OAuthError> {
         let mut url = Url::parse(server).map_err(|e| OAuthError::new(format!("`{server}` is not a URL ({e})")))?;
         url.set_fragment(None);
         let mut saved =
@@ -267,7 +407,7 @@ impl Authorizer {
         Ok(Authorizer {
             cfg,
             server: url,
-            agent,
+            net,
             open,
             state: Mutex::new(State { saved, ..State::default() }),
             signing_in: Arc::new(SigningIn::default()),
@@ -342,7 +482,11 @@ impl Authorizer {
         if let Some(r) = &st.saved.resource {
             req = req.add_extra_param("resource", r.clone());
         }
-        match req.request(&Http(&self.agent)) {
+        let issuer = st.saved.issuer.clone().unwrap_or_default();
+        for (k, v) in client_assertion(&client, &issuer, st.metadata.as_ref())? {
+            req = req.add_extra_param(k, v);
+        }
+        match req.request(&Http(&self.net)) {
             Ok(t) => {
                 let mut new = tokens_from(&t);
                 if new.refresh_token.is_none() {
@@ -382,7 +526,7 @@ impl Authorizer {
         }
         let allow_http = cfg.allow_http;
         // Discovery (RULES K10.2, K10.3).
-        let prm = discovery::protected_resource(&self.agent, &self.server, challenge, allow_http)?;
+        let prm = discovery::protected_resource(&self.net, &self.server, challenge, allow_http)?;
         let prm_resource = match prm.as_ref().and_then(|p| p.metadata.get("resource")).and_then(Value::as_str) {
             Some(r) => Some(discovery::check_resource(r, &self.server)?.to_string()),
             None => None,
@@ -407,7 +551,7 @@ impl Authorizer {
             }
             None => return Err(OAuthError::new("the protected resource metadata names no authorization server")),
         };
-        let meta = discovery::server_metadata(&self.agent, &issuer, legacy, allow_http)?;
+        let meta = discovery::server_metadata(&self.net, &issuer, legacy, allow_http)?;
 
         // Scopes (RULES K10.4).
         let override_scope = cfg.scope_mode.as_deref() == Some("override") && cfg.scope.is_some();
@@ -430,18 +574,25 @@ impl Authorizer {
             s
         };
 
+        // The client credentials of the extension (RULES K10.8): no user,
+        // no page, no redirect.
+        if self.client_credentials(&meta) {
+            return self.client_credentials_grant(st, &meta, scope, resource);
+        }
+        // Cross-app access (RULES K10.9): the identity provider's ID token
+        // exchanged for an assertion, the assertion for a token.
+        if self.cfg.grant_type.as_deref() == Some("cross_app_access")
+            || (self.cfg.grant_type.is_none() && self.cfg.identity_provider.is_some())
+        {
+            return self.cross_app_access(st, &meta, scope, resource);
+        }
+        meta.require_code_flow()?;
+
         // The client and its redirect (RULES K10.5).
         let same_issuer = st.saved.issuer.as_deref() == Some(meta.issuer.as_str());
         let kept = st.saved.client.clone().filter(|c| same_issuer && c.redirect_uri.is_some());
         let (client, callback) = self.client(&meta, kept, scope.as_deref())?;
-        st.saved.issuer = Some(meta.issuer.clone());
-        st.saved.token_endpoint = Some(meta.token_endpoint.clone());
-        st.saved.resource = Some(resource.clone());
-        st.saved.client = Some(client.clone());
-        st.saved.tokens = None;
-        st.metadata = Some(meta.clone());
-        st.requested = scope.clone();
-        self.persist(st);
+        self.remember(st, &meta, &client, &resource, scope.as_ref());
 
         // The authorization request, PKCE with S256 (RULES K10.4).
         let oc = oauth_client(
@@ -466,12 +617,19 @@ impl Authorizer {
             auth = auth.add_extra_param("prompt", "consent");
         }
         let (url, state) = auth.add_extra_param("resource", resource.clone()).url();
-        let deadline = Instant::now() + Duration::from_secs_f64(cfg.timeout.unwrap_or(300.0).clamp(1.0, 86_400.0));
-        self.signing_in.0.store(true, Ordering::Relaxed);
+        // The sign-in's own clock (RULES K10.5), not the request's.
+        let limit = cfg.timeout.unwrap_or(300.0).clamp(1.0, 86_400.0);
+        self.signing_in.begin();
         (self.open)(url.as_str());
-        let answer = callback.wait(deadline, stop);
-        self.signing_in.0.store(false, Ordering::Relaxed);
-        let params = answer?;
+        let answer = callback.wait(Instant::now() + Duration::from_secs_f64(limit), stop);
+        self.signing_in.end();
+        let params = answer.map_err(|e| match e.0.as_str() {
+            callback::NOT_IN_TIME => OAuthError::new(format!(
+                "the sign-in was not completed within {limit} seconds (`oauth$timeout`): no answer came from the \
+                 browser to the sign-in page"
+            )),
+            _ => e,
+        })?;
         let get = |k: &str| params.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
         // RFC 9207 (RULES K10.4): the response comes from the issuer asked.
         match get("iss") {
@@ -494,19 +652,239 @@ impl Authorizer {
             return Err(OAuthError::new(format!("the authorization server refused the sign-in: {err}{desc}")));
         }
         let code = get("code").ok_or_else(|| OAuthError::new("the authorization response has no code"))?;
-        let t = oc
+        let mut req = oc
             .exchange_code(AuthorizationCode::new(code))
             .set_pkce_verifier(verifier)
-            .add_extra_param("resource", resource)
-            .request(&Http(&self.agent))
-            .map_err(|e| token_error("authorization code", e))?;
-        let mut tokens = tokens_from(&t);
+            .add_extra_param("resource", resource);
+        for (k, v) in client_assertion(&client, &meta.issuer, Some(&meta))? {
+            req = req.add_extra_param(k, v);
+        }
+        let t = req.request(&Http(&self.net)).map_err(|e| token_error("authorization code", e))?;
+        self.keep_tokens(st, &t, scope);
+        Ok(())
+    }
+
+    /// Who signs in where, kept (and written) before the token request; the
+    /// tokens of before are forgotten.
+    fn remember(
+        &self,
+        st: &mut State,
+        meta: &ServerMetadata,
+        client: &ClientIdentity,
+        resource: &str,
+        scope: Option<&String>,
+    ) {
+        st.saved.issuer = Some(meta.issuer.clone());
+        st.saved.token_endpoint = Some(meta.token_endpoint.clone());
+        st.saved.resource = Some(resource.to_string());
+        st.saved.client = Some(client.clone());
+        st.saved.tokens = None;
+        st.metadata = Some(meta.clone());
+        st.requested = scope.cloned();
+        self.persist(st);
+    }
+
+    /// Keep the tokens of a token response (the scopes asked when it names
+    /// none).
+    fn keep_tokens(&self, st: &mut State, t: &impl TokenResponse, scope: Option<String>) {
+        let mut tokens = tokens_from(t);
         if tokens.scope.is_none() {
             tokens.scope = scope;
         }
         st.saved.tokens = Some(tokens);
         self.persist(st);
+    }
+
+    /// Use the client-credentials grant (RULES K10.8)? As `grant_type`
+    /// says; by default when the server lists it and not the authorization
+    /// code, and `client_info` can authenticate.
+    fn client_credentials(&self, meta: &ServerMetadata) -> bool {
+        match self.cfg.grant_type.as_deref() {
+            Some(g) => g == "client_credentials",
+            None => {
+                let lists = |g: &str| meta.grant_types.as_ref().is_some_and(|v| v.iter().any(|x| x == g));
+                lists("client_credentials")
+                    && !lists("authorization_code")
+                    && self.cfg.client_info.as_ref().is_some_and(ClientInfo::has_credentials)
+            }
+        }
+    }
+
+    /// The token request of the client-credentials grant: the client
+    /// authenticates with its secret (`client_secret_basic` or `_post`) or
+    /// a signed assertion (`private_key_jwt`), for the scopes and resource.
+    fn client_credentials_grant(
+        &self,
+        st: &mut State,
+        meta: &ServerMetadata,
+        scope: Option<String>,
+        resource: String,
+    ) -> Result<(), OAuthError> {
+        let info = self.cfg.client_info.as_ref().filter(|i| i.has_credentials()).ok_or_else(|| {
+            OAuthError::new(
+                "the client-credentials grant needs `oauth$client_info` with a `client_secret`, a `private_key_file` \
+                 or a `private_key_env`",
+            )
+        })?;
+        let client = info.identity();
+        let assertion = client_assertion(&client, &meta.issuer, Some(meta))?;
+        self.remember(st, meta, &client, &resource, scope.as_ref());
+        let oc = oauth_client(&client, None, &meta.token_endpoint, None, Some(meta))?;
+        let mut req = oc.exchange_client_credentials().add_extra_param("resource", resource);
+        if let Some(s) = &scope {
+            req = req.add_scopes(s.split_whitespace().map(|x| Scope::new(x.to_string())));
+        }
+        for (k, v) in assertion {
+            req = req.add_extra_param(k, v);
+        }
+        let t = req.request(&Http(&self.net)).map_err(|e| token_error("client credentials", e))?;
+        self.keep_tokens(st, &t, scope);
         Ok(())
+    }
+
+    /// Cross-app access (RULES K10.9; the enterprise-managed authorization
+    /// extension): the user's ID token from their identity provider is
+    /// exchanged there (RFC 8693) for an identity assertion grant (ID-JAG)
+    /// for this authorization server and resource, which the client then
+    /// presents here (the JWT bearer grant, RFC 7523), authenticating as
+    /// `client_info`.
+    fn cross_app_access(
+        &self,
+        st: &mut State,
+        meta: &ServerMetadata,
+        scope: Option<String>,
+        resource: String,
+    ) -> Result<(), OAuthError> {
+        let idp = self
+            .cfg
+            .identity_provider
+            .as_ref()
+            .ok_or_else(|| OAuthError::new("cross-app access needs `oauth$identity_provider`"))?;
+        let info = self.cfg.client_info.as_ref().ok_or_else(|| {
+            OAuthError::new("cross-app access needs `oauth$client_info` (the client at the authorization server)")
+        })?;
+        let allow_http = self.cfg.allow_http;
+        let idp_endpoint = match (&idp.token_endpoint, &idp.issuer) {
+            (Some(t), _) => t.clone(),
+            (None, Some(i)) => {
+                let issuer =
+                    Url::parse(i).map_err(|_| OAuthError::new(format!("the identity provider `{i}` is not a URL")))?;
+                discovery::server_metadata(&self.net, &issuer, false, allow_http)?.token_endpoint
+            }
+            (None, None) => return Err(OAuthError::new("`oauth$identity_provider` names no token endpoint")),
+        };
+        let idp_url = Url::parse(&idp_endpoint).map_err(|_| {
+            OAuthError::new(format!("the identity provider's token endpoint `{idp_endpoint}` is not a URL"))
+        })?;
+        discovery::check_secure("identity provider's token endpoint", &idp_url, allow_http)?;
+        let id_token = match (&idp.id_token_file, &idp.id_token_env) {
+            (Some(f), _) => std::fs::read_to_string(f)
+                .map(|t| t.trim().to_string())
+                .map_err(|e| OAuthError::new(format!("cannot read the ID token file `{f}`: {}", e.kind())))?,
+            (None, Some(v)) => std::env::var(v)
+                .map(|t| t.trim().to_string())
+                .map_err(|_| OAuthError::new(format!("the environment variable `{v}` (the ID token) is not set")))?,
+            (None, None) => return Err(OAuthError::new("`oauth$identity_provider` gives no ID token")),
+        };
+        // 1. At the identity provider: the ID token for an ID-JAG.
+        let mut params = vec![
+            ("grant_type", TOKEN_EXCHANGE.to_string()),
+            ("requested_token_type", ID_JAG.to_string()),
+            ("subject_token", id_token),
+            ("subject_token_type", ID_TOKEN.to_string()),
+            ("audience", meta.issuer.clone()),
+            ("resource", resource.clone()),
+        ];
+        if let Some(s) = &scope {
+            params.push(("scope", s.clone()));
+        }
+        let basic = idp.client_secret.as_ref().map(|s| (idp.client_id.clone(), s.clone()));
+        if basic.is_none() {
+            params.push(("client_id", idp.client_id.clone()));
+        }
+        let v = self.form_post(&idp_endpoint, &params, basic, "the token exchange at the identity provider")?;
+        let issued = v.get("issued_token_type").and_then(Value::as_str);
+        let jag =
+            match (v.get("access_token").and_then(Value::as_str), issued) {
+                (Some(t), Some(ID_JAG)) if !t.is_empty() => t.to_string(),
+                _ => return Err(OAuthError::new(
+                    "the identity provider's answer to the token exchange is not an identity assertion grant (ID-JAG)",
+                )),
+            };
+        // 2. Here: the ID-JAG for a token, the client authenticating itself.
+        let client = info.identity();
+        let mut params = vec![("grant_type", JWT_BEARER.to_string()), ("assertion", jag)];
+        if let Some(s) = &scope {
+            params.push(("scope", s.clone()));
+        }
+        let method = auth_method(&client, Some(meta));
+        let basic = match (method.as_str(), &client.client_secret) {
+            ("client_secret_basic", Some(s)) => Some((client.client_id.clone(), s.clone())),
+            ("client_secret_post", Some(s)) => {
+                params.push(("client_id", client.client_id.clone()));
+                params.push(("client_secret", s.clone()));
+                None
+            }
+            _ => {
+                params.push(("client_id", client.client_id.clone()));
+                None
+            }
+        };
+        for (k, v) in client_assertion(&client, &meta.issuer, Some(meta))? {
+            params.push((k, v));
+        }
+        let v = self.form_post(&meta.token_endpoint, &params, basic, "the identity assertion grant")?;
+        let t: oauth2::basic::BasicTokenResponse = serde_json::from_value(v).map_err(|_| {
+            OAuthError::new(
+                "the authorization server refused the identity assertion grant: its answer is not a token response",
+            )
+        })?;
+        self.remember(st, meta, &client, &resource, scope.as_ref());
+        self.keep_tokens(st, &t, scope);
+        Ok(())
+    }
+
+    /// A form POST to a token endpoint (client authentication with HTTP
+    /// Basic when `basic` is given, names and secrets form-encoded as RFC
+    /// 6749, section 2.3.1 says); the JSON object of a 2xx answer. A refusal
+    /// is an error with the server's `error` and description, never a token.
+    fn form_post(
+        &self,
+        endpoint: &str,
+        params: &[(&str, String)],
+        basic: Option<(String, String)>,
+        what: &str,
+    ) -> Result<Value, OAuthError> {
+        use base64::Engine as _;
+        let enc = |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
+        let body = url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(params.iter().map(|(k, v)| (*k, v.as_str())))
+            .finish();
+        let mut req = self
+            .net
+            .agent(endpoint)
+            .post(endpoint)
+            .header("Content-Type", "application/x-www-form-urlencoded")
+            .header("Accept", "application/json");
+        if let Some((id, secret)) = basic {
+            let pair = base64::engine::general_purpose::STANDARD.encode(format!("{}:{}", enc(&id), enc(&secret)));
+            req = req.header("Authorization", format!("Basic {pair}"));
+        }
+        let resp =
+            req.send(body.as_bytes()).map_err(|e| OAuthError::new(format!("{what} at `{endpoint}` failed: {e}")))?;
+        let status = resp.status().as_u16();
+        let bytes = resp.into_body().into_with_config().limit(1 << 20).read_to_vec().unwrap_or_default();
+        let v: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        if !(200..300).contains(&status) || !v.is_object() {
+            let s = |k: &str| v.get(k).and_then(Value::as_str);
+            let why = match (s("error"), s("error_description")) {
+                (Some(e), Some(d)) => format!("{e} ({d})"),
+                (Some(e), None) => e.to_string(),
+                _ => format!("HTTP {status}, no OAuth error in the answer"),
+            };
+            return Err(OAuthError::new(format!("{what} was refused: {why}")));
+        }
+        Ok(v)
     }
 
     /// Who the client is, and the listener its redirect reaches: given,
@@ -527,12 +905,7 @@ impl Authorizer {
                 cfg.callback_path.as_deref().unwrap_or("/callback"),
             ),
         };
-        let given = |i: &ClientInfo| ClientIdentity {
-            client_id: i.client_id.clone(),
-            client_secret: i.client_secret.clone(),
-            token_endpoint_auth_method: i.token_endpoint_auth_method.clone(),
-            redirect_uri: None,
-        };
+        let given = ClientInfo::identity;
         if let Some(info) = &cfg.client_info {
             return Ok((given(info), bind()?));
         }
@@ -545,7 +918,16 @@ impl Authorizer {
             return Ok((id, bind()?));
         }
         let explicit_redirect = cfg.redirect_uri.is_some() || cfg.callback_port.is_some();
-        if let Some(k) = kept {
+        // A registration is kept only for scopes it was registered for: an
+        // authorization server may refuse others to that client (a step-up
+        // registers anew for the wider scopes).
+        let covers = |k: &ClientIdentity| match (&k.scope, scope) {
+            (Some(registered), Some(asked)) => {
+                asked.split_whitespace().all(|s| registered.split_whitespace().any(|r| r == s))
+            }
+            _ => true,
+        };
+        if let Some(k) = kept.filter(covers) {
             // The same redirect again: its port when it is free.
             let again = match (&cfg.redirect_uri, &k.redirect_uri) {
                 (None, Some(r)) if !explicit_redirect => callback::Callback::bind_uri(r).ok(),
@@ -591,9 +973,11 @@ impl Authorizer {
         for (k, v) in self.cfg.client_metadata.iter().flatten() {
             body.insert(k.clone(), v.clone());
         }
+        let body_scope = body.get("scope").and_then(Value::as_str).map(String::from);
         let text = Value::Object(body).to_string();
         let resp = self
-            .agent
+            .net
+            .agent(endpoint)
             .post(endpoint)
             .header("Content-Type", "application/json")
             .header("Accept", "application/json")
@@ -617,6 +1001,8 @@ impl Authorizer {
             client_secret: s("client_secret"),
             token_endpoint_auth_method: s("token_endpoint_auth_method"),
             redirect_uri: Some(redirect_uri.to_string()),
+            scope: s("scope").or_else(|| body_scope.clone()),
+            ..ClientIdentity::default()
         })
     }
 }
@@ -653,17 +1039,7 @@ fn oauth_client(
     if let Some(r) = redirect {
         c = c.set_redirect_uri(RedirectUrl::new(r.to_string()).map_err(|_| bad("redirect URI", r))?);
     }
-    let method = id.token_endpoint_auth_method.clone().unwrap_or_else(|| {
-        let accepted = meta.and_then(|m| m.auth_methods.clone()).unwrap_or_default();
-        if id.client_secret.is_none() {
-            "none".into()
-        } else if accepted.is_empty() || accepted.iter().any(|m| m == "client_secret_basic") {
-            "client_secret_basic".into()
-        } else {
-            "client_secret_post".into()
-        }
-    });
-    match (method.as_str(), &id.client_secret) {
+    match (auth_method(id, meta).as_str(), &id.client_secret) {
         ("client_secret_basic", Some(s)) => {
             c = c.set_client_secret(ClientSecret::new(s.clone())).set_auth_type(AuthType::BasicAuth);
         }
@@ -673,6 +1049,116 @@ fn oauth_client(
         _ => c = c.set_auth_type(AuthType::RequestBody),
     }
     Ok(c)
+}
+
+/// How a client authenticates at the token endpoint (RULES K10.6): its own
+/// method; else `private_key_jwt` with a private key; else, with a secret,
+/// `client_secret_basic` when the server accepts it, else
+/// `client_secret_post`; else `none`.
+fn auth_method(id: &ClientIdentity, meta: Option<&ServerMetadata>) -> String {
+    id.token_endpoint_auth_method.clone().unwrap_or_else(|| {
+        let accepted = meta.and_then(|m| m.auth_methods.clone()).unwrap_or_default();
+        if id.private_key_file.is_some() || id.private_key_env.is_some() {
+            "private_key_jwt".into()
+        } else if id.client_secret.is_none() {
+            "none".into()
+        } else if accepted.is_empty() || accepted.iter().any(|m| m == "client_secret_basic") {
+            "client_secret_basic".into()
+        } else {
+            "client_secret_post".into()
+        }
+    })
+}
+
+/// The claims of a client assertion (RFC 7523, section 3).
+#[derive(serde::Serialize)]
+struct AssertionClaims<'a> {
+    iss: &'a str,
+    sub: &'a str,
+    aud: &'a str,
+    iat: u64,
+    exp: u64,
+    jti: String,
+}
+
+/// The body parameters that authenticate a `private_key_jwt` client (RFC
+/// 7523, section 2.2): a JWT the client signs with its private key, issued
+/// by and about the client, for the authorization server (its issuer),
+/// valid 5 minutes, with a fresh `jti`. None for the other methods. The
+/// key is read from its file or variable each time and never appears in a
+/// message.
+fn client_assertion(
+    id: &ClientIdentity,
+    issuer: &str,
+    meta: Option<&ServerMetadata>,
+) -> Result<Vec<(&'static str, String)>, OAuthError> {
+    use jsonwebtoken::{Algorithm, EncodingKey, Header};
+    if auth_method(id, meta) != "private_key_jwt" {
+        return Ok(Vec::new());
+    }
+    let pem = match (&id.private_key_file, &id.private_key_env) {
+        (Some(f), _) => std::fs::read(f).map_err(|e| {
+            OAuthError::new(format!("cannot read the private key file `{f}` of `private_key_jwt`: {}", e.kind()))
+        })?,
+        (None, Some(v)) => std::env::var(v)
+            .map_err(|_| {
+                OAuthError::new(format!(
+                    "the environment variable `{v}` (the private key of `private_key_jwt`) is not set"
+                ))
+            })?
+            .into_bytes(),
+        (None, None) => {
+            return Err(OAuthError::new(
+                "`private_key_jwt` needs `private_key_file` or `private_key_env` in `oauth$client_info`",
+            ))
+        }
+    };
+    // The algorithm given, else those the server lists (in its order), else
+    // the usual ones; the first the key fits.
+    let candidates: Vec<String> = match &id.signing_alg {
+        Some(a) => vec![a.clone()],
+        None => meta
+            .and_then(|m| m.signing_algs.clone())
+            .map(|v| v.into_iter().filter(|a| SIGNING_ALGS.contains(&a.as_str())).collect::<Vec<_>>())
+            .filter(|v| !v.is_empty())
+            .unwrap_or_else(|| ["ES256", "RS256", "EdDSA"].map(String::from).to_vec()),
+    };
+    let key = candidates.iter().find_map(|name| {
+        let alg: Algorithm = name.parse().ok()?;
+        let key = match alg {
+            Algorithm::ES256 | Algorithm::ES384 => EncodingKey::from_ec_pem(&pem),
+            Algorithm::EdDSA => EncodingKey::from_ed_pem(&pem),
+            _ => EncodingKey::from_rsa_pem(&pem),
+        };
+        key.ok().map(|k| (alg, k))
+    });
+    let Some((alg, key)) = key else {
+        let from = match (&id.private_key_file, &id.private_key_env) {
+            (Some(f), _) => format!("the file `{f}`"),
+            (_, v) => format!("the environment variable `{}`", v.as_deref().unwrap_or_default()),
+        };
+        return Err(OAuthError::new(format!(
+            "{from} does not hold a PEM private key (PKCS#8) for {}",
+            candidates.join(" or ")
+        )));
+    };
+    let mut jti = [0u8; 16];
+    getrandom::fill(&mut jti).map_err(|e| OAuthError::new(format!("no random numbers for the assertion: {e}")))?;
+    let now = now_secs();
+    let claims = AssertionClaims {
+        iss: &id.client_id,
+        sub: &id.client_id,
+        aud: issuer,
+        iat: now,
+        exp: now + 300,
+        jti: jti.iter().map(|b| format!("{b:02x}")).collect(),
+    };
+    let jwt = jsonwebtoken::encode(&Header::new(alg), &claims, &key)
+        .map_err(|e| OAuthError::new(format!("cannot sign the client assertion: {e}")))?;
+    Ok(vec![
+        ("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer".into()),
+        ("client_assertion", jwt),
+    ])
 }
 
 fn tokens_from(t: &impl TokenResponse) -> Tokens {
@@ -696,6 +1182,181 @@ mod tests {
         assert_eq!(union(Some(" "), None), None);
     }
 
+    /// A scripted authorization server on a loopback port: each request's
+    /// method, path, headers (lower-case names) and body are recorded, and
+    /// answered by `answer(path)` (status, extra header lines, body).
+    struct FakeAs {
+        base: String,
+        seen: Arc<Mutex<Vec<Seen>>>,
+    }
+
+    /// A request: method, path, headers, body.
+    type Seen = (String, String, Vec<(String, String)>, String);
+
+    fn fake_as(answer: impl Fn(&str, &str) -> (u16, String, String) + Send + 'static) -> FakeAs {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let (rec, b) = (Arc::clone(&seen), base.clone());
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { return };
+                let mut r = BufReader::new(stream.try_clone().unwrap());
+                let mut line = String::new();
+                if r.read_line(&mut line).unwrap_or(0) == 0 {
+                    continue;
+                }
+                let mut parts = line.split_whitespace();
+                let (method, path) = (parts.next().unwrap_or("").to_string(), parts.next().unwrap_or("").to_string());
+                let mut headers = Vec::new();
+                loop {
+                    let mut h = String::new();
+                    if r.read_line(&mut h).unwrap_or(0) == 0 || h.trim().is_empty() {
+                        break;
+                    }
+                    if let Some((k, v)) = h.split_once(':') {
+                        headers.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
+                    }
+                }
+                let n =
+                    headers.iter().find(|(k, _)| k == "content-length").and_then(|(_, v)| v.parse().ok()).unwrap_or(0);
+                let mut body = vec![0; n];
+                let _ = r.read_exact(&mut body);
+                let (status, extra, text) = answer(&path, &b);
+                rec.lock().unwrap().push((method, path, headers, String::from_utf8_lossy(&body).into_owned()));
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n{extra}\r\n{text}",
+                    text.len()
+                );
+            }
+        });
+        FakeAs { base, seen }
+    }
+
+    /// The metadata of a client-credentials server at `base`, and `token`
+    /// as its token endpoint's answer.
+    fn cc_server(token: (u16, &'static str, &'static str)) -> FakeAs {
+        fake_as(move |path, base| match path {
+            "/.well-known/oauth-protected-resource/mcp" => {
+                (200, String::new(), format!(r#"{{"resource":"{base}/mcp","authorization_servers":["{base}"]}}"#))
+            }
+            "/.well-known/oauth-authorization-server" => (
+                200,
+                String::new(),
+                format!(
+                    r#"{{"issuer":"{base}","token_endpoint":"{base}/token","grant_types_supported":["client_credentials"],
+                        "token_endpoint_auth_methods_supported":["client_secret_basic","private_key_jwt"],
+                        "token_endpoint_auth_signing_alg_values_supported":["ES256"]}}"#
+                ),
+            ),
+            "/token" => (token.0, token.1.to_string(), token.2.to_string()),
+            _ => (404, String::new(), "{}".into()),
+        })
+    }
+
+    fn sign_in_with(server: &FakeAs, cfg: &str) -> (Authorizer, Result<(), OAuthError>) {
+        let cfg = OAuthConfig::from_json(cfg).unwrap();
+        let tls = ureq::tls::TlsConfig::builder().build();
+        let net = Net::new(&tls).unwrap();
+        let a = Authorizer::new(cfg, &format!("{}/mcp", server.base), net, Arc::new(|_: &str| {})).unwrap();
+        let (_keep, stop) = crossbeam_channel::bounded::<()>(0);
+        let r = a.unauthorized(401, &Challenge::default(), None, &stop);
+        (a, r)
+    }
+
+    const SECRET: &str = "s3cret-of-the-client";
+
+    #[test]
+    fn client_credentials_with_a_secret_and_a_hostile_token_endpoint() {
+        let cfg = format!(r#"{{"client_info":{{"client_id":"robot","client_secret":"{SECRET}"}}}}"#);
+        // A good answer: Basic authentication, the grant, the resource.
+        let good = cc_server((200, "", r#"{"access_token":"tok-1","token_type":"Bearer","expires_in":60}"#));
+        let (a, r) = sign_in_with(&good, &cfg);
+        r.unwrap();
+        assert_eq!(a.header().as_deref(), Some("Bearer tok-1"));
+        let seen = good.seen.lock().unwrap().clone();
+        let (_, _, headers, body) = seen.iter().find(|s| s.1 == "/token").unwrap();
+        assert!(body.contains("grant_type=client_credentials"), "{body}");
+        assert!(body.contains("resource="), "{body}");
+        assert!(!body.contains(SECRET));
+        use base64::Engine as _;
+        let basic = headers.iter().find(|(k, _)| k == "authorization").unwrap().1.clone();
+        let pair = base64::engine::general_purpose::STANDARD.decode(basic.trim_start_matches("Basic ")).unwrap();
+        assert_eq!(String::from_utf8(pair).unwrap(), format!("robot:{SECRET}"));
+
+        // A token endpoint that answers garbage, refuses, or sends the
+        // client elsewhere: a clear failure, never the secret in it.
+        for (answer, says) in [
+            ((200, "", "<html>not json</html>"), "not a token response"),
+            (
+                (401, "", r#"{"error":"invalid_client","error_description":"who are you"}"#),
+                "invalid_client (who are you)",
+            ),
+            ((302, "Location: https://evil.example/token\r\n", ""), "refused the client credentials"),
+            ((200, "", r#"{"access_token":"x","token_type":"Bearer","expires_in":"soon"}"#), "not a token response"),
+        ] {
+            let bad = cc_server(answer);
+            let (a, r) = sign_in_with(&bad, &cfg);
+            let e = r.unwrap_err().0;
+            assert!(e.contains(says), "{e}");
+            assert!(!e.contains(SECRET), "{e}");
+            assert_eq!(a.header(), None);
+            // no request followed the redirect (nothing left this server)
+            assert!(bad.seen.lock().unwrap().iter().all(|s| !s.1.contains("evil")));
+        }
+    }
+
+    #[test]
+    fn client_credentials_with_a_signed_assertion() {
+        use base64::Engine as _;
+        let rng = ring::rand::SystemRandom::new();
+        let der =
+            ring::signature::EcdsaKeyPair::generate_pkcs8(&ring::signature::ECDSA_P256_SHA256_FIXED_SIGNING, &rng)
+                .unwrap();
+        let b64 = base64::engine::general_purpose::STANDARD.encode(der.as_ref());
+        let pem = format!("-----BEGIN PRIVATE KEY-----\n{b64}\n-----END PRIVATE KEY-----\n");
+        let dir = std::env::temp_dir().join(format!("mcplite-jwt-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let key = dir.join("key.pem");
+        std::fs::write(&key, &pem).unwrap();
+        let server = cc_server((200, "", r#"{"access_token":"tok-2","token_type":"Bearer"}"#));
+        let cfg = format!(r#"{{"client_info":{{"client_id":"robot","private_key_file":"{}"}}}}"#, key.display());
+        let (a, r) = sign_in_with(&server, &cfg);
+        r.unwrap();
+        assert_eq!(a.header().as_deref(), Some("Bearer tok-2"));
+        let seen = server.seen.lock().unwrap().clone();
+        let (_, _, headers, body) = seen.iter().find(|s| s.1 == "/token").unwrap();
+        assert!(headers.iter().all(|(k, _)| k != "authorization"));
+        let form: Vec<(String, String)> = url::form_urlencoded::parse(body.as_bytes()).into_owned().collect();
+        let get = |k: &str| form.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone()).unwrap();
+        assert_eq!(get("client_assertion_type"), "urn:ietf:params:oauth:client-assertion-type:jwt-bearer");
+        let jwt = get("client_assertion");
+        let parts: Vec<&str> = jwt.split('.').collect();
+        let dec = |p: &str| -> Value {
+            serde_json::from_slice(&base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(p).unwrap()).unwrap()
+        };
+        assert_eq!(dec(parts[0])["alg"], "ES256");
+        let claims = dec(parts[1]);
+        assert_eq!((claims["iss"].as_str(), claims["sub"].as_str()), (Some("robot"), Some("robot")));
+        assert_eq!(claims["aud"].as_str(), Some(server.base.as_str()));
+        assert_eq!(claims["exp"].as_u64().unwrap() - claims["iat"].as_u64().unwrap(), 300);
+        assert!(!jwt.contains(&b64[..20]));
+
+        // A key that is not one, or an RSA algorithm for an EC key: the file
+        // is named, its contents never shown.
+        std::fs::write(&key, "-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5\n-----END PRIVATE KEY-----\n").unwrap();
+        let e = sign_in_with(&server, &cfg).1.unwrap_err().0;
+        assert!(e.contains("does not hold a PEM private key") && e.contains("key.pem") && !e.contains("bm90"), "{e}");
+        std::fs::write(&key, &pem).unwrap();
+        let rsa =
+            cfg.replace(r#""private_key_file""#, r#""token_endpoint_auth_signing_alg":"RS256","private_key_file""#);
+        let e = sign_in_with(&server, &rsa).1.unwrap_err().0;
+        assert!(e.contains("for RS256") && !e.contains(&b64[..20]), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     #[test]
     fn settings_are_checked_and_name_the_member() {
         assert!(OAuthConfig::from_json("{}").is_ok());
@@ -708,5 +1369,20 @@ mod tests {
         assert!(e.contains("client_info$token_endpoint_auth_method"), "{e}");
         assert!(OAuthConfig::from_json(r#"{"client_metadata_url":"http://x/y"}"#).is_err());
         assert!(OAuthConfig::from_json(r#"{"client_metadata_url":"https://x/c.json"}"#).is_ok());
+        // the grants and what each needs
+        let e = OAuthConfig::from_json(r#"{"grant_type":"password"}"#).unwrap_err();
+        assert!(e.contains("`oauth$grant_type`"), "{e}");
+        let e = OAuthConfig::from_json(r#"{"grant_type":"client_credentials","client_info":{"client_id":"a"}}"#)
+            .unwrap_err();
+        assert!(e.contains("needs `oauth$client_info` with a `client_secret`"), "{e}");
+        let e = OAuthConfig::from_json(r#"{"grant_type":"cross_app_access"}"#).unwrap_err();
+        assert!(e.contains("needs `oauth$identity_provider`"), "{e}");
+        let e = OAuthConfig::from_json(r#"{"identity_provider":{"client_id":"i","id_token_env":"T"}}"#).unwrap_err();
+        assert!(e.contains("`issuer` or `token_endpoint`"), "{e}");
+        let e = OAuthConfig::from_json(
+            r#"{"client_info":{"client_id":"a","private_key_file":"k","token_endpoint_auth_signing_alg":"HS256"}}"#,
+        )
+        .unwrap_err();
+        assert!(e.contains("token_endpoint_auth_signing_alg"), "{e}");
     }
 }

@@ -19,6 +19,17 @@ pub struct ClientIdentity {
     /// The redirect URI it was registered with (dynamic registration).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub redirect_uri: Option<String>,
+    /// Where the private key of `private_key_jwt` is (a file, or an
+    /// environment variable): never the key itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub private_key_file: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub private_key_env: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signing_alg: Option<String>,
+    /// The scopes a dynamic registration was made for (RULES K10.5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
 }
 
 /// The tokens of a sign-in.
