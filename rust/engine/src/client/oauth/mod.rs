@@ -30,9 +30,21 @@
 //! proxies (`net.rs`). No token is ever
 //! written to a message, a log or an error.
 
+mod assertion;
 mod callback;
+mod config;
 pub mod discovery;
 pub mod store;
+
+use assertion::client_assertion;
+use config::NO_SIGN_IN;
+pub use config::{ClientInfo, IdentityProvider, OAuthConfig, OAuthError};
+
+/// The grant and token types of cross-app access (RULES K10.9).
+const TOKEN_EXCHANGE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
+const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+const ID_JAG: &str = "urn:ietf:params:oauth:token-type:id-jag";
+const ID_TOKEN: &str = "urn:ietf:params:oauth:token-type:id_token";
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -44,7 +56,6 @@ use oauth2::{
     AuthType, AuthUrl, AuthorizationCode, ClientId, ClientSecret, CsrfToken, PkceCodeChallenge, RedirectUrl,
     RefreshToken, Scope, TokenResponse, TokenUrl,
 };
-use serde::Deserialize;
 use serde_json::Value;
 use url::Url;
 
@@ -52,223 +63,6 @@ use super::net::Net;
 use discovery::{is_loopback, ServerMetadata};
 pub use discovery::{parse_challenge, Challenge};
 use store::{ClientIdentity, Saved, Tokens};
-
-/// Why signing in failed, in words for the user (never with a token).
-#[derive(Debug, Clone, PartialEq)]
-pub struct OAuthError(pub String);
-
-impl OAuthError {
-    pub fn new(m: impl Into<String>) -> OAuthError {
-        OAuthError(m.into())
-    }
-
-    /// The server has no sign-in at all: no metadata anywhere, and the
-    /// default endpoints of 2025-03-26 refused the registration. Its 401 is
-    /// then reported as it is (a server that wants a static token).
-    pub fn no_sign_in(&self) -> bool {
-        self.0.starts_with(NO_SIGN_IN)
-    }
-}
-
-const NO_SIGN_IN: &str = "the server offers no sign-in";
-
-/// A client given by the user (mcptools' `client_info`).
-#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct ClientInfo {
-    pub client_id: String,
-    #[serde(default)]
-    pub client_secret: Option<String>,
-    #[serde(default)]
-    pub token_endpoint_auth_method: Option<String>,
-    /// `private_key_jwt` (RFC 7523): the PEM file of the client's private
-    /// key, or the environment variable that holds it.
-    #[serde(default)]
-    pub private_key_file: Option<String>,
-    #[serde(default)]
-    pub private_key_env: Option<String>,
-    /// The assertion's algorithm (`ES256`, `RS256`, ...); by default the
-    /// first the server lists that the key fits.
-    #[serde(default)]
-    pub token_endpoint_auth_signing_alg: Option<String>,
-}
-
-impl ClientInfo {
-    fn identity(&self) -> ClientIdentity {
-        ClientIdentity {
-            client_id: self.client_id.clone(),
-            client_secret: self.client_secret.clone(),
-            token_endpoint_auth_method: self.token_endpoint_auth_method.clone(),
-            redirect_uri: None,
-            private_key_file: self.private_key_file.clone(),
-            private_key_env: self.private_key_env.clone(),
-            signing_alg: self.token_endpoint_auth_signing_alg.clone(),
-            scope: None,
-        }
-    }
-
-    /// Can it authenticate itself (a secret or a private key)?
-    fn has_credentials(&self) -> bool {
-        self.client_secret.is_some() || self.private_key_file.is_some() || self.private_key_env.is_some()
-    }
-}
-
-/// The grants (RULES K10.8): the authorization code with the user at a
-/// browser; the client credentials of the extension, for programs; and
-/// cross-app access (the enterprise-managed authorization extension), an
-/// identity provider's ID token exchanged for a grant of this server's.
-pub const GRANTS: [&str; 3] = ["authorization_code", "client_credentials", "cross_app_access"];
-
-/// The identity provider of cross-app access (RULES K10.9): where the
-/// user's ID token is exchanged (its token endpoint, or its issuer, whose
-/// metadata names it), who the client is there, and where the ID token is
-/// (a file or an environment variable: never in the settings themselves).
-#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct IdentityProvider {
-    #[serde(default)]
-    pub issuer: Option<String>,
-    #[serde(default)]
-    pub token_endpoint: Option<String>,
-    pub client_id: String,
-    #[serde(default)]
-    pub client_secret: Option<String>,
-    #[serde(default)]
-    pub id_token_file: Option<String>,
-    #[serde(default)]
-    pub id_token_env: Option<String>,
-}
-
-const TOKEN_EXCHANGE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
-const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
-const ID_JAG: &str = "urn:ietf:params:oauth:token-type:id-jag";
-const ID_TOKEN: &str = "urn:ietf:params:oauth:token-type:id_token";
-
-/// The assertion algorithms `private_key_jwt` signs with.
-const SIGNING_ALGS: [&str; 9] = ["ES256", "ES384", "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "EdDSA"];
-
-/// The sign-in settings (mcptools' `oauth` members; RULES K10.1).
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct OAuthConfig {
-    /// The authorization server to use instead of the one the server names.
-    #[serde(default)]
-    pub authorization_server: Option<String>,
-    /// The `resource` to ask tokens for instead of the discovered one.
-    #[serde(default)]
-    pub resource: Option<String>,
-    /// Scopes (space-separated) to ask for besides the discovered ones, or
-    /// instead of them with `scope_mode = "override"`.
-    #[serde(default)]
-    pub scope: Option<String>,
-    #[serde(default)]
-    pub scope_mode: Option<String>,
-    #[serde(default)]
-    pub client_info: Option<ClientInfo>,
-    /// A client used only when the server offers no other way.
-    #[serde(default)]
-    pub manual_client_info: Option<ClientInfo>,
-    /// Members added to a dynamic registration request.
-    #[serde(default)]
-    pub client_metadata: Option<serde_json::Map<String, Value>>,
-    /// The `https://` URL of the client's metadata document, used as its
-    /// client ID where the authorization server accepts such documents.
-    #[serde(default)]
-    pub client_metadata_url: Option<String>,
-    #[serde(default)]
-    pub redirect_uri: Option<String>,
-    #[serde(default)]
-    pub callback_host: Option<String>,
-    #[serde(default)]
-    pub callback_port: Option<u16>,
-    #[serde(default)]
-    pub callback_path: Option<String>,
-    /// Where sign-ins are kept (none: in memory only).
-    #[serde(default)]
-    pub cache_dir: Option<String>,
-    #[serde(default)]
-    pub allow_http: bool,
-    /// Seconds the user has to sign in (default 300).
-    #[serde(default)]
-    pub timeout: Option<f64>,
-    /// `authorization_code` or `client_credentials` (RULES K10.8); by
-    /// default the client credentials when the server offers only them and
-    /// `client_info` can authenticate, else the authorization code.
-    #[serde(default)]
-    pub grant_type: Option<String>,
-    /// Cross-app access: the identity provider (RULES K10.9).
-    #[serde(default)]
-    pub identity_provider: Option<IdentityProvider>,
-}
-
-impl OAuthConfig {
-    /// Read the settings R sends as JSON; the error names the member.
-    pub fn from_json(text: &str) -> Result<OAuthConfig, String> {
-        let cfg: OAuthConfig = serde_json::from_str(text).map_err(|e| format!("`oauth` is not valid: {e}"))?;
-        if let Some(m) = &cfg.scope_mode {
-            if m != "add" && m != "override" {
-                return Err(format!("`oauth$scope_mode` must be \"add\" or \"override\", not \"{m}\""));
-            }
-        }
-        if let Some(g) = &cfg.grant_type {
-            if !GRANTS.contains(&g.as_str()) {
-                return Err(format!(
-                    "`oauth$grant_type` must be \"authorization_code\", \"client_credentials\" or \
-                     \"cross_app_access\", not \"{g}\""
-                ));
-            }
-        }
-        for (what, info) in [("client_info", &cfg.client_info), ("manual_client_info", &cfg.manual_client_info)] {
-            let Some(info) = info else { continue };
-            if let Some(m) = info.token_endpoint_auth_method.as_deref() {
-                if !["none", "client_secret_basic", "client_secret_post", "private_key_jwt"].contains(&m) {
-                    return Err(format!(
-                        "`oauth${what}$token_endpoint_auth_method` must be \"none\", \"client_secret_basic\", \
-                         \"client_secret_post\" or \"private_key_jwt\", not \"{m}\""
-                    ));
-                }
-            }
-            if let Some(a) = &info.token_endpoint_auth_signing_alg {
-                if !SIGNING_ALGS.contains(&a.as_str()) {
-                    return Err(format!(
-                        "`oauth${what}$token_endpoint_auth_signing_alg` must be one of {}, not \"{a}\"",
-                        SIGNING_ALGS.join(", ")
-                    ));
-                }
-            }
-            if info.private_key_file.is_some() && info.private_key_env.is_some() {
-                return Err(format!("`oauth${what}` must give `private_key_file` or `private_key_env`, not both"));
-            }
-        }
-        if let Some(idp) = &cfg.identity_provider {
-            if idp.issuer.is_none() == idp.token_endpoint.is_none() {
-                return Err("`oauth$identity_provider` must give `issuer` or `token_endpoint` (one of them)".into());
-            }
-            if idp.id_token_file.is_none() == idp.id_token_env.is_none() {
-                return Err(
-                    "`oauth$identity_provider` must give `id_token_file` or `id_token_env` (one of them)".into()
-                );
-            }
-        }
-        if cfg.grant_type.as_deref() == Some("cross_app_access") && cfg.identity_provider.is_none() {
-            return Err("`oauth$grant_type` \"cross_app_access\" needs `oauth$identity_provider`".into());
-        }
-        if cfg.grant_type.as_deref() == Some("client_credentials")
-            && !cfg.client_info.as_ref().is_some_and(ClientInfo::has_credentials)
-        {
-            return Err("`oauth$grant_type` \"client_credentials\" needs `oauth$client_info` with a `client_secret`, \
-                        a `private_key_file` or a `private_key_env`"
-                .into());
-        }
-        if let Some(u) = &cfg.client_metadata_url {
-            let ok = Url::parse(u).is_ok_and(|u| u.scheme() == "https" && u.path().len() > 1);
-            if !ok {
-                return Err(format!("`oauth$client_metadata_url` must be an https:// URL with a path, not \"{u}\""));
-            }
-        }
-        Ok(cfg)
-    }
-}
 
 /// The time the user has spent at sign-in pages (RULES K10.5): from the
 /// moment a page is given to the user agent until its answer (or the
@@ -1068,97 +862,6 @@ fn auth_method(id: &ClientIdentity, meta: Option<&ServerMetadata>) -> String {
             "client_secret_post".into()
         }
     })
-}
-
-/// The claims of a client assertion (RFC 7523, section 3).
-#[derive(serde::Serialize)]
-struct AssertionClaims<'a> {
-    iss: &'a str,
-    sub: &'a str,
-    aud: &'a str,
-    iat: u64,
-    exp: u64,
-    jti: String,
-}
-
-/// The body parameters that authenticate a `private_key_jwt` client (RFC
-/// 7523, section 2.2): a JWT the client signs with its private key, issued
-/// by and about the client, for the authorization server (its issuer),
-/// valid 5 minutes, with a fresh `jti`. None for the other methods. The
-/// key is read from its file or variable each time and never appears in a
-/// message.
-fn client_assertion(
-    id: &ClientIdentity,
-    issuer: &str,
-    meta: Option<&ServerMetadata>,
-) -> Result<Vec<(&'static str, String)>, OAuthError> {
-    use jsonwebtoken::{Algorithm, EncodingKey, Header};
-    if auth_method(id, meta) != "private_key_jwt" {
-        return Ok(Vec::new());
-    }
-    let pem = match (&id.private_key_file, &id.private_key_env) {
-        (Some(f), _) => std::fs::read(f).map_err(|e| {
-            OAuthError::new(format!("cannot read the private key file `{f}` of `private_key_jwt`: {}", e.kind()))
-        })?,
-        (None, Some(v)) => std::env::var(v)
-            .map_err(|_| {
-                OAuthError::new(format!(
-                    "the environment variable `{v}` (the private key of `private_key_jwt`) is not set"
-                ))
-            })?
-            .into_bytes(),
-        (None, None) => {
-            return Err(OAuthError::new(
-                "`private_key_jwt` needs `private_key_file` or `private_key_env` in `oauth$client_info`",
-            ))
-        }
-    };
-    // The algorithm given, else those the server lists (in its order), else
-    // the usual ones; the first the key fits.
-    let candidates: Vec<String> = match &id.signing_alg {
-        Some(a) => vec![a.clone()],
-        None => meta
-            .and_then(|m| m.signing_algs.clone())
-            .map(|v| v.into_iter().filter(|a| SIGNING_ALGS.contains(&a.as_str())).collect::<Vec<_>>())
-            .filter(|v| !v.is_empty())
-            .unwrap_or_else(|| ["ES256", "RS256", "EdDSA"].map(String::from).to_vec()),
-    };
-    let key = candidates.iter().find_map(|name| {
-        let alg: Algorithm = name.parse().ok()?;
-        let key = match alg {
-            Algorithm::ES256 | Algorithm::ES384 => EncodingKey::from_ec_pem(&pem),
-            Algorithm::EdDSA => EncodingKey::from_ed_pem(&pem),
-            _ => EncodingKey::from_rsa_pem(&pem),
-        };
-        key.ok().map(|k| (alg, k))
-    });
-    let Some((alg, key)) = key else {
-        let from = match (&id.private_key_file, &id.private_key_env) {
-            (Some(f), _) => format!("the file `{f}`"),
-            (_, v) => format!("the environment variable `{}`", v.as_deref().unwrap_or_default()),
-        };
-        return Err(OAuthError::new(format!(
-            "{from} does not hold a PEM private key (PKCS#8) for {}",
-            candidates.join(" or ")
-        )));
-    };
-    let mut jti = [0u8; 16];
-    getrandom::fill(&mut jti).map_err(|e| OAuthError::new(format!("no random numbers for the assertion: {e}")))?;
-    let now = now_secs();
-    let claims = AssertionClaims {
-        iss: &id.client_id,
-        sub: &id.client_id,
-        aud: issuer,
-        iat: now,
-        exp: now + 300,
-        jti: jti.iter().map(|b| format!("{b:02x}")).collect(),
-    };
-    let jwt = jsonwebtoken::encode(&Header::new(alg), &claims, &key)
-        .map_err(|e| OAuthError::new(format!("cannot sign the client assertion: {e}")))?;
-    Ok(vec![
-        ("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer".into()),
-        ("client_assertion", jwt),
-    ])
 }
 
 fn tokens_from(t: &impl TokenResponse) -> Tokens {
