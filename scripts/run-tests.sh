@@ -245,7 +245,9 @@ export MCPLITE_VENV="${MCPLITE_VENV:-$HOME/.cache/mcplite-venv}"
 # 1. Rust (engine and bridge crates)
 echo "== cargo test"
 # --no-fail-fast: a failing test binary must not hide the others (their
-# counts would be missing from the totals).
+# counts would be missing from the totals). It reuses the set-up's dev build
+# of the dependencies; what it compiles is the workspace's crates, their
+# tests, the dev-dependencies and the few crates whose features those change.
 run_step cargo "$log_dir/cargo.log" cargo test --workspace --no-fail-fast
 grep -E "^test result|FAILED|panicked" "$log_dir/cargo.log"
 p=$(grep -E "^test result" "$log_dir/cargo.log" | sed -E 's/.* ([0-9]+) passed; ([0-9]+) failed.*/\1/' | awk '{s+=$1} END {print s+0}')
