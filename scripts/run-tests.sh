@@ -179,6 +179,17 @@ echo "== setting up (Debian packages, package build)"
 # The set-up builds the package tarball once and installs it; R CMD check
 # (50-rcmdcheck) checks that tarball and that installation instead of
 # building and installing its own (scripts/check.sh).
+# One host build of the crates per run: the run's package installs (the
+# set-up's, the README quick start's in 30-docs) use the dev profile
+# (MCPLITE_PROFILE=dev, tools/build-engine.sh), the profile of the cargo
+# step, clippy and the Windows leg, so `cargo test --workspace` reuses the
+# dependencies the set-up compiled instead of compiling the graph a second
+# time in release mode. The run's one release build is 55-offline-install's,
+# the shipped recipe built cold from the vendored crates (what users get; it
+# ignores MCPLITE_PROFILE). scripts/setup.sh and scripts/demo.sh alone still
+# build release. MCPLITE_PROFILE=release bash scripts/run-tests.sh installs
+# release builds as before.
+export MCPLITE_PROFILE="${MCPLITE_PROFILE:-dev}"
 tarball_dir="$(cd "$log_dir" && pwd)/tarball"
 rm -rf "$tarball_dir"
 run_step setup "$log_dir/setup.log" env MCPLITE_KEEP_TARBALL="$tarball_dir" bash scripts/setup.sh
@@ -191,6 +202,15 @@ if [ "$step_rc" -ne 0 ]; then
   exit 1
 fi
 finish_step setup 0 0
+# (R is installed now.) Every cargo command of the run sees R's variables as
+# R CMD INSTALL sets them: the build script of extendr-ffi (the bridge's R
+# bindings) is run again when R_INCLUDE_DIR changes, so a `cargo test`
+# without it would compile extendr-ffi, extendr-api and the bridge again
+# after each install, and the next install back.
+if [ -z "${R_HOME:-}" ] || [ -z "${R_INCLUDE_DIR:-}" ]; then
+  R_HOME=$(R CMD printenv R_HOME 2>/dev/null) && R_INCLUDE_DIR=$(R CMD printenv R_INCLUDE_DIR 2>/dev/null) &&
+    export R_HOME R_INCLUDE_DIR
+fi
 # (Without one, check.sh builds its own.)
 MCPLITE_CHECK_TARBALL=$(ls "$tarball_dir"/mcplite_*.tar.gz 2>/dev/null | head -1)
 export MCPLITE_CHECK_TARBALL
@@ -225,7 +245,9 @@ export MCPLITE_VENV="${MCPLITE_VENV:-$HOME/.cache/mcplite-venv}"
 # 1. Rust (engine and bridge crates)
 echo "== cargo test"
 # --no-fail-fast: a failing test binary must not hide the others (their
-# counts would be missing from the totals).
+# counts would be missing from the totals). It reuses the set-up's dev build
+# of the dependencies; what it compiles is the workspace's crates, their
+# tests, the dev-dependencies and the few crates whose features those change.
 run_step cargo "$log_dir/cargo.log" cargo test --workspace --no-fail-fast
 grep -E "^test result|FAILED|panicked" "$log_dir/cargo.log"
 p=$(grep -E "^test result" "$log_dir/cargo.log" | sed -E 's/.* ([0-9]+) passed; ([0-9]+) failed.*/\1/' | awk '{s+=$1} END {print s+0}')

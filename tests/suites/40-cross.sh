@@ -1,12 +1,21 @@
 #!/usr/bin/env bash
 # Portability (macOS and Windows), as far as a Linux machine can check it:
 # - `cargo clippy --all-targets -D warnings` of the whole workspace for
-#   aarch64-apple-darwin and x86_64-pc-windows-gnu (clippy runs the
-#   compiler's full check first, so this is `cargo check` plus the lints;
-#   the bridge's build script reads this machine's R headers, which is all
-#   a check needs); Intel macOS (x86_64-apple-darwin)
-#   is left out, to save two minutes of CI: its macOS code is the Apple
-#   silicon check's and its x86_64 code the Windows check's;
+#   aarch64-apple-darwin (clippy runs the compiler's full check first, so
+#   this is `cargo check` plus the lints; the bridge's build script reads
+#   this machine's R headers, which is all a check needs); Intel macOS
+#   (x86_64-apple-darwin) is left out, to save two minutes of CI: its macOS
+#   code is the Apple silicon check's and its x86_64 code the Windows one's;
+# - the same lints for x86_64-pc-windows-gnu, run while the Windows builds
+#   below compile the workspace's crates (clippy-driver as cargo's
+#   RUSTC_WORKSPACE_WRAPPER, as `cargo clippy` itself runs it): every target
+#   of `--all-targets` (the engine's library, unit tests, integration tests
+#   and examples; the bridge's library and, with `cargo rustc --profile
+#   test`, its unit tests, compiled but not linked). Any warning (rustc's or
+#   clippy's) of a workspace crate fails this check, as -D warnings would,
+#   with the diagnostics listed; the tests still run. A separate `cargo
+#   clippy` for Windows would compile the ~190 dependencies once more in
+#   check mode, which cargo cannot share with the build;
 # - the engine's unit and integration tests, including the transport tests
 #   that serve over real anonymous pipes, cross-compiled for
 #   x86_64-pc-windows-gnu with mingw-w64 and run under Wine, each binary
@@ -48,7 +57,7 @@ for t in aarch64_apple_darwin; do
   export "CC_$t=clang" "CFLAGS_$t=-ffreestanding -nostdlibinc -isystem $darwin_inc"
 done
 
-for t in aarch64-apple-darwin x86_64-pc-windows-gnu; do
+for t in aarch64-apple-darwin; do
   log="$work/clippy-$t.log"
   if nice cargo clippy --quiet --target "$t" --workspace --all-targets -- -D warnings >"$log" 2>&1; then
     ok "cargo check + clippy -D warnings, workspace, $t"
@@ -58,8 +67,17 @@ for t in aarch64-apple-darwin x86_64-pc-windows-gnu; do
 done
 
 wt=x86_64-pc-windows-gnu
+# clippy-driver compiles the workspace's crates (not their dependencies) and
+# lints them as it does; cargo replays a fresh crate's diagnostics, so a
+# second run reports them too. Lints as warnings here, collected from the
+# JSON messages below, so that a lint never stops the tests from running.
+clippy_driver="$(rustc --print sysroot)/bin/clippy-driver"
+[ -x "$clippy_driver" ] || clippy_driver=clippy-driver
+win_lint() { RUSTC_WORKSPACE_WRAPPER="$clippy_driver" CLIPPY_ARGS= nice cargo "$@"; }
+clippy_win="cargo check + clippy -D warnings, workspace, $wt (linted while building)"
 log="$work/build-win.log"
-if ! nice cargo test --target "$wt" -p mcplite-engine --no-run --message-format=json >"$work/build-win.json" 2>"$log"; then
+if ! win_lint test --target "$wt" -p mcplite-engine --no-run --message-format=json >"$work/build-win.json" 2>"$log"; then
+  bad "$clippy_win (the build failed)" "$log"
   bad "engine tests build for $wt" "$log"
   finish
 fi
@@ -124,9 +142,32 @@ for exe in "${exes[@]}"; do
   fi
 done
 
-# The Windows DLL links with src/Makevars.win's libraries.
+# The bridge for Windows: its static library (below, the DLL links with it)
+# and, for the lints, its unit tests, compiled but not linked (linking them
+# needs R.dll; `true` stands in for the linker of that one unit).
 log="$work/bridge-win.log"
-if nice cargo build --quiet --lib -p mcplite-r --target "$wt" >"$log" 2>&1; then
+win_lint build --lib -p mcplite-r --target "$wt" --message-format=json >"$work/bridge-lib-win.json" 2>"$log"
+bridge_rc=$?
+win_lint rustc --lib -p mcplite-r --target "$wt" --profile test --message-format=json -- -C linker=true \
+  >"$work/bridge-test-win.json" 2>"$work/bridge-test-win.log"
+bridge_test_rc=$?
+# The diagnostics of the workspace's crates in every Windows build, each once
+# (the engine's library is compiled twice: with and without its
+# dev-dependencies' features).
+jq -rs '[.[] | select(.reason == "compiler-message" and (.message.level == "warning" or .message.level == "error"))
+  | .message.rendered] | unique | .[]' "$work/build-win.json" "$work/bridge-lib-win.json" "$work/bridge-test-win.json" \
+  >"$work/clippy-win.txt" 2>>"$work/bridge-test-win.log"
+if [ "$bridge_test_rc" -ne 0 ]; then
+  cat "$work/bridge-test-win.log" >>"$work/clippy-win.txt"
+  bad "$clippy_win (the bridge's unit tests did not compile)" "$work/clippy-win.txt"
+elif [ -s "$work/clippy-win.txt" ]; then
+  bad_text "$clippy_win: $(grep -c '^\(warning\|error\)' "$work/clippy-win.txt") diagnostics" "$(cat "$work/clippy-win.txt")"
+else
+  ok "$clippy_win"
+fi
+
+# The Windows DLL links with src/Makevars.win's libraries.
+if [ "$bridge_rc" -eq 0 ]; then
   ok "bridge static library builds for $wt"
   libs=$(sed -n 's/^PKG_LIBS *= *//p' src/Makevars.win | sed 's/-Lrustlib//; s/-lmcplite//')
   rinc=$(R RHOME)/include

@@ -15,6 +15,9 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
 export PATH="$PATH:$HOME/.cargo/bin"
+# The guard builds what users get, a release build: scripts/run-tests.sh
+# installs the run's own packages in the dev profile (MCPLITE_PROFILE=dev).
+unset MCPLITE_PROFILE
 work=$(mktemp -d)
 trap 'rm -rf "$work" "$root/src/rust-vendor.tar.xz"' EXIT
 
