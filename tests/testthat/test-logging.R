@@ -31,7 +31,8 @@ chatty_server <- function(workers = 0L) {
     "  mcp_log('fine detail', level = 'debug', logger = 'custom')",
     "  if (sent) 'sent' else 'nobody'",
     "}, name = 'chatty', description = 'Logs.')",
-    sprintf("mcp_server(list(chatty), workers = %s)", if (workers > 0) workers else "NULL")
+    "pid <- tool(function() Sys.getpid(), name = 'pid', description = 'Process id.')",
+    sprintf("mcp_server(list(chatty, pid), workers = %s)", if (workers > 0) workers else "NULL")
   ), script)
   p <- processx::process$new(
     file.path(R.home("bin"), "Rscript"), c("--vanilla", script),
@@ -73,7 +74,7 @@ set_level <- function(level) {
   sprintf('{"jsonrpc":"2.0","id":"lv","method":"logging/setLevel","params":{"level":"%s"}}', level)
 }
 
-for (workers in c(0L, 1L)) {
+for (workers in c(0L, 2L)) {
   test_that(paste0("G1-G3: a tool's messages reach a legacy client at its session's level (workers: ", workers, ")"), {
     p <- chatty_server(workers)
     init <- exchange(p, init_line, "init")
@@ -98,6 +99,10 @@ for (workers in c(0L, 1L)) {
     exchange(p, set_level("warning"), "lv")
     got <- exchange(p, chatty_call(4), 4)
     expect_identical(vapply(log_params(got), function(x) x$level, ""), "warning")
+    # With workers, the tool ran in another process: the messages crossed the pipe.
+    pid <- exchange(p, '{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"pid","arguments":{}}}', 9)
+    ran_in <- as.integer(pid[[length(pid)]]$result$content[[1]]$text)
+    if (workers > 0) expect_false(ran_in == p$get_pid()) else expect_identical(ran_in, p$get_pid())
     bad <- exchange(p, set_level("verbose"), "lv")
     expect_identical(bad[[1]]$error$code, -32602L)
     close(p$get_input_connection())
