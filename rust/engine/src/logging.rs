@@ -110,6 +110,24 @@ pub const MAX_PENDING: usize = 1000;
 /// replaced by a warning saying so.
 pub const MAX_DATA_BYTES: usize = 64 * 1024;
 
+/// The most bytes the messages waiting for one call may hold (RULES G3.2).
+pub const MAX_PENDING_BYTES: usize = 4 << 20;
+
+/// The most bytes of a logger's name; a longer one is cut (at a character
+/// boundary).
+pub const MAX_LOGGER_BYTES: usize = 256;
+
+/// Cut `name` to [`MAX_LOGGER_BYTES`].
+pub fn truncate_logger(name: &mut String) {
+    if name.len() > MAX_LOGGER_BYTES {
+        let mut end = MAX_LOGGER_BYTES;
+        while !name.is_char_boundary(end) {
+            end -= 1;
+        }
+        name.truncate(end);
+    }
+}
+
 /// The logger of the engine's own messages about a call's log (dropped
 /// messages).
 pub const ENGINE_LOGGER: &str = "mcplite";

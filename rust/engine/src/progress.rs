@@ -143,6 +143,9 @@ struct State {
     /// how many were dropped since the last one written.
     logs: std::collections::VecDeque<LogEntry>,
     dropped: u64,
+    /// What the waiting messages hold ([`entry_bytes`]), bounded by
+    /// [`logging::MAX_PENDING_BYTES`].
+    log_bytes: usize,
 }
 
 /// "Not before the process ends": when a call without a progress token
@@ -186,11 +189,19 @@ fn lock(m: &Mutex<State>) -> MutexGuard<'_, State> {
 }
 
 /// The oldest log message waiting, now taken, or else the warning that
-/// messages were dropped since the last one taken (RULES G3.2).
-fn next_log(s: &mut State) -> Option<LogEntry> {
+/// messages were dropped after the last one queued (RULES G3.2), at the
+/// client's level when that is above `warning`.
+fn next_log(s: &mut State, level: Option<LogLevel>) -> Option<LogEntry> {
     if let Some(e) = s.logs.pop_front() {
+        s.log_bytes -= entry_bytes(&e);
         return Some(e);
     }
+    dropped_warning(s, level)
+}
+
+/// The warning that `s.dropped` messages were left out, now counted; `None`
+/// when none was.
+fn dropped_warning(s: &mut State, level: Option<LogLevel>) -> Option<LogEntry> {
     if s.dropped == 0 {
         return None;
     }
@@ -200,10 +211,15 @@ fn next_log(s: &mut State) -> Option<LogEntry> {
         if n == 1 { " was" } else { "s were" }
     );
     Some(LogEntry {
-        level: LogLevel::Warning,
+        level: level.map_or(LogLevel::Warning, |l| l.max(LogLevel::Warning)),
         logger: Some(logging::ENGINE_LOGGER.to_owned()),
         data: serde_json::to_string(&text).expect("a string encodes"),
     })
+}
+
+/// What a waiting message holds of memory, roughly.
+fn entry_bytes(e: &LogEntry) -> usize {
+    e.data.len() + e.logger.as_ref().map_or(0, String::len) + 64
 }
 
 /// A value a hair above `x`, so that a heartbeat keeps the values
@@ -243,6 +259,7 @@ impl Progress {
                 running_since: None,
                 logs: std::collections::VecDeque::new(),
                 dropped: 0,
+                log_bytes: 0,
             }),
             changed: Notify::new(),
         }
@@ -287,9 +304,12 @@ impl Progress {
     /// apart. Messages beyond [`logging::MAX_PENDING`] waiting are dropped
     /// and counted; data longer than [`logging::MAX_DATA_BYTES`] is replaced
     /// by a warning saying so.
-    pub fn log(&self, entry: LogEntry) -> bool {
+    pub fn log(&self, mut entry: LogEntry) -> bool {
         if !self.wants(entry.level) {
             return false;
+        }
+        if let Some(l) = entry.logger.as_mut() {
+            logging::truncate_logger(l);
         }
         let entry = if entry.data.len() > logging::MAX_DATA_BYTES {
             LogEntry {
@@ -309,11 +329,23 @@ impl Progress {
         if s.ended {
             return false;
         }
-        if s.logs.len() >= logging::MAX_PENDING {
+        // Room for it, and for the warning about those dropped before it.
+        let room = |s: &State, n: usize, bytes: usize| {
+            s.logs.len() + n <= logging::MAX_PENDING && s.log_bytes + bytes <= logging::MAX_PENDING_BYTES
+        };
+        let need = usize::from(s.dropped > 0);
+        if !room(&s, 1 + need, entry_bytes(&entry) + need * 256) {
             s.dropped += 1;
             return false;
         }
         let wake = s.logs.is_empty();
+        // RULES G3.2: the client hears of dropped messages where they were
+        // dropped, before the first message taken after them.
+        if let Some(w) = dropped_warning(&mut s, self.log) {
+            s.log_bytes += entry_bytes(&w);
+            s.logs.push_back(w);
+        }
+        s.log_bytes += entry_bytes(&entry);
         s.logs.push_back(entry);
         drop(s);
         if wake {
@@ -333,13 +365,13 @@ impl Progress {
     /// at the end, as [`Progress::poll`] would.
     pub fn forward_logs(&self) -> Vec<LogEntry> {
         let mut s = lock(&self.state);
-        std::iter::from_fn(|| next_log(&mut s)).collect()
+        std::iter::from_fn(|| next_log(&mut s, self.log)).collect()
     }
 
     /// The line of the oldest log message waiting (or of the warning about
     /// dropped ones), now taken.
     fn log_line(&self, s: &mut State) -> Option<Vec<u8>> {
-        let entry = next_log(s)?;
+        let entry = next_log(s, self.log)?;
         let mut out = Vec::with_capacity(96 + entry.data.len());
         projection::write_log_notification(&mut out, &entry);
         Some(out)
@@ -537,6 +569,7 @@ impl Progress {
         s.last_lines.clear();
         s.logs.clear();
         s.dropped = 0;
+        s.log_bytes = 0;
     }
 
     /// Has the call returned (or been cancelled)?
@@ -1214,5 +1247,28 @@ mod tests {
         assert_eq!(f.report(1.0, None, None), Ok(false), "no token: nobody listens to progress");
         assert!(!f.finished());
         assert_eq!(f.log_level(), None);
+    }
+
+    #[test]
+    fn g3_the_drop_warning_comes_where_messages_were_dropped_at_the_clients_level() {
+        let t0 = Instant::now();
+        let p = Progress::new(listen_log(LogLevel::Error), Version::V2025_11_25, policy(), t0);
+        for i in 0..logging::MAX_PENDING + 5 {
+            p.log(logged(LogLevel::Error, &format!("m{i}")));
+        }
+        for _ in 0..10 {
+            p.poll(t0).unwrap();
+        }
+        p.log(logged(LogLevel::Critical, "after"));
+        let rest: Vec<Value> = std::iter::from_fn(|| p.poll(t0)).map(|l| serde_json::from_slice(&l).unwrap()).collect();
+        let n = rest.len();
+        assert_eq!(rest[n - 1]["params"]["data"], "after");
+        let w = &rest[n - 2]["params"];
+        assert_eq!(w["level"], "error", "at the client's level, not below it");
+        assert!(w["data"].as_str().unwrap().starts_with("5 log messages were left out"), "{w}");
+        // A long logger's name is cut.
+        p.log(LogEntry { level: LogLevel::Error, logger: Some("é".repeat(200)), data: "1".into() });
+        let l: Value = serde_json::from_slice(&p.poll(t0).unwrap()).unwrap();
+        assert!(l["params"]["logger"].as_str().unwrap().len() <= logging::MAX_LOGGER_BYTES);
     }
 }

@@ -79,7 +79,7 @@ impl Knobs {
 /// after each when `progress` is set; RULES G2).
 struct Fake(Knobs);
 
-const TOOLS: [&str; 7] = ["sleep", "gate", "report", "echo", "trio", "late", "logs"];
+const TOOLS: [&str; 8] = ["sleep", "gate", "report", "echo", "trio", "late", "logs", "log_gate"];
 
 impl Knobs {
     /// What the R bridge's mcp_progress() does.
@@ -103,7 +103,11 @@ impl Host for Fake {
         let k = &self.0;
         match TOOLS[i] {
             "sleep" => std::thread::sleep(Duration::from_millis(arg("ms"))),
-            "gate" => {
+            "gate" | "log_gate" => {
+                if TOOLS[i] == "log_gate" {
+                    // One message, then wait: it must reach the client now.
+                    k.inflight.log(LogEntry { level: LogLevel::Info, logger: None, data: "\"waiting\"".into() });
+                }
                 k.running.store(true, Ordering::SeqCst);
                 let t0 = Instant::now();
                 let out = loop {
@@ -772,5 +776,22 @@ fn g1_a_modern_call_asks_for_its_own_messages_and_a_bad_level_is_refused() {
     let got = c.until(&json!("m3"));
     assert_eq!(got.len(), 1, "refused before the tool ran: {got:?}");
     assert_eq!(got[0]["error"]["code"], -32602);
+    let _ = c.finish();
+}
+
+#[test]
+fn g3_a_message_goes_out_while_the_tool_still_runs() {
+    // Log-only (no progress token): the ticker has no heartbeat to keep
+    // time for, and must be woken by the message itself.
+    let mut c = Client::start(fast_policy());
+    c.send(r#"{"jsonrpc":"2.0","id":"lv","method":"logging/setLevel","params":{"level":"info"}}"#);
+    assert_eq!(c.recv()["id"], "lv");
+    c.call(json!(1), "log_gate", json!({}), None);
+    let first = c.recv();
+    assert_eq!(first["method"], "notifications/message", "{first}");
+    assert_eq!(first["params"]["data"], "waiting");
+    assert!(c.knobs.running.load(Ordering::SeqCst), "the tool is still running");
+    c.knobs.open.store(true, Ordering::SeqCst);
+    assert_eq!(c.recv()["id"], 1);
     let _ = c.finish();
 }

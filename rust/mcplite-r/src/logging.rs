@@ -51,6 +51,11 @@ fn log_wanted(level: &str) -> bool {
 fn log_running(level: &str, logger: Nullable<String>, data: &str) -> bool {
     let Some(level) = LogLevel::parse(level) else { return false };
     let Some(inflight) = running_call::serving() else { return false };
+    // R's encoder made `data`; anything else reaching this entry point is
+    // not written as it is (RULES N7.8): one JSON value, no control byte.
+    if data.bytes().any(|b| b < 0x20) || serde_json::from_str::<serde_json::Value>(data).is_err() {
+        return false;
+    }
     let logger = match logger {
         Nullable::NotNull(l) => Some(l),
         Nullable::Null => TOOL.with(|t| t.borrow().clone()),

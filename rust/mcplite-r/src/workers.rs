@@ -70,11 +70,11 @@ pub fn start_pool(opts: &Robj, server: &Server) -> error::Result<Option<Pool>> {
     }
     // RULES N7.5: seconds of CPU time per call (confined workers), or absent.
     if let Some(v) = m.get("call_cpu").and_then(|r| r.as_real()).filter(|v| v.is_finite() && *v > 0.0) {
-        o.call_cpu = Some(Duration::from_secs_f64(v));
+        o.call_cpu = Duration::try_from_secs_f64(v).ok();
     }
     // RULES N7.7: seconds of wall time per call, or absent.
     if let Some(v) = m.get("call_timeout").and_then(|r| r.as_real()).filter(|v| v.is_finite() && *v > 0.0) {
-        o.call_timeout = Some(Duration::from_secs_f64(v));
+        o.call_timeout = Duration::try_from_secs_f64(v).ok();
     }
     Pool::start(o).map(Some).map_err(|e| Error::new(Kind::Workers, format!("{e}.")))
 }

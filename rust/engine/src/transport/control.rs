@@ -305,13 +305,23 @@ impl Control {
     }
 }
 
-/// Write the notification of `p` due now, if any, and bring `due` forward to
-/// its next one.
+/// The most notification lines the ticker writes for one call while it
+/// holds the writer.
+const BATCH: usize = 64;
+
+/// Write the notifications of `p` due now, if any, and bring `due` forward
+/// to its next one.
 fn tick(p: &Progress, out: &Output<'_>, due: &mut Instant) {
     {
         let mut w = lock(out);
-        // Everything due now: log messages go out together (RULES G3.1).
-        while let Some(mut line) = p.poll(Instant::now()) {
+        // What is due now, log messages together (RULES G3.1), but at most
+        // BATCH lines per hold of the writer: a tool logging as fast as
+        // standard output drains does not keep pings and other calls'
+        // answers waiting (the rest is due at once, after them).
+        let mut written = 0;
+        while written < BATCH {
+            let Some(mut line) = p.poll(Instant::now()) else { break };
+            written += 1;
             line.push(b'\n');
             if w.write_all(&line).and_then(|()| w.flush()).is_err() {
                 break;

@@ -239,10 +239,11 @@ impl Worker {
             let deadline = (state.is_some() || timeout.is_some()).then(|| Instant::now() + WATCH_EVERY);
             match self.next_frame_spin(deadline, spin)? {
                 Some(FromWorker::Result { seq: s, outcome }) if s == seq => {
-                    return Ok(match (outcome, timeout.filter(|_| timed_out.is_some())) {
-                        // Interrupted for its time: the tool error says so.
-                        (Err(ToolFailure::Interrupted), Some(limit)) => Err(ToolFailure::Error(timeout_text(limit))),
-                        (outcome, _) => outcome,
+                    // Interrupted for its time: whatever the tool made of the
+                    // interrupt (RULES N7.7), the tool error says so.
+                    return Ok(match timeout.filter(|_| timed_out.is_some()) {
+                        Some(limit) => Err(ToolFailure::Error(timeout_text(limit))),
+                        None => outcome,
                     });
                 }
                 Some(FromWorker::Progress { seq: s, progress, total, message }) if s == seq => {
