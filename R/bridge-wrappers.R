@@ -141,6 +141,6 @@ engine_live_call <- function(conn, fields, body, wait) {
   bridge_value(.Call(wrap__live_call, conn, fields, body, wait))
 }
 
-log_wanted <- function(level) .Call(wrap__log_wanted, level)
+log_wanted <- function(level) bridge_value(.Call(wrap__log_wanted, level))
 
-log_running <- function(level, logger, data) .Call(wrap__log_running, level, logger, data)
+log_running <- function(level, logger, data) bridge_value(.Call(wrap__log_running, level, logger, data))

@@ -109,7 +109,10 @@ prompt_messages <- function(messages, call = caller_env()) {
   }
   lapply(seq_along(items), function(i) {
     m <- items[[i]]
-    if (inherits(m, "mcplite_prompt_message")) m else prompt_message(prompt_block(m, paste0("messages[[", i, "]]"), call))
+    if (inherits(m, "mcplite_prompt_message")) {
+      return(m)
+    }
+    prompt_message(prompt_block(m, paste0("messages[[", i, "]]"), call))
   })
 }
 

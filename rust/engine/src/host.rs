@@ -37,6 +37,45 @@ impl ToolSpec {
     }
 }
 
+/// One argument of a prompt.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PromptArgument {
+    pub name: String,
+    pub description: Option<String>,
+    pub required: bool,
+    /// The values `completion/complete` suggests for it (RULES Q3), in
+    /// order; empty when it has none.
+    pub values: Vec<String>,
+}
+
+/// Who says a message of a prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        }
+    }
+}
+
+/// One prompt as the host describes it (RULES section 16; the engine's
+/// `prompts` module fills and answers it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PromptSpec {
+    pub name: String,
+    pub description: String,
+    pub arguments: Vec<PromptArgument>,
+    /// The messages, each a role and one content block whose text fields
+    /// may hold `{{argument}}` placeholders.
+    pub messages: Vec<(Role, Block)>,
+}
+
 /// A content block of a tool result (RULES R3, P2).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Content {
@@ -210,7 +249,7 @@ pub trait Host {
 
     /// The prompts, in listing order (RULES section 16). Called once when a
     /// server is built; the engine answers `prompts/*` itself from them.
-    fn prompts(&mut self) -> Vec<crate::prompts::PromptSpec> {
+    fn prompts(&mut self) -> Vec<PromptSpec> {
         Vec::new()
     }
 

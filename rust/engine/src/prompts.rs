@@ -10,47 +10,10 @@ use std::borrow::Cow;
 use serde_json::{Map, Value};
 
 use crate::host::{Block, Content};
+pub use crate::host::{PromptArgument, PromptSpec, Role};
 use crate::json::write_str;
 use crate::projection;
 use crate::version::Version;
-
-/// One argument of a prompt.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PromptArgument {
-    pub name: String,
-    pub description: Option<String>,
-    pub required: bool,
-    /// The values `completion/complete` suggests for it (RULES Q3), in
-    /// order; empty when it has none.
-    pub values: Vec<String>,
-}
-
-/// Who says a message of a prompt.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    User,
-    Assistant,
-}
-
-impl Role {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::User => "user",
-            Role::Assistant => "assistant",
-        }
-    }
-}
-
-/// One prompt as the host describes it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PromptSpec {
-    pub name: String,
-    pub description: String,
-    pub arguments: Vec<PromptArgument>,
-    /// The messages, each a role and one content block whose text fields
-    /// may hold `{{argument}}` placeholders.
-    pub messages: Vec<(Role, Block)>,
-}
 
 /// Why `prompts/get` was refused: the detail of its `-32602`.
 #[derive(Debug, Clone, PartialEq)]
