@@ -49,7 +49,8 @@
 #' )
 #' review
 #' # Served beside tools: mcp_server(tools, prompts = list(review)); in process:
-#' echo <- tool(function(x) x, name = "echo", description = "Echo.", arguments = list(x = type_string()))
+#' echo <- tool(function(x) x, name = "echo", description = "Echo.",
+#'   arguments = list(x = type_string()))
 #' handler <- mcp_handler(list(echo), prompts = list(review))
 prompt_template <- function(name, description, messages, arguments = NULL) {
   check_string(name)

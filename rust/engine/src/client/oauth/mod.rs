@@ -1025,7 +1025,8 @@ mod tests {
         let key = dir.join("key.pem");
         std::fs::write(&key, &pem).unwrap();
         let server = cc_server((200, "", r#"{"access_token":"tok-2","token_type":"Bearer"}"#));
-        let cfg = format!(r#"{{"client_info":{{"client_id":"robot","private_key_file":"{}"}}}}"#, key.display());
+        // Built as JSON, so that a Windows path's backslashes are escaped.
+        let cfg = serde_json::json!({"client_info": {"client_id": "robot", "private_key_file": key}}).to_string();
         let (a, r) = sign_in_with(&server, &cfg);
         r.unwrap();
         assert_eq!(a.header().as_deref(), Some("Bearer tok-2"));
