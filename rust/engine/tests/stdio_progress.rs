@@ -104,11 +104,11 @@ impl Host for Fake {
         match TOOLS[i] {
             "sleep" => std::thread::sleep(Duration::from_millis(arg("ms"))),
             "gate" | "log_gate" => {
+                k.running.store(true, Ordering::SeqCst);
                 if TOOLS[i] == "log_gate" {
                     // One message, then wait: it must reach the client now.
                     k.inflight.log(LogEntry { level: LogLevel::Info, logger: None, data: "\"waiting\"".into() });
                 }
-                k.running.store(true, Ordering::SeqCst);
                 let t0 = Instant::now();
                 let out = loop {
                     if k.interrupted.swap(false, Ordering::SeqCst) {
