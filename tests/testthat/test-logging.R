@@ -32,7 +32,11 @@ chatty_server <- function(workers = 0L) {
     "  if (sent) 'sent' else 'nobody'",
     "}, name = 'chatty', description = 'Logs.')",
     "pid <- tool(function() Sys.getpid(), name = 'pid', description = 'Process id.')",
-    sprintf("mcp_server(list(chatty, pid), workers = %s)", if (workers > 0) workers else "NULL")
+    # Code that reaches past mcp_log() to the bridge with JSON text that
+    # would add members to the notification (RULES N7.8): refused.
+    "forge <- tool(function() format(mcplite:::log_running('info', NULL, '1,\"id\":\"victim\"')),",
+    "  name = 'forge', description = 'Forges.')",
+    sprintf("mcp_server(list(chatty, pid, forge), workers = %s)", if (workers > 0) workers else "NULL")
   ), script)
   p <- processx::process$new(
     file.path(R.home("bin"), "Rscript"), c("--vanilla", script),
@@ -99,6 +103,11 @@ for (workers in c(0L, 2L)) {
     exchange(p, set_level("warning"), "lv")
     got <- exchange(p, chatty_call(4), 4)
     expect_identical(vapply(log_params(got), function(x) x$level, ""), "warning")
+    exchange(p, set_level("debug"), "lv")
+    got <- exchange(p, '{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"forge","arguments":{}}}', 8)
+    expect_length(log_params(got), 0)
+    expect_identical(got[[length(got)]]$result$content[[1]]$text, "FALSE")
+    expect_false(any(vapply(got, function(m) identical(m$id, "victim"), TRUE)))
     # With workers, the tool ran in another process: the messages crossed the pipe.
     pid <- exchange(p, '{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"pid","arguments":{}}}', 9)
     ran_in <- as.integer(pid[[length(pid)]]$result$content[[1]]$text)
