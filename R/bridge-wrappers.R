@@ -55,6 +55,10 @@ engine_serve_http <- function(spec, version, instructions, opts, progress_interv
 
 engine_protocol <- function() bridge_value(.Call(wrap__engine_protocol))
 
+engine_uri_template_variables <- function(template) {
+  bridge_value(.Call(wrap__engine_uri_template_variables, template))
+}
+
 # The MCP client (rust/mcplite-r/src/client.rs, RULES section 13).
 
 client_connect_stdio <- function(program, args, env, cwd, protocol, timeout, probe_timeout, max_line,

@@ -117,8 +117,9 @@ prompt_messages <- function(messages, call = caller_env()) {
   })
 }
 
-# The arguments of prompt_template(): a named list of type_string()s.
-prompt_arguments <- function(arguments, call = caller_env()) {
+# The arguments of prompt_template() (and the variables of
+# resource_template()): a named list of type_string()s or string type_enum()s.
+prompt_arguments <- function(arguments, what = "prompt arguments", call = caller_env()) {
   if (is.null(arguments)) {
     return(list())
   }
@@ -128,7 +129,7 @@ prompt_arguments <- function(arguments, call = caller_env()) {
     string_enum <- inherits(a, "mcplite_type_enum") && identical(a$value_type, "string")
     if (!(inherits(a, "mcplite_type_string") || string_enum) || isTRUE(a$nullable)) {
       abort_arg("`arguments$", nm, "` must be a `type_string()` or a `type_enum()` of strings ",
-                "(prompt arguments are strings), not ", describe(a), ".", call = call)
+                "(", what, " are strings), not ", describe(a), ".", call = call)
     }
   }
   arguments

@@ -19,6 +19,8 @@
 #'   model as guidance on how to use the server.
 #' @param prompts `NULL`, or one prompt made by [prompt_template()] or a list of them:
 #'   message templates clients list and offer their users (slash commands).
+#' @param resources `NULL`, or one resource made by [resource()] or
+#'   [resource_template()] or a list of them: data clients list and read.
 #' @param transport `"stdio"` or `"http"`. `NULL` (the default) reads the
 #'   environment variable `MCPLITE_TRANSPORT`, and uses `"stdio"` when it is
 #'   unset.
@@ -462,7 +464,7 @@ mcp_server <- function(tools = NULL, instructions = NULL, transport = NULL, host
                        allow_public = NULL, progress_interval = NULL, max_sessions = NULL,
                        session_idle = NULL, max_body = NULL, replica = NULL, tokens_file = NULL,
                        trusted_proxies = NULL, session_tools = FALSE, session_wait = NULL, workers = NULL,
-                       max_queue = NULL, confine = NULL, prompts = NULL) {
+                       max_queue = NULL, confine = NULL, prompts = NULL, resources = NULL) {
   # RULES R5.7: a tools file is sourced; no tools serve the session tools.
   tools <- server_tools(tools)
   if (is.null(tools)) {
@@ -502,6 +504,7 @@ mcp_server <- function(tools = NULL, instructions = NULL, transport = NULL, host
   check_string(instructions, allow_null = TRUE)
   spec <- if (session_tools) live_server_spec(tools, session_wait) else server_spec(tools)
   spec$prompts <- prompt_specs(prompts)
+  spec$resources <- resource_specs(resources)
   check_payload_options()
   confine <- confine_default(confine, tools)
   pool <- worker_options(workers, max_queue, confine, host_tools = spec$host_tools, tools = spec$names)
@@ -567,13 +570,15 @@ mcp_server <- function(tools = NULL, instructions = NULL, transport = NULL, host
 #' ))
 #' mcp_handle(handler, '{"jsonrpc":"2.0","id":2,"method":"tools/call",
 #'   "params":{"name":"echo","arguments":{"text":"hi"}}}')
-mcp_handler <- function(tools, instructions = NULL, session_tools = FALSE, session_wait = NULL, prompts = NULL) {
+mcp_handler <- function(tools, instructions = NULL, session_tools = FALSE, session_wait = NULL, prompts = NULL,
+                        resources = NULL) {
   check_required(tools, "supply a tool made by `tool()` or a list of tools.")
   check_string(instructions, allow_null = TRUE)
   check_session_tools(session_tools)
   session_wait <- check_session_wait(session_wait)
   spec <- if (session_tools) live_server_spec(tools, session_wait) else server_spec(tools)
   spec$prompts <- prompt_specs(prompts)
+  spec$resources <- resource_specs(resources)
   check_payload_options()
   ptr <- engine_handler_new(spec, server_version(), instructions)
   structure(list(ptr = ptr, spec = spec, instructions = instructions), class = "mcplite_handler")

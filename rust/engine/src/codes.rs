@@ -61,6 +61,9 @@ codes! {
     INVALID_PARAMS = -32602, "Invalid params";
     /// The server failed (JSON-RPC 2.0); also a stopping server's answer.
     INTERNAL_ERROR = -32603, "Internal error";
+    /// A `resources/read` of a URI the server does not have (MCP up to
+    /// 2025-11-25; 2026-07-28 uses [`INVALID_PARAMS`]).
+    RESOURCE_NOT_FOUND = -32002, "Resource not found";
     /// `HeaderMismatch` (MCP 2026-07-28 Streamable HTTP): a mirrored header
     /// is missing or differs from the body.
     HEADER_MISMATCH = -32020, "Header mismatch";

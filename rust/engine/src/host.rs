@@ -76,6 +76,60 @@ pub struct PromptSpec {
     pub messages: Vec<(Role, Block)>,
 }
 
+/// What a resource holds (RULES U2.1): text, or binary data as base64.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResourceBody {
+    Text(String),
+    /// Base64 text of the bytes.
+    Blob(String),
+}
+
+/// One resource as the host describes it (RULES section 17): its content is
+/// given when the server is built and the engine answers `resources/*`
+/// itself.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResourceSpec {
+    pub uri: String,
+    pub name: String,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub mime_type: String,
+    /// Bytes of the content (before base64).
+    pub size: u64,
+    pub body: ResourceBody,
+}
+
+/// One resource template as the host describes it (RULES U1.3, U2.2): the
+/// URIs its template matches are read as its body, with `{{variable}}` in a
+/// text body filled with the values taken from the URI.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TemplateSpec {
+    pub template: crate::uri_template::UriTemplate,
+    /// The template as the author wrote it (`uriTemplate`).
+    pub uri_template: String,
+    pub name: String,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub mime_type: String,
+    pub body: ResourceBody,
+    /// The template's variables with their descriptions and the values
+    /// completion offers (`required` is always true).
+    pub variables: Vec<PromptArgument>,
+}
+
+/// The resources and resource templates of a server, in listing order.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Resources {
+    pub resources: Vec<ResourceSpec>,
+    pub templates: Vec<TemplateSpec>,
+}
+
+impl Resources {
+    pub fn is_empty(&self) -> bool {
+        self.resources.is_empty() && self.templates.is_empty()
+    }
+}
+
 /// A content block of a tool result (RULES R3, P2).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Content {
@@ -251,6 +305,13 @@ pub trait Host {
     /// server is built; the engine answers `prompts/*` itself from them.
     fn prompts(&mut self) -> Vec<PromptSpec> {
         Vec::new()
+    }
+
+    /// The resources and resource templates (RULES section 17). Called
+    /// once when a server is built; the engine answers `resources/*` itself
+    /// from them.
+    fn resources(&mut self) -> Resources {
+        Resources::default()
     }
 
     /// Run tool number `index` (position in [`Host::tools`]) with the parsed

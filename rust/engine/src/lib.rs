@@ -47,8 +47,10 @@
 //! [`projection`]; the serve loop writes the [`Reply`] as one line
 //! ([`Reply::write_line`]), which ends the span.
 
+pub mod catalog;
 pub mod client;
 pub mod codes;
+pub mod completion;
 pub mod confine;
 pub mod host;
 mod input_schema;
@@ -62,10 +64,12 @@ mod output_schema;
 pub mod progress;
 pub mod projection;
 pub mod prompts;
+pub mod resources;
 mod schema_words;
 pub mod server;
 pub mod telemetry;
 pub mod transport;
+pub mod uri_template;
 pub mod version;
 pub mod workers;
 

@@ -279,14 +279,33 @@ pub fn server_info_json(name: &str, version: &str) -> String {
 /// list never changes) and log messages (RULES G1.3)...
 const CAPABILITIES: &[u8] = b"\"capabilities\":{\"tools\":{\"listChanged\":false},\"logging\":{}";
 
-/// ...and prompts and completions of their arguments, when it has any
-/// (RULES Q1.1, Q3).
-const PROMPTS_CAPABILITY: &[u8] = b",\"prompts\":{\"listChanged\":false},\"completions\":{}";
+/// What a server offers beside tools and log messages: prompts (RULES
+/// Q1.1), resources (U1.1) and completion of prompt arguments and template
+/// variables (Q3, U4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Offers {
+    pub prompts: bool,
+    pub resources: bool,
+    pub completions: bool,
+}
 
-fn write_capabilities(out: &mut Vec<u8>, prompts: bool) {
+fn write_capabilities(out: &mut Vec<u8>, offers: Offers, modern: bool) {
     out.extend_from_slice(CAPABILITIES);
-    if prompts {
-        out.extend_from_slice(PROMPTS_CAPABILITY);
+    if offers.prompts {
+        out.extend_from_slice(b",\"prompts\":{\"listChanged\":false}");
+    }
+    if offers.resources {
+        // RULES U3.1: legacy sessions may subscribe (resources never
+        // change); 2026-07-28 subscribes with subscriptions/listen, which
+        // this server does not provide.
+        out.extend_from_slice(if modern {
+            b",\"resources\":{\"listChanged\":false}"
+        } else {
+            b",\"resources\":{\"subscribe\":true,\"listChanged\":false}"
+        });
+    }
+    if offers.completions {
+        out.extend_from_slice(b",\"completions\":{}");
     }
     out.push(b'}');
 }
@@ -314,12 +333,12 @@ pub fn write_initialize_result(
     v: Version,
     server_info: &str,
     instructions: Option<&str>,
-    prompts: bool,
+    offers: Offers,
 ) {
     out.extend_from_slice(b"{\"protocolVersion\":");
     write_str(out, v.as_str());
     out.push(b',');
-    write_capabilities(out, prompts);
+    write_capabilities(out, offers, false);
     out.extend_from_slice(b",\"serverInfo\":");
     out.extend_from_slice(server_info.as_bytes());
     write_instructions(out, instructions);
@@ -329,11 +348,11 @@ pub fn write_initialize_result(
 /// The result object of a modern `server/discover` (RULES M3): the
 /// versions in discovery order, capabilities, instructions, cache hints and
 /// the server identity.
-pub fn write_discover_result(out: &mut Vec<u8>, server_info: &str, instructions: Option<&str>, prompts: bool) {
+pub fn write_discover_result(out: &mut Vec<u8>, server_info: &str, instructions: Option<&str>, offers: Offers) {
     out.extend_from_slice(b"{\"resultType\":\"complete\",\"supportedVersions\":");
     write_version_list(out);
     out.push(b',');
-    write_capabilities(out, prompts);
+    write_capabilities(out, offers, true);
     write_instructions(out, instructions);
     out.push(b',');
     out.extend_from_slice(CACHE_HINTS);
@@ -489,11 +508,11 @@ mod tests {
     fn envelopes_per_version() {
         assert_eq!(server_info_json("mcplite", "0.1.0"), SI);
         assert_eq!(
-            text(|o| write_initialize_result(o, Version::V2025_06_18, SI, None, false)),
+            text(|o| write_initialize_result(o, Version::V2025_06_18, SI, None, Offers::default())),
             r#"{"protocolVersion":"2025-06-18","capabilities":{"tools":{"listChanged":false},"logging":{}},"serverInfo":{"name":"mcplite","version":"0.1.0"}}"#
         );
         assert_eq!(
-            text(|o| write_discover_result(o, SI, Some("a\nb"), false)),
+            text(|o| write_discover_result(o, SI, Some("a\nb"), Offers::default())),
             r#"{"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25","2025-06-18","2024-11-05"],"capabilities":{"tools":{"listChanged":false},"logging":{}},"instructions":"a\nb","ttlMs":300000,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcplite","version":"0.1.0"}}}"#
         );
         assert_eq!(text(|o| write_tools_list_result(o, b"[]", Version::V2024_11_05, SI)), r#"{"tools":[]}"#);

@@ -64,6 +64,15 @@ impl GetError {
 /// pass over the template: a value that holds a placeholder is not filled
 /// again (RULES Q2.2).
 pub fn fill<'a>(text: &'a str, spec: &PromptSpec, args: &Map<String, Value>) -> Cow<'a, str> {
+    fill_with(text, |name| {
+        spec.arguments.iter().any(|a| a.name == name).then(|| args.get(name).and_then(Value::as_str).unwrap_or(""))
+    })
+}
+
+/// `text` with every `{{name}}` for which `value(name)` is `Some` replaced
+/// by that value, in one pass; other placeholders and braces stay (RULES
+/// Q2.2, U2.2).
+pub fn fill_with<'a, 'v>(text: &'a str, value: impl Fn(&str) -> Option<&'v str>) -> Cow<'a, str> {
     if !text.contains("{{") {
         return Cow::Borrowed(text);
     }
@@ -72,13 +81,10 @@ pub fn fill<'a>(text: &'a str, spec: &PromptSpec, args: &Map<String, Value>) -> 
     while let Some(open) = rest.find("{{") {
         out.push_str(&rest[..open]);
         let after = &rest[open + 2..];
-        let declared = after.find("}}").and_then(|close| {
-            let name = &after[..close];
-            spec.arguments.iter().any(|a| a.name == name).then_some((name, close))
-        });
-        match declared {
-            Some((name, close)) => {
-                out.push_str(args.get(name).and_then(Value::as_str).unwrap_or(""));
+        let found = after.find("}}").and_then(|close| value(&after[..close]).map(|v| (v, close)));
+        match found {
+            Some((v, close)) => {
+                out.push_str(v);
                 rest = &after[close + 2..];
             }
             None => {
@@ -200,107 +206,6 @@ pub fn write_get_result(
     Ok(())
 }
 
-/// The most values one completion gives (the specification's limit).
-pub const MAX_COMPLETIONS: usize = 100;
-
-/// Why `completion/complete` was refused: the detail of its `-32602`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CompleteError {
-    /// `ref` or `argument` is missing or malformed.
-    BadParams,
-    /// `ref` names a prompt this server does not have.
-    UnknownPrompt,
-    /// `ref` is a resource template: this server has none.
-    NoResourceTemplates,
-}
-
-impl CompleteError {
-    pub fn detail(self) -> &'static str {
-        match self {
-            CompleteError::BadParams => "completion/complete needs a ref and an argument with a name and a value",
-            CompleteError::UnknownPrompt => "unknown prompt",
-            CompleteError::NoResourceTemplates => "this server has no resource templates",
-        }
-    }
-}
-
-/// The `CompleteResult` of a `completion/complete` request's `params`
-/// (RULES Q3): the values of the prompt argument that start with the value
-/// typed so far (ignoring case), in the order given, at most
-/// [`MAX_COMPLETIONS`]. An argument without values, or not declared, gets
-/// none.
-pub fn write_complete_result(
-    out: &mut Vec<u8>,
-    prompts: &[PromptSpec],
-    params: Option<&Value>,
-    v: Version,
-    server_info: &str,
-) -> Result<(), CompleteError> {
-    let p = params.and_then(Value::as_object).ok_or(CompleteError::BadParams)?;
-    let r = p.get("ref").and_then(Value::as_object).ok_or(CompleteError::BadParams)?;
-    let a = p.get("argument").and_then(Value::as_object).ok_or(CompleteError::BadParams)?;
-    let (Some(arg), Some(typed)) = (a.get("name").and_then(Value::as_str), a.get("value").and_then(Value::as_str))
-    else {
-        return Err(CompleteError::BadParams);
-    };
-    let spec = match r.get("type").and_then(Value::as_str) {
-        Some("ref/prompt") => {
-            let name = r.get("name").and_then(Value::as_str).ok_or(CompleteError::BadParams)?;
-            prompts.iter().find(|s| s.name == name).ok_or(CompleteError::UnknownPrompt)?
-        }
-        Some("ref/resource") => return Err(CompleteError::NoResourceTemplates),
-        _ => return Err(CompleteError::BadParams),
-    };
-    let typed = typed.to_lowercase();
-    let matching: Vec<&str> = spec
-        .arguments
-        .iter()
-        .find(|x| x.name == arg)
-        .map(|x| x.values.iter().map(String::as_str).filter(|v| v.to_lowercase().starts_with(&typed)).collect())
-        .unwrap_or_default();
-    out.push(b'{');
-    if v.is_modern() {
-        out.extend_from_slice(b"\"resultType\":\"complete\",");
-    }
-    out.extend_from_slice(b"\"completion\":{\"values\":[");
-    for (i, m) in matching.iter().take(MAX_COMPLETIONS).enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        write_str(out, m);
-    }
-    out.extend_from_slice(b"],\"total\":");
-    out.extend_from_slice(matching.len().to_string().as_bytes());
-    out.extend_from_slice(if matching.len() > MAX_COMPLETIONS {
-        b",\"hasMore\":true}"
-    } else {
-        b",\"hasMore\":false}"
-    });
-    if v.is_modern() {
-        out.push(b',');
-        projection::write_server_meta(out, server_info);
-    }
-    out.push(b'}');
-    Ok(())
-}
-
-/// The result of a `prompts/list` whose `prompts` array is `listing`.
-pub fn write_list_result(out: &mut Vec<u8>, listing: &[u8], v: Version, server_info: &str) {
-    if v.is_modern() {
-        out.extend_from_slice(b"{\"resultType\":\"complete\",\"prompts\":");
-        out.extend_from_slice(listing);
-        out.push(b',');
-        projection::write_cache_hints(out);
-        out.push(b',');
-        projection::write_server_meta(out, server_info);
-        out.push(b'}');
-    } else {
-        out.extend_from_slice(b"{\"prompts\":");
-        out.extend_from_slice(listing);
-        out.push(b'}');
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -386,43 +291,6 @@ mod tests {
         assert_eq!(fill("{{{{path}}}}", &spec, m), "{{p}}");
         assert_eq!(fill("{{path", &spec, m), "{{path");
         assert_eq!(fill("}}{{path}}{{", &spec, m), "}}p{{");
-    }
-
-    fn complete(params: Value, v: Version) -> Result<Value, CompleteError> {
-        let mut out = Vec::new();
-        write_complete_result(&mut out, &[spec()], Some(&params), v, r#"{"name":"s","version":"1"}"#)?;
-        Ok(serde_json::from_slice(&out).unwrap())
-    }
-
-    #[test]
-    fn q3_completion_by_prefix() {
-        let p = |arg: &str, typed: &str| json!({"ref": {"type": "ref/prompt", "name": "review"}, "argument": {"name": arg, "value": typed}});
-        let v = Version::V2025_11_25;
-        assert_eq!(
-            complete(p("focus", "s"), v).unwrap(),
-            json!({"completion": {"values": ["speed", "Safety", "style"], "total": 3, "hasMore": false}})
-        );
-        assert_eq!(complete(p("focus", "SP"), v).unwrap()["completion"]["values"], json!(["speed"]));
-        assert_eq!(complete(p("path", ""), v).unwrap()["completion"]["values"], json!([]));
-        assert_eq!(complete(p("nope", ""), v).unwrap()["completion"]["total"], 0);
-        let m = complete(p("focus", "st"), Version::V2026_07_28).unwrap();
-        assert_eq!(m["resultType"], "complete");
-        assert_eq!(m["completion"]["values"], json!(["style"]));
-        assert_eq!(
-            complete(json!({"ref": {"type": "ref/prompt", "name": "x"}, "argument": {"name": "a", "value": ""}}), v),
-            Err(CompleteError::UnknownPrompt)
-        );
-        assert_eq!(
-            complete(
-                json!({"ref": {"type": "ref/resource", "uri": "x://{a}"}, "argument": {"name": "a", "value": ""}}),
-                v
-            ),
-            Err(CompleteError::NoResourceTemplates)
-        );
-        assert_eq!(
-            complete(json!({"ref": {"type": "ref/prompt", "name": "review"}}), v),
-            Err(CompleteError::BadParams)
-        );
     }
 
     #[test]

@@ -36,6 +36,7 @@ use std::time::Instant;
 
 use serde_json::{Map, Value};
 
+use crate::catalog::Catalog;
 use crate::codes::{
     standard_message, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR,
     UNSUPPORTED_VERSION,
@@ -48,7 +49,8 @@ use crate::message::{contains_nul, parse_line, Incoming, Message};
 use crate::output_schema::OutputSchemas;
 use crate::progress::{progress_token, CallStart, CallWatch, NoWatch};
 use crate::projection::{self, Listings};
-use crate::prompts::{self, PromptSpec};
+use crate::prompts::PromptSpec;
+use crate::resources::Resources;
 use crate::telemetry::{ErrorText, SessionEnd, SpanEnd, SpanRecorder, SpanStart, Started, Via};
 use crate::version::{self, ClaimError, Era, Version, LEGACY_DEFAULT};
 
@@ -118,9 +120,8 @@ pub struct Server {
     outputs: OutputSchemas,
     /// `None` when tracing is off: then no span work happens at all.
     recorder: Option<Box<dyn SpanRecorder>>,
-    /// The prompts (RULES section 16) and their `prompts/list` array.
-    prompts: Vec<PromptSpec>,
-    prompt_listing: Vec<u8>,
+    /// The prompts and resources (RULES section 16, section 17).
+    catalog: Catalog,
 }
 
 // A transport may share one server between threads.
@@ -318,19 +319,15 @@ impl Server {
     /// Build a server from the host's registry.
     pub fn new(info: ServerInfo, host: &mut dyn Host) -> Server {
         let tools = host.tools();
-        let prompts = host.prompts();
-        Server::with_tools(info, tools).with_prompts(prompts)
+        let (prompts, resources) = (host.prompts(), host.resources());
+        Server::with_tools(info, tools).with_catalog(prompts, resources)
     }
 
-    /// The server with these prompts (RULES section 16).
-    pub fn with_prompts(mut self, prompts: Vec<PromptSpec>) -> Server {
-        self.prompt_listing = prompts::list_array(&prompts);
-        self.prompts = prompts;
+    /// The server with these prompts and resources (RULES section 16,
+    /// section 17).
+    pub fn with_catalog(mut self, prompts: Vec<PromptSpec>, resources: Resources) -> Server {
+        self.catalog = Catalog::new(prompts, resources);
         self
-    }
-
-    fn has_prompts(&self) -> bool {
-        !self.prompts.is_empty()
     }
 
     pub fn with_tools(info: ServerInfo, tools: Vec<ToolSpec>) -> Server {
@@ -348,8 +345,7 @@ impl Server {
             inputs,
             outputs,
             recorder: None,
-            prompts: Vec::new(),
-            prompt_listing: Vec::new(),
+            catalog: Catalog::default(),
         }
     }
 
@@ -591,7 +587,7 @@ impl Server {
                     v,
                     &self.server_info_json,
                     self.info.instructions.as_deref(),
-                    self.has_prompts(),
+                    self.catalog.offers(),
                 );
                 out.push(b'}');
                 Ok(ok(out, Some(v)))
@@ -611,9 +607,9 @@ impl Server {
                 let v = session.version.unwrap_or(LEGACY_DEFAULT);
                 self.tools_call(id, params, v, session.log_level, run).map_err(|e| (e, Some(v)))
             }
-            "prompts/list" | "prompts/get" | "completion/complete" if self.has_prompts() => {
+            _ if self.catalog.answers(method, false) => {
                 let v = session.version.unwrap_or(LEGACY_DEFAULT);
-                self.prompts_request(id, method, params, v).map_err(|e| (e, Some(v)))
+                self.catalog_request(id, method, params, v).map_err(|e| (e, Some(v)))
             }
             logging::SET_LEVEL => match logging::set_level_params(params) {
                 // RULES G1.1: the session's level, answered with an empty result.
@@ -637,8 +633,8 @@ impl Server {
         meta: &Map<String, Value>,
         run: &mut ToolRun<'_>,
     ) -> Result<Outcome, (RpcError, Option<Version>)> {
-        let known = matches!(method, "server/discover" | "tools/list" | "tools/call")
-            || (self.has_prompts() && matches!(method, "prompts/list" | "prompts/get" | "completion/complete"));
+        let known =
+            matches!(method, "server/discover" | "tools/list" | "tools/call") || self.catalog.answers(method, true);
         if !known {
             return Err((RpcError::new(METHOD_NOT_FOUND), None));
         }
@@ -663,8 +659,8 @@ impl Server {
         let r = match method {
             "server/discover" => Ok(self.discover(id, v)),
             "tools/list" => self.tools_list(id, params, v),
-            "prompts/list" | "prompts/get" | "completion/complete" => self.prompts_request(id, method, params, v),
-            _ => self.tools_call(id, params, v, log, run),
+            "tools/call" => self.tools_call(id, params, v, log, run),
+            _ => self.catalog_request(id, method, params, v),
         };
         r.map_err(|e| (e, Some(v)))
     }
@@ -675,39 +671,25 @@ impl Server {
             &mut out,
             &self.server_info_json,
             self.info.instructions.as_deref(),
-            self.has_prompts(),
+            self.catalog.offers(),
         );
         out.push(b'}');
         ok(out, Some(v))
     }
 
-    /// `prompts/list`, `prompts/get` and `completion/complete` (RULES Q1–Q3):
-    /// answered from the templates, without the host.
-    fn prompts_request(&self, id: &str, method: &str, params: Option<&Value>, v: Version) -> Result<Outcome, RpcError> {
-        if method == "prompts/list" {
+    /// A request about prompts, resources or completion (RULES section 16,
+    /// section 17): answered from the catalog, without the host.
+    fn catalog_request(&self, id: &str, method: &str, params: Option<&Value>, v: Version) -> Result<Outcome, RpcError> {
+        if method.ends_with("/list") {
             check_list_params(params)?;
-            let mut out = result_open(id, self.prompt_listing.len() + 200);
-            prompts::write_list_result(&mut out, &self.prompt_listing, v, &self.server_info_json);
-            out.push(b'}');
-            return Ok(ok(out, Some(v)));
         }
-        if method == "completion/complete" {
-            let mut out = result_open(id, 256);
-            return match prompts::write_complete_result(&mut out, &self.prompts, params, v, &self.server_info_json) {
-                Ok(()) => {
-                    out.push(b'}');
-                    Ok(ok(out, Some(v)))
-                }
-                Err(e) => Err(RpcError::detail(INVALID_PARAMS, e.detail())),
-            };
-        }
-        let mut out = result_open(id, 512);
-        match prompts::write_get_result(&mut out, &self.prompts, params, v, &self.server_info_json) {
+        let mut out = result_open(id, 256);
+        match self.catalog.answer(&mut out, method, params, v, &self.server_info_json) {
             Ok(()) => {
                 out.push(b'}');
                 Ok(ok(out, Some(v)))
             }
-            Err(e) => Err(RpcError { data: e.data(), ..RpcError::detail(INVALID_PARAMS, e.detail()) }),
+            Err(r) => Err(RpcError { data: r.data, whole: r.whole, ..RpcError::detail(r.code, r.detail) }),
         }
     }
 

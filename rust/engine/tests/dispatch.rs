@@ -560,3 +560,106 @@ fn l6_7_arguments_that_do_not_match_the_input_schema_never_reach_the_host() {
     );
     assert_eq!(r.host.calls.len(), 1);
 }
+
+/// RULES section 17: a server with resources lists and reads them, fills
+/// templates and accepts legacy subscriptions, without the host.
+#[test]
+fn u_resources_in_both_eras() {
+    use mcplite_engine::host::{PromptArgument, ResourceBody, ResourceSpec, Resources, TemplateSpec};
+    use mcplite_engine::uri_template::UriTemplate;
+    let mut r = Rig::new(None);
+    let info = ServerInfo { name: "mcplite".into(), version: "X.Y.Z".into(), instructions: None };
+    let resources = Resources {
+        resources: vec![ResourceSpec {
+            uri: "test://static-text".into(),
+            name: "static-text".into(),
+            title: None,
+            description: Some("Some text.".into()),
+            mime_type: "text/plain".into(),
+            size: 5,
+            body: ResourceBody::Text("hello".into()),
+        }],
+        templates: vec![TemplateSpec {
+            template: UriTemplate::parse("test://template/{id}/data").unwrap(),
+            uri_template: "test://template/{id}/data".into(),
+            name: "data".into(),
+            title: None,
+            description: None,
+            mime_type: "text/plain".into(),
+            body: ResourceBody::Text("id={{id}}".into()),
+            variables: vec![PromptArgument {
+                name: "id".into(),
+                description: None,
+                required: true,
+                values: vec!["123".into()],
+            }],
+        }],
+    };
+    r.server = Server::with_tools(info, specs()).with_catalog(Vec::new(), resources);
+    let init = r
+        .send(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#)
+        .unwrap();
+    assert!(init.contains(r#""resources":{"subscribe":true,"listChanged":false},"completions":{}}"#), "{init}");
+    assert!(!init.contains("\"prompts\""));
+    r.expect(
+        r#"{"jsonrpc":"2.0","id":1,"method":"resources/list"}"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"resources":[{"uri":"test://static-text","name":"static-text","description":"Some text.","mimeType":"text/plain","size":5}]}}"#,
+    );
+    r.expect(
+        r#"{"jsonrpc":"2.0","id":2,"method":"resources/templates/list","params":{"cursor":null}}"#,
+        r#"{"jsonrpc":"2.0","id":2,"result":{"resourceTemplates":[{"uriTemplate":"test://template/{id}/data","name":"data","mimeType":"text/plain"}]}}"#,
+    );
+    r.expect(
+        r#"{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"test://template/123/data"}}"#,
+        r#"{"jsonrpc":"2.0","id":3,"result":{"contents":[{"uri":"test://template/123/data","mimeType":"text/plain","text":"id=123"}]}}"#,
+    );
+    r.expect(
+        r#"{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"test://nope"}}"#,
+        r#"{"jsonrpc":"2.0","id":4,"error":{"code":-32002,"message":"Resource not found","data":{"uri":"test://nope"}}}"#,
+    );
+    r.expect(
+        r#"{"jsonrpc":"2.0","id":5,"method":"resources/subscribe","params":{"uri":"test://static-text"}}"#,
+        r#"{"jsonrpc":"2.0","id":5,"result":{}}"#,
+    );
+    r.expect(
+        r#"{"jsonrpc":"2.0","id":6,"method":"resources/unsubscribe","params":{"uri":"test://template/1/data"}}"#,
+        r#"{"jsonrpc":"2.0","id":6,"result":{}}"#,
+    );
+    r.expect(
+        r#"{"jsonrpc":"2.0","id":7,"method":"resources/list","params":{"cursor":"x"}}"#,
+        r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"Invalid params: invalid cursor"}}"#,
+    );
+    r.expect(
+        r#"{"jsonrpc":"2.0","id":8,"method":"resources/read","params":{"uri":7}}"#,
+        r#"{"jsonrpc":"2.0","id":8,"error":{"code":-32602,"message":"Invalid params: the request needs a `uri` string"}}"#,
+    );
+    r.expect(
+        r#"{"jsonrpc":"2.0","id":9,"method":"completion/complete","params":{"ref":{"type":"ref/resource","uri":"test://template/{id}/data"},"argument":{"name":"id","value":"1"}}}"#,
+        r#"{"jsonrpc":"2.0","id":9,"result":{"completion":{"values":["123"],"total":1,"hasMore":false}}}"#,
+    );
+    r.expect(
+        r#"{"jsonrpc":"2.0","id":10,"method":"prompts/list"}"#,
+        r#"{"jsonrpc":"2.0","id":10,"error":{"code":-32601,"message":"Method not found"}}"#,
+    );
+    // 2026-07-28: the capability without `subscribe`, results complete and
+    // cacheable, a URI not found is -32602, no resources/subscribe.
+    let d = r.send(&format!(r#"{{"jsonrpc":"2.0","id":11,"method":"server/discover","params":{{{M}}}}}"#)).unwrap();
+    assert!(d.contains(r#""resources":{"listChanged":false},"completions":{}"#), "{d}");
+    r.expect(
+        &format!(r#"{{"jsonrpc":"2.0","id":12,"method":"resources/read","params":{{"uri":"test://static-text",{M}}}}}"#),
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":12,"result":{{"resultType":"complete","contents":[{{"uri":"test://static-text","mimeType":"text/plain","text":"hello"}}],"ttlMs":300000,"cacheScope":"public",{S}}}}}"#
+        ),
+    );
+    r.expect(
+        &format!(r#"{{"jsonrpc":"2.0","id":13,"method":"resources/read","params":{{"uri":"test://x",{M}}}}}"#),
+        r#"{"jsonrpc":"2.0","id":13,"error":{"code":-32602,"message":"Resource not found","data":{"uri":"test://x"}}}"#,
+    );
+    r.expect(
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":14,"method":"resources/subscribe","params":{{"uri":"test://static-text",{M}}}}}"#
+        ),
+        r#"{"jsonrpc":"2.0","id":14,"error":{"code":-32601,"message":"Method not found"}}"#,
+    );
+    assert!(r.host.calls.is_empty());
+}

@@ -7,6 +7,8 @@
 use std::cell::RefCell;
 
 use mcplite_engine::prompts::{PromptArgument, PromptSpec, Role};
+use mcplite_engine::resources::{ResourceBody, ResourceSpec, Resources, TemplateSpec};
+use mcplite_engine::uri_template::UriTemplate;
 use mcplite_engine::{CallContext, Host, ToolFailure, ToolResult, ToolSpec};
 use serde_json::{Map, Value};
 
@@ -41,6 +43,8 @@ pub struct RHost {
     state: CallState,
     /// The prompts of `mcp_server(prompts = )` (RULES section 16).
     prompts: Vec<PromptSpec>,
+    /// The resources of `mcp_server(resources = )` (RULES section 17).
+    resources: Resources,
 }
 
 /// Where the C error handler (src/entrypoint.c) records the condition of a
@@ -116,12 +120,16 @@ impl RHost {
                     clean_buffer: RefCell::new(Vec::new()),
                 },
                 prompts: Vec::new(),
+                resources: Resources::default(),
             };
             Rf_defineVar(host.state.sym_condition, R_NilValue, host.state.env);
             host.reset_error_buffer();
             let mut host = host;
             if let Some(p) = list_get(spec, "prompts") {
                 host.prompts = host.read_prompts(p)?;
+            }
+            if let Some(r) = list_get(spec, "resources") {
+                host.resources = read_resources(r)?;
             }
             Ok(host)
         }
@@ -320,6 +328,78 @@ unsafe fn str_elt(x: SEXP, i: R_xlen_t) -> String {
     }
 }
 
+/// The resources R's `resource_specs()` made (RULES section 17): a list
+/// with `resources` and `templates`, each a list of items with `name`,
+/// `title` and `description` (`""` when not given), `mime_type`, `kind`
+/// (`"text"` or `"blob"`) and `body`; a resource also has `uri` and
+/// `size`, a template `uri_template` and its variables' `var_names`,
+/// `var_descriptions` and `var_values`.
+///
+/// # Safety
+/// Main thread; `spec` is that list, protected with the server spec.
+unsafe fn read_resources(spec: SEXP) -> Result<Resources> {
+    // SAFETY: caller's contract: the members are what resource_specs() builds.
+    unsafe {
+        let items = |key: &str| -> Result<Vec<SEXP>> {
+            let l = list_get(spec, key).ok_or_else(|| Error::internal(format!("the resources lack `{key}`")))?;
+            Ok((0..xlen(l) as R_xlen_t).map(|i| VECTOR_ELT(l, i)).collect())
+        };
+        let text = |item: SEXP, key: &str| -> Result<String> {
+            list_get(item, key)
+                .map(|v| str_elt(v, 0))
+                .ok_or_else(|| Error::internal(format!("a resource lacks `{key}`")))
+        };
+        let optional =
+            |item: SEXP, key: &str| -> Result<Option<String>> { text(item, key).map(|t| (!t.is_empty()).then_some(t)) };
+        let body = |item: SEXP| -> Result<ResourceBody> {
+            let b = text(item, "body")?;
+            Ok(if text(item, "kind")? == "blob" { ResourceBody::Blob(b) } else { ResourceBody::Text(b) })
+        };
+        let mut out = Resources::default();
+        for r in items("resources")? {
+            let size = list_get(r, "size").ok_or_else(|| Error::internal("a resource lacks `size`"))?;
+            out.resources.push(ResourceSpec {
+                uri: text(r, "uri")?,
+                name: text(r, "name")?,
+                title: optional(r, "title")?,
+                description: optional(r, "description")?,
+                mime_type: text(r, "mime_type")?,
+                size: *REAL(size) as u64,
+                body: body(r)?,
+            });
+        }
+        for t in items("templates")? {
+            let uri_template = text(t, "uri_template")?;
+            let template = UriTemplate::parse(&uri_template).map_err(|e| Error::internal(e.0))?;
+            let get = |n: &str| list_get(t, n).ok_or_else(|| Error::internal(format!("a template lacks `{n}`")));
+            let (names, descs, values) = (get("var_names")?, get("var_descriptions")?, get("var_values")?);
+            let variables = (0..xlen(names) as R_xlen_t)
+                .map(|j| {
+                    let d = str_elt(descs, j);
+                    let vals = VECTOR_ELT(values, j);
+                    PromptArgument {
+                        name: str_elt(names, j),
+                        description: (!d.is_empty()).then_some(d),
+                        required: true,
+                        values: (0..xlen(vals) as R_xlen_t).map(|k| str_elt(vals, k)).collect(),
+                    }
+                })
+                .collect();
+            out.templates.push(TemplateSpec {
+                template,
+                uri_template,
+                name: text(t, "name")?,
+                title: optional(t, "title")?,
+                description: optional(t, "description")?,
+                mime_type: text(t, "mime_type")?,
+                body: body(t)?,
+                variables,
+            });
+        }
+        Ok(out)
+    }
+}
+
 impl Host for RHost {
     fn tools(&mut self) -> Vec<ToolSpec> {
         self.specs.clone()
@@ -327,6 +407,10 @@ impl Host for RHost {
 
     fn prompts(&mut self) -> Vec<PromptSpec> {
         self.prompts.clone()
+    }
+
+    fn resources(&mut self) -> Resources {
+        self.resources.clone()
     }
 
     fn call_tool(

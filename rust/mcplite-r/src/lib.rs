@@ -167,6 +167,17 @@ fn engine_protocol() -> Robj {
     .into()
 }
 
+/// The variables of a resource template's URI template, in order (RULES
+/// U1.3), or an argument error saying why the template is refused.
+/// @noRd
+#[extendr]
+fn engine_uri_template_variables(template: &str) -> Robj {
+    match mcplite_engine::uri_template::UriTemplate::parse(template) {
+        Ok(t) => Robj::from(t.variables().collect::<Vec<_>>()),
+        Err(e) => Error::new(Kind::Argument, e.0).into_r(),
+    }
+}
+
 /// An in-process handler (`mcp_handler()`): a prepared server, its host and
 /// its legacy session state.
 struct Handler {
@@ -241,4 +252,5 @@ extendr_module! {
     fn engine_handler_new;
     fn engine_handler_handle;
     fn engine_protocol;
+    fn engine_uri_template_variables;
 }

@@ -2,8 +2,8 @@
 # `conformance server --url ...`) calls on a server under test, served over
 # Streamable HTTP by tests/suites/21-conformance.sh:
 #   MCPLITE_TRANSPORT=http MCPLITE_PORT=0 Rscript --vanilla conformance.R
-# The scenarios that need sampling, elicitation, resources or completion
-# are not built yet (see the suite's expected-failures list).
+# The scenarios that need sampling or elicitation are not built yet (see
+# the suite's expected-failures list).
 library(mcplite)
 
 png_1px <- "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
@@ -125,8 +125,22 @@ prompts <- list(
   )
 )
 
+# The suite's resources (RULES section 17): content the engine holds, a
+# template it fills, and a resource a client subscribes to.
+resources <- list(
+  resource("test://static-text", "This is the content of the static text resource.",
+    name = "static-text", description = "A static text resource for testing."),
+  resource("test://static-binary", jsonlite::base64_dec(png_1px), name = "static-binary",
+    description = "A static binary resource (image) for testing.", mime_type = "image/png"),
+  resource_template("test://template/{id}/data",
+    '{"id":"{{id}}","templateTest":true,"data":"Data for ID: {{id}}"}',
+    name = "template", description = "A resource template with a parameter.", mime_type = "application/json"),
+  resource("test://watched-resource", "Watched resource content.", name = "watched-resource",
+    description = "A resource for subscription testing.")
+)
+
 mcp_server(list(
   test_simple_text, test_image_content, test_audio_content, test_embedded_resource,
   test_multiple_content_types, test_error_handling, json_schema_2020_12_tool, test_tool_with_progress,
   test_tool_with_logging
-), prompts = prompts)
+), prompts = prompts, resources = resources)

@@ -1,7 +1,8 @@
 //! The mirrored headers of a modern request (RULES H2.1, 2026-07-28):
 //! `MCP-Protocol-Version` equal to the body's claim, `Mcp-Method` equal to
-//! `method`, `Mcp-Name` equal to the tool name of `tools/call` (plain or
-//! `=?base64?…?=`). One missing or different is `400` with `-32020`.
+//! `method`, `Mcp-Name` equal to the name of `tools/call` and `prompts/get`
+//! and to the URI of `resources/read` (plain or `=?base64?…?=`). One missing
+//! or different is `400` with `-32020`.
 
 use base64::Engine as _;
 use hyper::header::HeaderMap;
@@ -61,8 +62,15 @@ pub(super) fn check(h: &HeaderMap, msg: &Message, body: Era<'_>) -> Result<(), S
         }
         Some(_) => {}
     }
-    if msg.method == "tools/call" {
-        let name = msg.params.as_ref().and_then(|p| p.get("name")).and_then(Value::as_str);
+    // The value Mcp-Name mirrors: a tool's or a prompt's name, a resource's
+    // URI.
+    let source = match msg.method.as_str() {
+        "tools/call" | "prompts/get" => Some("name"),
+        "resources/read" => Some("uri"),
+        _ => None,
+    };
+    if let Some(source) = source {
+        let name = msg.params.as_ref().and_then(|p| p.get(source)).and_then(Value::as_str);
         if let Some(name) = name {
             match header(h, "mcp-name") {
                 None => return Err("missing Mcp-Name header".into()),
@@ -86,5 +94,29 @@ mod tests {
         assert_eq!(decode_mirrored("=?base64?SGVsbG8sIOS4lueVjA==?="), Some("Hello, 世界".into()));
         assert_eq!(decode_mirrored("plain"), Some("plain".into()));
         assert_eq!(decode_mirrored("=?base64?***?="), None);
+    }
+
+    /// RULES H2.1: Mcp-Name mirrors a prompt's name and a resource's URI.
+    #[test]
+    fn names_of_prompts_and_uris_of_resources() {
+        use crate::message::{parse_line, Incoming};
+        let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}"#;
+        let cases = [
+            ("prompts/get", format!(r#"{{"name":"review",{meta}}}"#), "review"),
+            ("resources/read", format!(r#"{{"uri":"data://iris",{meta}}}"#), "data://iris"),
+        ];
+        for (method, params, name) in cases {
+            let line = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{params}}}"#);
+            let Incoming::Message(msg) = parse_line(line.as_bytes()) else { panic!("{line}") };
+            let era = version::era_of(msg.params.as_ref());
+            let mut h = HeaderMap::new();
+            h.insert("mcp-protocol-version", "2026-07-28".parse().unwrap());
+            h.insert("mcp-method", method.parse().unwrap());
+            assert_eq!(check(&h, &msg, era), Err("missing Mcp-Name header".into()));
+            h.insert("mcp-name", "other".parse().unwrap());
+            assert!(check(&h, &msg, era).unwrap_err().contains("does not match"));
+            h.insert("mcp-name", name.parse().unwrap());
+            assert_eq!(check(&h, &msg, era), Ok(()));
+        }
     }
 }
