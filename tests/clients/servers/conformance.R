@@ -134,7 +134,8 @@ resources <- list(
     description = "A static binary resource (image) for testing.", mime_type = "image/png"),
   resource_template("test://template/{id}/data",
     '{"id":"{{id}}","templateTest":true,"data":"Data for ID: {{id}}"}',
-    name = "template", description = "A resource template with a parameter.", mime_type = "application/json"),
+    name = "template", description = "A resource template with a parameter.", mime_type = "application/json",
+    arguments = list(id = type_enum(c("123", "124", "200"), "The record's id."))),
   resource("test://watched-resource", "Watched resource content.", name = "watched-resource",
     description = "A resource for subscription testing.")
 )
