@@ -393,10 +393,13 @@
 #' notifications and cancellation for slow calls (see "Long-running tools"),
 #' and log messages to clients that ask for them: a tool's `message()`,
 #' `warning()` and [mcp_log()] (the `logging` capability, in both protocol
-#' eras). It does not implement JSON-RPC batches, prompts, resource listing
-#' or reading, subscriptions, sampling, elicitation, roots, Tasks, MCP Apps,
-#' or requests initiated by the server. Embedded resource
-#' blocks are self-contained, and resource links only carry a URI.
+#' eras). It also serves prompts ([prompt_template()]) and resources
+#' ([resource()], [resource_template()]) with completion of their
+#' arguments, answered by the engine without running R. It does not
+#' implement JSON-RPC batches, sampling, elicitation, roots, Tasks, MCP Apps,
+#' or requests initiated by the server. Resource links in results only carry
+#' a URI: a client reads it only when it is also one of the server's
+#' resources.
 #'
 #' @section Protocol compatibility:
 #' One server definition speaks four protocol versions: the legacy revisions
