@@ -3,7 +3,7 @@
 # have none), and the launch modes end to end over stdio with Rscript -e and
 # R -f. Concurrency, crashes, cancellation, the queue and orphans are tested
 # with the Python SDK (tests/clients/python/test_python_workers.py) and the
-# engine's fake workers (rust/engine/tests/workers.rs).
+# engine's fake workers (rust/engine/tests/workers/).
 
 test_that("N1.1: workers and max_queue are checked, from the arguments or the environment", {
   withr::local_envvar(MCPLITE_WORKERS = NA, MCPLITE_MAX_QUEUE = NA)

@@ -3,7 +3,7 @@
 //! tests/suites/40-cross.sh, one Wine start-up) instead of one per file.
 //! Tests are named `<file>::<test>`: `cargo test -p mcplite-engine --test
 //! integration http::` runs one file's. Tests that need a process of their
-//! own (`client_stdio.rs`, `workers.rs`: the binary is also the server or
+//! own (`client_stdio.rs`, `workers/`: the binary is also the server or
 //! the worker they start) stay binaries of their own (Cargo.toml).
 
 mod common;

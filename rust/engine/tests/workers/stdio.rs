@@ -1,0 +1,256 @@
+//! The stdio transport with workers (RULES N2–N5, N7.6): a server on another
+//! thread serves over real pipes while its calls run in fake workers.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Write};
+use std::sync::mpsc::{channel, Receiver};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use mcplite_engine::host::{Host, ToolSpec};
+use mcplite_engine::progress::{Inflight, ProgressPolicy};
+use mcplite_engine::transport::{serve_with_workers, Reader, ServeEnd, ServeOptions};
+use mcplite_engine::workers::{Pool, SERVER_BUSY};
+use mcplite_engine::{Server, ServerInfo};
+use serde_json::{json, Value};
+
+use crate::shared::{mixed_options, options, temp_dir, Here, NoHost, PATIENCE};
+
+/// A pipe whose ends the workers do not inherit (a test's client would
+/// otherwise keep its own server's input open through them).
+fn pipe() -> (File, File) {
+    let (r, w) = crate::pipes::pipe();
+    for f in [&r, &w] {
+        // SAFETY: fcntl on descriptors we own.
+        unsafe {
+            libc::fcntl(std::os::fd::AsRawFd::as_raw_fd(f), libc::F_SETFD, libc::FD_CLOEXEC);
+        }
+    }
+    (r, w)
+}
+
+/// A server with a pool on another thread, and the client's ends of its pipes.
+struct Client {
+    input: Option<File>,
+    lines: Receiver<String>,
+    serving: JoinHandle<ServeEnd>,
+}
+
+impl Client {
+    fn start(n: usize, max_queue: usize) -> Client {
+        let c = Client::bare(n, max_queue);
+        c.init()
+    }
+
+    fn init(mut self) -> Client {
+        self.send(&json!({"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}));
+        assert_eq!(self.recv()["id"], "init");
+        self
+    }
+
+    fn bare(n: usize, max_queue: usize) -> Client {
+        Client::bare_with(n, max_queue, false)
+    }
+
+    /// `mixed`: the server also has the tool `here`, which it runs itself
+    /// ([`mixed_options`]).
+    fn bare_with(n: usize, max_queue: usize, mixed: bool) -> Client {
+        let (in_r, in_w) = pipe();
+        let (out_r, mut out_w) = pipe();
+        let serving = std::thread::spawn(move || {
+            let mut o = if mixed { mixed_options(n) } else { options(n, &[]) };
+            o.max_queue = max_queue;
+            let specs = o.tools.iter().map(|n| ToolSpec::new(n.as_str(), "A test tool.")).collect();
+            let pool = Pool::start(o).unwrap();
+            let info = ServerInfo { name: "mcplite".into(), version: "1".into(), instructions: None };
+            let server = Server::with_tools(info, specs);
+            let inflight = Arc::new(Inflight::new(ProgressPolicy::with_interval(Duration::from_millis(200)), None));
+            let mut host: Box<dyn Host> = if mixed { Box::new(Here) } else { Box::new(NoHost) };
+            let r = Reader::spawn(in_r);
+            serve_with_workers(&server, &mut *host, &pool, r, &mut out_w, &ServeOptions::default(), &inflight)
+        });
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for l in BufReader::new(out_r).lines() {
+                let Ok(l) = l else { return };
+                if tx.send(l).is_err() {
+                    return;
+                }
+            }
+        });
+        Client { input: Some(in_w), lines, serving }
+    }
+
+    fn send(&mut self, v: &Value) {
+        let w = self.input.as_mut().unwrap();
+        w.write_all(v.to_string().as_bytes()).unwrap();
+        w.write_all(b"\n").unwrap();
+    }
+
+    fn call(&mut self, id: Value, tool: &str, args: Value, token: Option<Value>) {
+        let mut params = json!({"name": tool, "arguments": args});
+        if let Some(t) = token {
+            params["_meta"] = json!({ "progressToken": t });
+        }
+        self.send(&json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":params}));
+    }
+
+    fn recv(&self) -> Value {
+        let l = self.lines.recv_timeout(PATIENCE).expect("no line from the server");
+        serde_json::from_str(&l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}"))
+    }
+
+    fn close(mut self) -> (Vec<Value>, ServeEnd) {
+        drop(self.input.take());
+        let end = self.serving.join().unwrap();
+        (self.lines.iter().map(|l| serde_json::from_str(&l).unwrap()).collect(), end)
+    }
+}
+
+fn result_text(v: &Value) -> &str {
+    v["result"]["content"][0]["text"].as_str().unwrap_or_else(|| panic!("no text: {v}"))
+}
+
+fn n2_stdio_answers_calls_as_they_finish_and_other_requests_at_once() {
+    let mut c = Client::start(2, 64);
+    c.call(json!(1), "sleep", json!({"ms": 60_000}), None);
+    c.call(json!(2), "echo", json!({"x": 1}), None);
+    let two = c.recv();
+    assert_eq!(two["id"], 2, "the quick call overtakes the slow one");
+    assert_eq!(result_text(&two), r#"{"x":1}"#);
+    c.send(&json!({"jsonrpc":"2.0","id":3,"method":"tools/list"}));
+    assert_eq!(c.recv()["id"], 3, "listing does not wait for the running call");
+    c.send(&json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}));
+    c.call(json!(4), "echo", json!({}), None);
+    assert_eq!(c.recv()["id"], 4, "the cancelled call is never answered");
+    let (rest, end) = c.close();
+    assert!(rest.is_empty(), "{rest:?}");
+    assert_eq!(end, ServeEnd::Eof);
+}
+
+fn n2_every_call_received_before_eof_is_answered() {
+    let mut c = Client::start(2, 64);
+    let dir = temp_dir("eof");
+    for id in 0..6 {
+        c.call(json!(id), "sleep", json!({"ms": 50, "file": dir.join(id.to_string()).to_str().unwrap()}), None);
+    }
+    let (lines, end) = c.close();
+    let mut ids: Vec<i64> = lines.iter().map(|l| l["id"].as_i64().unwrap()).collect();
+    ids.sort();
+    assert_eq!(ids, [0, 1, 2, 3, 4, 5]);
+    assert!(lines.iter().all(|l| result_text(l) == "slept"));
+    assert_eq!(end, ServeEnd::Eof);
+}
+
+fn n3_stdio_refuses_a_call_the_queue_has_no_room_for() {
+    let mut c = Client::start(1, 1);
+    c.call(json!(1), "sleep", json!({"ms": 60_000}), None);
+    c.call(json!(2), "sleep", json!({"ms": 60_000}), None);
+    c.call(json!(3), "echo", json!({}), None);
+    let busy = c.recv();
+    assert_eq!(busy["id"], 3);
+    assert_eq!(busy["error"]["code"], -32603);
+    assert_eq!(busy["error"]["message"], SERVER_BUSY, "RULES N3.1: in plain words");
+    c.call(json!(4), "nonesuch", json!({}), None);
+    assert_eq!(c.recv()["error"]["code"], -32602, "an invalid call keeps its own error");
+    for id in [1, 2] {
+        c.send(&json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":id}}));
+    }
+    c.call(json!(5), "echo", json!({}), None);
+    assert_eq!(c.recv()["id"], 5, "room again once the others were cancelled");
+    c.close();
+}
+
+fn n4_stdio_progress_from_a_worker() {
+    let mut c = Client::start(1, 4);
+    c.call(json!(1), "progress", json!({"n": 4, "ms": 120}), Some(json!("tok")));
+    let mut notes = Vec::new();
+    let answer = loop {
+        let v = c.recv();
+        if v["method"] == "notifications/progress" {
+            notes.push(v);
+        } else {
+            break v;
+        }
+    };
+    assert_eq!(result_text(&answer), "reported");
+    assert!(!notes.is_empty());
+    assert!(notes.iter().all(|n| n["params"]["progressToken"] == "tok"));
+    assert!(notes.iter().any(|n| n["params"]["message"].as_str().unwrap_or("").starts_with("step ")), "{notes:?}");
+    c.close();
+}
+
+fn n3_a_waiting_call_gets_heartbeats() {
+    let mut c = Client::start(1, 4);
+    c.call(json!(1), "sleep", json!({"ms": 60_000}), None);
+    c.call(json!(2), "echo", json!({"w": 1}), Some(json!("q")));
+    let beat = c.recv();
+    assert_eq!(beat["method"], "notifications/progress", "{beat}");
+    assert_eq!(beat["params"]["progressToken"], "q");
+    let said = beat["params"]["message"].as_str().unwrap_or_default().to_owned();
+    assert!(said.starts_with("waiting for a free worker for ") && said.ends_with(" s, not running yet"), "{said}");
+    c.send(&json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}));
+    let answer = loop {
+        let v = c.recv();
+        if v["method"] != "notifications/progress" {
+            break v;
+        }
+    };
+    assert_eq!(answer["id"], 2);
+    assert_eq!(result_text(&answer), r#"{"w":1}"#);
+    c.close();
+}
+
+fn n2_a_modern_call_as_the_first_message() {
+    let mut c = Client::bare(2, 4);
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}});
+    c.send(&json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"m":1},"_meta":meta}}));
+    let v = c.recv();
+    assert_eq!(result_text(&v), r#"{"m":1}"#, "{v}");
+    c.close();
+}
+
+fn n7_6_stdio_the_servers_own_tools_run_beside_the_workers() {
+    let mut c = Client::bare_with(1, 4, true).init();
+    let me = std::process::id().to_string();
+    c.call(json!(1), "echo", json!({"n": 1}), None);
+    assert_eq!(result_text(&c.recv()), r#"{"n":1}"#, "a worker's tool keeps its arguments and its number");
+    c.call(json!(2), "pid", json!({}), None);
+    let worker = c.recv();
+    assert_ne!(result_text(&worker), me, "pid runs in a worker");
+    // The worker is busy: the server's own tool runs at once all the same.
+    c.call(json!(3), "sleep", json!({"ms": 60_000}), None);
+    c.call(json!(4), "here", json!({}), None);
+    let here = c.recv();
+    assert_eq!(here["id"], 4, "{here}");
+    assert_eq!(result_text(&here), format!("here {me}"), "here runs in the server");
+    c.send(&json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}));
+    c.call(json!(5), "echo", json!({"n": 5}), None);
+    assert_eq!(result_text(&c.recv()), r#"{"n":5}"#);
+    let (rest, end) = c.close();
+    assert!(rest.is_empty(), "{rest:?}");
+    assert_eq!(end, ServeEnd::Eof);
+}
+
+fn n5_stdio_a_crash_is_the_calls_tool_error() {
+    let mut c = Client::start(2, 4);
+    c.call(json!(1), "slow_exit", json!({"ms": 1}), None);
+    let v = c.recv();
+    assert_eq!(v["result"]["isError"], true);
+    assert!(result_text(&v).contains("exited with status 0"), "{v}");
+    c.call(json!(2), "echo", json!({"ok": true}), None);
+    assert_eq!(result_text(&c.recv()), r#"{"ok":true}"#);
+    c.close();
+}
+
+tests![
+    n2_stdio_answers_calls_as_they_finish_and_other_requests_at_once,
+    n2_every_call_received_before_eof_is_answered,
+    n3_stdio_refuses_a_call_the_queue_has_no_room_for,
+    n4_stdio_progress_from_a_worker,
+    n3_a_waiting_call_gets_heartbeats,
+    n2_a_modern_call_as_the_first_message,
+    n5_stdio_a_crash_is_the_calls_tool_error,
+    n7_6_stdio_the_servers_own_tools_run_beside_the_workers,
+];
