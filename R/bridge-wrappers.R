@@ -148,3 +148,5 @@ engine_live_call <- function(conn, fields, body, wait) {
 log_wanted <- function(level) bridge_value(.Call(wrap__log_wanted, level))
 
 log_running <- function(level, logger, data) bridge_value(.Call(wrap__log_running, level, logger, data))
+
+ask_running <- function(kind, params, timeout) bridge_value(.Call(wrap__ask_running, kind, params, timeout))

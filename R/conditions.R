@@ -38,6 +38,10 @@
 #' * `mcplite_error_progress`: [mcp_progress()] was given something it cannot
 #'   report: not a single finite number, or (while a client listens) a value
 #'   not above the previous one.
+#' * `mcplite_error_ask`: [mcp_elicit()] or [mcp_sample()] got no answer:
+#'   no served call runs, the client cannot be asked (it did not declare the
+#'   capability), the call was cancelled, the client refused, or the time
+#'   ran out.
 #' * `mcplite_error_workers`: [mcp_server()] with `workers` above 1 cannot
 #'   start its worker processes (an interactive session or a script read from
 #'   standard input has no script to run again; a worker exited before it was
@@ -80,7 +84,7 @@
 #' @aliases mcplite_error_argument mcplite_warning mcplite_warning_client mcplite_warning_insecure
 #'   mcplite_error_server_running mcplite_error_stdio mcplite_error_http
 #'   mcplite_error_option mcplite_error_json mcplite_error_handler mcplite_error_session mcplite_error_live
-#'   mcplite_error_progress mcplite_error_workers mcplite_error_internal mcplite_error_client
+#'   mcplite_error_progress mcplite_error_ask mcplite_error_workers mcplite_error_internal mcplite_error_client
 #'   mcplite_error_tool mcplite_error_rpc mcplite_error_timeout mcplite_error_connection
 #'   mcplite_error_tls mcplite_error_ignored_tool
 #' @seealso [conditionMessage()], [tryCatch()].

@@ -37,7 +37,13 @@ fn ticker(f: &Inflight, stop: &AtomicBool) -> u64 {
 fn main() {
     for always in [false, true] {
         let f = Arc::new(Inflight::new(ProgressPolicy::default(), None));
-        f.started(&CallStart { id: "1", progress_token: Some("1"), log_level: None, version: Version::V2025_11_25 });
+        f.started(&CallStart {
+            id: "1",
+            progress_token: Some("1"),
+            log_level: None,
+            asks: mcplite_engine::progress::Asks::NONE,
+            version: Version::V2025_11_25,
+        });
         let stop = Arc::new(AtomicBool::new(false));
         let (tf, ts) = (Arc::clone(&f), Arc::clone(&stop));
         let t = std::thread::spawn(move || ticker(&tf, &ts));

@@ -47,6 +47,7 @@
 //! [`projection`]; the serve loop writes the [`Reply`] as one line
 //! ([`Reply::write_line`]), which ends the span.
 
+pub mod asks;
 pub mod catalog;
 pub mod client;
 pub mod codes;

@@ -50,6 +50,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tokio::sync::Notify;
 
+pub use crate::asks::Asks;
 use crate::logging::{self, LogEntry, LogLevel};
 use crate::projection;
 use crate::version::Version;
@@ -146,6 +147,9 @@ struct State {
     /// What the waiting messages hold ([`entry_bytes`]), bounded by
     /// [`logging::MAX_PENDING_BYTES`].
     log_bytes: usize,
+    /// Requests to the client waiting to be written, with their ids
+    /// (RULES A1.2).
+    requests: std::collections::VecDeque<(String, Vec<u8>)>,
 }
 
 /// "Not before the process ends": when a call without a progress token
@@ -159,12 +163,14 @@ const NEVER: Duration = Duration::from_secs(365 * 24 * 3600);
 pub struct Listen {
     pub token: Option<String>,
     pub log: Option<LogLevel>,
+    /// What the client can be asked while the call runs (RULES A1).
+    pub asks: Asks,
 }
 
 impl Listen {
     /// Does the client listen to anything?
     pub fn any(&self) -> bool {
-        self.token.is_some() || self.log.is_some()
+        self.token.is_some() || self.log.is_some() || self.asks.any()
     }
 }
 
@@ -175,6 +181,7 @@ impl Listen {
 pub struct Progress {
     token: Option<String>,
     log: Option<LogLevel>,
+    asks: Asks,
     version: Version,
     started: Instant,
     policy: ProgressPolicy,
@@ -243,6 +250,7 @@ impl Progress {
         Progress {
             token: listen.token,
             log: listen.log,
+            asks: listen.asks,
             version,
             started,
             policy,
@@ -260,6 +268,7 @@ impl Progress {
                 logs: std::collections::VecDeque::new(),
                 dropped: 0,
                 log_bytes: 0,
+                requests: std::collections::VecDeque::new(),
             }),
             changed: Notify::new(),
         }
@@ -293,7 +302,32 @@ impl Progress {
 
     /// What the client listens to.
     pub fn listen(&self) -> Listen {
-        Listen { token: self.token.clone(), log: self.log }
+        Listen { token: self.token.clone(), log: self.log, asks: self.asks }
+    }
+
+    /// What the client can be asked (RULES A1).
+    pub fn asks(&self) -> Asks {
+        self.asks
+    }
+
+    /// A request to the client (a question, RULES A1.2), written on the
+    /// call's stream after the log messages waiting before it. `false` when
+    /// the call has ended.
+    pub fn send_request(&self, id: &str, line: Vec<u8>) -> bool {
+        let mut s = lock(&self.state);
+        if s.ended {
+            return false;
+        }
+        s.requests.push_back((id.to_owned(), line));
+        drop(s);
+        self.changed.notify_one();
+        true
+    }
+
+    /// Take back request `id` if it is not written yet (its question ended
+    /// without an answer).
+    pub fn withdraw_request(&self, id: &str) {
+        lock(&self.state).requests.retain(|(i, _)| i != id);
     }
 
     /// A log message from the tool (RULES G2, G3): queued when the client
@@ -470,6 +504,9 @@ impl Progress {
         if let Some(line) = self.log_line(&mut s) {
             return Some(line);
         }
+        if let Some((_, line)) = s.requests.pop_front() {
+            return Some(line);
+        }
         self.token.as_ref()?;
         let quiet = now >= self.heartbeat_at(&s);
         if s.pending && (quiet || now >= self.report_allowed_at(&s)) {
@@ -511,7 +548,7 @@ impl Progress {
         if s.ended {
             return None;
         }
-        if !s.logs.is_empty() || s.dropped > 0 {
+        if !s.logs.is_empty() || s.dropped > 0 || !s.requests.is_empty() {
             return Some(self.started);
         }
         let heartbeat = self.heartbeat_at(&s);
@@ -593,6 +630,8 @@ pub struct CallStart<'a> {
     /// The least severe log level the client wants for this call, when it
     /// asked for log messages (RULES G1).
     pub log_level: Option<LogLevel>,
+    /// What the client can be asked during this call (RULES A1).
+    pub asks: Asks,
     /// The protocol version the call is answered in.
     pub version: Version,
 }
@@ -600,7 +639,7 @@ pub struct CallStart<'a> {
 impl CallStart<'_> {
     /// What the client listens to during this call.
     pub fn listen(&self) -> Listen {
-        Listen { token: self.progress_token.map(str::to_owned), log: self.log_level }
+        Listen { token: self.progress_token.map(str::to_owned), log: self.log_level, asks: self.asks }
     }
 }
 
@@ -726,6 +765,11 @@ impl Inflight {
         self.progress().and_then(|p| p.log_level())
     }
 
+    /// The scope of the running call (its HTTP session), if any.
+    pub fn scope(&self) -> Option<String> {
+        self.running().as_ref().and_then(|r| r.scope.clone())
+    }
+
     /// Is a call running?
     pub fn is_running(&self) -> bool {
         self.running().is_some()
@@ -839,7 +883,7 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     fn tok(t: &str) -> Listen {
-        Listen { token: Some(t.to_owned()), log: None }
+        Listen { token: Some(t.to_owned()), log: None, asks: Asks::NONE }
     }
 
     fn policy() -> ProgressPolicy {
@@ -1086,10 +1130,22 @@ mod tests {
     fn c2_inflight_reports_to_the_running_call() {
         let f = Inflight::new(policy(), None);
         assert_eq!(f.report(1.0, None, None), Ok(false), "no call runs");
-        f.started(&CallStart { id: "1", progress_token: None, log_level: None, version: Version::V2025_11_25 });
+        f.started(&CallStart {
+            id: "1",
+            progress_token: None,
+            log_level: None,
+            asks: Asks::NONE,
+            version: Version::V2025_11_25,
+        });
         assert_eq!(f.report(1.0, None, None), Ok(false), "a call without a token");
         assert!(!f.finished());
-        f.started(&CallStart { id: "2", progress_token: Some("9"), log_level: None, version: Version::V2025_11_25 });
+        f.started(&CallStart {
+            id: "2",
+            progress_token: Some("9"),
+            log_level: None,
+            asks: Asks::NONE,
+            version: Version::V2025_11_25,
+        });
         let p = f.progress().unwrap();
         let epoch = f.epoch();
         assert_eq!(f.report(1.0, Some(2.0), None), Ok(true));
@@ -1118,6 +1174,7 @@ mod tests {
             id: "\"a\"",
             progress_token: Some("5"),
             log_level: None,
+            asks: Asks::NONE,
             version: Version::V2025_11_25,
         });
         assert!(f.progress().is_some());
@@ -1131,7 +1188,13 @@ mod tests {
         assert!(!f.is_running());
         // The next call is not cancelled, and has no progress without a token.
         f.set_scope(Some("s".into()));
-        f.started(&CallStart { id: "2", progress_token: None, log_level: None, version: Version::V2026_07_28 });
+        f.started(&CallStart {
+            id: "2",
+            progress_token: None,
+            log_level: None,
+            asks: Asks::NONE,
+            version: Version::V2026_07_28,
+        });
         assert!(f.progress().is_none());
         assert!(!f.cancel(None, &id("2")), "scope must match");
         assert!(!f.finished());
@@ -1144,7 +1207,7 @@ mod tests {
     }
 
     fn listen_log(level: LogLevel) -> Listen {
-        Listen { token: None, log: Some(level) }
+        Listen { token: None, log: Some(level), asks: Asks::NONE }
     }
 
     #[test]
@@ -1173,7 +1236,7 @@ mod tests {
     #[test]
     fn g3_messages_come_before_the_progress_due_and_all_before_the_response() {
         let t0 = Instant::now();
-        let listen = Listen { token: Some("7".into()), log: Some(LogLevel::Debug) };
+        let listen = Listen { token: Some("7".into()), log: Some(LogLevel::Debug), asks: Asks::NONE };
         let p = Progress::new(listen, Version::V2025_11_25, policy(), t0);
         p.report(1.0, Some(2.0), None).unwrap();
         p.log(logged(LogLevel::Debug, "a"));
@@ -1239,6 +1302,7 @@ mod tests {
             id: "1",
             progress_token: None,
             log_level: Some(LogLevel::Notice),
+            asks: Asks::NONE,
             version: Version::V2026_07_28,
         });
         assert_eq!(f.log_level(), Some(LogLevel::Notice));

@@ -36,6 +36,7 @@ use std::time::Instant;
 
 use serde_json::{Map, Value};
 
+use crate::asks::Asks;
 use crate::catalog::Catalog;
 use crate::codes::{
     standard_message, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR,
@@ -92,6 +93,8 @@ pub struct LegacyState {
     /// The level the client set with `logging/setLevel` (RULES G1.1): the
     /// session's calls get log messages at this level or above.
     pub log_level: Option<LogLevel>,
+    /// What the client declared it can be asked (RULES A1.1).
+    pub asks: Asks,
 }
 
 impl LegacyState {
@@ -581,6 +584,7 @@ impl Server {
                 session.initialized = true;
                 session.version = Some(v);
                 session.log_level = None;
+                session.asks = Asks::from_capabilities(params.and_then(|p| p.get("capabilities")));
                 let mut out = result_open(id, 200);
                 projection::write_initialize_result(
                     &mut out,
@@ -605,7 +609,8 @@ impl Server {
             }
             "tools/call" => {
                 let v = session.version.unwrap_or(LEGACY_DEFAULT);
-                self.tools_call(id, params, v, session.log_level, run).map_err(|e| (e, Some(v)))
+                let listen = (session.log_level, session.asks);
+                self.tools_call(id, params, v, listen, run).map_err(|e| (e, Some(v)))
             }
             _ if self.catalog.answers(method, false) => {
                 let v = session.version.unwrap_or(LEGACY_DEFAULT);
@@ -659,7 +664,7 @@ impl Server {
         let r = match method {
             "server/discover" => Ok(self.discover(id, v)),
             "tools/list" => self.tools_list(id, params, v),
-            "tools/call" => self.tools_call(id, params, v, log, run),
+            "tools/call" => self.tools_call(id, params, v, (log, Asks::NONE), run),
             _ => self.catalog_request(id, method, params, v),
         };
         r.map_err(|e| (e, Some(v)))
@@ -707,7 +712,7 @@ impl Server {
         id: &str,
         params: Option<&Value>,
         v: Version,
-        log_level: Option<LogLevel>,
+        (log_level, asks): (Option<LogLevel>, Asks),
         run: &mut ToolRun<'_>,
     ) -> Result<Outcome, RpcError> {
         let p = match params {
@@ -751,7 +756,7 @@ impl Server {
             return Err(RpcError::message(INTERNAL_ERROR, message));
         }
         let token = progress_token(params);
-        run.watch.started(&CallStart { id, progress_token: token.as_deref(), log_level, version: v });
+        run.watch.started(&CallStart { id, progress_token: token.as_deref(), log_level, asks, version: v });
         let mut outcome = run.host.call_tool(index, args, run.ctx);
         let worker = run.host.worker_run();
         // RULES J4.6: structured content that does not match the tool's

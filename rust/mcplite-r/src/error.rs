@@ -67,6 +67,9 @@ pub enum Kind {
     /// MCP client: the user interrupted a wait; R signals the interrupt
     /// again instead of raising an error.
     Interrupted,
+    /// A question of a running tool to its client (`mcp_elicit()`,
+    /// `mcp_sample()`, RULES A1) got no answer.
+    Ask,
 }
 
 impl Kind {
@@ -90,6 +93,7 @@ impl Kind {
             Kind::Connection => "connection",
             Kind::Tls => "tls",
             Kind::Interrupted => "interrupted",
+            Kind::Ask => "ask",
         }
     }
 }

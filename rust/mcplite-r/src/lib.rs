@@ -22,6 +22,7 @@ use std::time::Duration;
 use mcplite_engine::transport::{serve, serve_with_workers, ServeEnd, ServeOptions};
 use mcplite_engine::{LegacyState, Server, ServerInfo};
 
+mod asks;
 mod client;
 mod decode;
 pub mod encode;
@@ -240,6 +241,7 @@ fn engine_handler_handle(handler: Robj, _spec: Robj, line: &str) -> Robj {
 
 extendr_module! {
     mod mcplite;
+    use asks;
     use trace_context;
     use encode;
     use decode;

@@ -94,6 +94,13 @@ pub(crate) fn interrupter() -> Interrupter {
     })
 }
 
+/// Has the engine interrupted the running tool (a cancellation, the end of
+/// a stopping server's drain time) without the interrupt being consumed
+/// yet? A question waiting for the client stops then (RULES A1.3).
+pub fn interrupt_sent() -> bool {
+    SENT.load(Ordering::SeqCst)
+}
+
 /// Before a tool runs: consume an interrupt left over from a cancellation
 /// that came too late to stop its own call. Main thread only.
 pub fn swallow_stale_interrupt() {

@@ -2,8 +2,7 @@
 # `conformance server --url ...`) calls on a server under test, served over
 # Streamable HTTP by tests/suites/21-conformance.sh:
 #   MCPLITE_TRANSPORT=http MCPLITE_PORT=0 Rscript --vanilla conformance.R
-# The scenarios that need sampling or elicitation are not built yet (see
-# the suite's expected-failures list).
+# Every server scenario of the suite passes.
 library(mcplite)
 
 png_1px <- "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
@@ -101,6 +100,77 @@ test_tool_with_logging <- tool(
   description = "Sends three log messages while it runs."
 )
 
+# Questions to the client (RULES section 18): the user with a form, the
+# client's model with a prompt.
+test_elicitation <- tool(
+  function(message) {
+    answer <- mcp_elicit(message, type_object(
+      username = type_string("User's response"),
+      email = type_string("User's email address")
+    ))
+    paste0("User response: action=", answer$action, ", content=",
+           jsonlite::toJSON(answer$content, auto_unbox = TRUE))
+  },
+  name = "test_elicitation",
+  description = "Asks the user for their name and email.",
+  arguments = list(message = type_string("The message to show the user"))
+)
+test_elicitation_sep1034_defaults <- tool(
+  function() {
+    answer <- mcp_elicit("Please review and update the form fields with defaults", type_from_schema('{
+      "type": "object",
+      "properties": {
+        "name": {"type": "string", "description": "User name", "default": "John Doe"},
+        "age": {"type": "integer", "description": "User age", "default": 30},
+        "score": {"type": "number", "description": "User score", "default": 95.5},
+        "status": {"type": "string", "description": "User status", "enum": ["active", "inactive", "pending"],
+                   "default": "active"},
+        "verified": {"type": "boolean", "description": "Verification status", "default": true}
+      },
+      "required": []
+    }'))
+    paste0("Elicitation completed: action=", answer$action, ", content=",
+           jsonlite::toJSON(answer$content, auto_unbox = TRUE))
+  },
+  name = "test_elicitation_sep1034_defaults",
+  description = "Asks the user with a form whose fields have defaults."
+)
+test_elicitation_sep1330_enums <- tool(
+  function() {
+    answer <- mcp_elicit("Please select options from the enum fields", type_from_schema('{
+      "type": "object",
+      "properties": {
+        "untitledSingle": {"type": "string", "description": "Choose one option",
+                           "enum": ["option1", "option2", "option3"]},
+        "titledSingle": {"type": "string", "description": "Choose one titled option", "oneOf": [
+          {"const": "value1", "title": "First Option"}, {"const": "value2", "title": "Second Option"},
+          {"const": "value3", "title": "Third Option"}]},
+        "legacyEnum": {"type": "string", "description": "Choose one option (legacy)",
+                       "enum": ["opt1", "opt2", "opt3"], "enumNames": ["Option One", "Option Two", "Option Three"]},
+        "untitledMulti": {"type": "array", "description": "Choose multiple options", "minItems": 1,
+                          "maxItems": 3, "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
+        "titledMulti": {"type": "array", "description": "Choose multiple titled options", "minItems": 1,
+                        "maxItems": 3, "items": {"anyOf": [{"const": "value1", "title": "First Choice"},
+                          {"const": "value2", "title": "Second Choice"}, {"const": "value3", "title": "Third Choice"}]}}
+      },
+      "required": []
+    }'))
+    paste0("Elicitation completed: action=", answer$action, ", content=",
+           jsonlite::toJSON(answer$content, auto_unbox = TRUE))
+  },
+  name = "test_elicitation_sep1330_enums",
+  description = "Asks the user with every kind of choice."
+)
+test_sampling <- tool(
+  function(prompt) {
+    reply <- mcp_sample(prompt, max_tokens = 100)
+    paste0("LLM response: ", reply$text)
+  },
+  name = "test_sampling",
+  description = "Asks the client's model.",
+  arguments = list(prompt = type_string("The prompt to send to the LLM"))
+)
+
 # The suite's prompts (RULES section 16): templates the engine fills.
 prompts <- list(
   prompt_template("test_simple_prompt", "A simple prompt without arguments.",
@@ -143,5 +213,6 @@ resources <- list(
 mcp_server(list(
   test_simple_text, test_image_content, test_audio_content, test_embedded_resource,
   test_multiple_content_types, test_error_handling, json_schema_2020_12_tool, test_tool_with_progress,
-  test_tool_with_logging
+  test_tool_with_logging, test_elicitation, test_elicitation_sep1034_defaults, test_elicitation_sep1330_enums,
+  test_sampling
 ), prompts = prompts, resources = resources)

@@ -137,6 +137,8 @@ pub(super) struct Control {
     cancel_finder: Finder<'static>,
     ping_finder: Finder<'static>,
     call_finder: Finder<'static>,
+    /// The ids of the server's questions (RULES A1.2).
+    ask_finder: Finder<'static>,
     /// Lines queued or being handled that may be a `tools/call`.
     calls_ahead: AtomicUsize,
     cancels: Mutex<Cancels>,
@@ -155,6 +157,7 @@ impl Control {
             cancel_finder: Finder::new(b"notifications/cancelled"),
             ping_finder: Finder::new(b"\"ping\""),
             call_finder: Finder::new(b"tools/call"),
+            ask_finder: Finder::new(crate::asks::ID_PREFIX.as_bytes()),
             calls_ahead: AtomicUsize::new(0),
             cancels: Mutex::new(Cancels::default()),
             n_cancels: AtomicUsize::new(0),
@@ -173,6 +176,11 @@ impl Control {
     /// line to queue, or `None` when it was taken here (a ping the ticker
     /// answers).
     pub(super) fn route(&self, line: Vec<u8>, seq: u64) -> Option<Vec<u8>> {
+        // RULES A1.2: the client's answer to a question of the running tool
+        // goes to the question, not to the queue.
+        if crate::asks::pending() && self.ask_finder.find(&line).is_some() && crate::asks::deliver(&line, None) {
+            return None;
+        }
         let call = self.may_be_call(&line);
         if line.len() <= PEEK_MAX {
             if self.cancel_finder.find(&line).is_some() {

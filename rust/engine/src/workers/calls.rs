@@ -20,7 +20,7 @@ use serde_json::Value;
 
 use crate::logging;
 use crate::message::Message;
-use crate::progress::{progress_token, CallStart, CallWatch, Inflight, Listen, Progress};
+use crate::progress::{progress_token, Asks, CallStart, CallWatch, Inflight, Listen, Progress};
 use crate::server::LegacyState;
 use crate::version::{self, Era, Version};
 
@@ -285,11 +285,13 @@ impl CallState {
 pub fn progress_of(msg: &Message, session: &LegacyState) -> Option<(Listen, Version)> {
     let params = msg.params.as_ref();
     let token = progress_token(params);
-    let (log, v) = match version::era_of(params) {
-        Era::Modern { meta } => (logging::requested_level(meta).ok()?, version::check_modern_claim(meta).ok()?),
-        Era::Legacy => (session.log_level, session.negotiated()?),
+    let (log, asks, v) = match version::era_of(params) {
+        Era::Modern { meta } => {
+            (logging::requested_level(meta).ok()?, Asks::NONE, version::check_modern_claim(meta).ok()?)
+        }
+        Era::Legacy => (session.log_level, session.asks, session.negotiated()?),
     };
-    let listen = Listen { token, log };
+    let listen = Listen { token, log, asks };
     listen.any().then_some((listen, v))
 }
 
@@ -391,9 +393,16 @@ mod tests {
             id: "1",
             progress_token: Some("\"t\""),
             log_level: None,
+            asks: Asks::NONE,
             version: Version::V2025_11_25,
         });
-        b.state().started(&CallStart { id: "2", progress_token: None, log_level: None, version: Version::V2025_11_25 });
+        b.state().started(&CallStart {
+            id: "2",
+            progress_token: None,
+            log_level: None,
+            asks: Asks::NONE,
+            version: Version::V2025_11_25,
+        });
         assert!(a.state().has_progress() && !b.state().has_progress());
         a.state().report(1.0, None, Some("one"));
         let ps = calls.progresses();
@@ -407,12 +416,17 @@ mod tests {
         assert!(b.state().finished(), "the dispatcher learns it was cancelled");
         let hits = Arc::new(Hits(AtomicU64::new(0)));
         let c = calls.register(None, "3", None);
-        let d = calls.register(None, "4", Some((Listen { token: Some("7".into()), log: None }, Version::V2024_11_05)));
+        let d = calls.register(
+            None,
+            "4",
+            Some((Listen { token: Some("7".into()), log: None, asks: Asks::NONE }, Version::V2024_11_05)),
+        );
         assert_eq!(calls.progresses().len(), 1, "heartbeats while it waits");
         d.state().started(&CallStart {
             id: "4",
             progress_token: Some("7"),
             log_level: None,
+            asks: Asks::NONE,
             version: Version::V2024_11_05,
         });
         assert_eq!(calls.progresses().len(), 1, "the same progress goes on");

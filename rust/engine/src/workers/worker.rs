@@ -34,7 +34,7 @@ use serde_json::{Map, Value};
 use super::sys;
 use super::wire::{CallFrame, Frames, FromWorker, ToWorker, WireError, PROTOCOL};
 use crate::host::{Host, ToolFailure};
-use crate::progress::{CallStart, CallWatch, Inflight, Progress};
+use crate::progress::{Asks, CallStart, CallWatch, Inflight, Progress};
 use crate::telemetry::masked;
 use crate::version::Version;
 
@@ -228,6 +228,7 @@ fn run_call(host: &mut dyn Host, sh: &Shared<'_>, c: CallFrame) -> io::Result<()
         id: &id,
         progress_token: c.progress.then_some("0"),
         log_level: c.log,
+        asks: Asks::NONE,
         version: Version::V2026_07_28,
     });
     let progress = sh.inflight.progress();

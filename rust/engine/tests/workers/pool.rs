@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use mcplite_engine::host::{CallContext, Host, ToolFailure, ToolResult};
-use mcplite_engine::progress::{CallStart, CallWatch, Inflight, ProgressPolicy};
+use mcplite_engine::progress::{Asks, CallStart, CallWatch, Inflight, ProgressPolicy};
 use mcplite_engine::version::Version;
 use mcplite_engine::workers::{Calls, FairQueue, Pool, WorkerHost};
 use serde_json::{json, Value};
@@ -34,6 +34,7 @@ fn run(job: Job, host: &mut WorkerHost<'_>) {
             id: "1",
             progress_token: job.token.then_some("\"t\""),
             log_level: None,
+            asks: Asks::NONE,
             version: Version::V2025_11_25,
         });
     }

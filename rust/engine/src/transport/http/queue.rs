@@ -274,9 +274,15 @@ pub(super) async fn call_tool(
     let id = serde_json::from_str(&raw_id).unwrap_or(Value::Null);
     // RULES C6.1, G3.1: a call whose client listens to its progress or its
     // log messages, and accepts SSE, is answered with a stream.
-    let listens = progress_token(msg.params.as_ref()).is_some()
-        || progress_of(msg, &session).is_some_and(|(l, _)| l.log.is_some());
-    let streamed = sse::accepts_sse(h) && listens;
+    // A client that can be asked questions (RULES A1.2) gets a stream when
+    // the call asks one: a question is a request on it.
+    let token = progress_token(msg.params.as_ref()).is_some();
+    let listen = progress_of(msg, &session).map(|(l, _)| l);
+    let logs = listen.as_ref().is_some_and(|l| l.log.is_some());
+    let asks = listen.as_ref().is_some_and(|l| l.asks.any());
+    let streamed = sse::accepts_sse(h) && (token || logs || asks);
+    // Asked questions alone: a stream only once there is something for it.
+    let lazy = streamed && !token && !logs;
     let legacy = scope.is_some();
     let no = calls.next_job.fetch_add(1, Ordering::SeqCst);
     let scope = scope.map_or_else(|| format!("#{no}"), str::to_owned);
@@ -338,6 +344,20 @@ pub(super) async fn call_tool(
             guard.armed = false;
             let to_resp = if legacy { legacy_resp } else { answer_resp };
             answer.map_or_else(|_| unavailable(), to_resp)
+        }
+        Some(progress_rx) if lazy => {
+            let min_gap = calls.inflight.policy().min_gap;
+            let pending = PendingOutcome::default();
+            match sse::json_or_stream(reply_rx, progress_rx, guard, raw_id, min_gap, pending.clone()).await {
+                sse::First::Answer(answer) => {
+                    let to_resp = if legacy { legacy_resp } else { answer_resp };
+                    answer.map_or_else(|_| unavailable(), to_resp)
+                }
+                sse::First::Stream(mut r) => {
+                    r.extensions_mut().insert(pending);
+                    r
+                }
+            }
         }
         Some(progress_rx) => {
             let min_gap = calls.inflight.policy().min_gap;

@@ -348,7 +348,12 @@ async fn handle_request(sh: &Shared, req: Request<HyperBody>, mut via: Option<Vi
     };
     let msg = match &incoming {
         Incoming::Message(m) => m,
-        Incoming::ClientResponse => return empty(StatusCode::ACCEPTED),
+        Incoming::ClientResponse => {
+            // RULES A1.2: the answer to a question of a running tool, from
+            // the session whose call asked it.
+            crate::asks::deliver(&body, header(h, "mcp-session-id"));
+            return empty(StatusCode::ACCEPTED);
+        }
         _ => {
             let a = sh.answer_here(&mut LegacyState::default(), incoming, None);
             return respond(StatusCode::BAD_REQUEST, a.line.unwrap_or_default());

@@ -66,7 +66,69 @@ pub(super) fn stream(
     outcome: PendingOutcome,
 ) -> Resp {
     let (tx, rx) = tokio::sync::mpsc::channel(8);
-    tokio::spawn(stream_call(reply, started, tx, guard, raw_id, min_gap, outcome));
+    tokio::spawn(stream_call(reply, started, None, tx, guard, raw_id, min_gap, outcome));
+    sse_response(rx)
+}
+
+/// What [`json_or_stream`] found first.
+pub(super) enum First {
+    /// The answer, before the call wrote anything on its stream.
+    Answer(Result<Answer, tokio::sync::oneshot::error::RecvError>),
+    /// The SSE response, which starts with the call's first line.
+    Stream(Resp),
+}
+
+/// The answer of a call whose client may be asked questions but listens to
+/// nothing else (RULES A1.2): JSON when the answer comes before anything
+/// for the call's stream, which is then an SSE response starting with that
+/// line. So a call that asks nothing is answered as any other.
+pub(super) async fn json_or_stream(
+    mut reply: tokio::sync::oneshot::Receiver<Answer>,
+    mut started: tokio::sync::oneshot::Receiver<Arc<Progress>>,
+    mut guard: CancelOnDrop,
+    raw_id: String,
+    min_gap: Duration,
+    outcome: PendingOutcome,
+) -> First {
+    let progress = tokio::select! {
+        biased;
+        answer = &mut reply => {
+            guard.armed = false;
+            return First::Answer(answer);
+        }
+        p = &mut started => match p {
+            Ok(p) => p,
+            Err(_) => {
+                let answer = reply.await;
+                guard.armed = false;
+                return First::Answer(answer);
+            }
+        },
+    };
+    let first = loop {
+        if let Some(line) = progress.poll(Instant::now()) {
+            break line;
+        }
+        tokio::select! {
+            biased;
+            // Nothing is owed at the end: the client listens to no log
+            // message and no progress.
+            answer = &mut reply => {
+                guard.armed = false;
+                return First::Answer(answer);
+            }
+            () = progress.changed().notified() => {}
+        }
+    };
+    let (tx, rx) = tokio::sync::mpsc::channel(8);
+    if tx.try_send(sse_event(&first)).is_err() {
+        return First::Answer(reply.await);
+    }
+    tokio::spawn(stream_call(reply, started, Some(progress), tx, guard, raw_id, min_gap, outcome));
+    First::Stream(sse_response(rx))
+}
+
+fn sse_response(rx: tokio::sync::mpsc::Receiver<Bytes>) -> Resp {
     let mut r = Response::new(SseBody(rx).boxed());
     let hs = r.headers_mut();
     hs.insert(hyper::header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
@@ -81,17 +143,19 @@ pub(super) fn stream(
 /// response event; the stream ends when the task returns. Progress ends
 /// before the response is made, and this task writes both in order, so no
 /// notification follows the response.
+#[allow(clippy::too_many_arguments)]
 async fn stream_call(
     mut reply: tokio::sync::oneshot::Receiver<Answer>,
     mut started: tokio::sync::oneshot::Receiver<Arc<Progress>>,
+    known: Option<Arc<Progress>>,
     tx: tokio::sync::mpsc::Sender<Bytes>,
     mut guard: CancelOnDrop,
     raw_id: String,
     min_gap: Duration,
     outcome: PendingOutcome,
 ) {
-    let mut progress: Option<Arc<Progress>> = None;
-    let mut waiting = true;
+    let mut waiting = known.is_none();
+    let mut progress: Option<Arc<Progress>> = known;
     loop {
         let due = progress.as_ref().and_then(|p| p.next_due()).map(|d| d.min(Instant::now() + min_gap));
         let watched = progress.clone();
