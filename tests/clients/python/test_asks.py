@@ -1,0 +1,159 @@
+"""Questions to the client (RULES section 18, issue 45): tools that call
+mcp_elicit() and mcp_sample(), driven by the official Python SDK (mcp==2.3.0)
+with its elicitation and sampling callbacks, over stdio and Streamable HTTP in
+the legacy era; a client without the capability, a refusal, a timeout, and an
+HTTP call that asks nothing answered as JSON."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.request
+
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.types import CreateMessageResult, ElicitResult, ErrorData, TextContent
+
+from mcplite_driver import server_command, server_env, start_http_server, stop_http_server
+
+TIMEOUT = 60
+
+
+def stdio() -> StdioServerParameters:
+    cmd, args = server_command("asks.R")
+    return StdioServerParameters(command=cmd, args=args, env=server_env())
+
+
+class Recorder:
+    def __init__(self, action="accept", content=None, delay=0.0):
+        self.asked = []
+        self.action, self.content, self.delay = action, content, delay
+
+    async def elicit(self, context, params):
+        self.asked.append(params)
+        await asyncio.sleep(self.delay)
+        if self.action == "error":
+            return ErrorData(code=-1, message="The user closed the dialog")
+        return ElicitResult(action=self.action, content=self.content)
+
+    async def sample(self, context, params):
+        self.asked.append(params)
+        return CreateMessageResult(
+            role="assistant",
+            content=TextContent(type="text", text="R is a language for statistics."),
+            model="test-model",
+            stop_reason="endTurn",
+        )
+
+
+def text(result) -> str:
+    return result.content[0].text
+
+
+async def exercise(target) -> None:
+    rec = Recorder(content={"keep": 2, "why": "old"})
+    async with Client(target, mode="legacy", elicitation_callback=rec.elicit, sampling_callback=rec.sample) as c:
+        r = await c.call_tool("confirm", {"n": 5})
+        assert not r.is_error and text(r) == "Deleting 3 files (old)"
+        asked = rec.asked[0]
+        assert asked.message == "Delete 5 files?"
+        schema = asked.requested_schema
+        assert schema["type"] == "object" and schema["required"] == ["why"]
+        assert schema["properties"]["why"] == {"type": "string", "enum": ["old", "large"], "description": "Why delete them."}
+        assert "additionalProperties" not in schema
+        s = await c.call_tool("summarise", {"text": "R"})
+        assert text(s) == "Summary (test-model, endTurn): R is a language for statistics."
+        sampled = rec.asked[1]
+        assert sampled.max_tokens == 50 and sampled.system_prompt == "Be brief."
+        assert sampled.messages[0].content.text == "Summarise: R"
+        # Two questions in a row, each answered.
+        assert text(await c.call_tool("twice", {})) == "accept accept"
+        # The server still answers calls that ask nothing.
+        assert text(await c.call_tool("quick", {})) == "quick"
+    declined = Recorder(action="decline")
+    async with Client(target, mode="legacy", elicitation_callback=declined.elicit) as c:
+        assert text(await c.call_tool("confirm", {"n": 1})) == "Nothing deleted: decline"
+    refused = Recorder(action="error")
+    async with Client(target, mode="legacy", elicitation_callback=refused.elicit) as c:
+        r = await c.call_tool("confirm", {"n": 1})
+        assert r.is_error and "The user closed the dialog" in text(r)
+
+
+def test_a1_questions_over_stdio():
+    asyncio.run(asyncio.wait_for(exercise(stdio()), TIMEOUT))
+
+
+def test_a1_a_client_without_the_capability_is_not_asked():
+    async def go():
+        async with Client(stdio(), mode="legacy") as c:
+            r = await c.call_tool("confirm", {"n": 1})
+            assert r.is_error
+            assert "did not declare the `elicitation` capability" in text(r)
+            # The same call in 2026-07-28 cannot ask yet (RULES A1.4).
+        async with Client(stdio(), mode="2026-07-28") as c:
+            r = await c.call_tool("summarise", {"text": "x"})
+            assert r.is_error and "`sampling` capability" in text(r)
+
+    asyncio.run(asyncio.wait_for(go(), TIMEOUT))
+
+
+def test_a1_3_an_answer_too_late_ends_the_question():
+    async def go():
+        slow = Recorder(delay=3)
+        async with Client(stdio(), mode="legacy", elicitation_callback=slow.elicit) as c:
+            r = await c.call_tool("impatient", {})
+            assert r.is_error and "did not answer within 1 s" in text(r)
+            # The late answer is ignored, and the server goes on.
+            assert text(await c.call_tool("quick", {})) == "quick"
+
+    asyncio.run(asyncio.wait_for(go(), TIMEOUT))
+
+
+@pytest.fixture(scope="module")
+def http_server():
+    try:
+        proc, url = start_http_server("asks.R")
+    except RuntimeError as e:
+        pytest.fail(str(e))
+    yield url
+    assert stop_http_server(proc) == 0
+
+
+def test_a1_questions_over_http(http_server):
+    asyncio.run(asyncio.wait_for(exercise(http_server), TIMEOUT))
+
+
+def post(url, body, headers):
+    req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST")
+    for k, v in {"Content-Type": "application/json", "Accept": "application/json, text/event-stream", **headers}.items():
+        req.add_header(k, v)
+    return urllib.request.urlopen(req, timeout=30)
+
+
+def test_a1_2_a_call_that_asks_nothing_is_answered_as_json(http_server):
+    init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}, "sampling": {}},
+        "clientInfo": {"name": "raw", "version": "1"}}}
+    with post(http_server, init, {}) as r:
+        sid = r.headers["Mcp-Session-Id"]
+    h = {"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
+    with post(http_server, {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                            "params": {"name": "quick", "arguments": {}}}, h) as r:
+        assert r.headers["Content-Type"].startswith("application/json")
+        assert json.loads(r.read())["result"]["content"][0]["text"] == "quick"
+    # A call that asks: an event stream whose first event is the question.
+    # Another session cannot answer it; this one can.
+    with post(http_server, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                            "params": {"name": "confirm", "arguments": {"n": 3}}}, h) as r:
+        assert r.headers["Content-Type"] == "text/event-stream"
+        first = json.loads(next(l for l in r if l.startswith(b"data: "))[6:])
+        assert first["method"] == "elicitation/create"
+        with post(http_server, init, {}) as o:
+            other = {"Mcp-Session-Id": o.headers["Mcp-Session-Id"], "MCP-Protocol-Version": "2025-11-25"}
+        answer = {"jsonrpc": "2.0", "id": first["id"], "result": {"action": "accept", "content": {"why": "large"}}}
+        with post(http_server, {**answer, "result": {"action": "decline"}}, other) as a:
+            assert a.status == 202
+        with post(http_server, answer, h) as a:
+            assert a.status == 202
+        last = json.loads(next(l for l in r if l.startswith(b"data: "))[6:])
+        assert last["id"] == 2 and last["result"]["content"][0]["text"] == "Deleting 3 files (large)"
