@@ -18,12 +18,17 @@
 #' the same way, so test a tool that asks with a client such as
 #' [mcp_connect()].
 #'
-#' The question is a request from the server on the call's own stream (in
-#' protocol versions up to 2025-11-25, over stdio and over HTTP, where the
-#' call is then answered as an event stream). Tools run by worker processes,
-#' and calls in protocol 2026-07-28, cannot ask yet.
+#' In protocol versions up to 2025-11-25 the question is a request from the
+#' server on the call's own stream (over stdio, and over HTTP, where the
+#' call is then answered as an event stream), and the tool waits for the
+#' answer. Protocol 2026-07-28 has no such requests: the call ends with the
+#' question (`input_required`), the client asks its user or model and calls
+#' the tool again with the answer, and the tool runs again from the start;
+#' this time `mcp_elicit()` returns the answer. Tools run by worker
+#' processes cannot ask yet.
 #'
-#' Ask before you act: a tool that changes things should ask first, and act
+#' Ask before you act: a tool that changes things should ask first (in
+#' 2026-07-28 whatever it did before the question is done again), and act
 #' only on `action == "accept"`. Never ask for passwords, tokens or other
 #' secrets: the specification forbids it, and the answer passes through the
 #' client.

@@ -21,39 +21,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+pub use crate::ask_state::{Asks, Rounds};
 use crate::progress::{Inflight, Progress};
-
-/// What the client can be asked: its `elicitation` and `sampling`
-/// capabilities.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Asks {
-    pub elicitation: bool,
-    pub sampling: bool,
-}
-
-impl Asks {
-    /// The client can be asked nothing.
-    pub const NONE: Asks = Asks { elicitation: false, sampling: false };
-
-    /// The capabilities of a client's `initialize` (or of the modern
-    /// `_meta` member): each present as an object.
-    pub fn from_capabilities(caps: Option<&Value>) -> Asks {
-        let has = |k: &str| caps.and_then(|c| c.get(k)).is_some_and(Value::is_object);
-        Asks { elicitation: has("elicitation"), sampling: has("sampling") }
-    }
-
-    /// Can the client be asked anything?
-    pub fn any(self) -> bool {
-        self.elicitation || self.sampling
-    }
-
-    fn allows(self, kind: AskKind) -> bool {
-        match kind {
-            AskKind::Elicit => self.elicitation,
-            AskKind::Sample => self.sampling,
-        }
-    }
-}
 
 /// What is asked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,6 +75,10 @@ pub enum AskError {
     Refused(String),
     /// The parameters were not a JSON object.
     BadParams,
+    /// 2026-07-28: the question goes to the client with the call's
+    /// `input_required` answer; the tool runs again with the answer (RULES
+    /// A2.1).
+    InputRequired,
 }
 
 impl AskError {
@@ -122,6 +95,9 @@ impl AskError {
             AskError::TimedOut(d) => format!("the client did not answer within {} s", d.as_secs()),
             AskError::Refused(m) => format!("the client refused the request: {m}"),
             AskError::BadParams => "the request's parameters must be a JSON object".into(),
+            AskError::InputRequired => "the client is asked first (protocol 2026-07-28): this call ends without a \
+                                        result, and the client runs it again with the answer"
+                .into(),
         }
     }
 }
@@ -222,13 +198,16 @@ pub fn ask(
     // A call whose client listens to nothing has no progress: it cannot be
     // asked either.
     let progress = match inflight.progress() {
-        Some(p) if p.asks().allows(kind) => p,
+        Some(p) if p.asks().allows(kind.capability()) => p,
         _ if inflight.is_running() => return Err(AskError::Unsupported(kind)),
         _ => return Err(AskError::NoCall),
     };
     let params: Value = serde_json::from_str(params).map_err(|_| AskError::BadParams)?;
     if !params.is_object() {
         return Err(AskError::BadParams);
+    }
+    if progress.version().is_modern() {
+        return ask_in_rounds(&progress, kind, params);
     }
     let id = format!("{ID_PREFIX}{}", NEXT.fetch_add(1, Ordering::SeqCst));
     let _registered = {
@@ -246,6 +225,45 @@ pub fn ask(
         progress.withdraw_request(&id);
     }
     answer
+}
+
+/// A question of a 2026-07-28 call (RULES A2.1): its answer when an earlier
+/// round gave one, else it joins the call's `inputRequests`.
+fn ask_in_rounds(progress: &Progress, kind: AskKind, params: Value) -> Result<Value, AskError> {
+    let mut rounds = progress.rounds();
+    let Some(r) = rounds.as_mut() else { return Err(AskError::Unsupported(kind)) };
+    let key = r.next_key();
+    match r.answers.get(&key) {
+        Some(a @ Value::Object(_)) => Ok(a.clone()),
+        Some(_) => Err(AskError::Refused("the answer in inputResponses is not an object".into())),
+        None => {
+            r.unanswered.push((key, serde_json::json!({"method": kind.method(), "params": params})));
+            Err(AskError::InputRequired)
+        }
+    }
+}
+
+/// The `InputRequiredResult` of a 2026-07-28 call whose questions wait
+/// (RULES A2.1): `inputRequests` by key, and the `requestState` carrying
+/// the answers so far, bound to `binding`.
+pub fn write_input_required(out: &mut Vec<u8>, rounds: &Rounds, binding: &str, server_info: &str) {
+    out.extend_from_slice(b"{\"resultType\":\"input_required\",\"inputRequests\":{");
+    for (i, (key, request)) in rounds.unanswered.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        crate::json::write_str(out, key);
+        out.push(b':');
+        serde_json::to_writer(&mut *out, request).expect("a value encodes");
+    }
+    out.push(b'}');
+    if let Some(state) = crate::request_state::seal(binding, &rounds.answers, std::time::SystemTime::now()) {
+        out.extend_from_slice(b",\"requestState\":");
+        crate::json::write_str(out, &state);
+    }
+    out.push(b',');
+    crate::projection::write_server_meta(out, server_info);
+    out.push(b'}');
 }
 
 fn wait(id: &str, progress: &Progress, timeout: Duration, stop: &dyn Fn() -> bool) -> Result<Value, AskError> {

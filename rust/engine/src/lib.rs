@@ -47,6 +47,7 @@
 //! [`projection`]; the serve loop writes the [`Reply`] as one line
 //! ([`Reply::write_line`]), which ends the span.
 
+pub mod ask_state;
 pub mod asks;
 pub mod catalog;
 pub mod client;
@@ -65,6 +66,7 @@ mod output_schema;
 pub mod progress;
 pub mod projection;
 pub mod prompts;
+pub mod request_state;
 pub mod resources;
 mod schema_words;
 pub mod server;

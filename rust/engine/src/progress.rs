@@ -50,7 +50,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tokio::sync::Notify;
 
-pub use crate::asks::Asks;
+pub use crate::ask_state::Asks;
+use crate::ask_state::Rounds;
 use crate::logging::{self, LogEntry, LogLevel};
 use crate::projection;
 use crate::version::Version;
@@ -189,6 +190,8 @@ pub struct Progress {
     /// Woken (one permit kept) when a report starts waiting: what an async
     /// ticker waits on ([`Progress::changed`]).
     changed: Notify,
+    /// A 2026-07-28 call's questions and answers (RULES A2).
+    rounds: Mutex<Option<Rounds>>,
 }
 
 fn lock(m: &Mutex<State>) -> MutexGuard<'_, State> {
@@ -271,7 +274,23 @@ impl Progress {
                 requests: std::collections::VecDeque::new(),
             }),
             changed: Notify::new(),
+            rounds: Mutex::new(None),
         }
+    }
+
+    /// The protocol version the call is answered in.
+    pub fn version(&self) -> Version {
+        self.version
+    }
+
+    /// A 2026-07-28 call's answers from earlier rounds (RULES A2.2).
+    pub fn set_rounds(&self, rounds: Rounds) {
+        *self.rounds.lock().unwrap_or_else(|e| e.into_inner()) = Some(rounds);
+    }
+
+    /// The call's rounds, to ask a question in (see [`crate::asks::ask`]).
+    pub fn rounds(&self) -> MutexGuard<'_, Option<Rounds>> {
+        self.rounds.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The call waits for `what` ("a free worker") before it runs: its
@@ -657,6 +676,15 @@ pub trait CallWatch {
     fn stopping(&self) -> bool {
         false
     }
+    /// A 2026-07-28 call that may ask (RULES A2): the answers of earlier
+    /// rounds, given after [`CallWatch::started`]. Ignored by a watch
+    /// whose calls cannot ask.
+    fn set_rounds(&self, _rounds: Rounds) {}
+    /// After the tool returned, before [`CallWatch::finished`]: the call's
+    /// rounds, whose unanswered questions make it `input_required`.
+    fn take_rounds(&self) -> Option<Rounds> {
+        None
+    }
 }
 
 /// The watch of a transport that sends no progress and cannot cancel.
@@ -839,6 +867,16 @@ impl Inflight {
 }
 
 impl CallWatch for Inflight {
+    fn set_rounds(&self, rounds: Rounds) {
+        if let Some(p) = self.progress() {
+            p.set_rounds(rounds);
+        }
+    }
+
+    fn take_rounds(&self) -> Option<Rounds> {
+        self.progress().and_then(|p| p.rounds().take())
+    }
+
     fn started(&self, call: &CallStart<'_>) {
         let now = Instant::now();
         let listen = call.listen();

@@ -36,7 +36,7 @@ use std::time::Instant;
 
 use serde_json::{Map, Value};
 
-use crate::asks::Asks;
+use crate::ask_state::{Asks, Rounds};
 use crate::catalog::Catalog;
 use crate::codes::{
     standard_message, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR,
@@ -54,6 +54,7 @@ use crate::prompts::PromptSpec;
 use crate::resources::Resources;
 use crate::telemetry::{ErrorText, SessionEnd, SpanEnd, SpanRecorder, SpanStart, Started, Via};
 use crate::version::{self, ClaimError, Era, Version, LEGACY_DEFAULT};
+use crate::{asks, request_state};
 
 /// Text of the contained error for an interrupted call.
 pub const INTERRUPTED_TEXT: &str = "The tool call was interrupted.";
@@ -664,7 +665,10 @@ impl Server {
         let r = match method {
             "server/discover" => Ok(self.discover(id, v)),
             "tools/list" => self.tools_list(id, params, v),
-            "tools/call" => self.tools_call(id, params, v, (log, Asks::NONE), run),
+            "tools/call" => {
+                let asks = Asks::from_capabilities(meta.get(version::META_CAPS));
+                self.tools_call(id, params, v, (log, asks), run)
+            }
             _ => self.catalog_request(id, method, params, v),
         };
         r.map_err(|e| (e, Some(v)))
@@ -749,6 +753,13 @@ impl Server {
             }
             Checked::Refused(text) => return Ok(self.refused(id, &text, v)),
         }
+        // RULES A2.2: a 2026-07-28 call from a client that can be asked
+        // brings the answers of earlier rounds.
+        let rounds = if v.is_modern() && asks.any() {
+            Some(rounds_of(p, name, arguments.and_then(Value::as_object))?)
+        } else {
+            None
+        };
         // RULES N3.1: a server with workers refuses a call its queue has no
         // room for, saying so in plain words (the code is the spec's
         // internal error).
@@ -757,7 +768,12 @@ impl Server {
         }
         let token = progress_token(params);
         run.watch.started(&CallStart { id, progress_token: token.as_deref(), log_level, asks, version: v });
+        let binding = rounds.map(|(r, b)| {
+            run.watch.set_rounds(r);
+            b
+        });
         let mut outcome = run.host.call_tool(index, args, run.ctx);
+        let asked = binding.as_ref().and_then(|_| run.watch.take_rounds()).filter(|r| !r.unanswered.is_empty());
         let worker = run.host.worker_run();
         // RULES J4.6: structured content that does not match the tool's
         // output schema is not sent; the client gets a tool error instead.
@@ -782,6 +798,16 @@ impl Server {
             });
         }
         let mut out = result_open(id, outcome.as_ref().map_or(256, |r| r.approx_len()));
+        // RULES A2.1: questions without an answer make the call
+        // input_required, whatever the tool did after asking.
+        if let (Some(r), Some(b)) = (&asked, &binding) {
+            asks::write_input_required(&mut out, r, b, &self.server_info_json);
+            out.push(b'}');
+            let mut o = ok(out, Some(v));
+            o.end.worker = worker;
+            o.end.call = Some(CallOutcome::Ok);
+            return Ok(o);
+        }
         let (tool_error, call) = match &outcome {
             Ok(r) => {
                 let e = projection::write_call_result(&mut out, r, v, &self.server_info_json);
@@ -855,6 +881,34 @@ struct ToolRun<'a> {
     /// The transport, for telemetry.
     via: Option<&'a Via>,
 }
+
+/// The answers a 2026-07-28 `tools/call` brings (RULES A2.2): those of its
+/// `requestState` (checked: made here for this tool and these arguments,
+/// not expired) and of its `inputResponses`, and what a new state is bound
+/// to.
+fn rounds_of(
+    p: &Map<String, Value>,
+    name: &str,
+    arguments: Option<&Map<String, Value>>,
+) -> Result<(Rounds, String), RpcError> {
+    let binding = request_state::binding(name, arguments);
+    let mut answers = match p.get("requestState") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::String(state)) => request_state::open(state, &binding, std::time::SystemTime::now())
+            .map_err(|_| RpcError::detail(INVALID_PARAMS, REQUEST_STATE_REFUSED))?,
+        Some(_) => return Err(RpcError::detail(INVALID_PARAMS, REQUEST_STATE_REFUSED)),
+    };
+    match p.get("inputResponses") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(m)) => answers.extend(m.iter().map(|(k, v)| (k.clone(), v.clone()))),
+        Some(_) => return Err(RpcError::detail(INVALID_PARAMS, "inputResponses must be an object")),
+    }
+    Ok((Rounds::new(answers), binding))
+}
+
+/// The detail of a refused `requestState`.
+const REQUEST_STATE_REFUSED: &str =
+    "requestState was not made by this server for this tool and these arguments, or it expired; call again without it";
 
 /// The params of a listing (`tools/list`, `prompts/list`): one page, so a
 /// cursor that is not null is invalid (RULES section 10).

@@ -50,9 +50,9 @@ def text(result) -> str:
     return result.content[0].text
 
 
-async def exercise(target) -> None:
+async def exercise(target, mode="legacy") -> None:
     rec = Recorder(content={"keep": 2, "why": "old"})
-    async with Client(target, mode="legacy", elicitation_callback=rec.elicit, sampling_callback=rec.sample) as c:
+    async with Client(target, mode=mode, elicitation_callback=rec.elicit, sampling_callback=rec.sample) as c:
         r = await c.call_tool("confirm", {"n": 5})
         assert not r.is_error and text(r) == "Deleting 3 files (old)"
         asked = rec.asked[0]
@@ -71,16 +71,19 @@ async def exercise(target) -> None:
         # The server still answers calls that ask nothing.
         assert text(await c.call_tool("quick", {})) == "quick"
     declined = Recorder(action="decline")
-    async with Client(target, mode="legacy", elicitation_callback=declined.elicit) as c:
+    async with Client(target, mode=mode, elicitation_callback=declined.elicit) as c:
         assert text(await c.call_tool("confirm", {"n": 1})) == "Nothing deleted: decline"
-    refused = Recorder(action="error")
-    async with Client(target, mode="legacy", elicitation_callback=refused.elicit) as c:
-        r = await c.call_tool("confirm", {"n": 1})
-        assert r.is_error and "The user closed the dialog" in text(r)
+    if mode == "legacy":
+        refused = Recorder(action="error")
+        async with Client(target, mode=mode, elicitation_callback=refused.elicit) as c:
+            r = await c.call_tool("confirm", {"n": 1})
+            assert r.is_error and "The user closed the dialog" in text(r)
 
 
-def test_a1_questions_over_stdio():
-    asyncio.run(asyncio.wait_for(exercise(stdio()), TIMEOUT))
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+def test_a1_a2_questions_over_stdio(mode):
+    # 2026-07-28: the SDK answers input_required and calls again (RULES A2).
+    asyncio.run(asyncio.wait_for(exercise(stdio(), mode), TIMEOUT))
 
 
 def test_a1_a_client_without_the_capability_is_not_asked():
@@ -89,7 +92,6 @@ def test_a1_a_client_without_the_capability_is_not_asked():
             r = await c.call_tool("confirm", {"n": 1})
             assert r.is_error
             assert "did not declare the `elicitation` capability" in text(r)
-            # The same call in 2026-07-28 cannot ask yet (RULES A1.4).
         async with Client(stdio(), mode="2026-07-28") as c:
             r = await c.call_tool("summarise", {"text": "x"})
             assert r.is_error and "`sampling` capability" in text(r)
@@ -119,8 +121,9 @@ def http_server():
     assert stop_http_server(proc) == 0
 
 
-def test_a1_questions_over_http(http_server):
-    asyncio.run(asyncio.wait_for(exercise(http_server), TIMEOUT))
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+def test_a1_a2_questions_over_http(http_server, mode):
+    asyncio.run(asyncio.wait_for(exercise(http_server, mode), TIMEOUT))
 
 
 def post(url, body, headers):
@@ -157,3 +160,40 @@ def test_a1_2_a_call_that_asks_nothing_is_answered_as_json(http_server):
             assert a.status == 202
         last = json.loads(next(l for l in r if l.startswith(b"data: "))[6:])
         assert last["id"] == 2 and last["result"]["content"][0]["text"] == "Deleting 3 files (large)"
+
+
+def test_a2_input_required_matches_the_schema_and_inputs_are_checked():
+    from mcplite_driver import MODERN_VERSION, modern_meta, req, result_envelope_name, error_envelope_name, run_lines, validate
+
+    meta = modern_meta(**{"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}})
+
+    def call(id_, **extra):
+        return req(id_, "tools/call", {"name": "confirm", "arguments": {"n": 2}, "_meta": meta, **extra})
+
+    answer = {"action": "accept", "content": {"why": "old"}}
+    run = run_lines(
+        [
+            call(1),
+            call(2, inputResponses={"q1": answer}),
+            call(3, inputResponses={"q1": answer}, requestState="forged.state"),
+            call(4, inputResponses=[answer]),
+            call(5, inputResponses={"q1": "yes"}),
+        ],
+        script="asks.R",
+    )
+    by_id = {m["id"]: m for m in run.messages}
+    first = by_id[1]
+    validate(first, MODERN_VERSION, result_envelope_name(MODERN_VERSION))
+    validate(first["result"], MODERN_VERSION, "InputRequiredResult")
+    assert first["result"]["resultType"] == "input_required"
+    assert first["result"]["inputRequests"]["q1"]["method"] == "elicitation/create"
+    assert first["result"]["inputRequests"]["q1"]["params"]["message"] == "Delete 2 files?"
+    assert isinstance(first["result"]["requestState"], str)
+    # The tool runs again with the answer.
+    assert by_id[2]["result"]["content"][0]["text"] == "Deleting 2 files (old)"
+    for bad in (3, 4):
+        validate(by_id[bad], MODERN_VERSION, error_envelope_name(MODERN_VERSION))
+        assert by_id[bad]["error"]["code"] == -32602
+    assert "requestState" in by_id[3]["error"]["message"]
+    # An answer that is not an object is the tool's error.
+    assert by_id[5]["result"]["isError"] is True

@@ -361,6 +361,14 @@ pub(super) struct Watch<'a, 'w> {
 }
 
 impl CallWatch for Watch<'_, '_> {
+    fn set_rounds(&self, rounds: crate::ask_state::Rounds) {
+        self.control.inflight.set_rounds(rounds);
+    }
+
+    fn take_rounds(&self) -> Option<crate::ask_state::Rounds> {
+        self.control.inflight.take_rounds()
+    }
+
     fn started(&self, call: &CallStart<'_>) {
         let c = self.control;
         let hit = {

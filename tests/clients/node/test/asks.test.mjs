@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { test, before, after } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
-import { serverParams, startHttpServer, stopHttpServer } from './helpers.mjs';
+import { serverParams, startHttpServer, stopHttpServer, MODERN } from './helpers.mjs';
 
 let http;
 
@@ -18,10 +18,13 @@ after(async () => {
   assert.equal(await stopHttpServer(http.server), 0);
 });
 
-function newClient(asked) {
+function newClient(asked, modern = false) {
   const client = new Client(
     { name: 'mcplite-node-asks', version: '1.0.0' },
-    { capabilities: { elicitation: { form: {} }, sampling: {} } }
+    {
+      capabilities: { elicitation: { form: {} }, sampling: {} },
+      ...(modern ? { versionNegotiation: { mode: { pin: MODERN } } } : {})
+    }
   );
   client.setRequestHandler('elicitation/create', async request => {
     asked.push(request.params);
@@ -59,6 +62,31 @@ test('stdio, legacy: a tool asks the user and the model', async () => {
 test('HTTP, legacy: a tool asks the user and the model on its event stream', async () => {
   const asked = [];
   const client = newClient(asked);
+  await client.connect(new StreamableHTTPClientTransport(new URL(http.url)));
+  try {
+    await exercise(client, asked);
+  } finally {
+    await client.close();
+  }
+});
+
+// 2026-07-28: the call answers input_required, the SDK asks its handlers
+// and calls again with the answers (RULES A2).
+test('stdio, 2026-07-28: the answers come back in a new round', async () => {
+  const asked = [];
+  const client = newClient(asked, true);
+  await client.connect(new StdioClientTransport(serverParams(getDefaultEnvironment(), { script: 'asks.R' })));
+  try {
+    assert.equal(client.getNegotiatedProtocolVersion(), MODERN);
+    await exercise(client, asked);
+  } finally {
+    await client.close();
+  }
+});
+
+test('HTTP, 2026-07-28: the answers come back in a new round', async () => {
+  const asked = [];
+  const client = newClient(asked, true);
   await client.connect(new StreamableHTTPClientTransport(new URL(http.url)));
   try {
     await exercise(client, asked);

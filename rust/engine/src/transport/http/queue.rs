@@ -382,6 +382,14 @@ struct JobWatch<'a> {
 }
 
 impl CallWatch for JobWatch<'_> {
+    fn set_rounds(&self, rounds: crate::ask_state::Rounds) {
+        self.inflight.set_rounds(rounds);
+    }
+
+    fn take_rounds(&self) -> Option<crate::ask_state::Rounds> {
+        self.inflight.take_rounds()
+    }
+
     fn started(&self, call: &CallStart<'_>) {
         self.inflight.started(call);
         let tx = self.progress.lock().unwrap_or_else(PoisonError::into_inner).take();
