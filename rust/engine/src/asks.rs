@@ -91,7 +91,9 @@ impl AskError {
                  should say what it needs in its result instead)",
                 k.capability()
             ),
-            AskError::Cancelled => "the call was cancelled while it waited for the client's answer".into(),
+            AskError::Cancelled => {
+                "the call was cancelled, or the client went away, while it waited for the client's answer".into()
+            }
             AskError::TimedOut(d) => format!("the client did not answer within {} s", d.as_secs()),
             AskError::Refused(m) => format!("the client refused the request: {m}"),
             AskError::BadParams => "the request's parameters must be a JSON object".into(),
@@ -273,7 +275,7 @@ fn wait(id: &str, progress: &Progress, timeout: Duration, stop: &dyn Fn() -> boo
         if let Some(answer) = g.as_mut().and_then(|m| m.get_mut(id)).and_then(|w| w.answer.take()) {
             return answer.map_err(AskError::Refused);
         }
-        if progress.is_ended() || stop() {
+        if !progress.answers_possible() || stop() {
             return Err(AskError::Cancelled);
         }
         let now = Instant::now();

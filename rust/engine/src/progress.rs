@@ -192,6 +192,8 @@ pub struct Progress {
     changed: Notify,
     /// A 2026-07-28 call's questions and answers (RULES A2).
     rounds: Mutex<Option<Rounds>>,
+    /// The client can no longer answer a question (its input ended).
+    no_answers: std::sync::atomic::AtomicBool,
 }
 
 fn lock(m: &Mutex<State>) -> MutexGuard<'_, State> {
@@ -275,7 +277,19 @@ impl Progress {
             }),
             changed: Notify::new(),
             rounds: Mutex::new(None),
+            no_answers: std::sync::atomic::AtomicBool::new(false),
         }
+    }
+
+    /// The client can no longer answer questions (RULES A1.3): one waiting
+    /// fails at once, and so does any later one.
+    pub fn end_questions(&self) {
+        self.no_answers.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Can a question of this call still be answered?
+    pub fn answers_possible(&self) -> bool {
+        !self.no_answers.load(std::sync::atomic::Ordering::SeqCst) && !self.is_ended()
     }
 
     /// The protocol version the call is answered in.

@@ -197,3 +197,58 @@ def test_a2_input_required_matches_the_schema_and_inputs_are_checked():
     assert "requestState" in by_id[3]["error"]["message"]
     # An answer that is not an object is the tool's error.
     assert by_id[5]["result"]["isError"] is True
+
+
+def test_a1_3_a_question_whose_stream_closes_fails_at_once(http_server):
+    init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
+        "clientInfo": {"name": "raw", "version": "1"}}}
+    with post(http_server, init, {}) as r:
+        h = {"Mcp-Session-Id": r.headers["Mcp-Session-Id"], "MCP-Protocol-Version": "2025-11-25"}
+    r = post(http_server, {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                           "params": {"name": "confirm", "arguments": {"n": 1}}}, h)
+    first = json.loads(next(l for l in r if l.startswith(b"data: "))[6:])
+    assert first["method"] == "elicitation/create"
+    # The client goes away without answering: the question fails now, not
+    # after its 600 s, and the server (one R thread) answers the next call.
+    r.close()
+    with post(http_server, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                            "params": {"name": "quick", "arguments": {}}}, h) as q:
+        assert json.loads(q.read())["result"]["content"][0]["text"] == "quick"
+
+
+def test_a1_3_over_stdio_a_client_that_closes_its_input_ends_the_question():
+    import os
+    import subprocess
+
+    from mcplite_driver import initialize, notif, req
+
+    cmd, args = server_command("asks.R")
+    env = dict(os.environ)
+    env.update(server_env())
+    proc = subprocess.Popen([cmd, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    try:
+        caps = json.loads(initialize(0, "2025-11-25"))
+        caps["params"]["capabilities"] = {"elicitation": {}}
+        for line in (json.dumps(caps), notif("notifications/initialized"),
+                     req(1, "tools/call", {"name": "confirm", "arguments": {"n": 1}})):
+            proc.stdin.write(line.encode() + b"\n")
+        proc.stdin.flush()
+        lines = []
+        while True:
+            msg = json.loads(proc.stdout.readline())
+            lines.append(msg)
+            if msg.get("method") == "elicitation/create":
+                break
+        proc.stdin.close()
+        # Not after the question's 600 s: the call is answered and the server ends.
+        proc.wait(timeout=30)
+        out = proc.stdout.read()
+        last = json.loads(out.splitlines()[-1])
+        assert last["id"] == 1 and last["result"]["isError"] is True
+        assert "went away" in last["result"]["content"][0]["text"]
+        assert proc.returncode == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

@@ -205,6 +205,19 @@ impl Control {
         Some(line)
     }
 
+    /// The client's input ended (EOF or a read error): a question of the
+    /// running call can no longer be answered and fails at once (RULES
+    /// A1.3); the call itself runs on and is answered.
+    pub(super) fn input_ended(&self) {
+        let running = self.inflight.progress().into_iter();
+        let pooled = self.calls.iter().flat_map(|c| c.progresses());
+        for p in running.chain(pooled) {
+            if p.asks().any() {
+                p.end_questions();
+            }
+        }
+    }
+
     /// A line that may be a cancellation, at stream position `seq`.
     fn see_cancel(&self, line: &[u8], seq: u64) {
         let Incoming::Message(m) = parse_line(line) else { return };

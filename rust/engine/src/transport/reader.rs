@@ -181,6 +181,9 @@ impl Shared {
                     }
                     let _ = self.tx.send(Inbound::Eof);
                     *done = true;
+                    if let Some(c) = control {
+                        c.input_ended();
+                    }
                     return None;
                 }
                 Ok(n) => {
@@ -193,6 +196,9 @@ impl Shared {
                 Err(e) => {
                     let _ = self.tx.send(Inbound::Failed(e.to_string()));
                     *done = true;
+                    if let Some(c) = control {
+                        c.input_ended();
+                    }
                     return None;
                 }
             }

@@ -70,6 +70,20 @@ pub(super) fn stream(
     sse_response(rx)
 }
 
+/// Ends a call's progress when its exchange goes away before the answer
+/// (the client closed the stream or the connection): nobody reads its
+/// notifications any more, and a question waiting for the client fails at
+/// once instead of at its timeout (RULES A1.3). Disarmed by taking it.
+struct EndOnDrop(Option<Arc<Progress>>);
+
+impl Drop for EndOnDrop {
+    fn drop(&mut self) {
+        if let Some(p) = self.0.take() {
+            p.end();
+        }
+    }
+}
+
 /// What [`json_or_stream`] found first.
 pub(super) enum First {
     /// The answer, before the call wrote anything on its stream.
@@ -105,6 +119,7 @@ pub(super) async fn json_or_stream(
             }
         },
     };
+    let mut ender = EndOnDrop(Some(progress.clone()));
     let first = loop {
         if let Some(line) = progress.poll(Instant::now()) {
             break line;
@@ -115,11 +130,13 @@ pub(super) async fn json_or_stream(
             // message and no progress.
             answer = &mut reply => {
                 guard.armed = false;
+                ender.0 = None;
                 return First::Answer(answer);
             }
             () = progress.changed().notified() => {}
         }
     };
+    ender.0 = None;
     let (tx, rx) = tokio::sync::mpsc::channel(8);
     if tx.try_send(sse_event(&first)).is_err() {
         return First::Answer(reply.await);
@@ -155,6 +172,7 @@ async fn stream_call(
     outcome: PendingOutcome,
 ) {
     let mut waiting = known.is_none();
+    let mut ender = EndOnDrop(known.clone());
     let mut progress: Option<Arc<Progress>> = known;
     loop {
         let due = progress.as_ref().and_then(|p| p.next_due()).map(|d| d.min(Instant::now() + min_gap));
@@ -179,6 +197,7 @@ async fn stream_call(
             biased;
             answer = &mut reply => {
                 guard.armed = false;
+                ender.0 = None;
                 let line = match answer {
                     Ok(a) => {
                         outcome.set(a.outcome);
@@ -207,6 +226,7 @@ async fn stream_call(
             p = &mut started, if waiting => {
                 waiting = false;
                 progress = p.ok();
+                ender.0 = progress.clone();
             }
             () = tick => {
                 // Everything due now: log messages go out together (RULES G3.1).
