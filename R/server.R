@@ -395,9 +395,9 @@
 #' `warning()` and [mcp_log()] (the `logging` capability, in both protocol
 #' eras). It also serves prompts ([prompt_template()]) and resources
 #' ([resource()], [resource_template()]) with completion of their
-#' arguments, answered by the engine without running R. It does not
-#' implement JSON-RPC batches, sampling, elicitation, roots, Tasks, MCP Apps,
-#' or requests initiated by the server. Resource links in results only carry
+#' arguments, answered by the engine without running R, and lets a tool ask
+#' the user or the client's model ([mcp_elicit()], [mcp_sample()]). It does
+#' not implement JSON-RPC batches, roots, Tasks or MCP Apps. Resource links in results only carry
 #' a URI: a client reads it only when it is also one of the server's
 #' resources.
 #'
