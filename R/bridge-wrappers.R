@@ -85,6 +85,14 @@ client_check_open <- function(ptr) bridge_value(.Call(wrap__client_check_open, p
 
 client_list_tools <- function(ptr, timeout) bridge_value(.Call(wrap__client_list_tools, ptr, timeout))
 
+client_list <- function(ptr, method, key, timeout) bridge_value(.Call(wrap__client_list, ptr, method, key, timeout))
+
+client_read_resource <- function(ptr, uri, timeout) bridge_value(.Call(wrap__client_read_resource, ptr, uri, timeout))
+
+client_get_prompt <- function(ptr, name, arguments, timeout) {
+  bridge_value(.Call(wrap__client_get_prompt, ptr, name, arguments, timeout))
+}
+
 client_input_schema <- function(ptr, name, timeout) {
   bridge_value(.Call(wrap__client_input_schema, ptr, name, timeout))
 }

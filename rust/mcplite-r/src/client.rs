@@ -409,6 +409,47 @@ fn client_list_tools(mut handle: ExternalPtr<ClientHandle>, timeout: f64) -> Rob
     }
 }
 
+/// Every item of a paginated listing (`resources/list`, `prompts/list`,
+/// ...): the arrays under `key` of every page (RULES K11.1).
+/// @noRd
+#[extendr]
+fn client_list(mut handle: ExternalPtr<ClientHandle>, method: &str, key: &str, timeout: f64) -> Robj {
+    match handle.conn.list_all(method, key, seconds(timeout), &mut interrupted) {
+        Ok(items) => to_r(Value::Array(items)),
+        Err(e) => failure(&handle, &e, What::Method(method)),
+    }
+}
+
+/// The result of `resources/read` for `uri` (RULES K11.2).
+/// @noRd
+#[extendr]
+fn client_read_resource(mut handle: ExternalPtr<ClientHandle>, uri: &str, timeout: f64) -> Robj {
+    match handle.conn.read_resource(uri, seconds(timeout), &mut interrupted) {
+        Ok(v) => to_r(v),
+        Err(e) => failure(&handle, &e, What::Method("resources/read")),
+    }
+}
+
+/// The result of `prompts/get` for `name` with `arguments` (JSON text of an
+/// object of strings, or `NULL`) (RULES K11.3).
+/// @noRd
+#[extendr]
+fn client_get_prompt(
+    mut handle: ExternalPtr<ClientHandle>,
+    name: &str,
+    arguments: Nullable<String>,
+    timeout: f64,
+) -> Robj {
+    let args = match &arguments {
+        Nullable::NotNull(a) => Some(a.as_str()),
+        Nullable::Null => None,
+    };
+    match handle.conn.get_prompt(name, args, seconds(timeout), &mut interrupted) {
+        Ok(v) => to_r(v),
+        Err(e) => failure(&handle, &e, What::Method("prompts/get")),
+    }
+}
+
 /// The input schema of tool `name` (RULES K5.2), listing the tools first if
 /// this connection never did; `NULL` when unknown.
 /// @noRd
@@ -572,6 +613,9 @@ extendr_module! {
     fn client_info;
     fn client_check_open;
     fn client_list_tools;
+    fn client_list;
+    fn client_read_resource;
+    fn client_get_prompt;
     fn client_input_schema;
     fn client_call;
     fn client_wait;

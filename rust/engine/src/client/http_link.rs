@@ -9,7 +9,8 @@
 //!   transport); for legacy versions, where a disconnect is not a
 //!   cancellation, `notifications/cancelled` is posted first.
 //! - Modern requests mirror the body in headers: `MCP-Protocol-Version`,
-//!   `Mcp-Method` and, for `tools/call`, `Mcp-Name` (Base64 sentinel form
+//!   `Mcp-Method` and, for `tools/call`, `prompts/get` (the name) and
+//!   `resources/read` (the URI), `Mcp-Name` (Base64 sentinel form
 //!   when the name is not a plain header value). Legacy requests after
 //!   `initialize` carry `MCP-Protocol-Version` and the `Mcp-Session-Id` the
 //!   server assigned; closing a legacy session sends DELETE.

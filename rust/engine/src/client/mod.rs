@@ -37,6 +37,7 @@
 //! `x-mcp-header` arguments, `report.rs` the messages of failures and
 //! `tail.rs` the kept tail of a server's stderr.
 
+mod catalog;
 mod era;
 mod error;
 pub mod http_link;

@@ -18,27 +18,41 @@ impl Connection {
         timeout: Duration,
         interrupted: &mut dyn FnMut() -> bool,
     ) -> Result<Vec<Value>, ClientError> {
-        let mut tools = Vec::new();
+        let tools = self.list_all("tools/list", "tools", timeout, interrupted)?;
+        Ok(self.check_header_params(tools))
+    }
+
+    /// Every item of a paginated listing (`tools/list`, `resources/list`,
+    /// `resources/templates/list`, `prompts/list`): the arrays under `key`
+    /// of every page, following `nextCursor` (each page gets `timeout`).
+    pub fn list_all(
+        &mut self,
+        method: &str,
+        key: &str,
+        timeout: Duration,
+        interrupted: &mut dyn FnMut() -> bool,
+    ) -> Result<Vec<Value>, ClientError> {
+        let mut items = Vec::new();
         let mut cursor: Option<String> = None;
         let mut seen = HashSet::new();
         loop {
             let c = cursor.as_ref().map(|c| json_string(c));
             let members: Vec<Member> = c.iter().map(|c| ("cursor", c.as_str())).collect();
-            let result = self.request("tools/list", &members, timeout, interrupted)?;
-            match result.get("tools") {
-                Some(Value::Array(page)) => tools.extend(page.iter().cloned()),
-                _ => return Err(ClientError::Protocol("the server's tools/list result has no `tools` array".into())),
+            let result = self.request(method, &members, timeout, interrupted)?;
+            match result.get(key) {
+                Some(Value::Array(page)) => items.extend(page.iter().cloned()),
+                _ => return Err(ClientError::Protocol(format!("the server's {method} result has no `{key}` array"))),
             }
             match result.get("nextCursor") {
                 Some(Value::String(next)) => {
                     if !seen.insert(next.clone()) || seen.len() > 10_000 {
                         return Err(ClientError::Protocol(format!(
-                            "the server's tools/list pagination does not end (cursor \"{next}\" repeats)"
+                            "the server's {method} pagination does not end (cursor \"{next}\" repeats)"
                         )));
                     }
                     cursor = Some(next.clone());
                 }
-                _ => return Ok(self.check_header_params(tools)),
+                _ => return Ok(items),
             }
         }
     }
