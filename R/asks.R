@@ -25,7 +25,7 @@
 #' question (`input_required`), the client asks its user or model and calls
 #' the tool again with the answer, and the tool runs again from the start;
 #' this time `mcp_elicit()` returns the answer. Tools run by worker
-#' processes cannot ask yet.
+#' processes ask through the server, in the same way.
 #'
 #' Ask before you act: a tool that changes things should ask first (in
 #' 2026-07-28 whatever it did before the question is done again), and act
@@ -113,12 +113,8 @@ mcp_sample <- function(messages, max_tokens = 1000, system_prompt = NULL, temper
 }
 
 # Send a question to the running call's client and return its answer as an
-# R list (RULES A1). Workers cannot ask yet (RULES A1.4).
+# R list (RULES A1; in a worker process the engine asks, A1.4).
 ask_client <- function(kind, params, timeout, call = caller_env()) {
-  if (is_worker()) {
-    abort("This tool runs in a worker process, where it cannot ask the client yet; serve it without workers.",
-          class = "mcplite_error_ask", call = call)
-  }
   json <- fixed_json(params)
   answer <- tryCatch(ask_running(kind, json, timeout), mcplite_error_ask = function(e) {
     abort(paste0("Cannot ask the client: ", conditionMessage(e), "."),

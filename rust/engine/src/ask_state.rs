@@ -4,6 +4,8 @@
 //! ([`Rounds`]). Plain data, shared by the dispatcher, the call's progress
 //! and the `asks` module.
 
+use std::time::Duration;
+
 use serde_json::{Map, Value};
 
 /// What the client can be asked: its `elicitation` and `sampling`
@@ -64,3 +66,93 @@ impl Rounds {
         format!("q{}", self.asked)
     }
 }
+
+/// What is asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AskKind {
+    /// The user, with a form (`elicitation/create`).
+    Elicit,
+    /// The client's model (`sampling/createMessage`).
+    Sample,
+}
+
+impl AskKind {
+    pub fn parse(s: &str) -> Option<AskKind> {
+        match s {
+            "elicit" => Some(AskKind::Elicit),
+            "sample" => Some(AskKind::Sample),
+            _ => None,
+        }
+    }
+
+    /// The request's method.
+    pub fn method(self) -> &'static str {
+        match self {
+            AskKind::Elicit => "elicitation/create",
+            AskKind::Sample => "sampling/createMessage",
+        }
+    }
+
+    /// The client capability it needs.
+    pub fn capability(self) -> &'static str {
+        match self {
+            AskKind::Elicit => "elicitation",
+            AskKind::Sample => "sampling",
+        }
+    }
+}
+
+/// Why a question got no answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AskError {
+    /// No call is running on this thread's server (or one that cannot
+    /// carry a question, such as an in-process handler).
+    NoCall,
+    /// The client did not declare the capability.
+    Unsupported(AskKind),
+    /// The call was cancelled, or the tool was interrupted, while it waited.
+    Cancelled,
+    /// No answer within the time given.
+    TimedOut(Duration),
+    /// The client answered with a JSON-RPC error (its message).
+    Refused(String),
+    /// The parameters were not a JSON object.
+    BadParams,
+    /// The engine could not get an answer for a worker's question: its
+    /// words.
+    Remote(String),
+    /// 2026-07-28: the question goes to the client with the call's
+    /// `input_required` answer; the tool runs again with the answer (RULES
+    /// A2.1).
+    InputRequired,
+}
+
+impl AskError {
+    /// The sentence the tool's error carries.
+    pub fn message(&self) -> String {
+        match self {
+            AskError::NoCall => "no tool call of a server is running here, so there is no client to ask".into(),
+            AskError::Unsupported(k) => format!(
+                "the client cannot be asked: it did not declare the `{}` capability (a tool that needs an answer \
+                 should say what it needs in its result instead)",
+                k.capability()
+            ),
+            AskError::Cancelled => {
+                "the call was cancelled, or the client went away, while it waited for the client's answer".into()
+            }
+            AskError::TimedOut(d) => format!("the client did not answer within {} s", d.as_secs()),
+            AskError::Refused(m) => format!("the client refused the request: {m}"),
+            AskError::BadParams => "the request's parameters must be a JSON object".into(),
+            AskError::Remote(why) => why.clone(),
+            AskError::InputRequired => "the client is asked first (protocol 2026-07-28): this call ends without a \
+                                        result, and the client runs it again with the answer"
+                .into(),
+        }
+    }
+}
+
+/// How a worker process asks: the question goes to the engine, which asks
+/// the client (RULES A1.4). Given the kind, the request's parameters, the
+/// time to wait and what says to stop waiting.
+pub type Asker =
+    std::sync::Arc<dyn Fn(AskKind, &Value, Duration, &dyn Fn() -> bool) -> Result<Value, AskError> + Send + Sync>;

@@ -21,88 +21,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-pub use crate::ask_state::{Asks, Rounds};
+pub use crate::ask_state::{AskError, AskKind, Asks, Rounds};
 use crate::progress::{Inflight, Progress};
-
-/// What is asked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AskKind {
-    /// The user, with a form (`elicitation/create`).
-    Elicit,
-    /// The client's model (`sampling/createMessage`).
-    Sample,
-}
-
-impl AskKind {
-    pub fn parse(s: &str) -> Option<AskKind> {
-        match s {
-            "elicit" => Some(AskKind::Elicit),
-            "sample" => Some(AskKind::Sample),
-            _ => None,
-        }
-    }
-
-    /// The request's method.
-    pub fn method(self) -> &'static str {
-        match self {
-            AskKind::Elicit => "elicitation/create",
-            AskKind::Sample => "sampling/createMessage",
-        }
-    }
-
-    /// The client capability it needs.
-    pub fn capability(self) -> &'static str {
-        match self {
-            AskKind::Elicit => "elicitation",
-            AskKind::Sample => "sampling",
-        }
-    }
-}
-
-/// Why a question got no answer.
-#[derive(Debug, Clone, PartialEq)]
-pub enum AskError {
-    /// No call is running on this thread's server (or one that cannot
-    /// carry a question, such as an in-process handler).
-    NoCall,
-    /// The client did not declare the capability.
-    Unsupported(AskKind),
-    /// The call was cancelled, or the tool was interrupted, while it waited.
-    Cancelled,
-    /// No answer within the time given.
-    TimedOut(Duration),
-    /// The client answered with a JSON-RPC error (its message).
-    Refused(String),
-    /// The parameters were not a JSON object.
-    BadParams,
-    /// 2026-07-28: the question goes to the client with the call's
-    /// `input_required` answer; the tool runs again with the answer (RULES
-    /// A2.1).
-    InputRequired,
-}
-
-impl AskError {
-    /// The sentence the tool's error carries.
-    pub fn message(&self) -> String {
-        match self {
-            AskError::NoCall => "no tool call of a server is running here, so there is no client to ask".into(),
-            AskError::Unsupported(k) => format!(
-                "the client cannot be asked: it did not declare the `{}` capability (a tool that needs an answer \
-                 should say what it needs in its result instead)",
-                k.capability()
-            ),
-            AskError::Cancelled => {
-                "the call was cancelled, or the client went away, while it waited for the client's answer".into()
-            }
-            AskError::TimedOut(d) => format!("the client did not answer within {} s", d.as_secs()),
-            AskError::Refused(m) => format!("the client refused the request: {m}"),
-            AskError::BadParams => "the request's parameters must be a JSON object".into(),
-            AskError::InputRequired => "the client is asked first (protocol 2026-07-28): this call ends without a \
-                                        result, and the client runs it again with the answer"
-                .into(),
-        }
-    }
-}
 
 /// A question waiting for its answer.
 struct Waiting {
@@ -208,21 +128,45 @@ pub fn ask(
     if !params.is_object() {
         return Err(AskError::BadParams);
     }
+    // In a worker process the engine asks (RULES A1.4).
+    if let Some(asker) = inflight.asker() {
+        return asker(kind, &params, timeout, stop);
+    }
+    ask_on(&progress, inflight.scope(), &|| inflight.notify(), kind, params, timeout, stop)
+}
+
+/// Ask the client of the call whose notifications are `progress` (from
+/// `scope`, its HTTP session) with `params` (an object): in the legacy
+/// versions the request is queued on the call's stream (`wake` wakes the
+/// transport's writer) and the answer awaited; in 2026-07-28 it is looked
+/// up in the call's rounds (RULES A1, A2).
+pub fn ask_on(
+    progress: &Progress,
+    scope: Option<String>,
+    wake: &dyn Fn(),
+    kind: AskKind,
+    params: Value,
+    timeout: Duration,
+    stop: &dyn Fn() -> bool,
+) -> Result<Value, AskError> {
+    if !progress.asks().allows(kind.capability()) {
+        return Err(AskError::Unsupported(kind));
+    }
     if progress.version().is_modern() {
-        return ask_in_rounds(&progress, kind, params);
+        return ask_in_rounds(progress, kind, params);
     }
     let id = format!("{ID_PREFIX}{}", NEXT.fetch_add(1, Ordering::SeqCst));
     let _registered = {
         let mut g = waiting();
-        g.get_or_insert_with(HashMap::new).insert(id.clone(), Waiting { scope: inflight.scope(), answer: None });
+        g.get_or_insert_with(HashMap::new).insert(id.clone(), Waiting { scope, answer: None });
         PENDING.fetch_add(1, Ordering::SeqCst);
         Registered(id.clone())
     };
     if !progress.send_request(&id, request_line(&id, kind, &params)) {
         return Err(AskError::Cancelled);
     }
-    inflight.notify();
-    let answer = wait(&id, &progress, timeout, stop);
+    wake();
+    let answer = wait(&id, progress, timeout, stop);
     if answer.is_err() {
         progress.withdraw_request(&id);
     }

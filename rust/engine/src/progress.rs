@@ -51,7 +51,7 @@ use serde_json::Value;
 use tokio::sync::Notify;
 
 pub use crate::ask_state::Asks;
-use crate::ask_state::Rounds;
+use crate::ask_state::{Asker, Rounds};
 use crate::logging::{self, LogEntry, LogLevel};
 use crate::projection;
 use crate::version::Version;
@@ -739,6 +739,9 @@ pub struct Inflight {
     /// Woken when a call starts or ends, or when a tool reports.
     wake: std::sync::Condvar,
     wake_lock: Mutex<u64>,
+    /// In a worker process: how the running call asks its client, through
+    /// the engine (RULES A1.4).
+    asker: Mutex<Option<Asker>>,
 }
 
 impl Inflight {
@@ -750,7 +753,19 @@ impl Inflight {
             next_scope: Mutex::new(None),
             wake: std::sync::Condvar::new(),
             wake_lock: Mutex::new(0),
+            asker: Mutex::new(None),
         }
+    }
+
+    /// In a worker process: ask the client through `asker` (the engine)
+    /// from now on.
+    pub fn set_asker(&self, asker: Option<Asker>) {
+        *self.asker.lock().unwrap_or_else(|e| e.into_inner()) = asker;
+    }
+
+    /// How the running call asks, when not by itself (a worker's).
+    pub fn asker(&self) -> Option<Asker> {
+        self.asker.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     pub fn policy(&self) -> ProgressPolicy {

@@ -19,9 +19,12 @@ from mcplite_driver import server_command, server_env, start_http_server, stop_h
 TIMEOUT = 60
 
 
-def stdio() -> StdioServerParameters:
+def stdio(workers: int = 0) -> StdioServerParameters:
     cmd, args = server_command("asks.R")
-    return StdioServerParameters(command=cmd, args=args, env=server_env())
+    env = server_env()
+    if workers:
+        env["MCPLITE_WORKERS"] = str(workers)
+    return StdioServerParameters(command=cmd, args=args, env=env)
 
 
 class Recorder:
@@ -81,9 +84,11 @@ async def exercise(target, mode="legacy") -> None:
 
 
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
-def test_a1_a2_questions_over_stdio(mode):
-    # 2026-07-28: the SDK answers input_required and calls again (RULES A2).
-    asyncio.run(asyncio.wait_for(exercise(stdio(), mode), TIMEOUT))
+@pytest.mark.parametrize("workers", [0, 2])
+def test_a1_a2_questions_over_stdio(mode, workers):
+    # 2026-07-28: the SDK answers input_required and calls again (RULES A2);
+    # with workers the engine asks for the worker (A1.4).
+    asyncio.run(asyncio.wait_for(exercise(stdio(workers), mode), TIMEOUT))
 
 
 def test_a1_a_client_without_the_capability_is_not_asked():
@@ -121,9 +126,24 @@ def http_server():
     assert stop_http_server(proc) == 0
 
 
+@pytest.fixture(scope="module")
+def http_workers():
+    try:
+        proc, url = start_http_server("asks.R", {"MCPLITE_WORKERS": "2"})
+    except RuntimeError as e:
+        pytest.fail(str(e))
+    yield url
+    assert stop_http_server(proc) == 0
+
+
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
 def test_a1_a2_questions_over_http(http_server, mode):
     asyncio.run(asyncio.wait_for(exercise(http_server, mode), TIMEOUT))
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+def test_a1_4_questions_from_workers_over_http(http_workers, mode):
+    asyncio.run(asyncio.wait_for(exercise(http_workers, mode), TIMEOUT))
 
 
 def post(url, body, headers):

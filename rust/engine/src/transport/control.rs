@@ -421,6 +421,14 @@ pub(super) struct PoolWatch<'a, 'w> {
 }
 
 impl CallWatch for PoolWatch<'_, '_> {
+    fn set_rounds(&self, rounds: crate::ask_state::Rounds) {
+        self.state.set_rounds(rounds);
+    }
+
+    fn take_rounds(&self) -> Option<crate::ask_state::Rounds> {
+        self.state.take_rounds()
+    }
+
     fn started(&self, call: &CallStart<'_>) {
         self.state.started(call);
     }

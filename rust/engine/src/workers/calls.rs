@@ -14,10 +14,12 @@
 //! of the in-process tool does.
 
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::ask_state::{AskError, AskKind, Rounds};
+use crate::asks;
 use crate::logging;
 use crate::message::Message;
 use crate::progress::{progress_token, Asks, CallStart, CallWatch, Inflight, Listen, Progress};
@@ -268,6 +270,20 @@ impl CallState {
     }
 
     /// A report the worker forwarded (already checked there).
+    /// A question of the call's tool, from its worker (RULES A1.4): asked
+    /// of the client as a question of a tool the server runs itself, with
+    /// the call's progress (its stream) and session, until answered,
+    /// cancelled or `timeout`.
+    pub fn ask(&self, kind: AskKind, params: &str, timeout: Duration) -> Result<Value, AskError> {
+        let Some(progress) = self.progress() else { return Err(AskError::Unsupported(kind)) };
+        let params: Value = serde_json::from_str(params).map_err(|_| AskError::BadParams)?;
+        if !params.is_object() {
+            return Err(AskError::BadParams);
+        }
+        let wake = || self.waker.notify();
+        asks::ask_on(&progress, self.scope.clone(), &wake, kind, params, timeout, &|| self.is_cancelled())
+    }
+
     pub fn report(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
         let p = lock(&self.inner).progress.clone();
         if let Some(p) = p {
@@ -296,6 +312,16 @@ pub fn progress_of(msg: &Message, session: &LegacyState) -> Option<(Listen, Vers
 }
 
 impl CallWatch for CallState {
+    fn set_rounds(&self, rounds: Rounds) {
+        if let Some(p) = self.progress() {
+            p.set_rounds(rounds);
+        }
+    }
+
+    fn take_rounds(&self) -> Option<Rounds> {
+        self.progress().and_then(|p| p.rounds().take())
+    }
+
     fn started(&self, call: &CallStart<'_>) {
         let mut g = lock(&self.inner);
         // Registered with its progress (heartbeats while it waited): kept.

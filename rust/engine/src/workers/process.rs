@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use super::calls::{CallState, Interrupt};
 use super::sys;
 use super::wire::{CallFrame, Frames, FromWorker, ToWorker};
+use crate::ask_state::AskError;
 use crate::host::{ToolFailure, ToolResult};
 
 /// After sending a call, how long the driver keeps reading its worker's pipe
@@ -256,8 +257,22 @@ impl Worker {
                         c.log(entry);
                     }
                 }
-                // A late report or message of an earlier call.
-                Some(FromWorker::Progress { .. } | FromWorker::Log { .. }) => {}
+                // RULES A1.4: the tool asks its client; the engine asks, for
+                // no longer than the call's wall time left.
+                Some(FromWorker::Ask { seq: s, kind, timeout: t, params }) if s == seq => {
+                    let mut wait = Duration::try_from_secs_f64(t).unwrap_or(Duration::from_secs(600));
+                    if let Some(limit) = timeout {
+                        wait = wait.min(limit.saturating_sub(started.elapsed()));
+                    }
+                    let answer = match state {
+                        Some(c) => c.ask(kind, &params, wait),
+                        None => Err(AskError::NoCall),
+                    };
+                    let outcome = answer.map(|v| v.to_string()).map_err(|e| e.message());
+                    let _ = self.link.send(&ToWorker::Answer { seq, outcome });
+                }
+                // A late report, message or question of an earlier call.
+                Some(FromWorker::Progress { .. } | FromWorker::Log { .. } | FromWorker::Ask { .. }) => {}
                 Some(_) => return Err(self.broken("it sent an unexpected frame")),
                 None => {}
             }

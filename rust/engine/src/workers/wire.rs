@@ -15,8 +15,9 @@
 //!
 //! | kind | frame | fields |
 //! |---|---|---|
-//! | `C` | [`ToWorker::Call`] | seq `u64`, tool index `u32`, arguments (optional JSON object text), traceparent, tracestate, baggage (optional strings), has a progress token (`u8`), log level (`u8`: 0 none, 1 `debug` … 8 `emergency`) |
+//! | `C` | [`ToWorker::Call`] | seq `u64`, tool index `u32`, arguments (optional JSON object text), traceparent, tracestate, baggage (optional strings), has a progress token (`u8`), log level (`u8`: 0 none, 1 `debug` … 8 `emergency`), what the client can be asked (`u8`: bit 1 elicitation, bit 2 sampling) |
 //! | `I` | [`ToWorker::Interrupt`] | seq `u64`: interrupt that call if it is still running |
+//! | `A` | [`ToWorker::Answer`] | seq `u64`, then `0` and the answer (JSON object text) or `1` and why there is none |
 //!
 //! Worker to engine:
 //!
@@ -25,6 +26,7 @@
 //! | `H` | [`FromWorker::Hello`] | protocol `u32` ([`PROTOCOL`]), process id `u32`, the tool names in registry order |
 //! | `P` | [`FromWorker::Progress`] | seq `u64`, progress `f64`, total (optional `f64`), message (optional string) |
 //! | `L` | [`FromWorker::Log`] | seq `u64`, level `u8` (1–8), logger (optional string), data (JSON text) |
+//! | `Q` | [`FromWorker::Ask`] | seq `u64`, kind `u8` (1 elicitation, 2 sampling), seconds to wait `f64`, parameters (JSON object text) |
 //! | `R` | [`FromWorker::Result`] | seq `u64`, then `0` and a [`ToolResult`], `1` and an error text, or `2` (interrupted) |
 //!
 //! A [`ToolResult`] is its blocks (each: a content tag `t` text, `i` image,
@@ -37,11 +39,12 @@
 
 use std::io::{self, Read};
 
+use crate::ask_state::{AskKind, Asks};
 use crate::host::{Block, CallContext, Content, ToolFailure, ToolResult};
 use crate::logging::{LogEntry, LogLevel};
 
 /// Version of this frame format, sent in the worker's hello.
-pub const PROTOCOL: u32 = 2;
+pub const PROTOCOL: u32 = 3;
 
 /// Largest frame body accepted (a tool result carrying images can be large).
 pub const MAX_FRAME: usize = 1 << 30;
@@ -63,6 +66,9 @@ pub struct CallFrame {
     /// The least severe log level the client wants for this call, when it
     /// asked for log messages (RULES G2.3): they are forwarded.
     pub log: Option<LogLevel>,
+    /// What the client can be asked (RULES A1.4): the tool's questions go
+    /// to the engine.
+    pub asks: Asks,
 }
 
 /// A frame the engine sends.
@@ -73,6 +79,12 @@ pub enum ToWorker {
     /// end of a stopping server's drain time).
     Interrupt {
         seq: u64,
+    },
+    /// The answer to the question of call `seq` (the client's result
+    /// object as JSON text), or why there is none.
+    Answer {
+        seq: u64,
+        outcome: Result<String, String>,
     },
 }
 
@@ -85,6 +97,9 @@ pub enum FromWorker {
     Progress { seq: u64, progress: f64, total: Option<f64>, message: Option<String> },
     /// A log message of call `seq` (at or above the call's level).
     Log { seq: u64, entry: LogEntry },
+    /// A question of call `seq` to the client (RULES A1.4): the engine
+    /// asks and sends the [`ToWorker::Answer`].
+    Ask { seq: u64, kind: AskKind, timeout: f64, params: String },
     /// The outcome of call `seq`.
     Result { seq: u64, outcome: Result<ToolResult, ToolFailure> },
 }
@@ -167,11 +182,27 @@ impl ToWorker {
                 e.opt_str(c.context.baggage.as_deref());
                 e.u8(u8::from(c.progress));
                 e.u8(c.log.map_or(0, LogLevel::to_u8));
+                e.u8(u8::from(c.asks.elicitation) | (u8::from(c.asks.sampling) << 1));
                 e.finish();
             }
             ToWorker::Interrupt { seq } => {
                 let mut e = Enc::new(out, b'I');
                 e.u64(*seq);
+                e.finish();
+            }
+            ToWorker::Answer { seq, outcome } => {
+                let mut e = Enc::new(out, b'A');
+                e.u64(*seq);
+                match outcome {
+                    Ok(json) => {
+                        e.u8(0);
+                        e.str(json);
+                    }
+                    Err(why) => {
+                        e.u8(1);
+                        e.str(why);
+                    }
+                }
                 e.finish();
             }
         }
@@ -191,8 +222,21 @@ impl ToWorker {
                     0 => None,
                     n => Some(LogLevel::from_u8(n).ok_or(WireError("unknown log level"))?),
                 },
+                asks: match d.u8()? {
+                    b if b < 4 => Asks { elicitation: b & 1 != 0, sampling: b & 2 != 0 },
+                    _ => return Err(WireError("unknown capabilities")),
+                },
             }),
             b'I' => ToWorker::Interrupt { seq: d.u64()? },
+            b'A' => {
+                let seq = d.u64()?;
+                let outcome = match d.u8()? {
+                    0 => Ok(d.json()?),
+                    1 => Err(d.str()?),
+                    _ => return Err(WireError("unknown outcome")),
+                };
+                ToWorker::Answer { seq, outcome }
+            }
             _ => return Err(WireError("unknown frame kind")),
         };
         d.end()?;
@@ -234,6 +278,17 @@ impl FromWorker {
                 e.u8(entry.level.to_u8());
                 e.opt_str(entry.logger.as_deref());
                 e.str(&entry.data);
+                e.finish();
+            }
+            FromWorker::Ask { seq, kind, timeout, params } => {
+                let mut e = Enc::new(out, b'Q');
+                e.u64(*seq);
+                e.u8(match kind {
+                    AskKind::Elicit => 1,
+                    AskKind::Sample => 2,
+                });
+                e.f64(*timeout);
+                e.str(params);
                 e.finish();
             }
             FromWorker::Result { seq, outcome } => {
@@ -282,6 +337,16 @@ impl FromWorker {
                     logger: d.opt_str()?,
                     data: d.json()?,
                 },
+            },
+            b'Q' => FromWorker::Ask {
+                seq: d.u64()?,
+                kind: match d.u8()? {
+                    1 => AskKind::Elicit,
+                    2 => AskKind::Sample,
+                    _ => return Err(WireError("unknown kind of question")),
+                },
+                timeout: d.f64()?,
+                params: d.json()?,
             },
             b'R' => {
                 let seq = d.u64()?;
@@ -601,6 +666,7 @@ mod tests {
                 },
                 progress: true,
                 log: Some(LogLevel::Notice),
+                asks: Asks::NONE,
             }),
             ToWorker::Call(CallFrame {
                 seq: 0,
@@ -609,8 +675,11 @@ mod tests {
                 context: CallContext::default(),
                 progress: false,
                 log: None,
+                asks: Asks::NONE,
             }),
             ToWorker::Interrupt { seq: u64::MAX },
+            ToWorker::Answer { seq: 3, outcome: Ok(r#"{"action":"accept"}"#.into()) },
+            ToWorker::Answer { seq: 4, outcome: Err("the client went away".into()) },
         ];
         for f in frames {
             let mut out = Vec::new();
@@ -679,6 +748,8 @@ mod tests {
                 entry: LogEntry { level: LogLevel::Warning, logger: Some("fit".into()), data: r#""über""#.into() },
             },
             FromWorker::Log { seq: 6, entry: LogEntry { level: LogLevel::Debug, logger: None, data: "{}".into() } },
+            FromWorker::Ask { seq: 7, kind: AskKind::Elicit, timeout: 600.0, params: r#"{"message":"?"}"#.into() },
+            FromWorker::Ask { seq: 8, kind: AskKind::Sample, timeout: 0.5, params: "{}".into() },
         ];
         for f in frames {
             let mut out = Vec::new();
@@ -718,6 +789,7 @@ mod tests {
                 context: CallContext::default(),
                 progress: false,
                 log: None,
+                asks: Asks::NONE,
             })
             .encode(&mut stream);
         }
@@ -741,6 +813,7 @@ mod tests {
                     context: CallContext::default(),
                     progress: false,
                     log: None,
+                    asks: Asks::NONE,
                 })
             );
         }

@@ -25,7 +25,7 @@
 
 use std::fs::File;
 use std::io::{self, Write};
-use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
@@ -33,8 +33,9 @@ use serde_json::{Map, Value};
 
 use super::sys;
 use super::wire::{CallFrame, Frames, FromWorker, ToWorker, WireError, PROTOCOL};
+use crate::ask_state::{AskError, Asker};
 use crate::host::{Host, ToolFailure};
-use crate::progress::{Asks, CallStart, CallWatch, Inflight, Progress};
+use crate::progress::{CallStart, CallWatch, Inflight, Progress};
 use crate::telemetry::masked;
 use crate::version::Version;
 
@@ -90,10 +91,45 @@ struct State {
 struct Shared<'a> {
     input: File,
     frames: Mutex<Frames>,
-    output: Mutex<File>,
+    output: Arc<Mutex<File>>,
     state: Mutex<State>,
     wake: Condvar,
     inflight: &'a Inflight,
+    answers: Arc<Answers>,
+}
+
+/// The engine's answer to the running call's question (RULES A1.4), put
+/// here by the helper thread, which reads the pipe while a tool runs.
+#[derive(Default)]
+struct Answers {
+    answer: Mutex<Option<(u64, Result<String, String>)>>,
+    ready: Condvar,
+}
+
+/// How the running call `seq` asks its client: the question goes to the
+/// engine as a `Q` frame, and the tool waits for the `A` frame the helper
+/// thread receives (or `stop`: the call was interrupted, the engine went
+/// away). The engine keeps the time.
+fn asker(output: Arc<Mutex<File>>, answers: Arc<Answers>, seq: u64) -> Asker {
+    Arc::new(move |kind, params: &Value, timeout: Duration, stop: &dyn Fn() -> bool| {
+        *lock(&answers.answer) = None;
+        let q = FromWorker::Ask { seq, kind, timeout: timeout.as_secs_f64(), params: params.to_string() };
+        write_frame(&mut lock(&output), &q).map_err(|_| AskError::Cancelled)?;
+        let mut g = lock(&answers.answer);
+        loop {
+            match g.take() {
+                Some((s, Ok(json))) if s == seq => {
+                    return serde_json::from_str(&json).map_err(|_| AskError::Remote("the answer is not JSON".into()))
+                }
+                Some((s, Err(why))) if s == seq => return Err(AskError::Remote(why)),
+                _ => {}
+            }
+            if stop() {
+                return Err(AskError::Cancelled);
+            }
+            g = answers.ready.wait_timeout(g, Duration::from_millis(100)).unwrap_or_else(PoisonError::into_inner).0;
+        }
+    })
 }
 
 fn write_frame(out: &mut File, f: &FromWorker) -> io::Result<()> {
@@ -118,10 +154,11 @@ pub fn serve_worker(
     let shared = Shared {
         input,
         frames: Mutex::new(Frames::new()),
-        output: Mutex::new(output),
+        output: Arc::new(Mutex::new(output)),
         state: Mutex::new(State::default()),
         wake: Condvar::new(),
         inflight,
+        answers: Arc::default(),
     };
     let hello = FromWorker::Hello { protocol: PROTOCOL, pid: std::process::id(), tools };
     if let Err(e) = write_frame(&mut lock(&shared.output), &hello) {
@@ -168,8 +205,9 @@ fn main_loop(host: &mut dyn Host, sh: &Shared<'_>, opts: WorkerOptions) -> Worke
                 }
                 spin_until = Instant::now() + opts.spin;
             }
-            // An interrupt for a call that has already returned.
-            ToWorker::Interrupt { .. } => {}
+            // An interrupt for a call that has already returned, or an
+            // answer that came too late.
+            ToWorker::Interrupt { .. } | ToWorker::Answer { .. } => {}
         }
     }
 }
@@ -228,9 +266,12 @@ fn run_call(host: &mut dyn Host, sh: &Shared<'_>, c: CallFrame) -> io::Result<()
         id: &id,
         progress_token: c.progress.then_some("0"),
         log_level: c.log,
-        asks: Asks::NONE,
+        asks: c.asks,
         version: Version::V2026_07_28,
     });
+    if c.asks.any() {
+        sh.inflight.set_asker(Some(asker(sh.output.clone(), sh.answers.clone(), c.seq)));
+    }
     let progress = sh.inflight.progress();
     let wake = {
         let mut st = lock(&sh.state);
@@ -246,6 +287,7 @@ fn run_call(host: &mut dyn Host, sh: &Shared<'_>, c: CallFrame) -> io::Result<()
         Err(e) => Err(ToolFailure::Error(format!("The worker could not read the arguments: {e}"))),
     };
     lock(&sh.state).running = None;
+    sh.inflight.set_asker(None);
     // What the tool printed through C stdio goes out now.
     // SAFETY: fflush(NULL) flushes every open C output stream.
     unsafe {
@@ -322,6 +364,12 @@ fn helper(sh: &Shared<'_>) {
                     if s == seq {
                         sh.inflight.interrupt_running();
                     }
+                }
+            }
+            while let Ok(Some(body)) = frames.next_if(|b| b.first() == Some(&b'A')) {
+                if let Ok(ToWorker::Answer { seq: s, outcome }) = ToWorker::decode(body) {
+                    *lock(&sh.answers.answer) = Some((s, outcome));
+                    sh.answers.ready.notify_all();
                 }
             }
             if gone {

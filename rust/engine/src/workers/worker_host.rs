@@ -14,6 +14,7 @@ use super::pool::{Pool, NO_SPINNER};
 use super::process::{Fail, Worker};
 use super::sys;
 use super::wire::CallFrame;
+use crate::ask_state::Asks;
 use crate::host::{CallContext, Host, ToolFailure, ToolResult, ToolSpec, WorkerRun};
 
 /// The message of the JSON-RPC error (`-32603`) for a call the queue has no
@@ -148,6 +149,7 @@ impl Host for WorkerHost<'_> {
             context: ctx.clone(),
             progress: call.as_ref().and_then(|c| c.progress()).is_some_and(|p| p.token().is_some()),
             log: call.as_ref().and_then(|c| c.progress()).and_then(|p| p.log_level()),
+            asks: call.as_ref().and_then(|c| c.progress()).map_or(Asks::NONE, |p| p.asks()),
         };
         self.last = Some(WorkerRun {
             worker: (self.slot + 1) as u32,

@@ -423,6 +423,14 @@ struct PooledWatch<'a> {
 }
 
 impl CallWatch for PooledWatch<'_> {
+    fn set_rounds(&self, rounds: crate::ask_state::Rounds) {
+        self.state.set_rounds(rounds);
+    }
+
+    fn take_rounds(&self) -> Option<crate::ask_state::Rounds> {
+        self.state.take_rounds()
+    }
+
     fn started(&self, call: &CallStart<'_>) {
         self.state.started(call);
         let tx = self.progress.lock().unwrap_or_else(PoisonError::into_inner).take();
