@@ -15,8 +15,11 @@ Each round starts a fresh stdio server per library (`bench/ab/server.R`, an
 `tools/call` round trips (a request is sent when the previous answer was
 read). With `--log-level`, the session first sets that level with
 `logging/setLevel` (RULES G1.1), so the calls pay for log handling; the tool
-logs nothing. Prints and writes (JSON) p50, p90 and p99 per library, pooled
-over rounds, and the ratio of the medians. Standard library only."""
+logs nothing. With `--asks`, the client declares the `elicitation` and
+`sampling` capabilities (as Claude Code does), so every call may ask it
+(RULES A1); the tool asks nothing. Prints and writes (JSON) p50, p90 and
+p99 per library, pooled over rounds, and the ratio of the medians.
+Standard library only."""
 
 from __future__ import annotations
 
@@ -64,10 +67,11 @@ class Server:
         self.p.wait(timeout=60)
 
 
-def round_of(lib: str, workers: int, calls: int, level: str | None) -> list[float]:
+def round_of(lib: str, workers: int, calls: int, level: str | None, asks: bool = False) -> list[float]:
     s = Server(lib, workers)
     try:
-        init = s.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+        caps = {"elicitation": {}, "sampling": {}} if asks else {}
+        init = s.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": caps,
                                         "clientInfo": {"name": "ab", "version": "1"}})
         assert "result" in init, init
         if level:
@@ -98,6 +102,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--calls", type=int, default=2000)
     ap.add_argument("--log-level")
+    ap.add_argument("--asks", action="store_true", help="the client declares elicitation and sampling")
     ap.add_argument("--out")
     a = ap.parse_args()
     libs = [tuple(x.split("=", 1)) for x in a.lib]
@@ -109,13 +114,13 @@ def main() -> None:
     for r in range(a.rounds):
         order = libs if r % 2 == 0 else list(reversed(libs))
         for name, lib in order:
-            t = round_of(lib, a.workers, a.calls, levels[name])
+            t = round_of(lib, a.workers, a.calls, levels[name], a.asks)
             samples[name] += t
             per_round[name].append(statistics.median(t))
             print(f"round {r + 1} {name}: p50 {statistics.median(t):.1f} us", file=sys.stderr)
     load1 = os.getloadavg()
     res = {
-        "workers": a.workers, "rounds": a.rounds, "calls": a.calls, "log_levels": levels,
+        "workers": a.workers, "rounds": a.rounds, "calls": a.calls, "log_levels": levels, "asks": a.asks,
         "load_before": load0, "load_after": load1,
         "libs": {n: {"p50_us": statistics.median(samples[n]), "p90_us": pct(samples[n], 0.9),
                      "p99_us": pct(samples[n], 0.99), "round_p50s_us": per_round[n]} for n, _ in libs},
