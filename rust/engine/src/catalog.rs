@@ -121,21 +121,12 @@ fn not_found(e: ReadError, v: Version) -> Refusal {
 /// (RULES Q1.2, U1.2).
 fn write_listing(out: &mut Vec<u8>, key: &str, listing: &[u8], v: Version, server_info: &str) {
     out.reserve(listing.len() + 200);
-    out.extend_from_slice(b"{");
-    if v.is_modern() {
-        out.extend_from_slice(b"\"resultType\":\"complete\",");
-    }
+    projection::open_result(out, v);
     out.push(b'"');
     out.extend_from_slice(key.as_bytes());
     out.extend_from_slice(b"\":");
     out.extend_from_slice(listing);
-    if v.is_modern() {
-        out.push(b',');
-        projection::write_cache_hints(out);
-        out.push(b',');
-        projection::write_server_meta(out, server_info);
-    }
-    out.push(b'}');
+    projection::close_result(out, v, server_info, true);
 }
 
 #[cfg(test)]

@@ -69,10 +69,7 @@ pub fn write_complete_result(
     let typed = typed.to_lowercase();
     let matching: Vec<&str> =
         values.iter().map(String::as_str).filter(|v| v.to_lowercase().starts_with(&typed)).collect();
-    out.push(b'{');
-    if v.is_modern() {
-        out.extend_from_slice(b"\"resultType\":\"complete\",");
-    }
+    projection::open_result(out, v);
     out.extend_from_slice(b"\"completion\":{\"values\":[");
     for (i, m) in matching.iter().take(MAX_COMPLETIONS).enumerate() {
         if i > 0 {
@@ -87,11 +84,7 @@ pub fn write_complete_result(
     } else {
         b",\"hasMore\":false}"
     });
-    if v.is_modern() {
-        out.push(b',');
-        projection::write_server_meta(out, server_info);
-    }
-    out.push(b'}');
+    projection::close_result(out, v, server_info, false);
     Ok(())
 }
 

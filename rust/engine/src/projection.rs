@@ -236,19 +236,30 @@ pub fn write_call_result(out: &mut Vec<u8>, r: &ToolResult, v: Version, server_i
 /// A contained tool error (RULES L6.6): one text block, `isError: true`, plus
 /// the modern members when the request was modern.
 pub fn write_error_result(out: &mut Vec<u8>, text: &str, v: Version, server_info: &str) {
-    out.push(b'{');
-    if v.is_modern() {
-        out.extend_from_slice(b"\"resultType\":\"complete\",");
-    }
+    open_result(out, v);
     out.extend_from_slice(b"\"content\":[{\"type\":\"text\",\"text\":");
     write_str(out, text);
     out.extend_from_slice(b"}],\"isError\":true");
+    close_result(out, v, server_info, false);
+}
+
+/// `{` and, in 2026-07-28, `"resultType":"complete",`: the start of a
+/// complete result object (RULES M1).
+pub fn open_result(out: &mut Vec<u8>, v: Version) {
+    out.extend_from_slice(if v.is_modern() { b"{\"resultType\":\"complete\"," } else { b"{" });
+}
+
+/// The end of a result object that [`open_result`] began: in 2026-07-28 the
+/// cache hints when the result may be cached (RULES M4) and the server's
+/// `_meta`, then `}`.
+pub fn close_result(out: &mut Vec<u8>, v: Version, server_info: &str, cacheable: bool) {
     if v.is_modern() {
-        out.extend_from_slice(b",\"_meta\":{");
-        write_str(out, META_SERVER_INFO);
-        out.push(b':');
-        out.extend_from_slice(server_info.as_bytes());
-        out.push(b'}');
+        if cacheable {
+            out.push(b',');
+            write_cache_hints(out);
+        }
+        out.push(b',');
+        write_server_meta(out, server_info);
     }
     out.push(b'}');
 }

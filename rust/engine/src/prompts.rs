@@ -180,10 +180,7 @@ pub fn write_get_result(
             }
         }
     }
-    out.push(b'{');
-    if f.modern {
-        out.extend_from_slice(b"\"resultType\":\"complete\",");
-    }
+    projection::open_result(out, v);
     out.extend_from_slice(b"\"description\":");
     write_str(out, &spec.description);
     out.extend_from_slice(b",\"messages\":[");
@@ -198,11 +195,7 @@ pub fn write_get_result(
         out.push(b'}');
     }
     out.push(b']');
-    if f.modern {
-        out.push(b',');
-        projection::write_server_meta(out, server_info);
-    }
-    out.push(b'}');
+    projection::close_result(out, v, server_info, false);
     Ok(())
 }
 

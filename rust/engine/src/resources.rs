@@ -151,10 +151,7 @@ pub fn write_read_result(
             (&t.mime_type, body)
         }
     };
-    out.push(b'{');
-    if v.is_modern() {
-        out.extend_from_slice(b"\"resultType\":\"complete\",");
-    }
+    projection::open_result(out, v);
     out.extend_from_slice(b"\"contents\":[{\"uri\":");
     write_str(out, uri);
     out.extend_from_slice(b",\"mimeType\":");
@@ -170,13 +167,7 @@ pub fn write_read_result(
         }
     }
     out.extend_from_slice(b"}]");
-    if v.is_modern() {
-        out.push(b',');
-        projection::write_cache_hints(out);
-        out.push(b',');
-        projection::write_server_meta(out, server_info);
-    }
-    out.push(b'}');
+    projection::close_result(out, v, server_info, true);
     Ok(())
 }
 
