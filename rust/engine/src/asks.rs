@@ -119,7 +119,7 @@ pub fn ask(
 ) -> Result<Value, AskError> {
     // A call whose client listens to nothing has no progress: it cannot be
     // asked either.
-    let progress = match inflight.progress() {
+    let progress = match inflight.progress_for_asks() {
         Some(p) if p.asks().allows(kind.capability()) => p,
         _ if inflight.is_running() => return Err(AskError::Unsupported(kind)),
         _ => return Err(AskError::NoCall),
@@ -268,7 +268,7 @@ mod tests {
             })
         };
         // The request goes out on the call's stream.
-        let p = inflight.progress().unwrap();
+        let p = inflight.progress_for_asks().unwrap();
         let line = loop {
             if let Some(l) = p.poll(Instant::now()) {
                 break l;
@@ -312,7 +312,7 @@ mod tests {
             let both = both.clone();
             std::thread::spawn(move || ask(&both, AskKind::Sample, "{}", Duration::from_secs(20), &|| false))
         };
-        let p = both.progress().unwrap();
+        let p = both.progress_for_asks().unwrap();
         let id = loop {
             if let Some(l) = p.poll(Instant::now()) {
                 let v: Value = serde_json::from_slice(&l).unwrap();

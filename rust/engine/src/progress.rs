@@ -725,6 +725,13 @@ struct Running {
     scope: Option<String>,
     progress: Option<Arc<Progress>>,
     cancelled: bool,
+    /// What the client can be asked, and in which version: a call whose
+    /// client listens to nothing else gets its progress only when it asks
+    /// (see [`Inflight::progress_for_asks`]), so that such calls cost no
+    /// more than others.
+    asks: Asks,
+    version: Version,
+    started: Instant,
 }
 
 /// The call a transport is running, if any: its progress and its
@@ -784,6 +791,18 @@ impl Inflight {
     /// The progress of the running call, when it has one.
     pub fn progress(&self) -> Option<Arc<Progress>> {
         self.running().as_ref().and_then(|r| r.progress.clone())
+    }
+
+    /// The progress of the running call, made now when its client can be
+    /// asked and it has none yet (RULES A1): what a question is sent on.
+    pub fn progress_for_asks(&self) -> Option<Arc<Progress>> {
+        let mut g = self.running();
+        let r = g.as_mut()?;
+        if r.progress.is_none() && r.asks.any() && !r.cancelled {
+            let listen = Listen { token: None, log: None, asks: r.asks };
+            r.progress = Some(Arc::new(Progress::new(listen, r.version, self.policy, r.started)));
+        }
+        r.progress.clone()
     }
 
     /// A report for the running call (RULES C2.1), from whatever runs in
@@ -897,7 +916,7 @@ impl Inflight {
 
 impl CallWatch for Inflight {
     fn set_rounds(&self, rounds: Rounds) {
-        if let Some(p) = self.progress() {
+        if let Some(p) = self.progress_for_asks() {
             p.set_rounds(rounds);
         }
     }
@@ -909,14 +928,16 @@ impl CallWatch for Inflight {
     fn started(&self, call: &CallStart<'_>) {
         let now = Instant::now();
         let listen = call.listen();
-        let progress = listen.any().then(|| Arc::new(Progress::new(listen, call.version, self.policy, now)));
+        let (asks, version) = (listen.asks, call.version);
+        let eager = listen.token.is_some() || listen.log.is_some();
+        let progress = eager.then(|| Arc::new(Progress::new(listen, call.version, self.policy, now)));
         let id = serde_json::from_str(call.id).unwrap_or(Value::Null);
         let scope = self.next_scope.lock().unwrap_or_else(|e| e.into_inner()).take();
         // A ticker only has work for a call with progress: calls without a
         // token wake no thread (a wake-up per call would cost every call; a
         // call that listens to log messages alone wakes it when it logs).
         let wake = progress.as_ref().is_some_and(|p| p.token.is_some());
-        *self.running() = Some(Running { id, scope, progress, cancelled: false });
+        *self.running() = Some(Running { id, scope, progress, cancelled: false, asks, version, started: now });
         if wake {
             self.notify();
         }

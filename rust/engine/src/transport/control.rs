@@ -209,7 +209,7 @@ impl Control {
     /// running call can no longer be answered and fails at once (RULES
     /// A1.3); the call itself runs on and is answered.
     pub(super) fn input_ended(&self) {
-        let running = self.inflight.progress().into_iter();
+        let running = self.inflight.progress_for_asks().into_iter();
         let pooled = self.calls.iter().flat_map(|c| c.progresses());
         for p in running.chain(pooled) {
             if p.asks().any() {

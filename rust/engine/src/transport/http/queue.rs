@@ -392,8 +392,10 @@ impl CallWatch for JobWatch<'_> {
 
     fn started(&self, call: &CallStart<'_>) {
         self.inflight.started(call);
+        // A streamed call gets its progress now, also one whose client can
+        // only be asked (its stream starts with a question, RULES A1.2).
         let tx = self.progress.lock().unwrap_or_else(PoisonError::into_inner).take();
-        if let (Some(tx), Some(p)) = (tx, self.inflight.progress()) {
+        if let (Some(tx), Some(p)) = (tx, self.inflight.progress_for_asks()) {
             let _ = tx.send(p);
         }
         // The client went away between the queue and now: the call is
