@@ -3,11 +3,13 @@
 //! from one round to the next, so that the server keeps nothing between
 //! them. The client must not be able to change it: the state is the
 //! answers, the request it belongs to (the tool's name and a digest of its
-//! arguments) and an expiry, as JSON, with an HMAC-SHA256 tag (`ring`) under
-//! a key drawn from the operating system's random source when the process
-//! first needs it. A state that fails the check, belongs to another
-//! request or has expired is refused; a restarted server refuses the states
-//! of the one before (the client is then asked again).
+//! arguments) and an expiry, as JSON, with an HMAC-SHA256 tag (`ring`). The
+//! key is the SHA-256 of the environment variable `MCPLITE_STATE_KEY` when it
+//! is set (replicas behind a load balancer share it, so that a retry may
+//! reach any of them), else drawn from the operating system's random source
+//! when the process first needs it (a restarted server then refuses the
+//! states of the one before, and the client is asked again). A state that
+//! fails the check, belongs to another request or has expired is refused.
 
 use std::sync::OnceLock;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -20,9 +22,16 @@ use serde_json::{Map, Value};
 /// How long a state is accepted after it was made.
 pub const TTL: Duration = Duration::from_secs(600);
 
+/// The environment variable with the key replicas share.
+pub const KEY_VAR: &str = "MCPLITE_STATE_KEY";
+
 fn key() -> Option<&'static hmac::Key> {
     static KEY: OnceLock<Option<hmac::Key>> = OnceLock::new();
     KEY.get_or_init(|| {
+        if let Some(shared) = std::env::var_os(KEY_VAR).filter(|v| !v.is_empty()) {
+            let d = ring::digest::digest(&ring::digest::SHA256, shared.as_encoded_bytes());
+            return Some(hmac::Key::new(hmac::HMAC_SHA256, d.as_ref()));
+        }
         let mut raw = [0u8; 32];
         getrandom::fill(&mut raw).ok()?;
         Some(hmac::Key::new(hmac::HMAC_SHA256, &raw))

@@ -272,3 +272,46 @@ def test_a1_3_over_stdio_a_client_that_closes_its_input_ends_the_question():
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_a2_3_replicas_that_share_the_state_key_accept_each_others_state():
+    """The first round on one server, the retry on another (a load balancer's
+    replicas): accepted when both have MCPLITE_STATE_KEY, refused otherwise."""
+    import os
+    import subprocess
+
+    from mcplite_driver import modern_meta, req
+
+    meta = modern_meta(**{"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}})
+
+    def start(key):
+        cmd, args = server_command("asks.R")
+        env = dict(os.environ)
+        env.update(server_env())
+        env.pop("MCPLITE_STATE_KEY", None)
+        if key:
+            env["MCPLITE_STATE_KEY"] = key
+        return subprocess.Popen([cmd, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, env=env)
+
+    def ask(proc, id_, **extra):
+        line = req(id_, "tools/call", {"name": "confirm", "arguments": {"n": 2}, "_meta": meta, **extra})
+        proc.stdin.write(line.encode() + b"\n")
+        proc.stdin.flush()
+        return json.loads(proc.stdout.readline())
+
+    for shared, expect_ok in ((True, True), (False, False)):
+        a, b = start("s3cret" if shared else None), start("s3cret" if shared else None)
+        try:
+            first = ask(a, 1)["result"]
+            assert first["resultType"] == "input_required"
+            retry = ask(b, 2, inputResponses={"q1": {"action": "accept", "content": {"why": "old"}}},
+                        requestState=first["requestState"])
+            if expect_ok:
+                assert retry["result"]["content"][0]["text"] == "Deleting 2 files (old)"
+            else:
+                assert retry["error"]["code"] == -32602 and "requestState" in retry["error"]["message"]
+        finally:
+            for p in (a, b):
+                p.stdin.close()
+                p.wait(timeout=30)
