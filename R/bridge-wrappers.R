@@ -62,9 +62,9 @@ engine_uri_template_variables <- function(template) {
 # The MCP client (rust/mcplite-r/src/client.rs, RULES section 13).
 
 client_connect_stdio <- function(program, args, env, cwd, protocol, timeout, probe_timeout, max_line,
-                                 client_version, name) {
+                                 client_version, capabilities, name) {
   bridge_value(.Call(wrap__client_connect_stdio, program, args, env, cwd, protocol, timeout,
-                     probe_timeout, max_line, client_version, name))
+                     probe_timeout, max_line, client_version, capabilities, name))
 }
 
 client_connect_memory <- function(spec, server_version, instructions, protocol, timeout, progress_interval,
@@ -74,9 +74,9 @@ client_connect_memory <- function(spec, server_version, instructions, protocol, 
 }
 
 client_connect_http <- function(url, values, names, protocol, timeout, probe_timeout, max_message,
-                                client_version, ca_file, oauth, name) {
+                                client_version, capabilities, ca_file, oauth, name) {
   bridge_value(.Call(wrap__client_connect_http, url, values, names, protocol, timeout, probe_timeout,
-                     max_message, client_version, ca_file, oauth, name))
+                     max_message, client_version, capabilities, ca_file, oauth, name))
 }
 
 client_info <- function(ptr) bridge_value(.Call(wrap__client_info, ptr))
@@ -102,6 +102,10 @@ client_call <- function(ptr, name, arguments, progress, timeout, max_time) {
 }
 
 client_wait <- function(ptr, id) bridge_value(.Call(wrap__client_wait, ptr, id))
+client_answer <- function(ptr, id, reply, result, code, message) {
+  bridge_value(.Call(wrap__client_answer, ptr, id, reply, result, code, message))
+}
+client_retry <- function(ptr, id, responses) bridge_value(.Call(wrap__client_retry, ptr, id, responses))
 
 client_cancel <- function(ptr, id, reason) bridge_value(.Call(wrap__client_cancel, ptr, id, reason))
 

@@ -29,6 +29,12 @@ conn_call <- function(x, tool, args_json, progress, timeout, max_time) {
   client_call(x$ptr, tool, args_json, progress, timeout, max_time)
 }
 conn_wait <- function(x, id) client_wait(x$ptr, id)
+# The functions that answer the server's questions (RULES K12).
+conn_set_answers <- function(x, elicitation, sampling) {
+  x$elicitation <- elicitation
+  x$sampling <- sampling
+  x
+}
 conn_cancel <- function(x, id, reason) client_cancel(x$ptr, id, reason)
 conn_close <- function(x) client_close(x$ptr)
 conn_stderr <- function(x) client_stderr(x$ptr)

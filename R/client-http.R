@@ -34,7 +34,8 @@ interpolate_value <- function(v, what) {
   v
 }
 
-connect_http <- function(url, headers, ca_file, name, timeout, protocol, oauth = NULL, allow_http = FALSE) {
+connect_http <- function(url, headers, ca_file, name, timeout, protocol, oauth = NULL, allow_http = FALSE,
+                         capabilities = "{}") {
   if (!is_scalar_string(url) || !grepl("^https?://[^/?#]+", url)) {
     abort_arg("`url` must be a single http:// or https:// URL, not ",
               if (is_scalar_string(url)) paste0("\"", url, "\"") else describe(url), ".")
@@ -53,7 +54,7 @@ connect_http <- function(url, headers, ca_file, name, timeout, protocol, oauth =
   name <- check_connection_name(name, host)
   ptr <- client_connect_http(
     url, unname(headers), names(headers) %||% character(), if (identical(protocol, "auto")) NULL else protocol,
-    timeout, probe_timeout(), max_message(), client_version(), ca_file, oauth, name
+    timeout, probe_timeout(), max_message(), client_version(), capabilities, ca_file, oauth, name
   )
   new_connection(ptr, name, "http", url, timeout)
 }

@@ -196,6 +196,32 @@
 #' (in memory)"`; [local_mcp_connect()] closes the connection when a test
 #' ends.
 #'
+#' @section Questions from the server:
+#' A server's tool may ask the user something (elicitation: a message and a
+#' form of a few fields) or ask the client's language model (sampling)
+#' while it runs. A connection answers when it is given a function for it;
+#' the call waits meanwhile (the time it takes does not count against
+#' `timeout`). Both protocol eras work the same way for the function: in
+#' 2025-era sessions the server's request is answered on the call's own
+#' stream, and a 2026-07-28 server's `input_required` answer is followed by
+#' the same call sent again with the answers.
+#'
+#' `elicitation` is called with one list: `message` (what to ask), `schema`
+#' (the requested form, a JSON schema as a list), `defaults` (the fields'
+#' default values, by name) and `server` (the connection's name). It returns
+#' a named list to accept (fields it leaves out take their defaults; values
+#' are encoded as the schema's types say), `"decline"` (or `NULL`) to decline,
+#' or `"cancel"`.
+#'
+#' `sampling` is called with one list: `messages` (the conversation, each a
+#' list with `role` and `content`), `system_prompt`, `max_tokens`, `params`
+#' (the whole request) and `server`. It returns the reply's text, or a list
+#' with `text` and optionally `model` and `stop_reason`.
+#'
+#' An error in either function ends the call: the error is raised from
+#' [mcp_call()] and the server is told the call was cancelled. A function
+#' that returns something else fails with `mcplite_error_ask_answer`.
+#'
 #' @section HTTPS:
 #' `https://` URLs are supported (TLS by rustls, compiled into the package:
 #' no system TLS library is needed). The server's certificate must be valid
@@ -254,6 +280,10 @@
 #'   [mcp_handler()].
 #' @param instructions With `tools` (not a handler), the server's
 #'   instructions, as for [mcp_server()].
+#' @param elicitation,sampling With `command` or `url`: `NULL` (the default),
+#'   or a function that answers the server's questions during [mcp_call()]
+#'   (see "Questions from the server"). Giving one declares the capability
+#'   to the server.
 #' @param script Path of an R script that ends with [mcp_server()].
 #' @param x A connection from `mcp_connect()`, a list of connections, or a
 #'   list of tools made by [mcp_tools()].
@@ -297,7 +327,7 @@
 mcp_connect <- function(command = NULL, args = character(), ..., env = NULL, cwd = NULL,
                         url = NULL, headers = NULL, ca_file = NULL, name = NULL, timeout = 60,
                         protocol = "auto", tools = NULL, instructions = NULL, oauth = NULL,
-                        allow_http = FALSE) {
+                        allow_http = FALSE, elicitation = NULL, sampling = NULL) {
   check_dots_empty(...)
   if (sum(!is.null(command), !is.null(url), !is.null(tools)) != 1L) {
     abort_arg("Supply exactly one of `command` (a server to start), `url` (a remote server) and ",
@@ -308,13 +338,19 @@ mcp_connect <- function(command = NULL, args = character(), ..., env = NULL, cwd
   if (!is_true_false(allow_http)) {
     abort_arg("`allow_http` must be TRUE or FALSE, not ", describe(allow_http), ".")
   }
+  check_ask_handler(elicitation)
+  check_ask_handler(sampling)
   if (!is.null(tools)) {
     if (!identical(args, character()) || !is.null(env) || !is.null(cwd) || !is.null(headers) ||
         !is.null(ca_file) || !is.null(oauth) || allow_http) {
       abort_arg("`args`, `env`, `cwd`, `headers`, `ca_file`, `oauth` and `allow_http` do not apply to `tools`.")
     }
+    if (!is.null(elicitation) || !is.null(sampling)) {
+      abort_arg("`elicitation` and `sampling` apply to `command` and `url`, not to `tools`.")
+    }
     return(connect_memory(tools, name, timeout, protocol, instructions))
   }
+  capabilities <- client_capabilities_json(elicitation, sampling)
   if (!is.null(instructions)) {
     abort_arg("`instructions` applies to `tools`, not to `command` or `url`.")
   }
@@ -322,7 +358,8 @@ mcp_connect <- function(command = NULL, args = character(), ..., env = NULL, cwd
     if (!identical(args, character()) || !is.null(env) || !is.null(cwd)) {
       abort_arg("`args`, `env` and `cwd` apply to `command`, not to `url`.")
     }
-    return(connect_http(url, headers, ca_file, name, timeout, protocol, oauth, allow_http))
+    conn <- connect_http(url, headers, ca_file, name, timeout, protocol, oauth, allow_http, capabilities)
+    return(conn_set_answers(conn, elicitation, sampling))
   }
   if (!is.null(headers) || !is.null(ca_file) || !is.null(oauth) || allow_http) {
     abort_arg("`", if (!is.null(headers)) "headers" else if (!is.null(ca_file)) "ca_file" else "oauth",
@@ -345,15 +382,16 @@ mcp_connect <- function(command = NULL, args = character(), ..., env = NULL, cwd
   child_env <- child_env[!duplicated(names(child_env), fromLast = TRUE)]
   ptr <- client_connect_stdio(
     command, unname(args), child_env, cwd, if (identical(protocol, "auto")) NULL else protocol,
-    timeout, probe_timeout(), max_message(), client_version(), name
+    timeout, probe_timeout(), max_message(), client_version(), capabilities, name
   )
-  new_connection(ptr, name, "stdio", paste(c(command, args), collapse = " "), timeout)
+  conn <- new_connection(ptr, name, "stdio", paste(c(command, args), collapse = " "), timeout)
+  conn_set_answers(conn, elicitation, sampling)
 }
 
 #' @rdname mcp_connect
 #' @export
 mcp_connect_script <- function(script, args = character(), ..., env = NULL, name = NULL,
-                               timeout = 60, protocol = "auto") {
+                               timeout = 60, protocol = "auto", elicitation = NULL, sampling = NULL) {
   check_dots_empty(...)
   if (!is_scalar_string(script) || !file.exists(script) || dir.exists(script)) {
     abort_arg("`script` must be the path of an existing R script, not ",
@@ -365,7 +403,8 @@ mcp_connect_script <- function(script, args = character(), ..., env = NULL, name
   mcp_connect(
     rscript_path(), c("--vanilla", script, args),
     env = c(libs, env[names(env) != "R_LIBS"], env[names(env) == "R_LIBS"]),
-    name = name %||% basename(script), timeout = timeout, protocol = protocol
+    name = name %||% basename(script), timeout = timeout, protocol = protocol,
+    elicitation = elicitation, sampling = sampling
   )
 }
 
@@ -539,11 +578,16 @@ mcp_call <- function(x, tool, arguments = list(), ..., timeout = NULL, progress 
       }
       return(res)
     }
-    # progress: the callback runs in R; if it fails or is interrupted, the
-    # request is cancelled on the server
+    # progress, or a question (RULES K12): the callback runs in R; if it
+    # fails or is interrupted, the request is cancelled on the server
     id <- ev$id
     finished <- FALSE
     on.exit(if (!finished) conn_cancel(x, id, "cancelled by the client"))
+    if (identical(ev$status, "ask") || identical(ev$status, "input")) {
+      ev <- answer_event(x, ev)
+      finished <- TRUE
+      next
+    }
     p <- ev$value
     if (!is.null(progress)) {
       progress(p$progress, p$total, p$message)

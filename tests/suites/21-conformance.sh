@@ -187,7 +187,7 @@ echo "== Conformance suite, client scenarios against mcp_connect(url =)"
 # is a stale entry. None is left.
 auth_out_of_scope=""
 auth_scenarios=$("$bin/conformance" list 2>/dev/null | grep -Eo 'auth/[a-z0-9-]+' | sort -u)
-for s in initialize tools_call sse-retry $auth_scenarios; do
+for s in initialize tools_call sse-retry elicitation-sep1034-client-defaults $auth_scenarios; do
   out=$("$bin/conformance" client --command "Rscript --vanilla $root/tests/clients/conformance/client.R" \
     --scenario "$s" -o "$work/client-${s//\//-}" 2>&1)
   rc=$?

@@ -208,13 +208,14 @@ fn seconds(x: f64) -> Duration {
     }
 }
 
-fn options(protocol: &Robj, timeout: f64, probe_timeout: f64, client_version: &str) -> Options {
+fn options(protocol: &Robj, timeout: f64, probe_timeout: f64, client_version: &str, capabilities: &str) -> Options {
     Options {
         protocol: opt_string(protocol),
         timeout: seconds(timeout),
         probe_timeout: seconds(probe_timeout),
         client_name: "mcplite".into(),
         client_version: client_version.into(),
+        capabilities: capabilities.into(),
     }
 }
 
@@ -251,6 +252,7 @@ fn client_connect_stdio(
     probe_timeout: f64,
     max_line: f64,
     client_version: &str,
+    capabilities: &str,
     name: &str,
 ) -> Robj {
     let mut spec = StdioSpec::new(program, strings(&args));
@@ -262,7 +264,7 @@ fn client_connect_stdio(
     if max_line.is_finite() && max_line >= 1.0 {
         spec.max_line = max_line as usize;
     }
-    let opts = options(&protocol, timeout, probe_timeout, client_version);
+    let opts = options(&protocol, timeout, probe_timeout, client_version, capabilities);
     connected(Connection::stdio(&spec, &opts, &mut interrupted), name, true)
 }
 
@@ -295,7 +297,7 @@ fn client_connect_memory(
         Ok(l) => l,
         Err(e) => return e.context("The in-memory server could not be created: ").into_r(),
     };
-    let opts = options(&protocol, timeout, timeout, client_version);
+    let opts = options(&protocol, timeout, timeout, client_version, "{}");
     connected(Connection::establish(Box::new(link), &opts, &mut interrupted), name, false)
 }
 
@@ -316,6 +318,7 @@ fn client_connect_http(
     probe_timeout: f64,
     max_message: f64,
     client_version: &str,
+    capabilities: &str,
     ca_file: Robj,
     oauth: Robj,
     name: &str,
@@ -336,7 +339,7 @@ fn client_connect_http(
     if max_message.is_finite() && max_message >= 1.0 {
         spec.max_message = max_message as usize;
     }
-    let opts = options(&protocol, timeout, probe_timeout, client_version);
+    let opts = options(&protocol, timeout, probe_timeout, client_version, capabilities);
     connected(Connection::http(&spec, &opts, &mut interrupted), name, true)
 }
 
@@ -558,12 +561,71 @@ fn wait_for(handle: &mut ClientHandle, id: u64) -> Robj {
                 }
                 return list!(status = "progress", id = idr, value = to_r(p)).into();
             }
+            // A question for the caller (RULES K12): the clock stops until
+            // it is answered (client_answer, client_retry restart it).
+            Poll::Ask(ask) => {
+                let reply = serde_json::to_string(&ask.id).unwrap_or_else(|_| "null".into());
+                let value = list!(method = ask.method, params = to_r(ask.params), reply = reply);
+                return list!(status = "ask", id = idr, value = value).into();
+            }
+            Poll::Input(requests) => {
+                return list!(status = "input", id = idr, value = to_r(Value::Object(requests))).into();
+            }
             Poll::Pending => {
                 if interrupted() {
                     return abandon(handle, id, &tool);
                 }
             }
         }
+    }
+}
+
+/// Answer the server's question `reply` (its id as JSON text) asked during
+/// call `id` (legacy era, RULES K12.2): `result` is the result object as
+/// JSON text, or NULL with `code` and `message` for an error; then keep
+/// waiting for the call, its clock restarted.
+/// @noRd
+#[extendr]
+fn client_answer(
+    mut handle: ExternalPtr<ClientHandle>,
+    id: f64,
+    reply: &str,
+    result: Robj,
+    code: f64,
+    message: &str,
+) -> Robj {
+    let id = id as u64;
+    let ask: Value = serde_json::from_str(reply).unwrap_or(Value::Null);
+    match opt_string(&result) {
+        Some(r) => handle.conn.answer(&ask, Ok(&r)),
+        None => handle.conn.answer(&ask, Err((code as i64, message))),
+    }
+    restart_clock(&mut handle, id);
+    wait_for(&mut handle, id)
+}
+
+/// Send call `id` again with the answers to its `inputRequests`
+/// (`responses`: an object by key, as JSON text; 2026-07-28, RULES K12.3);
+/// then keep waiting for it, its clock restarted.
+/// @noRd
+#[extendr]
+fn client_retry(mut handle: ExternalPtr<ClientHandle>, id: f64, responses: &str) -> Robj {
+    let id = id as u64;
+    if let Err(e) = handle.conn.retry(id, responses, &mut interrupted) {
+        let tool = handle.waiters.remove(&id).map(|w| w.tool).unwrap_or_default();
+        handle.conn.cancel(id, "the call could not be sent again");
+        return failure(&handle, &e, What::Tool(&tool));
+    }
+    restart_clock(&mut handle, id);
+    wait_for(&mut handle, id)
+}
+
+/// The time a question took to answer does not count against the call.
+fn restart_clock(handle: &mut ClientHandle, id: u64) {
+    let signing = handle.conn.sign_in_time();
+    if let Some(w) = handle.waiters.get_mut(&id) {
+        w.deadline = Instant::now().checked_add(w.timeout).unwrap_or(w.hard).min(w.hard);
+        w.signing = signing;
     }
 }
 
@@ -618,6 +680,8 @@ extendr_module! {
     fn client_get_prompt;
     fn client_input_schema;
     fn client_call;
+    fn client_answer;
+    fn client_retry;
     fn client_wait;
     fn client_cancel;
     fn client_close;

@@ -54,7 +54,11 @@ if (!is.null(context$private_key_pem)) {
   }
 }
 
-conn <- mcp_connect(url = url, name = "conformance", timeout = 20, oauth = oauth)
+# A user who accepts what the server's form proposes (RULES K12.4): the
+# answer is the form's defaults.
+accept_defaults <- function(question) question$defaults
+conn <- mcp_connect(url = url, name = "conformance", timeout = 20, oauth = oauth,
+                    elicitation = accept_defaults)
 info <- mcp_server_info(conn)
 cat("connected:", info$protocol_version, "(", info$era, ")\n")
 tools <- mcp_list_tools(conn)
@@ -66,6 +70,7 @@ text <- if (startsWith(scenario, "auth/")) {
     initialize = "",
     tools_call = mcp_call(conn, "add_numbers", list(a = 2, b = 40))$content[[1]]$text,
     "sse-retry" = mcp_call(conn, "test_reconnection", list())$content[[1]]$text,
+    "elicitation-sep1034-client-defaults" = mcp_call(conn, "test_client_elicitation_defaults")$content[[1]]$text,
     stop("unknown scenario \"", scenario, "\"")
   )
 }

@@ -124,7 +124,8 @@ impl Connection {
     ) -> Result<(), ClientError> {
         let v = json_string(version);
         let ci = self.client_info.clone();
-        let members: [Member; 3] = [("protocolVersion", &v), ("capabilities", "{}"), ("clientInfo", &ci)];
+        let caps = self.client_caps.clone();
+        let members: [Member; 3] = [("protocolVersion", &v), ("capabilities", &caps), ("clientInfo", &ci)];
         let id = self.start_with("initialize", None, &members, &[], deadline, interrupted)?;
         let outcome = loop {
             if let Some(p) = late_probe {
@@ -147,7 +148,7 @@ impl Connection {
             let slice = due.saturating_duration_since(Instant::now()).min(Duration::from_millis(25));
             match self.poll_wire(id, slice) {
                 Poll::Done(r) => break r,
-                Poll::Progress(_) => {}
+                Poll::Progress(_) | Poll::Ask(_) | Poll::Input(_) => {}
                 Poll::Pending => {
                     if interrupted() {
                         self.cancel(id, "interrupted");
@@ -193,6 +194,11 @@ impl Connection {
         let out = Outgoing { id: None, method: "notifications/initialized", name: None, version: None, headers: &[] };
         let due = self.due(deadline);
         self.link.send(&note, &out, due, interrupted).map_err(|e| self.mark_dead(e))?;
+        // A legacy HTTP server may ask its questions on the session's GET
+        // stream (RULES K12.2): listen there when the client answers any.
+        if self.answers_any() {
+            self.link.listen();
+        }
         Ok(())
     }
 
@@ -200,7 +206,7 @@ impl Connection {
     pub(super) fn modern_meta(&self, progress: Option<&str>) -> Vec<(String, String)> {
         let mut m = vec![
             (META_VERSION.to_string(), json_string(MODERN)),
-            (META_CAPS.to_string(), "{}".to_string()),
+            (META_CAPS.to_string(), self.client_caps.clone()),
             ("io.modelcontextprotocol/clientInfo".to_string(), self.client_info.clone()),
         ];
         if let Some(p) = progress {

@@ -91,6 +91,9 @@ pub struct HttpLink {
     requests: HashMap<u64, InFlight>,
     /// Signing in (RULES K10), when enabled.
     auth: Option<Arc<Authorizer>>,
+    /// The session's GET stream, once [`Link::listen`] opened it: what the
+    /// server sends outside the answers of requests.
+    listener: Option<InFlight>,
 }
 
 /// A request whose answer is awaited: its worker's events, and a channel
@@ -522,23 +525,7 @@ impl Post {
                 Err(RecvTimeoutError::Timeout) => {}
                 _ => return,
             }
-            let mut req =
-                self.agent.get(&self.url).header("Accept", "text/event-stream").header("Last-Event-ID", &last);
-            for (k, v) in &self.headers {
-                if k.eq_ignore_ascii_case("mcp-protocol-version") {
-                    req = req.header(k.as_str(), v.as_str());
-                }
-            }
-            if let Some(sid) = self.session.lock().unwrap_or_else(|e| e.into_inner()).clone() {
-                req = req.header("Mcp-Session-Id", sid.as_str());
-            }
-            for (k, v) in &self.extra {
-                req = req.header(k.as_str(), v.as_str());
-            }
-            if let Some(h) = self.auth.as_ref().and_then(|a| a.header()) {
-                req = req.header("Authorization", h.as_str());
-            }
-            let resp = match req.call() {
+            let resp = match self.get_stream(Some(&last)) {
                 Ok(r) => r,
                 Err(e) => {
                     let why = transport_error(&self.url, e, self.via);
@@ -569,6 +556,57 @@ impl Post {
                     "{ENDED}; the resumed stream ended without any event"
                 ))));
                 return;
+            }
+        }
+    }
+
+    /// A GET of the session's event stream (`last`: resume after that event
+    /// id), with the session, the version and the user's headers.
+    fn get_stream(&self, last: Option<&str>) -> Result<ureq::http::Response<ureq::Body>, ureq::Error> {
+        let mut req = self.agent.get(&self.url).header("Accept", "text/event-stream");
+        if let Some(last) = last {
+            req = req.header("Last-Event-ID", last);
+        }
+        for (k, v) in &self.headers {
+            if k.eq_ignore_ascii_case("mcp-protocol-version") {
+                req = req.header(k.as_str(), v.as_str());
+            }
+        }
+        if let Some(sid) = self.session.lock().unwrap_or_else(|e| e.into_inner()).clone() {
+            req = req.header("Mcp-Session-Id", sid.as_str());
+        }
+        for (k, v) in &self.extra {
+            req = req.header(k.as_str(), v.as_str());
+        }
+        if let Some(h) = self.auth.as_ref().and_then(|a| a.header()) {
+            req = req.header("Authorization", h.as_str());
+        }
+        req.call()
+    }
+
+    /// The session's standalone GET stream (RULES K12.2): its events are
+    /// delivered as they come; when it ends it is opened again after the
+    /// server's `retry` time (resuming after the last event id), until the
+    /// link stops listening. A server that offers none (405, or anything
+    /// but an event stream) is left alone.
+    fn listen(&self, tx: &Sender<Event>) {
+        let mut stream = Stream::default();
+        loop {
+            let Ok(resp) = self.get_stream(stream.last_id.as_deref()) else {
+                return;
+            };
+            let event_stream = resp
+                .headers()
+                .get("content-type")
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|t| t.to_ascii_lowercase().starts_with("text/event-stream"));
+            if resp.status().as_u16() != 200 || !event_stream {
+                return;
+            }
+            self.read_sse(resp.into_body().into_reader(), tx, &mut stream);
+            match self.stop.recv_timeout(stream.retry.unwrap_or(DEFAULT_RETRY)) {
+                Err(RecvTimeoutError::Timeout) => {}
+                _ => return,
             }
         }
     }
@@ -640,6 +678,7 @@ impl HttpLink {
             session: Arc::new(Mutex::new(None)),
             requests: HashMap::new(),
             auth,
+            listener: None,
         })
     }
 
@@ -729,10 +768,47 @@ impl Link for HttpLink {
 
     fn recv(&mut self, id: u64, wait: Duration) -> Option<Event> {
         let rx = &self.requests.get(&id)?.events;
-        match rx.try_recv() {
-            Ok(e) => Some(e),
-            Err(_) if wait.is_zero() => None,
-            Err(_) => rx.recv_timeout(wait).ok(),
+        if let Ok(e) = rx.try_recv() {
+            return Some(e);
+        }
+        // The session's GET stream too, when it is open (its messages
+        // concern whatever request is awaited: a question of the server).
+        let Some(listener) = &self.listener else {
+            return if wait.is_zero() { None } else { rx.recv_timeout(wait).ok() };
+        };
+        if let Ok(e) = listener.events.try_recv() {
+            return Some(e);
+        }
+        if wait.is_zero() {
+            return None;
+        }
+        let mut sel = crossbeam_channel::Select::new();
+        let (mine, other) = (sel.recv(rx), sel.recv(&listener.events));
+        let op = sel.select_timeout(wait).ok()?;
+        match op.index() {
+            i if i == mine => op.recv(rx).ok(),
+            i if i == other => match op.recv(&listener.events) {
+                Ok(e) => Some(e),
+                // The listener ended (no stream offered): stop selecting it.
+                Err(_) => {
+                    self.listener = None;
+                    None
+                }
+            },
+            _ => None,
+        }
+    }
+
+    fn listen(&mut self) {
+        if self.version.is_none() || self.listener.is_some() {
+            return;
+        }
+        let (tx, rx) = unbounded();
+        let (stop_tx, stop) = bounded(0);
+        let out = Outgoing { id: None, method: "", name: None, version: None, headers: &[] };
+        let post = self.post(b"", &out, stop);
+        if spawn_masked(move || post.listen(&tx)) {
+            self.listener = Some(InFlight { events: rx, _stop: stop_tx });
         }
     }
 
@@ -749,8 +825,12 @@ impl Link for HttpLink {
             let out = Outgoing { id: None, method: "notifications/cancelled", name: None, version: None, headers: &[] };
             let _ = self.post_now(&line, &out, Duration::from_secs(2));
         }
-        // Closing the response stream: shut the agent's connections down.
+        // Closing the response stream: shut the agent's connections down
+        // (the session's GET stream too, which is opened again).
         self.net.renew();
+        if self.listener.take().is_some() {
+            self.listen();
+        }
     }
 
     fn finish(&mut self, id: u64) {
@@ -786,6 +866,7 @@ impl Link for HttpLink {
 
     fn close(&mut self) -> String {
         self.requests.clear();
+        self.listener = None;
         let sid = self.session.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(sid) = sid {
             // End the legacy session; a server may refuse with 405.

@@ -97,6 +97,10 @@ pub trait Link: Send {
     fn sign_in_time(&self) -> Duration {
         Duration::ZERO
     }
+    /// Listen for what the server sends outside any request's answer (a
+    /// legacy HTTP session's GET stream, where a server may send its
+    /// questions, RULES K12.2); stdio reads everything anyway.
+    fn listen(&mut self) {}
 }
 
 /// Run `f` on a new thread with every signal blocked, so R's signal

@@ -37,6 +37,7 @@
 //! `x-mcp-header` arguments, `report.rs` the messages of failures and
 //! `tail.rs` the kept tail of a server's stderr.
 
+mod asks;
 mod catalog;
 mod era;
 mod error;
@@ -56,6 +57,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use asks::is_input_required;
 pub use era::Era;
 pub(crate) use error::human_duration;
 pub use error::{ClientError, ConnectError};
@@ -94,6 +96,11 @@ pub struct Options {
     pub probe_timeout: Duration,
     pub client_name: String,
     pub client_version: String,
+    /// The client's capabilities object as JSON text (`{}`: none), sent in
+    /// `initialize` and in every modern request's `_meta` (RULES K12.1).
+    /// A server's questions (`elicitation/create`, `sampling/createMessage`)
+    /// reach the caller only when it is declared here.
+    pub capabilities: String,
 }
 
 impl Default for Options {
@@ -104,6 +111,7 @@ impl Default for Options {
             probe_timeout: Duration::from_secs(5),
             client_name: "mcplite".into(),
             client_version: env!("CARGO_PKG_VERSION").into(),
+            capabilities: "{}".into(),
         }
     }
 }
@@ -115,9 +123,30 @@ pub enum Poll {
     Done(Result<Value, ClientError>),
     /// A `notifications/progress` for the request (its `params`).
     Progress(Value),
+    /// The server asks the client a question during the request (legacy
+    /// era, RULES K12.2): answer it with [`Connection::answer`], then poll
+    /// again.
+    Ask(ServerAsk),
+    /// The server answered `input_required` (2026-07-28, RULES K12.3): the
+    /// questions of `inputRequests` by key (each an object with `method` and
+    /// `params`); answer them all with [`Connection::retry`], then poll again.
+    Input(serde_json::Map<String, Value>),
     /// Nothing yet.
     Pending,
 }
+
+/// A question a server sent while a request of the client was in flight.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerAsk {
+    /// The JSON-RPC id of the server's request, to answer it.
+    pub id: Value,
+    pub method: String,
+    pub params: Value,
+}
+
+/// How many times one tool call may come back `input_required` (RULES
+/// K12.3): a server that keeps asking is stopped there.
+pub const MAX_INPUT_ROUNDS: u32 = 16;
 
 /// Garbage the server wrote, kept for error messages.
 #[derive(Debug, Default)]
@@ -162,11 +191,50 @@ pub struct Connection {
     resend: HashMap<u64, Resend>,
     /// Calls sent again: the id the caller knows -> the id on the wire.
     alias: HashMap<u64, u64>,
+    /// The client's capabilities (JSON text) and which questions it answers.
+    client_caps: String,
+    answers: Answers,
+    /// Tool calls that may be retried with answers (2026-07-28, RULES
+    /// K12.3), by the id the caller knows.
+    retries: HashMap<u64, Retry>,
     /// The time spent at sign-in pages when the handshake began.
     since: Duration,
 }
 
+/// Which server questions the client answers, from its capabilities.
+#[derive(Debug, Clone, Copy, Default)]
+struct Answers {
+    elicitation: bool,
+    sampling: bool,
+}
+
+impl Answers {
+    fn of(caps: &str) -> Answers {
+        let v: Value = serde_json::from_str(caps).unwrap_or(Value::Null);
+        Answers { elicitation: v.get("elicitation").is_some(), sampling: v.get("sampling").is_some() }
+    }
+    fn any(self) -> bool {
+        self.elicitation || self.sampling
+    }
+    fn answers(self, method: &str) -> bool {
+        match method {
+            "elicitation/create" => self.elicitation,
+            "sampling/createMessage" => self.sampling,
+            _ => false,
+        }
+    }
+}
+
+/// A tool call that may come back `input_required`: what to send again, the
+/// state the server gave last, and the rounds so far.
+struct Retry {
+    call: Resend,
+    state: Option<String>,
+    rounds: u32,
+}
+
 /// A tool call as sent, kept to send it again (RULES K4.3).
+#[derive(Clone)]
 struct Resend {
     name: String,
     arguments: String,
@@ -230,6 +298,9 @@ impl Connection {
             listed: false,
             resend: HashMap::new(),
             alias: HashMap::new(),
+            client_caps: opts.capabilities.clone(),
+            answers: Answers::of(&opts.capabilities),
+            retries: HashMap::new(),
             since: Duration::ZERO,
         };
         match c.handshake(opts, interrupted) {
@@ -420,8 +491,10 @@ impl Connection {
                     Err(e) => Poll::Done(Err(e)),
                 }
             }
+            Poll::Done(Ok(v)) if is_input_required(&v) => self.input_required(id, v),
             Poll::Done(r) => {
                 self.resend.remove(&id);
+                self.retries.remove(&id);
                 self.alias.remove(&id);
                 Poll::Done(r)
             }
@@ -519,7 +592,14 @@ impl Connection {
                 self.garbage.last = Some("(a JSON value that is not a JSON-RPC message)".into());
                 None
             }
-            Kind::Request { id: rid, method } => {
+            Kind::Request { id: rid, method, params } => {
+                if self.answers.answers(&method) {
+                    if self.retries.contains_key(&self.caller_id(id)) {
+                        return Some(Poll::Ask(ServerAsk { id: rid, method, params: params.unwrap_or(Value::Null) }));
+                    }
+                    self.refuse_ask(&rid);
+                    return None;
+                }
                 let line = if method == "ping" {
                     wire::response_line(&rid, Some("{}"), None)
                 } else {
@@ -556,12 +636,7 @@ impl Connection {
             }
             Ok(v @ Value::Object(_)) => match v.get("resultType") {
                 None => Ok(v),
-                Some(Value::String(t)) if t == "complete" => Ok(v),
-                Some(Value::String(t)) if t == "input_required" => Err(ClientError::Protocol(
-                    "the server asked for more input (a multi round-trip request), which this client does not \
-                     support"
-                        .into(),
-                )),
+                Some(Value::String(t)) if t == "complete" || t == "input_required" => Ok(v),
                 Some(t) => Err(ClientError::Protocol(format!("the server answered with an unknown resultType {t}"))),
             },
             Ok(other) => Err(ClientError::Protocol(format!(
@@ -575,6 +650,7 @@ impl Connection {
     /// notification; HTTP: the stream is closed) and a late answer ignored.
     pub fn cancel(&mut self, id: u64, reason: &str) {
         self.resend.remove(&id);
+        self.retries.remove(&id);
         let id = self.alias.remove(&id).unwrap_or(id);
         if self.pending.remove(&id).is_some() && self.dead.is_none() && self.closed.is_none() {
             if self.quiet.remove(&id) {
@@ -626,6 +702,8 @@ impl Connection {
                     let next = (Instant::now() + timeout).min(end);
                     deadline = next.checked_sub(shift).unwrap_or(next);
                 }
+                Poll::Ask(ask) => self.refuse_ask(&ask.id),
+                Poll::Input(_) => return Err(self.unanswerable(id)),
                 Poll::Pending => {
                     if interrupted() {
                         self.cancel(id, "interrupted");
@@ -648,6 +726,8 @@ impl Connection {
             match self.poll(id, Duration::ZERO, interrupted) {
                 Poll::Done(r) => return Some(r),
                 Poll::Progress(p) => progress(&p),
+                Poll::Ask(ask) => self.refuse_ask(&ask.id),
+                Poll::Input(_) => return Some(Err(self.unanswerable(id))),
                 Poll::Pending => return None,
             }
         }
@@ -677,6 +757,8 @@ impl Connection {
             match self.poll(id, deadline.saturating_duration_since(now).min(Duration::from_millis(25)), interrupted) {
                 Poll::Done(r) => return r,
                 Poll::Progress(_) => {}
+                Poll::Ask(ask) => self.refuse_ask(&ask.id),
+                Poll::Input(_) => return Err(self.unanswerable(id)),
                 Poll::Pending => {
                     if interrupted() {
                         self.cancel(id, "interrupted");

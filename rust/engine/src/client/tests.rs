@@ -401,6 +401,124 @@ fn server_requests_are_answered_and_noise_is_noted() {
     assert_eq!(c.garbage(), (1, Some("hello from print()")));
 }
 
+/// Options of a client that answers elicitation (RULES K12.1).
+fn asking_opts() -> Options {
+    Options { capabilities: r#"{"elicitation":{"form":{}}}"#.into(), ..opts() }
+}
+
+#[test]
+fn legacy_questions_reach_the_caller_and_the_answer_goes_back() {
+    let (link, f) = fake(|v| {
+        let id = &v["id"];
+        match method(v) {
+            "server/discover" => vec![error(id, -32601, "no")],
+            "initialize" => {
+                assert_eq!(v["params"]["capabilities"], json!({"elicitation": {"form": {}}}));
+                vec![result(
+                    id,
+                    json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                                       "serverInfo": {"name": "s", "version": "1"}}),
+                )]
+            }
+            "tools/call" => vec![
+                msg(json!({"jsonrpc": "2.0", "id": "q", "method": "elicitation/create", "params": {"message": "Ok?"}})),
+                // not declared: refused as before
+                msg(json!({"jsonrpc": "2.0", "id": "s", "method": "sampling/createMessage", "params": {}})),
+                result(id, json!({"content": []})),
+            ],
+            _ => vec![],
+        }
+    });
+    let mut c = Connection::establish(link, &asking_opts(), &mut never()).unwrap();
+    let id = c.start_call("t", "{}", false, Duration::from_secs(1), &mut never()).unwrap();
+    let ask = loop {
+        match c.poll(id, Duration::from_millis(50), &mut never()) {
+            Poll::Ask(a) => break a,
+            Poll::Pending => {}
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(
+        ask,
+        ServerAsk { id: json!("q"), method: "elicitation/create".into(), params: json!({"message": "Ok?"}) }
+    );
+    c.answer(&ask.id, Ok(r#"{"action":"decline"}"#));
+    let done = loop {
+        match c.poll(id, Duration::from_millis(50), &mut never()) {
+            Poll::Done(r) => break r,
+            Poll::Pending => {}
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(done.unwrap(), json!({"content": []}));
+    let sent = f.sent.lock().unwrap().clone();
+    let replies: Vec<&Value> = sent.iter().filter(|v| v.get("method").is_none()).collect();
+    assert_eq!(*replies[0], json!({"jsonrpc": "2.0", "id": "q", "result": {"action": "decline"}}));
+    assert_eq!(replies[1]["error"]["code"], -32601);
+    // A question during a request that is not a tool call is refused.
+    assert!(c.request("tools/list", &[], Duration::from_millis(200), &mut never()).is_err());
+}
+
+#[test]
+fn input_required_calls_are_sent_again_with_the_answers() {
+    let mut calls = 0;
+    let (link, f) = fake(move |v| {
+        let id = &v["id"];
+        match method(v) {
+            "server/discover" => vec![result(id, discover_result())],
+            "tools/call" => {
+                calls += 1;
+                assert_eq!(
+                    v["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"],
+                    json!({"elicitation": {"form": {}}})
+                );
+                if calls == 1 {
+                    vec![result(
+                        id,
+                        json!({"resultType": "input_required", "requestState": "s1",
+                        "inputRequests": {"k": {"method": "elicitation/create", "params": {"message": "Ok?"}}}}),
+                    )]
+                } else {
+                    vec![result(id, json!({"resultType": "complete", "content": [], "echo": v["params"]}))]
+                }
+            }
+            _ => vec![],
+        }
+    });
+    let mut c = Connection::establish(link, &asking_opts(), &mut never()).unwrap();
+    let id = c.start_call("t", r#"{"a":1}"#, false, Duration::from_secs(1), &mut never()).unwrap();
+    let mut answered = false;
+    let done = loop {
+        match c.poll(id, Duration::from_millis(50), &mut never()) {
+            Poll::Input(requests) => {
+                assert_eq!(requests["k"]["method"], "elicitation/create");
+                c.retry(id, r#"{"k":{"action":"cancel"}}"#, &mut never()).unwrap();
+                answered = true;
+            }
+            Poll::Done(r) => break r.unwrap(),
+            Poll::Pending => {}
+            other => panic!("{other:?}"),
+        }
+    };
+    assert!(answered);
+    assert_eq!(done["echo"]["requestState"], "s1");
+    assert_eq!(done["echo"]["inputResponses"], json!({"k": {"action": "cancel"}}));
+    assert_eq!(done["echo"]["arguments"], json!({"a": 1}));
+    let ids: Vec<Value> =
+        f.sent.lock().unwrap().iter().filter(|v| method(v) == "tools/call").map(|v| v["id"].clone()).collect();
+    assert_eq!(ids.len(), 2);
+    assert_ne!(ids[0], ids[1]);
+
+    // Without the capability, input_required ends the call with a reason.
+    let (link, _) = fake(|v| match method(v) {
+        "server/discover" => vec![result(&v["id"], discover_result())],
+        _ => vec![result(&v["id"], json!({"resultType": "input_required", "requestState": "x"}))],
+    });
+    let mut c = Connection::establish(link, &opts(), &mut never()).unwrap();
+    let e = c.call_tool("t", "{}", Duration::from_secs(1), &mut never()).unwrap_err();
+    assert!(e.to_string().contains("answers no questions"), "{e}");
+}
+
 #[test]
 fn failures_are_reported() {
     // the server exits mid-call

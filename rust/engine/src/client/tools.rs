@@ -115,10 +115,11 @@ impl Connection {
             timeout,
             interrupted,
         )?;
+        let call = Resend { name: name.to_string(), arguments: arguments.to_string(), progress, timeout };
         if self.era == Era::Modern && self.link.mirrors_params() {
-            let call = Resend { name: name.to_string(), arguments: arguments.to_string(), progress, timeout };
-            self.resend.insert(id, call);
+            self.resend.insert(id, call.clone());
         }
+        self.may_ask(id, call);
         Ok(id)
     }
 

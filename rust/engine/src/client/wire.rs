@@ -90,7 +90,7 @@ pub enum Kind {
     /// the error object.
     Response { id: Option<u64>, outcome: Result<Value, Value> },
     /// A request from the server (answered by the client).
-    Request { id: Value, method: String },
+    Request { id: Value, method: String, params: Option<Value> },
     /// A notification.
     Notification { method: String, params: Option<Value> },
     /// A JSON value that is not a JSON-RPC message.
@@ -105,7 +105,7 @@ pub fn classify(v: Value) -> Kind {
     if let Some(Value::String(method)) = m.get("method") {
         let method = method.clone();
         return match m.remove("id") {
-            Some(id) if !id.is_null() => Kind::Request { id, method },
+            Some(id) if !id.is_null() => Kind::Request { id, method, params: m.remove("params") },
             _ => Kind::Notification { method, params: m.remove("params") },
         };
     }
