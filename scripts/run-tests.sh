@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Install the test dependencies and run every test: cargo tests, testthat
 # (including end-to-end tests over stdio), and the extra suites in
-# tests/suites/. Each step (the set-up, the dependencies, each test layer) runs in a session of its own with a marker
+# tests/suites/. The set-up and the dependencies come first; then the test
+# steps run in two lanes at once (the Rust builds, niced, beside the R and
+# client suites; MCPLITE_TEST_LANES=1: one after the other).
+# Each step (the set-up, the dependencies, each test layer) runs in a session of its own with a marker
 # in its environment; a process of a step still there after it ended
 # (reparented, forgotten) is listed, stopped, and counted as a failure of
 # that step, and all steps are checked once more at the end. Ends with a
@@ -69,7 +72,8 @@ sample_disk() { # name
   fi
 }
 # The sampler writes "MB step" to $log_dir/.disk-peak when it sees a new
-# peak; the running step's name is in $log_dir/.disk-step.
+# peak; the running step's name is in $log_dir/.disk-step (the set-up, the
+# dependencies) or, for the two lanes of test steps, in .disk-step.<lane>.
 disk_peak_file="$log_dir/.disk-peak"
 disk_step_file="$log_dir/.disk-step"
 echo "0 (start)" >"$disk_peak_file"
@@ -82,7 +86,7 @@ echo "setup" >"$disk_step_file"
     n=$(($(disk_used) - disk_start))
     if [ "$n" -gt "$peak" ]; then
       peak=$n
-      echo "$n $(cat "$disk_step_file" 2>/dev/null)" >"$disk_peak_file.new" && mv "$disk_peak_file.new" "$disk_peak_file"
+      echo "$n $(cat "$disk_step_file" "$disk_step_file".* 2>/dev/null | paste -sd+)" >"$disk_peak_file.new" && mv "$disk_peak_file.new" "$disk_peak_file"
     fi
     sleep 10 &
     s=$!
@@ -100,11 +104,17 @@ merge_sampled_peak() {
   fi
 }
 
-record() { # name passed failed seconds
+record() { # name passed failed seconds [disk]
   total_pass=$((total_pass + $2))
   total_fail=$((total_fail + $3))
   if [ "$3" -gt 0 ]; then failed_suites="$failed_suites $1"; fi
-  sample_disk "$1"
+  if [ -n "${5:-}" ]; then
+    # measured by the lane when the step ended
+    disk_step=$5
+    if [ "$disk_step" -gt "$disk_peak" ]; then disk_peak=$disk_step; disk_peak_step="the end of $1"; fi
+  else
+    sample_disk "$1"
+  fi
   table="$table$(printf '%-28s %7s %7s %9s %9s' "$1" "$2" "$3" "$(mmss "$4")" "$disk_step")"$'\n'
   echo "== $1: $2 passed, $3 failed ($(mmss "$4"); disk +$disk_step MB since the start)"
   check_disk "$1"
@@ -118,7 +128,6 @@ run_step() { # name log command...
   shift 2
   started=$(date +%s)
   rm -f "$sid_file"
-  echo "$name" >"$disk_step_file"
   MCPLITE_TEST_RUN="$run_id:$name" setsid --wait bash -c 'echo $$ >"$0"; exec "$@"' "$sid_file" "$@" \
     >"$log" 2>&1 </dev/null
   step_rc=$?
@@ -218,6 +227,7 @@ for dep in scripts/deps/*.sh; do
   [ -e "$dep" ] || continue
   name="deps:$(basename "$dep" .sh)"
   echo "== dependencies: $dep"
+  echo "$name" >"$disk_step_file"
   run_step "$name" "$log_dir/deps-$(basename "$dep").log" bash "$dep"
   if [ "$step_rc" -ne 0 ]; then
     tail -20 "$log_dir/deps-$(basename "$dep").log"
@@ -242,48 +252,146 @@ fi
 export MCPLITE_CHECK_RAN_ELSEWHERE=1
 export MCPLITE_VENV="${MCPLITE_VENV:-$HOME/.cache/mcplite-venv}"
 
-# 1. Rust (engine and bridge crates)
-echo "== cargo test"
-# --no-fail-fast: a failing test binary must not hide the others (their
-# counts would be missing from the totals). It reuses the set-up's dev build
-# of the dependencies; what it compiles is the workspace's crates, their
-# tests, the dev-dependencies and the few crates whose features those change.
-run_step cargo "$log_dir/cargo.log" cargo test --workspace --no-fail-fast
-grep -E "^test result|FAILED|panicked" "$log_dir/cargo.log"
-p=$(grep -E "^test result" "$log_dir/cargo.log" | sed -E 's/.* ([0-9]+) passed; ([0-9]+) failed.*/\1/' | awk '{s+=$1} END {print s+0}')
-f=$(grep -E "^test result" "$log_dir/cargo.log" | sed -E 's/.* ([0-9]+) passed; ([0-9]+) failed.*/\2/' | awk '{s+=$1} END {print s+0}')
-if ! grep -q "^test result" "$log_dir/cargo.log" || grep -q "^error" "$log_dir/cargo.log"; then f=$((${f:-0} + 1)); fi
-finish_step cargo "${p:-0}" "${f:-0}"
+# The test steps run in two lanes at once, each lane's steps one after the
+# other: the Rust lane (the builds: the cargo step, clippy, the Windows and
+# macOS legs, the offline install, fuzzing), under `nice`, and the R lane
+# (testthat and every other suite: R, Python and Node clients waiting on
+# each other more than computing). A cold run is mostly compiling; the R
+# lane's steps fit beside it. No step of one lane writes what a step of the
+# other reads (55-offline-install vendors and builds in a staged copy; the
+# two lanes' cargo commands share target/, which cargo locks). Each step
+# still runs in a session of its own with its marker, so its leftovers are
+# its own. MCPLITE_TEST_LANES=1 runs the Rust lane and then the R lane, one
+# step at a time, as the run did before.
+rust_lane_steps="cargo 10-lint 40-cross 60-fuzz 55-offline-install"
+results_file="$log_dir/.results"
+: >"$results_file"
 
-# 2. testthat
-echo "== testthat"
-rm -f "$log_dir/testthat-counts.txt"
-run_step testthat "$log_dir/testthat.log" Rscript --vanilla scripts/testthat-summary.R "$log_dir/testthat-counts.txt"
-tail -40 "$log_dir/testthat.log"
-if [ -s "$log_dir/testthat-counts.txt" ]; then
-  read -r p f <"$log_dir/testthat-counts.txt"
-else
-  p=0; f=1
-fi
-finish_step testthat "$p" "$f"
-
-# 3. other suites
-for suite in tests/suites/[0-9]*.sh; do  # not lib.sh, the helpers they share
-  [ -e "$suite" ] || continue
-  name=$(basename "$suite" .sh)
-  echo "== suite $name"
-  run_step "$name" "$log_dir/suite-$name.log" bash "$suite"
-  tail -15 "$log_dir/suite-$name.log"
-  last=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log_dir/suite-$name.log" | tail -1)
+# The counts of a step's log: cargo's "test result" lines, testthat's counts
+# file, or a suite's last "N passed, N failed" line. Prints "passed failed".
+counts_cargo() { # log rc
+  local p f
+  p=$(grep -E "^test result" "$1" | sed -E 's/.* ([0-9]+) passed; ([0-9]+) failed.*/\1/' | awk '{s+=$1} END {print s+0}')
+  f=$(grep -E "^test result" "$1" | sed -E 's/.* ([0-9]+) passed; ([0-9]+) failed.*/\2/' | awk '{s+=$1} END {print s+0}')
+  if ! grep -q "^test result" "$1" || grep -q "^error" "$1"; then f=$((${f:-0} + 1)); fi
+  echo "${p:-0} ${f:-0}"
+}
+counts_testthat() { # log rc
+  local p f
+  if [ -s "$log_dir/testthat-counts.txt" ]; then
+    read -r p f <"$log_dir/testthat-counts.txt"
+    echo "$p $f"
+  else
+    echo "0 1"
+  fi
+}
+counts_suite() { # log rc
+  local last p=0 f=0
+  last=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$1" | tail -1)
   if [ -n "$last" ]; then
     p=$(echo "$last" | sed -E 's/^([0-9]+) passed, ([0-9]+) failed.*/\1/')
     f=$(echo "$last" | sed -E 's/^([0-9]+) passed, ([0-9]+) failed.*/\2/')
-  else
-    p=0; f=0
   fi
-  if [ "$step_rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
-  finish_step "$name" "$p" "$f"
+  if [ "$2" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+  echo "$p $f"
+}
+
+# One step of a lane: run it, then, holding the output lock so that the two
+# lanes' reports do not interleave, print the end of its log; append
+# "name passed failed seconds disk left" to the results file.
+lane_step() { # lane name log shown-lines counter command...
+  local lane=$1 name=$2 log=$3 lines=$4 counter=$5 counts left disk
+  shift 5
+  echo "== [$lane] $name started"
+  echo "$name" >"$disk_step_file.$lane"
+  run_step "$name" "$log" "$@"
+  counts=$("$counter" "$log" "$step_rc")
+  left=$(leftovers "$name" "$step_sid")
+  disk=$(($(disk_used) - disk_start))
+  (
+    flock 9
+    echo "== [$lane] $name ($(mmss "$step_seconds"))"
+    if [ "$counter" = counts_cargo ]; then
+      grep -E "^test result|FAILED|panicked" "$log"
+    else
+      tail -"$lines" "$log"
+    fi
+    if [ "$left" -gt 0 ]; then echo "== $name left $left process(es) running (stopped now): a failure"; fi
+    echo "$name $counts $step_seconds $disk $left" >>"$results_file"
+  ) 9>"$log_dir/.output-lock"
+  rm -f "$disk_step_file.$lane"
+}
+
+# The arguments of lane_step after the lane, for step `name`, in the array
+# step_args.
+step_of() { # name
+  case "$1" in
+    cargo)
+      # --no-fail-fast: a failing test binary must not hide the others
+      # (their counts would be missing from the totals). It reuses the
+      # set-up's dev build of the dependencies; what it compiles is the
+      # workspace's crates, their tests, the dev-dependencies and the few
+      # crates whose features those change.
+      step_args=(cargo "$log_dir/cargo.log" 0 counts_cargo cargo test --workspace --no-fail-fast) ;;
+    testthat)
+      step_args=(testthat "$log_dir/testthat.log" 40 counts_testthat
+        Rscript --vanilla scripts/testthat-summary.R "$log_dir/testthat-counts.txt") ;;
+    *)
+      step_args=("$1" "$log_dir/suite-$1.log" 15 counts_suite bash "tests/suites/$1.sh") ;;
+  esac
+}
+
+run_lane() { # lane step...
+  local lane=$1 s
+  shift
+  for s in "$@"; do
+    step_of "$s"
+    lane_step "$lane" "${step_args[@]}"
+  done
+}
+
+# The suites of tests/suites (not lib.sh, the helpers they share), in order.
+all_suites=""
+for suite in tests/suites/[0-9]*.sh; do
+  [ -e "$suite" ] && all_suites="$all_suites $(basename "$suite" .sh)"
 done
+rust_steps=""
+r_steps="testthat"
+for s in cargo $all_suites; do
+  case " $rust_lane_steps " in
+    *" $s "*) rust_steps="$rust_steps $s" ;;
+    *) r_steps="$r_steps $s" ;;
+  esac
+done
+rm -f "$log_dir/testthat-counts.txt"
+: >"$disk_step_file" # the lanes name their steps in files of their own
+echo "== test steps: Rust lane:$rust_steps; R lane: $r_steps"
+if [ "${MCPLITE_TEST_LANES:-2}" = 1 ]; then
+  # shellcheck disable=SC2086
+  run_lane rust $rust_steps
+  # shellcheck disable=SC2086
+  run_lane r $r_steps
+else
+  # shellcheck disable=SC2086
+  (renice -n 10 -p "$BASHPID" >/dev/null; run_lane rust $rust_steps) &
+  rust_lane=$!
+  # shellcheck disable=SC2086
+  run_lane r $r_steps
+  wait "$rust_lane"
+fi
+
+# The table, in the order of the steps (cargo, testthat, the suites).
+for s in cargo testthat $all_suites; do
+  line=$(awk -v s="$s" '$1 == s' "$results_file" | tail -1)
+  if [ -z "$line" ]; then
+    record "$s" 0 1 0 "$disk_step"
+    continue
+  fi
+  read -r _ p f secs disk left <<<"$line"
+  if [ "$left" -gt 0 ]; then left_by="$left_by $s ($left)"; fi
+  record "$s" "$p" $((f + (left > 0 ? 1 : 0))) "$secs" "$disk"
+done
+rm -f "$results_file" "$log_dir/.output-lock"
 
 # Last, every test step at once: none of their processes may be left (each
 # step's were stopped when it ended; one that appeared since is a failure).

@@ -7,12 +7,17 @@
 # The git repository never holds vendored code: the file is in .gitignore.
 #
 #   bash scripts/vendor.sh          # then: R CMD build .
+#   bash scripts/vendor.sh OUT      # writes OUT instead (e.g. into a staged
+#                                   # copy made by scripts/stage.sh)
 set -euo pipefail
+out="${1:-}"
+if [ -n "$out" ]; then out="$(cd "$(dirname "$out")" && pwd)/$(basename "$out")"; fi
 cd "$(dirname "$0")/.."
+out="${out:-src/rust-vendor.tar.xz}"
 export PATH="$PATH:$HOME/.cargo/bin"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cargo vendor --locked --quiet "$tmp/vendor" >/dev/null
 tar -C "$tmp" -cJf "$tmp/rust-vendor.tar.xz" vendor
-mv "$tmp/rust-vendor.tar.xz" src/rust-vendor.tar.xz
-echo "src/rust-vendor.tar.xz: $(ls "$tmp/vendor" | wc -l) crates, $(du -k src/rust-vendor.tar.xz | cut -f1) KiB"
+mv "$tmp/rust-vendor.tar.xz" "$out"
+echo "$out: $(ls "$tmp/vendor" | wc -l) crates, $(du -k "$out" | cut -f1) KiB"

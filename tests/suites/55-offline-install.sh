@@ -19,7 +19,7 @@ export PATH="$PATH:$HOME/.cargo/bin"
 # installs the run's own packages in the dev profile (MCPLITE_PROFILE=dev).
 unset MCPLITE_PROFILE
 work=$(mktemp -d)
-trap 'rm -rf "$work" "$root/src/rust-vendor.tar.xz"' EXIT
+trap 'rm -rf "$work"' EXIT
 
 . tests/suites/lib.sh
 
@@ -29,8 +29,11 @@ if ! unshare -n true 2>/dev/null; then
 fi
 
 version=$(sed -n 's/^Version: *//p' DESCRIPTION)
-if bash scripts/vendor.sh >"$work/vendor.log" 2>&1 &&
-  src=$(bash scripts/stage.sh "$work/src") &&
+# Vendored into a staged copy of the checkout, not into the checkout itself:
+# other steps of the run (the README quick start of 30-docs, in the other
+# lane) build packages from the checkout meanwhile.
+if src=$(bash scripts/stage.sh "$work/src") &&
+  bash scripts/vendor.sh "$src/src/rust-vendor.tar.xz" >"$work/vendor.log" 2>&1 &&
   (cd "$work" && R CMD build --no-build-vignettes --no-manual "$src") >"$work/build.log" 2>&1 &&
   tar -tzf "$work/mcplite_$version.tar.gz" >"$work/contents.txt" &&
   grep -qx "mcplite/src/rust-vendor.tar.xz" "$work/contents.txt"; then
