@@ -148,14 +148,18 @@ for (b in blocks) {
     # output beside it (scripts/stage.sh): `R CMD build .` copies the whole
     # directory before it drops what .Rbuildignore names, and after the
     # cargo tests target/ alone is several GB (a CI machine ran out of disk).
-    # The copy's target/ is a link to the checkout's, so the crates the tests
-    # built are not compiled again (R CMD build copies and drops the link).
+    # The build uses the checkout's target directory through
+    # CARGO_TARGET_DIR (src/Makevars honours it), so the crates the tests
+    # built are not compiled again. (Not a link to it in the copy: R CMD
+    # build's file.copy() follows a link to a directory and copied all of
+    # target/, several GB, into its temporary directory.)
     # Installs into a fresh library put first on the library path, so the
     # rest of the quick start uses it.
     clone <- system2("bash", c(file.path(root, "scripts", "stage.sh"), shQuote(dir)), stdout = TRUE)
     target <- Sys.getenv("CARGO_TARGET_DIR", file.path(root, "target"))
     dir.create(target, showWarnings = FALSE)
-    file.symlink(normalizePath(target), file.path(clone, "target"))
+    old_target <- Sys.getenv("CARGO_TARGET_DIR", NA)
+    Sys.setenv(CARGO_TARGET_DIR = normalizePath(target))
     lib <- file.path(dir, "r-lib")
     dir.create(lib)
     Sys.setenv(R_LIBS = paste(c(lib, .libPaths()), collapse = .Platform$path.sep))
@@ -165,6 +169,7 @@ for (b in blocks) {
     old <- setwd(clone)
     status <- system2("bash", script, stdout = log, stderr = log)
     setwd(old)
+    if (is.na(old_target)) Sys.unsetenv("CARGO_TARGET_DIR") else Sys.setenv(CARGO_TARGET_DIR = old_target)
     installed <- file.exists(file.path(lib, "mcplite", "DESCRIPTION"))
     report(status == 0L && installed, paste("quick start install runs:", b$body[[1]]),
            tail(readLines(log, warn = FALSE), 20))
