@@ -62,9 +62,9 @@ engine_uri_template_variables <- function(template) {
 # The MCP client (rust/mcplite-r/src/client.rs, RULES section 13).
 
 client_connect_stdio <- function(program, args, env, cwd, protocol, timeout, probe_timeout, max_line,
-                                 client_version, capabilities, name) {
+                                 client_version, capabilities, log_level, name) {
   bridge_value(.Call(wrap__client_connect_stdio, program, args, env, cwd, protocol, timeout,
-                     probe_timeout, max_line, client_version, capabilities, name))
+                     probe_timeout, max_line, client_version, capabilities, log_level, name))
 }
 
 client_connect_memory <- function(spec, server_version, instructions, protocol, timeout, progress_interval,
@@ -74,9 +74,9 @@ client_connect_memory <- function(spec, server_version, instructions, protocol, 
 }
 
 client_connect_http <- function(url, values, names, protocol, timeout, probe_timeout, max_message,
-                                client_version, capabilities, ca_file, oauth, name) {
+                                client_version, capabilities, log_level, ca_file, oauth, name) {
   bridge_value(.Call(wrap__client_connect_http, url, values, names, protocol, timeout, probe_timeout,
-                     max_message, client_version, capabilities, ca_file, oauth, name))
+                     max_message, client_version, capabilities, log_level, ca_file, oauth, name))
 }
 
 client_info <- function(ptr) bridge_value(.Call(wrap__client_info, ptr))

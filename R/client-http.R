@@ -35,7 +35,7 @@ interpolate_value <- function(v, what) {
 }
 
 connect_http <- function(url, headers, ca_file, name, timeout, protocol, oauth = NULL, allow_http = FALSE,
-                         capabilities = "{}") {
+                         capabilities = "{}", log_level = NULL) {
   if (!is_scalar_string(url) || !grepl("^https?://[^/?#]+", url)) {
     abort_arg("`url` must be a single http:// or https:// URL, not ",
               if (is_scalar_string(url)) paste0("\"", url, "\"") else describe(url), ".")
@@ -54,7 +54,7 @@ connect_http <- function(url, headers, ca_file, name, timeout, protocol, oauth =
   name <- check_connection_name(name, host)
   ptr <- client_connect_http(
     url, unname(headers), names(headers) %||% character(), if (identical(protocol, "auto")) NULL else protocol,
-    timeout, probe_timeout(), max_message(), client_version(), capabilities, ca_file, oauth, name
+    timeout, probe_timeout(), max_message(), client_version(), capabilities, log_level, ca_file, oauth, name
   )
   new_connection(ptr, name, "http", url, timeout)
 }

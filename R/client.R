@@ -284,6 +284,12 @@
 #'   or a function that answers the server's questions during [mcp_call()]
 #'   (see "Questions from the server"). Giving one declares the capability
 #'   to the server.
+#' @param log_level With `command` or `url`: `NULL` (the default: none), or
+#'   the least severe level of the server's log messages to show during
+#'   [mcp_call()], one of `"debug"`, `"info"`, `"notice"`, `"warning"`,
+#'   `"error"`, `"critical"`, `"alert"` and `"emergency"`. Each is signalled
+#'   as an R message of class `mcplite_server_log` (with fields `server`,
+#'   `level`, `logger` and `data`), so `suppressMessages()` hides them.
 #' @param script Path of an R script that ends with [mcp_server()].
 #' @param x A connection from `mcp_connect()`, a list of connections, or a
 #'   list of tools made by [mcp_tools()].
@@ -327,7 +333,7 @@
 mcp_connect <- function(command = NULL, args = character(), ..., env = NULL, cwd = NULL,
                         url = NULL, headers = NULL, ca_file = NULL, name = NULL, timeout = 60,
                         protocol = "auto", tools = NULL, instructions = NULL, oauth = NULL,
-                        allow_http = FALSE, elicitation = NULL, sampling = NULL) {
+                        allow_http = FALSE, elicitation = NULL, sampling = NULL, log_level = NULL) {
   check_dots_empty(...)
   if (sum(!is.null(command), !is.null(url), !is.null(tools)) != 1L) {
     abort_arg("Supply exactly one of `command` (a server to start), `url` (a remote server) and ",
@@ -340,13 +346,15 @@ mcp_connect <- function(command = NULL, args = character(), ..., env = NULL, cwd
   }
   check_ask_handler(elicitation)
   check_ask_handler(sampling)
+  log_level <- check_log_level(log_level)
   if (!is.null(tools)) {
     if (!identical(args, character()) || !is.null(env) || !is.null(cwd) || !is.null(headers) ||
         !is.null(ca_file) || !is.null(oauth) || allow_http) {
       abort_arg("`args`, `env`, `cwd`, `headers`, `ca_file`, `oauth` and `allow_http` do not apply to `tools`.")
     }
-    if (!is.null(elicitation) || !is.null(sampling)) {
-      abort_arg("`elicitation` and `sampling` apply to `command` and `url`, not to `tools`.")
+    if (!is.null(elicitation) || !is.null(sampling) || !is.null(log_level)) {
+      abort_arg("`elicitation`, `sampling` and `log_level` apply to `command` and `url`, not to `tools` ",
+                "(in memory a tool's messages and warnings are signalled by `mcp_call()`).")
     }
     return(connect_memory(tools, name, timeout, protocol, instructions))
   }
@@ -358,7 +366,8 @@ mcp_connect <- function(command = NULL, args = character(), ..., env = NULL, cwd
     if (!identical(args, character()) || !is.null(env) || !is.null(cwd)) {
       abort_arg("`args`, `env` and `cwd` apply to `command`, not to `url`.")
     }
-    conn <- connect_http(url, headers, ca_file, name, timeout, protocol, oauth, allow_http, capabilities)
+    conn <- connect_http(url, headers, ca_file, name, timeout, protocol, oauth, allow_http, capabilities,
+                         log_level)
     return(conn_set_answers(conn, elicitation, sampling))
   }
   if (!is.null(headers) || !is.null(ca_file) || !is.null(oauth) || allow_http) {
@@ -382,7 +391,7 @@ mcp_connect <- function(command = NULL, args = character(), ..., env = NULL, cwd
   child_env <- child_env[!duplicated(names(child_env), fromLast = TRUE)]
   ptr <- client_connect_stdio(
     command, unname(args), child_env, cwd, if (identical(protocol, "auto")) NULL else protocol,
-    timeout, probe_timeout(), max_message(), client_version(), capabilities, name
+    timeout, probe_timeout(), max_message(), client_version(), capabilities, log_level, name
   )
   conn <- new_connection(ptr, name, "stdio", paste(c(command, args), collapse = " "), timeout)
   conn_set_answers(conn, elicitation, sampling)
@@ -391,7 +400,8 @@ mcp_connect <- function(command = NULL, args = character(), ..., env = NULL, cwd
 #' @rdname mcp_connect
 #' @export
 mcp_connect_script <- function(script, args = character(), ..., env = NULL, name = NULL,
-                               timeout = 60, protocol = "auto", elicitation = NULL, sampling = NULL) {
+                               timeout = 60, protocol = "auto", elicitation = NULL, sampling = NULL,
+                               log_level = NULL) {
   check_dots_empty(...)
   if (!is_scalar_string(script) || !file.exists(script) || dir.exists(script)) {
     abort_arg("`script` must be the path of an existing R script, not ",
@@ -404,7 +414,7 @@ mcp_connect_script <- function(script, args = character(), ..., env = NULL, name
     rscript_path(), c("--vanilla", script, args),
     env = c(libs, env[names(env) != "R_LIBS"], env[names(env) == "R_LIBS"]),
     name = name %||% basename(script), timeout = timeout, protocol = protocol,
-    elicitation = elicitation, sampling = sampling
+    elicitation = elicitation, sampling = sampling, log_level = log_level
   )
 }
 
@@ -586,6 +596,12 @@ mcp_call <- function(x, tool, arguments = list(), ..., timeout = NULL, progress 
     if (identical(ev$status, "ask") || identical(ev$status, "input")) {
       ev <- answer_event(x, ev)
       finished <- TRUE
+      next
+    }
+    if (identical(ev$status, "log")) {
+      relay_server_log(x, ev$value)
+      finished <- TRUE
+      ev <- conn_wait(x, id)
       next
     }
     p <- ev$value

@@ -208,8 +208,19 @@ fn seconds(x: f64) -> Duration {
     }
 }
 
-fn options(protocol: &Robj, timeout: f64, probe_timeout: f64, client_version: &str, capabilities: &str) -> Options {
+/// The connection's options; `capabilities` as JSON text (RULES K12.1),
+/// `log_level` the level of the server's log messages to relay (RULES K13;
+/// NULL: none; R checked the name).
+fn client_options(
+    protocol: &Robj,
+    timeout: f64,
+    probe_timeout: f64,
+    client_version: &str,
+    capabilities: &str,
+    log_level: &Robj,
+) -> Options {
     Options {
+        log_level: log_level.as_str().and_then(mcplite_engine::client::LogLevel::parse),
         protocol: opt_string(protocol),
         timeout: seconds(timeout),
         probe_timeout: seconds(probe_timeout),
@@ -253,6 +264,7 @@ fn client_connect_stdio(
     max_line: f64,
     client_version: &str,
     capabilities: &str,
+    log_level: Robj,
     name: &str,
 ) -> Robj {
     let mut spec = StdioSpec::new(program, strings(&args));
@@ -264,7 +276,7 @@ fn client_connect_stdio(
     if max_line.is_finite() && max_line >= 1.0 {
         spec.max_line = max_line as usize;
     }
-    let opts = options(&protocol, timeout, probe_timeout, client_version, capabilities);
+    let opts = client_options(&protocol, timeout, probe_timeout, client_version, capabilities, &log_level);
     connected(Connection::stdio(&spec, &opts, &mut interrupted), name, true)
 }
 
@@ -297,7 +309,7 @@ fn client_connect_memory(
         Ok(l) => l,
         Err(e) => return e.context("The in-memory server could not be created: ").into_r(),
     };
-    let opts = options(&protocol, timeout, timeout, client_version, "{}");
+    let opts = client_options(&protocol, timeout, timeout, client_version, "{}", &Robj::from(()));
     connected(Connection::establish(Box::new(link), &opts, &mut interrupted), name, false)
 }
 
@@ -319,6 +331,7 @@ fn client_connect_http(
     max_message: f64,
     client_version: &str,
     capabilities: &str,
+    log_level: Robj,
     ca_file: Robj,
     oauth: Robj,
     name: &str,
@@ -339,7 +352,7 @@ fn client_connect_http(
     if max_message.is_finite() && max_message >= 1.0 {
         spec.max_message = max_message as usize;
     }
-    let opts = options(&protocol, timeout, probe_timeout, client_version, capabilities);
+    let opts = client_options(&protocol, timeout, probe_timeout, client_version, capabilities, &log_level);
     connected(Connection::http(&spec, &opts, &mut interrupted), name, true)
 }
 
@@ -571,6 +584,9 @@ fn wait_for(handle: &mut ClientHandle, id: u64) -> Robj {
             Poll::Input(requests) => {
                 return list!(status = "input", id = idr, value = to_r(Value::Object(requests))).into();
             }
+            // A log message of the server (RULES K13.2): R relays it and
+            // keeps waiting; it does not restart the clock.
+            Poll::Log(params) => return list!(status = "log", id = idr, value = to_r(params)).into(),
             Poll::Pending => {
                 if interrupted() {
                     return abandon(handle, id, &tool);

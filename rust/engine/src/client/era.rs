@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::wire::{self, json_string, Member};
 use super::{ClientError, Connection, Options, Outgoing, Poll, LEGACY, LEGACY_PREFERRED, MODERN};
 use crate::codes;
+use crate::logging::{META_LOG_LEVEL, SET_LEVEL};
 use crate::version::{META_CAPS, META_SERVER_INFO, META_VERSION};
 
 /// Which protocol era the connection speaks.
@@ -148,7 +149,7 @@ impl Connection {
             let slice = due.saturating_duration_since(Instant::now()).min(Duration::from_millis(25));
             match self.poll_wire(id, slice) {
                 Poll::Done(r) => break r,
-                Poll::Progress(_) | Poll::Ask(_) | Poll::Input(_) => {}
+                Poll::Progress(_) | Poll::Ask(_) | Poll::Input(_) | Poll::Log(_) => {}
                 Poll::Pending => {
                     if interrupted() {
                         self.cancel(id, "interrupted");
@@ -199,6 +200,15 @@ impl Connection {
         if self.answers_any() {
             self.link.listen();
         }
+        // RULES K13.1: the level of log messages wanted, when the server
+        // logs at all; a server that refuses it is not an error.
+        if let Some(level) = self.log_level {
+            if self.capabilities.as_ref().is_some_and(|c| c.get("logging").is_some()) {
+                let l = json_string(level.as_str());
+                let id = self.start_with(SET_LEVEL, None, &[("level", &l)], &[], self.due(deadline), interrupted)?;
+                let _ = self.wait_until(id, deadline, interrupted, true);
+            }
+        }
         Ok(())
     }
 
@@ -209,6 +219,9 @@ impl Connection {
             (META_CAPS.to_string(), self.client_caps.clone()),
             ("io.modelcontextprotocol/clientInfo".to_string(), self.client_info.clone()),
         ];
+        if let Some(level) = self.log_level {
+            m.push((META_LOG_LEVEL.to_string(), json_string(level.as_str())));
+        }
         if let Some(p) = progress {
             m.push(("progressToken".to_string(), p.to_string()));
         }

@@ -69,6 +69,7 @@ pub use tools::shapes_arguments;
 use wire::{classify, error_parts, json_string, request_line, Kind, Member};
 
 use crate::codes;
+pub use crate::logging::LogLevel;
 use crate::version::{self, META_VERSION};
 
 /// The modern revision the client speaks.
@@ -101,6 +102,9 @@ pub struct Options {
     /// A server's questions (`elicitation/create`, `sampling/createMessage`)
     /// reach the caller only when it is declared here.
     pub capabilities: String,
+    /// The least severe level of the server's log messages the caller
+    /// wants during its calls (RULES K13), `None` for none.
+    pub log_level: Option<LogLevel>,
 }
 
 impl Default for Options {
@@ -112,6 +116,7 @@ impl Default for Options {
             client_name: "mcplite".into(),
             client_version: env!("CARGO_PKG_VERSION").into(),
             capabilities: "{}".into(),
+            log_level: None,
         }
     }
 }
@@ -131,6 +136,9 @@ pub enum Poll {
     /// questions of `inputRequests` by key (each an object with `method` and
     /// `params`); answer them all with [`Connection::retry`], then poll again.
     Input(serde_json::Map<String, Value>),
+    /// A log message of the server (`notifications/message` params) that
+    /// came while the request was awaited (RULES K13.2).
+    Log(Value),
     /// Nothing yet.
     Pending,
 }
@@ -197,6 +205,8 @@ pub struct Connection {
     /// Tool calls that may be retried with answers (2026-07-28, RULES
     /// K12.3), by the id the caller knows.
     retries: HashMap<u64, Retry>,
+    /// The level of log messages the caller wants (RULES K13).
+    log_level: Option<LogLevel>,
     /// The time spent at sign-in pages when the handshake began.
     since: Duration,
 }
@@ -301,6 +311,7 @@ impl Connection {
             client_caps: opts.capabilities.clone(),
             answers: Answers::of(&opts.capabilities),
             retries: HashMap::new(),
+            log_level: opts.log_level,
             since: Duration::ZERO,
         };
         match c.handshake(opts, interrupted) {
@@ -613,6 +624,9 @@ impl Connection {
                 None
             }
             Kind::Notification { method, params } => {
+                if method == "notifications/message" && self.log_level.is_some() {
+                    return Some(Poll::Log(params.unwrap_or(Value::Null)));
+                }
                 if method == "notifications/progress" {
                     let token = params.as_ref().and_then(|p| p.get("progressToken"));
                     let wanted = self.pending.get(&id).copied().flatten();
@@ -704,6 +718,7 @@ impl Connection {
                 }
                 Poll::Ask(ask) => self.refuse_ask(&ask.id),
                 Poll::Input(_) => return Err(self.unanswerable(id)),
+                Poll::Log(_) => {}
                 Poll::Pending => {
                     if interrupted() {
                         self.cancel(id, "interrupted");
@@ -728,6 +743,7 @@ impl Connection {
                 Poll::Progress(p) => progress(&p),
                 Poll::Ask(ask) => self.refuse_ask(&ask.id),
                 Poll::Input(_) => return Some(Err(self.unanswerable(id))),
+                Poll::Log(_) => {}
                 Poll::Pending => return None,
             }
         }
@@ -756,7 +772,7 @@ impl Connection {
             }
             match self.poll(id, deadline.saturating_duration_since(now).min(Duration::from_millis(25)), interrupted) {
                 Poll::Done(r) => return r,
-                Poll::Progress(_) => {}
+                Poll::Progress(_) | Poll::Log(_) => {}
                 Poll::Ask(ask) => self.refuse_ask(&ask.id),
                 Poll::Input(_) => return Err(self.unanswerable(id)),
                 Poll::Pending => {

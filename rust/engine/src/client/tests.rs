@@ -520,6 +520,61 @@ fn input_required_calls_are_sent_again_with_the_answers() {
 }
 
 #[test]
+fn log_messages_are_asked_for_and_handed_over() {
+    let log_opts = || Options { log_level: LogLevel::parse("notice"), ..opts() };
+    // Legacy: logging/setLevel after initialize when the server logs.
+    let (link, f) = fake(|v| {
+        let id = &v["id"];
+        match method(v) {
+            "server/discover" => vec![error(id, -32601, "no")],
+            "initialize" => vec![result(
+                id,
+                json!({"protocolVersion": "2025-11-25", "capabilities": {"logging": {}},
+                                                  "serverInfo": {"name": "s", "version": "1"}}),
+            )],
+            "logging/setLevel" => vec![result(id, json!({}))],
+            "tools/call" => vec![
+                msg(json!({"jsonrpc": "2.0", "method": "notifications/message",
+                           "params": {"level": "warning", "data": "careful"}})),
+                result(id, json!({"content": []})),
+            ],
+            _ => vec![],
+        }
+    });
+    let mut c = Connection::establish(link, &log_opts(), &mut never()).unwrap();
+    assert_eq!(methods(&f), ["server/discover", "initialize", "notifications/initialized", "logging/setLevel"]);
+    assert_eq!(f.sent.lock().unwrap()[3]["params"], json!({"level": "notice"}));
+    let id = c.start_call("t", "{}", false, Duration::from_secs(1), &mut never()).unwrap();
+    let mut logs = Vec::new();
+    loop {
+        match c.poll(id, Duration::from_millis(50), &mut never()) {
+            Poll::Log(p) => logs.push(p),
+            Poll::Done(r) => break assert!(r.is_ok()),
+            Poll::Pending => {}
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(logs, [json!({"level": "warning", "data": "careful"})]);
+
+    // Modern: the level in every request's _meta; a server without
+    // logging gets no setLevel.
+    let (link, f) = fake(modern_server_logging);
+    let mut c = Connection::establish(link, &log_opts(), &mut never()).unwrap();
+    c.call_tool("t", r#"{"text":"x"}"#, Duration::from_secs(1), &mut never()).unwrap();
+    let sent = f.sent.lock().unwrap().clone();
+    assert!(sent.iter().all(|v| v["params"]["_meta"]["io.modelcontextprotocol/logLevel"] == "notice"));
+    assert!(!methods(&f).contains(&"logging/setLevel".to_string()));
+}
+
+fn modern_server_logging(v: &Value) -> Vec<Event> {
+    let id = &v["id"];
+    match method(v) {
+        "server/discover" => vec![result(id, discover_result())],
+        _ => vec![result(id, json!({"resultType": "complete", "content": []}))],
+    }
+}
+
+#[test]
 fn failures_are_reported() {
     // the server exits mid-call
     let (link, _) = fake(|v| match method(v) {

@@ -115,11 +115,16 @@ impl Connection {
             timeout,
             interrupted,
         )?;
-        let call = Resend { name: name.to_string(), arguments: arguments.to_string(), progress, timeout };
-        if self.era == Era::Modern && self.link.mirrors_params() {
-            self.resend.insert(id, call.clone());
+        // Kept only when it may be sent again (no copy of the arguments
+        // otherwise).
+        let header_resend = self.era == Era::Modern && self.link.mirrors_params();
+        if header_resend || self.answers_any() {
+            let call = Resend { name: name.to_string(), arguments: arguments.to_string(), progress, timeout };
+            if header_resend {
+                self.resend.insert(id, call.clone());
+            }
+            self.may_ask(id, call);
         }
-        self.may_ask(id, call);
         Ok(id)
     }
 
