@@ -11,7 +11,7 @@
 use serde_json::Value;
 
 use super::wire::{self, json_string, Member};
-use super::{ClientError, Connection, Poll, Resend, Retry, MAX_INPUT_ROUNDS};
+use super::{ClientError, Connection, Poll, Resend, Retry, MAX_INPUT_ROUNDS, MAX_QUESTIONS};
 use crate::codes;
 
 impl Connection {
@@ -19,7 +19,7 @@ impl Connection {
     /// when the client answers any question at all.
     pub(super) fn may_ask(&mut self, id: u64, call: Resend) {
         if self.answers.any() {
-            self.retries.insert(id, Retry { call, state: None, rounds: 0 });
+            self.retries.insert(id, Retry { call, state: None, rounds: 0, questions: 0 });
         }
     }
 
@@ -67,6 +67,12 @@ impl Connection {
             Some(Value::Object(m)) => m.clone(),
             Some(_) => return fail(self, "the server's inputRequests is not an object".into()),
         };
+        if requests.len() > MAX_QUESTIONS as usize {
+            return fail(
+                self,
+                format!("the server asked {} questions at once (at most {MAX_QUESTIONS})", requests.len()),
+            );
+        }
         for (key, r) in &requests {
             let method = r.get("method").and_then(Value::as_str).unwrap_or("");
             if !self.answers.answers(method) {

@@ -146,6 +146,9 @@ pub fn check_headers(headers: &[(String, String)]) -> Result<(), String> {
 /// (its `retry` field), as the SSE standard leaves it to the client.
 const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 
+/// Events of a session's GET stream that may wait for the caller.
+const LISTEN_QUEUE: usize = 256;
+
 fn spawn_masked<F: FnOnce() + Send + 'static>(f: F) -> bool {
     super::spawn_masked("mcplite-client-http", f).is_ok()
 }
@@ -803,7 +806,9 @@ impl Link for HttpLink {
         if self.version.is_none() || self.listener.is_some() {
             return;
         }
-        let (tx, rx) = unbounded();
+        // Bounded: between calls nobody reads it, and a server that sends
+        // without end then waits on its TCP connection, not in memory here.
+        let (tx, rx) = bounded(LISTEN_QUEUE);
         let (stop_tx, stop) = bounded(0);
         let out = Outgoing { id: None, method: "", name: None, version: None, headers: &[] };
         let post = self.post(b"", &out, stop);

@@ -156,6 +156,11 @@ pub struct ServerAsk {
 /// K12.3): a server that keeps asking is stopped there.
 pub const MAX_INPUT_ROUNDS: u32 = 16;
 
+/// How many questions one tool call may bring to the caller (RULES K12.7):
+/// legacy requests in all, or `inputRequests` in one round. More are
+/// refused without asking the user.
+pub const MAX_QUESTIONS: u32 = 64;
+
 /// Garbage the server wrote, kept for error messages.
 #[derive(Debug, Default)]
 struct Garbage {
@@ -241,6 +246,8 @@ struct Retry {
     call: Resend,
     state: Option<String>,
     rounds: u32,
+    /// Legacy questions handed to the caller so far.
+    questions: u32,
 }
 
 /// A tool call as sent, kept to send it again (RULES K4.3).
@@ -605,8 +612,15 @@ impl Connection {
             }
             Kind::Request { id: rid, method, params } => {
                 if self.answers.answers(&method) {
-                    if self.retries.contains_key(&self.caller_id(id)) {
-                        return Some(Poll::Ask(ServerAsk { id: rid, method, params: params.unwrap_or(Value::Null) }));
+                    let caller = self.caller_id(id);
+                    if let Some(retry) = self.retries.get_mut(&caller) {
+                        retry.questions += 1;
+                        if retry.questions <= MAX_QUESTIONS {
+                            let params = params.unwrap_or(Value::Null);
+                            return Some(Poll::Ask(ServerAsk { id: rid, method, params }));
+                        }
+                        self.answer(&rid, Err((codes::INVALID_REQUEST, "too many questions for one tool call")));
+                        return None;
                     }
                     self.refuse_ask(&rid);
                     return None;

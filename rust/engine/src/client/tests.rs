@@ -520,6 +520,74 @@ fn input_required_calls_are_sent_again_with_the_answers() {
 }
 
 #[test]
+fn questions_are_bounded() {
+    // Legacy: 70 questions in one call; the caller gets 64, the rest are refused.
+    let (link, f) = fake(|v| {
+        let id = &v["id"];
+        match method(v) {
+            "server/discover" => vec![error(id, -32601, "no")],
+            "initialize" => vec![result(
+                id,
+                json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                                                  "serverInfo": {"name": "s", "version": "1"}}),
+            )],
+            "tools/call" => {
+                let mut out: Vec<Event> = (0..70)
+                    .map(|i| {
+                        msg(json!({"jsonrpc": "2.0", "id": format!("q{i}"), "method": "elicitation/create",
+                                        "params": {"message": "?"}}))
+                    })
+                    .collect();
+                out.push(result(id, json!({"content": []})));
+                out
+            }
+            _ => vec![],
+        }
+    });
+    let mut c = Connection::establish(link, &asking_opts(), &mut never()).unwrap();
+    let id = c.start_call("t", "{}", false, Duration::from_secs(1), &mut never()).unwrap();
+    let mut asked = 0;
+    loop {
+        match c.poll(id, Duration::from_millis(50), &mut never()) {
+            Poll::Ask(a) => {
+                asked += 1;
+                c.answer(&a.id, Ok(r#"{"action":"decline"}"#));
+            }
+            Poll::Done(r) => break assert!(r.is_ok()),
+            Poll::Pending => {}
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(asked, MAX_QUESTIONS);
+    let refused = f.sent.lock().unwrap().iter().filter(|v| v["error"]["code"] == -32600).count();
+    assert_eq!(refused, 70 - MAX_QUESTIONS as usize);
+
+    // 2026-07-28: more inputRequests in one round than that end the call.
+    let (link, _) = fake(|v| {
+        let id = &v["id"];
+        match method(v) {
+            "server/discover" => vec![result(id, discover_result())],
+            _ => {
+                let many: serde_json::Map<String, Value> = (0..65)
+                    .map(|i| (format!("k{i}"), json!({"method": "elicitation/create", "params": {"message": "?"}})))
+                    .collect();
+                vec![result(id, json!({"resultType": "input_required", "inputRequests": many}))]
+            }
+        }
+    });
+    let mut c = Connection::establish(link, &asking_opts(), &mut never()).unwrap();
+    let id = c.start_call("t", "{}", false, Duration::from_secs(1), &mut never()).unwrap();
+    let e = loop {
+        match c.poll(id, Duration::from_millis(50), &mut never()) {
+            Poll::Done(r) => break r.unwrap_err(),
+            Poll::Pending => {}
+            other => panic!("{other:?}"),
+        }
+    };
+    assert!(e.to_string().contains("65 questions at once"), "{e}");
+}
+
+#[test]
 fn log_messages_are_asked_for_and_handed_over() {
     let log_opts = || Options { log_level: LogLevel::parse("notice"), ..opts() };
     // Legacy: logging/setLevel after initialize when the server logs.
