@@ -406,50 +406,57 @@ fn asking_opts() -> Options {
     Options { capabilities: r#"{"elicitation":{"form":{}}}"#.into(), ..opts() }
 }
 
-#[test]
-fn legacy_questions_reach_the_caller_and_the_answer_goes_back() {
-    let (link, f) = fake(|v| {
+/// A legacy server (after a refused probe) with `caps`, which accepts any
+/// log level and answers each `tools/call` with what `call` makes of it.
+fn legacy_with(caps: Value, mut call: impl FnMut(&Value) -> Vec<Event> + Send + 'static) -> Script {
+    Box::new(move |v| {
         let id = &v["id"];
         match method(v) {
             "server/discover" => vec![error(id, -32601, "no")],
-            "initialize" => {
-                assert_eq!(v["params"]["capabilities"], json!({"elicitation": {"form": {}}}));
-                vec![result(
-                    id,
-                    json!({"protocolVersion": "2025-11-25", "capabilities": {},
-                                       "serverInfo": {"name": "s", "version": "1"}}),
-                )]
-            }
-            "tools/call" => vec![
+            "initialize" => vec![result(
+                id,
+                json!({"protocolVersion": "2025-11-25", "capabilities": caps, "serverInfo": {"name": "s", "version": "1"}}),
+            )],
+            "logging/setLevel" => vec![result(id, json!({}))],
+            "tools/call" => call(v),
+            _ => vec![],
+        }
+    })
+}
+
+/// The next thing request `id` brings that is not `Pending`.
+fn next_poll(c: &mut Connection, id: u64) -> Poll {
+    loop {
+        match c.poll(id, Duration::from_millis(50), &mut never()) {
+            Poll::Pending => {}
+            p => return p,
+        }
+    }
+}
+
+#[test]
+fn legacy_questions_reach_the_caller_and_the_answer_goes_back() {
+    let (link, f) = fake_link(
+        legacy_with(json!({}), |v| {
+            vec![
                 msg(json!({"jsonrpc": "2.0", "id": "q", "method": "elicitation/create", "params": {"message": "Ok?"}})),
                 // not declared: refused as before
                 msg(json!({"jsonrpc": "2.0", "id": "s", "method": "sampling/createMessage", "params": {}})),
-                result(id, json!({"content": []})),
-            ],
-            _ => vec![],
-        }
-    });
+                result(&v["id"], json!({"content": []})),
+            ]
+        }),
+        false,
+    );
     let mut c = Connection::establish(link, &asking_opts(), &mut never()).unwrap();
+    assert_eq!(f.sent.lock().unwrap()[1]["params"]["capabilities"], json!({"elicitation": {"form": {}}}));
     let id = c.start_call("t", "{}", false, Duration::from_secs(1), &mut never()).unwrap();
-    let ask = loop {
-        match c.poll(id, Duration::from_millis(50), &mut never()) {
-            Poll::Ask(a) => break a,
-            Poll::Pending => {}
-            other => panic!("{other:?}"),
-        }
-    };
+    let Poll::Ask(ask) = next_poll(&mut c, id) else { panic!("no question") };
     assert_eq!(
         ask,
         ServerAsk { id: json!("q"), method: "elicitation/create".into(), params: json!({"message": "Ok?"}) }
     );
     c.answer(&ask.id, Ok(r#"{"action":"decline"}"#));
-    let done = loop {
-        match c.poll(id, Duration::from_millis(50), &mut never()) {
-            Poll::Done(r) => break r,
-            Poll::Pending => {}
-            other => panic!("{other:?}"),
-        }
-    };
+    let Poll::Done(done) = next_poll(&mut c, id) else { panic!("not done") };
     assert_eq!(done.unwrap(), json!({"content": []}));
     let sent = f.sent.lock().unwrap().clone();
     let replies: Vec<&Value> = sent.iter().filter(|v| v.get("method").is_none()).collect();
@@ -487,20 +494,11 @@ fn input_required_calls_are_sent_again_with_the_answers() {
     });
     let mut c = Connection::establish(link, &asking_opts(), &mut never()).unwrap();
     let id = c.start_call("t", r#"{"a":1}"#, false, Duration::from_secs(1), &mut never()).unwrap();
-    let mut answered = false;
-    let done = loop {
-        match c.poll(id, Duration::from_millis(50), &mut never()) {
-            Poll::Input(requests) => {
-                assert_eq!(requests["k"]["method"], "elicitation/create");
-                c.retry(id, r#"{"k":{"action":"cancel"}}"#, &mut never()).unwrap();
-                answered = true;
-            }
-            Poll::Done(r) => break r.unwrap(),
-            Poll::Pending => {}
-            other => panic!("{other:?}"),
-        }
-    };
-    assert!(answered);
+    let Poll::Input(requests) = next_poll(&mut c, id) else { panic!("no input_required") };
+    assert_eq!(requests["k"]["method"], "elicitation/create");
+    c.retry(id, r#"{"k":{"action":"cancel"}}"#, &mut never()).unwrap();
+    let Poll::Done(done) = next_poll(&mut c, id) else { panic!("not done") };
+    let done = done.unwrap();
     assert_eq!(done["echo"]["requestState"], "s1");
     assert_eq!(done["echo"]["inputResponses"], json!({"k": {"action": "cancel"}}));
     assert_eq!(done["echo"]["arguments"], json!({"a": 1}));
@@ -522,41 +520,25 @@ fn input_required_calls_are_sent_again_with_the_answers() {
 #[test]
 fn questions_are_bounded() {
     // Legacy: 70 questions in one call; the caller gets 64, the rest are refused.
-    let (link, f) = fake(|v| {
-        let id = &v["id"];
-        match method(v) {
-            "server/discover" => vec![error(id, -32601, "no")],
-            "initialize" => vec![result(
-                id,
-                json!({"protocolVersion": "2025-11-25", "capabilities": {},
-                                                  "serverInfo": {"name": "s", "version": "1"}}),
-            )],
-            "tools/call" => {
-                let mut out: Vec<Event> = (0..70)
-                    .map(|i| {
-                        msg(json!({"jsonrpc": "2.0", "id": format!("q{i}"), "method": "elicitation/create",
-                                        "params": {"message": "?"}}))
-                    })
-                    .collect();
-                out.push(result(id, json!({"content": []})));
-                out
-            }
-            _ => vec![],
-        }
-    });
+    let (link, f) = fake_link(
+        legacy_with(json!({}), |v| {
+            let mut out: Vec<Event> = (0..70)
+                .map(|i| {
+                    msg(json!({"jsonrpc": "2.0", "id": format!("q{i}"), "method": "elicitation/create",
+                               "params": {"message": "?"}}))
+                })
+                .collect();
+            out.push(result(&v["id"], json!({"content": []})));
+            out
+        }),
+        false,
+    );
     let mut c = Connection::establish(link, &asking_opts(), &mut never()).unwrap();
     let id = c.start_call("t", "{}", false, Duration::from_secs(1), &mut never()).unwrap();
     let mut asked = 0;
-    loop {
-        match c.poll(id, Duration::from_millis(50), &mut never()) {
-            Poll::Ask(a) => {
-                asked += 1;
-                c.answer(&a.id, Ok(r#"{"action":"decline"}"#));
-            }
-            Poll::Done(r) => break assert!(r.is_ok()),
-            Poll::Pending => {}
-            other => panic!("{other:?}"),
-        }
+    while let Poll::Ask(a) = next_poll(&mut c, id) {
+        asked += 1;
+        c.answer(&a.id, Ok(r#"{"action":"decline"}"#));
     }
     assert_eq!(asked, MAX_QUESTIONS);
     let refused = f.sent.lock().unwrap().iter().filter(|v| v["error"]["code"] == -32600).count();
@@ -577,13 +559,7 @@ fn questions_are_bounded() {
     });
     let mut c = Connection::establish(link, &asking_opts(), &mut never()).unwrap();
     let id = c.start_call("t", "{}", false, Duration::from_secs(1), &mut never()).unwrap();
-    let e = loop {
-        match c.poll(id, Duration::from_millis(50), &mut never()) {
-            Poll::Done(r) => break r.unwrap_err(),
-            Poll::Pending => {}
-            other => panic!("{other:?}"),
-        }
-    };
+    let Poll::Done(Err(e)) = next_poll(&mut c, id) else { panic!("not refused") };
     assert!(e.to_string().contains("65 questions at once"), "{e}");
 }
 
@@ -591,55 +567,35 @@ fn questions_are_bounded() {
 fn log_messages_are_asked_for_and_handed_over() {
     let log_opts = || Options { log_level: LogLevel::parse("notice"), ..opts() };
     // Legacy: logging/setLevel after initialize when the server logs.
-    let (link, f) = fake(|v| {
-        let id = &v["id"];
-        match method(v) {
-            "server/discover" => vec![error(id, -32601, "no")],
-            "initialize" => vec![result(
-                id,
-                json!({"protocolVersion": "2025-11-25", "capabilities": {"logging": {}},
-                                                  "serverInfo": {"name": "s", "version": "1"}}),
-            )],
-            "logging/setLevel" => vec![result(id, json!({}))],
-            "tools/call" => vec![
+    let (link, f) = fake_link(
+        legacy_with(json!({"logging": {}}), |v| {
+            vec![
                 msg(json!({"jsonrpc": "2.0", "method": "notifications/message",
                            "params": {"level": "warning", "data": "careful"}})),
-                result(id, json!({"content": []})),
-            ],
-            _ => vec![],
-        }
-    });
+                result(&v["id"], json!({"content": []})),
+            ]
+        }),
+        false,
+    );
     let mut c = Connection::establish(link, &log_opts(), &mut never()).unwrap();
     assert_eq!(methods(&f), ["server/discover", "initialize", "notifications/initialized", "logging/setLevel"]);
     assert_eq!(f.sent.lock().unwrap()[3]["params"], json!({"level": "notice"}));
     let id = c.start_call("t", "{}", false, Duration::from_secs(1), &mut never()).unwrap();
-    let mut logs = Vec::new();
-    loop {
-        match c.poll(id, Duration::from_millis(50), &mut never()) {
-            Poll::Log(p) => logs.push(p),
-            Poll::Done(r) => break assert!(r.is_ok()),
-            Poll::Pending => {}
-            other => panic!("{other:?}"),
-        }
-    }
-    assert_eq!(logs, [json!({"level": "warning", "data": "careful"})]);
+    let Poll::Log(log) = next_poll(&mut c, id) else { panic!("no log message") };
+    assert_eq!(log, json!({"level": "warning", "data": "careful"}));
+    assert!(matches!(next_poll(&mut c, id), Poll::Done(Ok(_))));
 
     // Modern: the level in every request's _meta; a server without
     // logging gets no setLevel.
-    let (link, f) = fake(modern_server_logging);
+    let (link, f) = fake(|v| match method(v) {
+        "server/discover" => vec![result(&v["id"], discover_result())],
+        _ => vec![result(&v["id"], json!({"resultType": "complete", "content": []}))],
+    });
     let mut c = Connection::establish(link, &log_opts(), &mut never()).unwrap();
     c.call_tool("t", r#"{"text":"x"}"#, Duration::from_secs(1), &mut never()).unwrap();
     let sent = f.sent.lock().unwrap().clone();
     assert!(sent.iter().all(|v| v["params"]["_meta"]["io.modelcontextprotocol/logLevel"] == "notice"));
     assert!(!methods(&f).contains(&"logging/setLevel".to_string()));
-}
-
-fn modern_server_logging(v: &Value) -> Vec<Event> {
-    let id = &v["id"];
-    match method(v) {
-        "server/discover" => vec![result(id, discover_result())],
-        _ => vec![result(id, json!({"resultType": "complete", "content": []}))],
-    }
 }
 
 #[test]
