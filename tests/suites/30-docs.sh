@@ -148,11 +148,12 @@ for (b in blocks) {
     # output beside it (scripts/stage.sh): `R CMD build .` copies the whole
     # directory before it drops what .Rbuildignore names, and after the
     # cargo tests target/ alone is several GB (a CI machine ran out of disk).
-    # The build uses the checkout's target directory through
-    # CARGO_TARGET_DIR (src/Makevars honours it), so the crates the tests
-    # built are not compiled again. (Not a link to it in the copy: R CMD
-    # build's file.copy() follows a link to a directory and copied all of
-    # target/, several GB, into its temporary directory.)
+    # The block keeps a CARGO_TARGET_DIR that is set, and the run sets it to
+    # the checkout's target directory (src/Makevars honours it), so the
+    # crates the tests built are not compiled again. (Not a link to it in
+    # the copy: R CMD build's file.copy() follows a link to a directory and
+    # copied all of target/, several GB, into its temporary directory; for
+    # the same reason the block's own default is outside the package.)
     # Installs into a fresh library put first on the library path, so the
     # rest of the quick start uses it.
     clone <- system2("bash", c(file.path(root, "scripts", "stage.sh"), shQuote(dir)), stdout = TRUE)
