@@ -254,16 +254,19 @@ export MCPLITE_VENV="${MCPLITE_VENV:-$HOME/.cache/mcplite-venv}"
 
 # The test steps run in two lanes at once, each lane's steps one after the
 # other: the Rust lane (the builds: the cargo step, clippy, the Windows and
-# macOS legs, the offline install, fuzzing), under `nice`, and the R lane
-# (testthat and every other suite: R, Python and Node clients waiting on
-# each other more than computing). A cold run is mostly compiling; the R
+# macOS legs, fuzzing), under `nice`, and the R lane (testthat and every
+# other suite: R, Python and Node clients waiting on each other more than
+# computing), which ends with the offline install's cold release build
+# (its steps take about 20 minutes cold against the Rust lane's 28, so the
+# build goes where a core is left). A cold run is mostly compiling; the R
 # lane's steps fit beside it. No step of one lane writes what a step of the
 # other reads (55-offline-install vendors and builds in a staged copy; the
 # two lanes' cargo commands share target/, which cargo locks). Each step
 # still runs in a session of its own with its marker, so its leftovers are
 # its own. MCPLITE_TEST_LANES=1 runs the Rust lane and then the R lane, one
 # step at a time, as the run did before.
-rust_lane_steps="cargo 10-lint 40-cross 60-fuzz 55-offline-install"
+rust_lane_steps="cargo 10-lint 40-cross 60-fuzz"
+r_lane_last="55-offline-install"
 results_file="$log_dir/.results"
 : >"$results_file"
 
@@ -357,12 +360,18 @@ for suite in tests/suites/[0-9]*.sh; do
 done
 rust_steps=""
 r_steps="testthat"
+r_last=""
 for s in cargo $all_suites; do
   case " $rust_lane_steps " in
     *" $s "*) rust_steps="$rust_steps $s" ;;
-    *) r_steps="$r_steps $s" ;;
+    *)
+      case " $r_lane_last " in
+        *" $s "*) r_last="$r_last $s" ;;
+        *) r_steps="$r_steps $s" ;;
+      esac ;;
   esac
 done
+r_steps="$r_steps$r_last"
 rm -f "$log_dir/testthat-counts.txt"
 : >"$disk_step_file" # the lanes name their steps in files of their own
 echo "== test steps: Rust lane:$rust_steps; R lane: $r_steps"
