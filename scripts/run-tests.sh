@@ -256,17 +256,19 @@ export MCPLITE_VENV="${MCPLITE_VENV:-$HOME/.cache/mcplite-venv}"
 # other: the Rust lane (the builds: the cargo step, clippy, the Windows and
 # macOS legs, fuzzing), under `nice`, and the R lane (testthat and every
 # other suite: R, Python and Node clients waiting on each other more than
-# computing), which ends with the offline install's cold release build
-# (its steps take about 20 minutes cold against the Rust lane's 28, so the
-# build goes where a core is left). A cold run is mostly compiling; the R
-# lane's steps fit beside it. No step of one lane writes what a step of the
+# computing). The offline install's release build, cold by design, is run
+# by whichever lane is done with its own steps first: the R lane in a cold
+# run (its steps take about 20 minutes against the Rust lane's 23), the Rust
+# lane in a second run (where it has little to compile). A cold run is
+# mostly compiling; the R lane's steps fit beside it. No step of one lane
+# writes what a step of the
 # other reads (55-offline-install vendors and builds in a staged copy; the
 # two lanes' cargo commands share target/, which cargo locks). Each step
 # still runs in a session of its own with its marker, so its leftovers are
 # its own. MCPLITE_TEST_LANES=1 runs the Rust lane and then the R lane, one
 # step at a time, as the run did before.
 rust_lane_steps="cargo 10-lint 40-cross 60-fuzz"
-r_lane_last="55-offline-install"
+either_lane_steps="55-offline-install"
 results_file="$log_dir/.results"
 : >"$results_file"
 
@@ -351,6 +353,14 @@ run_lane() { # lane step...
     step_of "$s"
     lane_step "$lane" "${step_args[@]}"
   done
+  # Then the steps either lane may run, each by the lane that claims it
+  # first (mkdir is atomic).
+  for s in $either_steps; do
+    if mkdir "$log_dir/.claimed-$s" 2>/dev/null; then
+      step_of "$s"
+      lane_step "$lane" "${step_args[@]}"
+    fi
+  done
 }
 
 # The suites of tests/suites (not lib.sh, the helpers they share), in order.
@@ -360,21 +370,18 @@ for suite in tests/suites/[0-9]*.sh; do
 done
 rust_steps=""
 r_steps="testthat"
-r_last=""
+either_steps=""
 for s in cargo $all_suites; do
-  case " $rust_lane_steps " in
-    *" $s "*) rust_steps="$rust_steps $s" ;;
-    *)
-      case " $r_lane_last " in
-        *" $s "*) r_last="$r_last $s" ;;
-        *) r_steps="$r_steps $s" ;;
-      esac ;;
+  case " $rust_lane_steps | $either_lane_steps " in
+    *" $s |"*|*" $s "*"|"*) rust_steps="$rust_steps $s" ;;
+    *" $s "*) either_steps="$either_steps $s" ;;
+    *) r_steps="$r_steps $s" ;;
   esac
 done
-r_steps="$r_steps$r_last"
 rm -f "$log_dir/testthat-counts.txt"
+rm -rf "$log_dir"/.claimed-*
 : >"$disk_step_file" # the lanes name their steps in files of their own
-echo "== test steps: Rust lane:$rust_steps; R lane: $r_steps"
+echo "== test steps: Rust lane:$rust_steps; R lane: $r_steps; either lane:$either_steps"
 if [ "${MCPLITE_TEST_LANES:-2}" = 1 ]; then
   # shellcheck disable=SC2086
   run_lane rust $rust_steps
@@ -401,6 +408,7 @@ for s in cargo testthat $all_suites; do
   record "$s" "$p" $((f + (left > 0 ? 1 : 0))) "$secs" "$disk"
 done
 rm -f "$results_file" "$log_dir/.output-lock"
+rm -rf "$log_dir"/.claimed-*
 
 # Last, every test step at once: none of their processes may be left (each
 # step's were stopped when it ended; one that appeared since is a failure).
