@@ -220,7 +220,12 @@
 #'
 #' An error in either function ends the call: the error is raised from
 #' [mcp_call()] and the server is told the call was cancelled. A function
-#' that returns something else fails with `mcplite_error_ask_answer`.
+#' that returns something else fails with `mcplite_error_ask_answer`. At
+#' most 64 questions of one call reach the functions.
+#'
+#' The questions are the server's words: show an elicitation's `message` as
+#' coming from the server (it may ask for anything, a password included),
+#' and treat a sampling request's messages as untrusted input to your model.
 #'
 #' @section HTTPS:
 #' `https://` URLs are supported (TLS by rustls, compiled into the package:
