@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Lint gate, run by scripts/run-tests.sh (and alone: bash tests/suites/10-lint.sh):
 #   1. rustfmt: the workspace and the fuzz/bench crates are formatted (rustfmt.toml);
-#   2. clippy: every crate of the workspace, all targets, no warnings;
+#   2. clippy: every crate of the workspace, all targets, no warnings; and the
+#      engine without its `net` feature (the fuzz targets' build), its library
+#      and unit tests;
 #   3. roxygen: man/ and NAMESPACE are what roxygen2 makes from R/ today;
 #   4. the minimum Rust version is the same in Cargo.toml, DESCRIPTION, src/Makevars and src/Makevars.win.
 #   5. lintr: the package's R code (R/) has no lints under the configuration in .lintr
@@ -37,6 +39,8 @@ check "cargo fmt --check (workspace, fuzz, bench)" "$work/fmt.log" fmt_all
 
 check "cargo clippy --workspace --all-targets -D warnings" "$work/clippy.log" \
   cargo clippy --workspace --all-targets --locked -- -D warnings
+check "cargo clippy -p mcplite-engine --no-default-features --lib --tests -D warnings" "$work/clippy-nonet.log" \
+  cargo clippy -p mcplite-engine --no-default-features --lib --tests --locked -- -D warnings
 
 roxygen_in_sync() {
   local copy="$work/pkg"

@@ -50,6 +50,7 @@
 pub mod ask_state;
 pub mod asks;
 pub mod catalog;
+#[cfg(feature = "net")]
 pub mod client;
 pub mod codes;
 pub mod completion;
@@ -70,6 +71,7 @@ pub mod request_state;
 pub mod resources;
 mod schema_words;
 pub mod server;
+mod signals;
 pub mod telemetry;
 pub mod transport;
 pub mod uri_template;

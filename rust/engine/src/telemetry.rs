@@ -47,12 +47,15 @@ mod config;
 mod export;
 mod log;
 mod metrics;
+mod otlp;
 mod scope;
 mod spans;
 mod w3c;
 
 // Threads a transport starts share the exporters' signal mask.
-pub(crate) use export::{between_tool_output, masked, tool_output_gate};
+#[cfg(feature = "net")]
+pub(crate) use export::between_tool_output;
+pub(crate) use export::tool_output_gate;
 
 pub use attrs::{known_method, CLIENT_STRING_LIMIT, ERROR_TYPES, OTHER_METHOD};
 pub use config::{

@@ -3,7 +3,6 @@
 //! in-memory link too), the [`Event`]s it delivers, what it is told about an
 //! outgoing message, and the signal-free threads links start.
 
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -101,26 +100,4 @@ pub trait Link: Send {
     /// legacy HTTP session's GET stream, where a server may send its
     /// questions, RULES K12.2); stdio reads everything anyway.
     fn listen(&mut self) {}
-}
-
-/// Run `f` on a new thread with every signal blocked, so R's signal
-/// handlers (SIGINT, SIGPIPE) only ever run on R's own thread.
-#[cfg(unix)]
-pub(crate) fn spawn_masked<F: FnOnce() + Send + 'static>(name: &str, f: F) -> std::io::Result<JoinHandle<()>> {
-    // SAFETY: sigset manipulation on stack values.
-    unsafe {
-        let mut all: libc::sigset_t = std::mem::zeroed();
-        let mut old: libc::sigset_t = std::mem::zeroed();
-        libc::sigfillset(&mut all);
-        libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old);
-        let h = std::thread::Builder::new().name(name.into()).spawn(f);
-        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
-        h
-    }
-}
-
-/// Run `f` on a new thread (no POSIX signals to keep away from it).
-#[cfg(not(unix))]
-pub(crate) fn spawn_masked<F: FnOnce() + Send + 'static>(name: &str, f: F) -> std::io::Result<JoinHandle<()>> {
-    std::thread::Builder::new().name(name.into()).spawn(f)
 }

@@ -57,12 +57,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+pub(crate) use crate::signals::spawn_masked;
 use asks::is_input_required;
 pub use era::Era;
 pub(crate) use error::human_duration;
 pub use error::{ClientError, ConnectError};
 pub use http_link::{HttpLink, HttpSpec, OpenUrlFn};
-pub(crate) use link::spawn_masked;
 pub use link::{Event, FailureContext, Link, Outgoing};
 pub use stdio_child::{StdioLink, StdioSpec};
 pub use tools::shapes_arguments;

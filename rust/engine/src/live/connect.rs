@@ -22,7 +22,7 @@ use serde_json::{json, Map, Value};
 
 use super::frame::{read_frame, write_frame, Frame};
 use super::{check_peer, dir, no_sigpipe, PROTOCOL};
-use crate::client::spawn_masked;
+use crate::signals::spawn_masked;
 
 /// How long the server waits for the session to confirm a withdrawal (its
 /// reading thread answers at once; R is not involved).

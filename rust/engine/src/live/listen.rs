@@ -29,7 +29,7 @@ use serde_json::{json, Map, Value};
 
 use super::frame::{read_frame, write_frame, Frame};
 use super::{check_peer, dir, no_sigpipe, PROTOCOL};
-use crate::client::spawn_masked;
+use crate::signals::spawn_masked;
 
 /// How long an `info` request waits for R to say it is idle.
 pub const PROBE: Duration = Duration::from_millis(300);

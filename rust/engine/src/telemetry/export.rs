@@ -1,31 +1,27 @@
-//! Where spans and metrics go (RULES T8): OTLP/HTTP protobuf through
-//! `opentelemetry-otlp` with a blocking `ureq` client, or OTLP/JSON lines on
+//! Where spans and metrics go (RULES T8): OTLP/HTTP protobuf (`otlp.rs`),
+//! or OTLP/JSON lines on
 //! stderr written with the official OTLP types' serde mapping; the SDK's
 //! batch span processor and periodic metric reader in front of them.
 //!
 //! Written here, because no crate does it for this setting:
 //!
-//! * [`UreqClient`]: the `opentelemetry-http` client trait over `ureq` (no
-//!   async runtime), which skips connecting for a second after the collector
-//!   could not be reached, so a dead collector costs next to nothing;
 //! * [`Gate`]: an admission gate in front of the batch processor. The SDK's
 //!   processor drops spans on a full queue silently (its internal log is
 //!   off); the gate keeps the same bound itself so that drops are counted and
 //!   reported on stderr once, as RULES T8 asks;
 //! * [`Reporting`]: counts failed exports and reports the first one, and
 //!   lowers the export thread's priority (background work must never take
-//!   the CPU the protocol thread needs);
-//! * [`masked`]: the SDK starts its threads itself; starting them with every
-//!   signal blocked keeps R's signal handlers off those threads.
+//!   the CPU the protocol thread needs).
+//!
+//! (The SDK starts its threads itself; the recorders start it inside
+//! `crate::signals::masked`, so R's signal handlers stay off those threads.)
 
-use std::collections::HashMap;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, TryLockError};
 use std::time::{Duration, Instant};
 
 use opentelemetry::Context;
-use opentelemetry_http::{Bytes, HttpClient, HttpError, Request, Response};
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::transform::common::tonic::ResourceAttributesWithSchema;
@@ -35,13 +31,6 @@ use opentelemetry_sdk::metrics::data::ResourceMetrics;
 use opentelemetry_sdk::metrics::exporter::PushMetricExporter;
 use opentelemetry_sdk::trace::{Span, SpanData, SpanExporter, SpanProcessor};
 use opentelemetry_sdk::Resource;
-
-/// Headers for `opentelemetry-otlp`, which percent-decodes header values
-/// once more: the configuration has decoded them already, so a literal `%`
-/// is escaped again.
-pub(crate) fn otlp_headers(headers: &[(String, String)]) -> HashMap<String, String> {
-    headers.iter().map(|(k, v)| (k.clone(), v.replace('%', "%25"))).collect()
-}
 
 /// Write one diagnostic line on stderr, ignoring failures (a closed stderr
 /// must never panic or disturb the server).
@@ -81,6 +70,7 @@ pub(crate) fn tool_output_gate() -> Option<MutexGuard<'static, ()>> {
 /// Run `f` (a write on stderr) when no in-process tool is printing (see
 /// [`TOOL_OUTPUT`]): for the engine's other stderr lines, the access log's
 /// (RULES H7).
+#[cfg(feature = "net")]
 pub(crate) fn between_tool_output<T>(f: impl FnOnce() -> T) -> T {
     let _gate = TOOL_OUTPUT.lock().unwrap_or_else(PoisonError::into_inner);
     f()
@@ -91,31 +81,6 @@ fn write_stderr(bytes: &[u8]) -> OTelSdkResult {
     let stderr = std::io::stderr();
     let mut lock = stderr.lock();
     lock.write_all(bytes).and_then(|_| lock.flush()).map_err(|e| OTelSdkError::InternalFailure(e.to_string()))
-}
-
-/// Run `f` (which starts threads) with every signal blocked on the calling
-/// thread, so the threads it starts inherit the mask and R's signal
-/// handlers (SIGINT, SIGPIPE, ...) never run on them.
-#[cfg(unix)]
-pub(crate) fn masked<T>(f: impl FnOnce() -> T) -> T {
-    // SAFETY: plain sigset manipulation of the calling thread; the previous
-    // mask is restored before returning.
-    unsafe {
-        let mut all: libc::sigset_t = std::mem::zeroed();
-        let mut old: libc::sigset_t = std::mem::zeroed();
-        libc::sigfillset(&mut all);
-        libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old);
-        let out = f();
-        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
-        out
-    }
-}
-
-/// Windows has no POSIX signals to mask: a console Ctrl-C or Ctrl-Break is
-/// delivered on a thread of its own that the system creates.
-#[cfg(not(unix))]
-pub(crate) fn masked<T>(f: impl FnOnce() -> T) -> T {
-    f()
 }
 
 /// Lower the calling thread's scheduling priority (on Linux, nice values
@@ -142,70 +107,8 @@ fn lower_priority() {
 #[cfg(not(any(unix, windows)))]
 fn lower_priority() {}
 
-/// How long to skip connecting after the collector could not be reached.
-const RETRY_AFTER: Duration = Duration::from_secs(1);
-
-/// Largest collector response read (OTLP responses are a few bytes).
-const MAX_RESPONSE: u64 = 4 * 1024 * 1024;
-
-/// The `opentelemetry-http` client trait over a blocking `ureq` agent. It is
-/// only ever called on an exporter thread (the SDK drives the exporter's
-/// future with a plain `block_on`), so blocking is fine there.
-#[derive(Debug)]
-pub(crate) struct UreqClient {
-    agent: ureq::Agent,
-    down_until: Mutex<Option<Instant>>,
-    /// Why the last request failed (the OTLP exporter keeps only "network
-    /// error"), for the diagnostic.
-    last_error: Mutex<Option<String>>,
-}
-
-impl UreqClient {
-    pub(crate) fn new(timeout: Duration) -> UreqClient {
-        let agent = ureq::Agent::config_builder()
-            .timeout_global(Some(timeout))
-            .http_status_as_error(false)
-            .user_agent(concat!("mcplite/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .new_agent();
-        UreqClient { agent, down_until: Mutex::new(None), last_error: Mutex::new(None) }
-    }
-
-    /// Why the last request failed, if it did.
-    pub(crate) fn last_error(&self) -> Option<String> {
-        self.last_error.lock().ok().and_then(|e| e.clone())
-    }
-}
-
-#[async_trait::async_trait]
-impl HttpClient for UreqClient {
-    async fn send_bytes(&self, request: Request<Bytes>) -> Result<Response<Bytes>, HttpError> {
-        let mut down = self.down_until.lock().unwrap_or_else(|e| e.into_inner());
-        if down.is_some_and(|t| Instant::now() < t) {
-            return Err("the collector was unreachable moments ago".into());
-        }
-        let (parts, body) = request.into_parts();
-        let request = Request::from_parts(parts, body.as_ref());
-        match self.agent.run(request) {
-            Ok(mut response) => {
-                *down = None;
-                if let Ok(mut e) = self.last_error.lock() {
-                    *e = None;
-                }
-                let body = response.body_mut().with_config().limit(MAX_RESPONSE).read_to_vec()?;
-                let (parts, _) = response.into_parts();
-                Ok(Response::from_parts(parts, Bytes::from(body)))
-            }
-            Err(e) => {
-                *down = Some(Instant::now() + RETRY_AFTER);
-                if let Ok(mut last) = self.last_error.lock() {
-                    *last = Some(e.to_string());
-                }
-                Err(Box::new(e))
-            }
-        }
-    }
-}
+/// Why an export failed, as the exporter's HTTP client last saw it.
+pub(crate) type Cause = Box<dyn Fn() -> Option<String> + Send + Sync>;
 
 /// Dropped and failed counts, shared by a [`Gate`] and its [`Reporting`]
 /// exporter.
@@ -225,7 +128,6 @@ pub(crate) struct Counters {
 }
 
 /// An exporter that counts and reports failures (spans or metrics).
-#[derive(Debug)]
 pub(crate) struct Reporting<E> {
     inner: E,
     counters: Arc<Counters>,
@@ -233,18 +135,26 @@ pub(crate) struct Reporting<E> {
     target: String,
     /// `spans` or `metrics`.
     what: &'static str,
-    /// The HTTP client behind an OTLP exporter, for the cause of a failure.
-    client: Option<Arc<UreqClient>>,
+    /// The cause of the last failure as the exporter's HTTP client saw it
+    /// (the OTLP exporter keeps only "network error").
+    cause: Option<Cause>,
+}
+
+impl<E: std::fmt::Debug> std::fmt::Debug for Reporting<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reporting").field("inner", &self.inner).field("target", &self.target).finish_non_exhaustive()
+    }
 }
 
 impl<E> Reporting<E> {
     pub(crate) fn new(inner: E, counters: Arc<Counters>, target: String, what: &'static str) -> Reporting<E> {
-        Reporting { inner, counters, target, what, client: None }
+        Reporting { inner, counters, target, what, cause: None }
     }
 
-    /// Report the HTTP client's own error text on failure.
-    pub(crate) fn with_client(mut self, client: Arc<UreqClient>) -> Reporting<E> {
-        self.client = Some(client);
+    /// Report `cause`'s text (the HTTP client's own error) on failure.
+    #[cfg_attr(not(feature = "net"), allow(dead_code))]
+    pub(crate) fn with_cause(mut self, cause: Cause) -> Reporting<E> {
+        self.cause = Some(cause);
         self
     }
 
@@ -259,7 +169,7 @@ impl<E> Reporting<E> {
         if let Err(e) = r {
             self.counters.failed.fetch_add(n, Ordering::Relaxed);
             if !self.counters.warned_failed.swap(true, Ordering::Relaxed) {
-                let cause = self.client.as_ref().and_then(|c| c.last_error()).unwrap_or_else(|| e.to_string());
+                let cause = self.cause.as_ref().and_then(|c| c()).unwrap_or_else(|| e.to_string());
                 diag(&format!(
                     "exporting {} to {} failed ({cause}); telemetry is dropped, requests are not affected",
                     self.what, self.target
@@ -509,59 +419,5 @@ mod tests {
         // own timeout instead of waiting for it.
         assert!(provider.shutdown_with_timeout(Duration::from_millis(300)).is_err());
         assert_eq!(exported.load(Ordering::SeqCst), 0);
-    }
-
-    #[test]
-    fn dead_endpoint_fails_fast_then_skips() {
-        // Bind then drop to get a port with nobody listening.
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let client = UreqClient::new(Duration::from_secs(5));
-        let req = || {
-            Request::builder()
-                .method("POST")
-                .uri(format!("http://127.0.0.1:{port}/v1/traces"))
-                .body(Bytes::from_static(b"x"))
-                .unwrap()
-        };
-        let e = block_on(client.send_bytes(req())).unwrap_err().to_string();
-        assert!(!e.contains("moments ago"), "{e}");
-        // Within the next second: no connection attempt at all.
-        let e = block_on(client.send_bytes(req())).unwrap_err().to_string();
-        assert!(e.contains("moments ago"), "{e}");
-    }
-
-    #[test]
-    fn silent_endpoint_respects_the_timeout() {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = l.local_addr().unwrap().port();
-        let client = UreqClient::new(Duration::from_millis(200));
-        let req = Request::builder()
-            .method("POST")
-            .uri(format!("http://127.0.0.1:{port}/"))
-            .body(Bytes::from_static(b"abc"))
-            .unwrap();
-        // The listener never answers: without the timeout this would hang.
-        assert!(block_on(client.send_bytes(req)).is_err());
-        drop(l);
-    }
-
-    /// Drive a future to completion on this thread (what the SDK's batch
-    /// processor does with an exporter's future).
-    fn block_on<F: std::future::Future>(f: F) -> F::Output {
-        use std::task::{Context as TaskContext, Poll, RawWaker, RawWakerVTable, Waker};
-        fn noop(_: *const ()) {}
-        fn clone(p: *const ()) -> RawWaker {
-            RawWaker::new(p, &VTABLE)
-        }
-        static VTABLE: RawWakerVTable = RawWakerVTable::new(clone, noop, noop, noop);
-        // SAFETY: the vtable's functions do nothing with the data pointer.
-        let waker = unsafe { Waker::from_raw(RawWaker::new(std::ptr::null(), &VTABLE)) };
-        let mut cx = TaskContext::from_waker(&waker);
-        let mut f = std::pin::pin!(f);
-        loop {
-            if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
-                return v;
-            }
-        }
     }
 }

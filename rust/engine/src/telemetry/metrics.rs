@@ -23,15 +23,16 @@ use std::time::Instant;
 
 use opentelemetry::metrics::{Histogram, MeterProvider as _};
 use opentelemetry::KeyValue;
-use opentelemetry_otlp::{Protocol, WithExportConfig, WithHttpConfig};
 use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
 
 use super::attrs::{code_text, known_method, Cut, OTHER_METHOD};
 use super::config::{Config, ExporterKind, Limits, Temporality};
-use super::export::{diag, masked, otlp_headers, Counters, Reporting, StderrMetrics, UreqClient};
+use super::export::{Counters, Reporting, StderrMetrics};
+use super::otlp;
 use super::scope::{resource, scope};
 use super::{SessionEnd, SpanEnd, SpanRecorder, SpanStart, Started};
 use crate::host::CallContext;
+use crate::signals::masked;
 
 /// Name of the per-operation histogram.
 pub const OPERATION_DURATION: &str = "mcp.server.operation.duration";
@@ -218,26 +219,7 @@ pub(crate) fn metrics_from_config(c: &Config) -> Option<MetricsRecorder> {
             }
             ExporterKind::Otlp => {
                 let Some(o) = sig.otlp.as_ref() else { continue };
-                let client = Arc::new(UreqClient::new(o.timeout));
-                let built = opentelemetry_otlp::MetricExporter::builder()
-                    .with_http()
-                    .with_shared_http_client(client.clone())
-                    .with_endpoint(o.url.clone())
-                    .with_protocol(Protocol::HttpBinary)
-                    .with_timeout(o.timeout)
-                    .with_headers(otlp_headers(&o.headers))
-                    .with_retry_policy(opentelemetry_otlp::RetryPolicy::disabled())
-                    .with_temporality(temporality)
-                    .build();
-                let exporter = match built {
-                    Ok(x) => x,
-                    Err(e) => {
-                        diag(&format!("cannot export metrics to {} ({e}); that exporter is off", o.url));
-                        continue;
-                    }
-                };
-                let e = Reporting::new(exporter, counters, format!("OTLP endpoint {}", o.url), "metrics")
-                    .with_client(client);
+                let Some(e) = otlp::metrics(o, temporality, counters) else { continue };
                 let reader = masked(|| PeriodicReader::builder(e).with_interval(c.metric_interval).build());
                 builder = builder.with_reader(reader);
             }

@@ -12,16 +12,17 @@ use opentelemetry::trace::{
     Link, Span as _, SpanContext, SpanKind, Status, TraceContextExt, Tracer as _, TracerProvider as _,
 };
 use opentelemetry::{Context, KeyValue};
-use opentelemetry_otlp::{Protocol, WithExportConfig, WithHttpConfig};
 use opentelemetry_sdk::trace::{BatchConfigBuilder, BatchSpanProcessor, Sampler, SdkTracer, SdkTracerProvider, Span};
 
 use super::attrs::{code_text, id_value, known_method, Cut, OTHER_METHOD};
 use super::config::{Config, ExporterKind, Limits, SamplerKind};
-use super::export::{diag, masked, otlp_headers, Counters, Gate, Reporting, StderrSpans, UreqClient};
+use super::export::{Counters, Gate, Reporting, StderrSpans};
+use super::otlp;
 use super::scope::{resource, scope};
 use super::w3c::{baggage_from_meta, baggage_from_str, context_from, format_traceparent, remote_parent};
 use super::{SpanEnd, SpanRecorder, SpanStart, Started, Via};
 use crate::host::CallContext;
+use crate::signals::masked;
 
 /// How long `shutdown()` may wait for the last spans to be exported.
 const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
@@ -380,26 +381,7 @@ pub fn recorder_from_config(c: &Config) -> Option<OtelRecorder> {
                 let Some(o) = sig.otlp.as_ref() else { continue };
                 // One export may take the OTLP timeout, and no longer than
                 // the batch export timeout.
-                let timeout = o.timeout.min(c.export_timeout);
-                let client = Arc::new(UreqClient::new(timeout));
-                let built = opentelemetry_otlp::SpanExporter::builder()
-                    .with_http()
-                    .with_shared_http_client(client.clone())
-                    .with_endpoint(o.url.clone())
-                    .with_protocol(Protocol::HttpBinary)
-                    .with_timeout(timeout)
-                    .with_headers(otlp_headers(&o.headers))
-                    .with_retry_policy(opentelemetry_otlp::RetryPolicy::disabled())
-                    .build();
-                let exporter = match built {
-                    Ok(x) => x,
-                    Err(e) => {
-                        diag(&format!("cannot export spans to {} ({e}); that exporter is off", o.url));
-                        continue;
-                    }
-                };
-                let e = Reporting::new(exporter, Arc::clone(&counters), format!("OTLP endpoint {}", o.url), "spans")
-                    .with_client(client);
+                let Some(e) = otlp::spans(o, o.timeout.min(c.export_timeout), Arc::clone(&counters)) else { continue };
                 masked(|| BatchSpanProcessor::builder(e).with_batch_config(batch).build())
             }
         };

@@ -21,6 +21,7 @@
 
 pub mod control;
 pub mod framer;
+#[cfg(feature = "net")]
 pub mod http;
 pub mod reader;
 pub mod stdio;

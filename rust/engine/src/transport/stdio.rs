@@ -22,7 +22,8 @@ use crate::host::Host;
 use crate::message::{parse_line, Incoming, Message};
 use crate::progress::Inflight;
 use crate::server::{Carrier, LegacyState, Server};
-use crate::telemetry::{masked, tool_output_gate};
+use crate::signals::masked;
+use crate::telemetry::tool_output_gate;
 use crate::workers::{progress_of, Busy, Calls, FairQueue, Pool, Registered, Ticket, WorkerHost};
 
 /// Why serving ended.

@@ -11,7 +11,7 @@ use super::fair::{FairQueue, RecvTimeoutError, TryRecvError};
 use super::pool::{Pool, NO_SPINNER};
 use super::process::{lock, CHECK_EVERY};
 use super::worker_host::WorkerHost;
-use crate::telemetry::masked;
+use crate::signals::masked;
 
 /// How a driver looks for the next job after one: it keeps looking for this
 /// long before it parks (waking a parked thread is slow on an idle virtual

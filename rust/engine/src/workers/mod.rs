@@ -47,6 +47,7 @@ mod worker_host;
 pub use calls::{progress_of, CallState, Calls, Registered};
 pub use fair::{Caller, FairQueue};
 pub use pool::{Pool, PoolError, PoolOptions, PoolStats, Ticket};
+#[cfg(feature = "net")]
 pub(crate) use process::STOP_GRACE;
 pub use sys::{take_worker_fds, WorkerCommand, WORKER_IN_FD, WORKER_OUT_FD};
 pub use worker::{serve_worker, WorkerEnd, WorkerOptions};

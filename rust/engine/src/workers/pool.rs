@@ -50,7 +50,7 @@ use super::process::{lock, Fail, Link, Worker};
 use super::sys::{self, WorkerCommand};
 use super::wire::{Frames, FromWorker, PROTOCOL};
 use crate::message::Message;
-use crate::telemetry::masked;
+use crate::signals::masked;
 
 /// Failed starts in a row after which the pool gives up.
 pub const MAX_FAILED_STARTS: u32 = 3;

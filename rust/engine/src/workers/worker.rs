@@ -36,7 +36,7 @@ use super::wire::{CallFrame, Frames, FromWorker, ToWorker, WireError, PROTOCOL};
 use crate::ask_state::{AskError, Asker};
 use crate::host::{Host, ToolFailure};
 use crate::progress::{CallStart, CallWatch, Inflight, Progress};
-use crate::telemetry::masked;
+use crate::signals::masked;
 use crate::version::Version;
 
 /// Why a worker stopped serving.

@@ -25,6 +25,7 @@ use super::Shared;
 use crate::host::Host;
 use crate::progress::{Inflight, ProgressPolicy};
 use crate::server::Server;
+use crate::signals::masked;
 use crate::workers::fair::{RecvTimeoutError, TryRecvError};
 use crate::workers::{FairQueue, Pool, WorkerHost};
 
@@ -146,13 +147,13 @@ impl HttpServer {
             guard: Guard::new(&opts, local_addr),
             tokens,
             limits: RateLimits::default(),
-            access_log: with_signals_blocked(|| AccessLog::start(opts.access_log)).map_err(HttpError::Io)?,
+            access_log: masked(|| AccessLog::start(opts.access_log)).map_err(HttpError::Io)?,
             trusted_proxies: opts.trusted_proxies.clone(),
             sessions: Sessions::new(server.clone(), &opts),
             calls: Calls::new(inflight, pool),
             server,
         });
-        let runtime = with_signals_blocked(|| {
+        let runtime = masked(|| {
             tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(opts.threads.max(1))
                 .thread_name("mcplite-http")
@@ -426,29 +427,6 @@ fn checked(opts: &HttpOptions) -> Result<(SocketAddr, Tokens), HttpError> {
         )));
     }
     Ok((addr, tokens))
-}
-
-/// Run `f` (which starts threads) with every signal blocked, so the threads
-/// it starts inherit a full mask and R's handlers only run on R's thread.
-#[cfg(unix)]
-fn with_signals_blocked<T>(f: impl FnOnce() -> T) -> T {
-    // SAFETY: sigset manipulation on stack values; the mask is restored.
-    unsafe {
-        let mut all: libc::sigset_t = std::mem::zeroed();
-        let mut old: libc::sigset_t = std::mem::zeroed();
-        libc::sigfillset(&mut all);
-        libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old);
-        let r = f();
-        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
-        r
-    }
-}
-
-/// Windows has no signal masks: console control events run on a thread of
-/// their own.
-#[cfg(not(unix))]
-fn with_signals_blocked<T>(f: impl FnOnce() -> T) -> T {
-    f()
 }
 
 /// Connections accepted beyond [`HttpOptions::max_connections`] only to be
