@@ -8,7 +8,7 @@
 # in its environment; a process of a step still there after it ended
 # (reparented, forgotten) is listed, stopped, and counted as a failure of
 # that step, and all steps are checked once more at the end. Ends with a
-# table of the steps (counts, wall times, disk used since the start), the
+# table of the steps (counts, wall times, CPU seconds, disk used since the start), the
 # peak disk use, whether any process was left running and, last, one line
 # "N passed, N failed".
 set -uo pipefail
@@ -18,6 +18,7 @@ export PATH="$PATH:$HOME/.cargo/bin"
 
 total_pass=0
 total_fail=0
+total_cpu=0
 failed_suites=""
 table=""
 run_started=$(date +%s)
@@ -27,6 +28,18 @@ mkdir -p "$log_dir"
 run_id="run$$.$run_started"
 
 mmss() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
+
+# CPU seconds (user + system) of this shell's finished children so far,
+# from the builtin `times` (run in this shell, not a subshell: a subshell's
+# count starts at zero). A step's CPU is the difference around it: every
+# process of the step that its parent waited for, the compilers included.
+children_cpu() {
+  local f="$log_dir/.times.$BASHPID" a b
+  times >"$f"
+  { read -r _ && read -r a b; } <"$f"
+  rm -f "$f"
+  awk -v a="$a" -v b="$b" 'function s(t) { split(t, p, "m"); return p[1] * 60 + p[2] } BEGIN { printf "%d\n", s(a) + s(b) }'
+}
 
 # Free disk space, in MB, of the file systems the steps write to (the
 # checkout, with target/ and the logs, and the temporary directory). A step
@@ -104,7 +117,7 @@ merge_sampled_peak() {
   fi
 }
 
-record() { # name passed failed seconds [disk]
+record() { # name passed failed seconds [disk] [cpu]
   total_pass=$((total_pass + $2))
   total_fail=$((total_fail + $3))
   if [ "$3" -gt 0 ]; then failed_suites="$failed_suites $1"; fi
@@ -115,7 +128,8 @@ record() { # name passed failed seconds [disk]
   else
     sample_disk "$1"
   fi
-  table="$table$(printf '%-28s %7s %7s %9s %9s' "$1" "$2" "$3" "$(mmss "$4")" "$disk_step")"$'\n'
+  total_cpu=$((total_cpu + ${6:-0}))
+  table="$table$(printf '%-28s %7s %7s %9s %9s %9s' "$1" "$2" "$3" "$(mmss "$4")" "${6:-?}" "$disk_step")"$'\n'
   echo "== $1: $2 passed, $3 failed ($(mmss "$4"); disk +$disk_step MB since the start)"
   check_disk "$1"
 }
@@ -124,14 +138,16 @@ record() { # name passed failed seconds [disk]
 # marker in its environment, output to `log`. Sets `step_rc` and
 # `step_seconds`.
 run_step() { # name log command...
-  local name=$1 log=$2 started sid_file="$log_dir/.sid-$1"
+  local name=$1 log=$2 started sid_file="$log_dir/.sid-$1" cpu0
   shift 2
   started=$(date +%s)
+  cpu0=$(children_cpu)
   rm -f "$sid_file"
   MCPLITE_TEST_RUN="$run_id:$name" setsid --wait bash -c 'echo $$ >"$0"; exec "$@"' "$sid_file" "$@" \
     >"$log" 2>&1 </dev/null
   step_rc=$?
   step_seconds=$(($(date +%s) - started))
+  step_cpu=$(($(children_cpu) - cpu0))
   step_sid=$(cat "$sid_file" 2>/dev/null || echo 0)
   rm -f "$sid_file"
 }
@@ -181,7 +197,7 @@ finish_step() { # name passed failed
     echo "== $1 left $left process(es) running (stopped now): a failure"
     left_by="$left_by $1 ($left)"
   fi
-  record "$1" "$2" $(($3 + (left > 0 ? 1 : 0))) "$step_seconds"
+  record "$1" "$2" $(($3 + (left > 0 ? 1 : 0))) "$step_seconds" "" "$step_cpu"
 }
 
 echo "== setting up (Debian packages, package build)"
@@ -322,7 +338,7 @@ lane_step() { # lane name log shown-lines counter command...
       tail -"$lines" "$log"
     fi
     if [ "$left" -gt 0 ]; then echo "== $name left $left process(es) running (stopped now): a failure"; fi
-    echo "$name $counts $step_seconds $disk $left" >>"$results_file"
+    echo "$name $counts $step_seconds $disk $left $step_cpu" >>"$results_file"
   ) 9>"$log_dir/.output-lock"
   rm -f "$disk_step_file.$lane"
 }
@@ -403,9 +419,9 @@ for s in cargo testthat $all_suites; do
     record "$s" 0 1 0 "$disk_step"
     continue
   fi
-  read -r _ p f secs disk left <<<"$line"
+  read -r _ p f secs disk left cpu <<<"$line"
   if [ "$left" -gt 0 ]; then left_by="$left_by $s ($left)"; fi
-  record "$s" "$p" $((f + (left > 0 ? 1 : 0))) "$secs" "$disk"
+  record "$s" "$p" $((f + (left > 0 ? 1 : 0))) "$secs" "$disk" "$cpu"
 done
 rm -f "$results_file" "$log_dir/.output-lock"
 rm -rf "$log_dir"/.claimed-*
@@ -433,9 +449,10 @@ rm -f "$disk_peak_file" "$disk_step_file"
 
 echo
 echo "== summary (logs in $log_dir)"
-printf '%-28s %7s %7s %9s %9s\n' step passed failed time "disk MB"
+printf '%-28s %7s %7s %9s %9s %9s\n' step passed failed time "CPU s" "disk MB"
 printf '%s' "$table"
-printf '%-28s %7s %7s %9s %9s\n' total "$total_pass" "$total_fail" "$(mmss $(($(date +%s) - run_started)))" "$disk_peak"
+printf '%-28s %7s %7s %9s %9s %9s\n' total "$total_pass" "$total_fail" "$(mmss $(($(date +%s) - run_started)))" "$total_cpu" "$disk_peak"
+echo "CPU s: user + system seconds of the step's processes (those their parents waited for); the machine has $(nproc) cores"
 echo "disk MB: what $disk_dirs held after the step more than at the start (du)"
 echo "peak disk use: $disk_peak MB more than at the start, $disk_peak_step (du after each step and every 10 s)"
 echo "disk at the end: $(free_mb "$root") MB free on $root, $(free_mb "$tmp_dir") MB free on $tmp_dir"
