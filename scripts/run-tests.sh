@@ -272,19 +272,20 @@ export MCPLITE_VENV="${MCPLITE_VENV:-$HOME/.cache/mcplite-venv}"
 # other: the Rust lane (the builds: the cargo step, clippy, the Windows and
 # macOS legs, fuzzing), under `nice`, and the R lane (testthat and every
 # other suite: R, Python and Node clients waiting on each other more than
-# computing). The offline install's release build, cold by design, is run
-# by whichever lane is done with its own steps first: the R lane in a cold
-# run (its steps take about 20 minutes against the Rust lane's 23), the Rust
-# lane in a second run (where it has little to compile). A cold run is
-# mostly compiling; the R lane's steps fit beside it. No step of one lane
-# writes what a step of the
+# computing; last the offline install, whose release build is cold by
+# design). A lane done with its own steps takes the other lane's steps that
+# have not started, from the end of its list: in a second run the Rust lane
+# has little to compile and takes the offline install and more; in a cold
+# run the two end about together. A cold run is mostly compiling; the R
+# lane's steps fit beside it. Each step is claimed before it starts (mkdir
+# is atomic), so it runs once. No step of one lane writes what a step of the
 # other reads (55-offline-install vendors and builds in a staged copy; the
 # two lanes' cargo commands share target/, which cargo locks). Each step
 # still runs in a session of its own with its marker, so its leftovers are
 # its own. MCPLITE_TEST_LANES=1 runs the Rust lane and then the R lane, one
 # step at a time, as the run did before.
 rust_lane_steps="cargo 10-lint 40-cross 60-fuzz"
-either_lane_steps="55-offline-install"
+r_lane_tail="55-offline-install"
 results_file="$log_dir/.results"
 : >"$results_file"
 
@@ -362,21 +363,24 @@ step_of() { # name
   esac
 }
 
-run_lane() { # lane step...
-  local lane=$1 s
-  shift
-  for s in "$@"; do
+# Run the lane's own steps (`mine`, in order), then, when `others` (the
+# other lane's list) is given, the other lane's steps nobody claimed yet,
+# last first. A step runs where it is claimed first.
+claim() { mkdir "$log_dir/.claimed-$1" 2>/dev/null; }
+run_lane() { # lane "mine" ["others"]
+  local lane=$1 s stolen=""
+  for s in $2; do
+    claim "$s" || continue
     step_of "$s"
     lane_step "$lane" "${step_args[@]}"
   done
-  # Then the steps either lane may run, each by the lane that claims it
-  # first (mkdir is atomic).
-  for s in $either_steps; do
-    if mkdir "$log_dir/.claimed-$s" 2>/dev/null; then
-      step_of "$s"
-      lane_step "$lane" "${step_args[@]}"
-    fi
+  for s in $(echo "${3:-}" | tr ' ' '\n' | tac); do
+    claim "$s" || continue
+    stolen="$stolen $s"
+    step_of "$s"
+    lane_step "$lane" "${step_args[@]}"
   done
+  if [ -n "$stolen" ]; then echo "== [$lane] took from the other lane:$stolen"; fi
 }
 
 # The suites of tests/suites (not lib.sh, the helpers they share), in order.
@@ -386,11 +390,9 @@ for suite in tests/suites/[0-9]*.sh; do
 done
 rust_steps=""
 r_steps="testthat"
-either_steps=""
 for s in cargo $all_suites; do
-  case " $rust_lane_steps | $either_lane_steps " in
-    *" $s |"*|*" $s "*"|"*) rust_steps="$rust_steps $s" ;;
-    *" $s "*) either_steps="$either_steps $s" ;;
+  case " $rust_lane_steps " in
+    *" $s "*) rust_steps="$rust_steps $s" ;;
     *) r_steps="$r_steps $s" ;;
   esac
 done
@@ -400,7 +402,7 @@ done
 # it (a cross build locks the host directory too, for its build scripts), so
 # 30-docs waited for them (1m40s in a cold run). It goes last in the R lane,
 # when the Rust lane builds the fuzz targets in a directory of their own.
-r_lane_last="30-docs"
+r_lane_last="30-docs $r_lane_tail"
 for s in $r_lane_last; do
   case " $r_steps " in
     *" $s "*) r_steps="$(echo " $r_steps " | sed "s/ $s / /; s/^ *//; s/ *$//") $s" ;;
@@ -409,18 +411,14 @@ done
 rm -f "$log_dir/testthat-counts.txt"
 rm -rf "$log_dir"/.claimed-*
 : >"$disk_step_file" # the lanes name their steps in files of their own
-echo "== test steps: Rust lane:$rust_steps; R lane: $r_steps; either lane:$either_steps"
+echo "== test steps: Rust lane:$rust_steps; R lane: $r_steps"
 if [ "${MCPLITE_TEST_LANES:-2}" = 1 ]; then
-  # shellcheck disable=SC2086
-  run_lane rust $rust_steps
-  # shellcheck disable=SC2086
-  run_lane r $r_steps
+  run_lane rust "$rust_steps"
+  run_lane r "$r_steps"
 else
-  # shellcheck disable=SC2086
-  (renice -n 10 -p "$BASHPID" >/dev/null; run_lane rust $rust_steps) &
+  (renice -n 10 -p "$BASHPID" >/dev/null; run_lane rust "$rust_steps" "$r_steps") &
   rust_lane=$!
-  # shellcheck disable=SC2086
-  run_lane r $r_steps
+  run_lane r "$r_steps" "$rust_steps"
   wait "$rust_lane"
 fi
 
