@@ -30,10 +30,26 @@ count() { # text pattern -> number (0 when absent)
   echo "${n:-0}"
 }
 
+# The Python tests and the Node tests run at the same time (each mostly
+# waits on the servers it starts; they share nothing: each test starts its
+# own server on a port the system picks); their reports are printed one
+# after the other.
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+if [ -x "$venv/bin/python" ]; then
+  (cd tests/clients/python && "$venv/bin/python" -m pytest -q -rfE >"$work/py.out" 2>&1; echo $? >"$work/py.rc") &
+  py_job=$!
+fi
+if [ -d tests/clients/node/node_modules ]; then
+  (cd tests/clients/node && node --test test/*.test.mjs >"$work/node.out" 2>&1; echo $? >"$work/node.rc") &
+  node_job=$!
+fi
+wait ${py_job:-} ${node_job:-}
+
 echo "== Python client and schema tests"
 if [ -x "$venv/bin/python" ]; then
-  py_out=$(cd tests/clients/python && "$venv/bin/python" -m pytest -q -rfE 2>&1)
-  py_rc=$?
+  py_out=$(cat "$work/py.out")
+  py_rc=$(cat "$work/py.rc" 2>/dev/null || echo 1)
   printf '%s\n' "$py_out" | tail -40
   summary=$(printf '%s\n' "$py_out" | grep -E '(passed|failed|error)' | grep -E ' in [0-9.]+s' | tail -1)
   p=$(count "$summary" '[0-9]+ passed')
@@ -47,8 +63,8 @@ passed=$((passed + p)); failed=$((failed + f))
 
 echo "== Node client tests"
 if [ -d tests/clients/node/node_modules ]; then
-  node_out=$(cd tests/clients/node && node --test test/*.test.mjs 2>&1)
-  node_rc=$?
+  node_out=$(cat "$work/node.out")
+  node_rc=$(cat "$work/node.rc" 2>/dev/null || echo 1)
   printf '%s\n' "$node_out" | grep -E '^(not )?ok |^# (pass|fail|cancelled)' | tail -30
   printf '%s\n' "$node_out" | grep -A25 '^not ok' | head -80
   p=$(count "$node_out" '^# pass [0-9]+')
