@@ -31,14 +31,16 @@ mmss() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
 
 # CPU seconds (user + system) of this shell's finished children so far,
 # from the builtin `times` (run in this shell, not a subshell: a subshell's
-# count starts at zero). A step's CPU is the difference around it: every
-# process of the step that its parent waited for, the compilers included.
+# count starts at zero, so this sets `cpu_now` instead of printing it: a
+# command substitution is a subshell). A step's CPU is the difference
+# around it: every process of the step that its parent waited for, the
+# compilers included.
 children_cpu() {
   local f="$log_dir/.times.$BASHPID" a b
   times >"$f"
   { read -r _ && read -r a b; } <"$f"
   rm -f "$f"
-  awk -v a="$a" -v b="$b" 'function s(t) { split(t, p, "m"); return p[1] * 60 + p[2] } BEGIN { printf "%d\n", s(a) + s(b) }'
+  cpu_now=$(awk -v a="$a" -v b="$b" 'function s(t) { split(t, p, "m"); return p[1] * 60 + p[2] } BEGIN { printf "%d\n", s(a) + s(b) }')
 }
 
 # Free disk space, in MB, of the file systems the steps write to (the
@@ -141,13 +143,15 @@ run_step() { # name log command...
   local name=$1 log=$2 started sid_file="$log_dir/.sid-$1" cpu0
   shift 2
   started=$(date +%s)
-  cpu0=$(children_cpu)
+  children_cpu
+  cpu0=$cpu_now
   rm -f "$sid_file"
   MCPLITE_TEST_RUN="$run_id:$name" setsid --wait bash -c 'echo $$ >"$0"; exec "$@"' "$sid_file" "$@" \
     >"$log" 2>&1 </dev/null
   step_rc=$?
   step_seconds=$(($(date +%s) - started))
-  step_cpu=$(($(children_cpu) - cpu0))
+  children_cpu
+  step_cpu=$((cpu_now - cpu0))
   step_sid=$(cat "$sid_file" 2>/dev/null || echo 0)
   rm -f "$sid_file"
 }
