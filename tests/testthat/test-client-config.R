@@ -343,7 +343,7 @@ test_that("configuration files connect to each server", {
     off = list(command = "/nonexistent", disabled = TRUE)
   ))), config)
   servers <- mcp_connect_config(config)
-  on.exit(mcp_close(servers))
+  on.exit(mcp_close(servers), add = TRUE)
   expect_identical(names(servers), c("everything", "shell"))
   expect_identical(servers$everything$name, "everything")
   expect_identical(mcp_call(servers$shell, "env")$content[[1]]$text, "|t0k")
@@ -399,7 +399,7 @@ test_that("K8.5: ignore_tools hides tools from the listing and blocks calls with
     one = list(command = "/bin/sh", args = list("-c", two_tools_sh), ignore_tools = "read_file")
   ))
   servers <- mcp_connect_config(config)
-  on.exit(mcp_close(servers))
+  on.exit(mcp_close(servers), add = TRUE)
   expect_identical(names(mcp_list_tools(servers$files)), "read_file")
   expect_identical(names(mcp_list_tools(servers$one)), "delete_file")
   tools <- mcp_tools(servers["files"])
@@ -477,7 +477,7 @@ test_that("K8.4/K8.6: mcp_tools() of a file warns about a server that fails, nam
     w <<- cnd
     invokeRestart("muffleWarning")
   })
-  on.exit(mcp_close(tools))
+  on.exit(mcp_close(tools), add = TRUE)
   expect_s3_class(w, "mcplite_warning_server")
   expect_identical(w$server, "broken")
   expect_s3_class(w$error, "mcplite_error_connection")
@@ -517,7 +517,7 @@ test_that("K8.4: an entry's timeout bounds each call overall, as in mcptools (pr
     slow = list(command = "/bin/sh", args = list("-c", forever), timeout = 2)
   ))), config)
   conn <- mcp_connect_config(config)[[1]]
-  on.exit(mcp_close(conn))
+  on.exit(mcp_close(conn), add = TRUE)
   n <- 0L
   started <- Sys.time()
   err <- expect_client_error(mcp_call(conn, "forever", progress = function(...) n <<- n + 1L),
