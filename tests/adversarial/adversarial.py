@@ -32,7 +32,10 @@ RECOVER_TIMEOUT seconds, else it is a hang and the server is restarted); the
 server never exits.
 
 Calls come in tiers (see plan()): tier 1 for every tool, tiers 2 and 3 while
-the time budget lasts. One test per served tool (all its calls clean), two
+the time budget lasts. After the self-test, the packages run in
+ADVERSARIAL_JOBS groups at once (default 2, balanced by PACKAGE_SECONDS), each
+package with its own server, sandbox and listener, its output printed whole
+when it ends. One test per served tool (all its calls clean), two
 per package (the server starts and lists its tools; the canaries are clean
 at the end), and a self-test first: served with the capabilities they need
 allowed, base functions that do harm make each canary fire. Failures
@@ -44,10 +47,12 @@ Usage: adversarial.py [package ...] [--tool NAME] [--full]
 Standard library only. Environment: MCPLITE_LIB (library holding mcplite),
 RSCRIPT (default Rscript), ADVERSARIAL_CALL_TIMEOUT (default 5),
 ADVERSARIAL_RECOVER_TIMEOUT (default 5), ADVERSARIAL_BUDGET (seconds, default
-320), ADVERSARIAL_VERBOSE=1 (a line per call).
+320), ADVERSARIAL_JOBS (packages at once, default 2; 1: one after the other),
+ADVERSARIAL_VERBOSE=1 (a line per call).
 Prints, last, "N passed, N failed".
 """
 
+import contextlib
 import json
 import os
 import queue
@@ -73,14 +78,20 @@ PACKAGES = ["base", "utils", "stats", "methods", "tools", "graphics", "grDevices
 PROBE = "adversarial_probe"
 # Seconds for the whole run: tiers 2 and 3 are cut to fit, tier 1 is not.
 # What is left when a package's tier 2 starts (less RESERVE for each package
-# still to come, to start it and run its tier 1) is shared by the seconds
-# its tiers 2 and 3 take (measured with warm caches on 2 cores, most of it
-# the calls that are cancelled), so a package that finishes early leaves its
-# time to those after it. With warm caches the whole run takes about 5
-# minutes and nothing is cut; a cold cache (a new mcplite or R) costs about
-# 90 s more, taken from tiers 2 and 3.
+# still to come in its group, to start it and run its tier 1) is shared by
+# the seconds its tiers 2 and 3 take (measured with warm caches on 2 cores,
+# most of it the calls that are cancelled), so a package that finishes early
+# leaves its time to those after it. With warm caches the whole run took
+# about 4 minutes one package at a time, and nothing was cut; a cold cache
+# (a new mcplite or R) costs about 90 s more, taken from tiers 2 and 3.
 BUDGET = float(os.environ.get("ADVERSARIAL_BUDGET", "320"))
 RESERVE = 5
+# Packages served at once (ADVERSARIAL_JOBS, default 2), and the seconds each
+# package took, start to end, in a run of one at a time with warm caches on 2
+# cores: what groups() balances.
+JOBS = max(1, int(os.environ.get("ADVERSARIAL_JOBS", "2")))
+PACKAGE_SECONDS = {"base": 95, "stats": 51, "graphics": 49, "utils": 23, "grDevices": 7,
+                   "data.table": 6, "methods": 5, "tools": 1, "jsonlite": 1}
 LATER_TIERS_SECONDS = {"base": 105, "utils": 16, "stats": 52, "methods": 5, "tools": 2,
                        "graphics": 48, "grDevices": 6, "jsonlite": 1, "data.table": 5}
 # Tier 2 in this order of attacks, those that read or run first: when the
@@ -243,11 +254,22 @@ class Listener:
             hits, self.hits = self.hits, []
         return hits
 
+    def close(self):
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)  # wakes the accept() of _serve
+        except OSError:
+            pass
+        self.sock.close()
+
 
 class Sandbox:
-    def __init__(self, listener):
+    """One package's canaries, the listener among them: its own, so that a
+    connection made by one package's server is never blamed on a package
+    served at the same time."""
+
+    def __init__(self):
         self.dir = tempfile.mkdtemp(prefix="mcplite-adversarial-")
-        self.listener = listener
+        self.listener = Listener()
         self.secret = "SECRET" + secrets.token_hex(12)
         self.token = "CANARY" + secrets.token_hex(12)
         self.canary = os.path.join(self.dir, "canary", "notes.txt")
@@ -319,6 +341,7 @@ class Sandbox:
         return fired
 
     def cleanup(self):
+        self.listener.close()
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
@@ -575,10 +598,17 @@ def companion(fname, sandbox):
 # One package.
 
 class Results:
+    """The counts, shared by the threads of the packages (under a lock)."""
+
     def __init__(self):
         self.passed = 0
         self.failed = 0
         self.known = 0
+        self.lock = threading.Lock()
+
+    def count(self, kind):
+        with self.lock:
+            setattr(self, kind, getattr(self, kind) + 1)
 
     def test(self, package, name, failures):
         """One test: `failures` are (attack, arguments, canary, detail)."""
@@ -603,12 +633,7 @@ class Results:
         if stale:
             print("note %s %s: listed in KNOWN for %s, which did not fire this run" % (
                 package, name, ", ".join(sorted(stale))))
-        if unknown:
-            self.failed += 1
-        elif known:
-            self.known += 1
-        else:
-            self.passed += 1
+        self.count("failed" if unknown else "known" if known else "passed")
         sys.stdout.flush()
 
 
@@ -622,9 +647,9 @@ def response_text(result):
 class Run:
     """One package's server, sandbox and baseline state."""
 
-    def __init__(self, package, listener):
+    def __init__(self, package):
         self.package = package
-        self.sandbox = Sandbox(listener)
+        self.sandbox = Sandbox()
         self.srv = None
         self.baseline = None
         self.slow = []
@@ -702,12 +727,12 @@ class Run:
         self.sandbox.cleanup()
 
 
-def run_package(package, listener, results, end, after, only_tool=None):
+def run_package(package, results, end, after, only_tool=None):
     """Call every tool of `package`; tiers 2 and 3 until its share of the
     time left before `end` (None: no limit), `after` the packages still to
-    come."""
+    come in its group."""
     started = time.time()
-    run = Run(package, listener)
+    run = Run(package)
     try:
         try:
             tools = run.start()
@@ -783,10 +808,10 @@ def why_exited(stderr):
     return "stderr: " + " | ".join((said or lines[-3:])[:6])[:500]
 
 
-def self_test(listener, results):
+def self_test(results):
     """The canaries work: served with the capabilities they need allowed,
     base functions that do harm make each canary fire."""
-    run = Run("self-test", listener)
+    run = Run("self-test")
     sb = run.sandbox
     cases = [
         ("system", {"command": "touch " + sb.marker()}, "command wrapper ran"),
@@ -822,6 +847,53 @@ def snippet(text, sandbox):
     return text[:200]
 
 
+class GroupedOutput:
+    """sys.stdout while packages run at once: what a thread prints while it
+    runs a package is kept, and printed in one piece when the package ends,
+    so that the lines of two packages never interleave."""
+
+    def __init__(self, out):
+        self.out = out
+        self.local = threading.local()
+        self.lock = threading.Lock()
+
+    def write(self, text):
+        kept = getattr(self.local, "kept", None)
+        if kept is None:
+            with self.lock:
+                self.out.write(text)
+        else:
+            kept.append(text)
+        return len(text)
+
+    def flush(self):
+        if getattr(self.local, "kept", None) is None:
+            self.out.flush()
+
+    @contextlib.contextmanager
+    def package(self):
+        self.local.kept = []
+        try:
+            yield
+        finally:
+            text, self.local.kept = "".join(self.local.kept), None
+            with self.lock:
+                self.out.write(text)
+                self.out.flush()
+
+
+def groups(packages, jobs):
+    """The packages in `jobs` groups that take about as long: longest first
+    (PACKAGE_SECONDS), each to the group with the fewest seconds so far."""
+    out = [[] for _ in range(max(1, min(jobs, len(packages))))]
+    load = [0.0] * len(out)
+    for p in sorted(packages, key=lambda p: -PACKAGE_SECONDS.get(p, 30)):
+        i = load.index(min(load))
+        out[i].append(p)
+        load[i] += PACKAGE_SECONDS.get(p, 30)
+    return out
+
+
 def main():
     argv = sys.argv[1:]
     only_tool = None
@@ -834,18 +906,34 @@ def main():
         argv.remove("--full")
         full = True
     packages = argv or PACKAGES
-    listener = Listener()
     results = Results()
     started = time.time()
     if not only_tool:
-        self_test(listener, results)
+        self_test(results)
     end = None if full else started + BUDGET
-    for i, package in enumerate(packages):
-        try:
-            run_package(package, listener, results, end, packages[i + 1:], only_tool)
-        except Exception as e:  # the driver itself failed: one failure
-            results.failed += 1
-            print("FAIL %s (driver) %s\n%s" % (package, e, traceback.format_exc(limit=4)))
+    # The packages run in JOBS groups at once, a thread each, each group's
+    # packages one after the other; every package has its own server,
+    # sandbox and listener, and its output is printed whole when it ends.
+    # The time budget is shared as before, within each group.
+    parts = groups(packages, JOBS) if JOBS > 1 else [packages]
+    if len(parts) > 1:
+        sys.stdout = GroupedOutput(sys.stdout)
+        print("packages in %d groups at once: %s" % (len(parts), "; ".join(" ".join(g) for g in parts)))
+
+    def run_group(group):
+        for i, package in enumerate(group):
+            grouped = sys.stdout.package() if len(parts) > 1 else contextlib.nullcontext()
+            with grouped:
+                try:
+                    run_package(package, results, end, group[i + 1:], only_tool)
+                except Exception as e:  # the driver itself failed: one failure
+                    results.count("failed")
+                    print("FAIL %s (driver) %s\n%s" % (package, e, traceback.format_exc(limit=4)))
+    threads = [threading.Thread(target=run_group, args=(g,)) for g in parts]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
     print("known: %d tools whose only failures are listed in KNOWN" % results.known)
     print("time: %.0f s" % (time.time() - started))
     print("%d passed, %d failed" % (results.passed, results.failed))

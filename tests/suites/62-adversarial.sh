@@ -6,8 +6,10 @@
 # every served tool with hostile values made from its input schema, and
 # checks the canaries (a secret in the environment, a canary file, marker
 # files, a local listener, command wrappers first on PATH, the process
-# state, the server staying up). Gaps not closed yet are listed in the
-# driver's KNOWN and reported as "known". Python standard library only.
+# state, the server staying up). The packages are served two at a time
+# (ADVERSARIAL_JOBS), each with its own server, sandbox and listener. Gaps
+# not closed yet are listed in the driver's KNOWN and reported as "known".
+# Python standard library only.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 # The driver bounds itself (ADVERSARIAL_BUDGET, 320 s by default, for what it

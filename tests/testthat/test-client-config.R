@@ -343,7 +343,7 @@ test_that("configuration files connect to each server", {
     off = list(command = "/nonexistent", disabled = TRUE)
   ))), config)
   servers <- mcp_connect_config(config)
-  on.exit(mcp_close(servers))
+  on.exit(mcp_close(servers), add = TRUE)
   expect_identical(names(servers), c("everything", "shell"))
   expect_identical(servers$everything$name, "everything")
   expect_identical(mcp_call(servers$shell, "env")$content[[1]]$text, "|t0k")
@@ -399,7 +399,7 @@ test_that("K8.5: ignore_tools hides tools from the listing and blocks calls with
     one = list(command = "/bin/sh", args = list("-c", two_tools_sh), ignore_tools = "read_file")
   ))
   servers <- mcp_connect_config(config)
-  on.exit(mcp_close(servers))
+  on.exit(mcp_close(servers), add = TRUE)
   expect_identical(names(mcp_list_tools(servers$files)), "read_file")
   expect_identical(names(mcp_list_tools(servers$one)), "delete_file")
   tools <- mcp_tools(servers["files"])
@@ -407,10 +407,11 @@ test_that("K8.5: ignore_tools hides tools from the listing and blocks calls with
   err <- expect_client_error(mcp_call(servers$files, "delete_file"), "mcplite_error_ignored_tool")
   expect_match(conditionMessage(err), "`delete_file`.*`files`.*ignore_tools")
   expect_identical(err$server, "files")
-  # the server never saw the blocked call; an allowed one goes through
-  expect_false(any(grepl("delete_file", mcp_stderr(servers$files))))
+  # an allowed call goes through; the server saw it and never the blocked one (it writes each
+  # call to stderr, which is read beside its answers: the line may come after the answer)
   expect_identical(mcp_call(servers$files, "read_file")$content[[1]]$text, "called")
-  expect_true(any(grepl("\"read_file\"", mcp_stderr(servers$files))))
+  wait_until(function() any(grepl("\"read_file\"", mcp_stderr(servers$files))), "the call on the server's stderr")
+  expect_false(any(grepl("delete_file", mcp_stderr(servers$files))))
 
   bad <- write_config(file.path(dir, "bad.json"), list(x = list(command = "a", ignore_tools = list(1, 2))))
   expect_field_error(mcp_connect_config(bad), "mcpServers$x$ignore_tools")
@@ -477,7 +478,7 @@ test_that("K8.4/K8.6: mcp_tools() of a file warns about a server that fails, nam
     w <<- cnd
     invokeRestart("muffleWarning")
   })
-  on.exit(mcp_close(tools))
+  on.exit(mcp_close(tools), add = TRUE)
   expect_s3_class(w, "mcplite_warning_server")
   expect_identical(w$server, "broken")
   expect_s3_class(w$error, "mcplite_error_connection")
@@ -517,7 +518,7 @@ test_that("K8.4: an entry's timeout bounds each call overall, as in mcptools (pr
     slow = list(command = "/bin/sh", args = list("-c", forever), timeout = 2)
   ))), config)
   conn <- mcp_connect_config(config)[[1]]
-  on.exit(mcp_close(conn))
+  on.exit(mcp_close(conn), add = TRUE)
   n <- 0L
   started <- Sys.time()
   err <- expect_client_error(mcp_call(conn, "forever", progress = function(...) n <<- n + 1L),

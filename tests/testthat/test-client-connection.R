@@ -67,7 +67,7 @@ test_that("servers get an allowlisted environment plus their env, and a working 
   )
   dir <- withr::local_tempdir()
   conn <- sh_connect(script, env = c(GIVEN = "yes"), cwd = dir)
-  on.exit(mcp_close(conn))
+  on.exit(mcp_close(conn), add = TRUE)
   sc <- mcp_call(conn, "env")$structured_content
   expect_identical(sc$secret, "")
   expect_identical(sc$given, "yes")

@@ -86,7 +86,7 @@ test_that("mcplite's own server over Streamable HTTP: both eras, a bearer token"
     c(MCPLITE_TRANSPORT = "http", MCPLITE_PORT = as.character(port), MCPLITE_TOKEN = "t0k3n-0123456789ab",
       R_LIBS = paste(.libPaths(), collapse = ":"))
   )
-  on.exit(proc$kill())
+  on.exit(proc$kill(), add = TRUE)
   err <- tryCatch(mcp_connect(url = url_of(port), name = "own"), error = function(e) e)
   expect_s3_class(err, "mcplite_error_connection")
   expect_identical(err$status, 401L)
@@ -113,7 +113,7 @@ test_that("server-everything over Streamable HTTP", {
   skip_if(!nzchar(node) || !file.exists(index), "server-everything not installed")
   port <- free_port()
   proc <- start_peer_server(node, c(normalizePath(index), "streamableHttp"), port, c(PORT = as.character(port)))
-  on.exit(proc$kill())
+  on.exit(proc$kill(), add = TRUE)
   ev <- mcp_connect(url = url_of(port), name = "everything")
   on.exit(mcp_close(ev), add = TRUE, after = FALSE)
   expect_identical(mcp_server_info(ev)$protocol_version, "2025-11-25")

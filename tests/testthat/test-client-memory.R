@@ -185,7 +185,7 @@ test_that("K9.2: with MCPLITE_PROGRESS_INTERVAL, progress callbacks get heartbea
   }, "Report progress.", name = "slow", arguments = list(n = type_integer()))
   withr::local_envvar(MCPLITE_PROGRESS_INTERVAL = "0.2")
   mem <- mcp_connect(tools = slow)
-  on.exit(mcp_close(mem))
+  on.exit(mcp_close(mem), add = TRUE)
   seen <- list()
   res <- mcp_call(mem, "slow", list(n = 3L), progress = function(progress, total, message) {
     seen[[length(seen) + 1L]] <<- list(progress = progress, total = total, message = message)
@@ -229,7 +229,7 @@ test_that("K9.2: an in-memory call inside a served tool gives the server's progr
     "mcp_server(list(outer))"
   ), script)
   srv <- mcp_connect_script(script)
-  on.exit(mcp_close(srv))
+  on.exit(mcp_close(srv), add = TRUE)
   messages <- character()
   res <- mcp_call(srv, "outer", progress = function(progress, total, message) {
     messages <<- c(messages, message)

@@ -102,7 +102,7 @@ test_that("K10.2: a server that takes only a static token is reported as its 401
     c(MCPLITE_TRANSPORT = "http", MCPLITE_PORT = as.character(port), MCPLITE_TOKEN = "t0k3n-0123456789ab",
       R_LIBS = paste(.libPaths(), collapse = ":"))
   )
-  on.exit(proc$kill())
+  on.exit(proc$kill(), add = TRUE)
   opened <- character()
   withr::local_options(mcplite.oauth_user_agent = function(url) opened <<- c(opened, url))
   cache <- withr::local_tempdir()
@@ -369,7 +369,7 @@ test_that("K10.6: a call abandoned on the connection (its streams shut) does not
   withr::local_envvar(MCPLITE_OAUTH_USER_AGENT = "")
   cache <- file.path(withr::local_tempdir(), "oauth")
   conn <- mcp_connect(url = o$url, name = "oidc", oauth = list(cache_dir = cache))
-  on.exit(mcp_close(conn))
+  on.exit(mcp_close(conn), add = TRUE)
   # a call that times out at once: cancelled, the link's connections shut down
   expect_error(mcp_call(conn, "whoami", timeout = 1e-4), class = "mcplite_error_timeout")
   # once the access token expired, the next call refreshes it, no page

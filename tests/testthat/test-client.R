@@ -119,7 +119,7 @@ test_that("a server that never answers times out, and the request is cancelled",
   expect_match(conditionMessage(err), "MCP server `silent` did not complete the handshake within 500 ms", fixed = TRUE)
 
   conn <- sh_connect("read call; read cancel; echo \"$cancel\" >&2; read call2; echo '{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{\"content\":[]}}'; cat >/dev/null")
-  on.exit(mcp_close(conn))
+  on.exit(mcp_close(conn), add = TRUE)
   err <- expect_client_error(mcp_call(conn, "slow", timeout = 0.3), "mcplite_error_timeout")
   expect_identical(err$seconds, 0.3)
   expect_match(conditionMessage(err), "did not answer the call to `slow` within 300 ms; the request was cancelled")
@@ -148,7 +148,7 @@ test_that("garbage and huge lines on stdout are reported, not fatal", {
     "read cancel; read call2; echo '{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{\"content\":[]}}'; cat >/dev/null",
     sep = "\n"
   ))
-  on.exit(mcp_close(conn))
+  on.exit(mcp_close(conn), add = TRUE)
   err <- expect_client_error(mcp_call(conn, "big"), "mcplite_error_connection")
   expect_identical(err$reason, "protocol")
   expect_match(conditionMessage(err), "longer than 100000 bytes")

@@ -201,6 +201,8 @@ test_that("argument names R cannot bind are tool errors that say so, not mcplite
 })
 
 test_that("a C stack overflow inside a tool is contained with R's message", {
+  # `deep` raises R's nesting limit in this process: put back after the test.
+  withr::local_options(expressions = getOption("expressions"))
   deep <- tool(function() {
     options(expressions = 500000)
     f <- function(n) f(n + 1)

@@ -105,7 +105,7 @@ test_that("N1.2: live session tools cannot be combined with workers", {
 run_r <- function(program, args, input) {
   withr::local_envvar(MCPLITE_WORKERS = NA, MCPLITE_TRANSPORT = NA)
   f <- tempfile(fileext = ".jsonl")
-  on.exit(unlink(f))
+  on.exit(unlink(f), add = TRUE)
   writeLines(input, f)
   processx::run(program, args,
     stdin = f, error_on_status = FALSE, timeout = 120,
