@@ -420,10 +420,13 @@ if [ "${MCPLITE_TEST_LANES:-2}" = 1 ]; then
   run_lane rust "$rust_steps"
   run_lane r "$r_steps"
 else
+  # Each lane is a subshell of its own: a step's CPU is counted by its
+  # lane's shell, and this shell would count a whole lane when it ends.
   (renice -n 10 -p "$BASHPID" >/dev/null; run_lane rust "$rust_steps" "$r_steps") &
   rust_lane=$!
-  run_lane r "$r_steps" "$rust_steps"
-  wait "$rust_lane"
+  (run_lane r "$r_steps" "$rust_steps") &
+  r_lane=$!
+  wait "$rust_lane" "$r_lane"
 fi
 
 # The table, in the order of the steps (cargo, testthat, the suites).
