@@ -920,6 +920,8 @@ def main():
         sys.stdout = GroupedOutput(sys.stdout)
         print("packages in %d groups at once: %s" % (len(parts), "; ".join(" ".join(g) for g in parts)))
 
+    done = []
+
     def run_group(group):
         for i, package in enumerate(group):
             grouped = sys.stdout.package() if len(parts) > 1 else contextlib.nullcontext()
@@ -929,11 +931,15 @@ def main():
                 except Exception as e:  # the driver itself failed: one failure
                     results.count("failed")
                     print("FAIL %s (driver) %s\n%s" % (package, e, traceback.format_exc(limit=4)))
+            done.append(package)
     threads = [threading.Thread(target=run_group, args=(g,)) for g in parts]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    for package in [p for p in packages if p not in done]:  # its thread died: one failure
+        results.count("failed")
+        print("FAIL %s (driver) its thread ended before it was done" % package)
     print("known: %d tools whose only failures are listed in KNOWN" % results.known)
     print("time: %.0f s" % (time.time() - started))
     print("%d passed, %d failed" % (results.passed, results.failed))
