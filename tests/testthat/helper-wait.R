@@ -21,3 +21,10 @@ interrupt_when <- function(file) {
     shQuote(file), shQuote(file), Sys.getpid()
   ))), wait = FALSE)
 }
+
+# Skip unless this R has tcltk (checked without loading it into the test's
+# own process: once loaded, R's interrupt check runs Tcl's event loop, which
+# loses interrupts, RULES S7).
+skip_without_tcltk <- function() {
+  skip_if_not(isTRUE(capabilities("tcltk")) && nzchar(system.file(package = "tcltk")), "R has no tcltk")
+}

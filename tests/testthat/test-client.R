@@ -207,6 +207,32 @@ test_that("an interrupt cancels the call on the server and returns at once", {
   expect_identical(cancel$params$requestId, 3L)
 })
 
+test_that("an interrupt ends the wait also once tcltk is loaded, whose event loop loses it in R's own check (RULES S7)", {
+  skip_if_not_installed("processx")
+  skip_without_tcltk()
+  running <- tempfile()
+  server <- paste(legacy_sh, paste0("read call; touch ", running,
+    "; sleep 60; echo '{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"content\":[]}}'; cat >/dev/null"), sep = "\n")
+  script <- withr::local_tempfile(fileext = ".R")
+  writeLines(c(
+    "library(mcplite)",
+    "invisible(suppressWarnings(loadNamespace('tcltk')))",
+    sprintf("conn <- mcp_connect('/bin/sh', c('-c', %s), name = 'sh')", deparse1(server)),
+    "got <- tryCatch(mcp_call(conn, 'slow', timeout = 120), interrupt = function(e) 'interrupted')",
+    "cat('got:', if (is.character(got)) got else 'the result', '\\n')",
+    "mcp_close(conn)"
+  ), script)
+  p <- processx::process$new(http_rscript(), c("--vanilla", script), stdout = "|", stderr = "|",
+    env = c("current", R_LIBS = paste(.libPaths(), collapse = .Platform$path.sep)))
+  withr::defer(if (p$is_alive()) p$kill())
+  wait_until(function() file.exists(running), "the call to reach the server")
+  p$interrupt()
+  # Without the engine's watch the call would run on until the server answers (60 s).
+  p$wait(30000)
+  expect_false(p$is_alive())
+  expect_match(p$read_all_output(), "got: interrupted", fixed = TRUE)
+})
+
 test_that("mcp_tools() makes callable, servable mcplite tools", {
   server <- mcp_connect_script(client_server_script())
   on.exit(mcp_close(server))

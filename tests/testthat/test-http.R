@@ -95,6 +95,18 @@ test_that("a token is required when set, /health stays open, SIGINT stops the se
   expect_identical(srv$process$get_exit_status(), 0L)
 })
 
+test_that("SIGINT stops an idle server also once tcltk is loaded (RULES S7)", {
+  skip_without_tcltk()
+  srv <- start_http_server(c("invisible(suppressWarnings(loadNamespace('tcltk')))", http_server_code()),
+                           env = c(MCPLITE_TRANSPORT = "http"))
+  expect_identical(curl_http(sub("/mcp$", "/health", srv$url))$status, 200L)
+  srv$process$interrupt()
+  srv$process$wait(20000)
+  expect_false(srv$process$is_alive())
+  expect_identical(srv$process$get_exit_status(), 0L)
+  expect_match(srv$process$read_all_error(), "interrupt: SIGINT or Ctrl+C", fixed = TRUE)
+})
+
 # A modern tools/call of `nap` for `s` seconds, sent by curl in the
 # background; read() gives the parsed answer once curl has ended.
 nap_call <- function(url, s) {

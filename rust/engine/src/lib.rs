@@ -71,7 +71,7 @@ pub mod request_state;
 pub mod resources;
 mod schema_words;
 pub mod server;
-mod signals;
+pub mod signals;
 pub mod telemetry;
 pub mod transport;
 pub mod uri_template;

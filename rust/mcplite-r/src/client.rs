@@ -21,6 +21,7 @@ use serde_json::Value;
 use crate::error::{marker, Error, Kind};
 use crate::finalize::{drop_guarded, free_guarded};
 use crate::rapi::{self, eval::take_interrupt};
+use mcplite_engine::signals::SigintWatch;
 
 /// A connection owned by R (an external pointer; dropping it closes the
 /// server, also when R exits).
@@ -95,6 +96,17 @@ fn show_sign_in_pages() {
 fn interrupted() -> bool {
     show_sign_in_pages();
     take_interrupt()
+}
+
+/// The interrupt check of one wait for a server, with SIGINT watched while
+/// the wait lasts (RULES S7): an interrupt R's own check loses (once tcltk
+/// is loaded) still ends the wait.
+fn watching() -> impl FnMut() -> bool {
+    let watch = SigintWatch::arm();
+    move || {
+        let _armed = &watch;
+        interrupted()
+    }
 }
 
 /// JSON -> R. Strings holding U+0000 cannot exist in R: such characters are
@@ -277,7 +289,7 @@ fn client_connect_stdio(
         spec.max_line = max_line as usize;
     }
     let opts = client_options(&protocol, timeout, probe_timeout, client_version, capabilities, &log_level);
-    connected(Connection::stdio(&spec, &opts, &mut interrupted), name, true)
+    connected(Connection::stdio(&spec, &opts, &mut watching()), name, true)
 }
 
 /// Connect in memory to a server of this process made from `spec` (R's
@@ -310,7 +322,7 @@ fn client_connect_memory(
         Err(e) => return e.context("The in-memory server could not be created: ").into_r(),
     };
     let opts = client_options(&protocol, timeout, timeout, client_version, "{}", &Robj::from(()));
-    connected(Connection::establish(Box::new(link), &opts, &mut interrupted), name, false)
+    connected(Connection::establish(Box::new(link), &opts, &mut watching()), name, false)
 }
 
 /// Connect to a Streamable HTTP endpoint and negotiate. `values`/`names`:
@@ -353,7 +365,7 @@ fn client_connect_http(
         spec.max_message = max_message as usize;
     }
     let opts = client_options(&protocol, timeout, probe_timeout, client_version, capabilities, &log_level);
-    connected(Connection::http(&spec, &opts, &mut interrupted), name, true)
+    connected(Connection::http(&spec, &opts, &mut watching()), name, true)
 }
 
 /// Facts about the connection: era, version, server identity, ...
@@ -411,7 +423,7 @@ fn client_check_open(handle: ExternalPtr<ClientHandle>) -> Robj {
 /// @noRd
 #[extendr]
 fn client_list_tools(mut handle: ExternalPtr<ClientHandle>, timeout: f64) -> Robj {
-    match handle.conn.list_tools(seconds(timeout), &mut interrupted) {
+    match handle.conn.list_tools(seconds(timeout), &mut watching()) {
         Ok(tools) => {
             let mut out = to_r(Value::Array(tools));
             let rejected = handle.conn.take_rejected();
@@ -430,7 +442,7 @@ fn client_list_tools(mut handle: ExternalPtr<ClientHandle>, timeout: f64) -> Rob
 /// @noRd
 #[extendr]
 fn client_list(mut handle: ExternalPtr<ClientHandle>, method: &str, key: &str, timeout: f64) -> Robj {
-    match handle.conn.list_all(method, key, seconds(timeout), &mut interrupted) {
+    match handle.conn.list_all(method, key, seconds(timeout), &mut watching()) {
         Ok(items) => to_r(Value::Array(items)),
         Err(e) => failure(&handle, &e, What::Method(method)),
     }
@@ -440,7 +452,7 @@ fn client_list(mut handle: ExternalPtr<ClientHandle>, method: &str, key: &str, t
 /// @noRd
 #[extendr]
 fn client_read_resource(mut handle: ExternalPtr<ClientHandle>, uri: &str, timeout: f64) -> Robj {
-    match handle.conn.read_resource(uri, seconds(timeout), &mut interrupted) {
+    match handle.conn.read_resource(uri, seconds(timeout), &mut watching()) {
         Ok(v) => to_r(v),
         Err(e) => failure(&handle, &e, What::Method("resources/read")),
     }
@@ -460,7 +472,7 @@ fn client_get_prompt(
         Nullable::NotNull(a) => Some(a.as_str()),
         Nullable::Null => None,
     };
-    match handle.conn.get_prompt(name, args, seconds(timeout), &mut interrupted) {
+    match handle.conn.get_prompt(name, args, seconds(timeout), &mut watching()) {
         Ok(v) => to_r(v),
         Err(e) => failure(&handle, &e, What::Method("prompts/get")),
     }
@@ -471,7 +483,7 @@ fn client_get_prompt(
 /// @noRd
 #[extendr]
 fn client_input_schema(mut handle: ExternalPtr<ClientHandle>, name: &str, timeout: f64) -> Robj {
-    match handle.conn.input_schema(name, seconds(timeout), &mut interrupted) {
+    match handle.conn.input_schema(name, seconds(timeout), &mut watching()) {
         Ok(Some(schema)) => to_r(schema),
         Ok(None) => null(),
         Err(e) => failure(&handle, &e, What::Method("tools/list")),
@@ -505,7 +517,7 @@ fn client_call(
 ) -> Robj {
     let timeout = seconds(timeout);
     let max = seconds(max_time).max(timeout);
-    match handle.conn.start_call(name, arguments, progress, timeout, &mut interrupted) {
+    match handle.conn.start_call(name, arguments, progress, timeout, &mut watching()) {
         Ok(id) => {
             let now = Instant::now();
             let hard = now.checked_add(max).unwrap_or(now + Duration::from_secs(1 << 30));
@@ -537,6 +549,7 @@ fn wait_for(handle: &mut ClientHandle, id: u64) -> Robj {
     };
     let (timeout, max, tool, signing) = (w.timeout, w.max, w.tool.clone(), w.signing);
     let idr = Robj::from(id as f64);
+    let mut check = watching();
     loop {
         let Some(w) = handle.waiters.get(&id) else {
             let e = ClientError::Protocol(format!("request {id} is not in progress"));
@@ -549,7 +562,7 @@ fn wait_for(handle: &mut ClientHandle, id: u64) -> Robj {
         // answer that came while R's thread was busy); only then it is late.
         let late = now >= deadline;
         let slice = deadline.saturating_duration_since(now).min(Duration::from_millis(20));
-        match handle.conn.poll(id, slice, &mut interrupted) {
+        match handle.conn.poll(id, slice, &mut check) {
             Poll::Pending if late => {
                 handle.waiters.remove(&id);
                 handle.conn.cancel(id, "timed out");
@@ -588,7 +601,7 @@ fn wait_for(handle: &mut ClientHandle, id: u64) -> Robj {
             // keeps waiting; it does not restart the clock.
             Poll::Log(params) => return list!(status = "log", id = idr, value = to_r(params)).into(),
             Poll::Pending => {
-                if interrupted() {
+                if check() {
                     return abandon(handle, id, &tool);
                 }
             }
@@ -627,7 +640,7 @@ fn client_answer(
 #[extendr]
 fn client_retry(mut handle: ExternalPtr<ClientHandle>, id: f64, responses: &str) -> Robj {
     let id = id as u64;
-    if let Err(e) = handle.conn.retry(id, responses, &mut interrupted) {
+    if let Err(e) = handle.conn.retry(id, responses, &mut watching()) {
         let tool = handle.waiters.remove(&id).map(|w| w.tool).unwrap_or_default();
         handle.conn.cancel(id, "the call could not be sent again");
         return failure(&handle, &e, What::Tool(&tool));

@@ -429,7 +429,12 @@ impl Host for RHost {
             toplevel(|| out = Some(unsafe { this.call_inner(index, arguments) }))
         });
         match out {
-            Some(r) => r,
+            // An interrupt the tool's own code handled is not the server's
+            // (RULES S7).
+            Some(r) => {
+                mcplite_engine::signals::forget_sigint();
+                r
+            }
             None if !ok && take_interrupt() => {
                 crate::running_call::interrupt_consumed();
                 Err(ToolFailure::Interrupted)

@@ -21,6 +21,7 @@ use std::time::Duration;
 use std::ffi::c_int;
 
 use mcplite_engine::progress::{Inflight, Interrupter, ProgressPolicy, ReportError};
+use mcplite_engine::signals::SigintWatch;
 
 use crate::error::{Error, Kind};
 use crate::rapi::eval::take_interrupt;
@@ -48,7 +49,9 @@ pub(crate) fn current_progress() -> Option<Arc<mcplite_engine::progress::Progres
 /// While alive, `inflight` is the running server's: `mcp_progress()`
 /// reports to it. Dropped, it gives back the one it replaced (an
 /// in-memory server called from a tool of a running server, RULES K9).
-pub struct Installed(Option<Arc<Inflight>>);
+/// While serving, SIGINT is also watched by the engine (RULES S7), so that
+/// an interrupt R's own check loses still reaches the server.
+pub struct Installed(Option<Arc<Inflight>>, #[allow(dead_code)] SigintWatch);
 
 impl Drop for Installed {
     fn drop(&mut self) {
@@ -58,7 +61,7 @@ impl Drop for Installed {
 
 /// Make `inflight` the running server's until the returned guard drops.
 pub fn install(inflight: Arc<Inflight>) -> Installed {
-    Installed(SERVING.lock().unwrap_or_else(|e| e.into_inner()).replace(inflight))
+    Installed(SERVING.lock().unwrap_or_else(|e| e.into_inner()).replace(inflight), SigintWatch::arm())
 }
 
 /// The calls of a server that runs its tools on this thread (R's main

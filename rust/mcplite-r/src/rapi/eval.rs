@@ -146,8 +146,12 @@ pub fn toplevel<F: FnMut()>(mut f: F) -> bool {
 /// `R_CheckUserInterrupt()` under an exiting handler for `interrupt`
 /// conditions inside `R_ToplevelExec()`.
 pub fn take_interrupt() -> bool {
+    // A SIGINT that R's own check lost counts too (RULES S7): asked first,
+    // so that one arriving in between is R's to report.
+    let seen = mcplite_engine::signals::take_sigint();
     // SAFETY: main thread; the C function contains every longjmp.
-    unsafe { mcplite_take_interrupt() != 0 }
+    let hit = unsafe { mcplite_take_interrupt() != 0 };
+    hit || seen
 }
 
 #[cfg(test)]
