@@ -214,8 +214,9 @@ echo "== setting up (Debian packages, package build)"
 # step, clippy and the Windows leg, so `cargo test --workspace` reuses the
 # dependencies the set-up compiled instead of compiling the graph a second
 # time in release mode. The run's one release build is 55-offline-install's,
-# the shipped recipe built cold from the vendored crates (what users get; it
-# ignores MCPLITE_PROFILE). scripts/setup.sh and scripts/demo.sh alone still
+# the shipped recipe built from the vendored crates (what users get; it
+# ignores MCPLITE_PROFILE), cold in a cold run; it keeps its build in
+# target/offline-install, so a later run compiles mcplite's own crates. scripts/setup.sh and scripts/demo.sh alone still
 # build release. MCPLITE_PROFILE=release bash scripts/run-tests.sh installs
 # release builds as before.
 export MCPLITE_PROFILE="${MCPLITE_PROFILE:-dev}"
@@ -276,8 +277,8 @@ export MCPLITE_VENV="${MCPLITE_VENV:-$HOME/.cache/mcplite-venv}"
 # other: the Rust lane (the builds: the cargo step, clippy, the Windows and
 # macOS legs, fuzzing), under `nice`, and the R lane (testthat and every
 # other suite: R, Python and Node clients waiting on each other more than
-# computing; last the offline install, whose release build is cold by
-# design). A lane done with its own steps takes the other lane's steps that
+# computing; last the offline install, whose release build is cold in a
+# cold run). A lane done with its own steps takes the other lane's steps that
 # have not started, from the end of its list: in a second run the Rust lane
 # has little to compile and takes the offline install and more; in a cold
 # run the two end about together. A cold run is mostly compiling; the R

@@ -54,13 +54,23 @@ prof="${MCPLITE_PROFILE:-release}"
 tdir="${CARGO_TARGET_DIR:-$(pwd)/../target}"
 off=""
 if [ "${MCPLITE_OFFLINE:-0}" = 1 ]; then off="--offline"; fi
+# MCPLITE_BUILD_CACHE (an absolute directory, inst/deploy/install-mcplite.sh):
+# the build and the unpacked crates are kept there between installs. cargo
+# records a crate's build with the crate's path, so the crates are unpacked
+# at the same place each time.
+vroot=$(pwd)
+if [ -n "${MCPLITE_BUILD_CACHE:-}" ]; then
+  tdir="$MCPLITE_BUILD_CACHE/target"
+  vroot="$MCPLITE_BUILD_CACHE"
+fi
 if [ -f rust-vendor.tar.xz ]; then
-  rm -rf vendor .cargo
-  tar -xJf rust-vendor.tar.xz
+  rm -rf "$vroot/vendor" .cargo
+  mkdir -p "$vroot"
+  tar -xJf rust-vendor.tar.xz -C "$vroot"
   mkdir .cargo
   export CARGO_HOME="$(pwd)/.cargo"
   printf '[source.crates-io]\nreplace-with = "vendored-sources"\n[source.vendored-sources]\ndirectory = "%s"\n' \
-    "$(pwd)/vendor" >.cargo/config.toml
+    "$vroot/vendor" >.cargo/config.toml
   off="--offline"
 fi
 cargo build --lib --locked $off --profile "$prof" -p mcplite-r ${target:+--target "$target"} \
@@ -68,4 +78,5 @@ cargo build --lib --locked $off --profile "$prof" -p mcplite-r ${target:+--targe
 case "$prof" in dev) sub=debug ;; *) sub="$prof" ;; esac
 mkdir -p rustlib
 cp "$tdir/${target:+$target/}$sub/libmcplite.a" rustlib/libmcplite.a
-rm -rf vendor .cargo
+rm -rf .cargo
+if [ "$vroot" = "$(pwd)" ]; then rm -rf vendor; fi

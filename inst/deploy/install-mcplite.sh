@@ -11,6 +11,14 @@
 # The Dockerfile next to this file runs this script to build its image, and
 # mcplite's own tests run it as is, in a new directory with the network cut
 # off, so the recipe stays tested.
+#
+# MCPLITE_BUILD_CACHE=DIR keeps the Rust build (and the unpacked crates,
+# whose paths are part of cargo's record of what it built) in DIR between
+# installs, so that an install of the same crates compiles only mcplite's
+# own two: for a Docker build cache mount,
+#   RUN --mount=type=cache,target=/cache MCPLITE_BUILD_CACHE=/cache sh ...
+# Unset (the default), each install builds everything in R's temporary
+# directory and keeps nothing.
 set -eu
 if [ "$#" -ne 2 ]; then
   echo "usage: $0 TARBALL LIBRARY" >&2
@@ -31,5 +39,10 @@ mkdir -p "$lib"
 # The crates come from the tarball; never ask a registry.
 export MCPLITE_OFFLINE=1 CARGO_NET_OFFLINE=true
 unset CARGO_TARGET_DIR
+if [ -n "${MCPLITE_BUILD_CACHE:-}" ]; then
+  mkdir -p "$MCPLITE_BUILD_CACHE"
+  MCPLITE_BUILD_CACHE=$(cd "$MCPLITE_BUILD_CACHE" && pwd)
+  export MCPLITE_BUILD_CACHE
+fi
 R CMD INSTALL --library="$lib" "$tarball"
 R_LIBS="$lib" Rscript --vanilla -e 'library(mcplite); cat("mcplite", format(packageVersion("mcplite")), "installed in", dirname(find.package("mcplite")), "\n")'
