@@ -30,7 +30,8 @@
 #   (checked against this machine's libR.so), and with a stub import
 #   library for those the link must succeed. (R's own Windows build and
 #   Rtools' UCRT C runtime are not available here: see ?mcplite.)
-# One target directory (the repository's target/), debug profile, no
+# One target directory (the repository's target/), debug profile (opt-level 0
+# for Windows, see win_lint below), no
 # release builds. Prints "N passed, N failed" last.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -73,7 +74,12 @@ wt=x86_64-pc-windows-gnu
 # JSON messages below, so that a lint never stops the tests from running.
 clippy_driver="$(rustc --print sysroot)/bin/clippy-driver"
 [ -x "$clippy_driver" ] || clippy_driver=clippy-driver
-win_lint() { RUSTC_WORKSPACE_WRAPPER="$clippy_driver" CLIPPY_ARGS= nice cargo "$@"; }
+# The Windows builds are at opt-level 0 (the dev profile's 1 is for the speed
+# of the host's R tests; under Wine the tests wait on pipes and sockets far
+# more than they compute), which compiles the graph with much less CPU.
+win_lint() {
+  CARGO_PROFILE_DEV_OPT_LEVEL=0 RUSTC_WORKSPACE_WRAPPER="$clippy_driver" CLIPPY_ARGS= nice cargo "$@"
+}
 clippy_win="cargo check + clippy -D warnings, workspace, $wt (linted while building)"
 log="$work/build-win.log"
 if ! win_lint test --target "$wt" -p mcplite-engine --no-run --message-format=json >"$work/build-win.json" 2>"$log"; then
@@ -152,8 +158,7 @@ win_lint rustc --lib -p mcplite-r --target "$wt" --profile test --message-format
   >"$work/bridge-test-win.json" 2>"$work/bridge-test-win.log"
 bridge_test_rc=$?
 # The diagnostics of the workspace's crates in every Windows build, each once
-# (the engine's library is compiled twice: with and without its
-# dev-dependencies' features).
+# (cargo replays a fresh crate's diagnostics in each build that uses it).
 jq -rs '[.[] | select(.reason == "compiler-message" and (.message.level == "warning" or .message.level == "error"))
   | .message.rendered] | unique | .[]' "$work/build-win.json" "$work/bridge-lib-win.json" "$work/bridge-test-win.json" \
   >"$work/clippy-win.txt" 2>>"$work/bridge-test-win.log"

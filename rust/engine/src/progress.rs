@@ -132,6 +132,11 @@ struct State {
     /// The tool's last accepted report, and whether it is still to be sent.
     reported: Option<Report>,
     pending: bool,
+    /// Earlier reports that came within the burst (RULES C2.2) and are
+    /// still to be sent, oldest first: a report waiting when the next one
+    /// comes keeps its turn while the bucket has room for it, so a writer
+    /// that is late (a busy machine) does not coalesce a short burst.
+    burst: std::collections::VecDeque<Report>,
     ended: bool,
     /// What is still owed when the call finished (its log messages, then
     /// the tool's last report, unsent): written by the transport before the
@@ -266,6 +271,7 @@ impl Progress {
                 tat: started,
                 reported: None,
                 pending: false,
+                burst: std::collections::VecDeque::new(),
                 ended: false,
                 last_lines: std::collections::VecDeque::new(),
                 waiting: None,
@@ -445,8 +451,9 @@ impl Progress {
     }
 
     /// A report from the tool (RULES C2). `progress` must be above the
-    /// tool's previous report; both numbers must be finite. Accepted
-    /// reports are coalesced until [`Progress::poll`] sends the latest.
+    /// tool's previous report; both numbers must be finite. A report waits
+    /// for [`Progress::poll`]; one still waiting when the next comes keeps
+    /// its turn while it fits in the burst, else the latest wins.
     ///
     /// `Ok(true)` when the ticker should be woken ([`Inflight::notify`]; an
     /// async ticker waiting on [`Progress::changed`] is woken here): this
@@ -456,6 +463,17 @@ impl Progress {
     /// loop then costs no wake-ups beyond one per notification sent.
     /// [`Inflight::report`] does all of this for the running call.
     pub fn report(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> Result<bool, ReportError> {
+        self.report_at(Instant::now(), progress, total, message)
+    }
+
+    /// [`Progress::report`] at `now` (the rate limit's clock).
+    pub(crate) fn report_at(
+        &self,
+        now: Instant,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<&str>,
+    ) -> Result<bool, ReportError> {
         if !progress.is_finite() || total.is_some_and(|t| !t.is_finite()) {
             return Err(ReportError::NotFinite);
         }
@@ -468,8 +486,13 @@ impl Progress {
                 return Err(ReportError::NotIncreasing { previous: prev.progress });
             }
         }
+        if s.pending && !s.ended && self.keeps_its_turn(&s, now) {
+            if let Some(r) = s.reported.clone() {
+                s.burst.push_back(r);
+            }
+        }
         s.reported = Some(Report { progress, total, message: message.map(str::to_owned) });
-        let was_pending = s.pending || !s.logs.is_empty();
+        let was_pending = Self::report_waiting(&s) || !s.logs.is_empty();
         s.pending = !s.ended;
         let wake = s.pending && !was_pending;
         drop(s);
@@ -486,20 +509,44 @@ impl Progress {
         &self.changed
     }
 
+    /// Would the report waiting now still go out within the burst, after
+    /// the earlier ones of the burst waiting before it (RULES C2.2)? Then a
+    /// newer report does not replace it.
+    fn keeps_its_turn(&self, s: &State, now: Instant) -> bool {
+        let ahead = s.burst.len() as u32;
+        if ahead + 1 >= self.policy.burst {
+            return false;
+        }
+        let tolerance = self.policy.min_gap.saturating_mul(self.policy.burst - 1);
+        let its_tat = s.tat.max(now) + self.policy.min_gap.saturating_mul(ahead);
+        its_tat.checked_sub(tolerance).is_none_or(|t| t <= now)
+    }
+
+    /// Is a report waiting to be sent (one of a burst, or the latest)?
+    fn report_waiting(s: &State) -> bool {
+        s.pending || !s.burst.is_empty()
+    }
+
     /// When the rate limit lets the next report go.
     fn report_allowed_at(&self, s: &State) -> Instant {
         let tolerance = self.policy.min_gap.saturating_mul(self.policy.burst.saturating_sub(1));
         s.tat.checked_sub(tolerance).map_or(self.started, |t| t.max(self.started))
     }
 
-    /// The value, total and message that send the pending report now.
+    /// The value, total and message that send the next report waiting
+    /// now: the oldest of a burst, else the latest.
     fn take_report(&self, s: &mut State) -> (f64, Option<f64>, Option<String>) {
-        let r = s.reported.clone().expect("pending implies a report");
+        let r = match s.burst.pop_front() {
+            Some(r) => r,
+            None => {
+                s.pending = false;
+                s.reported.clone().expect("pending implies a report")
+            }
+        };
         let value = match s.last_value {
             Some(last) if r.progress <= last => just_above(last),
             _ => r.progress,
         };
-        s.pending = false;
         (value, r.total, r.message)
     }
 
@@ -542,7 +589,7 @@ impl Progress {
         }
         self.token.as_ref()?;
         let quiet = now >= self.heartbeat_at(&s);
-        if s.pending && (quiet || now >= self.report_allowed_at(&s)) {
+        if Self::report_waiting(&s) && (quiet || now >= self.report_allowed_at(&s)) {
             // A report takes a heartbeat's turn when the bucket is empty.
             let (value, total, message) = self.take_report(&mut s);
             s.tat = s.tat.max(now) + self.policy.min_gap;
@@ -585,7 +632,7 @@ impl Progress {
             return Some(self.started);
         }
         let heartbeat = self.heartbeat_at(&s);
-        Some(if s.pending { heartbeat.min(self.report_allowed_at(&s)) } else { heartbeat })
+        Some(if Self::report_waiting(&s) { heartbeat.min(self.report_allowed_at(&s)) } else { heartbeat })
     }
 
     /// The call has returned: no notification from [`Progress::poll`] after
@@ -601,7 +648,7 @@ impl Progress {
         while let Some(line) = self.log_line(&mut s) {
             last.push(line);
         }
-        if s.pending {
+        while Self::report_waiting(&s) {
             let (value, total, message) = self.take_report(&mut s);
             last.push(self.line(&mut s, Instant::now(), value, total, message.as_deref()));
         }
@@ -617,12 +664,16 @@ impl Progress {
         lock(&self.state).last_lines.pop_front()
     }
 
-    /// The tool's latest report not sent yet, as the tool made it, now
-    /// taken: a worker process forwards it to the engine, whose own
+    /// The next report not sent yet (the oldest of a burst, else the
+    /// latest), as the tool made it, now taken: a worker process forwards
+    /// each to the engine, whose own
     /// [`Progress`] of the call times the notifications (RULES N4.1). `None`
     /// when nothing is waiting.
     pub fn forward_report(&self) -> Option<(f64, Option<f64>, Option<String>)> {
         let mut s = lock(&self.state);
+        if let Some(r) = s.burst.pop_front() {
+            return Some((r.progress, r.total, r.message));
+        }
         if !s.pending {
             return None;
         }
@@ -636,6 +687,7 @@ impl Progress {
         let mut s = lock(&self.state);
         s.ended = true;
         s.pending = false;
+        s.burst.clear();
         s.last_lines.clear();
         s.logs.clear();
         s.dropped = 0;
@@ -1054,10 +1106,44 @@ mod tests {
         assert_eq!(p.report(f64::NAN, None, None), Err(ReportError::NotFinite));
         assert_eq!(p.report(2.0, Some(f64::INFINITY), None), Err(ReportError::NotFinite));
         p.report(2.0, Some(10.0), Some("two")).unwrap();
+        // Both within the burst: each is sent, in order (RULES C2.2).
         let a = params(&text(p.poll(Instant::now()).unwrap()));
-        assert_eq!((a["progressToken"].clone(), a["progress"].clone()), (Value::from(7), Value::from(2)));
-        assert_eq!(a["total"], 10);
-        assert_eq!(a["message"], "two", "the latest report wins");
+        assert_eq!((a["progressToken"].clone(), a["progress"].clone()), (Value::from(7), Value::from(1)));
+        assert_eq!(a["message"], "one");
+        let b = params(&text(p.poll(Instant::now()).unwrap()));
+        assert_eq!((b["progress"].clone(), b["total"].clone()), (Value::from(2), Value::from(10)));
+        assert_eq!(b["message"], "two");
+    }
+
+    #[test]
+    fn c2_a_burst_is_not_coalesced_when_the_writer_is_late() {
+        // The conformance suite's 0, 50 and 100, reported 50 ms apart while
+        // the writer does not run (a busy machine): all three are sent, in
+        // order, when it does.
+        let t0 = Instant::now();
+        let p = Progress::new(tok("7"), Version::V2025_11_25, policy(), t0);
+        for (i, v) in [0.0, 50.0, 100.0].into_iter().enumerate() {
+            p.report_at(t0 + Duration::from_millis(50 * i as u64), v, Some(100.0), None).unwrap();
+        }
+        let late = t0 + Duration::from_millis(400);
+        let sent: Vec<f64> = std::iter::from_fn(|| p.poll(late)).map(value).collect();
+        assert_eq!(sent, [0.0, 50.0, 100.0]);
+        // A burst longer than the bucket: the first ten keep their turn, the
+        // rest coalesce into the latest, which waits for the rate limit.
+        let t1 = t0 + Duration::from_secs(10);
+        let p = Progress::new(tok("7"), Version::V2025_11_25, policy(), t1);
+        for i in 0..50 {
+            p.report_at(t1, f64::from(i), None, None).unwrap();
+        }
+        let sent: Vec<f64> = std::iter::from_fn(|| p.poll(t1)).map(value).collect();
+        assert_eq!(sent, [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 49.0]);
+        // and finish() sends what is still waiting, burst and latest alike
+        let p = Progress::new(tok("7"), Version::V2025_11_25, policy(), t1);
+        p.report_at(t1, 1.0, None, None).unwrap();
+        p.report_at(t1, 2.0, None, None).unwrap();
+        p.finish();
+        let last: Vec<f64> = std::iter::from_fn(|| p.take_final()).map(value).collect();
+        assert_eq!(last, [1.0, 2.0]);
     }
 
     #[test]
@@ -1081,7 +1167,7 @@ mod tests {
         let mut last = 11.0;
         for i in 0..100_000u32 {
             let now = t0 + Duration::from_millis(100) + Duration::from_micros(10 * u64::from(i));
-            p.report(f64::from(i) + 12.0, Some(2e6), None).unwrap();
+            p.report_at(now, f64::from(i) + 12.0, Some(2e6), None).unwrap();
             if let Some(l) = p.poll(now) {
                 let v = value(l);
                 assert!(v > last);
@@ -1115,10 +1201,12 @@ mod tests {
         let t0 = Instant::now();
         let p = Progress::new(tok("1"), Version::V2025_11_25, policy(), t0);
         assert_eq!(p.report(1.0, None, None), Ok(true));
-        assert_eq!(p.report(2.0, None, None), Ok(false), "coalesced with the waiting one");
+        assert_eq!(p.report(2.0, None, None), Ok(false), "joins the waiting one");
         assert_eq!(p.report(3.0, None, None), Ok(false));
-        p.poll(t0).unwrap();
-        assert_eq!(p.report(4.0, None, None), Ok(true), "the first after a notification");
+        // (all three within the burst: each is sent)
+        let sent: Vec<f64> = std::iter::from_fn(|| p.poll(t0)).map(value).collect();
+        assert_eq!(sent, [1.0, 2.0, 3.0]);
+        assert_eq!(p.report(4.0, None, None), Ok(true), "the first after the notifications");
         p.finish();
         assert_eq!(p.report(5.0, None, None), Ok(false), "nothing is sent after the end");
     }
@@ -1243,7 +1331,8 @@ mod tests {
         assert_eq!(f.epoch(), epoch, "a report joining a waiting one does not");
         assert_eq!(f.report(2.0, None, None), Err(ReportError::NotIncreasing { previous: 2.0 }));
         assert!(!f.finished());
-        assert_eq!(value(p.take_final().expect("kept for the response")), 2.0);
+        let last: Vec<f64> = std::iter::from_fn(|| p.take_final()).map(value).collect();
+        assert_eq!(last, [1.0, 2.0], "kept for the response, both (a burst)");
     }
 
     #[test]

@@ -37,8 +37,9 @@ impl Connection {
         let fallback = opts.protocol.is_none();
         let meta = self.modern_meta(None);
         let probe = self.start_with("server/discover", None, &[], &meta, deadline, interrupted)?;
-        let probe_deadline = (Instant::now() + opts.probe_timeout).min(deadline);
-        let answer = self.wait_until(probe, probe_deadline, interrupted, false);
+        let probe_limit = opts.probe_timeout.min(opts.timeout);
+        let probe_deadline = (Instant::now() + probe_limit).min(deadline);
+        let answer = self.wait_until(probe, probe_deadline, probe_limit, interrupted, false);
         // RULES K2.3: a recognized modern error means a modern server.
         if let Err(ClientError::Rpc { code, message, data }) = &answer {
             if codes::is_modern_only(*code) {
@@ -144,7 +145,7 @@ impl Connection {
                     break r;
                 }
                 self.cancel(id, "timed out");
-                break Err(ClientError::Timeout(Duration::ZERO));
+                break Err(ClientError::Timeout(total));
             }
             let slice = due.saturating_duration_since(Instant::now()).min(Duration::from_millis(25));
             match self.poll_wire(id, slice) {
@@ -206,7 +207,7 @@ impl Connection {
             if self.capabilities.as_ref().is_some_and(|c| c.get("logging").is_some()) {
                 let l = json_string(level.as_str());
                 let id = self.start_with(SET_LEVEL, None, &[("level", &l)], &[], self.due(deadline), interrupted)?;
-                let _ = self.wait_until(id, deadline, interrupted, true);
+                let _ = self.wait_until(id, deadline, total, interrupted, true);
             }
         }
         Ok(())

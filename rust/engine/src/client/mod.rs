@@ -763,10 +763,13 @@ impl Connection {
         }
     }
 
+    /// Wait for request `id` until `deadline`; past it, a timeout that
+    /// names `limit`, the time it was given.
     fn wait_until(
         &mut self,
         id: u64,
         deadline: Instant,
+        limit: Duration,
         interrupted: &mut dyn FnMut() -> bool,
         cancel_on_timeout: bool,
     ) -> Result<Value, ClientError> {
@@ -782,7 +785,7 @@ impl Connection {
                 if cancel_on_timeout {
                     self.cancel(id, "timed out");
                 }
-                return Err(ClientError::Timeout(Duration::ZERO));
+                return Err(ClientError::Timeout(limit));
             }
             match self.poll(id, deadline.saturating_duration_since(now).min(Duration::from_millis(25)), interrupted) {
                 Poll::Done(r) => return r,

@@ -215,6 +215,22 @@ fn a_silent_probe_falls_back_after_the_probe_timeout() {
 }
 
 #[test]
+fn handshake_timeouts_name_the_time_they_were_given() {
+    // Protocol 2026-07-28 asked for, and the probe is never answered: the
+    // error says the server did not answer within the probe's time (it
+    // once read "timed out writing to the server").
+    let (link, _f) = fake(|_| vec![]);
+    let o = Options { protocol: Some(MODERN.into()), ..opts() };
+    let e = Connection::establish(link, &o, &mut never()).err().unwrap();
+    assert_eq!(e.error.to_string(), format!("the server does not speak protocol {MODERN}: server/discover failed (no answer within 100 ms)"));
+    // A legacy server that never answers initialize: the whole handshake's time.
+    let (link, _f) = fake(|_| vec![]);
+    let o = Options { protocol: Some("2025-11-25".into()), timeout: Duration::from_millis(150), ..opts() };
+    let e = Connection::establish(link, &o, &mut never()).err().unwrap();
+    assert_eq!(e.error, ClientError::Timeout(Duration::from_millis(150)));
+}
+
+#[test]
 fn a_late_discover_answer_wins_over_initialize() {
     // The server reads the probe only after the client gave up waiting:
     // it answers both, discover first.

@@ -304,7 +304,7 @@ fn forward(out: &mut File, progress: Option<&Progress>, seq: u64) -> io::Result<
     for entry in progress.map(Progress::forward_logs).unwrap_or_default() {
         write_frame(out, &FromWorker::Log { seq, entry })?;
     }
-    if let Some((progress, total, message)) = progress.and_then(Progress::forward_report) {
+    while let Some((progress, total, message)) = progress.and_then(Progress::forward_report) {
         write_frame(out, &FromWorker::Progress { seq, progress, total, message })?;
     }
     Ok(())
