@@ -222,7 +222,10 @@ fn handshake_timeouts_name_the_time_they_were_given() {
     let (link, _f) = fake(|_| vec![]);
     let o = Options { protocol: Some(MODERN.into()), ..opts() };
     let e = Connection::establish(link, &o, &mut never()).err().unwrap();
-    assert_eq!(e.error.to_string(), format!("the server does not speak protocol {MODERN}: server/discover failed (no answer within 100 ms)"));
+    assert_eq!(
+        e.error.to_string(),
+        format!("the server does not speak protocol {MODERN}: server/discover failed (no answer within 100 ms)")
+    );
     // A legacy server that never answers initialize: the whole handshake's time.
     let (link, _f) = fake(|_| vec![]);
     let o = Options { protocol: Some("2025-11-25".into()), timeout: Duration::from_millis(150), ..opts() };
