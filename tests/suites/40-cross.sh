@@ -31,7 +31,7 @@
 #   library for those the link must succeed. (R's own Windows build and
 #   Rtools' UCRT C runtime are not available here: see ?mcplite.)
 # One target directory (the repository's target/), debug profile (opt-level 0
-# for Windows, see win_lint below), no
+# and no debug information for Windows, see win_lint below), no
 # release builds. Prints "N passed, N failed" last.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -74,11 +74,14 @@ wt=x86_64-pc-windows-gnu
 # JSON messages below, so that a lint never stops the tests from running.
 clippy_driver="$(rustc --print sysroot)/bin/clippy-driver"
 [ -x "$clippy_driver" ] || clippy_driver=clippy-driver
-# The Windows builds are at opt-level 0 (the dev profile's 1 is for the speed
-# of the host's R tests; under Wine the tests wait on pipes and sockets far
-# more than they compute), which compiles the graph with much less CPU.
+# The Windows builds are at opt-level 0 and without debug information (the
+# dev profile's opt-level 1 is for the speed of the host's R tests; under
+# Wine the tests wait on pipes and sockets far more than they compute, and a
+# failing test's panic still names its file and line), which compiles the
+# graph with less CPU and disk.
 win_lint() {
-  CARGO_PROFILE_DEV_OPT_LEVEL=0 RUSTC_WORKSPACE_WRAPPER="$clippy_driver" CLIPPY_ARGS= nice cargo "$@"
+  CARGO_PROFILE_DEV_OPT_LEVEL=0 CARGO_PROFILE_DEV_DEBUG=0 RUSTC_WORKSPACE_WRAPPER="$clippy_driver" CLIPPY_ARGS= \
+    nice cargo "$@"
 }
 clippy_win="cargo check + clippy -D warnings, workspace, $wt (linted while building)"
 log="$work/build-win.log"
