@@ -18,7 +18,8 @@
 # own two: for a Docker build cache mount,
 #   RUN --mount=type=cache,target=/cache MCPLITE_BUILD_CACHE=/cache sh ...
 # Unset (the default), each install builds everything in R's temporary
-# directory and keeps nothing.
+# directory and keeps nothing. What is in DIR goes into the installed
+# package: use a directory only the installing user can write.
 set -eu
 if [ "$#" -ne 2 ]; then
   echo "usage: $0 TARBALL LIBRARY" >&2
