@@ -187,8 +187,16 @@ if [ "$bridge_rc" -eq 0 ]; then
     x86_64-w64-mingw32-gcc -O2 -I"$rinc" -c "$c" -o "$o" >>"$log" 2>&1 || cc_ok=0
     objs+=("$o")
   done
+  # As R's share/make/winshlib.mk links a package's DLL: the symbols the
+  # package's own object files define are its exports (tmp.def), not
+  # everything in the static libraries it links (an unoptimized Rust library
+  # has more symbols than a DLL can export).
+  {
+    echo EXPORTS
+    x86_64-w64-mingw32-nm "${objs[@]}" | sed -n 's/^.* [BCDRT] / /p' | grep -v '\.refptr\.'
+  } >"$work/tmp.def"
   # shellcheck disable=SC2086
-  x86_64-w64-mingw32-gcc -shared -o "$work/mcplite.dll" "${objs[@]}" -L"target/$wt/debug" -lmcplite $libs \
+  x86_64-w64-mingw32-gcc -shared -o "$work/mcplite.dll" "$work/tmp.def" "${objs[@]}" -L"target/$wt/debug" -lmcplite $libs \
     >"$work/link1.log" 2>&1
   grep -o "undefined reference to \`[^']*'" "$work/link1.log" | sed "s/undefined reference to \`//; s/'\$//" |
     sort -u >"$work/undef.txt"
@@ -209,8 +217,8 @@ if [ "$bridge_rc" -eq 0 ]; then
   # The stub import library holds R's symbols only.
   # shellcheck disable=SC2086
   if x86_64-w64-mingw32-dlltool -d "$work/R.def" -l "$work/libR.a" -D R.dll >>"$log" 2>&1 &&
-    x86_64-w64-mingw32-gcc -shared -o "$work/mcplite.dll" "${objs[@]}" -L"target/$wt/debug" -L"$work" -lmcplite \
-      $libs -lR >>"$log" 2>&1 &&
+    x86_64-w64-mingw32-gcc -shared -o "$work/mcplite.dll" "$work/tmp.def" "${objs[@]}" -L"target/$wt/debug" -L"$work" \
+      -lmcplite $libs -lR >>"$log" 2>&1 &&
     x86_64-w64-mingw32-objdump -p "$work/mcplite.dll" >"$work/dll.txt" && grep -q 'R_init_mcplite$' "$work/dll.txt"; then
     ok "mcplite.dll links for $wt and exports R_init_mcplite"
   else
