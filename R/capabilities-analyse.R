@@ -30,6 +30,17 @@ cap_analyse <- function(key, fun) {
   node$unknown <- character()
   ns_env <- if (is.environment(env)) topenv(env) else .BaseNamespaceEnv
 
+  from <- if (isNamespace(ns_env)) getNamespaceName(ns_env) else "base"
+  # pkg::name (or pkg:::name) as list(key, fun), or NULL; a call into a
+  # namespace the classification does not load is code it cannot follow.
+  qualified <- function(e) {
+    res <- cap_resolve_qualified(as.character(e[[2L]]), as.character(e[[3L]]), from)
+    if (!is.null(res$unknown)) {
+      node$unknown <- union(node$unknown, res$unknown)
+      return(NULL)
+    }
+    res
+  }
   add_local <- function(sym, rhs) {
     node$locals[[sym]] <- c(node$locals[[sym]], list(rhs))
   }
@@ -163,7 +174,7 @@ cap_analyse <- function(key, fun) {
         return()
       }
       if (fn %in% c("::", ":::") && length(e) == 3L) {
-        res <- cap_resolve_qualified(as.character(e[[2L]]), as.character(e[[3L]]))
+        res <- qualified(e)
         if (!is.null(res)) add_ref(res)
         return()
       }
@@ -179,7 +190,7 @@ cap_analyse <- function(key, fun) {
         res <- if (is.symbol(q)) {
           cap_resolve(as.character(q), env)
         } else if (is.call(q) && length(q) == 3L && as.character(q[[1L]]) %in% c("::", ":::")) {
-          cap_resolve_qualified(as.character(q[[2L]]), as.character(q[[3L]]))
+          qualified(q)
         }
         if (!is.null(res) && !is.primitive(res$fun)) {
           add_ref(res)
@@ -264,7 +275,7 @@ cap_analyse <- function(key, fun) {
     # `pkg::f(x)`, `obj$method()`.
     if (is.call(head) && is.symbol(head[[1L]]) && as.character(head[[1L]]) %in% c("::", ":::") &&
         length(head) == 3L) {
-      res <- cap_resolve_qualified(as.character(head[[2L]]), as.character(head[[3L]]))
+      res <- qualified(head)
       if (!is.null(res)) {
         if (is.primitive(res$fun)) cap_primitive_ref(node, as.character(head[[3L]])) else add_call(res, e)
       }

@@ -77,8 +77,69 @@ cap_function_key <- function(sym, fun, where) {
   list(key = paste0(unname(pkg), "::", sym), fun = fun)
 }
 
-# pkg::name -> list(key, fun), loading the namespace if it is installed.
-cap_resolve_qualified <- function(pkg, sym) {
+# The namespaces the classification loads to follow a `pkg::name` in the code
+# of a function of namespace `from` (RULES R8.8): R's base packages but tcltk
+# (loading it starts Tcl in the server's process, with its event loop, and
+# opens the display); the packages `from` depends on, imports or suggests;
+# and those these depend on or import, at any depth (loaded with them in any
+# case). A package `from` does not name is not loaded to read it (a call
+# into it is code the classification cannot follow), and the answer does not
+# depend on what this session has loaded.
+cap_loadable_namespaces <- function(from) {
+  hit <- cap_state$loadable[[from]]
+  if (!is.null(hit)) {
+    return(hit)
+  }
+  base <- setdiff(cap_base_packages(), "tcltk")
+  seen <- character()
+  todo <- c(from, package_dependency_names(from, "Suggests"))
+  while (length(todo) > 0L) {
+    p <- todo[[1L]]
+    todo <- todo[-1L]
+    if (p %in% seen || p %in% base) next
+    seen <- c(seen, p)
+    todo <- c(todo, package_dependency_names(p))
+  }
+  out <- union(base, seen)
+  cap_state$loadable[[from]] <- out
+  out
+}
+
+cap_base_packages <- function() {
+  if (is.null(cap_state$base_packages)) {
+    ip <- utils::installed.packages(lib.loc = .Library, priority = "base", fields = character())
+    cap_state$base_packages <- unname(ip[, "Package"])
+  }
+  cap_state$base_packages
+}
+
+# The package names in the `fields` of installed package `p`'s DESCRIPTION.
+package_dependency_names <- function(p, fields = c("Depends", "Imports")) {
+  desc <- tryCatch(
+    suppressWarnings(utils::packageDescription(p, fields = fields, drop = FALSE)),
+    error = function(e) NULL
+  )
+  if (!is.list(desc)) {
+    return(character())
+  }
+  values <- unlist(desc[fields], use.names = FALSE)
+  values <- values[!is.na(values)]
+  if (length(values) == 0L) {
+    return(character())
+  }
+  names <- trimws(sub("\\(.*", "", unlist(strsplit(values, ",", fixed = TRUE))))
+  setdiff(names[nzchar(names)], "R")
+}
+
+# pkg::name, written in the code of a function of namespace `from`, as
+# list(key, fun); NULL when `pkg` is not installed or has no such function;
+# list(unknown = "pkg::name") when `pkg` is installed but not one
+# cap_loadable_namespaces(from) lets the classification load.
+cap_resolve_qualified <- function(pkg, sym, from) {
+  if (!pkg %in% cap_loadable_namespaces(from)) {
+    installed <- nzchar(system.file(package = pkg))
+    return(if (installed) list(unknown = paste0(pkg, "::", sym)))
+  }
   ns <- tryCatch(
     suppressPackageStartupMessages(suppressWarnings(loadNamespace(pkg))),
     error = function(e) NULL

@@ -355,6 +355,7 @@ cap_reset <- function() {
   cap_state$preds <- new.env(parent = emptyenv())
   cap_state$methods <- new.env(parent = emptyenv())
   cap_state$resolved <- new.env(parent = emptyenv())
+  cap_state$loadable <- new.env(parent = emptyenv())
   invisible()
 }
 

@@ -9,7 +9,7 @@
 
 # Bump when the rendering below changes: cached files of another version are
 # ignored.
-docs_cache_format <- 21L
+docs_cache_format <- 22L
 
 docs_memory <- new.env(parent = emptyenv())
 

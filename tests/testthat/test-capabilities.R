@@ -80,7 +80,7 @@ test_that("R8.8: names resolve as in a package, never through the global environ
   fixture(fx_resolve_helper = function(x) x)
   expect_identical(mcplite:::cap_resolve("readLines", fixtures)$key, "base::readLines")
   expect_identical(mcplite:::cap_resolve("fx_resolve_helper", fixtures)$key, "mcplite::fx_resolve_helper")
-  expect_identical(mcplite:::cap_resolve_qualified("utils", "head")$key, "utils::head")
+  expect_identical(mcplite:::cap_resolve_qualified("utils", "head", "mcplite")$key, "utils::head")
   # R's default packages are found without being imported.
   expect_identical(mcplite:::cap_resolve("median", fixtures)$key, "stats::median")
   assign("fx_only_global", function() system("true"), envir = globalenv())
@@ -90,6 +90,31 @@ test_that("R8.8: names resolve as in a package, never through the global environ
   keys <- vapply(mcplite:::cap_s3_methods("print", asNamespace("base")), `[[`, "", "key")
   expect_true(all(c("base::print.default", "base::print.data.frame") %in% keys))
   expect_false("base::print.table" %in% keys)
+})
+
+test_that("R8.8: pkg::f into a package the function's own does not name is unknown_code, and left unloaded", {
+  # In a fresh R: tcltk is one of R's base packages, but loading it starts
+  # Tcl in the process (and opens the display); mcplite's DESCRIPTION does
+  # not name codetools. jsonlite (imported) and bit64 (suggested) are
+  # followed.
+  skip_if_not_installed("bit64")
+  skip_if_not_installed("codetools")
+  code <- c(
+    "e <- new.env(parent = asNamespace('mcplite'))",
+    "funs <- list(fx_tcl = function(x) tcltk::tclvalue(x), fx_codetools = function(x) codetools::findGlobals(x),",
+    "             fx_json = function(x) jsonlite::toJSON(x), fx_bit64 = function(x) bit64::as.integer64(x))",
+    "for (i in seq_along(funs)) environment(funs[[i]]) <- e",
+    "infos <- mcplite:::capability_infos('mcplite', funs)",
+    "for (f in names(funs)) {",
+    "  caps <- mcplite:::capability_decide(infos[[f]], 'x', FALSE, character())",
+    "  cat(f, names(caps), unlist(caps), '\\n')",
+    "}",
+    "cat('loaded:', intersect(c('tcltk', 'codetools'), loadedNamespaces()), '\\n')"
+  )
+  out <- system2(http_rscript(), c("--vanilla", "-e", shQuote(paste(code, collapse = "\n"))),
+                 stdout = TRUE, stderr = TRUE, env = paste0("R_LIBS=", paste(.libPaths(), collapse = ":")))
+  expect_identical(out, c("fx_tcl unknown_code tcltk::tclvalue ", "fx_codetools unknown_code codetools::findGlobals ",
+                          "fx_json  ", "fx_bit64  ", "loaded:  "))
 })
 
 test_that("R8.8: a function that only computes has no capability", {
