@@ -349,6 +349,8 @@ lane_step() { # lane name log shown-lines counter command...
   rm -f "$disk_step_file.$lane"
 }
 
+clippy_driver="$(rustc --print sysroot 2>/dev/null)/bin/clippy-driver"
+[ -x "$clippy_driver" ] || clippy_driver=clippy-driver
 # The arguments of lane_step after the lane, for step `name`, in the array
 # step_args.
 step_of() { # name
@@ -358,8 +360,13 @@ step_of() { # name
       # (their counts would be missing from the totals). It reuses the
       # set-up's dev build of the dependencies; what it compiles is the
       # workspace's crates, their tests, the dev-dependencies and the few
-      # crates whose features those change.
-      step_args=(cargo "$log_dir/cargo.log" 0 counts_cargo cargo test --workspace --no-fail-fast) ;;
+      # crates whose features those change. clippy-driver compiles the
+      # workspace's crates (cargo's RUSTC_WORKSPACE_WRAPPER, as `cargo
+      # clippy` runs it), so the build lints them too; 10-lint reports the
+      # lints, with the same variables (tests/suites/10-lint.sh).
+      step_args=(cargo "$log_dir/cargo.log" 0 counts_cargo
+        env RUSTC_WORKSPACE_WRAPPER="$clippy_driver" CLIPPY_ARGS=--cap-lints=warn
+        cargo test --workspace --no-fail-fast) ;;
     testthat)
       step_args=(testthat "$log_dir/testthat.log" 40 counts_testthat
         Rscript --vanilla scripts/testthat-summary.R "$log_dir/testthat-counts.txt") ;;

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Lint gate, run by scripts/run-tests.sh (and alone: bash tests/suites/10-lint.sh):
 #   1. rustfmt: the workspace and the fuzz/bench crates are formatted (rustfmt.toml);
-#   2. clippy: every crate of the workspace, all targets, no warnings; and the
-#      engine without its `net` feature (the fuzz targets' build), its library
-#      and unit tests;
+#   2. clippy: every crate of the workspace, all targets, no warnings (linted
+#      while the cargo step builds them, below); and the engine without its
+#      `net` feature (the fuzz targets' build), its library and unit tests;
 #   3. roxygen: man/ and NAMESPACE are what roxygen2 makes from R/ today;
 #   4. the minimum Rust version is the same in Cargo.toml, DESCRIPTION, src/Makevars and src/Makevars.win.
 #   5. lintr: the package's R code (R/) has no lints under the configuration in .lintr
@@ -37,8 +37,43 @@ fmt_all() {
 }
 check "cargo fmt --check (workspace, fuzz, bench)" "$work/fmt.log" fmt_all
 
-check "cargo clippy --workspace --all-targets -D warnings" "$work/clippy.log" \
-  cargo clippy --workspace --all-targets --locked -- -D warnings
+# The workspace's lints ride on the cargo step's build (scripts/run-tests.sh
+# runs `cargo test` with clippy-driver as cargo's RUSTC_WORKSPACE_WRAPPER,
+# as `cargo clippy` itself runs it): clippy-driver compiles the workspace's
+# crates and lints them as it does, so the graph is not compiled a second
+# time in check mode. Here the same build again, fresh after that step
+# (compiled now when run alone), replays each crate's diagnostics: any
+# warning (rustc's or clippy's) of a workspace crate fails, as -D warnings
+# would. `cargo test` builds every target `--all-targets` names here (the
+# libraries, their unit tests, the integration tests and the examples; the
+# workspace has no benches).
+clippy_driver="$(rustc --print sysroot)/bin/clippy-driver"
+[ -x "$clippy_driver" ] || clippy_driver=clippy-driver
+# (--cap-lints=warn: a lint that denies, clippy's correctness group for one,
+# is reported here as a warning and fails this check, but it does not stop
+# the cargo step from compiling and running the tests.)
+workspace_lints() {
+  local rc=0
+  RUSTC_WORKSPACE_WRAPPER="$clippy_driver" CLIPPY_ARGS=--cap-lints=warn \
+    cargo test --workspace --no-run --locked --message-format=json >"$work/lints.json" || rc=1
+  python3 - "$work/lints.json" <<'PY' || rc=1
+import json, sys
+seen = []
+for line in open(sys.argv[1]):
+    if not line.startswith("{"):
+        continue
+    m = json.loads(line)
+    if m.get("reason") == "compiler-message" and m["message"]["level"] in ("warning", "error"):
+        text = m["message"]["rendered"]
+        if text not in seen:
+            seen.append(text)
+print("".join(seen), end="")
+sys.exit(1 if seen else 0)
+PY
+  return $rc
+}
+check "cargo clippy --workspace --all-targets -D warnings (linted while the cargo step built)" "$work/clippy.log" \
+  workspace_lints
 check "cargo clippy -p mcplite-engine --no-default-features --lib --tests -D warnings" "$work/clippy-nonet.log" \
   cargo clippy -p mcplite-engine --no-default-features --lib --tests --locked -- -D warnings
 
