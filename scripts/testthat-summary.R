@@ -27,6 +27,9 @@ files <- files[order(-ifelse(files %in% past$file, past$seconds[match(files, pas
 
 run <- tempfile("testthat-")
 dir.create(run)
+# package_tools()'s disk cache, one for the files of this run
+# (tests/testthat/setup-package-tools.R).
+Sys.setenv(MCPLITE_TEST_PACKAGE_CACHE = file.path(run, "package-tools-cache"))
 path <- function(f, ext) file.path(run, paste0(f, ext))
 now <- function() proc.time()[["elapsed"]]
 rscript <- file.path(R.home("bin"), "Rscript")

@@ -43,7 +43,9 @@ start_r <- function(dir, env = parent.frame(), user = NULL, vars = c(MCPLITE_SES
     cmd <- paste("setpriv --reuid", user, "--regid", user, "--clear-groups", cmd)
   }
   tmux("new-session", "-d", "-s", name, "-x", "200", "-y", "50", shQuote(cmd))
-  withr::defer(tmux("kill-session", "-t", name), envir = env)
+  # (A test that quits this R ends the tmux session too: no session to kill
+  # is no failure.)
+  withr::defer(suppressWarnings(tmux("kill-session", "-t", name)), envir = env)
   s <- list(name = name, files = files, dir = dir, n = 0L)
   s$pid <- r_run(s, 'cat(Sys.getpid(), file = "%s/pid")', result = "pid")
   s
