@@ -67,6 +67,12 @@
 #' @param session_idle Seconds after which an unused legacy HTTP session
 #'   ends (a client must then start a new one), a number of at least 0.001.
 #'   `NULL` reads `MCPLITE_SESSION_IDLE`, else 3600.
+#' @param stream_hold `NULL` or the most seconds (at least 0.05) an HTTP
+#'   connection of a legacy (2025-11-25) session's tool call is held open:
+#'   then the server closes it, and the client reconnects to read the rest of
+#'   the call's stream (SSE polling, for proxies that cut long requests; see
+#'   "Serve over HTTP"). `NULL` reads `MCPLITE_STREAM_HOLD`, else a
+#'   connection is held until the call is answered.
 #' @param max_body Largest HTTP request body in bytes, a whole number of at
 #'   least 1; a larger one is refused with 413 without being read. `NULL`
 #'   reads `MCPLITE_MAX_BODY`, else 16777216 (16 MB).
@@ -467,7 +473,8 @@ mcp_server <- function(tools = NULL, instructions = NULL, transport = NULL, host
                        allow_public = NULL, progress_interval = NULL, max_sessions = NULL,
                        session_idle = NULL, max_body = NULL, replica = NULL, tokens_file = NULL,
                        trusted_proxies = NULL, session_tools = FALSE, session_wait = NULL, workers = NULL,
-                       max_queue = NULL, confine = NULL, prompts = NULL, resources = NULL) {
+                       max_queue = NULL, confine = NULL, prompts = NULL, resources = NULL,
+                       stream_hold = NULL) {
   # RULES R5.7: a tools file is sourced; no tools serve the session tools.
   tools <- server_tools(tools)
   if (is.null(tools)) {
@@ -497,7 +504,8 @@ mcp_server <- function(tools = NULL, instructions = NULL, transport = NULL, host
   transport <- server_transport(transport)
   http <- if (identical(transport, "http")) {
     http_options(host, port, path, token, allowed_origins, allowed_hosts, allow_public,
-      limits = list(max_sessions = max_sessions, session_idle = session_idle, max_body = max_body),
+      limits = list(max_sessions = max_sessions, session_idle = session_idle, max_body = max_body,
+                    stream_hold = stream_hold),
       replica = replica, tokens_file = tokens_file, trusted_proxies = trusted_proxies
     )
   }
@@ -873,6 +881,7 @@ http_options <- function(host, port, path, token, allowed_origins, allowed_hosts
     max_body = http_limit(limits$max_body, "max_body", 1, whole = TRUE, what = "a whole number of bytes"),
     max_sessions = http_limit(limits$max_sessions, "max_sessions", 1, whole = TRUE, what = "a whole number"),
     session_idle = http_limit(limits$session_idle, "session_idle", 0.001, whole = FALSE, what = "a number of seconds"),
+    stream_hold = http_limit(limits$stream_hold, "stream_hold", 0.05, whole = FALSE, what = "a number of seconds"),
     replica = replica
   )
 }

@@ -106,6 +106,33 @@ test_that("mcplite's own server over Streamable HTTP: both eras, a bearer token"
   }
 })
 
+test_that("mcplite's own server holding connections for 0.3 s (RULES H8): mcp_call() polls to the answer", {
+  script <- repo_file("servers", "progress_http.R")
+  port <- free_port()
+  proc <- start_peer_server(
+    file.path(R.home("bin"), "Rscript"), c("--vanilla", script), port,
+    c(MCPLITE_TRANSPORT = "http", MCPLITE_PORT = as.character(port), MCPLITE_STREAM_HOLD = "0.3",
+      MCPLITE_TEST_MARKERS = withr::local_tempdir(), R_LIBS = paste(.libPaths(), collapse = ":"))
+  )
+  on.exit(proc$kill(), add = TRUE)
+  conn <- mcp_connect(url = url_of(port), name = "own", protocol = "2025-11-25")
+  expect_identical(mcp_server_info(conn)$protocol_version, "2025-11-25")
+  expect_identical(mcp_call(conn, "slow", list(seconds = 1.2, tag = "held"))$content[[1]]$text, "slept 1.2")
+  # Reports made while no connection was open arrive too, in order.
+  seen <- character()
+  res <- mcp_call(conn, "folds", list(k = 3L), progress = function(progress, total, message) {
+    seen <<- c(seen, message)
+  })
+  expect_identical(res$content[[1]]$text, "folded")
+  expect_identical(grep("^fold", seen, value = TRUE), paste("fold", 1:3, "of 3"))
+  mcp_close(conn)
+  # The server did close the calls' connections before their answers, and
+  # the client came back with GET (the access log, RULES H7.1).
+  log <- server_stderr(proc)
+  expect_match(log, "http_method=POST method=tools/call tool=slow .*outcome=polled")
+  expect_match(log, "http_method=GET .*status=200")
+})
+
 test_that("server-everything over Streamable HTTP", {
   node <- Sys.which("node")
   index <- test_path("..", "clients", "node", "node_modules", "@modelcontextprotocol", "server-everything",

@@ -211,6 +211,9 @@ test_that("session cap, idle expiry, body limit and replica are checked with cle
   expect_error(serve(session_idle = NA_real_), "`session_idle`", class = "mcplite_error")
   expect_error(serve(max_body = 1:2), "`max_body` must be a whole number of bytes from 1 up", class = "mcplite_error")
   expect_error(serve(max_body = Inf), "`max_body`", class = "mcplite_error")
+  expect_error(serve(stream_hold = 0.01), "`stream_hold` must be a number of seconds from 0.05 up, not the number 0.01",
+               class = "mcplite_error")
+  expect_error(serve(stream_hold = "1"), "`stream_hold`", class = "mcplite_error")
   expect_error(serve(replica = "r 1"), "`replica` must be NULL or 1 to 32 ASCII letters", class = "mcplite_error")
   expect_error(serve(replica = strrep("r", 33)), "`replica`", class = "mcplite_error")
   withr::with_envvar(c(MCPLITE_MAX_SESSIONS = "many"), {
@@ -218,6 +221,10 @@ test_that("session cap, idle expiry, body limit and replica are checked with cle
   })
   withr::with_envvar(c(MCPLITE_SESSION_IDLE = "0"), {
     expect_error(serve(), "environment variable `MCPLITE_SESSION_IDLE`", class = "mcplite_error")
+  })
+  withr::with_envvar(c(MCPLITE_STREAM_HOLD = "soon"), {
+    expect_error(serve(), "environment variable `MCPLITE_STREAM_HOLD` must be a number of seconds.*\"soon\"",
+                 class = "mcplite_error")
   })
   withr::with_envvar(c(MCPLITE_MAX_BODY = "1e3.5"), {
     expect_error(serve(), "environment variable `MCPLITE_MAX_BODY`", class = "mcplite_error")

@@ -139,6 +139,10 @@ pub struct Features {
     pub audio_and_links: bool,
     /// The `message` member of `notifications/progress` (RULES C3.1).
     pub progress_message: bool,
+    /// SSE polling over legacy HTTP: a priming event, the server closing a
+    /// connection of a stream, `GET` with `Last-Event-ID` to go on (the
+    /// 2025-11-25 transport; RULES H8).
+    pub sse_polling: bool,
 }
 
 impl Version {
@@ -165,6 +169,7 @@ impl Version {
                 last_modified: false,
                 audio_and_links: false,
                 progress_message: false,
+                sse_polling: false,
             },
             Version::V2025_06_18 | Version::V2025_11_25 => Features {
                 modern: false,
@@ -175,6 +180,7 @@ impl Version {
                 last_modified: true,
                 audio_and_links: true,
                 progress_message: true,
+                sse_polling: matches!(self, Version::V2025_11_25),
             },
             Version::V2026_07_28 => Features {
                 modern: true,
@@ -185,6 +191,7 @@ impl Version {
                 last_modified: true,
                 audio_and_links: true,
                 progress_message: true,
+                sse_polling: false,
             },
         }
     }

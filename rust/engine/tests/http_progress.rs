@@ -621,3 +621,247 @@ fn g3_log_messages_travel_on_the_calls_own_stream_in_both_eras() {
     let g = modern_post(&r.url(), BOTH, "trio", &body.to_string());
     assert_eq!(g.json()["error"]["code"], -32602, "{}", g.body);
 }
+
+// -- RULES H8: resumable streams, SSE polling ---------------------------------
+
+/// One SSE event as sent: its id, its `retry` field and its data.
+#[derive(Debug)]
+struct Sse {
+    id: Option<String>,
+    retry: Option<u64>,
+    data: String,
+}
+
+fn sse_events(body: &str) -> Vec<Sse> {
+    body.split("\n\n")
+        .filter(|ev| !ev.is_empty())
+        .map(|ev| {
+            let mut e = Sse { id: None, retry: None, data: String::new() };
+            for line in ev.lines() {
+                if let Some(v) = line.strip_prefix("id: ") {
+                    e.id = Some(v.to_string());
+                } else if let Some(v) = line.strip_prefix("retry: ") {
+                    e.retry = Some(v.parse().unwrap());
+                } else if let Some(v) = line.strip_prefix("data: ") {
+                    e.data = v.to_string();
+                } else if line == "data:" {
+                } else {
+                    assert_eq!(line, "event: message", "framing: {ev:?}");
+                }
+            }
+            e
+        })
+        .collect()
+}
+
+fn get(url: &str, headers: &[(&str, &str)]) -> Got {
+    let agent = ureq::Agent::new_with_config(ureq::Agent::config_builder().http_status_as_error(false).build());
+    let mut req = agent.get(url);
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let mut r = req.call().expect("request");
+    let status = r.status().as_u16();
+    let headers =
+        r.headers().iter().map(|(k, v)| (k.as_str().to_string(), v.to_str().unwrap_or("").to_string())).collect();
+    let body = r.body_mut().read_to_string().unwrap_or_default();
+    Got { status, headers, body }
+}
+
+fn resume(url: &str, sid: &str, last: &str) -> Got {
+    get(
+        url,
+        &[
+            ("Mcp-Session-Id", sid),
+            ("MCP-Protocol-Version", LEGACY),
+            ("Accept", "text/event-stream"),
+            ("Last-Event-ID", last),
+        ],
+    )
+}
+
+fn held(ms: u64) -> Running {
+    start_with(
+        None,
+        HttpOptions { port: 0, stream_hold: Some(Duration::from_millis(ms)), ..HttpOptions::default() },
+        None,
+    )
+}
+
+/// Poll a resumable stream as a client does: the POST's events, then a
+/// `GET` with the last id after each closed connection, until the
+/// response to `id` arrives. Returns every event and the number of
+/// connections.
+fn poll_to_answer(url: &str, sid: &str, first: Got, id: &Value) -> (Vec<Sse>, usize) {
+    assert_eq!(first.status, 200, "{}", first.body);
+    assert_eq!(first.header("content-type"), Some("text/event-stream"));
+    let mut all = sse_events(&first.body);
+    // The priming event first: an id, the retry field, no data.
+    assert!(all[0].id.is_some() && all[0].retry == Some(500) && all[0].data.is_empty(), "{:?}", all[0]);
+    let mut connections = 1;
+    let answered = |all: &Vec<Sse>| {
+        all.iter()
+            .any(|e| serde_json::from_str::<Value>(&e.data).is_ok_and(|v| v["id"] == *id && v.get("result").is_some()))
+    };
+    while !answered(&all) {
+        // A connection closed before the answer ends with the retry field.
+        assert_eq!(all.last().unwrap().retry, Some(500), "{all:?}");
+        assert!(connections < 50, "no answer after {connections} connections");
+        let last = all.iter().rev().find_map(|e| e.id.clone()).unwrap();
+        let g = resume(url, sid, &last);
+        assert_eq!(g.status, 200, "{}", g.body);
+        assert_eq!(g.header("content-type"), Some("text/event-stream"));
+        let got = sse_events(&g.body);
+        // It starts with the client's position again, without data.
+        assert_eq!(got[0].id.as_deref(), Some(last.as_str()), "{got:?}");
+        assert!(got[0].data.is_empty(), "{got:?}");
+        all.extend(got);
+        connections += 1;
+    }
+    // Every event with data once, in order, on one stream (a resumed
+    // connection starts by repeating the last id the client read, without
+    // data).
+    let ids: Vec<&String> = all
+        .iter()
+        .enumerate()
+        .filter(|(i, e)| *i == 0 || !e.data.is_empty())
+        .filter_map(|(_, e)| e.id.as_ref())
+        .collect();
+    let key = ids[0].rsplit_once('-').unwrap().0;
+    let positions: Vec<usize> = ids
+        .iter()
+        .map(|i| {
+            let (k, p) = i.rsplit_once('-').unwrap();
+            assert_eq!(k, key, "one stream");
+            p.parse().unwrap()
+        })
+        .collect();
+    assert_eq!(positions, (0..positions.len()).collect::<Vec<_>>(), "each event once, in order");
+    (all, connections)
+}
+
+#[test]
+fn h8_a_call_not_answered_within_the_hold_time_is_polled_to_its_answer() {
+    let r = held(300);
+    let sid = initialize(&r.url());
+    let id = json!(7);
+    let g = legacy_post(&r.url(), &sid, BOTH, &legacy_call(id.clone(), json!({"tag": "p", "ms": 1500}), None));
+    let (events, connections) = poll_to_answer(&r.url(), &sid, g, &id);
+    assert!(connections >= 3, "held 300 ms at a time: {connections} connections");
+    let answer: Value = serde_json::from_str(&events.last().unwrap().data).unwrap();
+    assert_eq!(answer["result"]["content"][0]["text"], "done");
+    assert_eq!(*r.effects.done.lock().unwrap(), ["p"], "a closed connection is no cancellation");
+    // A quick call is answered with JSON, as without a hold time.
+    let g = legacy_post(&r.url(), &sid, BOTH, &legacy_call(json!(8), json!({"tag": "q", "ms": 0}), None));
+    assert_eq!(g.header("content-type"), Some("application/json"), "{}", g.body);
+    assert_eq!(g.json()["result"]["content"][0]["text"], "done");
+    // Read again from the start, the whole stream comes again (a client
+    // that lost the answer's event).
+    let first = events[0].id.clone().unwrap();
+    let g = resume(&r.url(), &sid, &first);
+    let again = sse_events(&g.body);
+    assert_eq!(again.last().unwrap().data, events.last().unwrap().data);
+}
+
+#[test]
+fn h8_progress_goes_on_between_connections_and_each_event_arrives_once() {
+    let r = held(400);
+    let sid = initialize(&r.url());
+    let id = json!("c");
+    let token = json!("tok");
+    let g = legacy_post(
+        &r.url(),
+        &sid,
+        BOTH,
+        &legacy_call(id.clone(), json!({"tag": "s", "ms": 1600, "steps": 4}), Some(token.clone())),
+    );
+    let (events, connections) = poll_to_answer(&r.url(), &sid, g, &id);
+    assert!(connections >= 2, "{connections}");
+    let steps: Vec<String> = events
+        .iter()
+        .filter_map(|e| serde_json::from_str::<Value>(&e.data).ok())
+        .filter(|v| v["method"] == "notifications/progress")
+        .map(|v| {
+            assert_eq!(v["params"]["progressToken"], token);
+            v["params"]["message"].as_str().unwrap_or("").to_string()
+        })
+        // The tool's own reports (heartbeats repeat them with a suffix).
+        .filter(|m| m.len() == 6 && m.starts_with("step "))
+        .collect();
+    assert_eq!(steps, ["step 1", "step 2", "step 3", "step 4"], "reports made while no connection was open too");
+}
+
+#[test]
+fn h8_get_resumes_only_a_stream_of_its_own_session() {
+    let r = held(200);
+    let a = initialize(&r.url());
+    let b = initialize(&r.url());
+    let g = legacy_post(&r.url(), &a, BOTH, &legacy_call(json!(1), json!({"tag": "x", "ms": 700}), None));
+    let events = sse_events(&g.body);
+    let last = events[0].id.clone().unwrap();
+    // Another session does not find it; an unknown session is 404; no
+    // Last-Event-ID is the GET stream this server does not offer (405);
+    // an Accept without SSE is 406; an id of an event not sent yet is 400.
+    assert_eq!(resume(&r.url(), &b, &last).status, 400);
+    assert_eq!(resume(&r.url(), "0123456789abcdef0123456789abcdef", &last).status, 404);
+    let no_id = get(&r.url(), &[("Mcp-Session-Id", &a), ("Accept", "text/event-stream")]);
+    assert_eq!(no_id.status, 405);
+    let json_only = get(&r.url(), &[("Mcp-Session-Id", &a), ("Accept", "application/json"), ("Last-Event-ID", &last)]);
+    assert_eq!(json_only.status, 406);
+    let (key, _) = last.rsplit_once('-').unwrap();
+    assert_eq!(resume(&r.url(), &a, &format!("{key}-99")).status, 400);
+    let (_, connections) = poll_to_answer(&r.url(), &a, g, &json!(1));
+    assert!(connections >= 2);
+    // DELETE ends the session and its streams.
+    let d = ureq::Agent::new_with_config(ureq::Agent::config_builder().http_status_as_error(false).build())
+        .delete(&r.url())
+        .header("Mcp-Session-Id", &a)
+        .call()
+        .unwrap();
+    assert_eq!(d.status().as_u16(), 200);
+    assert_eq!(resume(&r.url(), &a, &last).status, 404);
+}
+
+#[test]
+fn h8_older_sessions_and_servers_without_a_hold_time_keep_their_connections() {
+    // A 2025-06-18 session: the call is answered on its connection, JSON.
+    let r = held(200);
+    let body = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let g = post(&r.url(), &[("Accept", BOTH)], &body.to_string());
+    let sid = g.header("mcp-session-id").unwrap().to_string();
+    let g = post(
+        &r.url(),
+        &[("Mcp-Session-Id", &sid), ("MCP-Protocol-Version", "2025-06-18"), ("Accept", BOTH)],
+        &legacy_call(json!(1), json!({"tag": "o", "ms": 600}), None),
+    );
+    assert_eq!(g.header("content-type"), Some("application/json"), "{}", g.body);
+    // Without a hold time: no ids, and GET with Last-Event-ID is 405.
+    let r = start(None);
+    let sid = initialize(&r.url());
+    let g = legacy_post(&r.url(), &sid, BOTH, &legacy_call(json!(2), json!({"tag": "n", "ms": 10}), Some(json!("t"))));
+    assert!(!g.body.contains("\nid: ") && !g.body.starts_with("id: "), "{}", g.body);
+    assert_eq!(resume(&r.url(), &sid, "abc-0").status, 405);
+}
+
+#[test]
+fn h8_a_call_whose_client_can_be_asked_is_polled_too() {
+    // A client that declares elicitation gets a stream only once the call
+    // asks (RULES A1.2); not answered within the hold time, the call is
+    // resumable all the same.
+    let r = held(300);
+    let body = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+        "protocolVersion": LEGACY, "capabilities": {"elicitation": {}, "sampling": {}},
+        "clientInfo": {"name": "t", "version": "1"}}});
+    let g = post(&r.url(), &[("Accept", BOTH)], &body.to_string());
+    let sid = g.header("mcp-session-id").unwrap().to_string();
+    let id = json!(3);
+    let g = legacy_post(&r.url(), &sid, BOTH, &legacy_call(id.clone(), json!({"tag": "e", "ms": 1000}), None));
+    let (events, connections) = poll_to_answer(&r.url(), &sid, g, &id);
+    assert!(connections >= 2, "{connections}");
+    let answer: Value = serde_json::from_str(&events.last().unwrap().data).unwrap();
+    assert_eq!(answer["result"]["content"][0]["text"], "done");
+    // Quick: JSON.
+    let g = legacy_post(&r.url(), &sid, BOTH, &legacy_call(json!(4), json!({"tag": "f", "ms": 0}), None));
+    assert_eq!(g.header("content-type"), Some("application/json"), "{}", g.body);
+}

@@ -98,6 +98,8 @@ pub struct HttpArgs {
     /// Seconds.
     session_idle: Option<f64>,
     replica: Option<String>,
+    /// Seconds (RULES H8).
+    stream_hold: Option<f64>,
 }
 
 impl HttpArgs {
@@ -140,6 +142,7 @@ impl HttpArgs {
             max_sessions: self.max_sessions.unwrap_or(d.max_sessions),
             session_idle: self.session_idle.map_or(d.session_idle, Duration::from_secs_f64),
             replica: self.replica.or(d.replica),
+            stream_hold: self.stream_hold.map(Duration::from_secs_f64).or(d.stream_hold),
             ..d
         })
     }

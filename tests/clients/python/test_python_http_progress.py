@@ -46,3 +46,39 @@ def test_progress_callback_receives_the_tools_reports_in_order(progress_server, 
     assert reports == [(float(i), 4.0, f"fold {i} of 4") for i in range(1, 5)], seen
     values = [p for (p, _, _) in seen]
     assert values == sorted(values) and len(set(values)) == len(values), seen
+
+
+@pytest.fixture(scope="module")
+def polled_server():
+    # RULES H8: the server holds a call's connection at most 0.3 s.
+    try:
+        proc, url = start_http_server("progress_http.R", {"MCPLITE_PROGRESS_INTERVAL": "0.5", "MCPLITE_STREAM_HOLD": "0.3"})
+    except RuntimeError as e:
+        pytest.fail(str(e))
+    yield url
+    assert stop_http_server(proc) == 0
+
+
+async def slow_and_folds(url: str) -> tuple[str, str, str, list[tuple[float, float | None, str | None]]]:
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total, message))
+
+    async with Client(url, mode="legacy") as client:
+        slow = await client.call_tool("slow", {"seconds": 1.5, "tag": "polled"})
+        folded = await client.call_tool("folds", {"k": 4}, progress_callback=on_progress)
+        version = client.protocol_version
+    return version, slow.content[0].text, folded.content[0].text, seen
+
+
+def test_a_legacy_client_polls_a_call_whose_connections_the_server_closes(polled_server):
+    # The SDK reads the priming event, reconnects with Last-Event-ID after
+    # each closed connection (waiting the server's retry time) and gets the
+    # answers; the progress reports made while no connection was open too.
+    version, slow, folded, seen = asyncio.run(asyncio.wait_for(slow_and_folds(polled_server), TIMEOUT))
+    assert version == "2025-11-25"
+    assert slow == "slept 1.5"
+    assert folded == "folded"
+    reports = [(p, t, m) for (p, t, m) in seen if m is not None and m.startswith("fold") and "running" not in m]
+    assert reports == [(float(i), 4.0, f"fold {i} of 4") for i in range(1, 5)], seen

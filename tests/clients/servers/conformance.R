@@ -195,6 +195,18 @@ prompts <- list(
   )
 )
 
+# SEP-1699 (server-sse-polling, RULES H8): answered after the server closed
+# the call's first connection (it holds one at most `stream_hold` = 1 second,
+# below): the suite reconnects with Last-Event-ID and reads the answer.
+test_reconnection <- tool(
+  function() {
+    Sys.sleep(1.5)
+    "Reconnection test completed"
+  },
+  name = "test_reconnection",
+  description = "Answers after the server closed the call's first connection."
+)
+
 # The suite's resources (RULES section 17): content the engine holds, a
 # template it fills, and a resource a client subscribes to.
 resources <- list(
@@ -214,5 +226,5 @@ mcp_server(list(
   test_simple_text, test_image_content, test_audio_content, test_embedded_resource,
   test_multiple_content_types, test_error_handling, json_schema_2020_12_tool, test_tool_with_progress,
   test_tool_with_logging, test_elicitation, test_elicitation_sep1034_defaults, test_elicitation_sep1330_enums,
-  test_sampling
-), prompts = prompts, resources = resources)
+  test_sampling, test_reconnection
+), prompts = prompts, resources = resources, stream_hold = 1)

@@ -77,7 +77,8 @@
 //! session. An unknown method is `200` with `-32601` here, since a legacy
 //! client reads `404` as the end of its session. Sessions are bounded in
 //! number (the least recently used is dropped when full) and expire when
-//! idle. `GET` is `405`: this server never pushes.
+//! idle. `GET` is `405` (this server never pushes), except with
+//! `Last-Event-ID` to resume a stream (below).
 //!
 //! # Progress and cancellation (RULES C6)
 //!
@@ -93,6 +94,15 @@
 //! `notifications/cancelled` cancels a call of its own session only
 //! (running or queued). A cancelled call gets no JSON-RPC response: its
 //! stream ends without one, or a JSON exchange gets `202` with no body.
+//!
+//! # Resumable streams, SSE polling (RULES H8)
+//!
+//! With [`HttpOptions::stream_hold`], a 2025-11-25 session's call from a
+//! client that accepts SSE is resumable (`resume`): its stream's events go
+//! to a log with ids, a connection is held at most the hold time (then
+//! `retry` and the connection closes), and `GET` with `Mcp-Session-Id` and
+//! `Last-Event-ID` reads the rest; a call that would have been JSON and is
+//! not answered within the hold time becomes such a stream.
 //!
 //! # Security
 //!
@@ -124,6 +134,7 @@ mod options;
 mod queue;
 mod request;
 mod response;
+mod resume;
 mod runtime;
 mod sessions;
 mod sse;
@@ -149,6 +160,8 @@ struct Shared {
     access_log: access::AccessLog,
     trusted_proxies: Vec<std::net::IpAddr>,
     sessions: sessions::Sessions,
+    /// The logs of resumable streams (RULES H8).
+    streams: resume::Streams,
     calls: queue::Calls,
 }
 

@@ -59,6 +59,15 @@ pub struct HttpOptions {
     pub drain_timeout: Duration,
     /// HTTP worker threads.
     pub threads: usize,
+    /// Legacy SSE polling (RULES H8): with a time, a 2025-11-25 session's
+    /// tool call is resumable; its stream starts with a priming event
+    /// (an event id, a `retry` field, no data), the server holds a
+    /// connection of it at most this long before closing it, and the
+    /// client reconnects with `GET` and `Last-Event-ID` for the rest. A
+    /// call not answered within this time is answered that way even when
+    /// it would have been JSON. `None`: connections are held until the
+    /// answer, as before.
+    pub stream_hold: Option<Duration>,
 }
 
 impl Default for HttpOptions {
@@ -83,6 +92,7 @@ impl Default for HttpOptions {
             replica: None,
             drain_timeout: Duration::from_secs(7),
             threads: 2,
+            stream_hold: None,
         }
     }
 }
@@ -96,6 +106,9 @@ impl HttpOptions {
                 "the endpoint path must start with \"/\" and not be \"/health\", not \"{}\"",
                 self.path
             )));
+        }
+        if self.stream_hold.is_some_and(|h| h.is_zero()) {
+            return Err(HttpError::Config("the stream hold time must be more than 0 seconds".into()));
         }
         if let Some(r) = &self.replica {
             if r.is_empty() || r.len() > 32 || !r.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-') {

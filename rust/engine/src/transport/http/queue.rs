@@ -16,6 +16,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use hyper::header::{HeaderMap, HeaderValue};
 use hyper::StatusCode;
@@ -284,6 +285,20 @@ pub(super) async fn call_tool(
     // Asked questions alone: a stream only once there is something for it.
     let lazy = streamed && !token && !logs;
     let legacy = scope.is_some();
+    // RULES H8: a 2025-11-25 session's call, from a client that accepts
+    // SSE, is resumable when the server holds connections for a time.
+    // Its log is made when the call turns out to need a stream.
+    let resumable_in = match (scope, session.negotiated(), sh.streams.hold()) {
+        (Some(sid), Some(v), Some(hold)) if v.features().sse_polling && sse::accepts_sse(h) => {
+            Some((sid.to_string(), hold))
+        }
+        _ => None,
+    };
+    let open = || {
+        let (sid, hold) = resumable_in.as_ref()?;
+        let (key, log) = sh.streams.open(sid)?;
+        Some(sse::Resumable { key, log, hold: *hold })
+    };
     let no = calls.next_job.fetch_add(1, Ordering::SeqCst);
     let scope = scope.map_or_else(|| format!("#{no}"), str::to_owned);
     let (reply_tx, reply_rx) = tokio::sync::oneshot::channel();
@@ -338,6 +353,17 @@ pub(super) async fn call_tool(
         return unavailable();
     }
     match progress_rx {
+        None if resumable_in.is_some() => {
+            let pending = PendingOutcome::default();
+            let hold = resumable_in.as_ref().map_or(Duration::ZERO, |(_, h)| *h);
+            match sse::json_or_resumable(reply_rx, guard, raw_id, pending.clone(), &open, hold).await {
+                sse::First::Answer(answer) => answer.map_or_else(|_| unavailable(), legacy_resp),
+                sse::First::Stream(mut r) => {
+                    r.extensions_mut().insert(pending);
+                    r
+                }
+            }
+        }
         None => {
             // Dropped here when the client goes away: the guard cancels.
             let answer = reply_rx.await;
@@ -348,7 +374,9 @@ pub(super) async fn call_tool(
         Some(progress_rx) if lazy => {
             let min_gap = calls.inflight.policy().min_gap;
             let pending = PendingOutcome::default();
-            match sse::json_or_stream(reply_rx, progress_rx, guard, raw_id, min_gap, pending.clone()).await {
+            let hold = resumable_in.as_ref().map(|(_, h)| *h);
+            match sse::json_or_stream(reply_rx, progress_rx, guard, raw_id, min_gap, pending.clone(), &open, hold).await
+            {
                 sse::First::Answer(answer) => {
                     let to_resp = if legacy { legacy_resp } else { answer_resp };
                     answer.map_or_else(|_| unavailable(), to_resp)
@@ -364,7 +392,7 @@ pub(super) async fn call_tool(
             // The access log's line waits for the stream's end, which
             // tells the call's outcome (RULES H7.1).
             let pending = PendingOutcome::default();
-            let mut r = sse::stream(reply_rx, progress_rx, guard, raw_id, min_gap, pending.clone());
+            let mut r = sse::stream(reply_rx, progress_rx, guard, raw_id, min_gap, pending.clone(), open());
             r.extensions_mut().insert(pending);
             r
         }

@@ -26,7 +26,7 @@ use super::response::{
     respond, rpc_error, Answer, Resp,
 };
 use super::tokens::Auth;
-use super::{mirrored, sse, Shared};
+use super::{mirrored, resume, sse, Shared};
 use crate::codes::{standard_message, INTERNAL_ERROR, INVALID_REQUEST, UNSUPPORTED_VERSION};
 use crate::message::{parse_line, Incoming};
 use crate::progress::NoWatch;
@@ -267,9 +267,17 @@ fn preflight(sh: &Shared, req: &hyper::http::request::Parts, facts: &mut Facts) 
         Method::DELETE if !era::header_modern(h) => {
             return Some(match header(h, "mcp-session-id") {
                 None => method_not_allowed(),
-                Some(id) if sh.sessions.end(id) => empty(StatusCode::OK),
+                Some(id) if sh.sessions.end(id) => {
+                    sh.streams.end_session(id);
+                    empty(StatusCode::OK)
+                }
                 Some(_) => error_resp(StatusCode::NOT_FOUND, None, INVALID_REQUEST, "Session not found"),
             });
+        }
+        Method::GET
+            if !era::header_modern(h) && sh.streams.hold().is_some() && header(h, "last-event-id").is_some() =>
+        {
+            return Some(resume_stream(sh, h));
         }
         _ => return Some(method_not_allowed()),
     }
@@ -292,6 +300,41 @@ fn preflight(sh: &Shared, req: &hyper::http::request::Parts, facts: &mut Facts) 
         }
     }
     None
+}
+
+/// `GET` with `Last-Event-ID` (RULES H8): a new connection to the
+/// resumable stream of this session that the id names, from the event
+/// after it.
+fn resume_stream(sh: &Shared, h: &HeaderMap) -> Resp {
+    if !sse::accepts_sse(h) {
+        return error_resp(
+            StatusCode::NOT_ACCEPTABLE,
+            None,
+            INVALID_REQUEST,
+            "Not Acceptable: Accept must include text/event-stream",
+        );
+    }
+    let Some(sid) = header(h, "mcp-session-id") else {
+        return error_resp(
+            StatusCode::BAD_REQUEST,
+            None,
+            INVALID_REQUEST,
+            "Bad Request: missing Mcp-Session-Id header",
+        );
+    };
+    if sh.sessions.with(sid, |_| ()).is_none() {
+        return error_resp(StatusCode::NOT_FOUND, None, INVALID_REQUEST, "Session not found");
+    }
+    let last = header(h, "last-event-id").unwrap_or_default();
+    match (sh.streams.find(last, sid), sh.streams.hold()) {
+        (Some((key, log, from)), Some(hold)) => resume::connection(key, log, from, hold, None),
+        _ => error_resp(
+            StatusCode::BAD_REQUEST,
+            None,
+            INVALID_REQUEST,
+            "Bad Request: Last-Event-ID names no stream of this session (it ended or expired)",
+        ),
+    }
 }
 
 /// How much of a body is read, and for how long, before an answer given on

@@ -19,6 +19,7 @@ use super::guard::Guard;
 use super::options::{HttpError, HttpOptions};
 use super::queue::{Calls, Job, Pooled, StopCounts};
 use super::request::{traced_request, Conn};
+use super::resume::{Streams, KEEP_STREAM};
 use super::sessions::{self, Sessions};
 use super::tokens::{RateLimits, Tokens};
 use super::Shared;
@@ -150,6 +151,9 @@ impl HttpServer {
             access_log: masked(|| AccessLog::start(opts.access_log)).map_err(HttpError::Io)?,
             trusted_proxies: opts.trusted_proxies.clone(),
             sessions: Sessions::new(server.clone(), &opts),
+            // A finished stream is kept a minute (or one hold time, when
+            // longer) after a connection last read it.
+            streams: Streams::new(opts.stream_hold, opts.stream_hold.map_or(KEEP_STREAM, |h| h.max(KEEP_STREAM))),
             calls: Calls::new(inflight, pool),
             server,
         });

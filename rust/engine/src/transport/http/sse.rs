@@ -18,6 +18,7 @@ use hyper::Response;
 use super::access::PendingOutcome;
 use super::cancel::CancelOnDrop;
 use super::response::{header, media_type, rpc_error, Answer, Resp, STOPPING};
+use super::resume::{connection, Log};
 use crate::codes::INTERNAL_ERROR;
 use crate::progress::Progress;
 
@@ -33,6 +34,55 @@ impl hyper::body::Body for SseBody {
     fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
         self.0.poll_recv(cx).map(|event| event.map(|b| Ok(Frame::data(b))))
     }
+}
+
+/// Where a call's stream writes its events: straight to its connection, or
+/// to the log of a resumable stream (RULES H8), which its connections read.
+pub(super) enum Sink {
+    Direct(tokio::sync::mpsc::Sender<Bytes>),
+    Log(Arc<Log>),
+}
+
+impl Sink {
+    /// Write the event carrying `line`; `false` when nobody will read it
+    /// (the connection is gone).
+    async fn send(&self, line: &[u8]) -> bool {
+        match self {
+            Sink::Direct(tx) => tx.send(sse_event(line)).await.is_ok(),
+            Sink::Log(log) => {
+                log.push(line);
+                true
+            }
+        }
+    }
+
+    /// Resolves when nobody will read the stream any more: the connection
+    /// closed. Never for a resumable stream (its client may come back).
+    async fn closed(&self) {
+        match self {
+            Sink::Direct(tx) => tx.closed().await,
+            Sink::Log(_) => std::future::pending().await,
+        }
+    }
+}
+
+/// Ends a resumable stream's log when its task returns, however it does.
+struct FinishOnDrop(Option<Arc<Log>>);
+
+impl Drop for FinishOnDrop {
+    fn drop(&mut self) {
+        if let Some(log) = self.0.take() {
+            log.finish();
+        }
+    }
+}
+
+/// A resumable stream for a call (RULES H8): its key, its log and how long
+/// a connection is held.
+pub(super) struct Resumable {
+    pub(super) key: String,
+    pub(super) log: Arc<Log>,
+    pub(super) hold: Duration,
 }
 
 /// One SSE event carrying one JSON-RPC message (a line without LF: the
@@ -64,10 +114,68 @@ pub(super) fn stream(
     raw_id: String,
     min_gap: Duration,
     outcome: PendingOutcome,
+    resumable: Option<Resumable>,
 ) -> Resp {
+    if let Some(r) = resumable {
+        let polled = Some(outcome.clone());
+        tokio::spawn(stream_call(reply, started, None, Sink::Log(r.log.clone()), guard, raw_id, min_gap, outcome));
+        return connection(r.key, r.log, 0, r.hold, polled);
+    }
     let (tx, rx) = tokio::sync::mpsc::channel(8);
-    tokio::spawn(stream_call(reply, started, None, tx, guard, raw_id, min_gap, outcome));
+    tokio::spawn(stream_call(reply, started, None, Sink::Direct(tx), guard, raw_id, min_gap, outcome));
     sse_response(rx)
+}
+
+/// The answer of a call that may be resumed (RULES H8) but listens to
+/// nothing else: JSON when the answer comes within the hold time;
+/// otherwise a resumable stream whose answer a later connection gets.
+pub(super) async fn json_or_resumable(
+    mut reply: tokio::sync::oneshot::Receiver<Answer>,
+    mut guard: CancelOnDrop,
+    raw_id: String,
+    outcome: PendingOutcome,
+    open: &(dyn Fn() -> Option<Resumable> + Sync),
+    hold: Duration,
+) -> First {
+    tokio::select! {
+        biased;
+        answer = &mut reply => {
+            guard.armed = false;
+            return First::Answer(answer);
+        }
+        () = tokio::time::sleep(hold) => {}
+    }
+    let Some(resumable) = open() else {
+        // No room for its log: the answer, when it comes.
+        let answer = reply.await;
+        guard.armed = false;
+        return First::Answer(answer);
+    };
+    let log = resumable.log.clone();
+    let polled = Some(outcome.clone());
+    // A resumable call is a legacy one, whose guard is never armed (a
+    // disconnect is no cancellation, C6): nothing to disarm.
+    drop(guard);
+    tokio::spawn(async move {
+        let _finish = FinishOnDrop(Some(log.clone()));
+        let answer = reply.await;
+        let line = match answer {
+            Ok(a) => {
+                outcome.set(a.outcome);
+                a.line
+            }
+            Err(_) => {
+                outcome.set("refused");
+                Some(rpc_error(Some(&raw_id), INTERNAL_ERROR, STOPPING, None))
+            }
+        };
+        if let Some(line) = line {
+            log.push(&line);
+        }
+    });
+    // Held for the hold time already: the priming event, then `retry` and
+    // the end of this connection.
+    First::Stream(connection(resumable.key, resumable.log, 0, Duration::ZERO, polled))
 }
 
 /// Ends a call's progress when its exchange goes away before the answer
@@ -95,7 +203,10 @@ pub(super) enum First {
 /// The answer of a call whose client may be asked questions but listens to
 /// nothing else (RULES A1.2): JSON when the answer comes before anything
 /// for the call's stream, which is then an SSE response starting with that
-/// line. So a call that asks nothing is answered as any other.
+/// line. So a call that asks nothing is answered as any other. A
+/// resumable call (RULES H8) not answered within `hold` becomes a
+/// resumable stream then, as in [`json_or_resumable`].
+#[allow(clippy::too_many_arguments)]
 pub(super) async fn json_or_stream(
     mut reply: tokio::sync::oneshot::Receiver<Answer>,
     mut started: tokio::sync::oneshot::Receiver<Arc<Progress>>,
@@ -103,21 +214,38 @@ pub(super) async fn json_or_stream(
     raw_id: String,
     min_gap: Duration,
     outcome: PendingOutcome,
+    open: &(dyn Fn() -> Option<Resumable> + Sync),
+    hold: Option<Duration>,
 ) -> First {
-    let progress = tokio::select! {
-        biased;
-        answer = &mut reply => {
-            guard.armed = false;
-            return First::Answer(answer);
+    // Disarmed when no log could be made for the stream (then the call
+    // waits as a call that cannot be resumed does).
+    let mut deadline = hold.map(|h| tokio::time::Instant::now() + h);
+    let held = |deadline: Option<tokio::time::Instant>| async move {
+        match deadline {
+            Some(d) => tokio::time::sleep_until(d).await,
+            None => std::future::pending().await,
         }
-        p = &mut started => match p {
-            Ok(p) => p,
-            Err(_) => {
-                let answer = reply.await;
+    };
+    let progress = loop {
+        tokio::select! {
+            biased;
+            answer = &mut reply => {
                 guard.armed = false;
                 return First::Answer(answer);
             }
-        },
+            p = &mut started => match p {
+                Ok(p) => break p,
+                Err(_) => {
+                    let answer = reply.await;
+                    guard.armed = false;
+                    return First::Answer(answer);
+                }
+            },
+            () = held(deadline) => match open() {
+                Some(r) => return resumed(reply, started, None, guard, raw_id, min_gap, outcome, r),
+                None => deadline = None,
+            },
+        }
     };
     let mut ender = EndOnDrop(Some(progress.clone()));
     let first = loop {
@@ -134,15 +262,56 @@ pub(super) async fn json_or_stream(
                 return First::Answer(answer);
             }
             () = progress.changed().notified() => {}
+            () = held(deadline) => match open() {
+                Some(r) => {
+                    ender.0 = None;
+                    return resumed(reply, started, Some(progress), guard, raw_id, min_gap, outcome, r);
+                }
+                None => deadline = None,
+            },
         }
     };
     ender.0 = None;
+    if let Some(r) = open() {
+        r.log.push(&first);
+        let polled = Some(outcome.clone());
+        tokio::spawn(stream_call(
+            reply,
+            started,
+            Some(progress),
+            Sink::Log(r.log.clone()),
+            guard,
+            raw_id,
+            min_gap,
+            outcome,
+        ));
+        return First::Stream(connection(r.key, r.log, 0, r.hold, polled));
+    }
     let (tx, rx) = tokio::sync::mpsc::channel(8);
     if tx.try_send(sse_event(&first)).is_err() {
         return First::Answer(reply.await);
     }
-    tokio::spawn(stream_call(reply, started, Some(progress), tx, guard, raw_id, min_gap, outcome));
+    tokio::spawn(stream_call(reply, started, Some(progress), Sink::Direct(tx), guard, raw_id, min_gap, outcome));
     First::Stream(sse_response(rx))
+}
+
+/// A call held for the hold time without a line for its stream (RULES H8):
+/// its task writes to the resumable stream's log from now on, and this
+/// connection gets the priming event, then `retry`, and closes.
+#[allow(clippy::too_many_arguments)]
+fn resumed(
+    reply: tokio::sync::oneshot::Receiver<Answer>,
+    started: tokio::sync::oneshot::Receiver<Arc<Progress>>,
+    known: Option<Arc<Progress>>,
+    guard: CancelOnDrop,
+    raw_id: String,
+    min_gap: Duration,
+    outcome: PendingOutcome,
+    r: Resumable,
+) -> First {
+    let polled = Some(outcome.clone());
+    tokio::spawn(stream_call(reply, started, known, Sink::Log(r.log.clone()), guard, raw_id, min_gap, outcome));
+    First::Stream(connection(r.key, r.log, 0, Duration::ZERO, polled))
 }
 
 fn sse_response(rx: tokio::sync::mpsc::Receiver<Bytes>) -> Resp {
@@ -165,14 +334,20 @@ async fn stream_call(
     mut reply: tokio::sync::oneshot::Receiver<Answer>,
     mut started: tokio::sync::oneshot::Receiver<Arc<Progress>>,
     known: Option<Arc<Progress>>,
-    tx: tokio::sync::mpsc::Sender<Bytes>,
+    tx: Sink,
     mut guard: CancelOnDrop,
     raw_id: String,
     min_gap: Duration,
     outcome: PendingOutcome,
 ) {
+    let _finish = FinishOnDrop(match &tx {
+        Sink::Log(log) => Some(log.clone()),
+        Sink::Direct(_) => None,
+    });
     let mut waiting = known.is_none();
-    let mut ender = EndOnDrop(known.clone());
+    // A resumable stream's client may come back: its progress goes on
+    // while no connection is open.
+    let mut ender = EndOnDrop(if matches!(tx, Sink::Log(_)) { None } else { known.clone() });
     let mut progress: Option<Arc<Progress>> = known;
     loop {
         let due = progress.as_ref().and_then(|p| p.next_due()).map(|d| d.min(Instant::now() + min_gap));
@@ -214,11 +389,11 @@ async fn stream_call(
                         progress = started.try_recv().ok();
                     }
                     while let Some(last) = progress.as_ref().and_then(|p| p.take_final()) {
-                        if tx.send(sse_event(&last)).await.is_err() {
+                        if !tx.send(&last).await {
                             return;
                         }
                     }
-                    let _ = tx.send(sse_event(&line)).await;
+                    let _ = tx.send(&line).await;
                 }
                 return;
             }
@@ -226,12 +401,14 @@ async fn stream_call(
             p = &mut started, if waiting => {
                 waiting = false;
                 progress = p.ok();
-                ender.0 = progress.clone();
+                if matches!(tx, Sink::Direct(_)) {
+                    ender.0 = progress.clone();
+                }
             }
             () = tick => {
                 // Everything due now: log messages go out together (RULES G3.1).
                 while let Some(line) = progress.as_ref().and_then(|p| p.poll(Instant::now())) {
-                    if tx.send(sse_event(&line)).await.is_err() {
+                    if !tx.send(&line).await {
                         return;
                     }
                 }
