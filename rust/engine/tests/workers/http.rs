@@ -349,7 +349,21 @@ fn n5_the_span_records_the_worker() {
     assert_eq!(attr(call, "mcplite.worker.pid"), Some(pid.to_string()));
 }
 
+fn n3_1_http_a_sequential_client_always_finds_the_worker_free() {
+    // One worker, no queue: each call is sent when the answer to the one
+    // before it has arrived, so the worker is free every time. The worker
+    // was marked free only after its answer left, and a quick client was
+    // refused 503 now and then.
+    let h = Http::start(1, 0);
+    for i in 0..200 {
+        let (status, _, v) = h.call(i, "echo", json!({"i": i}));
+        assert_eq!(status, 200, "call {i}: {v}");
+    }
+    h.stop();
+}
+
 tests![
+    n3_1_http_a_sequential_client_always_finds_the_worker_free,
     n7_6_http_the_servers_own_tools_run_beside_the_workers,
     n2_http_calls_run_at_once_and_health_reports_the_workers,
     n3_http_a_full_queue_is_503_with_retry_after,

@@ -208,7 +208,7 @@ impl Calls {
     pub(super) fn run_on_worker(&self, server: &Server, job: Job, host: &mut WorkerHost<'_>) {
         let Job { incoming, mut session, via, reply: reply_tx, queued, progress, pooled, .. } = job;
         self.queued().remove(&queued.no);
-        let Some((reg, _ticket)) = pooled else { return };
+        let Some((reg, ticket)) = pooled else { return };
         if reply_tx.is_closed() {
             return;
         }
@@ -228,6 +228,10 @@ impl Calls {
             server.handle_parsed(&mut session, incoming, host, &Carrier { watch: &watch, via: via.as_ref() });
         let answer = Answer::of(&mut reply);
         drop(reply);
+        // The worker is free before its answer leaves: a client that sends
+        // its next call as soon as it reads this answer finds room for it
+        // (with `max_queue` 0 it was refused 503 now and then).
+        drop(ticket);
         self.stop.answered(answer.outcome);
         let _ = reply_tx.send(answer);
     }
