@@ -3,10 +3,13 @@
 //! reading.
 
 use std::convert::Infallible;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
+use hyper::body::Frame;
 use hyper::header::{HeaderMap, HeaderValue};
 use hyper::{Response, StatusCode};
 
@@ -130,6 +133,43 @@ pub(super) fn method_not_allowed() -> Resp {
 /// `r`, saying that the connection closes after it (hyper then closes it).
 pub(super) fn closing(mut r: Resp) -> Resp {
     r.headers_mut().insert(hyper::header::CONNECTION, HeaderValue::from_static("close"));
+    r
+}
+
+// -- server-sent events (RULES C6, H8) ------------------------------------------
+
+/// The body of an SSE response: the events its task sends, until the task
+/// drops the sender. hyper drops the body when the client goes away, which
+/// the task sees as its channel closing.
+struct SseBody(tokio::sync::mpsc::Receiver<Bytes>);
+
+impl hyper::body::Body for SseBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        self.0.poll_recv(cx).map(|event| event.map(|b| Ok(Frame::data(b))))
+    }
+}
+
+/// One SSE event carrying one JSON-RPC message (a line without LF: the
+/// engine's JSON never contains a raw line break).
+pub(super) fn sse_event(line: &[u8]) -> Bytes {
+    let mut out = Vec::with_capacity(line.len() + 24);
+    out.extend_from_slice(b"event: message\ndata: ");
+    out.extend_from_slice(line);
+    out.extend_from_slice(b"\n\n");
+    Bytes::from(out)
+}
+
+/// An SSE response whose events are what `rx` receives (the stream ends
+/// when its sender is dropped).
+pub(super) fn sse_response(rx: tokio::sync::mpsc::Receiver<Bytes>) -> Resp {
+    let mut r = Response::new(SseBody(rx).boxed());
+    let hs = r.headers_mut();
+    hs.insert(hyper::header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    hs.insert(hyper::header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    hs.insert("x-accel-buffering", HeaderValue::from_static("no"));
     r
 }
 

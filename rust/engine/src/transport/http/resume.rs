@@ -18,20 +18,13 @@
 //! kept for the session's idle time after its last read, then dropped.
 
 use std::collections::HashMap;
-use std::convert::Infallible;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use http_body_util::BodyExt;
-use hyper::body::Frame;
-use hyper::header::HeaderValue;
-use hyper::Response;
 
 use super::access::PendingOutcome;
-use super::response::Resp;
+use super::response::{sse_event, sse_response, Resp};
 
 /// The `retry` field the server sends (milliseconds): how long a client
 /// waits before it reconnects.
@@ -149,27 +142,15 @@ impl Streams {
 /// One event: its id, the `retry` field with the priming event, and its
 /// data (the priming event's is empty).
 fn event(key: &str, pos: usize, data: &[u8]) -> Bytes {
-    let mut out = Vec::with_capacity(data.len() + key.len() + 48);
-    out.extend_from_slice(format!("id: {key}-{pos}\n").as_bytes());
+    let id = format!("id: {key}-{pos}\n");
     if data.is_empty() {
-        out.extend_from_slice(format!("retry: {RETRY_MS}\ndata: \n\n").as_bytes());
-    } else {
-        out.extend_from_slice(b"event: message\ndata: ");
-        out.extend_from_slice(data);
-        out.extend_from_slice(b"\n\n");
+        return Bytes::from(format!("{id}retry: {RETRY_MS}\ndata: \n\n"));
     }
+    let message = sse_event(data);
+    let mut out = Vec::with_capacity(id.len() + message.len());
+    out.extend_from_slice(id.as_bytes());
+    out.extend_from_slice(&message);
     Bytes::from(out)
-}
-
-struct Body(tokio::sync::mpsc::Receiver<Bytes>);
-
-impl hyper::body::Body for Body {
-    type Data = Bytes;
-    type Error = Infallible;
-
-    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        self.0.poll_recv(cx).map(|event| event.map(|b| Ok(Frame::data(b))))
-    }
 }
 
 /// The SSE response of a connection to stream `key` from position `from`,
@@ -187,12 +168,7 @@ pub(super) fn connection(
 ) -> Resp {
     let (tx, rx) = tokio::sync::mpsc::channel(8);
     tokio::spawn(pump(key, log, from, hold, tx, outcome));
-    let mut r = Response::new(Body(rx).boxed());
-    let hs = r.headers_mut();
-    hs.insert(hyper::header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
-    hs.insert(hyper::header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    hs.insert("x-accel-buffering", HeaderValue::from_static("no"));
-    r
+    sse_response(rx)
 }
 
 async fn pump(

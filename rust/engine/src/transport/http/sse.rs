@@ -3,38 +3,18 @@
 //! task that writes `notifications/progress` events while the tool runs,
 //! then the response event, then ends the stream.
 
-use std::convert::Infallible;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use http_body_util::BodyExt;
-use hyper::body::Frame;
-use hyper::header::{HeaderMap, HeaderValue};
-use hyper::Response;
+use hyper::header::HeaderMap;
 
 use super::access::PendingOutcome;
 use super::cancel::CancelOnDrop;
-use super::response::{header, media_type, rpc_error, Answer, Resp, STOPPING};
+use super::response::{header, media_type, rpc_error, sse_event, sse_response, Answer, Resp, STOPPING};
 use super::resume::{connection, Log};
 use crate::codes::INTERNAL_ERROR;
 use crate::progress::Progress;
-
-/// The body of an SSE response: the events its task sends, until the task
-/// drops the sender. hyper drops the body when the client goes away, which
-/// the task sees as its channel closing.
-struct SseBody(tokio::sync::mpsc::Receiver<Bytes>);
-
-impl hyper::body::Body for SseBody {
-    type Data = Bytes;
-    type Error = Infallible;
-
-    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        self.0.poll_recv(cx).map(|event| event.map(|b| Ok(Frame::data(b))))
-    }
-}
 
 /// Where a call's stream writes its events: straight to its connection, or
 /// to the log of a resumable stream (RULES H8), which its connections read.
@@ -83,16 +63,6 @@ pub(super) struct Resumable {
     pub(super) key: String,
     pub(super) log: Arc<Log>,
     pub(super) hold: Duration,
-}
-
-/// One SSE event carrying one JSON-RPC message (a line without LF: the
-/// engine's JSON never contains a raw line break).
-fn sse_event(line: &[u8]) -> Bytes {
-    let mut out = Vec::with_capacity(line.len() + 24);
-    out.extend_from_slice(b"event: message\ndata: ");
-    out.extend_from_slice(line);
-    out.extend_from_slice(b"\n\n");
-    Bytes::from(out)
 }
 
 /// Does the `Accept` header name `text/event-stream`?
@@ -314,15 +284,6 @@ fn resumed(
     First::Stream(connection(r.key, r.log, 0, Duration::ZERO, polled))
 }
 
-fn sse_response(rx: tokio::sync::mpsc::Receiver<Bytes>) -> Resp {
-    let mut r = Response::new(SseBody(rx).boxed());
-    let hs = r.headers_mut();
-    hs.insert(hyper::header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
-    hs.insert(hyper::header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    hs.insert("x-accel-buffering", HeaderValue::from_static("no"));
-    r
-}
-
 /// The task behind an SSE response: progress events while the tool runs
 /// (polled when due, when a report wakes it, and at least every `min_gap`),
 /// then the tool's last report if it was still waiting (RULES C2.4) and the
@@ -420,6 +381,7 @@ async fn stream_call(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use hyper::header::HeaderValue;
 
     #[test]
     fn sse_helpers() {
