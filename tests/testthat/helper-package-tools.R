@@ -29,3 +29,25 @@ with_messages <- function(expr) {
   })
   list(value = value, messages = msgs)
 }
+
+# Install a small package made of `files` (a named list: path in the source
+# -> lines; DESCRIPTION is written) into a new library, and return the
+# library's path.
+install_test_package <- function(name, files, version = "1.2.3") {
+  src <- file.path(tempfile("mcplite-pkg-src-"), name)
+  files$DESCRIPTION <- c(
+    paste0("Package: ", name), paste0("Version: ", version), "Title: Fixture", "Description: Fixture.",
+    "License: MIT", "Author: a", "Maintainer: a <a@example.org>", "Encoding: UTF-8"
+  )
+  for (f in names(files)) {
+    dir.create(dirname(file.path(src, f)), recursive = TRUE, showWarnings = FALSE)
+    writeLines(files[[f]], file.path(src, f))
+  }
+  lib <- tempfile("mcplite-fixture-lib-")
+  dir.create(lib)
+  status <- system2(file.path(R.home("bin"), "R"),
+                    c("CMD", "INSTALL", "--no-test-load", paste0("--library=", shQuote(lib)), shQuote(src)),
+                    stdout = FALSE, stderr = FALSE)
+  if (status != 0) stop("could not install the test package ", name)
+  lib
+}

@@ -154,51 +154,37 @@ test_that("include, exclude, patterns and prefix select and name the tools", {
 fixture_lib <- local({
   lib <- NULL
   function() {
-    if (!is.null(lib)) {
-      return(lib)
+    if (is.null(lib)) {
+      lib <<- install_test_package("mcplitefixture", list(
+        NAMESPACE = "export(documented, undocumented, titled_twice, some_data, apply_fun, in_env)",
+        "R/code.R" = c(
+          "documented <- function(n = 2L, label = c('a', 'b'), flag = FALSE) {",
+          "  label <- match.arg(label); data.frame(i = seq_len(n), label = label, flag = flag)",
+          "}",
+          "undocumented <- function(x, y = 1.5) x * y",
+          "titled_twice <- function(z) z",
+          "apply_fun <- function(f, x) f(x)",
+          "in_env <- function(x, envir = parent.frame()) x",
+          "some_data <- 1:3"
+        ),
+        "man/documented.Rd" = c(
+          "\\name{documented}", "\\alias{documented}", "\\alias{titled_twice}",
+          "\\title{Make a \\emph{small} table}",
+          "\\description{Builds a data frame with \\code{n} rows.}",
+          "\\usage{documented(n = 2L, label = c('a', 'b'), flag = FALSE)\ntitled_twice(z)}",
+          "\\arguments{\\item{n}{an integer: the number of rows.}",
+          "\\item{label}{the label.}\\item{flag}{logical flag.}\\item{z}{a character string.}}",
+          "\\value{A data frame.}"
+        ),
+        "man/apply_fun.Rd" = c(
+          "\\name{apply_fun}", "\\alias{apply_fun}", "\\alias{in_env}", "\\title{Apply}",
+          "\\description{Apply.}", "\\usage{apply_fun(f, x)\nin_env(x, envir = parent.frame())}",
+          "\\arguments{\\item{f}{a function to apply.}\\item{x}{anything.}",
+          "\\item{envir}{an environment.}}"
+        )
+      ))
     }
-    src <- file.path(tempdir(), "mcplitefixture")
-    dir.create(file.path(src, "R"), recursive = TRUE, showWarnings = FALSE)
-    dir.create(file.path(src, "man"), showWarnings = FALSE)
-    writeLines(c(
-      "Package: mcplitefixture", "Version: 1.2.3", "Title: Fixture", "Description: Fixture.",
-      "License: MIT", "Author: a", "Maintainer: a <a@example.org>", "Encoding: UTF-8"
-    ), file.path(src, "DESCRIPTION"))
-    writeLines(c("export(documented, undocumented, titled_twice, some_data, apply_fun, in_env)"),
-               file.path(src, "NAMESPACE"))
-    writeLines(c(
-      "documented <- function(n = 2L, label = c('a', 'b'), flag = FALSE) {",
-      "  label <- match.arg(label); data.frame(i = seq_len(n), label = label, flag = flag)",
-      "}",
-      "undocumented <- function(x, y = 1.5) x * y",
-      "titled_twice <- function(z) z",
-      "apply_fun <- function(f, x) f(x)",
-      "in_env <- function(x, envir = parent.frame()) x",
-      "some_data <- 1:3"
-    ), file.path(src, "R", "code.R"))
-    writeLines(c(
-      "\\name{documented}", "\\alias{documented}", "\\alias{titled_twice}",
-      "\\title{Make a \\emph{small} table}",
-      "\\description{Builds a data frame with \\code{n} rows.}",
-      "\\usage{documented(n = 2L, label = c('a', 'b'), flag = FALSE)\ntitled_twice(z)}",
-      "\\arguments{\\item{n}{an integer: the number of rows.}",
-      "\\item{label}{the label.}\\item{flag}{logical flag.}\\item{z}{a character string.}}",
-      "\\value{A data frame.}"
-    ), file.path(src, "man", "documented.Rd"))
-    writeLines(c(
-      "\\name{apply_fun}", "\\alias{apply_fun}", "\\alias{in_env}", "\\title{Apply}",
-      "\\description{Apply.}", "\\usage{apply_fun(f, x)\nin_env(x, envir = parent.frame())}",
-      "\\arguments{\\item{f}{a function to apply.}\\item{x}{anything.}",
-      "\\item{envir}{an environment.}}"
-    ), file.path(src, "man", "apply_fun.Rd"))
-    out <- file.path(tempdir(), "mcplite-fixture-lib")
-    dir.create(out, showWarnings = FALSE)
-    status <- system2(file.path(R.home("bin"), "R"),
-                      c("CMD", "INSTALL", "--no-test-load", paste0("--library=", shQuote(out)), shQuote(src)),
-                      stdout = FALSE, stderr = FALSE)
-    if (status != 0) stop("could not install the fixture package")
-    lib <<- out
-    out
+    lib
   }
 })
 
