@@ -304,7 +304,9 @@ fn c6_modern_call_with_token_is_answered_as_an_sse_stream() {
         &r.url(),
         BOTH,
         "work",
-        &modern_call(1, "work", json!({"tag": "a", "ms": 900, "steps": 3}), Some(token.clone())),
+        // The first report at 600 ms, well after the first heartbeat (200
+        // ms): at 300 ms a loaded machine under Wine once sent the report first.
+        &modern_call(1, "work", json!({"tag": "a", "ms": 1800, "steps": 3}), Some(token.clone())),
     );
     check_stream(&g, &token, &json!(1), true);
     assert_eq!(*r.effects.done.lock().unwrap(), ["a"]);
@@ -326,7 +328,7 @@ fn c6_legacy_call_with_token_is_answered_as_an_sse_stream() {
         &r.url(),
         &sid,
         BOTH,
-        &legacy_call(json!("x"), json!({"tag": "a", "ms": 900, "steps": 3}), Some(token.clone())),
+        &legacy_call(json!("x"), json!({"tag": "a", "ms": 1800, "steps": 3}), Some(token.clone())),
     );
     check_stream(&g, &token, &json!("x"), true);
     // A heartbeat only (a tool that reports nothing).
