@@ -21,6 +21,11 @@
 #'   message templates clients list and offer their users (slash commands).
 #' @param resources `NULL`, or one resource made by [resource()] or
 #'   [resource_template()] or a list of them: data clients list and read.
+#' @param page_size `NULL` or the most tools, prompts, resources or
+#'   resource templates one page of a listing holds (a whole number of at
+#'   least 1): a longer list is sent in pages that clients follow with
+#'   `nextCursor` (MCP pagination). `NULL` reads `MCPLITE_PAGE_SIZE`, else
+#'   every list is one page, which every client reads whole.
 #' @param transport `"stdio"` or `"http"`. `NULL` (the default) reads the
 #'   environment variable `MCPLITE_TRANSPORT`, and uses `"stdio"` when it is
 #'   unset.
@@ -474,7 +479,7 @@ mcp_server <- function(tools = NULL, instructions = NULL, transport = NULL, host
                        session_idle = NULL, max_body = NULL, replica = NULL, tokens_file = NULL,
                        trusted_proxies = NULL, session_tools = FALSE, session_wait = NULL, workers = NULL,
                        max_queue = NULL, confine = NULL, prompts = NULL, resources = NULL,
-                       stream_hold = NULL) {
+                       stream_hold = NULL, page_size = NULL) {
   # RULES R5.7: a tools file is sourced; no tools serve the session tools.
   tools <- server_tools(tools)
   if (is.null(tools)) {
@@ -516,6 +521,7 @@ mcp_server <- function(tools = NULL, instructions = NULL, transport = NULL, host
   spec <- if (session_tools) live_server_spec(tools, session_wait) else server_spec(tools)
   spec$prompts <- prompt_specs(prompts)
   spec$resources <- resource_specs(resources)
+  spec$page_size <- page_size_option(page_size)
   check_payload_options()
   confine <- confine_default(confine, tools)
   pool <- worker_options(workers, max_queue, confine, host_tools = spec$host_tools, tools = spec$names)
@@ -582,7 +588,7 @@ mcp_server <- function(tools = NULL, instructions = NULL, transport = NULL, host
 #' mcp_handle(handler, '{"jsonrpc":"2.0","id":2,"method":"tools/call",
 #'   "params":{"name":"echo","arguments":{"text":"hi"}}}')
 mcp_handler <- function(tools, instructions = NULL, session_tools = FALSE, session_wait = NULL, prompts = NULL,
-                        resources = NULL) {
+                        resources = NULL, page_size = NULL) {
   check_required(tools, "supply a tool made by `tool()` or a list of tools.")
   check_string(instructions, allow_null = TRUE)
   check_session_tools(session_tools)
@@ -590,6 +596,7 @@ mcp_handler <- function(tools, instructions = NULL, session_tools = FALSE, sessi
   spec <- if (session_tools) live_server_spec(tools, session_wait) else server_spec(tools)
   spec$prompts <- prompt_specs(prompts)
   spec$resources <- resource_specs(resources)
+  spec$page_size <- page_size_option(page_size)
   check_payload_options()
   ptr <- engine_handler_new(spec, server_version(), instructions)
   structure(list(ptr = ptr, spec = spec, instructions = instructions), class = "mcplite_handler")
@@ -930,6 +937,12 @@ http_flag <- function(value, name) {
 # One numeric HTTP limit: the argument, else its environment variable
 # (`MCPLITE_` and the upper-case name), else NULL (the engine's default); at
 # least `min` and at most 2^53.
+# The page size of the listings (RULES L5.2): NULL (one page) or a whole
+# number of at least 1, from the argument or MCPLITE_PAGE_SIZE.
+page_size_option <- function(page_size) {
+  http_limit(page_size, "page_size", 1, whole = TRUE, what = "a whole number of items")
+}
+
 http_limit <- function(value, name, min, whole, what) {
   var <- paste0("MCPLITE_", toupper(name))
   arg <- paste0("`", name, "`")

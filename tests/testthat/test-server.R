@@ -48,6 +48,39 @@ test_that("a single tool or a list (names ignored) is accepted", {
   expect_output(print(s1), "1 tool")
 })
 
+test_that("L5.2: page_size cuts every listing into pages that clients follow", {
+  tools <- lapply(1:5, function(i) tool(function() i, paste("Tool", i), name = paste0("t", i)))
+  docs <- lapply(1:3, function(i) resource(paste0("docs://", i), paste("Page", i)))
+  handler <- mcp_handler(tools, resources = docs, page_size = 2)
+  page <- function(method, cursor = NULL) {
+    jsonlite::parse_json(mcp_handle(handler, list(jsonrpc = "2.0", id = 1L, method = method,
+      params = c(list(`_meta` = modern_meta()), if (!is.null(cursor)) list(cursor = cursor)))))
+  }
+  first <- page("tools/list")
+  expect_identical(vapply(first$result$tools, function(t) t$name, ""), c("t1", "t2"))
+  expect_identical(first$result$nextCursor, "page-1")
+  last <- page("tools/list", "page-2")
+  expect_identical(vapply(last$result$tools, function(t) t$name, ""), "t5")
+  expect_null(last$result$nextCursor)
+  expect_identical(page("resources/list", "page-2")$error$message, "Invalid params: invalid cursor")
+  # The R client follows the pages: everything, once, in order.
+  client <- local_mcp_connect(tools = handler)
+  expect_named(mcp_list_tools(client), paste0("t", 1:5))
+  expect_named(mcp_list_resources(client), paste0("docs://", 1:3))
+  # MCPLITE_PAGE_SIZE when the argument is NULL; without either, one page.
+  withr::local_envvar(MCPLITE_PAGE_SIZE = "4")
+  expect_identical(mcp_handler(tools)$spec$page_size, 4)
+  withr::local_envvar(MCPLITE_PAGE_SIZE = NA)
+  expect_null(jsonlite::parse_json(mcp_handle(mcp_handler(tools), list(jsonrpc = "2.0", id = 1L,
+    method = "tools/list", params = list(`_meta` = modern_meta()))))$result$nextCursor)
+  for (bad in list(0, 1.5, "2", c(1, 2), NA)) {
+    expect_error(mcp_handler(tools, page_size = bad), "`page_size` must be a whole number of items from 1 up",
+                 class = "mcplite_error_argument")
+  }
+  withr::local_envvar(MCPLITE_PAGE_SIZE = "many")
+  expect_error(mcp_server(tools), "`MCPLITE_PAGE_SIZE` must be", class = "mcplite_error_argument")
+})
+
 test_that("mcp_handle() answers exactly like the stdio server (L9)", {
   s <- mcp_handler(add_numbers, instructions = "Arithmetic helpers.")
   v <- as.character(utils::packageVersion("mcplite"))

@@ -7,7 +7,10 @@
 use serde_json::Value;
 
 use crate::codes::{INVALID_PARAMS, RESOURCE_NOT_FOUND};
+use std::num::NonZeroUsize;
+
 use crate::completion;
+use crate::pagination::{self, Pages};
 use crate::projection::{self, Offers};
 use crate::prompts::{self, PromptSpec};
 use crate::resources::{self, ReadError, Resources};
@@ -17,31 +20,39 @@ use crate::version::Version;
 #[derive(Debug, Default)]
 pub struct Catalog {
     prompts: Vec<PromptSpec>,
-    prompt_listing: Vec<u8>,
+    prompt_listing: Pages,
     resources: Resources,
-    resource_listing: Vec<u8>,
-    template_listing: Vec<u8>,
+    resource_listing: Pages,
+    template_listing: Pages,
 }
 
-/// A refused catalog request: its code, the detail of its message, its
-/// `data` (JSON text), and whether the detail is the whole message.
+/// A refused catalog request: its code, the detail of its message (if
+/// any), its `data` (JSON text), and whether the detail is the whole
+/// message.
 #[derive(Debug, PartialEq)]
 pub struct Refusal {
     pub code: i64,
-    pub detail: &'static str,
+    pub detail: Option<&'static str>,
     pub data: Option<Vec<u8>>,
     pub whole: bool,
 }
 
 impl Catalog {
-    pub fn new(prompts: Vec<PromptSpec>, resources: Resources) -> Catalog {
+    /// The catalog of these prompts and resources, whose listings have
+    /// pages of at most `page_size` items (RULES L5.2).
+    pub fn new(prompts: Vec<PromptSpec>, resources: Resources, page_size: Option<NonZeroUsize>) -> Catalog {
         Catalog {
-            prompt_listing: prompts::list_array(&prompts),
+            prompt_listing: Pages::new(&prompts, page_size, prompts::list_array),
             prompts,
-            resource_listing: resources::list_array(&resources.resources),
-            template_listing: resources::templates_array(&resources.templates),
+            resource_listing: Pages::new(&resources.resources, page_size, resources::list_array),
+            template_listing: Pages::new(&resources.templates, page_size, resources::templates_array),
             resources,
         }
+    }
+
+    /// The same catalog with pages of at most `page_size` items.
+    pub fn paged(self, page_size: Option<NonZeroUsize>) -> Catalog {
+        Catalog::new(self.prompts, self.resources, page_size)
     }
 
     /// What the server declares in `initialize` and `server/discover`.
@@ -79,13 +90,17 @@ impl Catalog {
         v: Version,
         server_info: &str,
     ) -> Result<(), Refusal> {
-        let invalid =
-            |detail: &'static str, data: Option<Vec<u8>>| Refusal { code: INVALID_PARAMS, detail, data, whole: false };
+        let invalid = |detail: &'static str, data: Option<Vec<u8>>| Refusal {
+            code: INVALID_PARAMS,
+            detail: Some(detail),
+            data,
+            whole: false,
+        };
         match method {
-            "prompts/list" => write_listing(out, "prompts", &self.prompt_listing, v, server_info),
-            "resources/list" => write_listing(out, "resources", &self.resource_listing, v, server_info),
+            "prompts/list" => write_listing(out, "prompts", &self.prompt_listing, params, v, server_info)?,
+            "resources/list" => write_listing(out, "resources", &self.resource_listing, params, v, server_info)?,
             "resources/templates/list" => {
-                write_listing(out, "resourceTemplates", &self.template_listing, v, server_info)
+                write_listing(out, "resourceTemplates", &self.template_listing, params, v, server_info)?
             }
             "prompts/get" => prompts::write_get_result(out, &self.prompts, params, v, server_info)
                 .map_err(|e| invalid(e.detail(), e.data()))?,
@@ -113,20 +128,37 @@ impl Catalog {
 fn not_found(e: ReadError, v: Version) -> Refusal {
     let found = matches!(e, ReadError::NotFound(_));
     let code = if found && !v.is_modern() { RESOURCE_NOT_FOUND } else { INVALID_PARAMS };
-    Refusal { code, detail: e.detail(), data: e.data(), whole: found }
+    Refusal { code, detail: Some(e.detail()), data: e.data(), whole: found }
 }
 
-/// The result of a listing whose array (under `key`) is `listing`: in
+/// The result of the page of `listing` (its array under `key`) that
+/// `params` ask for, with `nextCursor` when a page follows (RULES L5.2): in
 /// 2026-07-28 also `resultType`, the cache hints and the server's `_meta`
 /// (RULES Q1.2, U1.2).
-fn write_listing(out: &mut Vec<u8>, key: &str, listing: &[u8], v: Version, server_info: &str) {
-    out.reserve(listing.len() + 200);
+fn write_listing(
+    out: &mut Vec<u8>,
+    key: &str,
+    listing: &Pages,
+    params: Option<&Value>,
+    v: Version,
+    server_info: &str,
+) -> Result<(), Refusal> {
+    let page = pagination::page_of(params, listing.count()).map_err(|e| Refusal {
+        code: INVALID_PARAMS,
+        detail: e.detail(),
+        data: None,
+        whole: false,
+    })?;
+    let (items, next) = listing.page(page);
+    out.reserve(items.len() + 200);
     projection::open_result(out, v);
     out.push(b'"');
     out.extend_from_slice(key.as_bytes());
     out.extend_from_slice(b"\":");
-    out.extend_from_slice(listing);
+    out.extend_from_slice(items);
+    pagination::write_next(out, next.as_deref());
     projection::close_result(out, v, server_info, true);
+    Ok(())
 }
 
 #[cfg(test)]
@@ -150,6 +182,7 @@ mod tests {
                 }],
                 templates: vec![],
             },
+            None,
         )
     }
 

@@ -314,6 +314,13 @@ pub trait Host {
         Resources::default()
     }
 
+    /// The most items a page of a listing holds (RULES L5.2). Asked once
+    /// when a server is built; `None` (the default): every listing is one
+    /// page.
+    fn page_size(&mut self) -> Option<std::num::NonZeroUsize> {
+        None
+    }
+
     /// Run tool number `index` (position in [`Host::tools`]) with the parsed
     /// `arguments` object (`None` when absent or `null`).
     fn call_tool(

@@ -64,6 +64,7 @@ pub mod logging;
 pub mod message;
 pub mod numfmt;
 mod output_schema;
+pub mod pagination;
 pub mod progress;
 pub mod projection;
 pub mod prompts;

@@ -12,7 +12,10 @@
 //! written by the dispatcher.
 
 use crate::host::{Block, Content, ToolResult, ToolSpec};
+use std::num::NonZeroUsize;
+
 use crate::json::write_str;
+use crate::pagination::{self, Pages};
 use crate::version::{Admit, PerVersion, Version, META_SERVER_INFO, SUPPORTED};
 
 /// Does this JSON text have a root member `"type": "object"`? Used to decide
@@ -74,18 +77,18 @@ pub fn tools_array(tools: &[ToolSpec], v: Version) -> Vec<u8> {
     out
 }
 
-/// The `tools` arrays of every version, prepared once per server: a
-/// `tools/list` answer copies one of them.
-#[derive(Debug, Clone)]
-pub struct Listings(PerVersion<Vec<u8>>);
+/// The pages of `tools` arrays of every version, prepared once per server
+/// (RULES L5.2): a `tools/list` answer copies one of them.
+#[derive(Debug)]
+pub struct Listings(PerVersion<Pages>);
 
 impl Listings {
-    pub fn new(tools: &[ToolSpec]) -> Listings {
-        Listings(Version::ALL.map(|v| tools_array(tools, v)))
+    pub fn new(tools: &[ToolSpec], page_size: Option<NonZeroUsize>) -> Listings {
+        Listings(Version::ALL.map(|v| Pages::new(tools, page_size, |page| tools_array(page, v))))
     }
 
-    /// The `tools` array (JSON text) for version `v`.
-    pub fn get(&self, v: Version) -> &[u8] {
+    /// The pages of the `tools` array (JSON text) for version `v`.
+    pub fn get(&self, v: Version) -> &Pages {
         &self.0[v.index()]
     }
 }
@@ -374,10 +377,11 @@ pub fn write_discover_result(out: &mut Vec<u8>, server_info: &str, instructions:
 
 /// The result object of `tools/list` in version `v` around the prepared
 /// `tools` array `listing` (see [`Listings`]).
-pub fn write_tools_list_result(out: &mut Vec<u8>, listing: &[u8], v: Version, server_info: &str) {
+pub fn write_tools_list_result(out: &mut Vec<u8>, listing: &[u8], next: Option<&str>, v: Version, server_info: &str) {
     if v.is_modern() {
         out.extend_from_slice(b"{\"resultType\":\"complete\",\"tools\":");
         out.extend_from_slice(listing);
+        pagination::write_next(out, next);
         out.push(b',');
         out.extend_from_slice(CACHE_HINTS);
         out.push(b',');
@@ -386,6 +390,7 @@ pub fn write_tools_list_result(out: &mut Vec<u8>, listing: &[u8], v: Version, se
     } else {
         out.extend_from_slice(b"{\"tools\":");
         out.extend_from_slice(listing);
+        pagination::write_next(out, next);
         out.push(b'}');
     }
 }
@@ -526,9 +531,9 @@ mod tests {
             text(|o| write_discover_result(o, SI, Some("a\nb"), Offers::default())),
             r#"{"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25","2025-06-18","2024-11-05"],"capabilities":{"tools":{"listChanged":false},"logging":{}},"instructions":"a\nb","ttlMs":300000,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcplite","version":"0.1.0"}}}"#
         );
-        assert_eq!(text(|o| write_tools_list_result(o, b"[]", Version::V2024_11_05, SI)), r#"{"tools":[]}"#);
+        assert_eq!(text(|o| write_tools_list_result(o, b"[]", None, Version::V2024_11_05, SI)), r#"{"tools":[]}"#);
         assert_eq!(
-            text(|o| write_tools_list_result(o, b"[]", Version::V2026_07_28, SI)),
+            text(|o| write_tools_list_result(o, b"[]", None, Version::V2026_07_28, SI)),
             r#"{"resultType":"complete","tools":[],"ttlMs":300000,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcplite","version":"0.1.0"}}}"#
         );
         assert_eq!(
@@ -536,10 +541,18 @@ mod tests {
             r#"{"supported":["2026-07-28","2025-11-25","2025-06-18","2024-11-05"],"requested":"x\""}"#
         );
         let tools = [tool(Some(r#"{"type":"array"}"#))];
-        let l = Listings::new(&tools);
+        let l = Listings::new(&tools, None);
         for v in Version::ALL {
-            assert_eq!(l.get(v), tools_array(&tools, v).as_slice());
+            assert_eq!(l.get(v).page(0), (tools_array(&tools, v).as_slice(), None));
         }
+        assert_eq!(
+            text(|o| write_tools_list_result(o, b"[]", Some("page-1"), Version::V2025_11_25, SI)),
+            r#"{"tools":[],"nextCursor":"page-1"}"#
+        );
+        assert_eq!(
+            text(|o| write_tools_list_result(o, b"[]", Some("page-1"), Version::V2026_07_28, SI)),
+            r#"{"resultType":"complete","tools":[],"nextCursor":"page-1","ttlMs":300000,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcplite","version":"0.1.0"}}}"#
+        );
     }
 
     #[test]

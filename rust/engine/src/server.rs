@@ -32,6 +32,7 @@
 
 use std::collections::HashMap;
 use std::io::{self, Write};
+use std::num::NonZeroUsize;
 use std::time::Instant;
 
 use serde_json::{Map, Value};
@@ -48,6 +49,7 @@ use crate::json::write_str;
 use crate::logging::{self, LogLevel};
 use crate::message::{contains_nul, parse_line, Incoming, Message};
 use crate::output_schema::OutputSchemas;
+use crate::pagination;
 use crate::progress::{progress_token, CallStart, CallWatch, NoWatch};
 use crate::projection::{self, Listings};
 use crate::prompts::PromptSpec;
@@ -126,6 +128,8 @@ pub struct Server {
     recorder: Option<Box<dyn SpanRecorder>>,
     /// The prompts and resources (RULES section 16, section 17).
     catalog: Catalog,
+    /// The most items a page of a listing holds (RULES L5.2); `None`: one page.
+    page_size: Option<NonZeroUsize>,
 }
 
 // A transport may share one server between threads.
@@ -324,20 +328,29 @@ impl Server {
     pub fn new(info: ServerInfo, host: &mut dyn Host) -> Server {
         let tools = host.tools();
         let (prompts, resources) = (host.prompts(), host.resources());
-        Server::with_tools(info, tools).with_catalog(prompts, resources)
+        Server::with_tools(info, tools).with_page_size(host.page_size()).with_catalog(prompts, resources)
+    }
+
+    /// The server whose listings have pages of at most `size` items
+    /// (RULES L5.2); `None` (the default): one page.
+    pub fn with_page_size(mut self, size: Option<NonZeroUsize>) -> Server {
+        self.page_size = size;
+        self.listings = Listings::new(&self.tools, size);
+        self.catalog = std::mem::take(&mut self.catalog).paged(size);
+        self
     }
 
     /// The server with these prompts and resources (RULES section 16,
     /// section 17).
     pub fn with_catalog(mut self, prompts: Vec<PromptSpec>, resources: Resources) -> Server {
-        self.catalog = Catalog::new(prompts, resources);
+        self.catalog = Catalog::new(prompts, resources, self.page_size);
         self
     }
 
     pub fn with_tools(info: ServerInfo, tools: Vec<ToolSpec>) -> Server {
         let server_info_json = projection::server_info_json(&info.name, &info.version);
         let by_name = tools.iter().enumerate().map(|(i, t)| (t.name.clone(), i)).collect();
-        let listings = Listings::new(&tools);
+        let listings = Listings::new(&tools, None);
         let inputs = InputSchemas::new(&tools);
         let outputs = OutputSchemas::new(&tools);
         Server {
@@ -350,6 +363,7 @@ impl Server {
             outputs,
             recorder: None,
             catalog: Catalog::default(),
+            page_size: None,
         }
     }
 
@@ -689,24 +703,23 @@ impl Server {
     /// A request about prompts, resources or completion (RULES section 16,
     /// section 17): answered from the catalog, without the host.
     fn catalog_request(&self, id: &str, method: &str, params: Option<&Value>, v: Version) -> Result<Outcome, RpcError> {
-        if method.ends_with("/list") {
-            check_list_params(params)?;
-        }
         let mut out = result_open(id, 256);
         match self.catalog.answer(&mut out, method, params, v, &self.server_info_json) {
             Ok(()) => {
                 out.push(b'}');
                 Ok(ok(out, Some(v)))
             }
-            Err(r) => Err(RpcError { data: r.data, whole: r.whole, ..RpcError::detail(r.code, r.detail) }),
+            Err(r) => Err(RpcError { code: r.code, detail: r.detail, data: r.data, whole: r.whole }),
         }
     }
 
     fn tools_list(&self, id: &str, params: Option<&Value>, v: Version) -> Result<Outcome, RpcError> {
-        check_list_params(params)?;
-        let listing = self.listings.get(v);
+        let pages = self.listings.get(v);
+        let page = pagination::page_of(params, pages.count())
+            .map_err(|e| RpcError { detail: e.detail(), ..RpcError::new(INVALID_PARAMS) })?;
+        let (listing, next) = pages.page(page);
         let mut out = result_open(id, projection::tools_list_result_len(listing));
-        projection::write_tools_list_result(&mut out, listing, v, &self.server_info_json);
+        projection::write_tools_list_result(&mut out, listing, next.as_deref(), v, &self.server_info_json);
         out.push(b'}');
         Ok(ok(out, Some(v)))
     }
@@ -909,28 +922,6 @@ fn rounds_of(
 /// The detail of a refused `requestState`.
 const REQUEST_STATE_REFUSED: &str =
     "requestState was not made by this server for this tool and these arguments, or it expired; call again without it";
-
-/// The params of a listing (`tools/list`, `prompts/list`): one page, so a
-/// cursor that is not null is invalid (RULES section 10).
-fn check_list_params(params: Option<&Value>) -> Result<(), RpcError> {
-    match params {
-        None | Some(Value::Null) => {}
-        Some(Value::Object(p)) => {
-            if let Some(m) = p.get("_meta") {
-                if !m.is_object() {
-                    return Err(RpcError::new(INVALID_PARAMS));
-                }
-            }
-            if let Some(c) = p.get("cursor") {
-                if !c.is_null() {
-                    return Err(RpcError::detail(INVALID_PARAMS, "invalid cursor"));
-                }
-            }
-        }
-        Some(_) => return Err(RpcError::new(INVALID_PARAMS)),
-    }
-    Ok(())
-}
 
 fn ok(line: Vec<u8>, version: Option<Version>) -> Outcome {
     Outcome { line: Some(line), end: SpanEnd { protocol_version: version, ..Default::default() } }

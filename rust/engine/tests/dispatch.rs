@@ -663,3 +663,79 @@ fn u_resources_in_both_eras() {
     );
     assert!(r.host.calls.is_empty());
 }
+
+/// The names (or URIs) on each page of `method` when every `nextCursor` is
+/// followed, and the cursors seen.
+fn follow_pages(r: &mut Rig, method: &str, key: &str, id_key: &str, meta: &str) -> (Vec<Vec<String>>, Vec<String>) {
+    let (mut pages, mut cursors) = (Vec::new(), Vec::new());
+    let mut cursor: Option<String> = None;
+    loop {
+        let c = cursor.as_ref().map_or(String::new(), |c| format!(r#","cursor":"{c}""#));
+        let line =
+            r.send(&format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{{"_meta":{{{meta}}}{c}}}}}"#));
+        let v: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        let result = &v["result"];
+        pages.push(result[key].as_array().unwrap().iter().map(|i| i[id_key].as_str().unwrap().to_string()).collect());
+        match result.get("nextCursor") {
+            Some(Value::String(next)) => {
+                cursors.push(next.clone());
+                cursor = Some(next.clone());
+            }
+            None => return (pages, cursors),
+            Some(other) => panic!("nextCursor {other}"),
+        }
+    }
+}
+
+#[test]
+fn l5_2_listings_come_in_pages_of_the_page_size() {
+    use mcplite_engine::host::{ResourceBody, ResourceSpec, Resources};
+    use std::num::NonZeroUsize;
+    let resource = |i: usize| ResourceSpec {
+        uri: format!("test://r{i}"),
+        name: format!("r{i}"),
+        title: None,
+        description: None,
+        mime_type: "text/plain".into(),
+        size: 1,
+        body: ResourceBody::Text("x".into()),
+    };
+    let resources = Resources { resources: (0..5).map(resource).collect(), templates: vec![] };
+    let info = || ServerInfo { name: "mcplite".into(), version: "X.Y.Z".into(), instructions: None };
+    let mut r = Rig::new(None);
+    r.server = Server::with_tools(info(), specs())
+        .with_page_size(NonZeroUsize::new(2))
+        .with_catalog(Vec::new(), resources.clone());
+    let modern =
+        r#""io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}"#;
+    // Both eras, the same pages: every item once, in order, at most two a page.
+    for meta in [modern, ""] {
+        if meta.is_empty() {
+            r.init("2025-11-25");
+        }
+        let (pages, cursors) = follow_pages(&mut r, "tools/list", "tools", "name", meta);
+        assert_eq!(pages, [vec!["add_numbers", "mean_sd"], vec!["boom", "slow"], vec!["audio"]], "{meta}");
+        assert_eq!(cursors, ["page-1", "page-2"]);
+        let (pages, _) = follow_pages(&mut r, "resources/list", "resources", "uri", meta);
+        assert_eq!(pages, [vec!["test://r0", "test://r1"], vec!["test://r2", "test://r3"], vec!["test://r4"]]);
+    }
+    // A cursor this server did not give is refused, a null one is the first page.
+    for bad in [r#""page-3""#, r#""page-0""#, r#""abc""#, "7"] {
+        r.expect(
+            &format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{"cursor":{bad}}}}}"#),
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params: invalid cursor"}}"#,
+        );
+        r.expect(
+            &format!(r#"{{"jsonrpc":"2.0","id":1,"method":"resources/list","params":{{"cursor":{bad}}}}}"#),
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params: invalid cursor"}}"#,
+        );
+    }
+    r.expect(
+        r#"{"jsonrpc":"2.0","id":1,"method":"resources/templates/list","params":{"cursor":null}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"resourceTemplates":[]}}"#,
+    );
+    // Without a page size: one page, no cursor.
+    r.server = Server::with_tools(info(), specs()).with_catalog(Vec::new(), resources);
+    let (pages, cursors) = follow_pages(&mut r, "tools/list", "tools", "name", "");
+    assert_eq!((pages.len(), pages[0].len(), cursors.len()), (1, 5, 0));
+}

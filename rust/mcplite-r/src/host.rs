@@ -5,6 +5,7 @@
 //! `crate::decode`.
 
 use std::cell::RefCell;
+use std::num::NonZeroUsize;
 
 use mcplite_engine::prompts::{PromptArgument, PromptSpec, Role};
 use mcplite_engine::resources::{ResourceBody, ResourceSpec, Resources, TemplateSpec};
@@ -45,6 +46,9 @@ pub struct RHost {
     prompts: Vec<PromptSpec>,
     /// The resources of `mcp_server(resources = )` (RULES section 17).
     resources: Resources,
+    /// `mcp_server(page_size = )` (RULES L5.2): a whole number of at least
+    /// 1, or absent.
+    page_size: Option<NonZeroUsize>,
 }
 
 /// Where the C error handler (src/entrypoint.c) records the condition of a
@@ -121,6 +125,10 @@ impl RHost {
                 },
                 prompts: Vec::new(),
                 resources: Resources::default(),
+                // R checked it (http_limit()): a double of at least 1.
+                page_size: list_get(spec, "page_size")
+                    .filter(|&p| ty(p) == SEXPTYPE::REALSXP && xlen(p) == 1)
+                    .and_then(|p| NonZeroUsize::new(*REAL(p) as usize)),
             };
             Rf_defineVar(host.state.sym_condition, R_NilValue, host.state.env);
             host.reset_error_buffer();
@@ -411,6 +419,10 @@ impl Host for RHost {
 
     fn resources(&mut self) -> Resources {
         self.resources.clone()
+    }
+
+    fn page_size(&mut self) -> Option<NonZeroUsize> {
+        self.page_size
     }
 
     fn call_tool(

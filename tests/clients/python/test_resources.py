@@ -124,3 +124,47 @@ def test_u_results_and_errors_match_the_official_schema(version):
     validate(err, version, error_envelope_name(version))
     assert err["error"]["code"] == (-32602 if modern else -32002)
     assert err["error"]["data"] == missing
+
+
+async def follow(list_page, key: str) -> list[list[str]]:
+    """The items of every page of a listing, following next_cursor."""
+    pages, cursor = [], None
+    while True:
+        page = await list_page(cursor=cursor)
+        pages.append([str(getattr(i, key)) for i in getattr(page, "resources", None) or getattr(page, "tools", [])])
+        cursor = page.next_cursor
+        if cursor is None:
+            return pages
+
+
+@pytest.mark.parametrize("mode", ["legacy", MODERN_VERSION])
+def test_l5_2_the_sdk_follows_pages(monkeypatch, mode):
+    # MCPLITE_PAGE_SIZE=2: three resources in two pages, the tools in pages of two.
+    monkeypatch.setenv("MCPLITE_PAGE_SIZE", "2")
+    cmd, args = server_command("conformance.R")
+    target = StdioServerParameters(command=cmd, args=args, env={**server_env(), "MCPLITE_PAGE_SIZE": "2"})
+
+    async def go():
+        async with Client(target, mode=mode, client_info=None) as client:
+            pages = await follow(client.list_resources, "uri")
+            assert pages == [["test://static-text", "test://static-binary"], ["test://watched-resource"]]
+            tools = await follow(client.list_tools, "name")
+            assert len(tools) > 1 and all(len(p) == 2 for p in tools[:-1]) and 1 <= len(tools[-1]) <= 2
+            names = [n for p in tools for n in p]
+            assert len(names) == len(set(names)) and "test_simple_text" in names
+
+    asyncio.run(asyncio.wait_for(go(), TIMEOUT))
+    # The raw pages are valid results of every version's schema.
+    for version in ["2024-11-05", "2025-11-25", MODERN_VERSION]:
+        modern = version == MODERN_VERSION
+        lines = [] if modern else [initialize(0, version), notif("notifications/initialized")]
+        meta = {"_meta": modern_meta()} if modern else {}
+        lines += [req(1, "resources/list", meta), req(2, "resources/list", {**meta, "cursor": "page-1"}),
+                  req(3, "tools/list", {**meta, "cursor": "page-1"}), req(4, "resources/list", {**meta, "cursor": "page-2"})]
+        run = run_lines(lines, script="conformance.R")
+        by_id = {m["id"]: m for m in run.messages}
+        assert by_id[1]["result"]["nextCursor"] == "page-1"
+        assert "nextCursor" not in by_id[2]["result"]
+        for i, name in [(1, "ListResourcesResult"), (2, "ListResourcesResult"), (3, "ListToolsResult")]:
+            validate(by_id[i]["result"], version, name)
+        assert by_id[4]["error"] == {"code": -32602, "message": "Invalid params: invalid cursor"}
