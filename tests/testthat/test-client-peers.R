@@ -192,3 +192,39 @@ test_that("server-everything: its many tool shapes, progress and errors", {
   expect_identical(proxies$echo(message = "again")$content[[1]]$text, "Echo: again")
   expect_identical(attr(proxies$`get-sum`, "mcplite")$name, "get-sum")
 })
+
+test_that("server-everything: its resources, templates and prompts, read from R (K11)", {
+  node <- peer_node()
+  skip_if(is.null(node), "Node >= 20 or @modelcontextprotocol/server-everything not installed")
+  index <- file.path(node$dir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+  ev <- mcp_connect(node$node, c(index, "stdio"), name = "everything")
+  on.exit(mcp_close(ev))
+  # Its static documents: every file of its docs directory, read whole.
+  docs <- dir(file.path(dirname(index), "docs"))
+  listed <- mcp_list_resources(ev)
+  uris <- paste0("demo://resource/static/document/", docs)
+  expect_true(all(uris %in% names(listed)))
+  features <- "demo://resource/static/document/features.md"
+  expect_identical(listed[[features]]$mime_type, "text/markdown")
+  page <- mcp_read_resource(ev, features)
+  expect_length(page, 1L)
+  path <- file.path(dirname(index), "docs", "features.md")
+  expect_identical(page[[1]]$text, readChar(path, file.size(path), useBytes = TRUE))
+  # Its templates, filled by the server: text, and a blob as a raw vector.
+  templates <- mcp_list_resource_templates(ev)
+  expect_true(all(c("demo://resource/dynamic/text/{resourceId}", "demo://resource/dynamic/blob/{resourceId}") %in%
+                    names(templates)))
+  expect_match(mcp_read_resource(ev, "demo://resource/dynamic/text/3")[[1]]$text, "^Resource 3:")
+  blob <- mcp_read_resource(ev, "demo://resource/dynamic/blob/2")[[1]]
+  expect_type(blob$blob, "raw")
+  expect_match(rawToChar(blob$blob), "^Resource 2: This is a base64 blob")
+  expect_error(mcp_read_resource(ev, "demo://resource/dynamic/text/0"), class = "mcplite_error")
+  # Its prompts, with and without arguments.
+  prompts <- mcp_list_prompts(ev)
+  expect_true(all(c("simple-prompt", "args-prompt") %in% names(prompts)))
+  expect_identical(prompts$`args-prompt`$title, "Arguments Prompt")
+  expect_identical(mcp_get_prompt(ev, "simple-prompt")$messages[[1]]$content$text,
+                   "This is a simple prompt without arguments.")
+  expect_identical(mcp_get_prompt(ev, "args-prompt", list(city = "Oslo", state = "Oslo"))$messages[[1]]$content$text,
+                   "What's weather in Oslo, Oslo?")
+})
