@@ -68,3 +68,32 @@ for (const [label, modern] of [['legacy', false], ['2026-07-28', true]]) {
     }
   });
 }
+
+// RULES L5.2: with MCPLITE_PAGE_SIZE the listings come in pages. The SDK's
+// call without a cursor walks every page (following nextCursor); a call with
+// a cursor gets that page.
+for (const [label, modern] of [['legacy', false], ['2026-07-28', true]]) {
+  const options = modern ? { versionNegotiation: { mode: { pin: MODERN } } } : {};
+  test(`stdio, ${label}: listings in pages of MCPLITE_PAGE_SIZE are followed`, async () => {
+    const client = new Client({ name: 'mcplite-node-pages', version: '1.0.0' }, options);
+    const params = serverParams(getDefaultEnvironment(), { script: 'conformance.R' });
+    params.env.MCPLITE_PAGE_SIZE = '2';
+    await client.connect(new StdioClientTransport(params));
+    try {
+      const all = await client.listResources();
+      assert.deepEqual(all.resources.map(r => r.uri), ['test://static-text', 'test://static-binary', 'test://watched-resource']);
+      const second = await client.listResources({ cursor: 'page-1' });
+      assert.deepEqual(second.resources.map(r => r.uri), ['test://watched-resource']);
+      assert.equal(second.nextCursor, undefined);
+      const tools = await client.listTools();
+      const names = tools.tools.map(t => t.name);
+      assert.ok(names.length > 2 && new Set(names).size === names.length && names.includes('test_simple_text'));
+      const page = await client.listTools({ cursor: 'page-1' });
+      assert.deepEqual(page.tools.map(t => t.name), names.slice(2, 4));
+      assert.equal(page.nextCursor, names.length > 4 ? 'page-2' : undefined);
+      await assert.rejects(client.listTools({ cursor: 'page-99' }), /invalid cursor/);
+    } finally {
+      await client.close();
+    }
+  });
+}
