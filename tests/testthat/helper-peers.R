@@ -45,3 +45,15 @@ peer_node <- function(package = "@modelcontextprotocol/server-everything") {
   }
   NULL
 }
+
+# A connection to server-everything over stdio, closed when the calling test
+# ends (the test is skipped without Node or the package); its attribute
+# "index" is the path of the server's script.
+local_everything <- function(env = parent.frame()) {
+  node <- peer_node()
+  skip_if(is.null(node), "Node >= 20 or @modelcontextprotocol/server-everything not installed")
+  index <- file.path(node$dir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+  ev <- mcp_connect(node$node, c(index, "stdio"), name = "everything")
+  withr::defer(mcp_close(ev), envir = env)
+  structure(ev, index = index)
+}

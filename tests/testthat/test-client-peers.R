@@ -149,11 +149,7 @@ test_that("SDK servers' tools become mcplite tools that can be served again", {
 })
 
 test_that("server-everything: its many tool shapes, progress and errors", {
-  node <- peer_node()
-  skip_if(is.null(node), "Node >= 20 or @modelcontextprotocol/server-everything not installed")
-  index <- file.path(node$dir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
-  ev <- mcp_connect(node$node, c(index, "stdio"), name = "everything")
-  on.exit(mcp_close(ev))
+  ev <- local_everything()
   info <- mcp_server_info(ev)
   expect_identical(info$server$name, "mcp-servers/everything")
   tools <- mcp_list_tools(ev)
@@ -194,12 +190,9 @@ test_that("server-everything: its many tool shapes, progress and errors", {
 })
 
 test_that("server-everything: its resources, templates and prompts, read from R (K11)", {
-  node <- peer_node()
-  skip_if(is.null(node), "Node >= 20 or @modelcontextprotocol/server-everything not installed")
-  index <- file.path(node$dir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
-  ev <- mcp_connect(node$node, c(index, "stdio"), name = "everything")
-  on.exit(mcp_close(ev))
+  ev <- local_everything()
   # Its static documents: every file of its docs directory, read whole.
+  index <- attr(ev, "index")
   docs <- dir(file.path(dirname(index), "docs"))
   listed <- mcp_list_resources(ev)
   uris <- paste0("demo://resource/static/document/", docs)
