@@ -28,6 +28,27 @@ start_http_server <- function(code, env = character(), envir = parent.frame()) {
   stop("the server did not start: ", err, p$read_all_error())
 }
 
+# Three replicas of the server script `code` behind nginx with the shipped
+# configuration (inst/deploy/nginx.conf, its upstream ports replaced by the
+# replicas'), named as mcplite@.service names them (MCPLITE_REPLICA r8081,
+# r8082, r8083) and each given `env`: list(url (nginx's endpoint), replicas
+# (as start_http_server() gives them), nginx (its process)).
+start_nginx_replicas <- function(code, env = character(), envir = parent.frame()) {
+  skip_if(!nzchar(Sys.which("nginx")) && !file.exists("/usr/sbin/nginx"), "nginx not installed")
+  conf_src <- system.file("deploy", "nginx.conf", package = "mcplite")
+  skip_if(!nzchar(conf_src), "inst/deploy/nginx.conf not installed")
+  replicas <- lapply(1:3, function(i) {
+    start_http_server(code, env = c(env, MCPLITE_REPLICA = paste0("r808", i)), envir = envir)
+  })
+  ports <- vapply(replicas, function(r) sub("^http://127.0.0.1:([0-9]+)/mcp$", "\\1", r$url), "")
+  conf <- readLines(conf_src)
+  conf <- sub("server 127.0.0.1:808([1-3])", "server 127.0.0.1:PORT\\1", conf)
+  for (i in 1:3) conf <- gsub(paste0("PORT", i), ports[[i]], conf, fixed = TRUE)
+  nx <- start_nginx(function(p) sub("listen 127.0.0.1:8080;", sprintf("listen 127.0.0.1:%d;", p), conf, fixed = TRUE),
+                    envir = envir)
+  list(url = sprintf("http://127.0.0.1:%d/mcp", nx$ports[[1]]), replicas = replicas, nginx = nx$process)
+}
+
 # TRUE when something accepts TCP connections on 127.0.0.1:`port`.
 port_listening <- function(port) {
   con <- suppressWarnings(tryCatch(

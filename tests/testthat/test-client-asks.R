@@ -97,6 +97,33 @@ test_that("K12.2, K12.3 over HTTP: legacy sessions and 2026-07-28 retries", {
   }
 })
 
+test_that("K12, G3 behind nginx: three replicas with two workers each, questions and log messages, both eras", {
+  # A legacy session's questions and answers stay on the replica that owns
+  # it; a 2026-07-28 call runs again with its answers on whichever replica
+  # nginx picks, which accepts the requestState another one made because
+  # they share MCPLITE_STATE_KEY.
+  nx <- start_nginx_replicas(readLines(client_server_script("asks.R")), env = c(
+    MCPLITE_TRANSPORT = "http", MCPLITE_PORT = "0", MCPLITE_WORKERS = "2",
+    MCPLITE_STATE_KEY = "shared-by-the-three-replicas-0123456789"
+  ))
+  for (protocol in c("2025-11-25", "2026-07-28")) {
+    conn <- mcp_connect(url = nx$url, protocol = protocol, timeout = 30, log_level = "info",
+                        elicitation = function(q) list(why = "large"), sampling = function(q) "fine")
+    for (n in 1:6) {
+      expect_identical(first_text(mcp_call(conn, "confirm", list(n = n))), sprintf("Deleting %d files (large)", n))
+    }
+    expect_match(first_text(mcp_call(conn, "summarise", list(text = "x"))), "fine$")
+    logs <- character()
+    res <- withCallingHandlers(mcp_call(conn, "twice"), mcplite_server_log = function(m) {
+      logs <<- c(logs, conditionMessage(m))
+      invokeRestart("muffleMessage")
+    })
+    expect_identical(first_text(res), "accept accept")
+    expect_true(any(grepl("before the questions", logs)), info = paste(protocol, logs))
+    mcp_close(conn)
+  }
+})
+
 test_that("K12.2, K12.4: what goes back over the wire (legacy stdio)", {
   out <- tempfile()
   body <- paste(

@@ -364,9 +364,6 @@ test_that("legacy: an unknown method is a JSON-RPC error with 200, and the sessi
 # mcplite@.service names them, r8081, r8082, r8083 (MCPLITE_REPLICA, "r" and
 # the shipped configuration's port), all reached from one client address.
 test_that("nginx spreads modern requests, routes legacy sessions by MCP-Session-Id, survives a dead replica", {
-  skip_if(!nzchar(Sys.which("nginx")) && !file.exists("/usr/sbin/nginx"), "nginx not installed")
-  conf_src <- system.file("deploy", "nginx.conf", package = "mcplite")
-  skip_if(!nzchar(conf_src), "inst/deploy/nginx.conf not installed")
   log_dir <- withr::local_tempdir()
   done_dir <- withr::local_tempdir()
   code <- c(
@@ -378,16 +375,10 @@ test_that("nginx spreads modern requests, routes legacy sessions by MCP-Session-
     "nap <- tool(function(s) { file.create(started); Sys.sleep(s); file.create(done); 'rested' }, 'Nap.', name = 'nap', arguments = list(s = type_number()))",
     "mcp_server(list(pid, nap), transport = 'http', port = 0L, progress_interval = 0.5)"
   )
-  here <- environment()
-  replicas <- lapply(1:3, function(i) start_http_server(code, env = c(MCPLITE_REPLICA = paste0("r808", i)), envir = here))
-  ports <- vapply(replicas, function(r) sub("^http://127.0.0.1:([0-9]+)/mcp$", "\\1", r$url), "")
-  conf <- readLines(conf_src)
-  conf <- sub("server 127.0.0.1:808([1-3])", "server 127.0.0.1:PORT\\1", conf)
-  for (i in 1:3) conf <- gsub(paste0("PORT", i), ports[[i]], conf, fixed = TRUE)
-  nx <- start_nginx(function(p) sub("listen 127.0.0.1:8080;", sprintf("listen 127.0.0.1:%d;", p), conf, fixed = TRUE))
-  front <- nx$process
-  port <- nx$ports[[1]]
-  url <- sprintf("http://127.0.0.1:%d/mcp", port)
+  nx <- start_nginx_replicas(code)
+  replicas <- nx$replicas
+  front <- nx$nginx
+  url <- nx$url
   n <- 0L
   answered <- integer()
   call_pid <- function(sid = NULL) {

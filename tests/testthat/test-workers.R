@@ -316,3 +316,24 @@ test_that("H7.1, H7.3, N5.1: over HTTP with workers, the logs name outcomes, the
     fixed = TRUE)
   expect_identical(srv$process$get_exit_status(), 0L)
 })
+
+test_that("G3 with workers over HTTP: a 2026-07-28 call from a client that can be asked gets its log messages", {
+  code <- c(
+    "library(mcplite)",
+    "t <- tool(function() { mcp_log('from the worker'); 'done' }, name = 'logs', description = 'Logs.')",
+    "mcp_server(t, transport = 'http', port = 0L, workers = 2)"
+  )
+  srv <- start_http_server(code)
+  for (protocol in c("2025-11-25", "2026-07-28")) {
+    conn <- mcp_connect(url = srv$url, protocol = protocol, timeout = 30, log_level = "info",
+                        elicitation = function(q) list())
+    logs <- character()
+    res <- withCallingHandlers(mcp_call(conn, "logs"), mcplite_server_log = function(m) {
+      logs <<- c(logs, conditionMessage(m))
+      invokeRestart("muffleMessage")
+    })
+    expect_identical(res$content[[1]]$text, "done")
+    expect_match(logs, "from the worker", all = FALSE, info = protocol)
+    mcp_close(conn)
+  }
+})

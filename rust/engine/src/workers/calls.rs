@@ -302,9 +302,14 @@ pub fn progress_of(msg: &Message, session: &LegacyState) -> Option<(Listen, Vers
     let params = msg.params.as_ref();
     let token = progress_token(params);
     let (log, asks, v) = match version::era_of(params) {
-        Era::Modern { meta } => {
-            (logging::requested_level(meta).ok()?, Asks::NONE, version::check_modern_claim(meta).ok()?)
-        }
+        // What the dispatcher will make of the call (RULES A1.1): a
+        // different `Listen` would give the call a second `Progress`, and
+        // its log messages would go to the one the transport does not read.
+        Era::Modern { meta } => (
+            logging::requested_level(meta).ok()?,
+            Asks::from_capabilities(meta.get(version::META_CAPS)),
+            version::check_modern_claim(meta).ok()?,
+        ),
         Era::Legacy => (session.log_level, session.asks, session.negotiated()?),
     };
     let listen = Listen { token, log, asks };
@@ -461,5 +466,27 @@ mod tests {
         assert_eq!(hits.0.load(Ordering::SeqCst), 5);
         assert!(!c.state().is_cancelled(), "a drain interrupt is not a cancellation");
         assert!(c.state().stopping(), "its answer says the server was stopping");
+    }
+
+    #[test]
+    fn g3_a_modern_call_from_a_client_that_can_be_asked_keeps_the_progress_it_was_registered_with() {
+        use crate::message::{parse_line, Incoming};
+        let line = br#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"t","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}},"io.modelcontextprotocol/logLevel":"info"}}}"#;
+        let Incoming::Message(msg) = parse_line(line) else { panic!("a message") };
+        let (listen, v) = progress_of(&msg, &LegacyState::default()).expect("it listens");
+        assert_eq!(listen.asks, Asks { elicitation: true, sampling: false });
+        let calls = registry();
+        let a = calls.register(None, "5", Some((listen.clone(), v)));
+        let registered = a.state().progress().expect("registered with its progress");
+        // What the dispatcher says as the tool starts: the same listener, so
+        // the progress the transport reads is the one the tool logs to.
+        a.state().started(&CallStart {
+            id: "5",
+            progress_token: None,
+            log_level: listen.log,
+            asks: Asks { elicitation: true, sampling: false },
+            version: v,
+        });
+        assert!(Arc::ptr_eq(&registered, &a.state().progress().unwrap()));
     }
 }
