@@ -15,8 +15,10 @@
 #'   its title the page's title. A page that documents several functions is
 #'   one resource (`?"%in%"` is the page `r-help://base/match`).
 #' * A vignette has the URI `r-vignette://<package>/<name>` and holds its
-#'   source as installed: R Markdown (`"text/markdown"`) or Sweave/LaTeX
-#'   (`"text/x-tex"`). A vignette installed without its source is left out.
+#'   source as installed: R Markdown or Quarto (`"text/markdown"`),
+#'   Sweave/LaTeX (`"text/x-tex"`), anything else as `"text/plain"`. A
+#'   vignette installed without its source, or whose source is not UTF-8,
+#'   is left out.
 #'
 #' @section What runs, and when:
 #' The pages are rendered once, when `package_resources()` is called (by
@@ -77,7 +79,7 @@ uri_segment <- function(x) {
 # One resource per help page (RULES U5.1): the text is rendered by
 # help_page_texts(), cached per installed package.
 help_page_resources <- function(package, path, topics, cache) {
-  pages <- help_page_texts(package, path, cache)
+  pages <- help_page_texts(package, path, cache, topics)
   if (!is.null(pages$error)) {
     abort_arg("`package` \"", package, "\" has no help pages to serve: ", pages$error, ".", call = caller_env(2))
   }
@@ -101,7 +103,7 @@ help_page_resources <- function(package, path, topics, cache) {
 # Every help page of the package as text: list(pages = list(<Rd file> =
 # list(name, title, text)), aliases = c(alias = <Rd file>), error = NULL or
 # why there are none, key). Cached in memory and on disk as package_docs() is.
-help_page_texts <- function(package, path, cache) {
+help_page_texts <- function(package, path, cache, topics = NULL) {
   key <- docs_cache_key(package, path, "help-text")
   slot <- paste(package, "help-text", sep = "\r")
   dir <- if (!isFALSE(cache)) docs_cache_dir(cache)
@@ -113,6 +115,10 @@ help_page_texts <- function(package, path, cache) {
   if (is.list(entry) && identical(entry$key, key)) {
     return(entry)
   }
+  if (isFALSE(cache) && !is.null(topics)) {
+    # Nothing to keep: only the pages asked for are rendered.
+    return(render_help_texts(package, path, topics))
+  }
   entry <- render_help_texts(package, path)
   entry$key <- key
   if (!isFALSE(cache)) {
@@ -122,7 +128,7 @@ help_page_texts <- function(package, path, cache) {
   entry
 }
 
-render_help_texts <- function(package, path) {
+render_help_texts <- function(package, path, topics = NULL) {
   index <- read_help_index(path)
   if (!is.null(index$error)) {
     return(list(pages = list(), aliases = character(), error = index$error))
@@ -133,6 +139,9 @@ render_help_texts <- function(package, path) {
                 error = paste0("its help pages could not be read: ", conditionMessage(db))))
   }
   names(db) <- sub("\\.[Rr]d$", "", names(db))
+  if (!is.null(topics)) {
+    db <- db[intersect(names(db), unname(index$aliases[topics]))]
+  }
   out <- tempfile("rd-", fileext = ".txt")
   on.exit(unlink(out), add = TRUE)
   pages <- lapply(db, function(rd) {
@@ -146,7 +155,7 @@ render_help_texts <- function(package, path) {
     }, error = function(e) NULL)
   })
   pages <- Filter(function(p) !is.null(p) && nzchar(p$name), pages)
-  aliases <- index$aliases[index$aliases %in% names(pages)]
+  aliases <- if (is.null(topics)) index$aliases[index$aliases %in% names(pages)] else index$aliases
   list(pages = pages, aliases = aliases, error = NULL)
 }
 
@@ -179,7 +188,13 @@ vignette_resources <- function(package, path) {
     }
     name <- tools::file_path_sans_ext(info[i, "File"])
     title <- unname(info[i, "Title"])
-    mime <- if (grepl("\\.[Rr]md$", file)) "text/markdown" else "text/x-tex"
+    mime <- if (grepl("\\.([Rr]?md|qmd)$", file)) {
+      "text/markdown"
+    } else if (grepl("\\.([Rr]nw|[Ss]nw|tex)$", file)) {
+      "text/x-tex"
+    } else {
+      "text/plain"
+    }
     resource(paste0("r-vignette://", package, "/", uri_segment(name)), text, name = name,
              title = if (nzchar(title)) title, mime_type = mime,
              description = paste0("The source of the vignette \"", title, "\" of package ", package, "."))

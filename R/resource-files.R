@@ -7,23 +7,29 @@
 #' read when `resource_files()` is called; the resources hold what the files
 #' held then (call it again, and restart the server, to serve new files).
 #'
-#' A file's URI is its `file://` URI (`file:///home/me/project/report.md`,
-#' each path segment percent-encoded), its name its path relative to `root`.
-#' Its MIME type comes from its first bytes (images and audio, as
-#' [content_image_file()] tells them) or its extension (`.csv`
-#' `"text/csv"`, `.md` `"text/markdown"`, `.R` `"text/x-r"`, `.json`,
-#' `.html`, `.txt`, ...); a file of another kind is text (`"text/plain"`)
-#' when it is UTF-8 without NUL bytes, else binary
-#' (`"application/octet-stream"`).
+#' A file's URI is its `file://` URI: the absolute path of `root` (links
+#' in it resolved) and the file's path under it, each segment
+#' percent-encoded (`file:///home/me/project/report.md`); its name is that
+#' path relative to `root`. Its MIME type comes from its extension when that
+#' names a text format (`.csv` `"text/csv"`, `.md` `"text/markdown"`, `.R`
+#' `"text/x-r"`, `.json`, `.html`, `.txt`, ...) and the file is UTF-8 text;
+#' else from its first bytes (images and audio, as [content_image_file()]
+#' tells them); else from its extension; else it is `"text/plain"` when it
+#' is UTF-8 without NUL bytes and `"application/octet-stream"` otherwise.
+#' Text is sent as text, anything else as binary.
 #'
 #' @section What is served:
-#' Only regular files under `root` are served: a symbolic link is followed
-#' only when its target is itself under `root` (a link to `~/.ssh` or
-#' `/etc` is left out), hidden files and directories (names starting with
-#' `.`, such as `.env`, `.git` or `.Renviron`) are left out unless
-#' `hidden = TRUE`, as `ls` leaves them out, and so is a file larger than
-#' `max_size`. A message names each link and large file left out, and why. Nothing is read when a client reads a
-#' resource: a model that picks a URI only picks among these files.
+#' Only files under `root` are served, read through their real path:
+#' a symbolic link to a file is followed only when its target is itself
+#' under `root` and not hidden (a link to `~/.ssh/id_rsa`, to `/etc/passwd`
+#' or to `.env` is left out), a link to a directory is not entered (so
+#' there are no loops and no file is listed twice), hidden files and directories (names starting with `.`, such
+#' as `.env`, `.git` or `.Renviron`) are left out without a word unless
+#' `hidden = TRUE`, as `ls` leaves them out, and so are a file larger than
+#' `max_size`, a file whose name is not UTF-8 and one whose URI would be
+#' longer than 2048 bytes. A message names those (the first ten) and why.
+#' Nothing is read when a client reads a resource: a model that picks a URI
+#' only picks among these files.
 #'
 #' @param root The directory whose files to serve.
 #' @param pattern `NULL` for every file, or a regular expression that a
@@ -63,23 +69,22 @@ resource_files <- function(root, pattern = NULL, recursive = TRUE, hidden = FALS
   check_number(max_size, min = 1, what = "a number of bytes, at least 1")
   check_bool(quiet)
   top <- normalizePath(root, winslash = "/", mustWork = TRUE)
-  rel <- sort(list.files(top, recursive = recursive, all.files = hidden, no.. = TRUE, include.dirs = FALSE),
-              method = "radix")
-  if (!hidden) {
-    rel <- rel[!grepl("(^|/)\\.", rel)]
-  }
+  found <- list_root_files(top, recursive, hidden)
+  rel <- found$rel
+  left_out <- found$left_out
   if (!is.null(pattern)) {
-    rel <- rel[grepl(pattern, rel, perl = TRUE)]
+    keep <- grepl(pattern, rel, perl = TRUE)
+    rel <- rel[keep]
+    found$real <- found$real[keep]
   }
-  left_out <- character()
   out <- list()
-  for (r in rel) {
-    why <- resource_file_refusal(file.path(top, r), top, max_size)
+  for (i in seq_along(rel)) {
+    why <- resource_file_refusal(rel[[i]], found$real[[i]], top, hidden, max_size)
     if (!is.null(why)) {
-      left_out <- c(left_out, paste0(r, " (", why, ")"))
+      left_out <- c(left_out, paste0(rel[[i]], " (", why, ")"))
       next
     }
-    out[[length(out) + 1L]] <- resource_of_file(file.path(top, r), r)
+    out[[length(out) + 1L]] <- resource_of_file(file.path(top, rel[[i]]), found$real[[i]], rel[[i]])
   }
   if (length(left_out) > 0L && !quiet) {
     message("resource_files() left out ", length(left_out), " file", if (length(left_out) > 1L) "s",
@@ -90,12 +95,60 @@ resource_files <- function(root, pattern = NULL, recursive = TRUE, hidden = FALS
   out
 }
 
-# Why the file at `path` is not served (RULES U6.1), or NULL: not a regular
-# file, a link whose target is outside `top`, too large, or unreadable.
-resource_file_refusal <- function(path, top, max_size) {
-  real <- normalizePath(path, winslash = "/", mustWork = FALSE)
-  if (!startsWith(real, paste0(sub("/$", "", top), "/"))) {
+# The files under `top` (RULES U6.1): list(rel = paths relative to `top`,
+# sorted; real = their real paths; left_out = "<rel>/ (<why>)" for the
+# directories not entered). Links to directories are never entered (no
+# loop, no tree outside the root walked, no file listed twice); a link to a
+# file is listed, and resource_file_refusal() checks where it leads. Hidden
+# entries are skipped unless `hidden`.
+list_root_files <- function(top, recursive, hidden) {
+  rel <- character()
+  real <- character()
+  left_out <- character()
+  seen <- top
+  queue <- ""
+  while (length(queue) > 0L) {
+    dir <- queue[[1L]]
+    queue <- queue[-1L]
+    entries <- sort(list.files(file.path(top, dir), all.files = hidden, no.. = TRUE), method = "radix")
+    if (!hidden) entries <- entries[!startsWith(entries, ".")]
+    for (e in entries) {
+      r <- if (nzchar(dir)) paste(dir, e, sep = "/") else e
+      if (!validUTF8(e)) {
+        # R cannot make a path of it (file.path() fails) nor a resource's name.
+        left_out <- c(left_out, paste0(encodeString(r), " (a name that is not UTF-8)"))
+        next
+      }
+      target <- normalizePath(file.path(top, r), winslash = "/", mustWork = FALSE)
+      if (dir.exists(target)) {
+        if (!recursive) next
+        if (nzchar(Sys.readlink(file.path(top, r)))) {
+          left_out <- c(left_out, paste0(r, "/ (a link to a directory)"))
+        } else if (under_root(target, top) && !target %in% seen) {
+          seen <- c(seen, target)
+          queue <- c(queue, r)
+        }
+        next
+      }
+      rel <- c(rel, r)
+      real <- c(real, target)
+    }
+  }
+  o <- order(rel, method = "radix")
+  list(rel = rel[o], real = real[o], left_out = left_out)
+}
+
+under_root <- function(real, top) startsWith(real, paste0(sub("/$", "", top), "/"))
+
+# Why the file `rel` (real path `real`) is not served (RULES U6.1), or NULL:
+# its real path is outside `top` or hidden, it is no regular file, too
+# large, unreadable, or its name cannot be a resource's.
+resource_file_refusal <- function(rel, real, top, hidden, max_size) {
+  if (!under_root(real, top)) {
     return("a link to outside the root")
+  }
+  if (!hidden && grepl("(^|/)\\.", substring(real, nchar(sub("/$", "", top)) + 2L))) {
+    return("a link to a hidden file")
   }
   info <- file.info(real, extra_cols = FALSE)
   if (is.na(info$isdir) || info$isdir) {
@@ -107,28 +160,39 @@ resource_file_refusal <- function(path, top, max_size) {
   if (file.access(real, 4L) != 0L) {
     return("not readable")
   }
+  if (nchar(file_uri(file.path(top, rel)), type = "bytes") > 2048L) {
+    return("a URI longer than 2048 bytes")
+  }
   NULL
 }
 
-# The resource of one file: its bytes as text or binary (see resource_files()).
-resource_of_file <- function(path, rel) {
-  size <- file.size(path)
-  bytes <- if (size > 0) readBin(path, "raw", size) else raw()
-  sniffed <- sniff_media(bytes)
-  by_ext <- text_extensions[file_extension(path)]
-  mime <- if (!is.null(sniffed)) sniffed$mime else if (!is.na(by_ext)) unname(by_ext)
+# The resource of one file, read through its real path: text or binary,
+# its MIME type from the extension when that names a text type and the
+# bytes are text, else from the first bytes (images and audio), else from
+# the extension (see resource_files()).
+resource_of_file <- function(path, real, rel) {
+  size <- file.size(real)
+  bytes <- if (size > 0) readBin(real, "raw", size) else raw()
   text <- !any(bytes == as.raw(0L)) && validUTF8(rawToChar(bytes))
-  if (is.null(mime) && !text) {
-    ext <- file_extension(path)
-    mime <- unname(c(media_extensions$image, media_extensions$audio)[ext])
-    if (length(mime) == 0L || is.na(mime)) mime <- "application/octet-stream"
-  }
-  content <- if ((is.null(mime) || startsWith(mime, "text/") || mime %in% text_mime_types) && text) {
-    rawToChar(bytes)
+  ext <- file_extension(path)
+  by_ext <- unname(text_extensions[ext])
+  media <- unname(c(media_extensions$image, media_extensions$audio)[ext])
+  sniffed <- sniff_media(bytes)
+  mime <- if (!is.na(by_ext) && text) {
+    by_ext
+  } else if (!is.null(sniffed)) {
+    sniffed$mime
+  } else if (!is.na(by_ext)) {
+    by_ext
+  } else if (!is.na(media)) {
+    media
+  } else if (text) {
+    "text/plain"
   } else {
-    bytes
+    "application/octet-stream"
   }
-  resource(file_uri(path), content, name = rel, mime_type = mime %||% "text/plain")
+  as_text <- text && (startsWith(mime, "text/") || mime %in% text_mime_types)
+  resource(file_uri(path), if (as_text) rawToChar(bytes) else bytes, name = rel, mime_type = mime)
 }
 
 # A file's file:// URI: the absolute path, each segment percent-encoded

@@ -24,8 +24,10 @@
 #' @param page_size `NULL` or the most tools, prompts, resources or
 #'   resource templates one page of a listing holds (a whole number of at
 #'   least 1): a longer list is sent in pages that clients follow with
-#'   `nextCursor` (MCP pagination). `NULL` reads `MCPLITE_PAGE_SIZE`, else
-#'   every list is one page, which every client reads whole.
+#'   `nextCursor` (MCP pagination). `NULL`: `mcp_server()` reads
+#'   `MCPLITE_PAGE_SIZE`, else every list is one page, which every client
+#'   reads whole; `mcp_handler()` makes one page (it reads no environment
+#'   variable, so what it answers in a test does not depend on the shell).
 #' @param transport `"stdio"` or `"http"`. `NULL` (the default) reads the
 #'   environment variable `MCPLITE_TRANSPORT`, and uses `"stdio"` when it is
 #'   unset.
@@ -596,7 +598,8 @@ mcp_handler <- function(tools, instructions = NULL, session_tools = FALSE, sessi
   spec <- if (session_tools) live_server_spec(tools, session_wait) else server_spec(tools)
   spec$prompts <- prompt_specs(prompts)
   spec$resources <- resource_specs(resources)
-  spec$page_size <- page_size_option(page_size)
+  check_number_whole(page_size, min = 1, max = 2^53, allow_null = TRUE, what = "a whole number of items from 1 up")
+  spec$page_size <- if (!is.null(page_size)) as.numeric(page_size)
   check_payload_options()
   ptr <- engine_handler_new(spec, server_version(), instructions)
   structure(list(ptr = ptr, spec = spec, instructions = instructions), class = "mcplite_handler")
@@ -937,12 +940,6 @@ http_flag <- function(value, name) {
 # One numeric HTTP limit: the argument, else its environment variable
 # (`MCPLITE_` and the upper-case name), else NULL (the engine's default); at
 # least `min` and at most 2^53.
-# The page size of the listings (RULES L5.2): NULL (one page) or a whole
-# number of at least 1, from the argument or MCPLITE_PAGE_SIZE.
-page_size_option <- function(page_size) {
-  http_limit(page_size, "page_size", 1, whole = TRUE, what = "a whole number of items")
-}
-
 http_limit <- function(value, name, min, whole, what) {
   var <- paste0("MCPLITE_", toupper(name))
   arg <- paste0("`", name, "`")
@@ -960,4 +957,10 @@ http_limit <- function(value, name, min, whole, what) {
     abort_arg(arg, " must be ", what, " from ", format(min, scientific = FALSE), " up, not ", describe(value), ".")
   }
   as.numeric(value)
+}
+
+# The page size of mcp_server()'s listings (RULES L5.2): NULL (one page) or
+# a whole number of at least 1, from the argument or MCPLITE_PAGE_SIZE.
+page_size_option <- function(page_size) {
+  http_limit(page_size, "page_size", 1, whole = TRUE, what = "a whole number of items")
 }

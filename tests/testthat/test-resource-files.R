@@ -26,8 +26,8 @@ test_that("U6.1: each regular file under the root is a resource with its file UR
   p <- local_project()
   expect_message(files <- resource_files(p$root, max_size = 1000), "left out 3 files")
   top <- normalizePath(p$root)
-  expect_named(files, paste0("file://", top, "/", c("analysis.R", "data/cars.csv", "figure.png", "model.bin",
-                                                     "report.md", "same.md")))
+  expect_named(files, vapply(file.path(top, c("analysis.R", "data/cars.csv", "figure.png", "model.bin",
+                                                "report.md", "same.md")), mcplite:::file_uri, "", USE.NAMES = FALSE))
   by_name <- stats::setNames(files, vapply(files, function(r) r$name, ""))
   expect_identical(vapply(by_name, function(r) r$mime_type, ""), c(
     analysis.R = "text/x-r", `data/cars.csv` = "text/csv", figure.png = "image/png",
@@ -52,13 +52,14 @@ test_that("U6.1: hidden files, links to outside the root and large files are nev
     invokeRestart("muffleMessage")
   })
   expect_match(msgs, "key (a link to outside the root)", fixed = TRUE)
-  expect_match(msgs, "elsewhere/id_rsa (a link to outside the root)", fixed = TRUE)
+  expect_match(msgs, "elsewhere/ (a link to a directory)", fixed = TRUE)
   expect_match(msgs, "big.txt (2,000 bytes, more than `max_size`)", fixed = TRUE)
   expect_false(any(grepl("secret|core", vapply(files, function(r) r$body, ""))))
   expect_false(any(grepl("\\.env|\\.git|id_rsa|key|big", names(files))))
   # A client that asks for those files' URIs gets "not found".
   client <- local_mcp_connect(tools = mcp_handler(list(), resources = files))
-  for (uri in paste0("file://", normalizePath(p$root), "/", c(".env", "key", "elsewhere/id_rsa", ".git/config"))) {
+  for (uri in vapply(file.path(normalizePath(p$root), c(".env", "key", "elsewhere/id_rsa", ".git/config")),
+                     mcplite:::file_uri, "")) {
     expect_error(mcp_read_resource(client, uri), "Resource not found")
   }
   # hidden = TRUE serves hidden files, and never a link to outside.
@@ -82,4 +83,40 @@ test_that("U6.1: pattern and recursive choose the files; arguments are checked",
   expect_error(resource_files(p$root, max_size = 0), "`max_size` must be", class = "mcplite_error_argument")
   expect_error(resource_files(p$root, hidden = "yes"), "`hidden` must be TRUE or FALSE",
                class = "mcplite_error_argument")
+})
+
+test_that("U6.1: links that loop or lead to hidden files, and text told from its bytes", {
+  root <- withr::local_tempdir("odd-")
+  dir.create(file.path(root, "sub"))
+  writeLines("x", file.path(root, "sub", "a.txt"))
+  file.symlink(root, file.path(root, "sub", "loop"))
+  file.symlink(".", file.path(root, "self"))
+  writeLines("TOKEN=1", file.path(root, ".env"))
+  file.symlink(file.path(root, ".env"), file.path(root, "env"))
+  writeLines(c("BMI,age,weight,height,group", "22.5,40,70,176,a"), file.path(root, "bmi.csv"))
+  writeBin(as.raw(c(0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0)), file.path(root, "notes.txt"))
+  file.create(file.path(root, "empty.md"))
+  # "café" in Latin-1, a name that is not UTF-8 (R itself will not make it).
+  if (.Platform$OS.type == "unix") {
+    system2("sh", c("-c", shQuote("touch \"$1/$(printf 'caf\\351')\""), "sh", shQuote(root)))
+  }
+  msgs <- character()
+  files <- withCallingHandlers(resource_files(root), message = function(m) {
+    msgs <<- c(msgs, conditionMessage(m))
+    invokeRestart("muffleMessage")
+  })
+  by_name <- stats::setNames(files, vapply(files, function(r) r$name, ""))
+  # Each file once: the loops are not entered, the link to .env is refused.
+  expect_named(by_name, c("bmi.csv", "empty.md", "notes.txt", "sub/a.txt"))
+  expect_match(msgs, "env (a link to a hidden file)", fixed = TRUE)
+  expect_match(msgs, "self/ (a link to a directory)", fixed = TRUE)
+  expect_match(msgs, "sub/loop/ (a link to a directory)", fixed = TRUE)
+  if (.Platform$OS.type == "unix") expect_match(msgs, "caf\\xe9 (a name that is not UTF-8)", fixed = TRUE)
+  # A CSV whose first bytes look like a BMP image is still CSV text; a .txt
+  # holding a PNG is an image; an empty file is empty text.
+  expect_identical(by_name$bmi.csv$mime_type, "text/csv")
+  expect_identical(by_name$bmi.csv$kind, "text")
+  expect_identical(by_name$notes.txt$mime_type, "image/png")
+  expect_identical(by_name$notes.txt$kind, "blob")
+  expect_identical(by_name$empty.md$body, "")
 })

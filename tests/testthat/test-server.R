@@ -67,14 +67,15 @@ test_that("L5.2: page_size cuts every listing into pages that clients follow", {
   client <- local_mcp_connect(tools = handler)
   expect_named(mcp_list_tools(client), paste0("t", 1:5))
   expect_named(mcp_list_resources(client), paste0("docs://", 1:3))
-  # MCPLITE_PAGE_SIZE when the argument is NULL; without either, one page.
+  # mcp_server() reads MCPLITE_PAGE_SIZE when the argument is NULL;
+  # mcp_handler() never does: without the argument, one page.
   withr::local_envvar(MCPLITE_PAGE_SIZE = "4")
-  expect_identical(mcp_handler(tools)$spec$page_size, 4)
-  withr::local_envvar(MCPLITE_PAGE_SIZE = NA)
+  expect_identical(mcplite:::page_size_option(NULL), 4)
+  expect_null(mcp_handler(tools)$spec$page_size)
   expect_null(jsonlite::parse_json(mcp_handle(mcp_handler(tools), list(jsonrpc = "2.0", id = 1L,
     method = "tools/list", params = list(`_meta` = modern_meta()))))$result$nextCursor)
   for (bad in list(0, 1.5, "2", c(1, 2), NA)) {
-    expect_error(mcp_handler(tools, page_size = bad), "`page_size` must be a whole number of items from 1 up",
+    expect_error(mcp_handler(tools, page_size = bad), "`page_size` must be NULL or a whole number of items from 1 up",
                  class = "mcplite_error_argument")
   }
   withr::local_envvar(MCPLITE_PAGE_SIZE = "many")

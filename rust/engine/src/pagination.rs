@@ -10,9 +10,16 @@ use std::num::NonZeroUsize;
 
 use serde_json::Value;
 
-/// A listing's pages, each the JSON array of its items.
-#[derive(Debug, Default)]
+/// A listing's pages, each the JSON array of its items; at least one.
+#[derive(Debug)]
 pub struct Pages(Vec<Vec<u8>>);
+
+impl Default for Pages {
+    /// One empty page.
+    fn default() -> Pages {
+        Pages(vec![b"[]".to_vec()])
+    }
+}
 
 impl Pages {
     /// `items` cut into pages of at most `size` items (one page without a
@@ -113,6 +120,7 @@ mod tests {
         assert_eq!(Pages::new(&items, None, array).page(0), (&b"[0,1,2,3,4,5,6]"[..], None));
         assert_eq!(Pages::new(&items, NonZeroUsize::new(7), array).count(), 1);
         assert_eq!(Pages::new(&[] as &[u32], NonZeroUsize::new(2), array).page(0), (&b"[]"[..], None));
+        assert_eq!(Pages::default().page(0), (&b"[]"[..], None));
     }
 
     #[test]
