@@ -74,6 +74,8 @@ bad_arguments <- list(
   list(quote(mcp_stderr(x = 1)), "mcp_stderr", "x"),
   list(quote(mcp_tools(x = 1)), "mcp_tools", "x"),
   list(quote(package_tools(package = 1)), "package_tools", "package"),
+  list(quote(package_resources(package = 1)), "package_resources", "package"),
+  list(quote(resource_files(root = 1)), "resource_files", "root"),
   list(quote(tool(fun = 1, description = "d")), "tool", "fun"),
   list(quote(tool_result(is_error = NA)), "tool_result", "is_error"),
   list(quote(type_array(items = 1)), "type_array", "items"),
