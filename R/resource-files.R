@@ -105,7 +105,6 @@ list_root_files <- function(top, recursive, hidden) {
   rel <- character()
   real <- character()
   left_out <- character()
-  seen <- top
   queue <- ""
   while (length(queue) > 0L) {
     dir <- queue[[1L]]
@@ -124,8 +123,7 @@ list_root_files <- function(top, recursive, hidden) {
         if (!recursive) next
         if (nzchar(Sys.readlink(file.path(top, r)))) {
           left_out <- c(left_out, paste0(r, "/ (a link to a directory)"))
-        } else if (under_root(target, top) && !target %in% seen) {
-          seen <- c(seen, target)
+        } else {
           queue <- c(queue, r)
         }
         next
