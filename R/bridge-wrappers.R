@@ -161,4 +161,8 @@ log_wanted <- function(level) bridge_value(.Call(wrap__log_wanted, level))
 
 log_running <- function(level, logger, data) bridge_value(.Call(wrap__log_running, level, logger, data))
 
+resource_change_set <- function(spec) bridge_value(.Call(wrap__resource_change_set, spec))
+
+resource_change_remove <- function(uri) bridge_value(.Call(wrap__resource_change_remove, uri))
+
 ask_running <- function(kind, params, timeout) bridge_value(.Call(wrap__ask_running, kind, params, timeout))

@@ -42,6 +42,9 @@
 #'   no served call runs, the client cannot be asked (it did not declare the
 #'   capability), the call was cancelled, the client refused, or the time
 #'   ran out.
+#' * `mcplite_error_resources`: [mcp_resource_set()] or
+#'   [mcp_resource_remove()] was called outside a tool of a running server
+#'   that has resources.
 #' * `mcplite_error_workers`: [mcp_server()] with `workers` above 1 cannot
 #'   start its worker processes (an interactive session or a script read from
 #'   standard input has no script to run again; a worker exited before it was
@@ -86,7 +89,7 @@
 #'   mcplite_error_option mcplite_error_json mcplite_error_handler mcplite_error_session mcplite_error_live
 #'   mcplite_error_progress mcplite_error_ask mcplite_error_workers mcplite_error_internal mcplite_error_client
 #'   mcplite_error_tool mcplite_error_rpc mcplite_error_timeout mcplite_error_connection
-#'   mcplite_error_tls mcplite_error_ignored_tool
+#'   mcplite_error_tls mcplite_error_ignored_tool mcplite_error_resources
 #' @seealso [conditionMessage()], [tryCatch()].
 #' @examples
 #' handler <- mcp_handler(list())

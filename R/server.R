@@ -505,8 +505,10 @@ mcp_server <- function(tools = NULL, instructions = NULL, transport = NULL, host
       tools <- live_worker_tools(tools)
     }
     confine <- confine_default(confine, tools, worker = TRUE)
-    worker_hand_over(tools, progress_interval, confine)
-    return(serve_as_worker(tools, progress_interval, confine))
+    # RULES U3.2: the tools may change the server's resources when it has some.
+    changes <- offers_resources(resource_specs(resources))
+    worker_hand_over(tools, progress_interval, confine, changes)
+    return(serve_as_worker(tools, progress_interval, confine, resource_changes = changes))
   }
   transport <- server_transport(transport)
   http <- if (identical(transport, "http")) {

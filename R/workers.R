@@ -137,7 +137,7 @@ worker_main <- function() {
     abort("The server's script ended without calling `mcp_server()` in this worker.",
           class = "mcplite_error_workers")
   }
-  serve_as_worker(served$tools, served$progress_interval, served$confine)
+  serve_as_worker(served$tools, served$progress_interval, served$confine, served$resource_changes)
 }
 
 worker_load <- function(source) {
@@ -167,13 +167,14 @@ worker_eval <- function(exprs, env) {
 }
 
 # mcp_server() in a worker started by worker_main(): hand the tools over.
-worker_hand_over <- function(tools, progress_interval, confine) {
+worker_hand_over <- function(tools, progress_interval, confine, resource_changes = FALSE) {
   if (!isTRUE(worker_state$loading)) {
     return(invisible(FALSE))
   }
   signalCondition(structure(
     class = c("mcplite_worker_serve", "condition"),
-    list(message = "", call = NULL, tools = tools, progress_interval = progress_interval, confine = confine)
+    list(message = "", call = NULL, tools = tools, progress_interval = progress_interval, confine = confine,
+         resource_changes = resource_changes)
   ))
   invisible(FALSE)
 }
@@ -246,11 +247,14 @@ is_worker <- function() nzchar(Sys.getenv("MCPLITE_WORKER", ""))
 # mcp_server() in a worker: serve the server's calls with these tools, then
 # end the process (the rest of the script is the server's business, not the
 # worker's).
-serve_as_worker <- function(tools, progress_interval, confine = FALSE) {
+serve_as_worker <- function(tools, progress_interval, confine = FALSE, resource_changes = FALSE) {
   Sys.unsetenv("MCPLITE_WORKER")
   restore_locale <- use_utf8_ctype()
   on.exit(restore_locale(), add = TRUE)
   spec <- server_spec(tools)
+  # RULES U3.2: the worker's tools may change the server's resources when it
+  # has some; the server applies the changes that come with a result.
+  spec$resource_changes <- isTRUE(resource_changes)
   check_payload_options()
   if (isTRUE(confine)) {
     # RULES N7: from here on, the kernel holds this process to its policy.

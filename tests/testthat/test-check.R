@@ -67,6 +67,8 @@ bad_arguments <- list(
   list(quote(mcp_list_prompts(x = 1)), "mcp_list_prompts", "x"),
   list(quote(mcp_get_prompt(x = 1, name = "p")), "mcp_get_prompt", "x"),
   list(quote(resource(uri = 1, content = "t")), "resource", "uri"),
+  list(quote(mcp_resource_set(x = 1)), "mcp_resource_set", "x"),
+  list(quote(mcp_resource_remove(uri = 1)), "mcp_resource_remove", "uri"),
   list(quote(resource_template(uri_template = "x://{a}", content = "t", arguments = 1)), "resource_template",
        "arguments"),
   list(quote(mcp_server_info(x = 1)), "mcp_server_info", "x"),

@@ -55,6 +55,16 @@ impl Catalog {
         Catalog::new(self.prompts, self.resources, page_size)
     }
 
+    /// The resources and templates.
+    pub fn resources(&self) -> &Resources {
+        &self.resources
+    }
+
+    /// The same prompts with these resources (RULES U3.2).
+    pub fn with_resources(&self, resources: Resources, page_size: Option<NonZeroUsize>) -> Catalog {
+        Catalog::new(self.prompts.clone(), resources, page_size)
+    }
+
     /// What the server declares in `initialize` and `server/discover`.
     pub fn offers(&self) -> Offers {
         let prompts = !self.prompts.is_empty();
@@ -114,8 +124,10 @@ impl Catalog {
                     .map_err(|e| not_found(e, v))?
             }
             _ => {
-                // subscribe and unsubscribe: an empty result (RULES U3.1).
-                resources::check_subscription(&self.resources, params).map_err(|e| not_found(e, v))?;
+                // subscribe and unsubscribe: an empty result (RULES U3.1);
+                // the dispatcher records the subscription.
+                resources::check_subscription(&self.resources, params, method == "resources/subscribe")
+                    .map_err(|e| not_found(e, v))?;
                 out.extend_from_slice(b"{}");
             }
         }

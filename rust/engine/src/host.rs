@@ -198,6 +198,18 @@ pub struct ToolResult {
     pub is_error: bool,
     /// Author result metadata: key and JSON value text, in order.
     pub meta: Vec<(String, String)>,
+    /// What the tool changed in the server's resources (RULES U3.2), in
+    /// the order it did: applied when the call returns, before its answer.
+    pub changes: Vec<ResourceChange>,
+}
+
+/// A change a tool made to the server's resources (RULES U3.2).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ResourceChange {
+    /// Add this resource, or replace the one with its URI.
+    Set(ResourceSpec),
+    /// Remove the resource with this URI (nothing when there is none).
+    Remove(String),
 }
 
 impl ToolResult {

@@ -34,6 +34,9 @@
 //! * [`telemetry`]: OpenTelemetry spans per message.
 //! * [`live`]: live R sessions (`mcp_session()`): the per-user socket
 //!   directory, the session's listener and the server's connection (Unix).
+//! * [`subscriptions`]: resources that tools change while the server runs,
+//!   and the notifications their subscribers get (legacy sessions and
+//!   2026-07-28 `subscriptions/listen` streams).
 //! * [`workers`]: tool calls in worker processes (several at once, crash
 //!   isolated): the pool, its queue, the frames, the worker side.
 //!
@@ -73,6 +76,7 @@ pub mod resources;
 mod schema_words;
 pub mod server;
 pub mod signals;
+pub mod subscriptions;
 pub mod telemetry;
 pub mod transport;
 pub mod uri_template;

@@ -309,14 +309,11 @@ fn write_capabilities(out: &mut Vec<u8>, offers: Offers, modern: bool) {
         out.extend_from_slice(b",\"prompts\":{\"listChanged\":false}");
     }
     if offers.resources {
-        // RULES U3.1: legacy sessions may subscribe (resources never
-        // change); 2026-07-28 subscribes with subscriptions/listen, which
-        // this server does not provide.
-        out.extend_from_slice(if modern {
-            b",\"resources\":{\"listChanged\":false}"
-        } else {
-            b",\"resources\":{\"subscribe\":true,\"listChanged\":false}"
-        });
+        // RULES U1.1, U3: a tool may change the resources; a client
+        // subscribes (legacy: resources/subscribe; 2026-07-28:
+        // subscriptions/listen) and hears of list changes.
+        let _ = modern;
+        out.extend_from_slice(b",\"resources\":{\"subscribe\":true,\"listChanged\":true}");
     }
     if offers.completions {
         out.extend_from_slice(b",\"completions\":{}");

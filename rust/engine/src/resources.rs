@@ -120,10 +120,24 @@ fn find<'a>(res: &'a Resources, uri: &str) -> Result<Found<'a>, ReadError> {
         .ok_or_else(|| ReadError::NotFound(uri.to_string()))
 }
 
-/// `resources/subscribe` and `resources/unsubscribe` (RULES U3.1): accepted
-/// for a URI that `resources/read` would find.
-pub fn check_subscription(res: &Resources, params: Option<&Value>) -> Result<(), ReadError> {
-    find(res, uri_param(params)?).map(|_| ())
+/// `resources/subscribe` (RULES U3.1): the URI, when `resources/read`
+/// would find it. `resources/unsubscribe`: the URI, whatever it names.
+pub fn check_subscription<'p>(
+    res: &Resources,
+    params: Option<&'p Value>,
+    subscribe: bool,
+) -> Result<&'p str, ReadError> {
+    let uri = uri_param(params)?;
+    if subscribe {
+        find(res, uri)?;
+    }
+    Ok(uri)
+}
+
+/// Does `uri` name a resource or match a template (would
+/// `resources/read` find it)?
+pub fn names(res: &Resources, uri: &str) -> bool {
+    find(res, uri).is_ok()
 }
 
 /// The `ReadResourceResult` of a `resources/read` request's `params` in
@@ -292,8 +306,15 @@ mod tests {
         assert_eq!(read(json!({"uri": 1}), Version::V2025_11_25), Err(ReadError::BadParams));
         assert_eq!(read(json!([]), Version::V2025_11_25), Err(ReadError::BadParams));
         assert_eq!(ReadError::NotFound("a\"b".into()).data().unwrap(), br#"{"uri":"a\"b"}"#.to_vec());
-        assert!(check_subscription(&res(), Some(&json!({"uri": "test://template/9/data"}))).is_ok());
-        assert!(check_subscription(&res(), Some(&json!({"uri": "test://template/9"}))).is_err());
+        assert!(check_subscription(&res(), Some(&json!({"uri": "test://template/9/data"})), true).is_ok());
+        assert!(check_subscription(&res(), Some(&json!({"uri": "test://template/9"})), true).is_err());
+        // Unsubscribing needs only a URI (the resource may be gone).
+        assert_eq!(
+            check_subscription(&res(), Some(&json!({"uri": "test://template/9"})), false),
+            Ok("test://template/9")
+        );
+        assert!(check_subscription(&res(), Some(&json!({})), false).is_err());
+        assert!(names(&res(), "test://template/9/data") && !names(&res(), "test://template/9"));
     }
 
     #[test]

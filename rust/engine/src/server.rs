@@ -33,6 +33,7 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 use std::num::NonZeroUsize;
+use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Instant;
 
 use serde_json::{Map, Value};
@@ -54,6 +55,7 @@ use crate::progress::{progress_token, CallStart, CallWatch, NoWatch};
 use crate::projection::{self, Listings};
 use crate::prompts::PromptSpec;
 use crate::resources::Resources;
+use crate::subscriptions::{self, Filter, Hub, ResourceChange, SessionFilter};
 use crate::telemetry::{ErrorText, SessionEnd, SpanEnd, SpanRecorder, SpanStart, Started, Via};
 use crate::version::{self, ClaimError, Era, Version, LEGACY_DEFAULT};
 use crate::{asks, request_state};
@@ -98,6 +100,9 @@ pub struct LegacyState {
     pub log_level: Option<LogLevel>,
     /// What the client declared it can be asked (RULES A1.1).
     pub asks: Asks,
+    /// The URIs the session subscribed to (RULES U3.1), shared with the
+    /// session's listener when its transport gives it one.
+    pub subscriptions: SessionFilter,
 }
 
 impl LegacyState {
@@ -126,8 +131,11 @@ pub struct Server {
     outputs: OutputSchemas,
     /// `None` when tracing is off: then no span work happens at all.
     recorder: Option<Box<dyn SpanRecorder>>,
-    /// The prompts and resources (RULES section 16, section 17).
-    catalog: Catalog,
+    /// The prompts and resources (RULES section 16, section 17); replaced
+    /// as a whole when a tool changes the resources (U3.2).
+    catalog: RwLock<Arc<Catalog>>,
+    /// Who hears of changed resources (RULES U3).
+    hub: Hub,
     /// The most items a page of a listing holds (RULES L5.2); `None`: one page.
     page_size: Option<NonZeroUsize>,
 }
@@ -150,6 +158,9 @@ const _: fn() = || {
 #[must_use = "a reply holds the response line; dropping it ends the span"]
 pub struct Reply<'s> {
     line: Option<Vec<u8>>,
+    /// A `subscriptions/listen` request was accepted: `line` is its
+    /// acknowledgment and its stream stays open (RULES U3.3).
+    listen: Option<Listening>,
     diagnostic: Option<&'static str>,
     outcome: SpanEnd,
     /// The recorder and the open span this reply ends; `None` without a span.
@@ -158,16 +169,24 @@ pub struct Reply<'s> {
 
 impl<'s> Reply<'s> {
     fn silent() -> Reply<'s> {
-        Reply { line: None, diagnostic: None, outcome: SpanEnd::default(), span: None }
+        Reply { line: None, listen: None, diagnostic: None, outcome: SpanEnd::default(), span: None }
     }
 
     fn unspanned(line: Vec<u8>, code: i64) -> Reply<'s> {
         Reply {
             line: Some(line),
+            listen: None,
             diagnostic: None,
             outcome: SpanEnd { error_code: Some(code), ..Default::default() },
             span: None,
         }
+    }
+
+    /// The `subscriptions/listen` request this reply acknowledges (RULES
+    /// U3.3): the transport keeps its stream open, sends the line first,
+    /// then what the listener hears ([`Server::hub`]).
+    pub fn take_listen(&mut self) -> Option<Listening> {
+        self.listen.take()
     }
 
     /// The response line (without LF), if the message is answered.
@@ -257,6 +276,15 @@ impl std::fmt::Debug for Reply<'_> {
 struct Outcome {
     line: Option<Vec<u8>>,
     end: SpanEnd,
+    listen: Option<Listening>,
+}
+
+/// An accepted `subscriptions/listen` request (RULES U3.3): its id (JSON
+/// text, the subscription's id) and what it listens to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Listening {
+    pub id: String,
+    pub filter: Filter,
 }
 
 pub(crate) fn error_line(id: Option<&str>, code: i64, message: &str, detail: Option<&str>) -> Vec<u8> {
@@ -336,14 +364,15 @@ impl Server {
     pub fn with_page_size(mut self, size: Option<NonZeroUsize>) -> Server {
         self.page_size = size;
         self.listings = Listings::new(&self.tools, size);
-        self.catalog = std::mem::take(&mut self.catalog).paged(size);
+        let catalog = self.catalog.get_mut().unwrap_or_else(PoisonError::into_inner);
+        *catalog = Arc::new(catalog.with_resources(catalog.resources().clone(), size));
         self
     }
 
     /// The server with these prompts and resources (RULES section 16,
     /// section 17).
     pub fn with_catalog(mut self, prompts: Vec<PromptSpec>, resources: Resources) -> Server {
-        self.catalog = Catalog::new(prompts, resources, self.page_size);
+        self.catalog = RwLock::new(Arc::new(Catalog::new(prompts, resources, self.page_size)));
         self
     }
 
@@ -362,13 +391,43 @@ impl Server {
             inputs,
             outputs,
             recorder: None,
-            catalog: Catalog::default(),
+            catalog: RwLock::new(Arc::new(Catalog::default())),
+            hub: Hub::default(),
             page_size: None,
         }
     }
 
     pub fn tools(&self) -> &[ToolSpec] {
         &self.tools
+    }
+
+    /// The prompts and resources now (a tool may change the resources,
+    /// RULES U3.2).
+    pub fn catalog(&self) -> Arc<Catalog> {
+        Arc::clone(&self.catalog.read().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Who hears of changed resources: a transport adds the listeners of
+    /// its legacy sessions and `subscriptions/listen` streams (RULES U3).
+    pub fn hub(&self) -> &Hub {
+        &self.hub
+    }
+
+    /// Apply a tool's changes to the resources and tell the listeners
+    /// (RULES U3.2). A server that declared no resources has none to
+    /// change: the changes are dropped (R refuses them first).
+    pub fn change_resources(&self, changes: Vec<ResourceChange>) {
+        let applied = {
+            let mut catalog = self.catalog.write().unwrap_or_else(PoisonError::into_inner);
+            if !catalog.offers().resources {
+                return;
+            }
+            let mut res = catalog.resources().clone();
+            let applied = subscriptions::apply(&mut res, changes);
+            *catalog = Arc::new(catalog.with_resources(res, self.page_size));
+            applied
+        };
+        self.hub.publish(&applied.updated, applied.list_changed);
     }
 
     /// Server identity and instructions.
@@ -429,11 +488,12 @@ impl Server {
         host: &mut dyn Host,
         carrier: &Carrier<'_>,
     ) -> Reply<'_> {
-        let (watch, via) = (carrier.watch, carrier.via);
+        let (watch, via, streams) = (carrier.watch, carrier.via, carrier.streams);
         match incoming {
             Incoming::Blank => Reply::silent(),
             Incoming::ClientResponse => Reply {
                 line: None,
+                listen: None,
                 diagnostic: Some(CLIENT_RESPONSE_DIAGNOSTIC),
                 outcome: SpanEnd::default(),
                 span: None,
@@ -445,7 +505,7 @@ impl Server {
                 error_line(id.as_deref(), INVALID_REQUEST, standard_message(INVALID_REQUEST), None),
                 INVALID_REQUEST,
             ),
-            Incoming::Message(msg) => self.handle_message(session, msg, host, watch, via),
+            Incoming::Message(msg) => self.handle_message(session, msg, host, (watch, via, streams)),
         }
     }
 
@@ -454,8 +514,7 @@ impl Server {
         session: &mut LegacyState,
         msg: Message,
         host: &mut dyn Host,
-        watch: &dyn CallWatch,
-        via: Option<&Via>,
+        (watch, via, streams): (&dyn CallWatch, Option<&Via>, bool),
     ) -> Reply<'_> {
         let mut started = match &self.recorder {
             None => None,
@@ -486,7 +545,7 @@ impl Server {
         // L8: an unexpected engine failure (a panic) while handling one
         // request answers that request with -32603 and serving continues.
         let dispatched = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            self.dispatch(session, &msg, ToolRun { host, ctx, watch, via })
+            self.dispatch(session, &msg, ToolRun { host, ctx, watch, via, streams })
         }));
         let out = match dispatched {
             Ok(o) => o,
@@ -500,11 +559,12 @@ impl Server {
                     error_message: msg.id.as_ref().map(|_| (standard_message(INTERNAL_ERROR), None)),
                     ..Default::default()
                 },
+                listen: None,
             },
         };
         let mut outcome = out.end;
         outcome.notification = msg.id.is_none();
-        Reply { line: out.line, diagnostic: None, outcome, span: started }
+        Reply { line: out.line, listen: out.listen, diagnostic: None, outcome, span: started }
     }
 
     fn dispatch(&self, session: &mut LegacyState, msg: &Message, mut run: ToolRun<'_>) -> Outcome {
@@ -527,7 +587,11 @@ impl Server {
                     Era::Modern { meta } => version::claimed_modern(meta),
                     Era::Legacy => session.negotiated(),
                 };
-                return Outcome { line: None, end: SpanEnd { protocol_version: version, ..Default::default() } };
+                return Outcome {
+                    line: None,
+                    end: SpanEnd { protocol_version: version, ..Default::default() },
+                    listen: None,
+                };
             }
             // W1.4: well-formed but over an engine limit; answered, never run.
             (Some(_), Some(over)) => {
@@ -568,6 +632,7 @@ impl Server {
                         call,
                         ..Default::default()
                     },
+                    listen: None,
                 }
             }
         }
@@ -600,13 +665,14 @@ impl Server {
                 session.version = Some(v);
                 session.log_level = None;
                 session.asks = Asks::from_capabilities(params.and_then(|p| p.get("capabilities")));
+                session.subscriptions.open();
                 let mut out = result_open(id, 200);
                 projection::write_initialize_result(
                     &mut out,
                     v,
                     &self.server_info_json,
                     self.info.instructions.as_deref(),
-                    self.catalog.offers(),
+                    self.catalog().offers(),
                 );
                 out.push(b'}');
                 Ok(ok(out, Some(v)))
@@ -627,7 +693,19 @@ impl Server {
                 let listen = (session.log_level, session.asks);
                 self.tools_call(id, params, v, listen, run).map_err(|e| (e, Some(v)))
             }
-            _ if self.catalog.answers(method, false) => {
+            "resources/subscribe" | "resources/unsubscribe" if self.catalog().answers(method, false) => {
+                let v = session.version.unwrap_or(LEGACY_DEFAULT);
+                let answered = self.catalog_request(id, method, params, v).map_err(|e| (e, Some(v)))?;
+                // RULES U3.1: the catalog checked the `uri`.
+                let uri = params.and_then(|p| p.get("uri")).and_then(Value::as_str).unwrap_or_default();
+                if method == "resources/unsubscribe" {
+                    session.subscriptions.remove(uri);
+                } else if !session.subscriptions.add(uri) {
+                    return err(RpcError::detail(INVALID_PARAMS, TOO_MANY_SUBSCRIPTIONS), Some(v));
+                }
+                Ok(answered)
+            }
+            _ if self.catalog().answers(method, false) => {
                 let v = session.version.unwrap_or(LEGACY_DEFAULT);
                 self.catalog_request(id, method, params, v).map_err(|e| (e, Some(v)))
             }
@@ -653,8 +731,12 @@ impl Server {
         meta: &Map<String, Value>,
         run: &mut ToolRun<'_>,
     ) -> Result<Outcome, (RpcError, Option<Version>)> {
-        let known =
-            matches!(method, "server/discover" | "tools/list" | "tools/call") || self.catalog.answers(method, true);
+        // RULES U3.3: a transport that keeps streams open answers
+        // subscriptions/listen on a server with resources.
+        let listens = method == subscriptions::LISTEN && run.streams && self.catalog().offers().resources;
+        let known = listens
+            || matches!(method, "server/discover" | "tools/list" | "tools/call")
+            || self.catalog().answers(method, true);
         if !known {
             return Err((RpcError::new(METHOD_NOT_FOUND), None));
         }
@@ -683,6 +765,7 @@ impl Server {
                 let asks = Asks::from_capabilities(meta.get(version::META_CAPS));
                 self.tools_call(id, params, v, (log, asks), run)
             }
+            subscriptions::LISTEN => self.listen(id, params, v),
             _ => self.catalog_request(id, method, params, v),
         };
         r.map_err(|e| (e, Some(v)))
@@ -694,17 +777,27 @@ impl Server {
             &mut out,
             &self.server_info_json,
             self.info.instructions.as_deref(),
-            self.catalog.offers(),
+            self.catalog().offers(),
         );
         out.push(b'}');
         ok(out, Some(v))
+    }
+
+    /// `subscriptions/listen` (RULES U3.3): the acknowledgment, and the
+    /// filter the transport's listener takes.
+    fn listen(&self, id: &str, params: Option<&Value>, v: Version) -> Result<Outcome, RpcError> {
+        let (filter, notifications) = subscriptions::listen_filter(params, self.catalog().resources())
+            .map_err(|d| RpcError::detail(INVALID_PARAMS, d))?;
+        let mut o = ok(subscriptions::acknowledgment(id, &notifications), Some(v));
+        o.listen = Some(Listening { id: id.to_owned(), filter });
+        Ok(o)
     }
 
     /// A request about prompts, resources or completion (RULES section 16,
     /// section 17): answered from the catalog, without the host.
     fn catalog_request(&self, id: &str, method: &str, params: Option<&Value>, v: Version) -> Result<Outcome, RpcError> {
         let mut out = result_open(id, 256);
-        match self.catalog.answer(&mut out, method, params, v, &self.server_info_json) {
+        match self.catalog().answer(&mut out, method, params, v, &self.server_info_json) {
             Ok(()) => {
                 out.push(b'}');
                 Ok(ok(out, Some(v)))
@@ -786,6 +879,13 @@ impl Server {
             b
         });
         let mut outcome = run.host.call_tool(index, args, run.ctx);
+        // RULES U3.2: what the tool changed in the resources is applied
+        // now, and heard of before the call's answer.
+        if let Ok(r) = &mut outcome {
+            if !r.changes.is_empty() {
+                self.change_resources(std::mem::take(&mut r.changes));
+            }
+        }
         let asked = binding.as_ref().and_then(|_| run.watch.take_rounds()).filter(|r| !r.unanswered.is_empty());
         let worker = run.host.worker_run();
         // RULES J4.6: structured content that does not match the tool's
@@ -808,6 +908,7 @@ impl Server {
                     call: Some(CallOutcome::Cancelled),
                     ..Default::default()
                 },
+                listen: None,
             });
         }
         let mut out = result_open(id, outcome.as_ref().map_or(256, |r| r.approx_len()));
@@ -871,17 +972,25 @@ pub struct Carrier<'a> {
     /// What telemetry knows of the transport (the HTTP request, its span,
     /// its session); `None` on stdio and in process.
     pub via: Option<&'a Via>,
+    /// The transport keeps `subscriptions/listen` streams open (RULES
+    /// U3.3): otherwise the method is not found.
+    pub streams: bool,
 }
 
 impl Carrier<'static> {
     /// No progress, no cancellation, no transport telemetry.
-    pub const NONE: Carrier<'static> = Carrier { watch: &NoWatch, via: None };
+    pub const NONE: Carrier<'static> = Carrier { watch: &NoWatch, via: None, streams: false };
 }
 
 impl<'a> Carrier<'a> {
     /// A transport that watches calls, without transport telemetry.
     pub fn watched(watch: &'a dyn CallWatch) -> Carrier<'a> {
-        Carrier { watch, via: None }
+        Carrier { watch, via: None, streams: false }
+    }
+
+    /// The same carrier, for a transport that keeps listen streams open.
+    pub fn streaming(self) -> Carrier<'a> {
+        Carrier { streams: true, ..self }
     }
 }
 
@@ -893,6 +1002,8 @@ struct ToolRun<'a> {
     watch: &'a dyn CallWatch,
     /// The transport, for telemetry.
     via: Option<&'a Via>,
+    /// See [`Carrier::streams`].
+    streams: bool,
 }
 
 /// The answers a 2026-07-28 `tools/call` brings (RULES A2.2): those of its
@@ -924,8 +1035,11 @@ const REQUEST_STATE_REFUSED: &str =
     "requestState was not made by this server for this tool and these arguments, or it expired; call again without it";
 
 fn ok(line: Vec<u8>, version: Option<Version>) -> Outcome {
-    Outcome { line: Some(line), end: SpanEnd { protocol_version: version, ..Default::default() } }
+    Outcome { line: Some(line), end: SpanEnd { protocol_version: version, ..Default::default() }, listen: None }
 }
+
+/// The detail of a `resources/subscribe` over the session's bound.
+const TOO_MANY_SUBSCRIPTIONS: &str = "a session subscribes to at most 1024 URIs; unsubscribe from some first";
 
 /// L3.1: returns the requested version when params are acceptable.
 fn check_initialize(params: Option<&Value>) -> Option<&str> {

@@ -232,6 +232,9 @@ pub const META_VERSION: &str = meta_version_key!();
 pub const META_CAPS: &str = meta_caps_key!();
 /// `_meta` key of the server identity in modern results (RULES M4.3).
 pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+/// `_meta` key naming the `subscriptions/listen` request a message of its
+/// stream belongs to (RULES U3.3).
+pub const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// Detail of `-32602` for `server/discover` without a claim (RULES L8).
 pub const MISSING_CLAIM: &str = concat!("missing _meta ", meta_version_key!());

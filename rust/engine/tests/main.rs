@@ -20,6 +20,7 @@ mod regressions;
 mod server_api;
 mod spec_conformance;
 mod stdio_progress;
+mod subscriptions;
 mod telemetry;
 mod telemetry_export;
 mod telemetry_log;

@@ -194,8 +194,7 @@ fn reserved_member_name_in_result_meta_is_written_as_is() {
     use mcplite_engine::projection::write_call_result;
     use mcplite_engine::Version;
     for key in ["$serde_json::private::Number", "$serde_json::private::RawValue"] {
-        let r =
-            ToolResult { content: vec![], structured: None, is_error: false, meta: vec![(key.into(), "true".into())] };
+        let r = ToolResult { meta: vec![(key.into(), "true".into())], ..Default::default() };
         for v in Version::ALL {
             let mut out = Vec::new();
             assert!(!write_call_result(&mut out, &r, v, r#"{"name":"s","version":"1"}"#));

@@ -60,6 +60,7 @@ impl Host for Fake {
                 structured: Some(r#"{"ok":true}"#.into()),
                 is_error: false,
                 meta: vec![("r".into(), "2".into())],
+                changes: vec![],
             }),
         }
     }

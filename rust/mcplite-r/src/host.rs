@@ -49,6 +49,9 @@ pub struct RHost {
     /// `mcp_server(page_size = )` (RULES L5.2): a whole number of at least
     /// 1, or absent.
     page_size: Option<NonZeroUsize>,
+    /// A tool may change the server's resources (RULES U3.2): the server
+    /// has resources (in a worker, the spec's `resource_changes` says so).
+    changes: bool,
 }
 
 /// Where the C error handler (src/entrypoint.c) records the condition of a
@@ -129,6 +132,8 @@ impl RHost {
                 page_size: list_get(spec, "page_size")
                     .filter(|&p| ty(p) == SEXPTYPE::REALSXP && xlen(p) == 1)
                     .and_then(|p| NonZeroUsize::new(*REAL(p) as usize)),
+                changes: list_get(spec, "resource_changes")
+                    .is_some_and(|c| ty(c) == SEXPTYPE::LGLSXP && xlen(c) == 1 && *LOGICAL(c) == 1),
             };
             Rf_defineVar(host.state.sym_condition, R_NilValue, host.state.env);
             host.reset_error_buffer();
@@ -138,6 +143,7 @@ impl RHost {
             }
             if let Some(r) = list_get(spec, "resources") {
                 host.resources = read_resources(r)?;
+                host.changes |= !host.resources.is_empty();
             }
             Ok(host)
         }
@@ -314,8 +320,15 @@ impl RHost {
                 call = prot.add(Rf_lang2(self.log_wrap, call));
             }
             let name = &self.specs[index].name;
-            let value = prot.add(crate::logging::with_tool(name, || self.eval_contained(call, self.tool_env))?);
-            result::from_value(value, &|v| self.normalize_value(v))
+            // RULES U3.2: what the tool changed in the resources comes with
+            // its result; an R error drops it.
+            let (value, changes) = crate::changes::collecting(self.changes, || {
+                crate::logging::with_tool(name, || self.eval_contained(call, self.tool_env))
+            });
+            let value = prot.add(value?);
+            let mut r = result::from_value(value, &|v| self.normalize_value(v))?;
+            r.changes = changes;
+            Ok(r)
         }
     }
 }
@@ -345,7 +358,7 @@ unsafe fn str_elt(x: SEXP, i: R_xlen_t) -> String {
 ///
 /// # Safety
 /// Main thread; `spec` is that list, protected with the server spec.
-unsafe fn read_resources(spec: SEXP) -> Result<Resources> {
+pub(crate) unsafe fn read_resources(spec: SEXP) -> Result<Resources> {
     // SAFETY: caller's contract: the members are what resource_specs() builds.
     unsafe {
         let items = |key: &str| -> Result<Vec<SEXP>> {

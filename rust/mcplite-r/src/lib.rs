@@ -23,6 +23,7 @@ use mcplite_engine::transport::{serve, serve_with_workers, ServeEnd, ServeOption
 use mcplite_engine::{LegacyState, Server, ServerInfo};
 
 mod asks;
+mod changes;
 mod client;
 mod decode;
 pub mod encode;
@@ -249,6 +250,7 @@ extendr_module! {
     use live;
     use workers;
     use logging;
+    use changes;
     fn engine_serve;
     fn engine_serve_http;
     fn engine_handler_new;

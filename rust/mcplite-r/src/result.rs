@@ -226,6 +226,12 @@ unsafe fn read_tool_result(x: SEXP) -> Result<ToolResult> {
             Some(v) if ty(v) == SEXPTYPE::LGLSXP && xlen(v) == 1 => *LOGICAL(v) == 1,
             _ => false,
         };
-        Ok(ToolResult { content: blocks, structured, is_error, meta: fixed_members(list_get(x, "meta"))? })
+        Ok(ToolResult {
+            content: blocks,
+            structured,
+            is_error,
+            meta: fixed_members(list_get(x, "meta"))?,
+            changes: Vec::new(),
+        })
     }
 }

@@ -4,6 +4,13 @@
 //! ticker thread beside it (module [`super::control`]) writes progress
 //! notifications and answers pings while a tool runs.
 //!
+//! Resources a tool changed (RULES U3) are heard of by the session's
+//! listener (its `resources/subscribe` URIs, and list changes) and by each
+//! 2026-07-28 `subscriptions/listen` request's until the client cancels it
+//! (`notifications/cancelled`) or the input ends; their notifications wait
+//! in a [`Mailbox`] that every writer of a response empties first, so they
+//! precede the answer of the call that made the change.
+//!
 //! With workers ([`serve_with_workers`], RULES N2), a `tools/call` is not
 //! run by the loop: it is registered for cancellation, admitted by the pool
 //! (or refused at once when its queue is full) and queued for the pool's
@@ -21,8 +28,9 @@ use super::sys;
 use crate::host::Host;
 use crate::message::{parse_line, Incoming, Message};
 use crate::progress::Inflight;
-use crate::server::{Carrier, LegacyState, Server};
+use crate::server::{Carrier, LegacyState, Reply, Server};
 use crate::signals::masked;
+use crate::subscriptions::{Listener, Sink};
 use crate::telemetry::tool_output_gate;
 use crate::workers::{progress_of, Busy, Calls, FairQueue, Pool, Registered, Ticket, WorkerHost};
 
@@ -115,6 +123,11 @@ fn serve_inner(
     reader.attach(Arc::clone(&control));
     let out: Output<'_> = Mutex::new(output);
     let mut session = LegacyState::default();
+    let mailbox = Mailbox::default();
+    // RULES U3.1: the connection's session hears of what it subscribed to.
+    let _session_listener = Listener::session(&session.subscriptions, mailbox.sink());
+    server.hub().add(&_session_listener);
+    let streams = Streams { mailbox: &mailbox, open: Mutex::new(std::collections::HashMap::new()) };
     let end = std::thread::scope(|s| {
         let ticker = masked(|| {
             std::thread::Builder::new()
@@ -130,11 +143,13 @@ fn serve_inner(
                 let broken = AtomicU8::new(0);
                 // One client: one lane, first in first out.
                 let jobs = FairQueue::new();
-                let run = |job: Job, h: &mut WorkerHost<'_>| run_job(server, &out, &control, &broken, job, h);
+                let run =
+                    |job: Job, h: &mut WorkerHost<'_>| run_job(server, (&out, &mailbox), &control, &broken, job, h);
                 let end = std::thread::scope(|drivers| {
                     pool.spawn_drivers(drivers, &jobs, &run);
                     let pooled = Pooled { pool, calls, jobs: &jobs, broken: &broken };
-                    let end = serve_loop(server, host, &mut session, &reader, &out, opts, &control, Some(pooled));
+                    let end =
+                        serve_loop(server, host, &mut session, &reader, (&out, &streams), opts, &control, Some(pooled));
                     // The queue closes with the loop: the drivers answer what is left, then return.
                     jobs.close();
                     pool.wake_drivers();
@@ -146,7 +161,7 @@ fn serve_inner(
                     _ => end,
                 }
             }
-            _ => serve_loop(server, host, &mut session, &reader, &out, opts, &control, None),
+            _ => serve_loop(server, host, &mut session, &reader, (&out, &streams), opts, &control, None),
         };
         drop(stop);
         let _ = ticker.join();
@@ -156,6 +171,77 @@ fn serve_inner(
     // The connection's legacy session ends with its input.
     server.end_session(&mut session);
     end
+}
+
+/// Notifications waiting for the writer (RULES U3): every line a listener
+/// hears, with its LF.
+#[derive(Default, Clone)]
+struct Mailbox(Arc<Mutex<Vec<u8>>>);
+
+impl Mailbox {
+    /// A listener's sink: the line waits here.
+    fn sink(&self) -> Sink {
+        let waiting = Arc::clone(&self.0);
+        Box::new(move |mut line| {
+            line.push(b'\n');
+            lock(&waiting).extend_from_slice(&line);
+            true
+        })
+    }
+
+    /// Write what waits (the caller holds the output).
+    fn write_to(&self, w: &mut dyn Write) -> io::Result<()> {
+        let waiting = std::mem::take(&mut *lock(&self.0));
+        if waiting.is_empty() {
+            return Ok(());
+        }
+        w.write_all(&waiting)?;
+        w.flush()
+    }
+}
+
+/// Write what the mailbox holds, then `reply` (RULES U3: the notifications
+/// of a call's changes precede its answer).
+fn write_reply(reply: Reply<'_>, out: &Output<'_>, mailbox: &Mailbox) -> io::Result<()> {
+    let mut w = lock(out);
+    mailbox.write_to(&mut **w)?;
+    reply.write_line(&mut **w)
+}
+
+/// The open `subscriptions/listen` requests of the connection (RULES
+/// U3.3), by id.
+struct Streams<'a> {
+    mailbox: &'a Mailbox,
+    open: Mutex<std::collections::HashMap<String, Arc<Listener>>>,
+}
+
+impl Streams<'_> {
+    /// Write the reply (the acknowledgment of an accepted listen request),
+    /// then open its stream.
+    fn write(&self, server: &Server, mut reply: Reply<'_>, out: &Output<'_>) -> io::Result<()> {
+        let listen = reply.take_listen();
+        let mut w = lock(out);
+        self.mailbox.write_to(&mut **w)?;
+        reply.write_line(&mut **w)?;
+        if let Some(l) = listen {
+            // Nothing is heard before the acknowledgment is written.
+            let listener = Listener::stream(&l.id, l.filter, self.mailbox.sink());
+            server.hub().add(&listener);
+            lock(&self.open).insert(l.id, listener);
+        }
+        Ok(())
+    }
+
+    /// A `notifications/cancelled` naming an open listen request closes it.
+    fn cancel(&self, incoming: &Incoming) {
+        let Incoming::Message(m) = incoming else { return };
+        if m.id.is_some() || m.method != "notifications/cancelled" || lock(&self.open).is_empty() {
+            return;
+        }
+        if let Some(id) = m.params.as_ref().and_then(|p| p.get("requestId")) {
+            lock(&self.open).remove(&id.to_string());
+        }
+    }
 }
 
 struct StopTicker<'a>(&'a Control);
@@ -206,7 +292,7 @@ impl Pooled<'_> {
 /// A driver answers one queued call (see [`serve_with_workers`]).
 fn run_job(
     server: &Server,
-    out: &Output<'_>,
+    (out, mailbox): (&Output<'_>, &Mailbox),
     control: &Control,
     broken: &AtomicU8,
     job: Job,
@@ -221,7 +307,7 @@ fn run_job(
         if let Some(d) = reply.diagnostic() {
             eprintln!("mcplite: {d}");
         }
-        let written = reply.write_line(&mut **lock(out));
+        let written = write_reply(reply, out, mailbox);
         if let Err(e) = written {
             let code = if e.kind() == io::ErrorKind::BrokenPipe { BROKEN_PIPE } else { WRITE_ERROR };
             if broken.compare_exchange(0, code, Ordering::SeqCst, Ordering::SeqCst).is_ok() {
@@ -255,7 +341,7 @@ fn serve_loop(
     host: &mut dyn Host,
     session: &mut LegacyState,
     reader: &Reader,
-    out: &Output<'_>,
+    (out, streams): (&Output<'_>, &Streams<'_>),
     opts: &ServeOptions,
     control: &Control,
     pooled: Option<Pooled<'_>>,
@@ -277,6 +363,10 @@ fn serve_loop(
         let msg = match reader.next(spin, opts.poll) {
             Some(m) => m,
             None => {
+                // Idle: what listeners heard meanwhile goes out now.
+                if let Err(e) = streams.mailbox.write_to(&mut **lock(out)) {
+                    return write_failed(&e);
+                }
                 if host.interrupt_pending() {
                     eprintln!("mcplite: interrupt ignored while waiting for requests; close stdin to stop the server");
                 }
@@ -304,7 +394,7 @@ fn serve_loop(
                         let Some(ticket) = p.pool.reserve() else {
                             // No room: refused at once, in order (RULES N3).
                             let reply = server.handle_parsed(session, incoming, &mut Busy, &Carrier::watched(&watch));
-                            let written = reply.write_line(&mut **lock(out));
+                            let written = write_reply(reply, out, streams.mailbox);
                             control.done(call);
                             if let Err(e) = written {
                                 return write_failed(&e);
@@ -327,19 +417,16 @@ fn serve_loop(
                 // RULES T8: telemetry lines on stderr wait while the tool
                 // prints there (released before the reply ends the span).
                 let gate = tool_output_gate();
-                let reply = if control.has_cancels() {
-                    let incoming = parse_line(&line);
-                    if control.reached(&incoming, at) {
-                        // RULES C4: cancelled while queued, never answered.
-                        drop(gate);
-                        control.done(call);
-                        reader.set_busy(false);
-                        continue;
-                    }
-                    server.handle_parsed(session, incoming, host, &Carrier::watched(&watch))
-                } else {
-                    server.handle_parsed(session, parse_line(&line), host, &Carrier::watched(&watch))
-                };
+                let incoming = parse_line(&line);
+                if control.has_cancels() && control.reached(&incoming, at) {
+                    // RULES C4: cancelled while queued, never answered.
+                    drop(gate);
+                    control.done(call);
+                    reader.set_busy(false);
+                    continue;
+                }
+                streams.cancel(&incoming);
+                let reply = server.handle_parsed(session, incoming, host, &Carrier::watched(&watch).streaming());
                 // What a tool printed through C stdio goes out before the
                 // response.
                 sys::flush_c_stdio();
@@ -350,7 +437,7 @@ fn serve_loop(
                 // Ends the message's span once the line is written. The
                 // writer lock keeps the ticker's lines whole and, with the
                 // call's progress ended by now, before the response.
-                let written = reply.write_line(&mut **lock(out));
+                let written = streams.write(server, reply, out);
                 control.done(call);
                 if let Err(e) = written {
                     return write_failed(&e);

@@ -32,7 +32,11 @@
 //! A [`ToolResult`] is its blocks (each: a content tag `t` text, `i` image,
 //! `a` audio, `l` resource link, `r` resource, with the content's fields,
 //! then its annotations and metadata as lists of key/JSON pairs), the
-//! optional structured content, `is_error` (`u8`) and the result metadata.
+//! optional structured content, `is_error` (`u8`), the result metadata and
+//! the changes the tool made to the server's resources (RULES U3.2: a list,
+//! each `s` with the resource's URI, name, title, description (optional
+//! strings), MIME type, size `u64` and body (`t` text or `b` base64, a
+//! string), or `x` with the URI it removed).
 //!
 //! The end of the engine's stream (EOF) tells a worker to finish; the end of
 //! a worker's stream tells the engine the worker is gone.
@@ -40,11 +44,11 @@
 use std::io::{self, Read};
 
 use crate::ask_state::{AskKind, Asks};
-use crate::host::{Block, CallContext, Content, ToolFailure, ToolResult};
+use crate::host::{Block, CallContext, Content, ResourceBody, ResourceChange, ResourceSpec, ToolFailure, ToolResult};
 use crate::logging::{LogEntry, LogLevel};
 
 /// Version of this frame format, sent in the worker's hello.
-pub const PROTOCOL: u32 = 3;
+pub const PROTOCOL: u32 = 4;
 
 /// Largest frame body accepted (a tool result carrying images can be large).
 pub const MAX_FRAME: usize = 1 << 30;
@@ -406,6 +410,30 @@ fn encode_result(e: &mut Enc<'_>, r: &ToolResult) {
     e.opt_str(r.structured.as_deref());
     e.u8(u8::from(r.is_error));
     e.pairs(&r.meta);
+    e.len(r.changes.len());
+    for c in &r.changes {
+        match c {
+            ResourceChange::Set(spec) => {
+                e.u8(b's');
+                e.str(&spec.uri);
+                e.str(&spec.name);
+                e.opt_str(spec.title.as_deref());
+                e.opt_str(spec.description.as_deref());
+                e.str(&spec.mime_type);
+                e.u64(spec.size);
+                let (kind, body) = match &spec.body {
+                    ResourceBody::Text(t) => (b't', t),
+                    ResourceBody::Blob(b) => (b'b', b),
+                };
+                e.u8(kind);
+                e.str(body);
+            }
+            ResourceChange::Remove(uri) => {
+                e.u8(b'x');
+                e.str(uri);
+            }
+        }
+    }
 }
 
 fn decode_result(d: &mut Dec<'_>) -> Result<ToolResult, WireError> {
@@ -431,7 +459,26 @@ fn decode_result(d: &mut Dec<'_>) -> Result<ToolResult, WireError> {
         };
         content.push(Block { content: c, annotations: d.pairs()?, meta: d.pairs()? });
     }
-    Ok(ToolResult { content, structured: d.opt_json()?, is_error: d.u8()? != 0, meta: d.pairs()? })
+    let (structured, is_error, meta) = (d.opt_json()?, d.u8()? != 0, d.pairs()?);
+    let n = d.count()?;
+    let mut changes = Vec::with_capacity(n);
+    for _ in 0..n {
+        changes.push(match d.u8()? {
+            b's' => {
+                let (uri, name, title, description, mime_type, size) =
+                    (d.str()?, d.str()?, d.opt_str()?, d.opt_str()?, d.str()?, d.u64()?);
+                let body = match d.u8()? {
+                    b't' => ResourceBody::Text(d.str()?),
+                    b'b' => ResourceBody::Blob(d.str()?),
+                    _ => return Err(WireError("unknown resource body")),
+                };
+                ResourceChange::Set(ResourceSpec { uri, name, title, description, mime_type, size, body })
+            }
+            b'x' => ResourceChange::Remove(d.str()?),
+            _ => return Err(WireError("unknown resource change")),
+        });
+    }
+    Ok(ToolResult { content, structured, is_error, meta, changes })
 }
 
 // ---- decoding ------------------------------------------------------------
@@ -734,6 +781,27 @@ mod tests {
             structured: Some(r#"{"a":[1,2]}"#.into()),
             is_error: true,
             meta: vec![("m".into(), "true".into())],
+            changes: vec![
+                ResourceChange::Set(ResourceSpec {
+                    uri: "notes://today".into(),
+                    name: "today".into(),
+                    title: Some("Today".into()),
+                    description: None,
+                    mime_type: "text/markdown".into(),
+                    size: 5,
+                    body: ResourceBody::Text("# Hi\n".into()),
+                }),
+                ResourceChange::Set(ResourceSpec {
+                    uri: "img://a".into(),
+                    name: "a".into(),
+                    title: None,
+                    description: Some("d".into()),
+                    mime_type: "image/png".into(),
+                    size: 3,
+                    body: ResourceBody::Blob("AAAA".into()),
+                }),
+                ResourceChange::Remove("notes://old".into()),
+            ],
         };
         let frames = [
             FromWorker::Result { seq: 1, outcome: Ok(full) },

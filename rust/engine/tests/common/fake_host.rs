@@ -1,7 +1,9 @@
 //! The fake registry and [`FakeHost`], a host whose tools do what their
 //! arguments say.
 
-use mcplite_engine::host::{Block, CallContext, Content, Host, ToolFailure, ToolResult, ToolSpec};
+use mcplite_engine::host::{
+    Block, CallContext, Content, Host, ResourceBody, ResourceChange, ResourceSpec, ToolFailure, ToolResult, ToolSpec,
+};
 use mcplite_engine::{Server, ServerInfo};
 use serde_json::{Map, Value};
 
@@ -126,7 +128,31 @@ pub fn result_from_args(args: &Map<String, Value>) -> ToolResult {
         structured,
         is_error: matches!(args.get("is_error"), Some(Value::Bool(true))),
         meta: members_of(args.get("meta"), &[]),
+        changes: changes_of(args.get("changes")),
     }
+}
+
+/// Changes to the server's resources (RULES U3.2) from `changes`: an array
+/// of `{"set": uri, "text": …}` and `{"remove": uri}`.
+pub fn changes_of(v: Option<&Value>) -> Vec<ResourceChange> {
+    let Some(Value::Array(a)) = v else { return vec![] };
+    a.iter()
+        .filter_map(|c| {
+            if let Some(uri) = c.get("set").and_then(Value::as_str) {
+                let text = c.get("text").and_then(Value::as_str).unwrap_or_default().to_string();
+                return Some(ResourceChange::Set(ResourceSpec {
+                    uri: uri.into(),
+                    name: uri.into(),
+                    title: None,
+                    description: None,
+                    mime_type: "text/plain".into(),
+                    size: text.len() as u64,
+                    body: ResourceBody::Text(text),
+                }));
+            }
+            c.get("remove").and_then(Value::as_str).map(|u| ResourceChange::Remove(u.into()))
+        })
+        .collect()
 }
 
 /// What one host call saw and returned.

@@ -7,6 +7,7 @@
 
 mod guard;
 mod limits;
+mod listen;
 mod modern;
 mod sessions;
 mod stop;

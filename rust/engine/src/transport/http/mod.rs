@@ -77,8 +77,17 @@
 //! session. An unknown method is `200` with `-32601` here, since a legacy
 //! client reads `404` as the end of its session. Sessions are bounded in
 //! number (the least recently used is dropped when full) and expire when
-//! idle. `GET` is `405` (this server never pushes), except with
-//! `Last-Event-ID` to resume a stream (below).
+//! idle. `GET` is `405`, except with `Last-Event-ID` to resume a stream
+//! (below) and, on a server with resources, a session's stream of
+//! notifications (`listen`, RULES U3.1).
+//!
+//! # Notifications (RULES U3)
+//!
+//! A tool may change the server's resources. A legacy session hears what it
+//! subscribed to on its `GET` stream; a 2026-07-28 `subscriptions/listen`
+//! request is answered with a stream that starts with its acknowledgment,
+//! lasts until the client closes it and, when the server stops, ends with
+//! the request's response (`listen`).
 //!
 //! # Progress and cancellation (RULES C6)
 //!
@@ -129,6 +138,7 @@ mod access;
 mod cancel;
 mod era;
 mod guard;
+mod listen;
 mod mirrored;
 mod options;
 mod queue;
@@ -162,6 +172,8 @@ struct Shared {
     sessions: sessions::Sessions,
     /// The logs of resumable streams (RULES H8).
     streams: resume::Streams,
+    /// Streams of notifications (RULES U3).
+    listens: listen::Listens,
     calls: queue::Calls,
 }
 

@@ -190,8 +190,12 @@ impl Calls {
         // RULES T8: telemetry lines on stderr wait while the tool prints
         // there (released before the reply ends the span).
         let gate = tool_output_gate();
-        let mut reply =
-            server.handle_parsed(&mut session, incoming, host, &Carrier { watch: &watch, via: via.as_ref() });
+        let mut reply = server.handle_parsed(
+            &mut session,
+            incoming,
+            host,
+            &Carrier { watch: &watch, via: via.as_ref(), streams: false },
+        );
         // What the tool printed through C stdio goes out first.
         crate::transport::sys::flush_c_stdio();
         drop(gate);
@@ -224,8 +228,12 @@ impl Calls {
         }
         host.set_call(state.clone());
         let watch = PooledWatch { state, progress: Mutex::new(progress), reply: &reply_tx, queued: &queued };
-        let mut reply =
-            server.handle_parsed(&mut session, incoming, host, &Carrier { watch: &watch, via: via.as_ref() });
+        let mut reply = server.handle_parsed(
+            &mut session,
+            incoming,
+            host,
+            &Carrier { watch: &watch, via: via.as_ref(), streams: false },
+        );
         let answer = Answer::of(&mut reply);
         drop(reply);
         // The worker is free before its answer leaves: a client that sends
@@ -241,7 +249,8 @@ impl Calls {
 /// dispatcher checks it as usual (an invalid call keeps its own error) with
 /// the [`Busy`] host, and the busy error is `503` with `Retry-After: 1`.
 fn refuse_busy(sh: &Shared, mut session: LegacyState, incoming: Incoming, via: Option<&Via>, legacy: bool) -> Resp {
-    let mut reply = sh.server.handle_parsed(&mut session, incoming, &mut Busy, &Carrier { watch: &NoWatch, via });
+    let mut reply =
+        sh.server.handle_parsed(&mut session, incoming, &mut Busy, &Carrier { watch: &NoWatch, via, streams: false });
     let answer = Answer::of(&mut reply);
     drop(reply);
     match (answer.code, answer.line) {

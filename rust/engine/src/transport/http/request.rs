@@ -213,9 +213,39 @@ impl Shared {
         r
     }
 
+    /// `subscriptions/listen` (RULES U3.3): its stream, which starts with
+    /// the acknowledgment; a refused request is answered as any other.
+    fn listen(&self, h: &HeaderMap, incoming: Incoming, via: Option<&Via>) -> Resp {
+        if !sse::accepts_sse(h) {
+            let id = match &incoming {
+                Incoming::Message(m) => m.id.clone(),
+                _ => None,
+            };
+            return error_resp(
+                StatusCode::NOT_ACCEPTABLE,
+                id.as_deref(),
+                INVALID_REQUEST,
+                "Not Acceptable: subscriptions/listen is answered with a stream; Accept must include \
+                 text/event-stream",
+            );
+        }
+        let carrier = Carrier { watch: &NoWatch, via, streams: true };
+        let mut reply = self.server.handle_parsed(&mut LegacyState::default(), incoming, &mut NoTools, &carrier);
+        let Some(l) = reply.take_listen() else { return answer_resp(Answer::of(&mut reply)) };
+        let ack = reply.take_line().unwrap_or_default();
+        let mut r = self.listens.listen_stream(&self.server, &l.id, l.filter, ack);
+        r.extensions_mut().insert(super::access::Outcome(reply.outcome()));
+        r
+    }
+
     /// Answer a message that needs no tool, on this thread.
     fn answer_here(&self, session: &mut LegacyState, incoming: Incoming, via: Option<&Via>) -> Answer {
-        let mut reply = self.server.handle_parsed(session, incoming, &mut NoTools, &Carrier { watch: &NoWatch, via });
+        let mut reply = self.server.handle_parsed(
+            session,
+            incoming,
+            &mut NoTools,
+            &Carrier { watch: &NoWatch, via, streams: false },
+        );
         Answer::of(&mut reply)
     }
 }
@@ -269,6 +299,7 @@ fn preflight(sh: &Shared, req: &hyper::http::request::Parts, facts: &mut Facts) 
                 None => method_not_allowed(),
                 Some(id) if sh.sessions.end(id) => {
                     sh.streams.end_session(id);
+                    sh.listens.end_session(id);
                     empty(StatusCode::OK)
                 }
                 Some(_) => error_resp(StatusCode::NOT_FOUND, None, INVALID_REQUEST, "Session not found"),
@@ -278,6 +309,15 @@ fn preflight(sh: &Shared, req: &hyper::http::request::Parts, facts: &mut Facts) 
             if !era::header_modern(h) && sh.streams.hold().is_some() && header(h, "last-event-id").is_some() =>
         {
             return Some(resume_stream(sh, h));
+        }
+        // RULES U3.1: a legacy session's stream of notifications, on a
+        // server whose resources may change.
+        Method::GET
+            if !era::header_modern(h)
+                && header(h, "last-event-id").is_none()
+                && sh.server.catalog().offers().resources =>
+        {
+            return Some(session_stream(sh, h));
         }
         _ => return Some(method_not_allowed()),
     }
@@ -300,6 +340,31 @@ fn preflight(sh: &Shared, req: &hyper::http::request::Parts, facts: &mut Facts) 
         }
     }
     None
+}
+
+/// `GET` without `Last-Event-ID` (RULES U3.1): the session's stream of
+/// notifications (a new one ends the session's earlier one).
+fn session_stream(sh: &Shared, h: &HeaderMap) -> Resp {
+    if !sse::accepts_sse(h) {
+        return error_resp(
+            StatusCode::NOT_ACCEPTABLE,
+            None,
+            INVALID_REQUEST,
+            "Not Acceptable: Accept must include text/event-stream",
+        );
+    }
+    let Some(sid) = header(h, "mcp-session-id") else {
+        return error_resp(
+            StatusCode::BAD_REQUEST,
+            None,
+            INVALID_REQUEST,
+            "Bad Request: missing Mcp-Session-Id header",
+        );
+    };
+    match sh.sessions.with(sid, |s| s.initialized.then(|| s.subscriptions.clone())) {
+        Some(Some(filter)) => sh.listens.session_stream(&sh.server, sid, &filter),
+        _ => error_resp(StatusCode::NOT_FOUND, None, INVALID_REQUEST, "Session not found"),
+    }
 }
 
 /// `GET` with `Last-Event-ID` (RULES H8): a new connection to the
@@ -449,6 +514,9 @@ async fn modern(sh: &Shared, h: &HeaderMap, incoming: Incoming, via: Option<Via>
     }
     if msg.method == "tools/call" {
         return call_tool(sh, h, LegacyState::default(), incoming, None, via, caller).await;
+    }
+    if msg.method == crate::subscriptions::LISTEN && sh.server.catalog().offers().resources {
+        return sh.listen(h, incoming, via.as_ref());
     }
     answer_resp(sh.answer_here(&mut LegacyState::default(), incoming, via.as_ref()))
 }

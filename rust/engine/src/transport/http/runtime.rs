@@ -142,6 +142,7 @@ impl HttpServer {
         let listener = StdListener::bind(addr).map_err(|e| cannot_listen(addr, &e))?;
         listener.set_nonblocking(true).map_err(HttpError::Io)?;
         let local_addr = listener.local_addr().map_err(HttpError::Io)?;
+        let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
         let shared = Arc::new(Shared {
             path: opts.path.clone(),
             max_body: opts.max_body,
@@ -155,6 +156,7 @@ impl HttpServer {
             // longer) after a connection last read it.
             streams: Streams::new(opts.stream_hold, opts.stream_hold.map_or(KEEP_STREAM, |h| h.max(KEEP_STREAM))),
             calls: Calls::new(inflight, pool),
+            listens: super::listen::Listens::new(stop_rx.clone()),
             server,
         });
         let runtime = masked(|| {
@@ -169,7 +171,6 @@ impl HttpServer {
             let _g = runtime.enter();
             tokio::net::TcpListener::from_std(listener).map_err(HttpError::Io)?
         };
-        let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
         let (drained_tx, drained_rx) = crossbeam_channel::bounded(1);
         runtime.spawn(accept_loop(listener, shared.clone(), opts.clone(), stop_rx, drained_tx));
         let stop = Arc::new(StopState {

@@ -1,0 +1,138 @@
+//! Streams of notifications over HTTP (RULES U3): what the [`Hub`] tells a
+//! listener goes to the client as server-sent events.
+//!
+//! * A legacy session's stream is its `GET` (with `Mcp-Session-Id`, without
+//!   `Last-Event-ID`): its `resources/subscribe` URIs and list changes. A
+//!   session has at most one: a new `GET` ends the one before, and so does
+//!   `DELETE` of the session.
+//! * A 2026-07-28 `subscriptions/listen` request is answered with a stream
+//!   whose first event is its acknowledgment; it lasts until the client
+//!   closes it, and when the server stops it ends with the request's
+//!   response (`resultType: "complete"`, a graceful end).
+//!
+//! A stream's events wait in a bounded queue: a client that does not read
+//! them loses its stream (it ends; the client may open another and read
+//! again), never the server's memory.
+//!
+//! [`Hub`]: crate::subscriptions::Hub
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use tokio::sync::mpsc::error::TrySendError;
+use tokio::sync::Notify;
+
+use super::response::{sse_event, sse_response, Resp};
+use crate::server::Server;
+use crate::subscriptions::{Listener, Sink};
+
+/// Events a stream holds for a client that has not read them yet.
+const QUEUE: usize = 256;
+
+/// The streams of one HTTP server.
+pub(super) struct Listens {
+    /// Becomes `true` when the server stops.
+    stop: tokio::sync::watch::Receiver<bool>,
+    /// Ends the `GET` stream of a legacy session, by session id.
+    sessions: Mutex<HashMap<String, Arc<Notify>>>,
+}
+
+impl Listens {
+    pub(super) fn new(stop: tokio::sync::watch::Receiver<bool>) -> Listens {
+        Listens { stop, sessions: Mutex::new(HashMap::new()) }
+    }
+
+    /// The `GET` stream of the legacy session `sid`; the session's earlier
+    /// one ends.
+    pub(super) fn session_stream(
+        &self,
+        server: &Server,
+        sid: &str,
+        filter: &crate::subscriptions::SessionFilter,
+    ) -> Resp {
+        let end = Arc::new(Notify::new());
+        let before = self.lock().insert(sid.to_owned(), Arc::clone(&end));
+        if let Some(b) = before {
+            b.notify_one();
+        }
+        self.open(server, None, |sink| Listener::session(filter, sink), None, Some(end))
+    }
+
+    /// The legacy session `sid` ended: so does its `GET` stream.
+    pub(super) fn end_session(&self, sid: &str) {
+        if let Some(end) = self.lock().remove(sid) {
+            end.notify_one();
+        }
+    }
+
+    /// The stream of an accepted `subscriptions/listen` request `id` (JSON
+    /// text): `ack` first, then what its listener hears; `closing` when the
+    /// server stops.
+    pub(super) fn listen_stream(
+        &self,
+        server: &Server,
+        id: &str,
+        filter: crate::subscriptions::Filter,
+        ack: Vec<u8>,
+    ) -> Resp {
+        let closing = crate::subscriptions::closing(id);
+        self.open(server, Some(ack), |sink| Listener::stream(id, filter, sink), Some(closing), None)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Notify>>> {
+        self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The SSE response of a new stream: `first` (if any), then what the
+    /// listener `make` builds hears, until the client goes, the stream's
+    /// queue overflows, `end` is notified or the server stops (then
+    /// `closing`, if any, is its last event).
+    fn open(
+        &self,
+        server: &Server,
+        first: Option<Vec<u8>>,
+        make: impl FnOnce(Sink) -> Arc<Listener>,
+        closing: Option<Vec<u8>>,
+        end: Option<Arc<Notify>>,
+    ) -> Resp {
+        let (tx, rx) = tokio::sync::mpsc::channel(QUEUE);
+        if let Some(f) = first {
+            let _ = tx.try_send(sse_event(&f));
+        }
+        let overflow = Arc::new(Notify::new());
+        let (sink_tx, full) = (tx.clone(), Arc::clone(&overflow));
+        let listener = make(Box::new(move |line| match sink_tx.try_send(sse_event(&line)) {
+            Ok(()) => true,
+            Err(TrySendError::Full(_)) => {
+                full.notify_one();
+                false
+            }
+            Err(TrySendError::Closed(_)) => false,
+        }));
+        // Heard only after the first event is queued (RULES U3.3: nothing
+        // before the acknowledgment).
+        server.hub().add(&listener);
+        let mut stop = self.stop.clone();
+        tokio::spawn(async move {
+            let ended = async {
+                match end {
+                    Some(e) => e.notified().await,
+                    None => std::future::pending().await,
+                }
+            };
+            let stopped = tokio::select! {
+                () = tx.closed() => false,
+                () = overflow.notified() => false,
+                () = ended => false,
+                r = stop.wait_for(|stopped| *stopped) => r.is_ok(),
+            };
+            if let (true, Some(c)) = (stopped, closing) {
+                let _ = tx.send(sse_event(&c)).await;
+            }
+            // The listener and both senders go: the hub forgets it and the
+            // response's body ends.
+            drop(listener);
+        });
+        sse_response(rx)
+    }
+}

@@ -1,0 +1,152 @@
+//! RULES U3 over HTTP: a legacy session's `GET` stream and 2026-07-28
+//! `subscriptions/listen` streams hear what tools change in the resources;
+//! a listen stream starts with its acknowledgment and, when the server
+//! stops, ends with its response.
+
+use std::io::{BufRead, BufReader, Read};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcplite_engine::host::{ResourceBody, ResourceSpec, Resources};
+use mcplite_engine::transport::http::HttpServer;
+use serde_json::{json, Value};
+
+use super::{agent, initialize, modern_body, opts, post, Running, MODERN};
+use crate::common::{new_server, FakeHost};
+
+fn start_with_resources() -> Running {
+    let mut host = FakeHost::default();
+    let notes = ResourceSpec {
+        uri: "notes://all".into(),
+        name: "all".into(),
+        title: None,
+        description: None,
+        mime_type: "text/plain".into(),
+        size: 0,
+        body: ResourceBody::Text(String::new()),
+    };
+    let server =
+        new_server(&mut host).with_catalog(Vec::new(), Resources { resources: vec![notes], templates: vec![] });
+    let http = HttpServer::bind(Arc::new(server), opts()).expect("bind");
+    let addr = http.local_addr();
+    let stop = Arc::new(AtomicBool::new(false));
+    let s = stop.clone();
+    let thread = std::thread::spawn(move || {
+        http.run(&mut host, Duration::from_millis(10), &mut |_| s.load(Ordering::SeqCst));
+    });
+    Running { addr, stop, thread: Some(thread), order: Default::default() }
+}
+
+/// The events of an SSE body, one JSON-RPC message each, as they come.
+struct Events(BufReader<Box<dyn Read + Send>>);
+
+impl Events {
+    fn next(&mut self) -> Option<Value> {
+        let mut line = String::new();
+        loop {
+            line.clear();
+            if self.0.read_line(&mut line).expect("the stream reads") == 0 {
+                return None;
+            }
+            if let Some(data) = line.strip_prefix("data: ") {
+                return Some(serde_json::from_str(data.trim_end()).unwrap());
+            }
+        }
+    }
+}
+
+fn stream(r: ureq::http::Response<ureq::Body>) -> Events {
+    assert_eq!(r.status().as_u16(), 200);
+    assert_eq!(r.headers().get("content-type").unwrap(), "text/event-stream");
+    Events(BufReader::new(Box::new(r.into_body().into_reader())))
+}
+
+fn blocks_call(id: i64, changes: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+           "params": {"name": "blocks", "arguments": {"kinds": ["text"], "changes": changes}}})
+}
+
+#[test]
+fn u3_1_a_legacy_session_hears_on_its_get_stream() {
+    let r = start_with_resources();
+    let url = r.url("/mcp");
+    let sid = initialize(&url, "2025-11-25");
+    let h = [("Accept", "application/json, text/event-stream"), ("Mcp-Session-Id", sid.as_str())];
+    let sub = json!({"jsonrpc": "2.0", "id": 2, "method": "resources/subscribe", "params": {"uri": "notes://all"}});
+    assert_eq!(post(&url, &h, &sub.to_string()).json()["result"], json!({}));
+    let get = || agent().get(&url).header("Accept", "text/event-stream").header("Mcp-Session-Id", &sid).call().unwrap();
+    let mut first = stream(get());
+    // A second GET replaces the first: it ends.
+    let mut events = stream(get());
+    assert_eq!(first.next(), None);
+    let answer = post(&url, &h, &blocks_call(3, json!([{"set": "notes://all", "text": "xx"}])).to_string());
+    assert_eq!(answer.json()["result"]["isError"], false);
+    assert_eq!(events.next().unwrap(), json!({"jsonrpc": "2.0", "method": "notifications/resources/list_changed"}));
+    assert_eq!(
+        events.next().unwrap(),
+        json!({"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": "notes://all"}})
+    );
+    // Ending the session ends its stream; without a session there is none.
+    let del = agent().delete(&url).header("Mcp-Session-Id", &sid).call().unwrap();
+    assert_eq!(del.status().as_u16(), 200);
+    assert_eq!(events.next(), None);
+    assert_eq!(get().status().as_u16(), 404);
+    let no_sse = agent().get(&url).header("Accept", "application/json").header("Mcp-Session-Id", &sid).call().unwrap();
+    assert_eq!(no_sse.status().as_u16(), 406);
+}
+
+#[test]
+fn u3_3_a_listen_stream_is_acknowledged_then_hears_then_closes_gracefully() {
+    let mut r = start_with_resources();
+    let url = r.url("/mcp");
+    let listen = |accept: &str| {
+        let body = modern_body(
+            5,
+            "subscriptions/listen",
+            json!({"notifications": {"resourceSubscriptions": ["notes://all"], "resourcesListChanged": true}}),
+        );
+        agent()
+            .post(&url)
+            .header("Content-Type", "application/json")
+            .header("Accept", accept)
+            .header("MCP-Protocol-Version", MODERN)
+            .header("Mcp-Method", "subscriptions/listen")
+            .send(&body)
+            .unwrap()
+    };
+    assert_eq!(listen("application/json").status().as_u16(), 406);
+    let mut events = stream(listen("application/json, text/event-stream"));
+    let meta = json!({"io.modelcontextprotocol/subscriptionId": 5});
+    assert_eq!(
+        events.next().unwrap(),
+        json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+               "params": {"_meta": meta, "notifications": {"resourcesListChanged": true, "resourceSubscriptions": ["notes://all"]}}})
+    );
+    // The fake tool names the resource by its URI: the list changed too.
+    let mut call = blocks_call(6, json!([{"set": "notes://all", "text": ""}]));
+    call["params"]["_meta"] =
+        json!({"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}});
+    let h = [
+        ("Accept", "application/json, text/event-stream"),
+        ("MCP-Protocol-Version", MODERN),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "blocks"),
+    ];
+    assert_eq!(post(&url, &h, &call.to_string()).json()["result"]["isError"], false);
+    assert_eq!(
+        events.next().unwrap(),
+        json!({"jsonrpc": "2.0", "method": "notifications/resources/list_changed", "params": {"_meta": meta}})
+    );
+    assert_eq!(
+        events.next().unwrap(),
+        json!({"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"_meta": meta, "uri": "notes://all"}})
+    );
+    // The server stops: the request's response ends the stream.
+    r.stop();
+    assert_eq!(
+        events.next().unwrap(),
+        json!({"jsonrpc": "2.0", "id": 5, "result": {"resultType": "complete", "_meta": meta}})
+    );
+    assert_eq!(events.next(), None);
+}
