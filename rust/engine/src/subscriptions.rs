@@ -41,8 +41,10 @@ pub const ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";
 pub const LISTEN: &str = "subscriptions/listen";
 
 /// Most URIs one session or one `subscriptions/listen` request follows
-/// (RULES U3.3): a client cannot make the server hold an unbounded set.
+/// (RULES U3.1, U3.3), and most bytes of them: a client cannot make the
+/// server hold an unbounded set (1000 sessions hold at most 64 MB).
 pub const MAX_URIS: usize = 1024;
+pub const MAX_URI_BYTES: usize = 64 << 10;
 
 /// What a listener wants to hear of.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -73,13 +75,14 @@ impl PartialEq for SessionFilter {
 }
 
 impl SessionFilter {
-    /// Follow `uri`; `false` when the session follows [`MAX_URIS`] already.
+    /// Follow `uri`; `false` when the session follows [`MAX_URIS`] already,
+    /// or [`MAX_URI_BYTES`] with it.
     pub fn add(&self, uri: &str) -> bool {
         let mut f = lock(&self.0);
         if f.uris.contains(uri) {
             return true;
         }
-        if f.uris.len() >= MAX_URIS {
+        if f.uris.len() >= MAX_URIS || uri_bytes(&f.uris) + uri.len() > MAX_URI_BYTES {
             return false;
         }
         f.uris.insert(uri.to_owned())
@@ -101,6 +104,10 @@ impl SessionFilter {
     pub fn uris(&self) -> BTreeSet<String> {
         lock(&self.0).uris.clone()
     }
+}
+
+fn uri_bytes(uris: &BTreeSet<String>) -> usize {
+    uris.iter().map(String::len).sum()
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -282,8 +289,15 @@ pub fn listen_filter(params: Option<&Value>, res: &Resources) -> Result<(Filter,
         }
         Some(_) => return Err(LISTEN_PARAMS),
     };
-    let uris: BTreeSet<String> =
-        asked.iter().flatten().filter(|u| resources::names(res, u)).map(|u| (*u).to_owned()).collect();
+    // Honoured: the URIs that can be read now, within the bytes a filter
+    // may hold.
+    let mut uris = BTreeSet::new();
+    let mut bytes = 0;
+    for u in asked.iter().flatten().filter(|u| resources::names(res, u)) {
+        if bytes + u.len() <= MAX_URI_BYTES && uris.insert((*u).to_owned()) {
+            bytes += u.len();
+        }
+    }
     let mut ack = b"{".to_vec();
     if list_changed {
         ack.extend_from_slice(b"\"resourcesListChanged\":true");
@@ -428,6 +442,10 @@ mod tests {
         assert!(f.add("a://0"), "one already followed");
         assert!(!f.add("a://over"));
         assert_eq!(f.uris().len(), MAX_URIS);
+        let f = SessionFilter::default();
+        let long = "u".repeat(2000);
+        let n = (0..MAX_URIS).take_while(|i| f.add(&format!("{long}{i:04}"))).count();
+        assert_eq!(n, MAX_URI_BYTES / 2004, "bounded by bytes");
     }
 
     #[test]

@@ -248,3 +248,26 @@ fn u3_3_listen_streams_are_acknowledged_first_tagged_and_cancelled() {
     assert_eq!(heard, [("notifications/resources/list_changed".into(), json!(7)), ("answer 2".into(), Value::Null)]);
     c.close();
 }
+
+#[test]
+fn u3_3_a_connection_holds_a_bounded_number_of_listen_streams() {
+    let mut c = Connection::open();
+    for i in 0..65 {
+        c.send(&format!(
+            r#"{{"jsonrpc":"2.0","id":{i},"method":"subscriptions/listen","params":{{"notifications":{{"resourcesListChanged":true}},{M}}}}}"#
+        ));
+        let v = c.recv();
+        if i < 64 {
+            assert_eq!(v["method"], "notifications/subscriptions/acknowledged", "{v}");
+        } else {
+            assert_eq!((v["id"].clone(), v["error"]["code"].clone()), (json!(64), json!(-32602)), "{v}");
+        }
+    }
+    // Cancelling one makes room.
+    c.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}"#);
+    c.send(&format!(
+        r#"{{"jsonrpc":"2.0","id":99,"method":"subscriptions/listen","params":{{"notifications":{{}},{M}}}}}"#
+    ));
+    assert_eq!(c.recv()["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 99);
+    c.close();
+}

@@ -25,6 +25,7 @@ use std::time::Duration;
 use super::control::{lock, Control, Output, PoolWatch, Watch};
 use super::reader::{Inbound, Reader};
 use super::sys;
+use crate::codes::INVALID_PARAMS;
 use crate::host::Host;
 use crate::message::{parse_line, Incoming, Message};
 use crate::progress::Inflight;
@@ -208,6 +209,13 @@ fn write_reply(reply: Reply<'_>, out: &Output<'_>, mailbox: &Mailbox) -> io::Res
     reply.write_line(&mut **w)
 }
 
+/// Most `subscriptions/listen` streams open at once on one connection.
+const MAX_STREAMS: usize = 64;
+
+/// The message of a listen request over [`MAX_STREAMS`].
+const TOO_MANY_STREAMS: &str =
+    "Invalid params: 64 subscriptions/listen streams are open on this connection; cancel one first";
+
 /// The open `subscriptions/listen` requests of the connection (RULES
 /// U3.3), by id.
 struct Streams<'a> {
@@ -222,6 +230,13 @@ impl Streams<'_> {
         let listen = reply.take_listen();
         let mut w = lock(out);
         self.mailbox.write_to(&mut **w)?;
+        if let Some(l) = listen.as_ref().filter(|_| lock(&self.open).len() >= MAX_STREAMS) {
+            // RULES U3.3: a connection holds a bounded number of streams.
+            let mut line = crate::server::error_line(Some(&l.id), INVALID_PARAMS, TOO_MANY_STREAMS, None);
+            line.push(b'\n');
+            w.write_all(&line)?;
+            return w.flush();
+        }
         reply.write_line(&mut **w)?;
         if let Some(l) = listen {
             // Nothing is heard before the acknowledgment is written.
