@@ -64,7 +64,7 @@ mcp_read_resource <- function(x, uri, ..., timeout = NULL) {
   check_connection(x)
   check_string(uri, allow_empty = FALSE)
   timeout <- if (is.null(timeout)) x$timeout else check_seconds(timeout, "timeout")
-  res <- client_read_resource(x$ptr, uri, timeout)
+  res <- request_value(x, client_read_resource(x$ptr, uri, timeout))
   contents <- res$contents
   if (!is.list(contents)) {
     abort("MCP server `", x$name, "` answered resources/read without a `contents` array.",
@@ -99,8 +99,33 @@ mcp_get_prompt <- function(x, name, arguments = list(), ..., timeout = NULL) {
   }
   timeout <- if (is.null(timeout)) x$timeout else check_seconds(timeout, "timeout")
   args_json <- if (length(arguments) > 0L) fixed_json(arguments)
-  res <- client_get_prompt(x$ptr, name, args_json, timeout)
+  res <- request_value(x, client_get_prompt(x$ptr, name, args_json, timeout))
   list(description = res$description, messages = res$messages)
+}
+
+# The result of a request from its first event `ev` (RULES K12, K13.2): the
+# server's questions are answered by the connection's functions (a
+# 2026-07-28 server asks with `input_required`, and the request is sent
+# again with the answers), its log messages relayed. If an answer fails or
+# is interrupted, the request is cancelled on the server.
+request_value <- function(x, ev) {
+  repeat {
+    if (identical(ev$status, "done")) {
+      return(ev$value)
+    }
+    id <- ev$id
+    finished <- FALSE
+    on.exit(if (!finished) conn_cancel(x, id, "cancelled by the client"))
+    if (identical(ev$status, "ask") || identical(ev$status, "input")) {
+      ev <- answer_event(x, ev)
+    } else {
+      if (identical(ev$status, "log")) {
+        relay_server_log(x, ev$value)
+      }
+      ev <- conn_wait(x, id)
+    }
+    finished <- TRUE
+  }
 }
 
 # A listing of the server's items (every page), named by `id`, with the

@@ -221,3 +221,31 @@ test_that("server-everything: its resources, templates and prompts, read from R 
   expect_identical(mcp_get_prompt(ev, "args-prompt", list(city = "Oslo", state = "Oslo"))$messages[[1]]$content$text,
                    "What's weather in Oslo, Oslo?")
 })
+
+test_that("K12.3: prompts/get and resources/read that ask first (Python MCPServer, 2026-07-28)", {
+  py <- venv_python("mcp")
+  skip_if(is.null(py), "the Python SDK is not installed")
+  peer <- file.path(normalizePath(test_path("..", "clients", "python", "peers")), "mcpserver_server.py")
+  asked <- character()
+  answer <- function(q) {
+    asked <<- c(asked, q$message)
+    list(choice = "coffee")
+  }
+  conn <- mcp_connect(py, peer, elicitation = answer)
+  withr::defer(mcp_close(conn))
+  expect_identical(mcp_server_info(conn)$protocol_version, "2026-07-28")
+  p <- mcp_get_prompt(conn, "drink", list(meal = "cake"))
+  expect_identical(p$messages[[1]]$content$text, "Serve coffee with cake (state asked-once).")
+  r <- mcp_read_resource(conn, "menu://toast")
+  expect_identical(r[[1]]$text, "toast and coffee")
+  expect_identical(asked, c("Which drink with cake?", "Which drink with toast?"))
+  # The form's default fills an answer that leaves the field out.
+  conn2 <- mcp_connect(py, peer, elicitation = function(q) list())
+  withr::defer(mcp_close(conn2))
+  expect_identical(mcp_read_resource(conn2, "menu://soup")[[1]]$text, "soup and tea")
+  # A connection that answers nothing says so.
+  conn3 <- mcp_connect(py, peer)
+  withr::defer(mcp_close(conn3))
+  expect_error(mcp_get_prompt(conn3, "drink", list(meal = "cake")), "answers no questions",
+               class = "mcplite_error_client")
+})

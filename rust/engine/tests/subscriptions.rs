@@ -6,27 +6,12 @@
 
 use std::io::{Read, Write};
 
-use mcplite_engine::host::{ResourceBody, ResourceSpec, Resources};
 use mcplite_engine::transport::{serve, Reader, ServeEnd, ServeOptions};
 use mcplite_engine::{LegacyState, Server};
 use serde_json::{json, Value};
 
-use crate::common::{new_server, FakeHost};
+use crate::common::{new_server, new_server_with_notes, FakeHost};
 use crate::pipes::pipe;
-
-fn server_with_resources(host: &mut FakeHost) -> Server {
-    let notes = ResourceSpec {
-        uri: "notes://all".into(),
-        name: "all".into(),
-        title: None,
-        description: None,
-        mime_type: "text/plain".into(),
-        size: 0,
-        body: ResourceBody::Text(String::new()),
-    };
-    let resources = Resources { resources: vec![notes], templates: vec![] };
-    new_server(host).with_catalog(Vec::new(), resources)
-}
 
 const INIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
 const M: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
@@ -47,7 +32,7 @@ fn handle(server: &Server, session: &mut LegacyState, host: &mut FakeHost, line:
 #[test]
 fn u3_2_a_call_changes_what_is_listed_and_read() {
     let mut host = FakeHost::default();
-    let server = server_with_resources(&mut host);
+    let server = new_server_with_notes(&mut host);
     let mut s = LegacyState::default();
     let init = handle(&server, &mut s, &mut host, INIT);
     assert_eq!(init["result"]["capabilities"]["resources"], json!({"subscribe": true, "listChanged": true}));
@@ -119,7 +104,7 @@ impl Connection {
         let (out_r, mut out_w) = pipe();
         let serving = std::thread::spawn(move || {
             let mut host = FakeHost::default();
-            let server = server_with_resources(&mut host);
+            let server = new_server_with_notes(&mut host);
             let inflight = std::sync::Arc::new(mcplite_engine::progress::Inflight::new(Default::default(), None));
             let end = serve(&server, &mut host, Reader::spawn(in_r), &mut out_w, &ServeOptions::default(), &inflight);
             (end, server.hub().count())

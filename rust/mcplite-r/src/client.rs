@@ -448,18 +448,20 @@ fn client_list(mut handle: ExternalPtr<ClientHandle>, method: &str, key: &str, t
     }
 }
 
-/// The result of `resources/read` for `uri` (RULES K11.2).
+/// Send `resources/read` for `uri` (RULES K11.2) and wait for it: see
+/// [`client_wait`] for what comes back (a 2026-07-28 server may ask for
+/// input first, RULES K12.3).
 /// @noRd
 #[extendr]
 fn client_read_resource(mut handle: ExternalPtr<ClientHandle>, uri: &str, timeout: f64) -> Robj {
-    match handle.conn.read_resource(uri, seconds(timeout), &mut watching()) {
-        Ok(v) => to_r(v),
-        Err(e) => failure(&handle, &e, What::Method("resources/read")),
-    }
+    let timeout = seconds(timeout);
+    let started = handle.conn.start_read_resource(uri, timeout, &mut watching());
+    waiting(&mut handle, started, "resources/read", uri, timeout, timeout)
 }
 
-/// The result of `prompts/get` for `name` with `arguments` (JSON text of an
-/// object of strings, or `NULL`) (RULES K11.3).
+/// Send `prompts/get` for `name` with `arguments` (JSON text of an object of
+/// strings, or `NULL`) (RULES K11.3) and wait for it, as
+/// [`client_read_resource`].
 /// @noRd
 #[extendr]
 fn client_get_prompt(
@@ -472,10 +474,9 @@ fn client_get_prompt(
         Nullable::NotNull(a) => Some(a.as_str()),
         Nullable::Null => None,
     };
-    match handle.conn.get_prompt(name, args, seconds(timeout), &mut watching()) {
-        Ok(v) => to_r(v),
-        Err(e) => failure(&handle, &e, What::Method("prompts/get")),
-    }
+    let timeout = seconds(timeout);
+    let started = handle.conn.start_get_prompt(name, args, timeout, &mut watching());
+    waiting(&mut handle, started, "prompts/get", name, timeout, timeout)
 }
 
 /// The input schema of tool `name` (RULES K5.2), listing the tools first if
@@ -493,6 +494,9 @@ fn client_input_schema(mut handle: ExternalPtr<ClientHandle>, name: &str, timeou
 /// The clock of a call in progress: `timeout` of silence is allowed, each
 /// progress notification restarts it, never beyond `hard`.
 struct Waiter {
+    /// `tools/call`, `prompts/get` or `resources/read`.
+    method: &'static str,
+    /// The tool, the prompt or the URI.
     tool: String,
     timeout: Duration,
     max: Duration,
@@ -517,16 +521,40 @@ fn client_call(
 ) -> Robj {
     let timeout = seconds(timeout);
     let max = seconds(max_time).max(timeout);
-    match handle.conn.start_call(name, arguments, progress, timeout, &mut watching()) {
+    let started = handle.conn.start_call(name, arguments, progress, timeout, &mut watching());
+    waiting(&mut handle, started, "tools/call", name, timeout, max)
+}
+
+/// Wait for a request just `started` (`method` about `name`), with its
+/// clock: `timeout` of silence, never beyond `max`.
+fn waiting(
+    handle: &mut ClientHandle,
+    started: Result<u64, ClientError>,
+    method: &'static str,
+    name: &str,
+    timeout: Duration,
+    max: Duration,
+) -> Robj {
+    match started {
         Ok(id) => {
             let now = Instant::now();
             let hard = now.checked_add(max).unwrap_or(now + Duration::from_secs(1 << 30));
             let deadline = now.checked_add(timeout).unwrap_or(hard).min(hard);
             let signing = handle.conn.sign_in_time();
-            handle.waiters.insert(id, Waiter { tool: name.to_string(), timeout, max, hard, deadline, signing });
-            wait_for(&mut handle, id)
+            let tool = name.to_string();
+            handle.waiters.insert(id, Waiter { method, tool, timeout, max, hard, deadline, signing });
+            wait_for(handle, id)
         }
-        Err(e) => failure(&handle, &e, What::Tool(name)),
+        Err(e) => failure(handle, &e, what(method, name)),
+    }
+}
+
+/// What a failed request was, for its message.
+fn what<'a>(method: &'static str, name: &'a str) -> What<'a> {
+    if method == "tools/call" {
+        What::Tool(name)
+    } else {
+        What::Method(method)
     }
 }
 
@@ -547,7 +575,7 @@ fn wait_for(handle: &mut ClientHandle, id: u64) -> Robj {
         let e = ClientError::Protocol(format!("request {id} is not in progress"));
         return failure(handle, &e, What::Method("tools/call"));
     };
-    let (timeout, max, tool, signing) = (w.timeout, w.max, w.tool.clone(), w.signing);
+    let (timeout, max, tool, signing, method) = (w.timeout, w.max, w.tool.clone(), w.signing, w.method);
     let idr = Robj::from(id as f64);
     let mut check = watching();
     loop {
@@ -567,14 +595,14 @@ fn wait_for(handle: &mut ClientHandle, id: u64) -> Robj {
                 handle.waiters.remove(&id);
                 handle.conn.cancel(id, "timed out");
                 let e = ClientError::Timeout(if deadline >= hard { max } else { timeout });
-                return failure(handle, &e, What::Tool(&tool));
+                return failure(handle, &e, what(method, &tool));
             }
-            Poll::Done(Err(ClientError::Interrupted)) => return abandon(handle, id, &tool),
+            Poll::Done(Err(ClientError::Interrupted)) => return abandon(handle, id, what(method, &tool)),
             Poll::Done(r) => {
                 handle.waiters.remove(&id);
                 return match r {
                     Ok(v) => list!(status = "done", id = idr, value = to_r(v)).into(),
-                    Err(e) => failure(handle, &e, What::Tool(&tool)),
+                    Err(e) => failure(handle, &e, what(method, &tool)),
                 };
             }
             Poll::Progress(p) => {
@@ -602,7 +630,7 @@ fn wait_for(handle: &mut ClientHandle, id: u64) -> Robj {
             Poll::Log(params) => return list!(status = "log", id = idr, value = to_r(params)).into(),
             Poll::Pending => {
                 if check() {
-                    return abandon(handle, id, &tool);
+                    return abandon(handle, id, what(method, &tool));
                 }
             }
         }
@@ -641,9 +669,9 @@ fn client_answer(
 fn client_retry(mut handle: ExternalPtr<ClientHandle>, id: f64, responses: &str) -> Robj {
     let id = id as u64;
     if let Err(e) = handle.conn.retry(id, responses, &mut watching()) {
-        let tool = handle.waiters.remove(&id).map(|w| w.tool).unwrap_or_default();
-        handle.conn.cancel(id, "the call could not be sent again");
-        return failure(&handle, &e, What::Tool(&tool));
+        let (method, tool) = handle.waiters.remove(&id).map_or(("tools/call", String::new()), |w| (w.method, w.tool));
+        handle.conn.cancel(id, "the request could not be sent again");
+        return failure(&handle, &e, what(method, &tool));
     }
     restart_clock(&mut handle, id);
     wait_for(&mut handle, id)
@@ -659,10 +687,10 @@ fn restart_clock(handle: &mut ClientHandle, id: u64) {
 }
 
 /// The user interrupted a wait: cancel the request, report the interrupt.
-fn abandon(handle: &mut ClientHandle, id: u64, tool: &str) -> Robj {
+fn abandon(handle: &mut ClientHandle, id: u64, what: What<'_>) -> Robj {
     handle.waiters.remove(&id);
     handle.conn.cancel(id, "interrupted by the user");
-    failure(handle, &ClientError::Interrupted, What::Tool(tool))
+    failure(handle, &ClientError::Interrupted, what)
 }
 
 /// Abandon request `id` (sends `notifications/cancelled` on stdio).

@@ -11,15 +11,15 @@
 use serde_json::Value;
 
 use super::wire::{self, json_string, Member};
-use super::{ClientError, Connection, Poll, Resend, Retry, MAX_INPUT_ROUNDS, MAX_QUESTIONS};
+use super::{Again, ClientError, Connection, Poll, Retry, MAX_INPUT_ROUNDS, MAX_QUESTIONS};
 use crate::codes;
 
 impl Connection {
-    /// Remember a tool call just started as one the server may ask about,
+    /// Remember a request just started as one the server may ask about,
     /// when the client answers any question at all.
-    pub(super) fn may_ask(&mut self, id: u64, call: Resend) {
+    pub(super) fn may_ask(&mut self, id: u64, request: Again) {
         if self.answers.any() {
-            self.retries.insert(id, Retry { call, state: None, rounds: 0, questions: 0 });
+            self.retries.insert(id, Retry { request, state: None, rounds: 0, questions: 0 });
         }
     }
 
@@ -45,8 +45,8 @@ impl Connection {
         };
         let Some(retry) = self.retries.get_mut(&id) else {
             let why = if self.answers.any() {
-                "the server asked for more input (a multi round-trip request) for a request other than a tool call, \
-                 where this client answers none"
+                "the server asked for more input (a multi round-trip request) for a request that cannot ask \
+                 (only tools/call, prompts/get and resources/read can)"
             } else {
                 "the server asked for more input (a multi round-trip request), but this connection answers no \
                  questions (give `mcp_connect()` an `elicitation` or `sampling` function)"
@@ -98,7 +98,7 @@ impl Connection {
         self.link.respond(&line);
     }
 
-    /// Send call `id` again with the answers to its `inputRequests`
+    /// Send request `id` again with the answers to its `inputRequests`
     /// (`responses`: an object by key, as JSON text) and the server's
     /// `requestState`; poll `id` for what comes back.
     pub fn retry(
@@ -110,14 +110,13 @@ impl Connection {
         let Some(retry) = self.retries.get(&id) else {
             return Err(ClientError::Protocol(format!("request {id} is not waiting for answers")));
         };
-        let (call, state) = (retry.call.clone(), retry.state.as_ref().map(|s| json_string(s)));
-        let n = json_string(&call.name);
-        let mut members: Vec<Member> =
-            vec![("name", n.as_str()), ("arguments", call.arguments.as_str()), ("inputResponses", responses)];
+        let (again, state) = (retry.request.clone(), retry.state.as_ref().map(|s| json_string(s)));
+        let mut members: Vec<Member> = again.members.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        members.push(("inputResponses", responses));
         if let Some(s) = &state {
             members.push(("requestState", s.as_str()));
         }
-        let new = self.start("tools/call", Some(&call.name), &members, call.progress, call.timeout, interrupted)?;
+        let new = self.start(again.method, Some(&again.name), &members, again.progress, again.timeout, interrupted)?;
         self.alias.insert(id, new);
         Ok(())
     }

@@ -240,14 +240,27 @@ impl Answers {
     }
 }
 
-/// A tool call that may come back `input_required`: what to send again, the
+/// A request that may come back `input_required` (`tools/call`,
+/// `prompts/get`, `resources/read`; RULES K12.3): what to send again, the
 /// state the server gave last, and the rounds so far.
 struct Retry {
-    call: Resend,
+    request: Again,
     state: Option<String>,
     rounds: u32,
     /// Legacy questions handed to the caller so far.
     questions: u32,
+}
+
+/// A request as sent, kept to send it again with the answers to the
+/// server's questions (RULES K12.3): its method, the name HTTP mirrors
+/// (the tool, the prompt, the URI) and its `params` members (JSON text).
+#[derive(Clone)]
+struct Again {
+    method: &'static str,
+    name: String,
+    members: Vec<(&'static str, String)>,
+    progress: bool,
+    timeout: Duration,
 }
 
 /// A tool call as sent, kept to send it again (RULES K4.3).

@@ -536,6 +536,52 @@ fn input_required_calls_are_sent_again_with_the_answers() {
     assert!(e.to_string().contains("answers no questions"), "{e}");
 }
 
+/// RULES K12.3: `prompts/get` and `resources/read` may come back
+/// `input_required` too; they are sent again with the answers, their
+/// `params` as before.
+#[test]
+fn input_required_prompts_and_reads_are_sent_again() {
+    let mut rounds = 0;
+    let (link, f) = fake(move |v| {
+        let id = &v["id"];
+        match method(v) {
+            "server/discover" => vec![result(id, discover_result())],
+            "prompts/get" | "resources/read" if v["params"].get("inputResponses").is_none() => {
+                rounds += 1;
+                vec![result(
+                    id,
+                    json!({"resultType": "input_required", "requestState": format!("s{rounds}"),
+                    "inputRequests": {"q": {"method": "elicitation/create", "params": {"message": "Which?"}}}}),
+                )]
+            }
+            _ => vec![result(id, json!({"resultType": "complete", "echo": v["params"]}))],
+        }
+    });
+    let mut c = Connection::establish(link, &asking_opts(), &mut never()).unwrap();
+    let t = Duration::from_secs(1);
+    let ids = [
+        c.start_get_prompt("p", Some(r#"{"x":"1"}"#), t, &mut never()).unwrap(),
+        c.start_read_resource("a://b", t, &mut never()).unwrap(),
+    ];
+    for (i, id) in ids.into_iter().enumerate() {
+        let Poll::Input(requests) = next_poll(&mut c, id) else { panic!("no input_required") };
+        assert_eq!(requests["q"]["params"]["message"], "Which?");
+        c.retry(id, r#"{"q":{"action":"accept","content":{"v":"x"}}}"#, &mut never()).unwrap();
+        let Poll::Done(done) = next_poll(&mut c, id) else { panic!("not done") };
+        let echo = done.unwrap()["echo"].clone();
+        assert_eq!(echo["requestState"], format!("s{}", i + 1));
+        assert_eq!(echo["inputResponses"]["q"]["action"], "accept");
+        if i == 0 {
+            assert_eq!((echo["name"].clone(), echo["arguments"].clone()), (json!("p"), json!({"x": "1"})));
+        } else {
+            assert_eq!(echo["uri"], "a://b");
+        }
+    }
+    let sent = f.sent.lock().unwrap().clone();
+    let methods: Vec<&str> = sent.iter().map(method).filter(|m| *m != "server/discover").collect();
+    assert_eq!(methods, ["prompts/get", "resources/read", "prompts/get", "resources/read"]);
+}
+
 #[test]
 fn questions_are_bounded() {
     // Legacy: 70 questions in one call; the caller gets 64, the rest are refused.

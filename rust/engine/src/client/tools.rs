@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::wire::{json_string, Member};
-use super::{params, ClientError, Connection, Era, Resend};
+use super::{params, Again, ClientError, Connection, Era, Resend};
 
 impl Connection {
     /// Every tool the server lists, following `nextCursor` (each page gets
@@ -120,10 +120,17 @@ impl Connection {
         let header_resend = self.era == Era::Modern && self.link.mirrors_params();
         if header_resend || self.answers_any() {
             let call = Resend { name: name.to_string(), arguments: arguments.to_string(), progress, timeout };
+            let again = Again {
+                method: "tools/call",
+                name: name.to_string(),
+                members: vec![("name", n.clone()), ("arguments", arguments.to_string())],
+                progress,
+                timeout,
+            };
             if header_resend {
-                self.resend.insert(id, call.clone());
+                self.resend.insert(id, call);
             }
-            self.may_ask(id, call);
+            self.may_ask(id, again);
         }
         Ok(id)
     }

@@ -155,6 +155,22 @@ pub fn changes_of(v: Option<&Value>) -> Vec<ResourceChange> {
         .collect()
 }
 
+/// A server of the fake registry with one resource, `notes://all` (empty
+/// text), that the `blocks` tool's `changes` change (RULES U3).
+pub fn new_server_with_notes(host: &mut FakeHost) -> Server {
+    let notes = ResourceSpec {
+        uri: "notes://all".into(),
+        name: "all".into(),
+        title: None,
+        description: None,
+        mime_type: "text/plain".into(),
+        size: 0,
+        body: ResourceBody::Text(String::new()),
+    };
+    let resources = mcplite_engine::host::Resources { resources: vec![notes], templates: vec![] };
+    new_server(host).with_catalog(Vec::new(), resources)
+}
+
 /// What one host call saw and returned.
 #[derive(Debug, Clone)]
 pub struct CallRecord {

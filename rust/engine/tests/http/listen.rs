@@ -8,26 +8,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcplite_engine::host::{ResourceBody, ResourceSpec, Resources};
 use mcplite_engine::transport::http::HttpServer;
 use serde_json::{json, Value};
 
 use super::{agent, initialize, modern_body, opts, post, Running, MODERN};
-use crate::common::{new_server, FakeHost};
+use crate::common::{new_server_with_notes, FakeHost};
 
 fn start_with_resources() -> Running {
     let mut host = FakeHost::default();
-    let notes = ResourceSpec {
-        uri: "notes://all".into(),
-        name: "all".into(),
-        title: None,
-        description: None,
-        mime_type: "text/plain".into(),
-        size: 0,
-        body: ResourceBody::Text(String::new()),
-    };
-    let server =
-        new_server(&mut host).with_catalog(Vec::new(), Resources { resources: vec![notes], templates: vec![] });
+    let server = new_server_with_notes(&mut host);
     let http = HttpServer::bind(Arc::new(server), opts()).expect("bind");
     let addr = http.local_addr();
     let stop = Arc::new(AtomicBool::new(false));

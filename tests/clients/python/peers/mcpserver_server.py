@@ -43,6 +43,37 @@ async def slow(ctx: Context, steps: int = 3, delay: float = 0.2) -> str:
     return "done"
 
 
+# 2026-07-28 multi round-trip requests beside tools (RULES K12.3): a prompt
+# and a resource template that first ask the user which, then answer with it.
+def _which(ctx: Context, question: str):
+    from mcp_types import ElicitRequest, ElicitRequestFormParams, InputRequiredResult
+
+    answers = ctx.input_responses or {}
+    if "which" in answers:
+        a = answers["which"]
+        content = getattr(a, "content", None) or (a.get("content") if isinstance(a, dict) else None) or {}
+        return None, content.get("choice", "none")
+    schema = {"type": "object", "properties": {"choice": {"type": "string", "default": "tea"}}}
+    ask = ElicitRequest(params=ElicitRequestFormParams(mode="form", message=question, requested_schema=schema))
+    return InputRequiredResult(input_requests={"which": ask}, request_state="asked-once"), None
+
+
+@server.prompt(description="Ask which drink, then suggest it.")
+def drink(ctx: Context, meal: str):
+    pending, choice = _which(ctx, f"Which drink with {meal}?")
+    if pending is not None:
+        return pending
+    return f"Serve {choice} with {meal} (state {ctx.request_state})."
+
+
+@server.resource("menu://{meal}", description="Ask which drink, then give the menu.")
+def menu(meal: str, ctx: Context):
+    pending, choice = _which(ctx, f"Which drink with {meal}?")
+    if pending is not None:
+        return pending
+    return f"{meal} and {choice}"
+
+
 if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == "http":
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]), streamable_http_path="/mcp")

@@ -342,24 +342,33 @@ fn preflight(sh: &Shared, req: &hyper::http::request::Parts, facts: &mut Facts) 
     None
 }
 
-/// `GET` without `Last-Event-ID` (RULES U3.1): the session's stream of
-/// notifications (a new one ends the session's earlier one).
-fn session_stream(sh: &Shared, h: &HeaderMap) -> Resp {
+/// The session id of a `GET` that asks for a stream, or the refusal: `406`
+/// without `Accept` of `text/event-stream`, `400` without a session id.
+fn sse_session(h: &HeaderMap) -> Result<&str, Box<Resp>> {
     if !sse::accepts_sse(h) {
-        return error_resp(
+        return Err(Box::new(error_resp(
             StatusCode::NOT_ACCEPTABLE,
             None,
             INVALID_REQUEST,
             "Not Acceptable: Accept must include text/event-stream",
-        );
+        )));
     }
-    let Some(sid) = header(h, "mcp-session-id") else {
-        return error_resp(
+    header(h, "mcp-session-id").ok_or_else(|| {
+        Box::new(error_resp(
             StatusCode::BAD_REQUEST,
             None,
             INVALID_REQUEST,
             "Bad Request: missing Mcp-Session-Id header",
-        );
+        ))
+    })
+}
+
+/// `GET` without `Last-Event-ID` (RULES U3.1): the session's stream of
+/// notifications (a new one ends the session's earlier one).
+fn session_stream(sh: &Shared, h: &HeaderMap) -> Resp {
+    let sid = match sse_session(h) {
+        Ok(sid) => sid,
+        Err(r) => return *r,
     };
     match sh.sessions.with(sid, |s| s.initialized.then(|| s.subscriptions.clone())) {
         Some(Some(filter)) => sh.listens.session_stream(&sh.server, sid, &filter),
@@ -371,21 +380,9 @@ fn session_stream(sh: &Shared, h: &HeaderMap) -> Resp {
 /// resumable stream of this session that the id names, from the event
 /// after it.
 fn resume_stream(sh: &Shared, h: &HeaderMap) -> Resp {
-    if !sse::accepts_sse(h) {
-        return error_resp(
-            StatusCode::NOT_ACCEPTABLE,
-            None,
-            INVALID_REQUEST,
-            "Not Acceptable: Accept must include text/event-stream",
-        );
-    }
-    let Some(sid) = header(h, "mcp-session-id") else {
-        return error_resp(
-            StatusCode::BAD_REQUEST,
-            None,
-            INVALID_REQUEST,
-            "Bad Request: missing Mcp-Session-Id header",
-        );
+    let sid = match sse_session(h) {
+        Ok(sid) => sid,
+        Err(r) => return *r,
     };
     if sh.sessions.with(sid, |_| ()).is_none() {
         return error_resp(StatusCode::NOT_FOUND, None, INVALID_REQUEST, "Session not found");
