@@ -15,9 +15,13 @@ use super::{agent, initialize, modern_body, opts, post, Running, MODERN};
 use crate::common::{new_server_with_notes, FakeHost};
 
 fn start_with_resources() -> Running {
+    start_with_options(opts())
+}
+
+fn start_with_options(o: mcplite_engine::transport::http::HttpOptions) -> Running {
     let mut host = FakeHost::default();
     let server = new_server_with_notes(&mut host);
-    let http = HttpServer::bind(Arc::new(server), opts()).expect("bind");
+    let http = HttpServer::bind(Arc::new(server), o).expect("bind");
     let addr = http.local_addr();
     let stop = Arc::new(AtomicBool::new(false));
     let s = stop.clone();
@@ -138,4 +142,25 @@ fn u3_3_a_listen_stream_is_acknowledged_then_hears_then_closes_gracefully() {
         json!({"jsonrpc": "2.0", "id": 5, "result": {"resultType": "complete", "_meta": meta}})
     );
     assert_eq!(events.next(), None);
+}
+
+#[test]
+fn u3_a_silent_stream_sends_comments_that_keep_proxies_from_cutting_it() {
+    let r = start_with_options(mcplite_engine::transport::http::HttpOptions {
+        keepalive: Duration::from_millis(50),
+        ..opts()
+    });
+    let url = r.url("/mcp");
+    let sid = initialize(&url, "2025-11-25");
+    let resp = agent().get(&url).header("Accept", "text/event-stream").header("Mcp-Session-Id", &sid).call().unwrap();
+    let mut body = BufReader::new(resp.into_body().into_reader());
+    let mut line = String::new();
+    for _ in 0..2 {
+        line.clear();
+        body.read_line(&mut line).unwrap();
+        assert_eq!(line, ": keepalive\n");
+        line.clear();
+        body.read_line(&mut line).unwrap();
+        assert_eq!(line, "\n");
+    }
 }

@@ -12,7 +12,8 @@
 //!
 //! A stream's events wait in a bounded queue: a client that does not read
 //! them loses its stream (it ends; the client may open another and read
-//! again), never the server's memory.
+//! again), never the server's memory. A silent stream sends an SSE comment
+//! every 25 s, so that proxies do not cut it as idle.
 //!
 //! [`Hub`]: crate::subscriptions::Hub
 
@@ -35,11 +36,13 @@ pub(super) struct Listens {
     stop: tokio::sync::watch::Receiver<bool>,
     /// Ends the `GET` stream of a legacy session, by session id.
     sessions: Mutex<HashMap<String, Arc<Notify>>>,
+    /// How often a silent stream sends a comment.
+    keepalive: std::time::Duration,
 }
 
 impl Listens {
-    pub(super) fn new(stop: tokio::sync::watch::Receiver<bool>) -> Listens {
-        Listens { stop, sessions: Mutex::new(HashMap::new()) }
+    pub(super) fn new(stop: tokio::sync::watch::Receiver<bool>, keepalive: std::time::Duration) -> Listens {
+        Listens { stop, sessions: Mutex::new(HashMap::new()), keepalive }
     }
 
     /// The `GET` stream of the legacy session `sid`; the session's earlier
@@ -113,6 +116,7 @@ impl Listens {
         // before the acknowledgment).
         server.hub().add(&listener);
         let mut stop = self.stop.clone();
+        let keepalive = self.keepalive.max(std::time::Duration::from_millis(10));
         tokio::spawn(async move {
             let ended = async {
                 match end {
@@ -120,11 +124,22 @@ impl Listens {
                     None => std::future::pending().await,
                 }
             };
-            let stopped = tokio::select! {
-                () = tx.closed() => false,
-                () = overflow.notified() => false,
-                () = ended => false,
-                r = stop.wait_for(|stopped| *stopped) => r.is_ok(),
+            tokio::pin!(ended);
+            let mut beat = tokio::time::interval_at(tokio::time::Instant::now() + keepalive, keepalive);
+            let stopped = loop {
+                tokio::select! {
+                    () = tx.closed() => break false,
+                    () = overflow.notified() => break false,
+                    () = &mut ended => break false,
+                    r = stop.wait_for(|stopped| *stopped) => break r.is_ok(),
+                    _ = beat.tick() => {
+                        // A comment line: proxies that cut a silent
+                        // connection keep this one.
+                        if tx.try_send(bytes::Bytes::from_static(b": keepalive\n\n")).is_err() {
+                            break false;
+                        }
+                    }
+                }
             };
             if let (true, Some(c)) = (stopped, closing) {
                 let _ = tx.send(sse_event(&c)).await;

@@ -68,6 +68,10 @@ pub struct HttpOptions {
     /// it would have been JSON. `None`: connections are held until the
     /// answer, as before.
     pub stream_hold: Option<Duration>,
+    /// How often a silent stream of notifications (RULES U3) sends an SSE
+    /// comment, under the idle timeouts of common proxies (nginx's
+    /// `proxy_read_timeout` is 60 s by default).
+    pub keepalive: Duration,
 }
 
 impl Default for HttpOptions {
@@ -93,6 +97,7 @@ impl Default for HttpOptions {
             drain_timeout: Duration::from_secs(7),
             threads: 2,
             stream_hold: None,
+            keepalive: Duration::from_secs(25),
         }
     }
 }
