@@ -474,6 +474,8 @@ pub fn arb_result(u: &mut Unstructured, contract: bool) -> Result<ToolResult> {
         structured: if bool::arbitrary(u)? { Some(frag(u)?) } else { None },
         is_error: bool::arbitrary(u)?,
         meta: members(u, contract, &[])?,
+        // Resource changes are applied by the dispatcher, never projected.
+        changes: Vec::new(),
     })
 }
 
