@@ -21,18 +21,20 @@
 #' `GET` stream and a 2026-07-28 client on its `subscriptions/listen`
 #' stream; over standard input and output, on the connection.
 #'
-#' Only a tool of a server that has resources can change them
-#' (`mcp_server(resources = )` or `mcp_handler(resources = )` given at least
-#' one); with worker processes the changes travel with the result and are
-#' made by the server. Resources live in the server process: behind a load
+#' Only the tools of a server that allows it can change its resources:
+#' `mcp_server(resources = , resource_changes = TRUE)` (or `mcp_handler()`),
+#' with at least one resource. By default resources stay as given, so that a
+#' model that calls tools cannot change what other clients read. With worker
+#' processes the changes travel with the result and are made by the server;
+#' confined workers (`confine = TRUE`) never change resources. Resources live in the server process: behind a load
 #' balancer with several replicas, a change made by one replica is not seen
 #' by the others (serve changing resources from one replica).
 #'
 #' @param x A resource made by [resource()].
 #' @param uri The URI of the resource to remove.
 #' @return `x` or `uri`, invisibly. An error of class `mcplite_error_resources`
-#'   when no tool of a server with resources is running (called at the
-#'   console, or by a server without resources).
+#'   when no tool of a server that allows changes is running (called at the
+#'   console, or by a server without `resource_changes = TRUE`).
 #' @seealso [resource()], [mcp_server()], the "Write tools" guide
 #'   (`vignette("write-tools")`); RULES U3 in the sources.
 #' @export
@@ -48,7 +50,8 @@
 #'   name = "add_note", description = "Add a note.",
 #'   arguments = list(text = type_string("The note."))
 #' )
-#' handler <- mcp_handler(list(add_note), resources = resource("notes://all", ""))
+#' handler <- mcp_handler(list(add_note), resources = resource("notes://all", ""),
+#'   resource_changes = TRUE)
 #' init <- '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18",
 #'   "capabilities":{},"clientInfo":{"name":"example","version":"1"}}}'
 #' invisible(mcp_handle(handler, init))
@@ -79,11 +82,16 @@ mcp_resource_remove <- function(uri) {
 abort_no_resources <- function(fun, call = parent.frame()) {
   abort(
     "`", fun, "()` changes the resources of a running server: call it from a tool of a server that ",
-    "has resources (`mcp_server(resources = )` or `mcp_handler(resources = )` with at least one).",
+    "lets its tools change them (`mcp_server(resources = , resource_changes = TRUE)` or `mcp_handler()`, ",
+    "with at least one resource).",
     class = "mcplite_error_resources", call = call
   )
 }
 
-# Does a server with these resource specs (resource_specs()) offer resources
-# (RULES U1.1)? Its tools may then change them (U3.2).
-offers_resources <- function(specs) length(specs$resources) + length(specs$templates) > 0L
+# `resource_changes` of mcp_server() and mcp_handler(), checked: TRUE when the
+# tools may change the resources (RULES U3.2), which needs a server that
+# offers resources (U1.1).
+resource_changes_option <- function(resource_changes, specs, call = caller_env()) {
+  check_bool(resource_changes, call = call)
+  resource_changes && length(specs$resources) + length(specs$templates) > 0L
+}

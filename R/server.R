@@ -21,6 +21,13 @@
 #'   message templates clients list and offer their users (slash commands).
 #' @param resources `NULL`, or one resource made by [resource()] or
 #'   [resource_template()] or a list of them: data clients list and read.
+#' @param resource_changes `TRUE` to let the tools change the resources
+#'   while the server runs, with [mcp_resource_set()] and
+#'   [mcp_resource_remove()] (clients that subscribed hear of it). `FALSE`
+#'   (the default): the resources stay as given, so a model that calls tools
+#'   cannot change what other clients read. Not with confined workers
+#'   (`confine = TRUE`, the default of [package_tools()]'s servers): code
+#'   the server does not trust never changes what it serves.
 #' @param page_size `NULL` or the most tools, prompts, resources or
 #'   resource templates one page of a listing holds (a whole number of at
 #'   least 1): a longer list is sent in pages that clients follow with
@@ -481,7 +488,7 @@ mcp_server <- function(tools = NULL, instructions = NULL, transport = NULL, host
                        session_idle = NULL, max_body = NULL, replica = NULL, tokens_file = NULL,
                        trusted_proxies = NULL, session_tools = FALSE, session_wait = NULL, workers = NULL,
                        max_queue = NULL, confine = NULL, prompts = NULL, resources = NULL,
-                       stream_hold = NULL, page_size = NULL) {
+                       stream_hold = NULL, page_size = NULL, resource_changes = FALSE) {
   # RULES R5.7: a tools file is sourced; no tools serve the session tools.
   tools <- server_tools(tools)
   if (is.null(tools)) {
@@ -505,8 +512,9 @@ mcp_server <- function(tools = NULL, instructions = NULL, transport = NULL, host
       tools <- live_worker_tools(tools)
     }
     confine <- confine_default(confine, tools, worker = TRUE)
-    # RULES U3.2: the tools may change the server's resources when it has some.
-    changes <- offers_resources(resource_specs(resources))
+    # RULES U3.2: the tools may change the server's resources when the
+    # server lets them (never a confined worker's).
+    changes <- !isTRUE(confine) && resource_changes_option(resource_changes, resource_specs(resources))
     worker_hand_over(tools, progress_interval, confine, changes)
     return(serve_as_worker(tools, progress_interval, confine, resource_changes = changes))
   }
@@ -525,9 +533,15 @@ mcp_server <- function(tools = NULL, instructions = NULL, transport = NULL, host
   spec <- if (session_tools) live_server_spec(tools, session_wait) else server_spec(tools)
   spec$prompts <- prompt_specs(prompts)
   spec$resources <- resource_specs(resources)
+  spec$resource_changes <- resource_changes_option(resource_changes, spec$resources)
   spec$page_size <- page_size_option(page_size)
   check_payload_options()
   confine <- confine_default(confine, tools)
+  if (isTRUE(confine) && spec$resource_changes) {
+    abort_arg("`resource_changes = TRUE` cannot be used with confined workers (`confine = TRUE`, the default for ",
+              "`package_tools()`): a confined tool runs code the server does not trust, which must not change ",
+              "what the server serves to every client.")
+  }
   pool <- worker_options(workers, max_queue, confine, host_tools = spec$host_tools, tools = spec$names)
   if (!is.null(http)) {
     with_serving_options(engine_serve_http(spec, server_version(), instructions, http, interval, pool))
@@ -592,7 +606,7 @@ mcp_server <- function(tools = NULL, instructions = NULL, transport = NULL, host
 #' mcp_handle(handler, '{"jsonrpc":"2.0","id":2,"method":"tools/call",
 #'   "params":{"name":"echo","arguments":{"text":"hi"}}}')
 mcp_handler <- function(tools, instructions = NULL, session_tools = FALSE, session_wait = NULL, prompts = NULL,
-                        resources = NULL, page_size = NULL) {
+                        resources = NULL, page_size = NULL, resource_changes = FALSE) {
   check_required(tools, "supply a tool made by `tool()` or a list of tools.")
   check_string(instructions, allow_null = TRUE)
   check_session_tools(session_tools)
@@ -600,6 +614,7 @@ mcp_handler <- function(tools, instructions = NULL, session_tools = FALSE, sessi
   spec <- if (session_tools) live_server_spec(tools, session_wait) else server_spec(tools)
   spec$prompts <- prompt_specs(prompts)
   spec$resources <- resource_specs(resources)
+  spec$resource_changes <- resource_changes_option(resource_changes, spec$resources)
   check_number_whole(page_size, min = 1, max = 2^53, allow_null = TRUE, what = "a whole number of items from 1 up")
   spec$page_size <- if (!is.null(page_size)) as.numeric(page_size)
   check_payload_options()

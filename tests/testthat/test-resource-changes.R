@@ -29,8 +29,8 @@ notes_tools <- function() {
   )
 }
 
-handler_with <- function(tools, ...) {
-  h <- mcp_handler(tools, ...)
+handler_with <- function(tools, ..., resource_changes = TRUE) {
+  h <- mcp_handler(tools, ..., resource_changes = resource_changes)
   rpc(h, "initialize", list(protocolVersion = "2025-11-25", capabilities = setNames(list(), character()),
                             clientInfo = list(name = "t", version = "1")), id = 0)
   h
@@ -73,12 +73,25 @@ test_that("U3.2: changes need a tool of a server with resources, and a resource"
   expect_error(mcp_resource_remove("notes://x"), "mcp_resource_remove", class = "mcplite_error_resources")
   expect_error(mcp_resource_set("notes://x"), "`x` must be a resource", class = "mcplite_error_argument")
   expect_error(mcp_resource_remove(1), "`uri`", class = "mcplite_error_argument")
+  # A server that does not allow changes (the default): the tool fails,
+  # saying why, and the resource and capability stay as given.
+  h <- handler_with(notes_tools(), resources = resource("notes://all", "x"), resource_changes = FALSE)
+  r <- call_tool(h, "add_note", list(text = "milk"))
+  expect_true(r$isError)
+  expect_match(r$content[[1]]$text, "resource_changes = TRUE")
+  expect_identical(read_text(h, "notes://all"), "x")
+  expect_identical(rpc(h, "initialize", list(protocolVersion = "2025-11-25",
+                                             capabilities = setNames(list(), character()),
+                                             clientInfo = list(name = "t", version = "1")))$result$capabilities$resources,
+                   list(subscribe = TRUE, listChanged = FALSE))
+  expect_error(mcp_handler(notes_tools(), resource_changes = "yes"), "`resource_changes`",
+               class = "mcplite_error_argument")
   # A server without resources: the tool fails, saying why, and the server
   # still has none.
   h <- handler_with(notes_tools())
   r <- call_tool(h, "add_note", list(text = "milk"))
   expect_true(r$isError)
-  expect_match(r$content[[1]]$text, "has resources")
+  expect_match(r$content[[1]]$text, "with at least one resource")
   expect_identical(rpc(h, "resources/list")$error$code, -32601L)
   # What is not a resource is refused, inside a tool too.
   h <- handler_with(notes_tools(), resources = resource("notes://all", ""))
@@ -105,10 +118,26 @@ test_that("U3.2: with workers the changes come with the result and the server ma
     "  mcp_resource_set(resource('notes://last', paste(text, Sys.getpid())))",
     "  Sys.getpid()",
     "}, name = 'note', description = 'Note.', arguments = list(text = type_string()))",
-    "mcp_server(pid, resources = resource('notes://last', ''), workers = 2)"
+    "mcp_server(pid, resources = resource('notes://last', ''), workers = 2, resource_changes = TRUE)"
   ), script)
   conn <- local_mcp_connect_script(script)
   worker <- mcp_call(conn, "note", list(text = "hello"))$content[[1]]$text
   expect_false(identical(worker, as.character(Sys.getpid())))
   expect_identical(mcp_read_resource(conn, "notes://last")[[1]]$text, paste("hello", worker))
+})
+
+test_that("U3.2: confined workers never change resources", {
+  skip_on_os("windows")
+  dir <- withr::local_tempdir()
+  script <- file.path(dir, "server.R")
+  writeLines(c(
+    "library(mcplite)",
+    "one <- tool(function() 1, name = 'one', description = 'One.')",
+    "mcp_server(one, resources = resource('notes://last', ''), confine = TRUE, resource_changes = TRUE)"
+  ), script)
+  out <- suppressWarnings(system2(file.path(R.home("bin"), "Rscript"), c("--vanilla", shQuote(script)),
+                                  stdout = TRUE, stderr = TRUE, input = character(),
+                                  env = paste0("R_LIBS=", paste(.libPaths(), collapse = .Platform$path.sep))))
+  expect_match(paste(out, collapse = "\n"), "cannot be used with confined workers")
+  expect_false(identical(attr(out, "status"), NULL))
 })

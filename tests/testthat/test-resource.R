@@ -37,7 +37,7 @@ resources <- list(
 test_that("U1: resources and templates are listed and the capability declared", {
   s <- legacy_handler(resources = resources)
   caps <- s$init$result$capabilities
-  expect_identical(caps$resources, list(subscribe = TRUE, listChanged = TRUE))
+  expect_identical(caps$resources, list(subscribe = TRUE, listChanged = FALSE))
   expect_identical(caps$completions, setNames(list(), character()))
   expect_null(caps$prompts)
   l <- rpc(s$h, "resources/list")$result$resources
@@ -100,7 +100,7 @@ test_that("U2.3: a URI not found is an error naming it, per era", {
 test_that("U1, U2: the 2026-07-28 era lists and reads with its result fields", {
   s <- legacy_handler(resources = resources)
   d <- rpc(s$h, "server/discover", meta = modern)$result
-  expect_identical(d$capabilities$resources, list(subscribe = TRUE, listChanged = TRUE))
+  expect_identical(d$capabilities$resources, list(subscribe = TRUE, listChanged = FALSE))
   r <- rpc(s$h, "resources/read", list(uri = "docs://codebook"), meta = modern)$result
   expect_identical(r$resultType, "complete")
   expect_identical(r$cacheScope, "public")

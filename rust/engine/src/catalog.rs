@@ -72,6 +72,7 @@ impl Catalog {
             prompts,
             resources: !self.resources.is_empty(),
             completions: prompts || !self.resources.templates.is_empty(),
+            resource_changes: false,
         }
     }
 
@@ -201,7 +202,7 @@ mod tests {
     #[test]
     fn offers_and_methods_follow_what_was_given() {
         let c = catalog();
-        assert_eq!(c.offers(), Offers { prompts: false, resources: true, completions: false });
+        assert_eq!(c.offers(), Offers { prompts: false, resources: true, completions: false, resource_changes: false });
         assert!(c.answers("resources/subscribe", false));
         assert!(!c.answers("resources/subscribe", true));
         assert!(!c.answers("prompts/list", false));

@@ -333,6 +333,13 @@ pub trait Host {
         None
     }
 
+    /// May the tools change the resources (RULES U3.2)? Asked once when a
+    /// server is built; `false` (the default): changes a call brings are
+    /// dropped and `listChanged` is `false`.
+    fn resource_changes(&mut self) -> bool {
+        false
+    }
+
     /// Run tool number `index` (position in [`Host::tools`]) with the parsed
     /// `arguments` object (`None` when absent or `null`).
     fn call_tool(

@@ -301,6 +301,8 @@ pub struct Offers {
     pub prompts: bool,
     pub resources: bool,
     pub completions: bool,
+    /// The tools may change the resources (RULES U3.2): `listChanged`.
+    pub resource_changes: bool,
 }
 
 fn write_capabilities(out: &mut Vec<u8>, offers: Offers, modern: bool) {
@@ -309,11 +311,15 @@ fn write_capabilities(out: &mut Vec<u8>, offers: Offers, modern: bool) {
         out.extend_from_slice(b",\"prompts\":{\"listChanged\":false}");
     }
     if offers.resources {
-        // RULES U1.1, U3: a tool may change the resources; a client
-        // subscribes (legacy: resources/subscribe; 2026-07-28:
-        // subscriptions/listen) and hears of list changes.
+        // RULES U1.1, U3: a client subscribes (legacy:
+        // resources/subscribe; 2026-07-28: subscriptions/listen); it hears
+        // of list changes when the tools may change the resources.
         let _ = modern;
-        out.extend_from_slice(b",\"resources\":{\"subscribe\":true,\"listChanged\":true}");
+        out.extend_from_slice(if offers.resource_changes {
+            b",\"resources\":{\"subscribe\":true,\"listChanged\":true}"
+        } else {
+            b",\"resources\":{\"subscribe\":true,\"listChanged\":false}"
+        });
     }
     if offers.completions {
         out.extend_from_slice(b",\"completions\":{}");

@@ -136,6 +136,8 @@ pub struct Server {
     catalog: RwLock<Arc<Catalog>>,
     /// Who hears of changed resources (RULES U3).
     hub: Hub,
+    /// The tools may change the resources (RULES U3.2).
+    changes: bool,
     /// The most items a page of a listing holds (RULES L5.2); `None`: one page.
     page_size: Option<NonZeroUsize>,
 }
@@ -356,7 +358,10 @@ impl Server {
     pub fn new(info: ServerInfo, host: &mut dyn Host) -> Server {
         let tools = host.tools();
         let (prompts, resources) = (host.prompts(), host.resources());
-        Server::with_tools(info, tools).with_page_size(host.page_size()).with_catalog(prompts, resources)
+        Server::with_tools(info, tools)
+            .with_page_size(host.page_size())
+            .with_catalog(prompts, resources)
+            .with_resource_changes(host.resource_changes())
     }
 
     /// The server whose listings have pages of at most `size` items
@@ -366,6 +371,13 @@ impl Server {
         self.listings = Listings::new(&self.tools, size);
         let catalog = self.catalog.get_mut().unwrap_or_else(PoisonError::into_inner);
         *catalog = Arc::new(catalog.with_resources(catalog.resources().clone(), size));
+        self
+    }
+
+    /// The server whose tools may change its resources (RULES U3.2), or not
+    /// (the default).
+    pub fn with_resource_changes(mut self, changes: bool) -> Server {
+        self.changes = changes;
         self
     }
 
@@ -393,6 +405,7 @@ impl Server {
             recorder: None,
             catalog: RwLock::new(Arc::new(Catalog::default())),
             hub: Hub::default(),
+            changes: false,
             page_size: None,
         }
     }
@@ -414,9 +427,13 @@ impl Server {
     }
 
     /// Apply a tool's changes to the resources and tell the listeners
-    /// (RULES U3.2). A server that declared no resources has none to
-    /// change: the changes are dropped (R refuses them first).
+    /// (RULES U3.2). A server that does not allow changes, or has no
+    /// resources, drops them (R refuses them first; this holds also for a
+    /// worker that sends them anyway).
     pub fn change_resources(&self, changes: Vec<ResourceChange>) {
+        if !self.changes {
+            return;
+        }
         let applied = {
             let mut catalog = self.catalog.write().unwrap_or_else(PoisonError::into_inner);
             if !catalog.offers().resources {
@@ -672,7 +689,7 @@ impl Server {
                     v,
                     &self.server_info_json,
                     self.info.instructions.as_deref(),
-                    self.catalog().offers(),
+                    self.offers(),
                 );
                 out.push(b'}');
                 Ok(ok(out, Some(v)))
@@ -777,10 +794,15 @@ impl Server {
             &mut out,
             &self.server_info_json,
             self.info.instructions.as_deref(),
-            self.catalog().offers(),
+            self.offers(),
         );
         out.push(b'}');
         ok(out, Some(v))
+    }
+
+    /// What `initialize` and `server/discover` declare.
+    fn offers(&self) -> projection::Offers {
+        projection::Offers { resource_changes: self.changes, ..self.catalog().offers() }
     }
 
     /// `subscriptions/listen` (RULES U3.3): the acknowledgment, and the
@@ -879,14 +901,15 @@ impl Server {
             b
         });
         let mut outcome = run.host.call_tool(index, args, run.ctx);
+        let asked = binding.as_ref().and_then(|_| run.watch.take_rounds()).filter(|r| !r.unanswered.is_empty());
         // RULES U3.2: what the tool changed in the resources is applied
-        // now, and heard of before the call's answer.
+        // now, and heard of before the call's answer; a round answered
+        // input_required changes nothing (the call runs again).
         if let Ok(r) = &mut outcome {
-            if !r.changes.is_empty() {
+            if !r.changes.is_empty() && asked.is_none() {
                 self.change_resources(std::mem::take(&mut r.changes));
             }
         }
-        let asked = binding.as_ref().and_then(|_| run.watch.take_rounds()).filter(|r| !r.unanswered.is_empty());
         let worker = run.host.worker_run();
         // RULES J4.6: structured content that does not match the tool's
         // output schema is not sent; the client gets a tool error instead.
@@ -1039,7 +1062,8 @@ fn ok(line: Vec<u8>, version: Option<Version>) -> Outcome {
 }
 
 /// The detail of a `resources/subscribe` over the session's bound.
-const TOO_MANY_SUBSCRIPTIONS: &str = "a session subscribes to at most 1024 URIs; unsubscribe from some first";
+const TOO_MANY_SUBSCRIPTIONS: &str =
+    "a session subscribes to at most 1024 URIs and 64 KiB of them; unsubscribe from some first";
 
 /// L3.1: returns the requested version when params are acceptable.
 fn check_initialize(params: Option<&Value>) -> Option<&str> {

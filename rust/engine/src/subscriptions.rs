@@ -53,6 +53,8 @@ pub struct Filter {
     pub list_changed: bool,
     /// `notifications/resources/updated` for these URIs.
     pub uris: BTreeSet<String>,
+    /// The session ended: its stream ends too.
+    pub closed: bool,
 }
 
 /// A legacy session's subscriptions (RULES U3.1): the filter its listener
@@ -97,7 +99,13 @@ impl SessionFilter {
     /// follows no URI yet. Before, it hears nothing (a connection used
     /// only by 2026-07-28 requests has no legacy session).
     pub fn open(&self) {
-        *lock(&self.0) = Filter { list_changed: true, uris: BTreeSet::new() };
+        *lock(&self.0) = Filter { list_changed: true, uris: BTreeSet::new(), closed: false };
+    }
+
+    /// The session ended (`DELETE`, expiry, eviction, shutdown): it hears
+    /// nothing more, and its stream ends.
+    pub fn close(&self) {
+        *lock(&self.0) = Filter { closed: true, ..Filter::default() };
     }
 
     /// The URIs followed now.
@@ -138,6 +146,11 @@ impl Listener {
     /// text) and the filter it was acknowledged with.
     pub fn stream(id: &str, filter: Filter, sink: Sink) -> Arc<Listener> {
         Arc::new(Listener { subscription: Some(id.to_owned()), filter: Arc::new(Mutex::new(filter)), sink })
+    }
+
+    /// Has the listener's session ended ([`SessionFilter::close`])?
+    pub fn is_closed(&self) -> bool {
+        lock(&self.filter).closed
     }
 
     /// The notification `method` with `uri` (when given), for this listener.
@@ -316,7 +329,7 @@ pub fn listen_filter(params: Option<&Value>, res: &Resources) -> Result<(Filter,
         ack.push(b']');
     }
     ack.push(b'}');
-    Ok((Filter { list_changed, uris }, ack))
+    Ok((Filter { list_changed, uris, closed: false }, ack))
 }
 
 /// The acknowledgment that opens the stream of the `subscriptions/listen`
@@ -334,14 +347,20 @@ pub fn acknowledgment(id: &str, notifications: &[u8]) -> Vec<u8> {
 }
 
 /// The response that ends the stream of the `subscriptions/listen` request
-/// `id` gracefully (the server stops, RULES U3.3).
-pub fn closing(id: &str) -> Vec<u8> {
-    let mut out = Vec::with_capacity(128);
+/// `id` gracefully (the server stops, RULES U3.3), with the server's
+/// identity (`server_info`, JSON text) as every modern result has.
+pub fn closing(id: &str, server_info: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(192);
     out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
     out.extend_from_slice(id.as_bytes());
     out.extend_from_slice(b",\"result\":{\"resultType\":\"complete\",");
     write_subscription_meta(&mut out, id);
-    out.extend_from_slice(b"}}");
+    out.truncate(out.len() - 1);
+    out.push(b',');
+    write_str(&mut out, crate::version::META_SERVER_INFO);
+    out.push(b':');
+    out.extend_from_slice(server_info.as_bytes());
+    out.extend_from_slice(b"}}}");
     out
 }
 
@@ -407,7 +426,7 @@ mod tests {
         let (s1, legacy) = collect();
         let l1 = Listener::session(&session, s1);
         let (s2, modern) = collect();
-        let l2 = Listener::stream("7", Filter { list_changed: false, uris: ["a://2".to_string()].into() }, s2);
+        let l2 = Listener::stream("7", Filter { uris: ["a://2".to_string()].into(), ..Filter::default() }, s2);
         hub.add(&l1);
         hub.add(&l2);
         hub.publish(&["a://1".to_string(), "a://2".to_string()].into(), true);
@@ -431,6 +450,12 @@ mod tests {
         hub.publish(&["a://1".to_string(), "a://2".to_string()].into(), false);
         assert_eq!(lock(&legacy).len(), 2);
         assert_eq!(lock(&modern).len(), 1);
+        // A session that ended hears nothing, and its stream knows.
+        assert!(session.add("a://1"));
+        session.close();
+        assert!(l1.is_closed());
+        hub.publish(&["a://1".to_string()].into(), true);
+        assert_eq!(lock(&legacy).len(), 2);
     }
 
     #[test]
@@ -477,8 +502,8 @@ mod tests {
             assert_eq!(listen_filter(Some(&bad), &res).unwrap_err(), LISTEN_PARAMS, "{bad}");
         }
         assert_eq!(
-            String::from_utf8(closing("3")).unwrap(),
-            r#"{"jsonrpc":"2.0","id":3,"result":{"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId":3}}}"#
+            String::from_utf8(closing("3", r#"{"name":"s","version":"1"}"#)).unwrap(),
+            r#"{"jsonrpc":"2.0","id":3,"result":{"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId":3,"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}}}}"#
         );
     }
 }

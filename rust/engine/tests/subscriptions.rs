@@ -79,9 +79,27 @@ fn u3_2_a_call_changes_what_is_listed_and_read() {
 }
 
 #[test]
+fn u3_2_a_server_that_does_not_allow_changes_is_not_changed() {
+    let mut host = FakeHost::default();
+    let server = new_server_with_notes(&mut host).with_resource_changes(false);
+    let mut s = LegacyState::default();
+    let init = handle(&server, &mut s, &mut host, INIT);
+    assert_eq!(init["result"]["capabilities"]["resources"], json!({"subscribe": true, "listChanged": false}));
+    let r = handle(&server, &mut s, &mut host, &call(1, json!([{"set": "notes://all", "text": "x"}]), false));
+    assert_eq!(r["result"]["isError"], false);
+    let read = handle(
+        &server,
+        &mut s,
+        &mut host,
+        r#"{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"notes://all"}}"#,
+    );
+    assert_eq!(read["result"]["contents"][0]["text"], "", "unchanged: {read}");
+}
+
+#[test]
 fn u3_2_a_server_without_resources_is_not_changed() {
     let mut host = FakeHost::default();
-    let server = new_server(&mut host);
+    let server = new_server(&mut host).with_resource_changes(true);
     let mut s = LegacyState::default();
     handle(&server, &mut s, &mut host, INIT);
     let r = handle(&server, &mut s, &mut host, &call(1, json!([{"set": "notes://all", "text": "x"}]), false));

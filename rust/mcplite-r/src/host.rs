@@ -49,8 +49,8 @@ pub struct RHost {
     /// `mcp_server(page_size = )` (RULES L5.2): a whole number of at least
     /// 1, or absent.
     page_size: Option<NonZeroUsize>,
-    /// A tool may change the server's resources (RULES U3.2): the server
-    /// has resources (in a worker, the spec's `resource_changes` says so).
+    /// A tool may change the server's resources (RULES U3.2): the spec's
+    /// `resource_changes` (R checked that the server has resources).
     changes: bool,
 }
 
@@ -143,7 +143,6 @@ impl RHost {
             }
             if let Some(r) = list_get(spec, "resources") {
                 host.resources = read_resources(r)?;
-                host.changes |= !host.resources.is_empty();
             }
             Ok(host)
         }
@@ -436,6 +435,10 @@ impl Host for RHost {
 
     fn page_size(&mut self) -> Option<NonZeroUsize> {
         self.page_size
+    }
+
+    fn resource_changes(&mut self) -> bool {
+        self.changes
     }
 
     fn call_tool(

@@ -27,4 +27,4 @@ touch <- tool(
 
 workers <- as.integer(Sys.getenv("MCPLITE_TEST_WORKERS", "1"))
 mcp_server(list(add_note, touch), resources = resource("notes://all", "", description = "Every note."),
-           workers = workers)
+           workers = workers, resource_changes = TRUE)

@@ -242,7 +242,7 @@ impl Streams<'_> {
             // Nothing is heard before the acknowledgment is written.
             let listener = Listener::stream(&l.id, l.filter, self.mailbox.sink());
             server.hub().add(&listener);
-            lock(&self.open).insert(l.id, listener);
+            lock(&self.open).insert(id_key(&l.id), listener);
         }
         Ok(())
     }
@@ -257,6 +257,12 @@ impl Streams<'_> {
             lock(&self.open).remove(&id.to_string());
         }
     }
+}
+
+/// A request id as `notifications/cancelled` names it: the JSON text
+/// serde writes for it (`"\u0062"` and `"b"` are one id).
+fn id_key(raw: &str) -> String {
+    serde_json::from_str::<serde_json::Value>(raw).map_or_else(|_| raw.to_owned(), |v| v.to_string())
 }
 
 struct StopTicker<'a>(&'a Control);

@@ -156,7 +156,8 @@ pub fn changes_of(v: Option<&Value>) -> Vec<ResourceChange> {
 }
 
 /// A server of the fake registry with one resource, `notes://all` (empty
-/// text), that the `blocks` tool's `changes` change (RULES U3).
+/// text), that the `blocks` tool's `changes` change (RULES U3.2: the server
+/// allows it).
 pub fn new_server_with_notes(host: &mut FakeHost) -> Server {
     let notes = ResourceSpec {
         uri: "notes://all".into(),
@@ -168,7 +169,7 @@ pub fn new_server_with_notes(host: &mut FakeHost) -> Server {
         body: ResourceBody::Text(String::new()),
     };
     let resources = mcplite_engine::host::Resources { resources: vec![notes], templates: vec![] };
-    new_server(host).with_catalog(Vec::new(), resources)
+    new_server(host).with_catalog(Vec::new(), resources).with_resource_changes(true)
 }
 
 /// What one host call saw and returned.

@@ -139,7 +139,9 @@ fn u3_3_a_listen_stream_is_acknowledged_then_hears_then_closes_gracefully() {
     r.stop();
     assert_eq!(
         events.next().unwrap(),
-        json!({"jsonrpc": "2.0", "id": 5, "result": {"resultType": "complete", "_meta": meta}})
+        json!({"jsonrpc": "2.0", "id": 5, "result": {"resultType": "complete", "_meta": {
+            "io.modelcontextprotocol/subscriptionId": 5,
+            "io.modelcontextprotocol/serverInfo": {"name": crate::common::SERVER_NAME, "version": crate::common::SERVER_VERSION}}}})
     );
     assert_eq!(events.next(), None);
 }
@@ -163,4 +165,59 @@ fn u3_a_silent_stream_sends_comments_that_keep_proxies_from_cutting_it() {
         body.read_line(&mut line).unwrap();
         assert_eq!(line, "\n");
     }
+}
+
+#[test]
+fn u3_1_a_session_evicted_or_expired_ends_its_get_stream() {
+    let r = start_with_options(mcplite_engine::transport::http::HttpOptions {
+        keepalive: Duration::from_millis(50),
+        max_sessions: 1,
+        ..opts()
+    });
+    let url = r.url("/mcp");
+    let a = initialize(&url, "2025-11-25");
+    let resp = agent().get(&url).header("Accept", "text/event-stream").header("Mcp-Session-Id", &a).call().unwrap();
+    let mut events = stream(resp);
+    // A second session takes the only place: the first is evicted, and its
+    // stream ends instead of hearing what other sessions change.
+    let b = initialize(&url, "2025-11-25");
+    let h = [("Accept", "application/json, text/event-stream"), ("Mcp-Session-Id", b.as_str())];
+    post(&url, &h, &blocks_call(2, json!([{"set": "notes://all", "text": "xx"}])).to_string());
+    assert_eq!(events.next(), None);
+}
+
+#[test]
+fn u3_3_streams_take_at_most_half_the_connections() {
+    let r = start_with_options(mcplite_engine::transport::http::HttpOptions { max_connections: 4, ..opts() });
+    let url = r.url("/mcp");
+    let listen = || {
+        let body = modern_body(1, "subscriptions/listen", json!({"notifications": {"resourcesListChanged": true}}));
+        agent()
+            .post(&url)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", MODERN)
+            .header("Mcp-Method", "subscriptions/listen")
+            .send(&body)
+            .unwrap()
+    };
+    let (a, b) = (listen(), listen());
+    assert_eq!((a.status().as_u16(), b.status().as_u16()), (200, 200));
+    let third = listen();
+    assert_eq!(third.status().as_u16(), 503);
+    assert!(third.headers().get("retry-after").is_some());
+    // Requests still have their places; a stream that ends frees one.
+    assert_eq!(initialize(&url, "2025-11-25").len(), 32);
+    drop(a);
+    let mut again = None;
+    for _ in 0..100 {
+        let r = listen();
+        if r.status().as_u16() == 200 {
+            again = Some(r);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(again.is_some(), "a closed stream's place came back");
+    drop(b);
 }

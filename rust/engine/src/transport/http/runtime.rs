@@ -156,7 +156,7 @@ impl HttpServer {
             // longer) after a connection last read it.
             streams: Streams::new(opts.stream_hold, opts.stream_hold.map_or(KEEP_STREAM, |h| h.max(KEEP_STREAM))),
             calls: Calls::new(inflight, pool),
-            listens: super::listen::Listens::new(stop_rx.clone(), opts.keepalive),
+            listens: super::listen::Listens::new(stop_rx.clone(), opts.keepalive, opts.max_connections),
             server,
         });
         let runtime = masked(|| {

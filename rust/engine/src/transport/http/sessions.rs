@@ -67,6 +67,8 @@ impl Sessions {
     /// `mcp.server.session.duration` is recorded. An expired one ended when
     /// its idle time ran out.
     fn over(&self, mut e: Entry, now: Instant) {
+        // RULES U3.1: its GET stream hears nothing more and ends.
+        e.state.subscriptions.close();
         let end = if self.expired(&e, now) { e.used + self.idle } else { now };
         self.server.end_session_at(&mut e.state, end, true);
     }
