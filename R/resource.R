@@ -15,9 +15,9 @@
 #' The content is taken when the resource is defined: nothing is read and no
 #' R code runs when a client reads it, so a model that picks the URI only
 #' ever changes which text it gets (and a template's values only change the
-#' text where its placeholders are). A tool of the server may add, replace or
-#' remove resources while it runs ([mcp_resource_set()]); clients that
-#' subscribed hear of it.
+#' text where its placeholders are). Resources stay as given unless the
+#' server lets its tools change them (`resource_changes = TRUE`, see
+#' [mcp_resource_set()]); clients that subscribed then hear of it.
 #'
 #' @param uri The resource's URI, with a scheme: `"data://penguins"`,
 #'   `"file:///home/me/report.md"`, `"docs://codebook"`.
