@@ -221,3 +221,37 @@ fn u3_3_streams_take_at_most_half_the_connections() {
     assert!(again.is_some(), "a closed stream's place came back");
     drop(b);
 }
+
+#[test]
+fn u3_streams_need_the_token_and_an_allowed_origin() {
+    let r = start_with_options(mcplite_engine::transport::http::HttpOptions {
+        token: Some("s3cret-0123456789ab".into()),
+        ..opts()
+    });
+    let url = r.url("/mcp");
+    let get = |auth: Option<&str>, origin: Option<&str>| {
+        let mut q = agent().get(&url).header("Accept", "text/event-stream").header("Mcp-Session-Id", "x");
+        if let Some(a) = auth {
+            q = q.header("Authorization", a);
+        }
+        if let Some(o) = origin {
+            q = q.header("Origin", o);
+        }
+        q.call().unwrap().status().as_u16()
+    };
+    assert_eq!(get(None, None), 401);
+    assert_eq!(get(Some("Bearer wrong-0123456789abcd"), None), 401);
+    assert_eq!(get(Some("Bearer s3cret-0123456789ab"), Some("https://evil.example")), 403);
+    // With the token: the session is checked (unknown here).
+    assert_eq!(get(Some("Bearer s3cret-0123456789ab"), None), 404);
+    let body = modern_body(1, "subscriptions/listen", json!({"notifications": {"resourcesListChanged": true}}));
+    let listen = agent()
+        .post(&url)
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", MODERN)
+        .header("Mcp-Method", "subscriptions/listen")
+        .send(&body)
+        .unwrap();
+    assert_eq!(listen.status().as_u16(), 401);
+}
