@@ -119,6 +119,11 @@
 #'   on one call; environment variables whose names
 #'   suggest secrets (`TOKEN`, `SECRET`, `PASSWORD`, `KEY`, ...) are removed
 #'   from them. See "Confined workers" below.
+#' @param tasks `NULL` (the default) or `FALSE` for no tasks, `TRUE`, or
+#'   [task_options()]: the tools that allow it (`tool(task = )`) run as tasks,
+#'   calls that outlive their request and are polled for their result (see
+#'   [task_options()]). Tasks run on workers: with `tasks`, the server starts
+#'   at least one.
 #' @param max_queue With workers, how many tool calls may wait for a free
 #'   worker, a whole number of at least 0; a call beyond that is refused at
 #'   once ("Server busy", 503 over HTTP). `NULL` reads `MCPLITE_MAX_QUEUE`,
@@ -488,7 +493,7 @@ mcp_server <- function(tools = NULL, instructions = NULL, transport = NULL, host
                        session_idle = NULL, max_body = NULL, replica = NULL, tokens_file = NULL,
                        trusted_proxies = NULL, session_tools = FALSE, session_wait = NULL, workers = NULL,
                        max_queue = NULL, confine = NULL, prompts = NULL, resources = NULL,
-                       stream_hold = NULL, page_size = NULL, resource_changes = FALSE) {
+                       stream_hold = NULL, page_size = NULL, resource_changes = FALSE, tasks = NULL) {
   # RULES R5.7: a tools file is sourced; no tools serve the session tools.
   tools <- server_tools(tools)
   if (is.null(tools)) {
@@ -507,6 +512,7 @@ mcp_server <- function(tools = NULL, instructions = NULL, transport = NULL, host
   check_session_tools(session_tools)
   session_wait <- check_session_wait(session_wait)
   check_confine(confine)
+  tasks <- tasks_option(tasks)
   if (is_worker()) {
     if (session_tools) {
       tools <- live_worker_tools(tools)
@@ -542,7 +548,10 @@ mcp_server <- function(tools = NULL, instructions = NULL, transport = NULL, host
               "`package_tools()`): a confined tool runs code the server does not trust, which must not change ",
               "what the server serves to every client.")
   }
-  pool <- worker_options(workers, max_queue, confine, host_tools = spec$host_tools, tools = spec$names)
+  # RULES V2.1: tasks run on workers, so a server with tasks has some.
+  spec$tasks <- task_spec(tasks, spec)
+  pool <- worker_options(workers, max_queue, confine, host_tools = spec$host_tools, tools = spec$names,
+                         tasks = !is.null(tasks))
   if (!is.null(http)) {
     with_serving_options(engine_serve_http(spec, server_version(), instructions, http, interval, pool))
     return(invisible(NULL))
@@ -749,6 +758,7 @@ server_spec <- function(tools) {
     input_schemas = vapply(specs, function(s) s$input_schema, character(1)),
     annotations = lapply(specs, function(s) s$annotations),
     output_schemas = lapply(specs, function(s) s$output_schema),
+    task_support = vapply(specs, function(s) s$task %||% "forbidden", character(1)),
     funs = funs,
     tool_env = tool_env(names, funs),
     normalize = normalize_result,

@@ -95,6 +95,11 @@
 #' @param output_schema `NULL`, or a [type_object()] or [type_from_schema()]
 #'   describing the structured content the tool returns.
 #'
+#' @param task Whether the tool runs as a task when the server has tasks
+#'   (`mcp_server(tasks = )`, see [task_options()]): `"forbidden"` (the
+#'   default: never), `"optional"` (when the client asks, or allows it) or
+#'   `"required"` (always; a client that cannot poll is refused). A server
+#'   without tasks runs every call as usual.
 #' @return `fun` itself, with class `"mcplite_tool"` added and the metadata
 #'   attached. It can be called like the original function. Calling `tool()`
 #'   on a tool replaces its metadata.
@@ -138,7 +143,7 @@
 #' stats_tool(list(1, 2, 6))
 #' @export
 tool <- function(fun, description, ..., arguments = list(), name = NULL,
-                 annotations = list(), output_schema = NULL) {
+                 annotations = list(), output_schema = NULL, task = "forbidden") {
   fun_expr <- if (missing(fun)) NULL else substitute(fun)
   no_description <- missing(description)
   # Every error names the tool, so that the failing one is easy to find in a
@@ -146,7 +151,7 @@ tool <- function(fun, description, ..., arguments = list(), name = NULL,
   # reported, so the checks keep their documented order (RULES R1.2).
   tryCatch(
     new_tool(fun, fun_expr, description, ..., arguments = arguments, name = name,
-             annotations = annotations, output_schema = output_schema),
+             annotations = annotations, output_schema = output_schema, task = task),
     mcplite_error = function(e) {
       desc <- if (no_description) NULL else tryCatch(description, error = function(e) NULL)
       e$message <- paste0("In ", tool_context(fun_expr, desc, name), ": ", conditionMessage(e))
@@ -156,7 +161,7 @@ tool <- function(fun, description, ..., arguments = list(), name = NULL,
 }
 
 new_tool <- function(fun, fun_expr, description, ..., arguments, name, annotations,
-                     output_schema) {
+                     output_schema, task = "forbidden") {
   check_required(fun, "the R function to expose as a tool.")
   check_function(fun)
   if (is.primitive(fun)) {
@@ -200,6 +205,8 @@ new_tool <- function(fun, fun_expr, description, ..., arguments, name, annotatio
     annotations = annotations, output_schema = output_schema, fun = fun
   )
   meta$checked <- validation_stamp(meta)
+  # RULES V1.2: how it runs as a task (kept beside the stamp: a plain choice).
+  meta$task <- check_task_support(task)
   attr(fun, "mcplite") <- meta
   class(fun) <- c("mcplite_tool", setdiff(oldClass(fun), "mcplite_tool"))
   fun
@@ -471,6 +478,7 @@ tool_spec <- function(x) {
       input_schema = m$input_schema_json,
       annotations = m$annotations_json,
       output_schema = m$output_schema_json,
+      task = meta[["task"]] %||% "forbidden",
       fun = x
     ))
   }

@@ -18,13 +18,14 @@ worker_start_timeout <- 120
 # with workers = 1; RULES N7.1). `host_tools`: the names of the tools the
 # server runs itself (a live-session server's, RULES N7.6; NULL: none), of
 # `tools`, all the server's tool names.
-worker_options <- function(workers, max_queue, confine = FALSE, host_tools = NULL, tools = NULL) {
+worker_options <- function(workers, max_queue, confine = FALSE, host_tools = NULL, tools = NULL,
+                           tasks = FALSE) {
   n <- http_limit(workers, "workers", 1, whole = TRUE, what = "a whole number") %||% 1
   if (n > 1024) {
     abort_arg("`workers` must be a whole number from 1 to 1024, not ", describe(workers), ".")
   }
   queue <- http_limit(max_queue, "max_queue", 0, whole = TRUE, what = "a whole number") %||% 64
-  if (n == 1 && !confine) {
+  if (n == 1 && !confine && !tasks) {
     return(NULL)
   }
   if (!is.null(host_tools) && all(tools %in% host_tools)) {
@@ -33,7 +34,8 @@ worker_options <- function(workers, max_queue, confine = FALSE, host_tools = NUL
     abort(
       "`session_tools = TRUE` runs the tools in the user's own R session, one call at a time, and ",
       "workers run only package tools (`package_tools()`), which this server has none of, so it ",
-      "cannot be combined with ", if (n > 1) "`workers` greater than 1" else "`confine = TRUE`", ".",
+      "cannot be combined with ",
+      if (n > 1) "`workers` greater than 1" else if (confine) "`confine = TRUE`" else "`tasks`", ".",
       class = "mcplite_error_workers"
     )
   }

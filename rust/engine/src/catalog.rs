@@ -73,6 +73,7 @@ impl Catalog {
             resources: !self.resources.is_empty(),
             completions: prompts || !self.resources.templates.is_empty(),
             resource_changes: false,
+            tasks: None,
         }
     }
 
@@ -202,7 +203,10 @@ mod tests {
     #[test]
     fn offers_and_methods_follow_what_was_given() {
         let c = catalog();
-        assert_eq!(c.offers(), Offers { prompts: false, resources: true, completions: false, resource_changes: false });
+        assert_eq!(
+            c.offers(),
+            Offers { prompts: false, resources: true, completions: false, resource_changes: false, tasks: None }
+        );
         assert!(c.answers("resources/subscribe", false));
         assert!(!c.answers("resources/subscribe", true));
         assert!(!c.answers("prompts/list", false));

@@ -77,6 +77,7 @@ mod schema_words;
 pub mod server;
 pub mod signals;
 pub mod subscriptions;
+pub mod tasks;
 pub mod telemetry;
 pub mod transport;
 pub mod uri_template;

@@ -12,6 +12,7 @@
 //! written by the dispatcher.
 
 use crate::host::{Block, Content, ToolResult, ToolSpec};
+use crate::tasks::Support;
 use std::num::NonZeroUsize;
 
 use crate::json::write_str;
@@ -38,6 +39,12 @@ fn write_members(out: &mut Vec<u8>, members: &[(String, String)]) {
 
 /// One tool object of a `tools/list` result (RULES P1).
 pub fn write_tool(out: &mut Vec<u8>, tool: &ToolSpec, v: Version) {
+    write_tool_as(out, tool, v, Support::Forbidden);
+}
+
+/// One tool object, declaring how it runs as a task (RULES V1.2: 2025-11-25
+/// only; absent means forbidden).
+pub fn write_tool_as(out: &mut Vec<u8>, tool: &ToolSpec, v: Version, support: Support) {
     out.extend_from_slice(b"{\"name\":");
     write_str(out, &tool.name);
     out.extend_from_slice(b",\"description\":");
@@ -60,18 +67,29 @@ pub fn write_tool(out: &mut Vec<u8>, tool: &ToolSpec, v: Version) {
             out.extend_from_slice(schema.as_bytes());
         }
     }
+    if f.task_augmentation && support != Support::Forbidden {
+        out.extend_from_slice(b",\"execution\":{\"taskSupport\":");
+        write_str(out, support.as_str());
+        out.push(b'}');
+    }
     out.push(b'}');
 }
 
 /// The `tools` array for one version.
 pub fn tools_array(tools: &[ToolSpec], v: Version) -> Vec<u8> {
+    let with: Vec<(&ToolSpec, Support)> = tools.iter().map(|t| (t, Support::Forbidden)).collect();
+    tools_array_as(&with, v)
+}
+
+/// The `tools` array for one version, each tool with its task support.
+fn tools_array_as(tools: &[(&ToolSpec, Support)], v: Version) -> Vec<u8> {
     let mut out = Vec::with_capacity(256 * tools.len() + 2);
     out.push(b'[');
-    for (i, t) in tools.iter().enumerate() {
+    for (i, (t, s)) in tools.iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
-        write_tool(&mut out, t, v);
+        write_tool_as(&mut out, t, v, *s);
     }
     out.push(b']');
     out
@@ -84,7 +102,15 @@ pub struct Listings(PerVersion<Pages>);
 
 impl Listings {
     pub fn new(tools: &[ToolSpec], page_size: Option<NonZeroUsize>) -> Listings {
-        Listings(Version::ALL.map(|v| Pages::new(tools, page_size, |page| tools_array(page, v))))
+        Listings::with_support(tools, page_size, &[])
+    }
+
+    /// The listings of tools that run as tasks as `support` says (in the
+    /// tools' order; missing entries are forbidden).
+    pub fn with_support(tools: &[ToolSpec], page_size: Option<NonZeroUsize>, support: &[Support]) -> Listings {
+        let with: Vec<(&ToolSpec, Support)> =
+            tools.iter().enumerate().map(|(i, t)| (t, support.get(i).copied().unwrap_or_default())).collect();
+        Listings(Version::ALL.map(|v| Pages::new(&with, page_size, |page| tools_array_as(page, v))))
     }
 
     /// The pages of the `tools` array (JSON text) for version `v`.
@@ -303,6 +329,15 @@ pub struct Offers {
     pub completions: bool,
     /// The tools may change the resources (RULES U3.2): `listChanged`.
     pub resource_changes: bool,
+    /// Tools run as tasks (RULES V1.1), and `tasks/list` is offered.
+    pub tasks: Option<TaskOffer>,
+}
+
+/// What a server with tasks declares (RULES V1.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskOffer {
+    /// `tasks/list` (2025-11-25).
+    pub list: bool,
 }
 
 fn write_capabilities(out: &mut Vec<u8>, offers: Offers, modern: bool) {
@@ -323,6 +358,23 @@ fn write_capabilities(out: &mut Vec<u8>, offers: Offers, modern: bool) {
     }
     if offers.completions {
         out.extend_from_slice(b",\"completions\":{}");
+    }
+    match (offers.tasks, modern) {
+        // RULES V1.1: 2026-07-28 names the extension; 2025-11-25 declares
+        // the requests that may be tasks (an older client ignores it).
+        (Some(_), true) => {
+            out.extend_from_slice(b",\"extensions\":{\"");
+            out.extend_from_slice(crate::tasks::EXTENSION.as_bytes());
+            out.extend_from_slice(b"\":{}}");
+        }
+        (Some(t), false) => {
+            out.extend_from_slice(b",\"tasks\":{");
+            if t.list {
+                out.extend_from_slice(b"\"list\":{},");
+            }
+            out.extend_from_slice(b"\"cancel\":{},\"requests\":{\"tools\":{\"call\":{}}}}");
+        }
+        (None, _) => {}
     }
     out.push(b'}');
 }

@@ -41,8 +41,8 @@ use serde_json::{Map, Value};
 use crate::ask_state::{Asks, Rounds};
 use crate::catalog::Catalog;
 use crate::codes::{
-    standard_message, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR,
-    UNSUPPORTED_VERSION,
+    standard_message, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY, PARSE_ERROR, UNSUPPORTED_VERSION,
 };
 use crate::host::{CallContext, CallOutcome, Host, ToolFailure, ToolSpec};
 use crate::input_schema::{Checked, InputSchemas};
@@ -56,6 +56,7 @@ use crate::projection::{self, Listings};
 use crate::prompts::PromptSpec;
 use crate::resources::Resources;
 use crate::subscriptions::{self, Filter, Hub, ResourceChange, SessionFilter};
+use crate::tasks::{self, Task, Tasks, Waiting};
 use crate::telemetry::{ErrorText, SessionEnd, SpanEnd, SpanRecorder, SpanStart, Started, Via};
 use crate::version::{self, ClaimError, Era, Version, LEGACY_DEFAULT};
 use crate::{asks, request_state};
@@ -140,6 +141,9 @@ pub struct Server {
     changes: bool,
     /// The most items a page of a listing holds (RULES L5.2); `None`: one page.
     page_size: Option<NonZeroUsize>,
+    /// Tools that run as tasks, and the tasks (RULES section 19); `None`:
+    /// no tasks.
+    tasks: Option<Arc<Tasks>>,
 }
 
 // A transport may share one server between threads.
@@ -163,6 +167,9 @@ pub struct Reply<'s> {
     /// A `subscriptions/listen` request was accepted: `line` is its
     /// acknowledgment and its stream stays open (RULES U3.3).
     listen: Option<Listening>,
+    /// A 2025-11-25 `tasks/result` of a task still running (RULES V3.2):
+    /// `line` is `None`; the transport waits, then writes the answer.
+    wait: Option<Waiting>,
     diagnostic: Option<&'static str>,
     outcome: SpanEnd,
     /// The recorder and the open span this reply ends; `None` without a span.
@@ -171,13 +178,14 @@ pub struct Reply<'s> {
 
 impl<'s> Reply<'s> {
     fn silent() -> Reply<'s> {
-        Reply { line: None, listen: None, diagnostic: None, outcome: SpanEnd::default(), span: None }
+        Reply { line: None, listen: None, wait: None, diagnostic: None, outcome: SpanEnd::default(), span: None }
     }
 
     fn unspanned(line: Vec<u8>, code: i64) -> Reply<'s> {
         Reply {
             line: Some(line),
             listen: None,
+            wait: None,
             diagnostic: None,
             outcome: SpanEnd { error_code: Some(code), ..Default::default() },
             span: None,
@@ -189,6 +197,13 @@ impl<'s> Reply<'s> {
     /// then what the listener hears ([`Server::hub`]).
     pub fn take_listen(&mut self) -> Option<Listening> {
         self.listen.take()
+    }
+
+    /// The task whose end this reply waits for (RULES V3.2): the
+    /// transport waits for it ([`Waiting::ready`], [`Waiting::wait`]), then
+    /// sends [`Waiting::line`].
+    pub fn take_wait(&mut self) -> Option<Waiting> {
+        self.wait.take()
     }
 
     /// The response line (without LF), if the message is answered.
@@ -279,6 +294,7 @@ struct Outcome {
     line: Option<Vec<u8>>,
     end: SpanEnd,
     listen: Option<Listening>,
+    wait: Option<Waiting>,
 }
 
 /// An accepted `subscriptions/listen` request (RULES U3.3): its id (JSON
@@ -368,10 +384,62 @@ impl Server {
     /// (RULES L5.2); `None` (the default): one page.
     pub fn with_page_size(mut self, size: Option<NonZeroUsize>) -> Server {
         self.page_size = size;
-        self.listings = Listings::new(&self.tools, size);
+        self.listings = Listings::with_support(&self.tools, size, self.supports());
         let catalog = self.catalog.get_mut().unwrap_or_else(PoisonError::into_inner);
         *catalog = Arc::new(catalog.with_resources(catalog.resources().clone(), size));
         self
+    }
+
+    /// The server whose tools run as tasks as `tasks` says (RULES section
+    /// 19). Only transports that queue calls for workers make tasks
+    /// ([`Server::admit_task`]).
+    pub fn with_tasks(mut self, tasks: Tasks) -> Server {
+        self.tasks = Some(Arc::new(tasks));
+        self.listings = Listings::with_support(&self.tools, self.page_size, self.supports());
+        self
+    }
+
+    /// The tasks, when the server has them.
+    pub fn tasks(&self) -> Option<&Arc<Tasks>> {
+        self.tasks.as_ref()
+    }
+
+    fn supports(&self) -> &[tasks::Support] {
+        self.tasks.as_ref().map_or(&[], |t| t.supports())
+    }
+
+    /// Does the `tools/call` request `msg` (of legacy `session`, from the
+    /// token named `owner`) run as a task (RULES V2.1)? Then the task is
+    /// created and kept, and the transport answers `Ok` (the
+    /// `CreateTaskResult` line) at once and queues the call with the task
+    /// in its [`Carrier`]; `Err` is an error line to answer instead (the
+    /// store is full). `None`: the call runs as any other (its own errors,
+    /// a task the tool does not allow included, come from the dispatcher).
+    pub fn admit_task(
+        &self,
+        msg: &Message,
+        session: &LegacyState,
+        owner: Option<&str>,
+    ) -> Option<Result<AdmittedTask, Vec<u8>>> {
+        let tasks = self.tasks.as_ref()?;
+        let id = msg.id.as_deref()?;
+        if msg.method != "tools/call" || msg.over_limit.is_some() {
+            return None;
+        }
+        let p = msg.params.as_ref()?.as_object()?;
+        let index = *self.by_name.get(p.get("name")?.as_str()?)?;
+        let v = match version::era_of(msg.params.as_ref()) {
+            Era::Modern { meta } => version::check_modern_claim(meta).ok()?,
+            Era::Legacy => session.negotiated()?,
+        };
+        let ttl = tasks.plan(index, p, v).ok()??;
+        Some(match tasks.create(owner, v.is_modern(), ttl) {
+            Ok(task) => {
+                let line = tasks.created_line(id, &task, &self.server_info_json);
+                Ok((task, line))
+            }
+            Err((code, detail)) => Err(error_line(Some(id), code, standard_message(code), Some(&detail))),
+        })
     }
 
     /// The server whose tools may change its resources (RULES U3.2), or not
@@ -407,6 +475,7 @@ impl Server {
             hub: Hub::default(),
             changes: false,
             page_size: None,
+            tasks: None,
         }
     }
 
@@ -506,11 +575,13 @@ impl Server {
         carrier: &Carrier<'_>,
     ) -> Reply<'_> {
         let (watch, via, streams) = (carrier.watch, carrier.via, carrier.streams);
+        let (owner, task) = (carrier.owner, carrier.task);
         match incoming {
             Incoming::Blank => Reply::silent(),
             Incoming::ClientResponse => Reply {
                 line: None,
                 listen: None,
+                wait: None,
                 diagnostic: Some(CLIENT_RESPONSE_DIAGNOSTIC),
                 outcome: SpanEnd::default(),
                 span: None,
@@ -522,17 +593,15 @@ impl Server {
                 error_line(id.as_deref(), INVALID_REQUEST, standard_message(INVALID_REQUEST), None),
                 INVALID_REQUEST,
             ),
-            Incoming::Message(msg) => self.handle_message(session, msg, host, (watch, via, streams)),
+            Incoming::Message(msg) => {
+                let run = ToolRun { host, ctx: &CallContext::default(), watch, via, streams, owner, task };
+                self.handle_message(session, msg, run)
+            }
         }
     }
 
-    fn handle_message(
-        &self,
-        session: &mut LegacyState,
-        msg: Message,
-        host: &mut dyn Host,
-        (watch, via, streams): (&dyn CallWatch, Option<&Via>, bool),
-    ) -> Reply<'_> {
+    fn handle_message(&self, session: &mut LegacyState, msg: Message, run: ToolRun<'_>) -> Reply<'_> {
+        let ToolRun { host, watch, via, streams, owner, task, .. } = run;
         let mut started = match &self.recorder {
             None => None,
             Some(r) => {
@@ -562,7 +631,7 @@ impl Server {
         // L8: an unexpected engine failure (a panic) while handling one
         // request answers that request with -32603 and serving continues.
         let dispatched = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            self.dispatch(session, &msg, ToolRun { host, ctx, watch, via, streams })
+            self.dispatch(session, &msg, ToolRun { host, ctx, watch, via, streams, owner, task })
         }));
         let out = match dispatched {
             Ok(o) => o,
@@ -577,11 +646,12 @@ impl Server {
                     ..Default::default()
                 },
                 listen: None,
+                wait: None,
             },
         };
         let mut outcome = out.end;
         outcome.notification = msg.id.is_none();
-        Reply { line: out.line, listen: out.listen, diagnostic: None, outcome, span: started }
+        Reply { line: out.line, listen: out.listen, wait: out.wait, diagnostic: None, outcome, span: started }
     }
 
     fn dispatch(&self, session: &mut LegacyState, msg: &Message, mut run: ToolRun<'_>) -> Outcome {
@@ -608,6 +678,7 @@ impl Server {
                     line: None,
                     end: SpanEnd { protocol_version: version, ..Default::default() },
                     listen: None,
+                    wait: None,
                 };
             }
             // W1.4: well-formed but over an engine limit; answered, never run.
@@ -650,6 +721,7 @@ impl Server {
                         ..Default::default()
                     },
                     listen: None,
+                    wait: None,
                 }
             }
         }
@@ -708,7 +780,13 @@ impl Server {
             "tools/call" => {
                 let v = session.version.unwrap_or(LEGACY_DEFAULT);
                 let listen = (session.log_level, session.asks);
-                self.tools_call(id, params, v, listen, run).map_err(|e| (e, Some(v)))
+                self.call_or_task(id, params, v, listen, run).map_err(|e| (e, Some(v)))
+            }
+            "tasks/get" | "tasks/result" | "tasks/list" | "tasks/cancel"
+                if self.legacy_tasks(method, session.version.unwrap_or(LEGACY_DEFAULT)) =>
+            {
+                let v = session.version.unwrap_or(LEGACY_DEFAULT);
+                Ok(self.task_request(id, method, params, v, run.owner))
             }
             "resources/subscribe" | "resources/unsubscribe" if self.catalog().answers(method, false) => {
                 let v = session.version.unwrap_or(LEGACY_DEFAULT);
@@ -751,7 +829,9 @@ impl Server {
         // RULES U3.3: a transport that keeps streams open answers
         // subscriptions/listen on a server with resources.
         let listens = method == subscriptions::LISTEN && run.streams && self.catalog().offers().resources;
+        let tasks = self.tasks.is_some() && matches!(method, "tasks/get" | "tasks/update" | "tasks/cancel");
         let known = listens
+            || tasks
             || matches!(method, "server/discover" | "tools/list" | "tools/call")
             || self.catalog().answers(method, true);
         if !known {
@@ -780,8 +860,16 @@ impl Server {
             "tools/list" => self.tools_list(id, params, v),
             "tools/call" => {
                 let asks = Asks::from_capabilities(meta.get(version::META_CAPS));
-                self.tools_call(id, params, v, (log, asks), run)
+                self.call_or_task(id, params, v, (log, asks), run)
             }
+            // RULES V1.3: only a client that declares the extension.
+            _ if tasks => match params.and_then(Value::as_object).is_some_and(tasks::client_allows) {
+                true => Ok(self.task_request(id, method, params, v, run.owner)),
+                false => Err(RpcError {
+                    data: Some(tasks::missing_extension_data()),
+                    ..RpcError::detail(MISSING_REQUIRED_CLIENT_CAPABILITY, MISSING_TASKS_EXTENSION)
+                }),
+            },
             subscriptions::LISTEN => self.listen(id, params, v),
             _ => self.catalog_request(id, method, params, v),
         };
@@ -802,7 +890,8 @@ impl Server {
 
     /// What `initialize` and `server/discover` declare.
     fn offers(&self) -> projection::Offers {
-        projection::Offers { resource_changes: self.changes, ..self.catalog().offers() }
+        let tasks = self.tasks.as_ref().map(|t| projection::TaskOffer { list: t.options().list });
+        projection::Offers { resource_changes: self.changes, tasks, ..self.catalog().offers() }
     }
 
     /// `subscriptions/listen` (RULES U3.3): the acknowledgment, and the
@@ -837,6 +926,83 @@ impl Server {
         projection::write_tools_list_result(&mut out, listing, next.as_deref(), v, &self.server_info_json);
         out.push(b'}');
         Ok(ok(out, Some(v)))
+    }
+
+    /// Does this 2025-11-25 session's server answer `method` about tasks?
+    fn legacy_tasks(&self, method: &str, v: Version) -> bool {
+        let Some(t) = &self.tasks else { return false };
+        v.features().task_augmentation && (method != "tasks/list" || t.options().list)
+    }
+
+    /// A request about tasks (RULES V3), answered from the store.
+    fn task_request(&self, id: &str, method: &str, params: Option<&Value>, v: Version, owner: Option<&str>) -> Outcome {
+        let Some(t) = &self.tasks else { return refusal(id, v, METHOD_NOT_FOUND, "") };
+        match t.answer(id, method, params, v, owner, &self.server_info_json) {
+            Ok(Ok(line)) => ok(line, Some(v)),
+            Ok(Err(waiting)) => Outcome { wait: Some(waiting), ..ok(Vec::new(), Some(v)) }.without_line(),
+            Err((code, detail)) => refusal(id, v, code, &detail),
+        }
+    }
+
+    /// `tools/call`, run as the carrier's task when it has one: the answer
+    /// (result or error) is kept in the task and nothing is written (RULES
+    /// V2.2). A call that asks for a task no transport made is refused
+    /// here, or runs as any other (see [`tasks::Tasks::plan`]).
+    fn call_or_task(
+        &self,
+        id: &str,
+        params: Option<&Value>,
+        v: Version,
+        listen: (Option<LogLevel>, Asks),
+        run: &mut ToolRun<'_>,
+    ) -> Result<Outcome, RpcError> {
+        let Some(task) = run.task else {
+            if let (Some(t), Some(p)) = (&self.tasks, params.and_then(Value::as_object)) {
+                let index = p.get("name").and_then(Value::as_str).and_then(|n| self.by_name.get(n));
+                if let Some(Err((code, detail))) = index.map(|i| t.plan(*i, p, v)) {
+                    let mut o = refusal(id, v, code, &detail);
+                    if code == MISSING_REQUIRED_CLIENT_CAPABILITY {
+                        if let Some(line) = &mut o.line {
+                            add_error_data(line, &tasks::missing_extension_data());
+                        }
+                    }
+                    o.end.call = Some(CallOutcome::Error);
+                    return Ok(o);
+                }
+            }
+            return self.tools_call(id, params, v, listen, run);
+        };
+        let task = Arc::clone(task);
+        // A task's tool is not asked questions (RULES V2.3), and its
+        // progress is its status message.
+        let answered = self.tools_call(id, params, v, (listen.0, Asks::NONE), run);
+        let mut o = match answered {
+            Ok(o) => o,
+            Err(e) => {
+                let (message, detail) = e.text();
+                let text = detail.map_or_else(|| message.to_owned(), |d| format!("{message}: {d}"));
+                task.finish_error(e.code, &text);
+                return Ok(Outcome {
+                    line: None,
+                    end: SpanEnd { error_code: Some(e.code), protocol_version: Some(v), ..Default::default() },
+                    listen: None,
+                    wait: None,
+                });
+            }
+        };
+        match o.line.take() {
+            // Cancelled (tasks/cancel, or the call's own cancellation).
+            None => task.cancel_quietly(),
+            Some(_) if o.end.call == Some(CallOutcome::Interrupted) && run.watch.stopping() => {
+                task.finish_interrupted(STOPPING_TEXT);
+            }
+            Some(line) => {
+                let open = result_open(id, 0).len();
+                let body = line.get(open..line.len().saturating_sub(1)).unwrap_or_default();
+                task.finish_result(body, o.end.tool_error);
+            }
+        }
+        Ok(o)
     }
 
     fn tools_call(
@@ -932,6 +1098,7 @@ impl Server {
                     ..Default::default()
                 },
                 listen: None,
+                wait: None,
             });
         }
         let mut out = result_open(id, outcome.as_ref().map_or(256, |r| r.approx_len()));
@@ -998,22 +1165,43 @@ pub struct Carrier<'a> {
     /// The transport keeps `subscriptions/listen` streams open (RULES
     /// U3.3): otherwise the method is not found.
     pub streams: bool,
+    /// The name of the bearer token that sent the message (HTTP with
+    /// tokens): the owner of the tasks it creates and finds (RULES V4.1).
+    pub owner: Option<&'a str>,
+    /// The `tools/call` runs as this task ([`Server::admit_task`]): its
+    /// answer is kept there, and no line is written.
+    pub task: Option<&'a Arc<Task>>,
 }
 
 impl Carrier<'static> {
     /// No progress, no cancellation, no transport telemetry.
-    pub const NONE: Carrier<'static> = Carrier { watch: &NoWatch, via: None, streams: false };
+    pub const NONE: Carrier<'static> = Carrier { watch: &NoWatch, via: None, streams: false, owner: None, task: None };
 }
 
 impl<'a> Carrier<'a> {
     /// A transport that watches calls, without transport telemetry.
     pub fn watched(watch: &'a dyn CallWatch) -> Carrier<'a> {
-        Carrier { watch, via: None, streams: false }
+        Carrier { watch, via: None, streams: false, owner: None, task: None }
     }
 
     /// The same carrier, for a transport that keeps listen streams open.
     pub fn streaming(self) -> Carrier<'a> {
         Carrier { streams: true, ..self }
+    }
+
+    /// The same carrier, with what telemetry knows of the transport.
+    pub fn with_via(self, via: Option<&'a Via>) -> Carrier<'a> {
+        Carrier { via, ..self }
+    }
+
+    /// The same carrier, for a message of the token named `owner`.
+    pub fn owned_by(self, owner: Option<&'a str>) -> Carrier<'a> {
+        Carrier { owner, ..self }
+    }
+
+    /// The same carrier, for a call that runs as `task`.
+    pub fn as_task(self, task: Option<&'a Arc<Task>>) -> Carrier<'a> {
+        Carrier { task, ..self }
     }
 }
 
@@ -1027,6 +1215,10 @@ struct ToolRun<'a> {
     via: Option<&'a Via>,
     /// See [`Carrier::streams`].
     streams: bool,
+    /// See [`Carrier::owner`].
+    owner: Option<&'a str>,
+    /// See [`Carrier::task`].
+    task: Option<&'a Arc<Task>>,
 }
 
 /// The answers a 2026-07-28 `tools/call` brings (RULES A2.2): those of its
@@ -1057,8 +1249,43 @@ fn rounds_of(
 const REQUEST_STATE_REFUSED: &str =
     "requestState was not made by this server for this tool and these arguments, or it expired; call again without it";
 
+/// A call admitted as a task: the task, and its handle's line to answer.
+pub type AdmittedTask = (Arc<Task>, Vec<u8>);
+
+/// A refusal whose detail is made at run time (requests about tasks).
+fn refusal(id: &str, v: Version, code: i64, detail: &str) -> Outcome {
+    let detail = (!detail.is_empty()).then_some(detail);
+    Outcome {
+        line: Some(error_line(Some(id), code, standard_message(code), detail)),
+        end: SpanEnd {
+            error_code: Some(code),
+            error_message: Some((standard_message(code), None)),
+            protocol_version: Some(v),
+            ..Default::default()
+        },
+        listen: None,
+        wait: None,
+    }
+}
+
+/// The detail of `-32021` for a request about tasks without the extension.
+const MISSING_TASKS_EXTENSION: &str =
+    "declare the io.modelcontextprotocol/tasks extension in the request's capabilities";
+
+impl Outcome {
+    fn without_line(mut self) -> Outcome {
+        self.line = None;
+        self
+    }
+}
+
 fn ok(line: Vec<u8>, version: Option<Version>) -> Outcome {
-    Outcome { line: Some(line), end: SpanEnd { protocol_version: version, ..Default::default() }, listen: None }
+    Outcome {
+        line: Some(line),
+        end: SpanEnd { protocol_version: version, ..Default::default() },
+        listen: None,
+        wait: None,
+    }
 }
 
 /// The detail of a `resources/subscribe` over the session's bound.

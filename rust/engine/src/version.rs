@@ -143,6 +143,10 @@ pub struct Features {
     /// connection of a stream, `GET` with `Last-Event-ID` to go on (the
     /// 2025-11-25 transport; RULES H8).
     pub sse_polling: bool,
+    /// Task-augmented requests of the core protocol: `params.task`,
+    /// `execution.taskSupport`, `tasks/*` (2025-11-25, experimental; RULES
+    /// V1). 2026-07-28 has tasks as an extension instead.
+    pub task_augmentation: bool,
 }
 
 impl Version {
@@ -170,6 +174,7 @@ impl Version {
                 audio_and_links: false,
                 progress_message: false,
                 sse_polling: false,
+                task_augmentation: false,
             },
             Version::V2025_06_18 | Version::V2025_11_25 => Features {
                 modern: false,
@@ -181,6 +186,7 @@ impl Version {
                 audio_and_links: true,
                 progress_message: true,
                 sse_polling: matches!(self, Version::V2025_11_25),
+                task_augmentation: matches!(self, Version::V2025_11_25),
             },
             Version::V2026_07_28 => Features {
                 modern: true,
@@ -192,6 +198,7 @@ impl Version {
                 audio_and_links: true,
                 progress_message: true,
                 sse_polling: false,
+                task_augmentation: false,
             },
         }
     }

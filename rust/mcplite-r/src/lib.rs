@@ -38,6 +38,7 @@ mod result;
 mod running_call;
 mod serve_http;
 mod stdio_fds;
+mod tasks;
 mod trace_context;
 mod workers;
 
@@ -76,6 +77,10 @@ fn engine_serve(spec: Robj, version: &str, instructions: Robj, progress_interval
     let res = (|| -> error::Result<String> {
         let mut host = make_host(&spec)?;
         let mut server = Server::new(server_info(version, instructions), &mut host);
+        // RULES V4.1: one client over stdio, so tasks/list is offered.
+        if let Some(t) = tasks::from_spec(&spec, true)? {
+            server = server.with_tasks(t);
+        }
         server.set_recorder(trace_context::recorder_from_process_env());
         // Workers start (and must say hello) before stdio is touched.
         let pool = workers::start_pool(&workers, &server)?;
@@ -127,6 +132,10 @@ fn engine_serve_http(
             .options()?;
         let mut host = make_host(&spec)?;
         let mut server = Server::new(server_info(version, instructions), &mut host);
+        // RULES V4.1: tasks/list only where tokens tell clients apart.
+        if let Some(t) = tasks::from_spec(&spec, opts.token.is_some() || opts.tokens_file.is_some())? {
+            server = server.with_tasks(t);
+        }
         server.set_recorder(trace_context::recorder_from_process_env());
         // Everything that can be checked is, before the workers start (and
         // must say hello) and before the port is bound for good: a bad

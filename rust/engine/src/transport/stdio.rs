@@ -32,6 +32,7 @@ use crate::progress::Inflight;
 use crate::server::{Carrier, LegacyState, Reply, Server};
 use crate::signals::masked;
 use crate::subscriptions::{Listener, Sink};
+use crate::tasks::{Task, Waiting};
 use crate::telemetry::tool_output_gate;
 use crate::workers::{progress_of, Busy, Calls, FairQueue, Pool, Registered, Ticket, WorkerHost};
 
@@ -282,7 +283,11 @@ struct Job {
     incoming: Incoming,
     session: LegacyState,
     reg: Registered,
-    _ticket: Ticket,
+    /// A task's call may wait beyond the queue's bound (the store bounds
+    /// tasks, RULES V4.2).
+    _ticket: Option<Ticket>,
+    /// The call runs as this task (RULES V2.2): its answer is kept there.
+    task: Option<Arc<Task>>,
     /// The line counted as a possible call (see [`Control::done`]).
     was_call: bool,
 }
@@ -319,12 +324,13 @@ fn run_job(
     job: Job,
     host: &mut WorkerHost<'_>,
 ) {
-    let Job { incoming, mut session, reg, _ticket, was_call } = job;
+    let Job { incoming, mut session, reg, _ticket, task, was_call } = job;
     // RULES C4.3: cancelled while it waited, it is never answered.
     if !reg.state().is_cancelled() && broken.load(Ordering::SeqCst) == 0 {
         host.set_call(reg.state().clone());
         let watch = PoolWatch { state: reg.state(), out };
-        let reply = server.handle_parsed(&mut session, incoming, host, &Carrier::watched(&watch));
+        let carrier = Carrier::watched(&watch).as_task(task.as_ref());
+        let reply = server.handle_parsed(&mut session, incoming, host, &carrier);
         if let Some(d) = reply.diagnostic() {
             eprintln!("mcplite: {d}");
         }
@@ -375,13 +381,20 @@ fn serve_loop(
     // next line (on a machine with few cores the spin took the CPU the
     // driver and the worker need).
     let mut dispatched = false;
+    // 2025-11-25 `tasks/result` requests waiting for their task (RULES
+    // V3.2), answered when it ends.
+    let mut waits: Vec<Waiting> = Vec::new();
     loop {
         if let Some(end) = pooled.as_ref().and_then(Pooled::ended) {
             return end;
         }
+        if let Err(e) = answer_waits(&mut waits, out, streams.mailbox) {
+            return write_failed(&e);
+        }
         let spin = if dispatched { std::time::Duration::ZERO } else { opts.spin };
         dispatched = false;
-        let msg = match reader.next(spin, opts.poll) {
+        let poll = if waits.is_empty() { opts.poll } else { opts.poll.min(WAIT_POLL) };
+        let msg = match reader.next(spin, poll) {
             Some(m) => m,
             None => {
                 // Idle: what listeners heard meanwhile goes out now.
@@ -412,6 +425,38 @@ fn serve_loop(
                     }
                     // A tool the server runs itself (RULES N7.6) is handled below.
                     if let Some(msg) = is_call(&incoming).filter(|m| p.pool.runs(m)) {
+                        // RULES V2.1: a call that runs as a task is answered
+                        // with its handle now, and queued.
+                        match server.admit_task(msg, session, None) {
+                            Some(Ok((task, line))) => {
+                                let reg = control.register_call(&p.calls, msg.id.as_deref().unwrap_or("null"), None);
+                                reg.state().set_task(Arc::clone(&task));
+                                let written = write_line_now(line, out, streams.mailbox);
+                                let job = Job {
+                                    incoming,
+                                    session: session.clone(),
+                                    reg,
+                                    _ticket: p.pool.reserve(),
+                                    task: Some(task),
+                                    was_call: call,
+                                };
+                                let _ = p.jobs.send(None, job);
+                                p.pool.job_sent();
+                                if let Err(e) = written {
+                                    return write_failed(&e);
+                                }
+                                continue;
+                            }
+                            Some(Err(line)) => {
+                                let written = write_line_now(line, out, streams.mailbox);
+                                control.done(call);
+                                if let Err(e) = written {
+                                    return write_failed(&e);
+                                }
+                                continue;
+                            }
+                            None => {}
+                        }
                         let Some(ticket) = p.pool.reserve() else {
                             // No room: refused at once, in order (RULES N3).
                             let reply = server.handle_parsed(session, incoming, &mut Busy, &Carrier::watched(&watch));
@@ -424,7 +469,14 @@ fn serve_loop(
                         };
                         let progress = progress_of(msg, session);
                         let reg = control.register_call(&p.calls, msg.id.as_deref().unwrap_or("null"), progress);
-                        let job = Job { incoming, session: session.clone(), reg, _ticket: ticket, was_call: call };
+                        let job = Job {
+                            incoming,
+                            session: session.clone(),
+                            reg,
+                            _ticket: Some(ticket),
+                            task: None,
+                            was_call: call,
+                        };
                         // The drivers outlive this loop: the queue is open.
                         let _ = p.jobs.send(None, job);
                         p.pool.job_sent();
@@ -447,7 +499,10 @@ fn serve_loop(
                     continue;
                 }
                 streams.cancel(&incoming);
-                let reply = server.handle_parsed(session, incoming, host, &Carrier::watched(&watch).streaming());
+                let mut reply = server.handle_parsed(session, incoming, host, &Carrier::watched(&watch).streaming());
+                if let Some(w) = reply.take_wait() {
+                    waits.push(w);
+                }
                 // What a tool printed through C stdio goes out before the
                 // response.
                 sys::flush_c_stdio();
@@ -467,6 +522,32 @@ fn serve_loop(
             }
         }
     }
+}
+
+/// How often waiting `tasks/result` requests are looked at while idle.
+const WAIT_POLL: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// Answer the waiting `tasks/result` requests whose task ended.
+fn answer_waits(waits: &mut Vec<Waiting>, out: &Output<'_>, mailbox: &Mailbox) -> io::Result<()> {
+    if waits.is_empty() {
+        return Ok(());
+    }
+    let (ready, still): (Vec<Waiting>, Vec<Waiting>) = std::mem::take(waits).into_iter().partition(Waiting::ready);
+    *waits = still;
+    for w in ready {
+        write_line_now(w.line(), out, mailbox)?;
+    }
+    Ok(())
+}
+
+/// Write a line the dispatcher did not make a reply of (a task's handle,
+/// a waiting `tasks/result`'s answer), after what the mailbox holds.
+fn write_line_now(mut line: Vec<u8>, out: &Output<'_>, mailbox: &Mailbox) -> io::Result<()> {
+    let mut w = lock(out);
+    mailbox.write_to(&mut **w)?;
+    line.push(b'\n');
+    w.write_all(&line)?;
+    w.flush()
 }
 
 fn write_failed(e: &io::Error) -> ServeEnd {

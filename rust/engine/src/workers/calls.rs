@@ -63,6 +63,9 @@ pub struct CallState {
     /// The tool's name and the caller's token name, for the lines on
     /// standard error about the call (RULES N5.1).
     who: OnceLock<(Option<String>, Option<Arc<str>>)>,
+    /// The task the call runs as (RULES V2.2): its progress messages are
+    /// the task's status message.
+    task: OnceLock<Arc<crate::tasks::Task>>,
     waker: Arc<Inflight>,
     inner: Mutex<Inner>,
 }
@@ -105,6 +108,7 @@ impl Calls {
             id,
             arrived: now,
             who: OnceLock::new(),
+            task: OnceLock::new(),
             waker: self.waker.clone(),
             inner: Mutex::new(Inner { progress, ..Inner::default() }),
         });
@@ -223,6 +227,24 @@ impl CallState {
         let _ = self.who.set((tool.map(String::from), token));
     }
 
+    /// The call runs as `task` (RULES V2.2): a `tasks/cancel` cancels the
+    /// call, and the tool's progress messages become the task's status
+    /// message.
+    pub fn set_task(self: &Arc<Self>, task: Arc<crate::tasks::Task>) {
+        let me = Arc::downgrade(self);
+        task.set_cancel(Box::new(move || {
+            if let Some(c) = me.upgrade() {
+                c.cancel();
+            }
+        }));
+        let _ = self.task.set(task);
+    }
+
+    /// Does the call run as a task?
+    pub fn is_task(&self) -> bool {
+        self.task.get().is_some()
+    }
+
     /// The call's tool and the token that sent it, when the transport
     /// said ([`CallState::set_who`]).
     pub fn who(&self) -> (Option<&str>, Option<&str>) {
@@ -285,6 +307,9 @@ impl CallState {
     }
 
     pub fn report(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        if let (Some(t), Some(m)) = (self.task.get(), message) {
+            t.set_message(m);
+        }
         let p = lock(&self.inner).progress.clone();
         if let Some(p) = p {
             if p.report(progress, total, message) == Ok(true) {

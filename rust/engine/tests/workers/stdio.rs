@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use mcplite_engine::host::{Host, ToolSpec};
 use mcplite_engine::progress::{Inflight, ProgressPolicy};
+use mcplite_engine::tasks::{Support, TaskOptions, Tasks};
 use mcplite_engine::transport::{serve_with_workers, Reader, ServeEnd, ServeOptions};
 use mcplite_engine::workers::{Pool, SERVER_BUSY};
 use mcplite_engine::{Server, ServerInfo};
@@ -49,6 +50,13 @@ impl Client {
         self
     }
 
+    /// `initialize` in 2025-11-25, the version with tasks in core.
+    fn init_tasks(&mut self) {
+        self.send(&json!({"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}));
+        let init = self.recv();
+        assert_eq!(init["result"]["capabilities"]["tasks"]["requests"]["tools"]["call"], json!({}), "{init}");
+    }
+
     fn bare(n: usize, max_queue: usize) -> Client {
         Client::bare_with(n, max_queue, false)
     }
@@ -56,6 +64,15 @@ impl Client {
     /// `mixed`: the server also has the tool `here`, which it runs itself
     /// ([`mixed_options`]).
     fn bare_with(n: usize, max_queue: usize, mixed: bool) -> Client {
+        Client::bare_tasks(n, max_queue, mixed, None)
+    }
+
+    /// A server whose tools run as tasks as `tasks` says (RULES section 19).
+    fn with_tasks(n: usize, max_queue: usize, tasks: Tasks) -> Client {
+        Client::bare_tasks(n, max_queue, false, Some(tasks))
+    }
+
+    fn bare_tasks(n: usize, max_queue: usize, mixed: bool, tasks: Option<Tasks>) -> Client {
         let (in_r, in_w) = pipe();
         let (out_r, mut out_w) = pipe();
         let serving = std::thread::spawn(move || {
@@ -64,7 +81,10 @@ impl Client {
             let specs = o.tools.iter().map(|n| ToolSpec::new(n.as_str(), "A test tool.")).collect();
             let pool = Pool::start(o).unwrap();
             let info = ServerInfo { name: "mcplite".into(), version: "1".into(), instructions: None };
-            let server = Server::with_tools(info, specs);
+            let mut server = Server::with_tools(info, specs);
+            if let Some(t) = tasks {
+                server = server.with_tasks(t);
+            }
             let inflight = Arc::new(Inflight::new(ProgressPolicy::with_interval(Duration::from_millis(200)), None));
             let mut host: Box<dyn Host> = if mixed { Box::new(Here) } else { Box::new(NoHost) };
             let r = Reader::spawn(in_r);
@@ -244,7 +264,123 @@ fn n5_stdio_a_crash_is_the_calls_tool_error() {
     c.close();
 }
 
+/// Every tool may run as a task; `sleep` must.
+fn all_tasks(max_tasks: usize) -> Tasks {
+    let mut support = vec![Support::Optional; crate::worker::TOOLS.len()];
+    support[2] = Support::Required;
+    let opts = TaskOptions { max_tasks, poll_interval: Duration::from_millis(50), ..TaskOptions::default() };
+    Tasks::new(opts, support).unwrap()
+}
+
+/// Poll `tasks/get` until the task ends; its last state.
+fn poll_task(c: &mut Client, task: &str) -> Value {
+    for i in 0..2000 {
+        c.send(&json!({"jsonrpc":"2.0","id":format!("g{i}"),"method":"tasks/get","params":{"taskId":task}}));
+        let got = c.recv();
+        let status = got["result"]["status"].as_str().unwrap_or_else(|| panic!("{got}")).to_owned();
+        if status != "working" {
+            return got["result"].clone();
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    panic!("task {task} never ended");
+}
+
+fn v2_stdio_a_legacy_task_is_answered_at_once_and_fetched_later() {
+    let mut c = Client::with_tasks(1, 4, all_tasks(100));
+    c.init_tasks();
+    // The one worker is busy: the task's handle comes at once all the same.
+    c.send(&json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":400},"task":{}}}));
+    assert_eq!(c.recv()["id"], 1);
+    c.send(&json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"progress","arguments":{"n":3,"ms":30},"task":{"ttl":60000}}}));
+    let created = c.recv();
+    assert_eq!(created["id"], 2, "{created}");
+    let task = created["result"]["task"].clone();
+    assert_eq!(task["status"], "working");
+    assert_eq!(task["ttl"], 60000);
+    let id = task["taskId"].as_str().unwrap().to_owned();
+    assert_eq!(id.len(), 32);
+    // tasks/result waits for the end, while other requests are answered.
+    c.send(&json!({"jsonrpc":"2.0","id":3,"method":"tasks/result","params":{"taskId":id}}));
+    c.send(&json!({"jsonrpc":"2.0","id":4,"method":"ping"}));
+    assert_eq!(c.recv()["id"], 4, "ping overtakes the waiting tasks/result");
+    let result = &c.recv();
+    assert_eq!(result["id"], 3, "{result}");
+    assert_eq!(result_text(result), "reported");
+    assert_eq!(result["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"], id.as_str());
+    let done = poll_task(&mut c, &id);
+    assert_eq!(done["status"], "completed");
+    assert_eq!(done["statusMessage"], "step 3", "RULES V2.2: progress messages are the status message");
+    c.send(&json!({"jsonrpc":"2.0","id":5,"method":"tasks/list"}));
+    let list = c.recv();
+    assert_eq!(list["result"]["tasks"][0]["taskId"], id.as_str(), "{list}");
+    c.send(&json!({"jsonrpc":"2.0","id":6,"method":"tasks/cancel","params":{"taskId":id}}));
+    assert_eq!(c.recv()["error"]["code"], -32602, "a finished task cannot be cancelled");
+    c.close();
+}
+
+fn v2_stdio_required_forbidden_and_cancelled_tasks() {
+    let mut c = Client::with_tasks(1, 4, all_tasks(100));
+    c.init_tasks();
+    c.call(json!(1), "sleep", json!({"ms": 10}), None);
+    let refused = c.recv();
+    assert_eq!(refused["error"]["code"], -32601, "RULES V1.2: a required task not asked for: {refused}");
+    c.send(&json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":60000},"task":{}}}));
+    let id = c.recv()["result"]["task"]["taskId"].as_str().unwrap().to_owned();
+    c.send(&json!({"jsonrpc":"2.0","id":3,"method":"tasks/cancel","params":{"taskId":id}}));
+    let cancelled = c.recv();
+    assert_eq!(cancelled["result"]["status"], "cancelled", "{cancelled}");
+    // The worker is free again: the cancellation interrupted the call.
+    c.send(
+        &json!({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","arguments":{"x":1},"task":{}}}),
+    );
+    let echo = c.recv()["result"]["task"]["taskId"].as_str().unwrap().to_owned();
+    assert_eq!(poll_task(&mut c, &echo)["status"], "completed");
+    assert_eq!(poll_task(&mut c, &id)["status"], "cancelled");
+    c.send(&json!({"jsonrpc":"2.0","id":5,"method":"tasks/get","params":{"taskId":"0".repeat(32)}}));
+    assert_eq!(c.recv()["error"]["code"], -32602, "an unknown task is not found");
+    c.close();
+}
+
+fn v2_stdio_a_modern_task_inlines_its_result() {
+    let mut c = Client::with_tasks(1, 4, all_tasks(100));
+    let meta = json!({"io.modelcontextprotocol/protocolVersion":"2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}});
+    c.send(&json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"y":2},"_meta":meta}}));
+    let created = c.recv();
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    assert_eq!(created["result"]["pollIntervalMs"], 50);
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let mut done = Value::Null;
+    for i in 0..500 {
+        c.send(&json!({"jsonrpc":"2.0","id":format!("g{i}"),"method":"tasks/get","params":{"taskId":id,"_meta":meta}}));
+        done = c.recv();
+        if done["result"]["status"] != "working" {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(done["result"]["resultType"], "complete");
+    assert_eq!(done["result"]["status"], "completed", "{done}");
+    assert_eq!(done["result"]["result"]["content"][0]["text"], r#"{"y":2}"#);
+    // Without the extension: -32021, naming it.
+    let bare =
+        json!({"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}});
+    c.send(&json!({"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":id,"_meta":bare}}));
+    let refused = c.recv();
+    assert_eq!(refused["error"]["code"], -32021);
+    assert!(refused["error"]["data"]["requiredCapabilities"]["extensions"]["io.modelcontextprotocol/tasks"].is_object());
+    c.send(
+        &json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"sleep","arguments":{},"_meta":bare}}),
+    );
+    assert_eq!(c.recv()["error"]["code"], -32021, "a required task from a client that cannot poll");
+    c.close();
+}
+
 tests![
+    v2_stdio_a_legacy_task_is_answered_at_once_and_fetched_later,
+    v2_stdio_required_forbidden_and_cancelled_tasks,
+    v2_stdio_a_modern_task_inlines_its_result,
     n2_stdio_answers_calls_as_they_finish_and_other_requests_at_once,
     n2_every_call_received_before_eof_is_answered,
     n3_stdio_refuses_a_call_the_queue_has_no_room_for,

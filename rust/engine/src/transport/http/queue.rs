@@ -29,8 +29,9 @@ use super::{sse, Shared};
 use crate::codes::INTERNAL_ERROR;
 use crate::host::Host;
 use crate::message::Incoming;
-use crate::progress::{progress_token, CallStart, CallWatch, Inflight, NoWatch, Progress};
+use crate::progress::{progress_token, CallStart, CallWatch, Inflight, Progress};
 use crate::server::{Carrier, LegacyState, Server};
+use crate::tasks::Task;
 use crate::telemetry::{tool_output_gate, Via};
 use crate::workers::{
     self, progress_of, Busy, CallState, Caller, FairQueue, Pool, Registered, Ticket, WorkerHost, SERVER_BUSY,
@@ -47,8 +48,15 @@ pub(super) struct Job {
     queued: Arc<Queued>,
     /// Told the call's progress when its tool starts (SSE responses).
     progress: Option<tokio::sync::oneshot::Sender<Arc<Progress>>>,
-    /// With workers: the call's registration and its place in the queue.
-    pooled: Option<(Registered, Ticket)>,
+    /// With workers: the call's registration and its place in the queue
+    /// (a task's call may wait beyond the queue's bound: the store bounds
+    /// tasks, RULES V4.2).
+    pooled: Option<(Registered, Option<Ticket>)>,
+    /// The call runs as this task (RULES V2.2): its answer is kept there,
+    /// and nobody waits for `reply`.
+    task: Option<Arc<Task>>,
+    /// The name of the token that sent it (the owner of its task).
+    caller: Caller,
 }
 
 /// The calls of one bound server: the channel to the serving thread, the
@@ -190,12 +198,8 @@ impl Calls {
         // RULES T8: telemetry lines on stderr wait while the tool prints
         // there (released before the reply ends the span).
         let gate = tool_output_gate();
-        let mut reply = server.handle_parsed(
-            &mut session,
-            incoming,
-            host,
-            &Carrier { watch: &watch, via: via.as_ref(), streams: false },
-        );
+        let mut reply =
+            server.handle_parsed(&mut session, incoming, host, &Carrier::watched(&watch).with_via(via.as_ref()));
         // What the tool printed through C stdio goes out first.
         crate::transport::sys::flush_c_stdio();
         drop(gate);
@@ -210,15 +214,19 @@ impl Calls {
     /// Run one queued tool call on the worker of `host` (a driver of the
     /// pool, RULES N2), with the same skips as [`Calls::run`].
     pub(super) fn run_on_worker(&self, server: &Server, job: Job, host: &mut WorkerHost<'_>) {
-        let Job { incoming, mut session, via, reply: reply_tx, queued, progress, pooled, .. } = job;
+        let Job { incoming, mut session, via, reply: reply_tx, queued, progress, pooled, task, caller } = job;
         self.queued().remove(&queued.no);
         let Some((reg, ticket)) = pooled else { return };
-        if reply_tx.is_closed() {
+        if reply_tx.is_closed() && task.is_none() {
             return;
         }
-        // A stopping server's drain time is up: dropped, answered 503.
+        // A stopping server's drain time is up: dropped, answered 503 (a
+        // task fails, saying why).
         if self.stopping.load(Ordering::SeqCst) || self.stop.drain_over.load(Ordering::SeqCst) {
             self.stop.dropped.fetch_add(1, Ordering::SeqCst);
+            if let Some(t) = &task {
+                t.finish_interrupted(crate::server::STOPPING_TEXT);
+            }
             return;
         }
         let state = reg.state();
@@ -228,12 +236,9 @@ impl Calls {
         }
         host.set_call(state.clone());
         let watch = PooledWatch { state, progress: Mutex::new(progress), reply: &reply_tx, queued: &queued };
-        let mut reply = server.handle_parsed(
-            &mut session,
-            incoming,
-            host,
-            &Carrier { watch: &watch, via: via.as_ref(), streams: false },
-        );
+        let carrier =
+            Carrier::watched(&watch).with_via(via.as_ref()).owned_by(caller.as_deref()).as_task(task.as_ref());
+        let mut reply = server.handle_parsed(&mut session, incoming, host, &carrier);
         let answer = Answer::of(&mut reply);
         drop(reply);
         // The worker is free before its answer leaves: a client that sends
@@ -249,8 +254,7 @@ impl Calls {
 /// dispatcher checks it as usual (an invalid call keeps its own error) with
 /// the [`Busy`] host, and the busy error is `503` with `Retry-After: 1`.
 fn refuse_busy(sh: &Shared, mut session: LegacyState, incoming: Incoming, via: Option<&Via>, legacy: bool) -> Resp {
-    let mut reply =
-        sh.server.handle_parsed(&mut session, incoming, &mut Busy, &Carrier { watch: &NoWatch, via, streams: false });
+    let mut reply = sh.server.handle_parsed(&mut session, incoming, &mut Busy, &Carrier::NONE.with_via(via));
     let answer = Answer::of(&mut reply);
     drop(reply);
     match (answer.code, answer.line) {
@@ -321,6 +325,45 @@ pub(super) async fn call_tool(
     } else {
         (None, None)
     };
+    if let Some(w) = calls.workers.as_ref().filter(|w| w.pool.runs(msg)) {
+        // RULES V2.1: a call that runs as a task is answered with its
+        // handle now, and queued.
+        match sh.server.admit_task(msg, &session, caller.as_deref()) {
+            Some(Ok((task, line))) => {
+                let reg = w.registry.register(Some(format!("task:{}", task.id)), &raw_id, None);
+                let tool = msg.params.as_ref().and_then(|p| p.get("name")).and_then(Value::as_str);
+                reg.state().set_who(tool, caller.clone());
+                reg.state().set_task(Arc::clone(&task));
+                let no = calls.next_job.fetch_add(1, Ordering::SeqCst);
+                let queued =
+                    Arc::new(Queued { no, scope: format!("task:{}", task.id), id, cancelled: AtomicBool::new(false) });
+                let (reply_tx, _) = tokio::sync::oneshot::channel();
+                let pooled = Some((reg, w.pool.reserve()));
+                let job = Job {
+                    incoming,
+                    session,
+                    via,
+                    reply: reply_tx,
+                    queued,
+                    progress: None,
+                    pooled,
+                    task: Some(task),
+                    caller: caller.clone(),
+                };
+                if calls.jobs.send(caller, job).is_err() {
+                    return unavailable();
+                }
+                w.pool.job_sent();
+                let answer = Answer { line: Some(line), code: None, outcome: "ok" };
+                return if legacy { legacy_resp(answer) } else { answer_resp(answer) };
+            }
+            Some(Err(line)) => {
+                let answer = Answer { line: Some(line), code: Some(INTERNAL_ERROR), outcome: "error" };
+                return if legacy { legacy_resp(answer) } else { answer_resp(answer) };
+            }
+            None => {}
+        }
+    }
     let pooled = match &calls.workers {
         Some(w) if w.pool.runs(msg) => {
             let Some(ticket) = w.pool.reserve() else {
@@ -337,7 +380,7 @@ pub(super) async fn call_tool(
                     let _ = tx.send(p);
                 }
             }
-            Some((reg, ticket))
+            Some((reg, Some(ticket)))
         }
         // No workers, or a tool the server runs itself (RULES N7.6).
         _ => None,
@@ -353,7 +396,17 @@ pub(super) async fn call_tool(
         state: pooled.as_ref().map(|(reg, _)| reg.state().clone()),
         armed: queued.scope.starts_with('#'),
     };
-    let job = Job { incoming, session, via, reply: reply_tx, queued, progress: progress_tx, pooled };
+    let job = Job {
+        incoming,
+        session,
+        via,
+        reply: reply_tx,
+        queued,
+        progress: progress_tx,
+        pooled,
+        task: None,
+        caller: caller.clone(),
+    };
     let to_pool = job.pooled.is_some();
     // RULES N3.3: the job waits in its token's lane.
     let sent = queue.send(caller, job).is_ok();

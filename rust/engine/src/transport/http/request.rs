@@ -29,9 +29,9 @@ use super::tokens::Auth;
 use super::{mirrored, resume, sse, Shared};
 use crate::codes::{standard_message, INTERNAL_ERROR, INVALID_REQUEST, UNSUPPORTED_VERSION};
 use crate::message::{parse_line, Incoming};
-use crate::progress::NoWatch;
 use crate::projection;
 use crate::server::{Carrier, LegacyState};
+use crate::tasks::Waiting;
 use crate::telemetry::{HttpStart, HttpVia, Via};
 use crate::transport::NoTools;
 use crate::workers::Caller;
@@ -229,7 +229,7 @@ impl Shared {
                  text/event-stream",
             );
         }
-        let carrier = Carrier { watch: &NoWatch, via, streams: true };
+        let carrier = Carrier::NONE.with_via(via).streaming();
         let mut reply = self.server.handle_parsed(&mut LegacyState::default(), incoming, &mut NoTools, &carrier);
         let Some(l) = reply.take_listen() else { return answer_resp(Answer::of(&mut reply)) };
         let ack = reply.take_line().unwrap_or_default();
@@ -240,13 +240,28 @@ impl Shared {
 
     /// Answer a message that needs no tool, on this thread.
     fn answer_here(&self, session: &mut LegacyState, incoming: Incoming, via: Option<&Via>) -> Answer {
-        let mut reply = self.server.handle_parsed(
-            session,
-            incoming,
-            &mut NoTools,
-            &Carrier { watch: &NoWatch, via, streams: false },
-        );
-        Answer::of(&mut reply)
+        match self.answer_or_wait(session, incoming, via, None) {
+            Ok(a) => a,
+            Err(w) => Answer { line: Some(w.line()), code: None, outcome: "ok" },
+        }
+    }
+
+    /// Answer a message that needs no tool, on this thread, for the token
+    /// named `owner`; `Err` is a `tasks/result` waiting for its task
+    /// (RULES V3.2).
+    fn answer_or_wait(
+        &self,
+        session: &mut LegacyState,
+        incoming: Incoming,
+        via: Option<&Via>,
+        owner: Option<&str>,
+    ) -> Result<Answer, Waiting> {
+        let carrier = Carrier::NONE.with_via(via).owned_by(owner);
+        let mut reply = self.server.handle_parsed(session, incoming, &mut NoTools, &carrier);
+        match reply.take_wait() {
+            Some(w) => Err(w),
+            None => Ok(Answer::of(&mut reply)),
+        }
     }
 }
 
@@ -515,7 +530,10 @@ async fn modern(sh: &Shared, h: &HeaderMap, incoming: Incoming, via: Option<Via>
     if msg.method == crate::subscriptions::LISTEN && sh.server.catalog().offers().resources {
         return sh.listen(h, incoming, via.as_ref());
     }
-    answer_resp(sh.answer_here(&mut LegacyState::default(), incoming, via.as_ref()))
+    match sh.answer_or_wait(&mut LegacyState::default(), incoming, via.as_ref(), caller.as_deref()) {
+        Ok(a) => answer_resp(a),
+        Err(w) => answer_resp(Answer { line: Some(w.line()), code: None, outcome: "ok" }),
+    }
 }
 
 async fn legacy(sh: &Shared, h: &HeaderMap, incoming: Incoming, mut via: Option<Via>, caller: Caller) -> Resp {
@@ -559,8 +577,14 @@ async fn legacy(sh: &Shared, h: &HeaderMap, incoming: Incoming, mut via: Option<
     if msg.method == "notifications/cancelled" && id.is_none() && sh.sessions.with(sid, |_| ()).is_some() {
         sh.calls.cancel_in_session(sid, msg.params.as_ref());
     }
-    match sh.sessions.with(sid, |s| sh.answer_here(s, incoming, via.as_ref())) {
-        Some(a) => legacy_resp(a),
+    match sh.sessions.with(sid, |s| sh.answer_or_wait(s, incoming, via.as_ref(), caller.as_deref())) {
+        Some(Ok(a)) => legacy_resp(a),
+        // RULES V3.2: tasks/result waits for its task, outside the
+        // sessions' lock.
+        Some(Err(w)) => {
+            w.wait().await;
+            legacy_resp(Answer { line: Some(w.line()), code: None, outcome: "ok" })
+        }
         None => not_found(),
     }
 }

@@ -1,0 +1,117 @@
+#' Long jobs as tasks
+#'
+#' `task_options()` sets how a server keeps the tasks its tools run as
+#' (`mcp_server(tasks = task_options(...))`). A task is a tool call that
+#' outlives its request: the client gets a handle at once, the call runs on a
+#' worker process, and the client asks for its status and fetches its result
+#' later, from the same connection or (over HTTP) from another one. Tools say
+#' whether they may run as tasks with `tool(task = )`: `"forbidden"` (the
+#' default), `"optional"` or `"required"`.
+#'
+#' Both protocol eras have tasks. With a 2025-11-25 client, a tool that allows
+#' it runs as a task when the client asks (`params.task`), and a
+#' `"required"` one must be asked so (`tools/list` declares
+#' `execution.taskSupport`). With a 2026-07-28 client that declares the
+#' `io.modelcontextprotocol/tasks` extension, every call of an `"optional"` or
+#' `"required"` tool runs as a task; a client without it cannot call a
+#' `"required"` tool (error `-32021`).
+#'
+#' While the task runs, the tool's [mcp_progress()] messages become its status
+#' message. A tool running as a task is not asked questions ([mcp_elicit()]
+#' and [mcp_sample()] fail with an error of class `mcplite_error_ask`).
+#' `tasks/cancel` interrupts the call. A task is found only with the bearer
+#' token that created it (over HTTP with `token` or `tokens_file`); its id is
+#' 128 random bits.
+#'
+#' Tasks run on worker processes, so a server with `tasks` starts at least one
+#' (see `workers` in [mcp_server()]); the tools the server runs itself
+#' (`session_tools`) never run as tasks.
+#'
+#' @param ttl How long, in seconds, a task and its result are kept when the
+#'   client asks for no time to live (default one hour).
+#' @param max_ttl The longest time to live granted, in seconds (default seven
+#'   days): a client asking for more gets this.
+#' @param poll_interval The polling interval suggested to clients, in seconds.
+#' @param max_tasks The most tasks kept at once. When it is reached, finished
+#'   tasks are dropped, oldest first; when all are running, a new task is
+#'   refused with an error the client can retry.
+#' @param dir `NULL`, or a directory where tasks are kept, so that a finished
+#'   task's result survives a restart of the server (a task that was running
+#'   when the server stopped is then reported failed, saying so). Created
+#'   private to the user (`0700`; files `0600`) if it does not exist. Two
+#'   servers must not share one.
+#' @return `task_options()`: a list of class `mcplite_task_options`.
+#' @seealso `vignette("tasks", package = "mcplite")`, [mcp_server()], [tool()].
+#' @export
+#' @examples
+#' fit <- tool(
+#'   function(n) {
+#'     for (i in seq_len(n)) mcp_progress(i, n, message = paste("step", i))
+#'     n
+#'   },
+#'   "Run a long fit.",
+#'   name = "fit", arguments = list(n = type_integer()), task = "optional"
+#' )
+#' opts <- task_options(ttl = 600, dir = tempfile("tasks-"))
+#' opts$ttl
+#' # In a script: mcp_server(list(fit), tasks = opts)
+task_options <- function(ttl = 3600, max_ttl = 7 * 86400, poll_interval = 1, max_tasks = 1000,
+                         dir = NULL) {
+  check_number(ttl, min = 1)
+  check_number(max_ttl, min = 1)
+  check_number(poll_interval, min = 0.01, max = 3600)
+  check_number_whole(max_tasks, min = 1, max = 1e6)
+  check_string(dir, allow_null = TRUE, allow_empty = FALSE)
+  if (!is.null(dir)) {
+    dir <- normalizePath(path.expand(dir), mustWork = FALSE)
+    if (file.exists(dir) && !dir.exists(dir)) {
+      abort_arg("`dir` must name a directory, not the file ", encodeString(dir, quote = "\""), ".")
+    }
+  }
+  structure(
+    list(ttl = as.double(ttl), max_ttl = as.double(max(ttl, max_ttl)), poll_interval = as.double(poll_interval),
+         max_tasks = as.double(max_tasks), dir = dir),
+    class = "mcplite_task_options"
+  )
+}
+
+#' @export
+print.mcplite_task_options <- function(x, ...) {
+  cat("<mcplite_task_options> ttl ", x$ttl, " s (at most ", x$max_ttl, " s), poll every ",
+      x$poll_interval, " s, at most ", x$max_tasks, " tasks",
+      if (is.null(x$dir)) ", kept in memory" else paste0(", kept in ", x$dir), "\n", sep = "")
+  invisible(x)
+}
+
+# The `tasks` argument of mcp_server(): NULL or FALSE (no tasks), TRUE
+# (task_options()'s defaults) or task_options().
+tasks_option <- function(tasks, call = caller_env()) {
+  if (is.null(tasks) || isFALSE(tasks)) {
+    return(NULL)
+  }
+  if (isTRUE(tasks)) {
+    return(task_options())
+  }
+  if (!inherits(tasks, "mcplite_task_options")) {
+    abort_arg("`tasks` must be NULL, TRUE, FALSE or task_options(), not ", describe(tasks), ".", call = call)
+  }
+  tasks
+}
+
+# What the bridge reads (rust/mcplite-r/src/tasks.rs): the options and each
+# tool's support, in the server's order. Tools the server runs itself
+# (RULES N7.6) never run as tasks.
+task_spec <- function(tasks, spec) {
+  if (is.null(tasks)) {
+    return(NULL)
+  }
+  support <- spec$task_support %||% rep("forbidden", length(spec$names))
+  support[spec$names %in% spec$host_tools] <- "forbidden"
+  c(unclass(tasks), list(support = support))
+}
+
+# tool(task = ): how the tool runs as a task (RULES V1.2).
+check_task_support <- function(task, call = caller_env()) {
+  check_choice(task, c("forbidden", "optional", "required"), call = call)
+  task
+}

@@ -1,0 +1,30 @@
+# A server whose tools run as tasks (RULES section 19): `fit` may (its
+# progress messages are the task's status message), `must` must, `plain`
+# never does, `boom` may and fails. MCPLITE_TEST_WORKERS sets the number of
+# worker processes; MCPLITE_TASK_DIR keeps the tasks in a directory.
+library(mcplite)
+
+fit <- tool(
+  function(steps = 3L, ms = 50) {
+    for (i in seq_len(steps)) {
+      Sys.sleep(ms / 1000)
+      mcp_progress(i, steps, message = paste("step", i, "of", steps))
+    }
+    paste("fitted in", steps, "steps")
+  },
+  name = "fit", description = "Fit a model in steps.",
+  arguments = list(steps = type_integer("How many steps.", required = FALSE),
+                   ms = type_number("Milliseconds per step.", required = FALSE)),
+  task = "optional"
+)
+must <- tool(function(x) x * 2, name = "must", description = "Double a number, as a task.",
+             arguments = list(x = type_number("The number.")), task = "required")
+plain <- tool(function(x) x + 1, name = "plain", description = "Add one.",
+              arguments = list(x = type_number("The number.")))
+boom <- tool(function() stop("the model did not converge"), name = "boom", description = "Fail.",
+             task = "optional")
+
+dir <- Sys.getenv("MCPLITE_TASK_DIR")
+workers <- as.integer(Sys.getenv("MCPLITE_TEST_WORKERS", "1"))
+mcp_server(list(fit, must, plain, boom), workers = workers,
+           tasks = task_options(poll_interval = 0.05, dir = if (nzchar(dir)) dir))
