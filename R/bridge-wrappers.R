@@ -97,8 +97,12 @@ client_input_schema <- function(ptr, name, timeout) {
   bridge_value(.Call(wrap__client_input_schema, ptr, name, timeout))
 }
 
-client_call <- function(ptr, name, arguments, progress, timeout, max_time) {
-  bridge_value(.Call(wrap__client_call, ptr, name, arguments, progress, timeout, max_time))
+client_call <- function(ptr, name, arguments, progress, timeout, max_time, task) {
+  bridge_value(.Call(wrap__client_call, ptr, name, arguments, progress, timeout, max_time, task))
+}
+
+client_task <- function(ptr, method, task_id, timeout) {
+  bridge_value(.Call(wrap__client_task, ptr, method, task_id, timeout))
 }
 
 client_wait <- function(ptr, id) bridge_value(.Call(wrap__client_wait, ptr, id))

@@ -22,12 +22,15 @@ conn_info <- function(x) client_info(x$ptr)
 conn_check_open <- function(x) client_check_open(x$ptr)
 conn_list_tools <- function(x, timeout) client_list_tools(x$ptr, timeout)
 conn_input_schema <- function(x, tool, timeout) client_input_schema(x$ptr, tool, timeout)
-conn_call <- function(x, tool, args_json, progress, timeout, max_time) {
+conn_call <- function(x, tool, args_json, progress, timeout, max_time, task = "auto") {
   if (identical(x$transport, "memory")) {
-    return(memory_call(x, function() client_call(x$ptr, tool, args_json, progress, timeout, max_time)))
+    return(memory_call(x, function() client_call(x$ptr, tool, args_json, progress, timeout, max_time, task)))
   }
-  client_call(x$ptr, tool, args_json, progress, timeout, max_time)
+  client_call(x$ptr, tool, args_json, progress, timeout, max_time, task)
 }
+# A request about a task of the server (RULES K14.3): tasks/get,
+# tasks/result or tasks/cancel; its result.
+conn_task <- function(x, method, id, timeout) client_task(x$ptr, method, id, timeout)
 conn_wait <- function(x, id) client_wait(x$ptr, id)
 # The functions that answer the server's questions (RULES K12).
 conn_set_answers <- function(x, elicitation, sampling) {

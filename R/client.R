@@ -527,7 +527,17 @@ mcp_close <- function(x) {
 #' @param progress `NULL`, or a function called with each progress
 #'   notification: `function(progress, total, message)`.
 #' @param max_time The longest a call may take in seconds, however much
-#'   progress the server reports; by default ten times `timeout`.
+#'   progress the server reports; by default ten times `timeout`, except
+#'   while a task is followed (see `task`), which is waited for as long as it
+#'   runs unless `max_time` is given.
+#' @param task How a call may run as a task on the server (see
+#'   [mcp_task_status()]): `"auto"` (the default) lets the server run it as
+#'   one when the tool requires it (2025-11-25) or the server decides
+#'   (2026-07-28), and follows the task to its result, its status messages
+#'   going to `progress`; `"never"` calls as before tasks; `"handle"` asks
+#'   for a task where the tool allows it and returns its handle (class
+#'   `mcplite_task`) at once, for [mcp_task_result()] later (a call the
+#'   server answers directly returns its result as usual).
 #' @param simplify `FALSE` (the default) or `TRUE`: simplify the structured
 #'   content as a tool's R value would look: an array of objects whose
 #'   members are single values (rows) becomes a data frame, an array of
@@ -564,10 +574,11 @@ mcp_close <- function(x) {
 #' )
 #' mcp_close(server)
 mcp_call <- function(x, tool, arguments = list(), ..., timeout = NULL, progress = NULL,
-                     max_time = NULL, simplify = FALSE) {
+                     max_time = NULL, simplify = FALSE, task = "auto") {
   check_dots_empty(...)
   check_connection(x)
   check_bool(simplify)
+  task <- check_choice(task, c("auto", "never", "handle"))
   check_string(tool, what = "a single string (the tool's name)")
   check_arguments(arguments)
   if (conn_ignores(x, tool)) {
@@ -578,16 +589,27 @@ mcp_call <- function(x, tool, arguments = list(), ..., timeout = NULL, progress 
   # mcptools (RULES K8.4): the call's default `max_time` too.
   default_max <- if (is.null(timeout) && !is.null(x$max_time)) x$max_time
   timeout <- if (is.null(timeout)) x$timeout else check_seconds(timeout, "timeout")
-  max_time <- if (!is.null(max_time)) check_seconds(max_time, "max_time") else default_max %||% (10 * timeout)
+  given_max <- if (!is.null(max_time)) check_seconds(max_time, "max_time") else default_max
+  max_time <- given_max %||% (10 * timeout)
   check_function(progress, allow_null = TRUE)
   # Arguments are shaped by the tool's input schema (RULES K5.2); a call
   # without arguments needs none, so it never makes the client list tools.
   schema <- if (length(arguments) > 0L) conn_input_schema(x, tool, timeout)
   args_json <- arguments_json(arguments, schema)
-  ev <- conn_call(x, tool, args_json, !is.null(progress), timeout, max_time)
+  ask <- switch(task, auto = "auto", never = "never", handle = "always")
+  ev <- conn_call(x, tool, args_json, !is.null(progress), timeout, max_time, ask)
   repeat {
     if (identical(ev$status, "done")) {
-      res <- call_result(x, tool, ev$value)
+      # RULES K14.2: the server runs the call as a task.
+      handle <- task_of_result(ev$value)
+      if (!is.null(handle) && identical(task, "handle")) {
+        return(task_handle(x, handle))
+      }
+      res <- if (is.null(handle)) {
+        call_result(x, tool, ev$value)
+      } else {
+        follow_task(x, tool, handle, progress, timeout, given_max)
+      }
       if (simplify) {
         res$structured_content <- simplify_structured(res$structured_content)
       }

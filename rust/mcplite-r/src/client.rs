@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use extendr_api::prelude::*;
 use mcplite_engine::client::oauth::OAuthConfig;
 use mcplite_engine::client::report::{report, split_lines, Context, Report, What};
-use mcplite_engine::client::{ClientError, ConnectError, Connection, HttpSpec, Options, Poll, StdioSpec};
+use mcplite_engine::client::{ClientError, ConnectError, Connection, HttpSpec, Options, Poll, StdioSpec, TaskAsk};
 use serde_json::Value;
 
 use crate::error::{marker, Error, Kind};
@@ -518,11 +518,26 @@ fn client_call(
     progress: bool,
     timeout: f64,
     max_time: f64,
+    task: &str,
 ) -> Robj {
     let timeout = seconds(timeout);
     let max = seconds(max_time).max(timeout);
-    let started = handle.conn.start_call(name, arguments, progress, timeout, &mut watching());
+    // RULES K14.1: "never", "auto" or "always" (R checked it).
+    let ask = TaskAsk::parse(task).unwrap_or(TaskAsk::Auto);
+    let started = handle.conn.start_call_as(name, arguments, progress, timeout, ask, &mut watching());
     waiting(&mut handle, started, "tools/call", name, timeout, max)
+}
+
+/// A request about the server's task `task_id` (`tasks/get`,
+/// `tasks/result`, `tasks/cancel`; RULES K14.3), waited for: its result, or
+/// an error marker.
+/// @noRd
+#[extendr]
+fn client_task(mut handle: ExternalPtr<ClientHandle>, method: &str, task_id: &str, timeout: f64) -> Robj {
+    match handle.conn.task_request(method, task_id, seconds(timeout), &mut watching()) {
+        Ok(v) => to_r(v),
+        Err(e) => failure(&handle, &e, What::Method(method)),
+    }
 }
 
 /// Wait for a request just `started` (`method` about `name`), with its
@@ -737,6 +752,7 @@ extendr_module! {
     fn client_get_prompt;
     fn client_input_schema;
     fn client_call;
+    fn client_task;
     fn client_answer;
     fn client_retry;
     fn client_wait;

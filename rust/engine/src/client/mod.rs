@@ -49,6 +49,7 @@ pub mod params;
 pub mod report;
 pub mod stdio_child;
 mod tail;
+mod tasks;
 mod tools;
 pub mod wire;
 
@@ -58,6 +59,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 pub(crate) use crate::signals::spawn_masked;
+pub use tasks::{task_of, TaskAsk};
 use asks::is_input_required;
 pub use era::Era;
 pub(crate) use error::human_duration;
@@ -200,6 +202,10 @@ pub struct Connection {
     /// were listed at all.
     schemas: HashMap<String, Value>,
     listed: bool,
+    /// Each listed tool's 2025-11-25 `execution.taskSupport` (RULES K14.1).
+    task_support: HashMap<String, String>,
+    /// Tool calls that allowed a task's handle as their answer (K14.2).
+    expect_task: HashSet<u64>,
     /// Tool calls that may be sent again after a HeaderMismatch, by id.
     resend: HashMap<u64, Resend>,
     /// Calls sent again: the id the caller knows -> the id on the wire.
@@ -326,6 +332,8 @@ impl Connection {
             rejected: Vec::new(),
             schemas: HashMap::new(),
             listed: false,
+            task_support: HashMap::new(),
+            expect_task: HashSet::new(),
             resend: HashMap::new(),
             alias: HashMap::new(),
             client_caps: opts.capabilities.clone(),
@@ -527,7 +535,16 @@ impl Connection {
                 self.resend.remove(&id);
                 self.retries.remove(&id);
                 self.alias.remove(&id);
-                Poll::Done(r)
+                // RULES K14.2: a task's handle only where the call allowed one.
+                let allowed = self.expect_task.remove(&id);
+                match r {
+                    Ok(v) if !allowed && v.get("resultType").and_then(Value::as_str) == Some("task") => {
+                        Poll::Done(Err(ClientError::Protocol(
+                            "the server answered with a task's handle, which this request did not allow".into(),
+                        )))
+                    }
+                    r => Poll::Done(r),
+                }
             }
             other => other,
         }
@@ -677,7 +694,7 @@ impl Connection {
             }
             Ok(v @ Value::Object(_)) => match v.get("resultType") {
                 None => Ok(v),
-                Some(Value::String(t)) if t == "complete" || t == "input_required" => Ok(v),
+                Some(Value::String(t)) if t == "complete" || t == "input_required" || t == "task" => Ok(v),
                 Some(t) => Err(ClientError::Protocol(format!("the server answered with an unknown resultType {t}"))),
             },
             Ok(other) => Err(ClientError::Protocol(format!(
@@ -690,6 +707,7 @@ impl Connection {
     /// Abandon request `id`: the server is told (stdio: a cancellation
     /// notification; HTTP: the stream is closed) and a late answer ignored.
     pub fn cancel(&mut self, id: u64, reason: &str) {
+        self.expect_task.remove(&id);
         self.resend.remove(&id);
         self.retries.remove(&id);
         let id = self.alias.remove(&id).unwrap_or(id);

@@ -63,6 +63,13 @@ impl Connection {
     fn check_header_params(&mut self, tools: Vec<Value>) -> Vec<Value> {
         self.rejected.clear();
         self.listed = true;
+        self.task_support = tools
+            .iter()
+            .filter_map(|t| {
+                let support = t.get("execution")?.get("taskSupport")?.as_str()?;
+                Some((t.get("name")?.as_str()?.to_string(), support.to_string()))
+            })
+            .collect();
         self.schemas = tools
             .iter()
             .filter_map(|t| {

@@ -1,0 +1,53 @@
+# The R client and tasks (RULES K14): mcp_call() follows a task to its
+# result, or returns its handle; mcp_task_status(), mcp_task_result() and
+# mcp_task_cancel() ask about it later, also from another connection. The
+# server is tests/clients/servers/tasks.R (tools fit, must, plain, boom).
+
+tasks_script <- function() client_server_script("tasks.R")
+
+for (protocol in c("2025-11-25", "2026-07-28")) {
+  test_that(paste0("K14.2: mcp_call() follows a task to its result (", protocol, ")"), {
+    skip_on_os("windows")
+    conn <- local_mcp_connect_script(tasks_script(), protocol = protocol)
+    said <- character()
+    res <- mcp_call(conn, "fit", list(steps = 3L, ms = 30), progress = function(p, t, m) said <<- c(said, m))
+    expect_identical(res$content[[1]]$text, "fitted in 3 steps")
+    # 2025-11-25: fit is optional, so "auto" calls it directly; 2026-07-28:
+    # the server makes it a task, whose status messages are the progress.
+    if (protocol == "2026-07-28") {
+      expect_true(length(said) >= 1L)
+      expect_true(all(grepl("^step [1-3] of 3$", said)))
+    }
+    expect_identical(mcp_call(conn, "must", list(x = 21))$content[[1]]$text, "42")
+    expect_identical(mcp_call(conn, "plain", list(x = 1))$content[[1]]$text, "2")
+    err <- expect_client_error(mcp_call(conn, "boom"), "mcplite_error_tool")
+    expect_match(conditionMessage(err), "the model did not converge")
+  })
+
+  test_that(paste0("K14.3: a task's handle, fetched and cancelled from another connection (", protocol, ")"), {
+    skip_on_os("windows")
+    # Two connections to one server: an HTTP server (tasks outlive a
+    # connection there). Over stdio a connection is its server.
+    srv <- start_http_server(readLines(tasks_script()),
+                             env = c(MCPLITE_TRANSPORT = "http", MCPLITE_PORT = "0", MCPLITE_TEST_WORKERS = "2"))
+    one <- mcp_connect(url = srv$url, protocol = protocol)
+    job <- mcp_call(one, "fit", list(steps = 4L, ms = 100), task = "handle")
+    expect_s3_class(job, "mcplite_task")
+    expect_match(job$id, "^[0-9a-f]{32}$")
+    expect_identical(job$status, "working")
+    long <- mcp_call(one, "fit", list(steps = 200L, ms = 100), task = "handle")
+    mcp_close(one)
+    two <- mcp_connect(url = srv$url, protocol = protocol)
+    on.exit(mcp_close(two), add = TRUE)
+    said <- character()
+    res <- mcp_task_result(two, job$id, progress = function(p, t, m) said <<- c(said, m))
+    expect_identical(res$content[[1]]$text, "fitted in 4 steps")
+    expect_identical(mcp_task_status(two, job)$status, "completed")
+    cancelled <- mcp_task_cancel(two, long)
+    expect_identical(cancelled$status, "cancelled")
+    err <- expect_client_error(mcp_task_result(two, long), "mcplite_error_tool")
+    expect_match(conditionMessage(err), "was cancelled")
+    expect_client_error(mcp_task_status(two, strrep("0", 32)), "mcplite_error_rpc")
+    expect_error(mcp_task_status(two, 1), "`task` must be a task handle", class = "mcplite_error_argument")
+  })
+}
