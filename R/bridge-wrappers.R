@@ -101,8 +101,8 @@ client_call <- function(ptr, name, arguments, progress, timeout, max_time, task)
   bridge_value(.Call(wrap__client_call, ptr, name, arguments, progress, timeout, max_time, task))
 }
 
-client_task <- function(ptr, method, task_id, timeout) {
-  bridge_value(.Call(wrap__client_task, ptr, method, task_id, timeout))
+client_task <- function(ptr, method, task_id, responses, timeout) {
+  bridge_value(.Call(wrap__client_task, ptr, method, task_id, responses, timeout))
 }
 
 client_wait <- function(ptr, id) bridge_value(.Call(wrap__client_wait, ptr, id))

@@ -30,7 +30,7 @@ conn_call <- function(x, tool, args_json, progress, timeout, max_time, task = "a
 }
 # A request about a task of the server (RULES K14.3): tasks/get,
 # tasks/result or tasks/cancel; its result.
-conn_task <- function(x, method, id, timeout) client_task(x$ptr, method, id, timeout)
+conn_task <- function(x, method, id, timeout, responses = NULL) client_task(x$ptr, method, id, responses, timeout)
 conn_wait <- function(x, id) client_wait(x$ptr, id)
 # The functions that answer the server's questions (RULES K12).
 conn_set_answers <- function(x, elicitation, sampling) {

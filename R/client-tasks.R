@@ -150,6 +150,7 @@ follow_task <- function(x, tool, state, progress, timeout, max_time, cancel_on_e
   step <- 0
   said <- NULL
   done <- FALSE
+  answered <- character()
   if (cancel_on_exit) {
     on.exit(if (!done) try(conn_task(x, "tasks/cancel", id, timeout), silent = TRUE), add = TRUE)
   }
@@ -163,6 +164,18 @@ follow_task <- function(x, tool, state, progress, timeout, max_time, cancel_on_e
     }
     if (!is_scalar_string(status) || task_terminal(status)) {
       break
+    }
+    # RULES K14.4: the task's tool asks (2026-07-28): each question is
+    # answered once, with the connection's functions, in tasks/update.
+    asked <- state[["inputRequests"]]
+    fresh <- setdiff(names(asked), answered)
+    if (identical(status, "input_required") && length(fresh) > 0L) {
+      bodies <- vapply(asked[fresh], function(r) answer_question(x, r$method, r$params), character(1))
+      keys <- vapply(fresh, function(k) as.character(fixed_json(k)), character(1))
+      conn_task(x, "tasks/update", id, timeout, paste0("{", paste0(keys, ":", bodies, collapse = ","), "}"))
+      answered <- c(answered, fresh)
+      state <- conn_task(x, "tasks/get", id, timeout)
+      next
     }
     if (!is.null(max_time) && as.double(Sys.time() - started, units = "secs") > max_time) {
       abort("Task ", id, " on MCP server `", x$name, "` did not end within ", max_time, " seconds",

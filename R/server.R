@@ -92,9 +92,10 @@
 #'   reads `MCPLITE_MAX_BODY`, else 16777216 (16 MB).
 #' @param replica `NULL` or the name of this server process among several
 #'   behind a load balancer (1 to 32 ASCII letters, digits, `_` or `-`). It
-#'   is put in front of every legacy session id (`<replica>.<random>`) so
-#'   the balancer can send a session's requests to the process that holds
-#'   it. `NULL` reads `MCPLITE_REPLICA`, else no prefix.
+#'   is put in front of every legacy session id and task id
+#'   (`<replica>.<random>`) so the balancer can send a session's requests, and
+#'   a task's, to the process that holds it (see [task_options()] for tasks).
+#'   `NULL` reads `MCPLITE_REPLICA`, else no prefix.
 #' @param session_tools `FALSE` (the default) or `TRUE`: work with the user's
 #'   open R sessions (see "Live R sessions" below and [mcp_session()]).
 #' @param session_wait With `session_tools = TRUE`, the most seconds a tool

@@ -17,8 +17,11 @@
 #' `"required"` tool (error `-32021`).
 #'
 #' While the task runs, the tool's [mcp_progress()] messages become its status
-#' message. A tool running as a task is not asked questions ([mcp_elicit()]
-#' and [mcp_sample()] fail with an error of class `mcplite_error_ask`).
+#' message. In 2026-07-28 a tool running as a task may ask the user
+#' ([mcp_elicit()], [mcp_sample()]) what the client declared: the task is then
+#' `input_required` until the client answers with `tasks/update` (mcplite's
+#' client does so with the connection's functions). A 2025-11-25 task cannot
+#' ask: the question fails with an error of class `mcplite_error_ask`.
 #' `tasks/cancel` interrupts the call. A task is found only with the bearer
 #' token that created it (over HTTP with `token` or `tokens_file`); its id is
 #' 128 random bits.
@@ -38,8 +41,16 @@
 #' @param dir `NULL`, or a directory where tasks are kept, so that a finished
 #'   task's result survives a restart of the server (a task that was running
 #'   when the server stopped is then reported failed, saying so). Created
-#'   private to the user (`0700`; files `0600`) if it does not exist. Two
-#'   servers must not share one.
+#'   private to the user (`0700`; files `0600`) if it does not exist.
+#'   Replicas of one server behind a load balancer, each with its own
+#'   `replica` name (see [mcp_server()]), may share one: a replica's task
+#'   ids start with its name, it writes and reads back only its own tasks'
+#'   files, and a replica asked about another's task reads that task's
+#'   file (read-only: its status and result as last written), so the task
+#'   is found whichever replica a request reaches. Such a task cannot be
+#'   cancelled there (only on its own replica), and `tasks/list` lists a
+#'   replica's own tasks. Other servers, and replicas without names or with
+#'   the same name, must not share one. See the "Serve over HTTP" vignette.
 #' @return `task_options()`: a list of class `mcplite_task_options`.
 #' @seealso `vignette("tasks", package = "mcplite")`, [mcp_server()], [tool()].
 #' @export

@@ -24,6 +24,27 @@ for (protocol in c("2025-11-25", "2026-07-28")) {
     expect_match(conditionMessage(err), "the model did not converge")
   })
 
+  test_that(paste0("K14.4: a task's question is answered with the connection's function (", protocol, ")"), {
+    skip_on_os("windows")
+    asked <- character()
+    conn <- local_mcp_connect_script(tasks_script(), protocol = protocol, elicitation = function(q) {
+      asked <<- c(asked, q$message)
+      list(name = "Ada")
+    })
+    if (protocol == "2026-07-28") {
+      # RULES V2.3: the task is input_required until tasks/update answers.
+      expect_identical(mcp_call(conn, "greet")$content[[1]]$text, "Hello, Ada!")
+      expect_identical(asked, "Your name?")
+    } else {
+      # A 2025-11-25 task asks nothing; called directly, the tool asks as
+      # any call does (section 18).
+      expect_identical(mcp_call(conn, "greet")$content[[1]]$text, "Hello, Ada!")
+      err <- expect_client_error(mcp_task_result(conn, mcp_call(conn, "greet", task = "handle")),
+                                 "mcplite_error_tool")
+      expect_match(conditionMessage(err), "cannot be asked|elicitation")
+    }
+  })
+
   test_that(paste0("K14.3: a task's handle, fetched and cancelled from another connection (", protocol, ")"), {
     skip_on_os("windows")
     # Two connections to one server: an HTTP server (tasks outlive a

@@ -30,7 +30,7 @@
 //! [`crate::version`] and written by [`crate::projection`]; this module
 //! only routes.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::io::{self, Write};
 use std::num::NonZeroUsize;
 use std::sync::{Arc, PoisonError, RwLock};
@@ -136,7 +136,7 @@ pub struct Server {
     /// as a whole when a tool changes the resources (U3.2).
     catalog: RwLock<Arc<Catalog>>,
     /// Who hears of changed resources (RULES U3).
-    hub: Hub,
+    hub: Arc<Hub>,
     /// The tools may change the resources (RULES U3.2).
     changes: bool,
     /// The most items a page of a listing holds (RULES L5.2); `None`: one page.
@@ -390,10 +390,18 @@ impl Server {
         self
     }
 
-    /// The server whose tools run as tasks as `tasks` says (RULES section
-    /// 19). Only transports that queue calls for workers make tasks
+    /// The server whose tools run as tasks as `tasks` says (RULES V1.1).
+    /// Only transports that queue calls for workers make tasks
     /// ([`Server::admit_task`]).
     pub fn with_tasks(mut self, tasks: Tasks) -> Server {
+        // RULES V3.7: a task's status changes go to the listeners that
+        // follow it.
+        let hub = Arc::clone(&self.hub);
+        tasks.on_change(Arc::new(move |t: &Task| {
+            if t.is_modern() {
+                hub.publish_task(&t.id, &t.notification_members());
+            }
+        }));
         self.tasks = Some(Arc::new(tasks));
         self.listings = Listings::with_support(&self.tools, self.page_size, self.supports());
         self
@@ -433,7 +441,13 @@ impl Server {
             Era::Legacy => session.negotiated()?,
         };
         let ttl = tasks.plan(index, p, v).ok()??;
-        Some(match tasks.create(owner, v.is_modern(), ttl) {
+        // RULES V2.3: a 2026-07-28 task's tool may ask what the request's
+        // capabilities allow.
+        let asks = p
+            .get("_meta")
+            .and_then(|m| m.get(version::META_CAPS))
+            .map_or(Asks::NONE, |c| Asks::from_capabilities(Some(c)));
+        Some(match tasks.create(owner, v.is_modern(), ttl, asks) {
             Ok(task) => {
                 let line = tasks.created_line(id, &task, &self.server_info_json);
                 Ok((task, line))
@@ -472,7 +486,7 @@ impl Server {
             outputs,
             recorder: None,
             catalog: RwLock::new(Arc::new(Catalog::default())),
-            hub: Hub::default(),
+            hub: Arc::new(Hub::default()),
             changes: false,
             page_size: None,
             tasks: None,
@@ -828,7 +842,9 @@ impl Server {
     ) -> Result<Outcome, (RpcError, Option<Version>)> {
         // RULES U3.3: a transport that keeps streams open answers
         // subscriptions/listen on a server with resources.
-        let listens = method == subscriptions::LISTEN && run.streams && self.catalog().offers().resources;
+        let listens = method == subscriptions::LISTEN
+            && run.streams
+            && (self.catalog().offers().resources || self.tasks.is_some());
         let tasks = self.tasks.is_some() && matches!(method, "tasks/get" | "tasks/update" | "tasks/cancel");
         let known = listens
             || tasks
@@ -870,7 +886,7 @@ impl Server {
                     ..RpcError::detail(MISSING_REQUIRED_CLIENT_CAPABILITY, MISSING_TASKS_EXTENSION)
                 }),
             },
-            subscriptions::LISTEN => self.listen(id, params, v),
+            subscriptions::LISTEN => self.listen(id, params, v, run.owner),
             _ => self.catalog_request(id, method, params, v),
         };
         r.map_err(|e| (e, Some(v)))
@@ -896,12 +912,43 @@ impl Server {
 
     /// `subscriptions/listen` (RULES U3.3): the acknowledgment, and the
     /// filter the transport's listener takes.
-    fn listen(&self, id: &str, params: Option<&Value>, v: Version) -> Result<Outcome, RpcError> {
-        let (filter, notifications) = subscriptions::listen_filter(params, self.catalog().resources())
+    fn listen(&self, id: &str, params: Option<&Value>, v: Version, owner: Option<&str>) -> Result<Outcome, RpcError> {
+        let tasks = self.listen_tasks(params, owner)?;
+        let (filter, notifications) = subscriptions::listen_filter(params, self.catalog().resources(), tasks)
             .map_err(|d| RpcError::detail(INVALID_PARAMS, d))?;
         let mut o = ok(subscriptions::acknowledgment(id, &notifications), Some(v));
         o.listen = Some(Listening { id: id.to_owned(), filter });
         Ok(o)
+    }
+
+    /// The `taskIds` of a `subscriptions/listen` request that it is told of
+    /// (RULES V3.7): the requestor's 2026-07-28 tasks among them; `None`
+    /// when it asks for none. Asking without the extension is `-32021`.
+    fn listen_tasks(&self, params: Option<&Value>, owner: Option<&str>) -> Result<Option<BTreeSet<String>>, RpcError> {
+        let p = params.and_then(Value::as_object);
+        let Some(asked) = p.and_then(|p| p.get("notifications")).and_then(|n| n.get("taskIds")) else {
+            return Ok(None);
+        };
+        if asked.is_null() {
+            return Ok(None);
+        }
+        if !p.is_some_and(tasks::client_allows) {
+            return Err(RpcError {
+                data: Some(tasks::missing_extension_data()),
+                ..RpcError::detail(MISSING_REQUIRED_CLIENT_CAPABILITY, MISSING_TASKS_EXTENSION)
+            });
+        }
+        let ids = asked.as_array().filter(|a| a.len() <= subscriptions::MAX_TASK_IDS);
+        let Some(ids) = ids else { return Err(RpcError::detail(INVALID_PARAMS, TASK_IDS)) };
+        let store = self.tasks.as_ref();
+        let mut honoured = BTreeSet::new();
+        for id in ids {
+            let id = id.as_str().ok_or_else(|| RpcError::detail(INVALID_PARAMS, TASK_IDS))?;
+            if store.and_then(|t| t.find(id, owner)).is_some_and(|t| t.is_modern()) {
+                honoured.insert(id.to_owned());
+            }
+        }
+        Ok(Some(honoured))
     }
 
     /// A request about prompts, resources or completion (RULES section 16,
@@ -934,7 +981,7 @@ impl Server {
         v.features().task_augmentation && (method != "tasks/list" || t.options().list)
     }
 
-    /// A request about tasks (RULES V3), answered from the store.
+    /// A request about tasks (RULES V3.1–V3.6), answered from the store.
     fn task_request(&self, id: &str, method: &str, params: Option<&Value>, v: Version, owner: Option<&str>) -> Outcome {
         let Some(t) = &self.tasks else { return refusal(id, v, METHOD_NOT_FOUND, "") };
         match t.answer(id, method, params, v, owner, &self.server_info_json) {
@@ -1267,6 +1314,9 @@ fn refusal(id: &str, v: Version, code: i64, detail: &str) -> Outcome {
         wait: None,
     }
 }
+
+/// The detail of a `taskIds` that is not an array of at most 1024 strings.
+const TASK_IDS: &str = "notifications.taskIds must be an array of at most 1024 task ids";
 
 /// The detail of `-32021` for a request about tasks without the extension.
 const MISSING_TASKS_EXTENSION: &str =

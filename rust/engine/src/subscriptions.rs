@@ -53,9 +53,17 @@ pub struct Filter {
     pub list_changed: bool,
     /// `notifications/resources/updated` for these URIs.
     pub uris: BTreeSet<String>,
+    /// `notifications/tasks` for these tasks (RULES V3.7).
+    pub tasks: BTreeSet<String>,
     /// The session ended: its stream ends too.
     pub closed: bool,
 }
+
+/// The method of a task's status notification (2026-07-28, RULES V3.7).
+pub const TASK_STATUS: &str = "notifications/tasks";
+
+/// Most task ids one `subscriptions/listen` request follows.
+pub const MAX_TASK_IDS: usize = 1024;
 
 /// A legacy session's subscriptions (RULES U3.1): the filter its listener
 /// reads, shared by the session's state and the listener.
@@ -99,7 +107,7 @@ impl SessionFilter {
     /// follows no URI yet. Before, it hears nothing (a connection used
     /// only by 2026-07-28 requests has no legacy session).
     pub fn open(&self) {
-        *lock(&self.0) = Filter { list_changed: true, uris: BTreeSet::new(), closed: false };
+        *lock(&self.0) = Filter { list_changed: true, ..Filter::default() };
     }
 
     /// The session ended (`DELETE`, expiry, eviction, shutdown): it hears
@@ -206,6 +214,28 @@ impl Hub {
         lock(&self.listeners).iter().filter(|w| w.strong_count() > 0).count()
     }
 
+    /// Tell the listeners that follow task `id` its state (`members`: the
+    /// task object's members as JSON text, RULES V3.7).
+    pub fn publish_task(&self, id: &str, members: &str) {
+        let alive: Vec<Arc<Listener>> = {
+            let mut ls = lock(&self.listeners);
+            ls.retain(|w| w.strong_count() > 0);
+            ls.iter().filter_map(Weak::upgrade).collect()
+        };
+        for l in alive.iter().filter(|l| lock(&l.filter).tasks.contains(id)) {
+            let Some(sub) = &l.subscription else { continue };
+            let mut out = Vec::with_capacity(160 + members.len());
+            out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"method\":");
+            write_str(&mut out, TASK_STATUS);
+            out.extend_from_slice(b",\"params\":{");
+            write_subscription_meta(&mut out, sub);
+            out.push(b',');
+            out.extend_from_slice(members.as_bytes());
+            out.extend_from_slice(b"}}");
+            let _ = (l.sink)(out);
+        }
+    }
+
     /// Tell every listener what it asked for of these changes: the URIs
     /// whose content changed and whether the list did.
     pub fn publish(&self, updated: &BTreeSet<String>, list_changed: bool) {
@@ -284,7 +314,11 @@ pub const LISTEN_PARAMS: &str = "subscriptions/listen needs `notifications`: an 
 /// of the URIs it can read now. Tool and prompt lists never change, so
 /// `toolsListChanged` and `promptsListChanged` are not honoured. Also the
 /// `notifications` object the acknowledgment carries.
-pub fn listen_filter(params: Option<&Value>, res: &Resources) -> Result<(Filter, Vec<u8>), &'static str> {
+pub fn listen_filter(
+    params: Option<&Value>,
+    res: &Resources,
+    tasks: Option<BTreeSet<String>>,
+) -> Result<(Filter, Vec<u8>), &'static str> {
     let n = params
         .and_then(Value::as_object)
         .and_then(|p| p.get("notifications"))
@@ -319,17 +353,29 @@ pub fn listen_filter(params: Option<&Value>, res: &Resources) -> Result<(Filter,
         if list_changed {
             ack.push(b',');
         }
-        ack.extend_from_slice(b"\"resourceSubscriptions\":[");
-        for (i, u) in uris.iter().enumerate() {
-            if i > 0 {
-                ack.push(b',');
-            }
-            write_str(&mut ack, u);
+        write_strings(&mut ack, "resourceSubscriptions", &uris);
+    }
+    if let Some(ids) = &tasks {
+        if ack.len() > 1 {
+            ack.push(b',');
         }
-        ack.push(b']');
+        write_strings(&mut ack, "taskIds", ids);
     }
     ack.push(b'}');
-    Ok((Filter { list_changed, uris, closed: false }, ack))
+    Ok((Filter { list_changed, uris, tasks: tasks.unwrap_or_default(), closed: false }, ack))
+}
+
+/// `"key":[…]`: a member whose value is these strings.
+fn write_strings(out: &mut Vec<u8>, key: &str, items: &BTreeSet<String>) {
+    write_str(out, key);
+    out.extend_from_slice(b":[");
+    for (i, s) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_str(out, s);
+    }
+    out.push(b']');
 }
 
 /// The acknowledgment that opens the stream of the `subscriptions/listen`
@@ -478,7 +524,7 @@ mod tests {
         let res = Resources { resources: vec![spec("a://1", "x")], templates: vec![] };
         let p = json!({"notifications": {"toolsListChanged": true, "resourcesListChanged": true,
             "resourceSubscriptions": ["a://1", "a://missing"]}});
-        let (f, ack) = listen_filter(Some(&p), &res).unwrap();
+        let (f, ack) = listen_filter(Some(&p), &res, None).unwrap();
         assert!(f.list_changed);
         assert_eq!(f.uris, ["a://1".to_string()].into());
         assert_eq!(
@@ -489,7 +535,8 @@ mod tests {
             String::from_utf8(acknowledgment("\"s\"", &ack)).unwrap(),
             r#"{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"s"},"notifications":{"resourcesListChanged":true,"resourceSubscriptions":["a://1"]}}}"#
         );
-        let (_, ack) = listen_filter(Some(&json!({"notifications": {"promptsListChanged": true}})), &res).unwrap();
+        let (_, ack) =
+            listen_filter(Some(&json!({"notifications": {"promptsListChanged": true}})), &res, None).unwrap();
         assert_eq!(ack, b"{}");
         for bad in [
             json!({}),
@@ -499,7 +546,7 @@ mod tests {
             json!({"notifications": {"resourceSubscriptions": [1]}}),
             json!({"notifications": {"resourceSubscriptions": vec!["a://1"; MAX_URIS + 1]}}),
         ] {
-            assert_eq!(listen_filter(Some(&bad), &res).unwrap_err(), LISTEN_PARAMS, "{bad}");
+            assert_eq!(listen_filter(Some(&bad), &res, None).unwrap_err(), LISTEN_PARAMS, "{bad}");
         }
         assert_eq!(
             String::from_utf8(closing("3", r#"{"name":"s","version":"1"}"#)).unwrap(),

@@ -18,15 +18,27 @@
 //! operating system's random source, its result is kept no longer than its
 //! time to live, and the store holds at most [`TaskOptions::max_tasks`]
 //! (finished ones are dropped oldest first to make room).
+//!
+//! Replicas (RULES V4.4): an HTTP server with a replica name puts it in
+//! front of its task ids (`<replica>.<32 hex>`, [`TaskOptions::prefix`]), as
+//! it does in front of its session ids, so a proxy can route a task's
+//! requests to the replica that holds it by the id alone. Replicas may share
+//! one task directory: each writes and reads back only the files of its own
+//! ids, and a task another replica made is read from its file, read-only
+//! (the status and answer as last written), when a request about it reaches
+//! this replica ([`Tasks::find`]).
 
+use crate::ask_state::AskKind;
+use crate::ask_state::{AskError, Asks};
 use crate::codes::{INTERNAL_ERROR, INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY};
 use crate::version::{Version, META_CAPS};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// The extension's identifier (2026-07-28), in capabilities.
 pub const EXTENSION: &str = "io.modelcontextprotocol/tasks";
@@ -83,6 +95,12 @@ pub struct TaskOptions {
     /// `tasks/list` is offered (2025-11-25): only where requestors are told
     /// apart (stdio, or HTTP with tokens).
     pub list: bool,
+    /// The replica name put in front of task ids (`<prefix>.<32 hex>`): the
+    /// HTTP server's replica name, if it has one. 1 to 32 ASCII letters,
+    /// digits, `_` or `-`. In a shared directory, this server keeps (and
+    /// reads back at start) only the files of ids with its own prefix (or
+    /// none, without one); the others' it reads, read-only, when asked.
+    pub prefix: Option<String>,
 }
 
 impl Default for TaskOptions {
@@ -94,6 +112,7 @@ impl Default for TaskOptions {
             max_tasks: 1000,
             dir: None,
             list: true,
+            prefix: None,
         }
     }
 }
@@ -102,6 +121,9 @@ impl Default for TaskOptions {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {
     Working,
+    /// A 2026-07-28 task's tool asked a question (RULES V2.3), answered
+    /// with `tasks/update`.
+    InputRequired,
     Completed,
     Failed,
     Cancelled,
@@ -111,6 +133,7 @@ impl Status {
     pub fn as_str(self) -> &'static str {
         match self {
             Status::Working => "working",
+            Status::InputRequired => "input_required",
             Status::Completed => "completed",
             Status::Failed => "failed",
             Status::Cancelled => "cancelled",
@@ -118,11 +141,13 @@ impl Status {
     }
 
     fn parse(s: &str) -> Option<Status> {
-        [Status::Working, Status::Completed, Status::Failed, Status::Cancelled].into_iter().find(|x| x.as_str() == s)
+        [Status::Working, Status::InputRequired, Status::Completed, Status::Failed, Status::Cancelled]
+            .into_iter()
+            .find(|x| x.as_str() == s)
     }
 
     pub fn is_terminal(self) -> bool {
-        self != Status::Working
+        !matches!(self, Status::Working | Status::InputRequired)
     }
 }
 
@@ -141,7 +166,23 @@ struct State {
     message: Option<String>,
     updated: SystemTime,
     answer: Option<Answer>,
+    /// The questions of the task's tool not yet answered, by key (`q1`,
+    /// `q2`, ...: never reused), each `{"method":…,"params":…}`.
+    questions: Map<String, Value>,
+    /// Answers that came with `tasks/update`, by key, until the tool takes
+    /// them.
+    answers: HashMap<String, Value>,
+    asked: u32,
 }
+
+impl State {
+    fn new(status: Status, message: Option<String>, updated: SystemTime, answer: Option<Answer>) -> State {
+        State { status, message, updated, answer, questions: Map::new(), answers: HashMap::new(), asked: 0 }
+    }
+}
+
+/// The most questions of one task waiting for answers at once.
+const MAX_QUESTIONS: usize = 16;
 
 /// One task.
 pub struct Task {
@@ -154,13 +195,35 @@ pub struct Task {
     ttl: Duration,
     poll: Duration,
     state: Mutex<State>,
+    /// Told when an answer comes or the task ends (a waiting question).
+    answered: Condvar,
+    /// What the client that created it can be asked (2026-07-28).
+    asks: Asks,
     /// Told when the task ends (a waiting `tasks/result` over HTTP).
     ended: tokio::sync::Notify,
     /// Stops the call (set when it is queued).
     cancel: Mutex<Option<Box<dyn Fn() + Send + Sync>>>,
     /// Where it is kept, if anywhere.
     file: Option<PathBuf>,
+    /// Another replica's task, read from its file (never written here).
+    foreign: Option<Foreign>,
+    /// Told when the status changes (RULES V3.7).
+    changed: Option<Changed>,
 }
+
+/// A task read from another replica's file in a shared task directory: a
+/// snapshot, read again (at most every [`FOREIGN_READ`]) while a
+/// `tasks/result` waits for it.
+#[derive(Debug)]
+struct Foreign {
+    path: PathBuf,
+    /// The file is gone: its replica dropped the task.
+    gone: AtomicBool,
+    read_at: Mutex<Instant>,
+}
+
+/// How often a waiting `tasks/result` reads another replica's task file.
+const FOREIGN_READ: Duration = Duration::from_millis(200);
 
 impl std::fmt::Debug for Task {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -183,6 +246,124 @@ impl Task {
 
     fn expired(&self, now: SystemTime) -> bool {
         now.duration_since(self.created).is_ok_and(|age| age > self.ttl)
+    }
+
+    /// Another replica's task: read its file again (unless it was read
+    /// moments ago), taking the status and answer its replica last wrote;
+    /// a file no longer there is a task dropped.
+    fn refresh(&self) {
+        let Some(f) = &self.foreign else { return };
+        {
+            let mut at = lock(&f.read_at);
+            if at.elapsed() < FOREIGN_READ {
+                return;
+            }
+            *at = Instant::now();
+        }
+        match std::fs::read(&f.path).ok().and_then(|b| Record::parse(&b)) {
+            Some(r) if r.id == self.id => *lock(&self.state) = r.state,
+            _ => f.gone.store(true, Ordering::Relaxed),
+        }
+    }
+
+    /// Another replica's task whose file is gone.
+    fn is_gone(&self) -> bool {
+        self.foreign.as_ref().is_some_and(|f| f.gone.load(Ordering::Relaxed))
+    }
+
+    /// What the client that created the task can be asked (RULES V2.3):
+    /// nothing in 2025-11-25.
+    pub fn asks(&self) -> Asks {
+        self.asks
+    }
+
+    /// A question of the task's tool (RULES V2.3, 2026-07-28): the task is
+    /// `input_required` with the question in its `inputRequests` until a
+    /// `tasks/update` answers it, the task ends, `stop` says so or
+    /// `timeout` passes.
+    pub fn ask(
+        &self,
+        kind: AskKind,
+        params: Value,
+        timeout: Duration,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Value, AskError> {
+        if !self.modern || !self.asks.allows(kind.capability()) {
+            return Err(AskError::Unsupported(kind));
+        }
+        let deadline = Instant::now() + timeout;
+        let mut s = lock(&self.state);
+        if s.status.is_terminal() {
+            return Err(AskError::Cancelled);
+        }
+        if s.questions.len() >= MAX_QUESTIONS {
+            return Err(AskError::Remote(format!("the task already waits for {MAX_QUESTIONS} answers")));
+        }
+        s.asked += 1;
+        let key = format!("q{}", s.asked);
+        let mut request = Map::new();
+        request.insert("method".into(), kind.method().into());
+        request.insert("params".into(), params);
+        s.questions.insert(key.clone(), Value::Object(request));
+        s.status = Status::InputRequired;
+        s.updated = SystemTime::now();
+        drop(s);
+        self.tell();
+        let mut s = lock(&self.state);
+        let outcome = loop {
+            if let Some(a) = s.answers.remove(&key) {
+                break Ok(a);
+            }
+            if s.status.is_terminal() || stop() {
+                break Err(AskError::Cancelled);
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break Err(AskError::TimedOut(timeout));
+            }
+            s = self
+                .answered
+                .wait_timeout(s, left.min(Duration::from_millis(100)))
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        };
+        s.questions.remove(&key);
+        let resumed = s.questions.is_empty() && s.status == Status::InputRequired;
+        if resumed {
+            s.status = Status::Working;
+            s.updated = SystemTime::now();
+        }
+        drop(s);
+        if resumed {
+            self.tell();
+        }
+        outcome
+    }
+
+    /// Tell whoever listens that the status changed (RULES V3.7).
+    fn tell(&self) {
+        if let Some(f) = &self.changed {
+            f(self);
+        }
+    }
+
+    /// The task as a `notifications/tasks` carries it: the members of
+    /// `tasks/get`'s task (JSON text, without braces; RULES V3.7).
+    pub fn notification_members(&self) -> String {
+        self.members_text(true, "")
+    }
+
+    /// `tasks/update`: the answers to questions still waiting; any other
+    /// key, and any answer that is not an object, is ignored.
+    fn update(&self, responses: &Map<String, Value>) {
+        let mut s = lock(&self.state);
+        for (k, v) in responses {
+            if s.questions.contains_key(k) && v.is_object() && !s.answers.contains_key(k) {
+                s.answers.insert(k.clone(), v.clone());
+            }
+        }
+        drop(s);
+        self.answered.notify_all();
     }
 
     /// The tool's latest progress message becomes the status message.
@@ -237,9 +418,12 @@ impl Task {
             }
             s.updated = SystemTime::now();
             s.answer = Some(answer);
+            s.questions.clear();
         }
         self.save();
+        self.answered.notify_all();
         self.ended.notify_waiters();
+        self.tell();
     }
 
     /// The call was cancelled without `tasks/cancel` (its own request's
@@ -258,12 +442,15 @@ impl Task {
             s.status = Status::Cancelled;
             s.message = Some("The task was cancelled by request.".into());
             s.updated = SystemTime::now();
+            s.questions.clear();
         }
+        self.answered.notify_all();
         if let Some(f) = lock(&self.cancel).take() {
             f();
         }
         self.save();
         self.ended.notify_waiters();
+        self.tell();
         true
     }
 
@@ -285,21 +472,14 @@ impl Task {
         if !s.status.is_terminal() {
             out.insert(poll_key.into(), poll.into());
         }
-        // 2026-07-28: tasks/get inlines the result or the error.
-        if details && self.modern {
-            match (&s.status, &s.answer) {
-                (Status::Completed, Some(Answer::Result(r))) => {
-                    out.insert("result".into(), serde_json::from_str(r).unwrap_or(Value::Null));
-                }
-                (Status::Failed, Some(Answer::Error(e))) => {
-                    out.insert("error".into(), serde_json::from_str(e).unwrap_or(Value::Null));
-                }
-                (Status::Failed, _) => {
-                    let m = s.message.clone().unwrap_or_else(|| "The task failed.".into());
-                    out.insert("error".into(), serde_json::json!({ "code": INTERNAL_ERROR, "message": m }));
-                }
-                _ => {}
-            }
+        // 2026-07-28: tasks/get shows the questions waiting; the result
+        // or error is inlined by `object_text`.
+        if details && self.modern && s.status == Status::InputRequired {
+            out.insert("inputRequests".into(), Value::Object(s.questions.clone()));
+        }
+        if details && self.modern && s.status == Status::Failed && !matches!(s.answer, Some(Answer::Error(_))) {
+            let m = s.message.clone().unwrap_or_else(|| "The task failed.".into());
+            out.insert("error".into(), serde_json::json!({ "code": INTERNAL_ERROR, "message": m }));
         }
     }
 
@@ -307,7 +487,44 @@ impl Task {
     pub fn object(&self, details: bool) -> Map<String, Value> {
         let mut m = Map::new();
         self.write_members(&mut m, details);
+        if details && self.modern {
+            if let Some((k, raw)) = self.inlined() {
+                m.insert(k.into(), serde_json::from_str(&raw).unwrap_or(Value::Null));
+            }
+        }
         m
+    }
+
+    /// 2026-07-28: what `tasks/get` inlines, as kept (JSON text): `result`
+    /// of a completed task, `error` of a failed one.
+    fn inlined(&self) -> Option<(&'static str, String)> {
+        let s = lock(&self.state);
+        match (&s.status, &s.answer) {
+            (Status::Completed, Some(Answer::Result(r))) => Some(("result", r.clone())),
+            (Status::Failed, Some(Answer::Error(e))) => Some(("error", e.clone())),
+            _ => None,
+        }
+    }
+
+    /// The members of the task object as JSON text without braces, `extra`
+    /// (members as JSON text) first; 2026-07-28 `tasks/get` with the
+    /// kept result or error inlined as it is, not parsed again.
+    fn members_text(&self, details: bool, extra: &str) -> String {
+        let mut m = Map::new();
+        self.write_members(&mut m, details);
+        let text = Value::Object(m).to_string();
+        let mut out = String::with_capacity(text.len() + extra.len() + 64);
+        out.push_str(extra);
+        out.push_str(&text[1..text.len() - 1]);
+        if details && self.modern {
+            if let Some((k, raw)) = self.inlined() {
+                out.push_str(",\"");
+                out.push_str(k);
+                out.push_str("\":");
+                out.push_str(&raw);
+            }
+        }
+        out
     }
 
     /// Kept in the task directory, when there is one (written whole, then
@@ -342,13 +559,27 @@ pub struct Waiting {
 }
 
 impl Waiting {
-    /// Done waiting?
+    /// Done waiting? (Another replica's task is read again from its file.)
     pub fn ready(&self) -> bool {
-        self.task.status().is_terminal()
+        self.task.refresh();
+        self.task.status().is_terminal() || self.task.is_gone()
     }
 
     /// Wait (async) until the task ends.
     pub async fn wait(&self) {
+        if self.task.foreign.is_some() {
+            // Nothing here is told when another replica's task ends: its
+            // file is read again until it has.
+            while !self.ready() {
+                #[cfg(feature = "net")]
+                tokio::time::sleep(FOREIGN_READ).await;
+                // Without `net` no transport awaits this (stdio asks
+                // `ready` in its loop).
+                #[cfg(not(feature = "net"))]
+                std::thread::sleep(FOREIGN_READ);
+            }
+            return;
+        }
         loop {
             let mut ended = std::pin::pin!(self.task.ended.notified());
             ended.as_mut().enable();
@@ -361,6 +592,10 @@ impl Waiting {
 
     /// The response line, once [`Waiting::ready`].
     pub fn line(&self) -> Vec<u8> {
+        if self.task.is_gone() && !self.task.status().is_terminal() {
+            let detail = format!("task {} is no longer kept", self.task.id);
+            return crate::server::error_line(Some(&self.id), INVALID_PARAMS, "Invalid params", Some(&detail));
+        }
         result_line(&self.id, &self.task)
     }
 }
@@ -388,7 +623,12 @@ pub struct Tasks {
     /// Per tool (the server's order).
     support: Vec<Support>,
     map: Mutex<HashMap<String, Arc<Task>>>,
+    /// Told when a task's status changes (RULES V3.7); given to each task.
+    changed: std::sync::OnceLock<Changed>,
 }
+
+/// What is told of a task whose status changed.
+pub type Changed = Arc<dyn Fn(&Task) + Send + Sync>;
 
 impl std::fmt::Debug for Tasks {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -404,12 +644,24 @@ impl Tasks {
     /// with a directory, what it keeps is read back (a task that was
     /// running when the server stopped is failed, saying so).
     pub fn new(opts: TaskOptions, support: Vec<Support>) -> io::Result<Tasks> {
-        let tasks = Tasks { opts, support, map: Mutex::new(HashMap::new()) };
+        if let Some(p) = opts.prefix.as_deref().filter(|p| !valid_prefix(p)) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("the replica name must be 1 to 32 ASCII letters, digits, \"_\" or \"-\", not {p:?}"),
+            ));
+        }
+        let tasks = Tasks { opts, support, map: Mutex::new(HashMap::new()), changed: std::sync::OnceLock::new() };
         if let Some(dir) = tasks.opts.dir.clone() {
             create_private_dir(&dir)?;
             tasks.load(&dir)?;
         }
         Ok(tasks)
+    }
+
+    /// From now on `f` is told of every status change of the tasks created
+    /// (RULES V3.7: the server publishes them to listeners). Set once.
+    pub fn on_change(&self, f: Changed) {
+        let _ = self.changed.set(f);
     }
 
     pub fn options(&self) -> &TaskOptions {
@@ -464,10 +716,16 @@ impl Tasks {
 
     /// A new task of `owner`, working, kept before its handle is answered.
     /// `Err` when the store is full of running tasks.
-    pub fn create(&self, owner: Option<&str>, modern: bool, ttl_ms: Option<u64>) -> Result<Arc<Task>, Refusal> {
+    pub fn create(
+        &self,
+        owner: Option<&str>,
+        modern: bool,
+        ttl_ms: Option<u64>,
+        asks: Asks,
+    ) -> Result<Arc<Task>, Refusal> {
         let ttl = ttl_ms.map_or(self.opts.ttl, Duration::from_millis).min(self.opts.max_ttl);
-        let id =
-            new_id().map_err(|_| (INTERNAL_ERROR, "no task id: the operating system's random source failed".into()))?;
+        let id = new_id(self.opts.prefix.as_deref())
+            .map_err(|_| (INTERNAL_ERROR, "no task id: the operating system's random source failed".into()))?;
         let now = SystemTime::now();
         let task = Arc::new(Task {
             file: self.opts.dir.as_ref().map(|d| d.join(format!("{id}.json"))),
@@ -477,9 +735,13 @@ impl Tasks {
             created: now,
             ttl,
             poll: self.opts.poll_interval,
-            state: Mutex::new(State { status: Status::Working, message: None, updated: now, answer: None }),
+            state: Mutex::new(State::new(Status::Working, None, now, None)),
+            answered: Condvar::new(),
+            asks: if modern { asks } else { Asks::NONE },
             ended: tokio::sync::Notify::new(),
             cancel: Mutex::new(None),
+            foreign: None,
+            changed: self.changed.get().cloned(),
         });
         {
             let mut map = lock(&self.map);
@@ -521,16 +783,54 @@ impl Tasks {
     }
 
     /// The task `id` of `owner`, unless it expired (then it is dropped).
+    /// An id of another replica (its prefix not this server's) is read from
+    /// that replica's file in the task directory, when there is one: a
+    /// snapshot, never written here, and an expired one is left to its
+    /// replica.
     pub fn find(&self, id: &str, owner: Option<&str>) -> Option<Arc<Task>> {
-        let mut map = lock(&self.map);
-        let t = map.get(id)?;
-        if t.expired(SystemTime::now()) {
-            if let Some(t) = map.remove(id) {
-                forget(&t);
+        {
+            let mut map = lock(&self.map);
+            if let Some(t) = map.get(id) {
+                if t.expired(SystemTime::now()) {
+                    if let Some(t) = map.remove(id) {
+                        forget(&t);
+                    }
+                    return None;
+                }
+                return (t.owner.as_deref() == owner).then(|| Arc::clone(t));
             }
+        }
+        let t = self.find_foreign(id)?;
+        (t.owner.as_deref() == owner && !t.expired(SystemTime::now())).then_some(t)
+    }
+
+    /// Another replica's task `id`, read from its file.
+    fn find_foreign(&self, id: &str) -> Option<Arc<Task>> {
+        let dir = self.opts.dir.as_ref()?;
+        let (prefix, _) = split_id(id)?;
+        if prefix == self.opts.prefix.as_deref() {
             return None;
         }
-        (t.owner.as_deref() == owner).then(|| Arc::clone(t))
+        // `id` is letters, digits, "_", "-" and one ".": a file name in `dir`.
+        let path = dir.join(format!("{id}.json"));
+        let r = Record::parse(&std::fs::read(&path).ok()?)?;
+        (r.id == id).then(|| {
+            let foreign = Foreign { path, gone: AtomicBool::new(false), read_at: Mutex::new(Instant::now()) };
+            Arc::new(r.into_task(None, Some(foreign), self.opts.poll_interval))
+        })
+    }
+
+    /// The detail of `-32602` for task `id` that is not found.
+    fn not_found(&self, id: &str) -> String {
+        let mine = self.opts.prefix.as_deref();
+        match split_id(id) {
+            Some((Some(p), _)) if Some(p) != mine => format!(
+                "no task {id:?} (unknown, expired, or not yours; its id names replica {p}, and this is {}: send \
+                 requests about a task to its replica, or give the replicas one task directory)",
+                server_words(mine)
+            ),
+            _ => format!("no task {id:?} (unknown, expired, or not yours)"),
+        }
     }
 
     /// Answer a request about tasks (`method` is `tasks/…`), or refuse it.
@@ -554,23 +854,39 @@ impl Tasks {
             .and_then(Value::as_str)
             .ok_or_else(|| (INVALID_PARAMS, "params.taskId must be a string".to_owned()))?;
         let Some(task) = self.find(task_id, owner) else {
-            return Err((INVALID_PARAMS, format!("no task {task_id:?} (unknown, expired, or not yours)")));
+            return Err((INVALID_PARAMS, self.not_found(task_id)));
         };
-        let body = |mut m: Map<String, Value>| {
+        // RULES V3.6: a task is asked about in the era that created it (its
+        // shapes, and its answer, are that era's).
+        if task.modern != v.is_modern() {
+            let era = if task.modern { "a 2026-07-28 request" } else { "a 2025-11-25 session" };
+            return Err((
+                INVALID_PARAMS,
+                format!("task {task_id} was created by {era}: ask about it in that protocol version"),
+            ));
+        }
+        // The result line around members (JSON text without braces).
+        let line = |members: &str| {
+            let mut line = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{").into_bytes();
             if v.is_modern() {
-                let mut r = Map::new();
-                r.insert("resultType".into(), "complete".into());
-                r.append(&mut m);
-                r.insert("_meta".into(), server_meta_value(server_meta));
-                m = r;
+                line.extend_from_slice(b"\"resultType\":\"complete\"");
+                if !members.is_empty() {
+                    line.push(b',');
+                }
             }
-            let mut line = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":").into_bytes();
-            line.extend_from_slice(Value::Object(m).to_string().as_bytes());
-            line.push(b'}');
+            line.extend_from_slice(members.as_bytes());
+            if v.is_modern() {
+                line.extend_from_slice(b",\"_meta\":{\"");
+                line.extend_from_slice(crate::version::META_SERVER_INFO.as_bytes());
+                line.extend_from_slice(b"\":");
+                line.extend_from_slice(server_meta.as_bytes());
+                line.push(b'}');
+            }
+            line.extend_from_slice(b"}}");
             line
         };
         match method {
-            "tasks/get" => Ok(Ok(body(task.object(true)))),
+            "tasks/get" => Ok(Ok(line(&task.members_text(true, "")))),
             "tasks/result" if !v.is_modern() => {
                 let waiting = Waiting { task, id: id.to_owned() };
                 if waiting.ready() {
@@ -580,18 +896,33 @@ impl Tasks {
                 }
             }
             "tasks/cancel" => {
+                // Another replica's task runs there: this one cannot stop it.
+                if task.foreign.is_some() && !task.status().is_terminal() {
+                    let owner = server_words(split_id(task_id).and_then(|(p, _)| p));
+                    return Err((
+                        INVALID_PARAMS,
+                        format!(
+                            "task {task_id} runs on {owner}, not here: cancel it in the session that created it \
+                             (2025-11-25), or send tasks/cancel with the Mcp-Name header (2026-07-28), which a \
+                             proxy routes to that replica"
+                        ),
+                    ));
+                }
                 if !task.cancel() && !v.is_modern() {
                     let status = task.status().as_str();
                     return Err((INVALID_PARAMS, format!("cannot cancel task: already in terminal status '{status}'")));
                 }
                 // 2025-11-25 answers the task; 2026-07-28 an empty result.
-                Ok(Ok(body(if v.is_modern() { Map::new() } else { task.object(false) })))
+                Ok(Ok(line(&if v.is_modern() { String::new() } else { task.members_text(false, "") })))
             }
-            // 2026-07-28: answers to questions the task asked. This server's
-            // tasks ask none, so every key is ignored (the extension says to
-            // ignore keys not outstanding).
+            // 2026-07-28: answers to the questions the task's tool asked
+            // (RULES V3.5); keys not waiting are ignored.
             "tasks/update" if v.is_modern() => match p.and_then(|p| p.get("inputResponses")) {
-                None | Some(Value::Object(_)) => Ok(Ok(body(Map::new()))),
+                None => Ok(Ok(line(""))),
+                Some(Value::Object(r)) => {
+                    task.update(r);
+                    Ok(Ok(line("")))
+                }
                 Some(_) => Err((INVALID_PARAMS, "params.inputResponses must be an object".into())),
             },
             _ => Err((crate::codes::METHOD_NOT_FOUND, String::new())),
@@ -644,16 +975,28 @@ impl Tasks {
         line
     }
 
-    /// Read back what the directory keeps.
+    /// Read back what the directory keeps: the files of this server's own
+    /// ids (with its prefix, or none without one). Another replica's files
+    /// are left alone, silently: that replica reads them back.
     fn load(&self, dir: &Path) -> io::Result<()> {
         let now = SystemTime::now();
+        let mine = self.opts.prefix.as_deref();
         let mut map = lock(&self.map);
         for entry in std::fs::read_dir(dir)? {
             let path = entry?.path();
             if path.extension().and_then(|e| e.to_str()) != Some("json") {
                 continue;
             }
-            let Some(task) = std::fs::read(&path).ok().and_then(|b| self.restore(&b, &path)) else {
+            let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+            if split_id(stem).is_some_and(|(p, _)| p != mine) {
+                continue;
+            }
+            let Some(task) = std::fs::read(&path)
+                .ok()
+                .and_then(|b| Record::parse(&b))
+                .filter(|r| r.id == stem)
+                .map(|r| Arc::new(r.into_task(Some(path.clone()), None, self.opts.poll_interval)))
+            else {
                 eprintln!("mcplite: task directory: {} is not a task; left alone", path.display());
                 continue;
             };
@@ -669,36 +1012,65 @@ impl Tasks {
         }
         Ok(())
     }
+}
 
-    fn restore(&self, bytes: &[u8], path: &Path) -> Option<Arc<Task>> {
+/// A task as its file keeps it ([`Task::save`] writes it).
+struct Record {
+    id: String,
+    owner: Option<String>,
+    modern: bool,
+    created: SystemTime,
+    ttl: Duration,
+    state: State,
+}
+
+impl Record {
+    /// The task a file holds; `None` when it holds none (or an id that is
+    /// not one).
+    fn parse(bytes: &[u8]) -> Option<Record> {
         let r: Value = serde_json::from_slice(bytes).ok()?;
         let id = r.get("taskId")?.as_str()?.to_owned();
-        if path.file_stem().and_then(|s| s.to_str()) != Some(id.as_str()) || !valid_id(&id) {
-            return None;
-        }
+        split_id(&id)?;
         let at = |k: &str| r.get(k).and_then(Value::as_u64).map(|ms| UNIX_EPOCH + Duration::from_millis(ms));
         let answer = match (r.get("result").and_then(Value::as_str), r.get("error").and_then(Value::as_str)) {
             (Some(res), _) => Some(Answer::Result(res.to_owned())),
             (None, Some(e)) => Some(Answer::Error(e.to_owned())),
             _ => None,
         };
-        Some(Arc::new(Task {
-            file: Some(path.to_owned()),
+        Some(Record {
             id,
             owner: r.get("owner").and_then(Value::as_str).map(str::to_owned),
             modern: r.get("modern").and_then(Value::as_bool)?,
             created: at("createdMs")?,
             ttl: Duration::from_millis(r.get("ttlMs").and_then(Value::as_u64)?),
-            poll: self.opts.poll_interval,
-            state: Mutex::new(State {
-                status: Status::parse(r.get("status")?.as_str()?)?,
-                message: r.get("message").and_then(Value::as_str).map(str::to_owned),
-                updated: at("updatedMs")?,
+            state: State::new(
+                Status::parse(r.get("status")?.as_str()?)?,
+                r.get("message").and_then(Value::as_str).map(str::to_owned),
+                at("updatedMs")?,
                 answer,
-            }),
+            ),
+        })
+    }
+
+    /// The task, kept in `file` (this server's own) or read from another
+    /// replica's (`foreign`).
+    fn into_task(self, file: Option<PathBuf>, foreign: Option<Foreign>, poll: Duration) -> Task {
+        Task {
+            id: self.id,
+            owner: self.owner,
+            modern: self.modern,
+            created: self.created,
+            ttl: self.ttl,
+            poll,
+            state: Mutex::new(self.state),
+            answered: Condvar::new(),
+            asks: Asks::NONE,
             ended: tokio::sync::Notify::new(),
             cancel: Mutex::new(None),
-        }))
+            file,
+            foreign,
+            changed: None,
+        }
     }
 }
 
@@ -761,15 +1133,36 @@ fn forget(task: &Task) {
     }
 }
 
-/// 128 bits from the operating system, as 32 hex digits.
-fn new_id() -> Result<String, getrandom::Error> {
+/// 128 bits from the operating system, as 32 hex digits, after
+/// `<prefix>.` when there is a prefix (a replica name).
+fn new_id(prefix: Option<&str>) -> Result<String, getrandom::Error> {
     let mut b = [0u8; 16];
     getrandom::fill(&mut b)?;
-    Ok(b.iter().map(|x| format!("{x:02x}")).collect())
+    let mut id = prefix.map(|p| format!("{p}.")).unwrap_or_default();
+    id.extend(b.iter().map(|x| format!("{x:02x}")));
+    Ok(id)
 }
 
-fn valid_id(id: &str) -> bool {
-    id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit())
+/// A task id's replica name (if it has one) and its 32 hex digits; `None`
+/// for what is not a task id.
+fn split_id(id: &str) -> Option<(Option<&str>, &str)> {
+    let (prefix, hex) = match id.split_once('.') {
+        Some((p, h)) => (Some(p), h),
+        None => (None, id),
+    };
+    let hex_ok = hex.len() == 32 && hex.bytes().all(|b| b.is_ascii_hexdigit());
+    (hex_ok && prefix.is_none_or(valid_prefix)).then_some((prefix, hex))
+}
+
+/// The server a task id's prefix names, in words.
+fn server_words(prefix: Option<&str>) -> String {
+    prefix.map_or_else(|| "a server without a replica name".to_owned(), |p| format!("replica {p}"))
+}
+
+/// A replica name as task ids carry it (as `HttpOptions::replica` allows):
+/// 1 to 32 ASCII letters, digits, `_` or `-`.
+fn valid_prefix(p: &str) -> bool {
+    (1..=32).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 fn millis(t: SystemTime) -> u64 {
@@ -838,6 +1231,76 @@ mod tests {
     }
 
     #[test]
+    fn a_modern_tasks_question_waits_for_tasks_update() {
+        let t = tasks(10);
+        let asks = Asks { elicitation: true, sampling: false };
+        let task = t.create(None, true, None, asks).unwrap();
+        let modern = Version::V2026_07_28;
+        let get = |t: &Tasks| -> Value {
+            let p = serde_json::json!({ "taskId": task.id });
+            let Ok(Ok(line)) = t.answer("1", "tasks/get", Some(&p), modern, None, "{}") else { panic!() };
+            serde_json::from_slice::<Value>(&line).unwrap()["result"].clone()
+        };
+        std::thread::scope(|sc| {
+            let asking = sc.spawn(|| {
+                let params = serde_json::json!({ "message": "Name?", "requestedSchema": { "type": "object" } });
+                task.ask(AskKind::Elicit, params, Duration::from_secs(30), &|| false)
+            });
+            let mut seen = Value::Null;
+            for _ in 0..500 {
+                seen = get(&t);
+                if seen["status"] == "input_required" {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            assert_eq!(seen["inputRequests"]["q1"]["method"], "elicitation/create", "{seen}");
+            // An unknown key and a non-object answer are ignored.
+            let p = serde_json::json!({ "taskId": task.id, "inputResponses": { "q9": {}, "q1": 3 } });
+            assert!(t.answer("2", "tasks/update", Some(&p), modern, None, "{}").is_ok());
+            assert_eq!(get(&t)["status"], "input_required");
+            let p = serde_json::json!({ "taskId": task.id, "inputResponses": { "q1": { "action": "accept", "content": { "n": "Luca" } } } });
+            assert!(t.answer("3", "tasks/update", Some(&p), modern, None, "{}").is_ok());
+            let answer = asking.join().unwrap().unwrap();
+            assert_eq!(answer["content"]["n"], "Luca");
+        });
+        assert_eq!(get(&t)["status"], "working");
+        // Sampling was not declared; a legacy task asks nothing.
+        let e = task.ask(AskKind::Sample, serde_json::json!({}), Duration::from_secs(1), &|| false);
+        assert_eq!(e, Err(AskError::Unsupported(AskKind::Sample)));
+        let legacy = t.create(None, false, None, asks).unwrap();
+        assert!(legacy.ask(AskKind::Elicit, serde_json::json!({}), Duration::from_secs(1), &|| false).is_err());
+        // A cancelled task's question ends at once.
+        let c = t.create(None, true, None, asks).unwrap();
+        std::thread::scope(|sc| {
+            let asking = sc.spawn(|| c.ask(AskKind::Elicit, serde_json::json!({}), Duration::from_secs(30), &|| false));
+            while c.status() != Status::InputRequired {
+                std::thread::yield_now();
+            }
+            c.cancel_quietly();
+            assert_eq!(asking.join().unwrap(), Err(AskError::Cancelled));
+        });
+    }
+
+    #[test]
+    fn a_task_is_answered_only_in_its_own_era() {
+        let t = tasks(10);
+        let a = t.create(None, true, None, Asks::NONE).unwrap();
+        let p = serde_json::json!({ "taskId": a.id });
+        let Err(e) = t.answer("1", "tasks/get", Some(&p), Version::V2025_11_25, None, "{}") else { panic!() };
+        assert_eq!(e.0, INVALID_PARAMS);
+        assert!(e.1.contains("2026-07-28"), "{}", e.1);
+        a.finish_result(br#"{"resultType":"complete","content":[{"type":"text","text":"ok"}]}"#, false);
+        let Ok(Ok(line)) = t.answer("2", "tasks/get", Some(&p), Version::V2026_07_28, None, r#"{"name":"s"}"#) else {
+            panic!()
+        };
+        let v: Value = serde_json::from_slice(&line).unwrap();
+        assert_eq!(v["result"]["resultType"], "complete");
+        assert_eq!(v["result"]["result"]["content"][0]["text"], "ok");
+        assert_eq!(v["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "s");
+    }
+
+    #[test]
     fn times_are_rfc3339() {
         assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
         let t = UNIX_EPOCH + Duration::from_millis(1_764_066_600_123);
@@ -849,9 +1312,9 @@ mod tests {
     #[test]
     fn ids_are_unguessable_and_bound_to_their_owner() {
         let t = tasks(10);
-        let a = t.create(Some("alice"), false, None).unwrap();
-        let b = t.create(Some("alice"), false, None).unwrap();
-        assert!(valid_id(&a.id) && a.id != b.id);
+        let a = t.create(Some("alice"), false, None, Asks::NONE).unwrap();
+        let b = t.create(Some("alice"), false, None, Asks::NONE).unwrap();
+        assert!(split_id(&a.id).is_some_and(|(p, _)| p.is_none()) && a.id.len() == 32 && a.id != b.id);
         assert!(t.find(&a.id, Some("alice")).is_some());
         assert!(t.find(&a.id, Some("bob")).is_none());
         assert!(t.find(&a.id, None).is_none());
@@ -882,23 +1345,23 @@ mod tests {
     #[test]
     fn a_full_store_drops_finished_tasks_first_and_refuses_when_all_run() {
         let t = tasks(2);
-        let a = t.create(None, false, None).unwrap();
-        let _b = t.create(None, false, None).unwrap();
-        assert_eq!(t.create(None, false, None).unwrap_err().0, INTERNAL_ERROR);
+        let a = t.create(None, false, None, Asks::NONE).unwrap();
+        let _b = t.create(None, false, None, Asks::NONE).unwrap();
+        assert_eq!(t.create(None, false, None, Asks::NONE).unwrap_err().0, INTERNAL_ERROR);
         a.finish_result(br#"{"content":[]}"#, false);
-        let _c = t.create(None, false, None).unwrap();
+        let _c = t.create(None, false, None, Asks::NONE).unwrap();
         assert!(t.find(&a.id, None).is_none());
     }
 
     #[test]
     fn results_carry_their_task_and_cancelled_stays_cancelled() {
         let t = tasks(10);
-        let a = t.create(None, false, None).unwrap();
+        let a = t.create(None, false, None, Asks::NONE).unwrap();
         a.finish_result(br#"{"content":[{"type":"text","text":"boom"}],"isError":true}"#, true);
         assert_eq!(a.status(), Status::Failed);
         let line = String::from_utf8(result_line("7", &a)).unwrap();
         assert!(line.contains(&format!("\"{META_RELATED}\":{{\"taskId\":\"{}\"}}", a.id)), "{line}");
-        let b = t.create(None, true, None).unwrap();
+        let b = t.create(None, true, None, Asks::NONE).unwrap();
         assert!(b.cancel());
         b.finish_result(br#"{"content":[]}"#, false);
         assert_eq!(b.status(), Status::Cancelled);
@@ -907,12 +1370,12 @@ mod tests {
 
     #[test]
     fn the_directory_keeps_finished_tasks_and_fails_running_ones() {
-        let dir = std::env::temp_dir().join(format!("mcplite-tasks-{}", new_id().unwrap()));
+        let dir = std::env::temp_dir().join(format!("mcplite-tasks-{}", new_id(None).unwrap()));
         let opts = TaskOptions { dir: Some(dir.clone()), ..TaskOptions::default() };
         let t = Tasks::new(opts.clone(), vec![Support::Optional]).unwrap();
-        let done = t.create(Some("k"), true, None).unwrap();
+        let done = t.create(Some("k"), true, None, Asks::NONE).unwrap();
         done.finish_result(br#"{"content":[{"type":"text","text":"42"}]}"#, false);
-        let running = t.create(Some("k"), true, None).unwrap();
+        let running = t.create(Some("k"), true, None, Asks::NONE).unwrap();
         drop(t);
         let again = Tasks::new(opts, vec![Support::Optional]).unwrap();
         let d = again.find(&done.id, Some("k")).unwrap();
@@ -927,6 +1390,159 @@ mod tests {
             let mode = std::fs::metadata(dir.join(format!("{}.json", done.id))).unwrap().permissions().mode();
             assert_eq!(mode & 0o077, 0);
         }
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    /// A store of replica `prefix` on `dir`.
+    fn replica(prefix: Option<&str>, dir: &Path) -> Tasks {
+        let opts = TaskOptions {
+            dir: Some(dir.to_owned()),
+            prefix: prefix.map(str::to_owned),
+            poll_interval: Duration::from_millis(50),
+            ..TaskOptions::default()
+        };
+        Tasks::new(opts, vec![Support::Optional]).unwrap()
+    }
+
+    fn answer_text(t: &Tasks, method: &str, task: &str, v: Version, owner: Option<&str>) -> Result<String, Refusal> {
+        let params = serde_json::json!({ "taskId": task });
+        match t.answer("1", method, Some(&params), v, owner, "{}")? {
+            Ok(line) => Ok(String::from_utf8(line).unwrap()),
+            Err(w) => Ok(format!("waiting {}", w.task.id)),
+        }
+    }
+
+    #[test]
+    fn ids_carry_the_replica_name() {
+        let dir = std::env::temp_dir().join(format!("mcplite-tasks-{}", new_id(None).unwrap()));
+        let t = replica(Some("r8082"), &dir);
+        let a = t.create(None, true, None, Asks::NONE).unwrap();
+        let (p, hex) = a.id.split_once('.').unwrap();
+        assert_eq!((p, hex.len()), ("r8082", 32));
+        assert!(hex.bytes().all(|b| b.is_ascii_hexdigit()));
+        assert_eq!(split_id(&a.id), Some((Some("r8082"), hex)));
+        assert!(dir.join(format!("{}.json", a.id)).is_file());
+        assert!(t.find(&a.id, None).is_some());
+        // Only ids: no path, no second dot, 32 hex digits after the name.
+        for bad in [
+            "../x.0123456789abcdef0123456789abcdef",
+            "a.b.0123456789abcdef0123456789abc",
+            "r8082.0123456789abcdef",
+            "r/1.0123456789abcdef0123456789abcdef",
+            ".0123456789abcdef0123456789abcdef",
+            "0123456789abcdef0123456789abcdeg",
+        ] {
+            assert_eq!(split_id(bad), None, "{bad}");
+        }
+        let opts = TaskOptions { prefix: Some("no/slash".into()), ..TaskOptions::default() };
+        assert_eq!(Tasks::new(opts, vec![]).unwrap_err().kind(), io::ErrorKind::InvalidInput);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn replicas_share_a_directory_each_keeping_its_own_files() {
+        let dir = std::env::temp_dir().join(format!("mcplite-tasks-{}", new_id(None).unwrap()));
+        let a = replica(Some("ra"), &dir);
+        let a_done = a.create(Some("k"), false, None, Asks::NONE).unwrap();
+        a_done.finish_result(br#"{"content":[{"type":"text","text":"42"}]}"#, false);
+        let a_running = a.create(Some("k"), true, None, Asks::NONE).unwrap();
+        let b = replica(Some("rb"), &dir);
+        let b_running = b.create(Some("k"), false, None, Asks::NONE).unwrap();
+        let plain = replica(None, &dir);
+        let p_done = plain.create(Some("k"), true, None, Asks::NONE).unwrap();
+        p_done.finish_result(br#"{"content":[]}"#, false);
+
+        // A restarts: it reads back its own files only (failing the one
+        // that ran) and leaves B's alone, running as B wrote it.
+        drop(a);
+        let a = replica(Some("ra"), &dir);
+        assert_eq!(lock(&a.map).len(), 2);
+        assert_eq!(a.find(&a_running.id, Some("k")).unwrap().status(), Status::Failed);
+        let b_file = std::fs::read_to_string(dir.join(format!("{}.json", b_running.id))).unwrap();
+        assert!(b_file.contains(r#""status":"working""#), "{b_file}");
+        // A server without a replica name reads back only unprefixed ids.
+        let plain2 = replica(None, &dir);
+        assert_eq!(lock(&plain2.map).len(), 1);
+        drop(plain);
+
+        // B finds A's tasks in their files, read-only, as A last wrote them.
+        let got = b.find(&a_done.id, Some("k")).unwrap();
+        assert_eq!(got.status(), Status::Completed);
+        assert!(got.foreign.is_some() && got.file.is_none());
+        assert!(b.find(&a_done.id, Some("other")).is_none());
+        assert!(b.find(&a_done.id, None).is_none());
+        assert_eq!(b.find(&a_running.id, Some("k")).unwrap().status(), Status::Failed);
+        assert_eq!(b.find(&p_done.id, Some("k")).unwrap().status(), Status::Completed);
+        assert!(lock(&b.map).len() == 1, "foreign tasks are not kept in the store");
+        let v = Version::V2025_11_25;
+        let line = answer_text(&b, "tasks/result", &a_done.id, v, Some("k")).unwrap();
+        assert!(line.contains(r#""text":"42""#) && line.contains(&a_done.id), "{line}");
+        let m = Version::V2026_07_28;
+        let line = answer_text(&b, "tasks/get", &a_running.id, m, Some("k")).unwrap();
+        assert!(line.contains(r#""status":"failed""#), "{line}");
+        // tasks/list lists B's own tasks only.
+        let params = serde_json::json!({});
+        let Ok(Ok(list)) = b.answer("1", "tasks/list", Some(&params), v, Some("k"), "{}") else { panic!("no list") };
+        let list = String::from_utf8(list).unwrap();
+        assert!(list.contains(&b_running.id) && !list.contains(&a_done.id), "{list}");
+        // An unknown id of another replica says which replica it names.
+        let unknown = format!("rc.{}", "0".repeat(32));
+        let e = answer_text(&b, "tasks/get", &unknown, m, Some("k")).unwrap_err();
+        assert_eq!(e.0, INVALID_PARAMS);
+        assert!(e.1.contains("replica rc") && e.1.contains("this is replica rb"), "{}", e.1);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn another_replicas_task_is_waited_for_in_its_file_and_cancelled_only_there() {
+        let dir = std::env::temp_dir().join(format!("mcplite-tasks-{}", new_id(None).unwrap()));
+        let a = replica(Some("ra"), &dir);
+        let b = replica(Some("rb"), &dir);
+        let running = a.create(None, false, None, Asks::NONE).unwrap();
+        let v = Version::V2025_11_25;
+        // Cancelling it on B is refused, naming its replica; it still runs.
+        let e = answer_text(&b, "tasks/cancel", &running.id, v, None).unwrap_err();
+        assert_eq!(e.0, INVALID_PARAMS);
+        assert!(e.1.contains("runs on replica ra"), "{}", e.1);
+        let running_modern = a.create(None, true, None, Asks::NONE).unwrap();
+        let e = answer_text(&b, "tasks/cancel", &running_modern.id, Version::V2026_07_28, None).unwrap_err();
+        assert!(e.1.contains("runs on replica ra"), "{}", e.1);
+        assert_eq!(running.status(), Status::Working);
+        // tasks/result on B waits until A writes the end.
+        let params = serde_json::json!({ "taskId": running.id });
+        let Ok(Err(w)) = b.answer("9", "tasks/result", Some(&params), v, None, "{}") else { panic!("not waiting") };
+        assert!(!w.ready());
+        running.finish_result(br#"{"content":[{"type":"text","text":"done"}]}"#, false);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !w.ready() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let line = String::from_utf8(w.line()).unwrap();
+        assert!(line.starts_with(r#"{"jsonrpc":"2.0","id":9,"result":"#) && line.contains("done"), "{line}");
+        // A finished task of another replica: cancelling it is what it is
+        // for a finished task of this one.
+        let e = answer_text(&b, "tasks/cancel", &running.id, v, None).unwrap_err();
+        assert!(e.1.contains("terminal status 'completed'"), "{}", e.1);
+        running_modern.finish_result(br#"{"content":[]}"#, false);
+        std::thread::sleep(FOREIGN_READ);
+        assert!(answer_text(&b, "tasks/cancel", &running_modern.id, Version::V2026_07_28, None).is_ok());
+        // A task its replica dropped: a waiting tasks/result is told.
+        let other = a.create(None, false, None, Asks::NONE).unwrap();
+        let params = serde_json::json!({ "taskId": other.id });
+        let Ok(Err(w)) = b.answer("10", "tasks/result", Some(&params), v, None, "{}") else { panic!("not waiting") };
+        forget(&other);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !w.ready() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let line = String::from_utf8(w.line()).unwrap();
+        assert!(line.contains("-32602") && line.contains("no longer kept"), "{line}");
+        // An expired task of another replica is not found, and its file is
+        // left to its replica.
+        let short = a.create(None, true, Some(1), Asks::NONE).unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        assert!(b.find(&short.id, None).is_none());
+        assert!(dir.join(format!("{}.json", short.id)).is_file());
         let _ = std::fs::remove_dir_all(dir);
     }
 }

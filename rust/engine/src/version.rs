@@ -145,7 +145,7 @@ pub struct Features {
     pub sse_polling: bool,
     /// Task-augmented requests of the core protocol: `params.task`,
     /// `execution.taskSupport`, `tasks/*` (2025-11-25, experimental; RULES
-    /// V1). 2026-07-28 has tasks as an extension instead.
+    /// V1.1, V1.2). 2026-07-28 has tasks as an extension instead.
     pub task_augmentation: bool,
 }
 

@@ -529,12 +529,23 @@ fn client_call(
 }
 
 /// A request about the server's task `task_id` (`tasks/get`,
-/// `tasks/result`, `tasks/cancel`; RULES K14.3), waited for: its result, or
-/// an error marker.
+/// `tasks/result`, `tasks/cancel`, `tasks/update` with `responses`, the
+/// `inputResponses` JSON text, else `NULL`; RULES K14.3), waited for: its
+/// result, or an error marker.
 /// @noRd
 #[extendr]
-fn client_task(mut handle: ExternalPtr<ClientHandle>, method: &str, task_id: &str, timeout: f64) -> Robj {
-    match handle.conn.task_request(method, task_id, seconds(timeout), &mut watching()) {
+fn client_task(
+    mut handle: ExternalPtr<ClientHandle>,
+    method: &str,
+    task_id: &str,
+    responses: Nullable<String>,
+    timeout: f64,
+) -> Robj {
+    let responses = match &responses {
+        Nullable::NotNull(r) => Some(r.as_str()),
+        Nullable::Null => None,
+    };
+    match handle.conn.task_request(method, task_id, responses, seconds(timeout), &mut watching()) {
         Ok(v) => to_r(v),
         Err(e) => failure(&handle, &e, What::Method(method)),
     }

@@ -78,7 +78,7 @@ fn engine_serve(spec: Robj, version: &str, instructions: Robj, progress_interval
         let mut host = make_host(&spec)?;
         let mut server = Server::new(server_info(version, instructions), &mut host);
         // RULES V4.1: one client over stdio, so tasks/list is offered.
-        if let Some(t) = tasks::from_spec(&spec, true)? {
+        if let Some(t) = tasks::from_spec(&spec, true, None)? {
             server = server.with_tasks(t);
         }
         server.set_recorder(trace_context::recorder_from_process_env());
@@ -132,8 +132,10 @@ fn engine_serve_http(
             .options()?;
         let mut host = make_host(&spec)?;
         let mut server = Server::new(server_info(version, instructions), &mut host);
-        // RULES V4.1: tasks/list only where tokens tell clients apart.
-        if let Some(t) = tasks::from_spec(&spec, opts.token.is_some() || opts.tokens_file.is_some())? {
+        // RULES V4.1: tasks/list only where tokens tell clients apart;
+        // V4.4: task ids carry the replica name.
+        let list = opts.token.is_some() || opts.tokens_file.is_some();
+        if let Some(t) = tasks::from_spec(&spec, list, opts.replica.as_deref())? {
             server = server.with_tasks(t);
         }
         server.set_recorder(trace_context::recorder_from_process_env());

@@ -9,8 +9,11 @@ use std::time::Duration;
 
 /// The tasks of the server `spec` describes, or `None` when it has none.
 /// `list`: requestors are told apart (stdio, or HTTP with tokens), so
-/// `tasks/list` is offered (RULES V4.1).
-pub fn from_spec(spec: &Robj, list: bool) -> error::Result<Option<Tasks>> {
+/// `tasks/list` is offered (RULES V4.1). `replica`: the HTTP server's
+/// replica name, put in front of its task ids so that a proxy routes a
+/// task's requests to it, and telling its files from other replicas' in a
+/// shared task directory (RULES V4.4).
+pub fn from_spec(spec: &Robj, list: bool, replica: Option<&str>) -> error::Result<Option<Tasks>> {
     let Ok(l) = List::try_from(spec) else { return Ok(None) };
     let Some(t) = l.iter().find(|(k, _)| *k == "tasks").map(|(_, v)| v).filter(|v| !v.is_null()) else {
         return Ok(None);
@@ -37,9 +40,14 @@ pub fn from_spec(spec: &Robj, list: bool) -> error::Result<Option<Tasks>> {
             as usize,
         dir: m.get("dir").and_then(|r| r.as_str()).map(std::path::PathBuf::from),
         list,
+        prefix: replica.map(str::to_owned),
     };
     let dir = opts.dir.clone();
     Tasks::new(opts, support).map(Some).map_err(|e| {
+        // A replica name the engine refuses (R checked it already).
+        if e.kind() == std::io::ErrorKind::InvalidInput {
+            return Error::new(error::Kind::Argument, e.to_string());
+        }
         let at = dir.map(|d| d.display().to_string()).unwrap_or_default();
         Error::new(error::Kind::Argument, format!("the task directory {at} cannot be used: {e}"))
     })

@@ -23,8 +23,17 @@ plain <- tool(function(x) x + 1, name = "plain", description = "Add one.",
               arguments = list(x = type_number("The number.")))
 boom <- tool(function() stop("the model did not converge"), name = "boom", description = "Fail.",
              task = "optional")
+# Asks the user during the task (2026-07-28: the task is input_required
+# until tasks/update answers).
+greet <- tool(
+  function() {
+    a <- mcp_elicit("Your name?", type_object(name = type_string("Your name.")))
+    if (a$action != "accept") paste("no name:", a$action) else paste0("Hello, ", a$content$name, "!")
+  },
+  name = "greet", description = "Greet the user by name, asking it first.", task = "optional"
+)
 
 dir <- Sys.getenv("MCPLITE_TASK_DIR")
 workers <- as.integer(Sys.getenv("MCPLITE_TEST_WORKERS", "1"))
-mcp_server(list(fit, must, plain, boom), workers = workers,
+mcp_server(list(fit, must, plain, boom, greet), workers = workers,
            tasks = task_options(poll_interval = 0.05, dir = if (nzchar(dir)) dir))

@@ -59,7 +59,6 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 pub(crate) use crate::signals::spawn_masked;
-pub use tasks::{task_of, TaskAsk};
 use asks::is_input_required;
 pub use era::Era;
 pub(crate) use error::human_duration;
@@ -67,6 +66,7 @@ pub use error::{ClientError, ConnectError};
 pub use http_link::{HttpLink, HttpSpec, OpenUrlFn};
 pub use link::{Event, FailureContext, Link, Outgoing};
 pub use stdio_child::{StdioLink, StdioSpec};
+pub use tasks::{task_of, TaskAsk};
 pub use tools::shapes_arguments;
 use wire::{classify, error_parts, json_string, request_line, Kind, Member};
 

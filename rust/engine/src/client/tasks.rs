@@ -55,7 +55,8 @@ impl Connection {
 
     /// The client's capabilities with the extension (2026-07-28), JSON text.
     fn caps_with_tasks(&self) -> String {
-        let mut caps: Value = serde_json::from_str(&self.client_caps).unwrap_or_else(|_| Value::Object(Default::default()));
+        let mut caps: Value =
+            serde_json::from_str(&self.client_caps).unwrap_or_else(|_| Value::Object(Default::default()));
         if let Some(m) = caps.as_object_mut() {
             let ext = m.entry("extensions").or_insert_with(|| Value::Object(Default::default()));
             if let Some(e) = ext.as_object_mut() {
@@ -139,7 +140,14 @@ impl Connection {
         // progress (RULES V2.3).
         let want_progress = progress && !legacy_task;
         let meta = self.meta_for(want_progress.then_some(token.as_str()), modern_tasks);
-        let id = self.start_with("tools/call", Some(name), &members, &meta, std::time::Instant::now() + timeout, interrupted)?;
+        let id = self.start_with(
+            "tools/call",
+            Some(name),
+            &members,
+            &meta,
+            std::time::Instant::now() + timeout,
+            interrupted,
+        )?;
         if want_progress {
             self.pending.insert(id, Some(id));
         }
@@ -148,18 +156,23 @@ impl Connection {
     }
 
     /// A request about task `task_id` (`tasks/get`, `tasks/result`,
-    /// `tasks/cancel`), waited for: in 2026-07-28 with the extension
-    /// declared and `Mcp-Name` the task's id.
+    /// `tasks/cancel`, and `tasks/update` with `input_responses`, the
+    /// `inputResponses` object as JSON text), waited for: in 2026-07-28
+    /// with the extension declared and `Mcp-Name` the task's id.
     pub fn task_request(
         &mut self,
         method: &str,
         task_id: &str,
+        input_responses: Option<&str>,
         timeout: Duration,
         interrupted: &mut dyn FnMut() -> bool,
     ) -> Result<Value, ClientError> {
         self.check_open()?;
         let t = json_string(task_id);
-        let members: [Member; 1] = [("taskId", &t)];
+        let mut members: Vec<Member> = vec![("taskId", &t)];
+        if let Some(r) = input_responses {
+            members.push(("inputResponses", r));
+        }
         let meta = self.meta_for(None, true);
         let deadline = std::time::Instant::now() + timeout;
         let id = self.start_with(method, Some(task_id), &members, &meta, deadline, interrupted)?;

@@ -149,9 +149,13 @@ fn serve_inner(
                     |job: Job, h: &mut WorkerHost<'_>| run_job(server, (&out, &mailbox), &control, &broken, job, h);
                 let end = std::thread::scope(|drivers| {
                     pool.spawn_drivers(drivers, &jobs, &run);
-                    let pooled = Pooled { pool, calls, jobs: &jobs, broken: &broken };
+                    let pooled = Pooled { pool, calls: Arc::clone(&calls), jobs: &jobs, broken: &broken };
                     let end =
                         serve_loop(server, host, &mut session, &reader, (&out, &streams), opts, &control, Some(pooled));
+                    // RULES V2.4: the client is gone, and with it anyone who
+                    // could fetch a task's result: its calls stop now (the
+                    // tasks fail, saying so), not when they would end.
+                    calls.end_tasks(crate::tasks::STOPPED_TEXT);
                     // The queue closes with the loop: the drivers answer what is left, then return.
                     jobs.close();
                     pool.wake_drivers();
@@ -432,13 +436,16 @@ fn serve_loop(
                                 let reg = control.register_call(&p.calls, msg.id.as_deref().unwrap_or("null"), None);
                                 reg.state().set_task(Arc::clone(&task));
                                 let written = write_line_now(line, out, streams.mailbox);
+                                // Answered: a ping no longer waits behind it
+                                // (RULES C5 is about calls not yet answered).
+                                control.done(call);
                                 let job = Job {
                                     incoming,
                                     session: session.clone(),
                                     reg,
                                     _ticket: p.pool.reserve(),
                                     task: Some(task),
-                                    was_call: call,
+                                    was_call: false,
                                 };
                                 let _ = p.jobs.send(None, job);
                                 p.pool.job_sent();

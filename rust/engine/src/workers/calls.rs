@@ -152,6 +152,18 @@ impl Calls {
         any
     }
 
+    /// The calls that run as tasks, queued or running, stop: each task
+    /// fails first with `why` (RULES V2.4), then its call is cancelled.
+    pub fn end_tasks(&self, why: &str) {
+        let tasks: Vec<Arc<CallState>> = lock(&self.entries).iter().filter(|c| c.is_task()).cloned().collect();
+        for c in tasks {
+            if let Some(t) = c.task() {
+                t.finish_interrupted(why);
+            }
+            c.cancel();
+        }
+    }
+
     /// The progress of every call that has one and has not returned (for a
     /// transport's ticker).
     pub fn progresses(&self) -> Vec<Arc<Progress>> {
@@ -245,6 +257,17 @@ impl CallState {
         self.task.get().is_some()
     }
 
+    /// The call's task, if it runs as one.
+    pub fn task(&self) -> Option<&Arc<crate::tasks::Task>> {
+        self.task.get()
+    }
+
+    /// What the client of the call's task can be asked (RULES V2.3), when
+    /// the call runs as a task.
+    pub fn task_asks(&self) -> Option<crate::ask_state::Asks> {
+        self.task.get().map(|t| t.asks())
+    }
+
     /// The call's tool and the token that sent it, when the transport
     /// said ([`CallState::set_who`]).
     pub fn who(&self) -> (Option<&str>, Option<&str>) {
@@ -297,11 +320,20 @@ impl CallState {
     /// the call's progress (its stream) and session, until answered,
     /// cancelled or `timeout`.
     pub fn ask(&self, kind: AskKind, params: &str, timeout: Duration) -> Result<Value, AskError> {
-        let Some(progress) = self.progress() else { return Err(AskError::Unsupported(kind)) };
-        let params: Value = serde_json::from_str(params).map_err(|_| AskError::BadParams)?;
-        if !params.is_object() {
-            return Err(AskError::BadParams);
+        let parsed = || -> Result<Value, AskError> {
+            let params: Value = serde_json::from_str(params).map_err(|_| AskError::BadParams)?;
+            if !params.is_object() {
+                return Err(AskError::BadParams);
+            }
+            Ok(params)
+        };
+        // RULES V2.3: a task's question is the task's, answered with
+        // tasks/update.
+        if let Some(t) = self.task.get() {
+            return t.ask(kind, parsed()?, timeout, &|| self.is_cancelled());
         }
+        let Some(progress) = self.progress() else { return Err(AskError::Unsupported(kind)) };
+        let params = parsed()?;
         let wake = || self.waker.notify();
         asks::ask_on(&progress, self.scope.clone(), &wake, kind, params, timeout, &|| self.is_cancelled())
     }

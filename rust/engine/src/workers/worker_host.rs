@@ -150,7 +150,9 @@ impl Host for WorkerHost<'_> {
             // A task's reports are its status messages (RULES V2.2).
             progress: call.as_ref().is_some_and(|c| c.is_task() || c.progress().is_some_and(|p| p.token().is_some())),
             log: call.as_ref().and_then(|c| c.progress()).and_then(|p| p.log_level()),
-            asks: call.as_ref().and_then(|c| c.progress()).map_or(Asks::NONE, |p| p.asks()),
+            asks: call
+                .as_ref()
+                .map_or(Asks::NONE, |c| c.task_asks().unwrap_or_else(|| c.progress().map_or(Asks::NONE, |p| p.asks()))),
         };
         self.last = Some(WorkerRun {
             worker: (self.slot + 1) as u32,

@@ -377,7 +377,35 @@ fn v2_stdio_a_modern_task_inlines_its_result() {
     c.close();
 }
 
+fn v3_7_stdio_a_listener_hears_its_tasks_status() {
+    let mut c = Client::with_tasks(1, 4, all_tasks(100));
+    let meta = json!({"io.modelcontextprotocol/protocolVersion":"2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}});
+    c.send(&json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":300},"_meta":meta}}));
+    let id = c.recv()["result"]["taskId"].as_str().unwrap().to_owned();
+    let other = "0".repeat(32);
+    c.send(&json!({"jsonrpc":"2.0","id":"L","method":"subscriptions/listen",
+        "params":{"notifications":{"taskIds":[id, other]},"_meta":meta}}));
+    let ack = c.recv();
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged", "{ack}");
+    assert_eq!(ack["params"]["notifications"]["taskIds"], json!([id]), "only the tasks it can see");
+    let heard = c.recv();
+    assert_eq!(heard["method"], "notifications/tasks", "{heard}");
+    assert_eq!(heard["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], "L");
+    assert_eq!(heard["params"]["taskId"], id.as_str());
+    assert_eq!(heard["params"]["status"], "completed");
+    assert_eq!(heard["params"]["result"]["content"][0]["text"], "slept");
+    // Without the extension: -32021.
+    let bare =
+        json!({"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}});
+    c.send(&json!({"jsonrpc":"2.0","id":"M","method":"subscriptions/listen",
+        "params":{"notifications":{"taskIds":[id]},"_meta":bare}}));
+    assert_eq!(c.recv()["error"]["code"], -32021);
+    c.close();
+}
+
 tests![
+    v3_7_stdio_a_listener_hears_its_tasks_status,
     v2_stdio_a_legacy_task_is_answered_at_once_and_fetched_later,
     v2_stdio_required_forbidden_and_cancelled_tasks,
     v2_stdio_a_modern_task_inlines_its_result,

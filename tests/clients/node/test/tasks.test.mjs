@@ -164,7 +164,7 @@ async function legacyChecks(client, kind) {
 
   const { tools } = await client.listTools();
   const support = Object.fromEntries(tools.map(t => [t.name, t.execution?.taskSupport]));
-  assert.deepEqual(support, { fit: 'optional', must: 'required', plain: undefined, boom: 'optional' });
+  assert.deepEqual(support, { fit: 'optional', must: 'required', plain: undefined, boom: 'optional', greet: 'optional' });
 
   // A task-only tool called without `task`: method not found.
   await assert.rejects(client.callTool({ name: 'must', arguments: { x: 1 } }), e => e.code === -32601);
@@ -243,7 +243,7 @@ async function modernChecks(client) {
   // No taskSupport in this era's tool declarations: the server decides.
   const { tools } = await client.listTools();
   assert.deepEqual(tools.map(t => [t.name, t.execution]),
-    [['fit', undefined], ['must', undefined], ['plain', undefined], ['boom', undefined]]);
+    [['fit', undefined], ['must', undefined], ['plain', undefined], ['boom', undefined], ['greet', undefined]]);
 
   const session = taskSession(client, 'http', true);
   try {

@@ -354,12 +354,10 @@ pub(super) async fn call_tool(
                     return unavailable();
                 }
                 w.pool.job_sent();
-                let answer = Answer { line: Some(line), code: None, outcome: "ok" };
-                return if legacy { legacy_resp(answer) } else { answer_resp(answer) };
+                return era_resp(legacy, Answer { line: Some(line), code: None, outcome: "ok" });
             }
             Some(Err(line)) => {
-                let answer = Answer { line: Some(line), code: Some(INTERNAL_ERROR), outcome: "error" };
-                return if legacy { legacy_resp(answer) } else { answer_resp(answer) };
+                return era_resp(legacy, Answer { line: Some(line), code: Some(INTERNAL_ERROR), outcome: "error" })
             }
             None => {}
         }
@@ -462,6 +460,15 @@ pub(super) async fn call_tool(
             r.extensions_mut().insert(pending);
             r
         }
+    }
+}
+
+/// An answer made here, for a legacy session's request or a modern one.
+fn era_resp(legacy: bool, answer: Answer) -> Resp {
+    if legacy {
+        legacy_resp(answer)
+    } else {
+        answer_resp(answer)
     }
 }
 

@@ -215,7 +215,7 @@ impl Shared {
 
     /// `subscriptions/listen` (RULES U3.3): its stream, which starts with
     /// the acknowledgment; a refused request is answered as any other.
-    fn listen(&self, h: &HeaderMap, incoming: Incoming, via: Option<&Via>) -> Resp {
+    fn listen(&self, h: &HeaderMap, incoming: Incoming, via: Option<&Via>, owner: Option<&str>) -> Resp {
         if !sse::accepts_sse(h) {
             let id = match &incoming {
                 Incoming::Message(m) => m.id.clone(),
@@ -229,7 +229,7 @@ impl Shared {
                  text/event-stream",
             );
         }
-        let carrier = Carrier::NONE.with_via(via).streaming();
+        let carrier = Carrier::NONE.with_via(via).streaming().owned_by(owner);
         let mut reply = self.server.handle_parsed(&mut LegacyState::default(), incoming, &mut NoTools, &carrier);
         let Some(l) = reply.take_listen() else { return answer_resp(Answer::of(&mut reply)) };
         let ack = reply.take_line().unwrap_or_default();
@@ -527,8 +527,10 @@ async fn modern(sh: &Shared, h: &HeaderMap, incoming: Incoming, via: Option<Via>
     if msg.method == "tools/call" {
         return call_tool(sh, h, LegacyState::default(), incoming, None, via, caller).await;
     }
-    if msg.method == crate::subscriptions::LISTEN && sh.server.catalog().offers().resources {
-        return sh.listen(h, incoming, via.as_ref());
+    if msg.method == crate::subscriptions::LISTEN
+        && (sh.server.catalog().offers().resources || sh.server.tasks().is_some())
+    {
+        return sh.listen(h, incoming, via.as_ref(), caller.as_deref());
     }
     match sh.answer_or_wait(&mut LegacyState::default(), incoming, via.as_ref(), caller.as_deref()) {
         Ok(a) => answer_resp(a),
