@@ -101,6 +101,8 @@ pub struct TaskOptions {
     /// reads back at start) only the files of ids with its own prefix (or
     /// none, without one); the others' it reads, read-only, when asked.
     pub prefix: Option<String>,
+    /// The shortest time to live granted ([`MIN_TTL`]; tests shorten it).
+    pub min_ttl: Duration,
 }
 
 impl Default for TaskOptions {
@@ -113,6 +115,7 @@ impl Default for TaskOptions {
             dir: None,
             list: true,
             prefix: None,
+            min_ttl: MIN_TTL,
         }
     }
 }
@@ -181,6 +184,23 @@ impl State {
     }
 }
 
+/// The shortest time to live granted (RULES V4.2): a client asking for
+/// less gets this.
+pub const MIN_TTL: Duration = Duration::from_secs(60);
+
+/// The largest answer a task keeps (RULES V4.2): a larger one fails the
+/// task, saying so.
+pub const MAX_KEPT: usize = 16 << 20;
+
+/// The most task files read (the task directory is the server's own; a file
+/// larger than this is not a task it wrote).
+const MAX_FILE: u64 = (MAX_KEPT as u64) * 2 + (1 << 20);
+
+/// The most 2025-11-25 `tasks/result` requests waiting at once, in all and
+/// per owner (RULES V3.2); more are refused, saying to poll.
+pub const MAX_WAITS: usize = 256;
+pub const MAX_WAITS_PER_OWNER: usize = 32;
+
 /// The most questions of one task waiting for answers at once.
 const MAX_QUESTIONS: usize = 16;
 
@@ -209,6 +229,8 @@ pub struct Task {
     foreign: Option<Foreign>,
     /// Told when the status changes (RULES V3.7).
     changed: Option<Changed>,
+    /// Dropped from the store: its file is gone and is not written again.
+    forgotten: AtomicBool,
 }
 
 /// A task read from another replica's file in a shared task directory: a
@@ -244,8 +266,11 @@ impl Task {
         self.modern
     }
 
+    /// A finished task past its time to live. A task that has not ended is
+    /// kept while its call runs (RULES V4.2): dropping it would leave a
+    /// call nobody can stop, and a store that no longer counts it.
     fn expired(&self, now: SystemTime) -> bool {
-        now.duration_since(self.created).is_ok_and(|age| age > self.ttl)
+        self.status().is_terminal() && now.duration_since(self.created).is_ok_and(|age| age > self.ttl)
     }
 
     /// Another replica's task: read its file again (unless it was read
@@ -260,7 +285,7 @@ impl Task {
             }
             *at = Instant::now();
         }
-        match std::fs::read(&f.path).ok().and_then(|b| Record::parse(&b)) {
+        match read_task_file(&f.path).and_then(|b| Record::parse(&b)) {
             Some(r) if r.id == self.id => *lock(&self.state) = r.state,
             _ => f.gone.store(true, Ordering::Relaxed),
         }
@@ -383,6 +408,14 @@ impl Task {
     /// The call answered `result` (a result object; `tool_error` when it is
     /// a tool error). A cancelled task stays cancelled.
     pub fn finish_result(&self, result: &[u8], tool_error: bool) {
+        if result.len() > MAX_KEPT {
+            let why = format!(
+                "The tool's result ({} bytes) is larger than a task keeps ({MAX_KEPT} bytes); return less, or write \
+                 it to a file or a resource and return its name.",
+                result.len()
+            );
+            return self.finish_error(INTERNAL_ERROR, &why);
+        }
         let text = String::from_utf8_lossy(result).into_owned();
         let (status, message) = match (tool_error, self.modern) {
             // 2025-11-25: a tool error fails the task; 2026-07-28 completes
@@ -530,6 +563,9 @@ impl Task {
     /// Kept in the task directory, when there is one (written whole, then
     /// renamed, so a reader never sees half a file).
     fn save(&self) {
+        if self.forgotten.load(Ordering::SeqCst) {
+            return;
+        }
         let Some(path) = &self.file else { return };
         let s = lock(&self.state);
         let record = serde_json::json!({
@@ -556,12 +592,64 @@ impl Task {
 pub struct Waiting {
     pub task: Arc<Task>,
     pub id: String,
+    /// Its place among the waits ([`MAX_WAITS`]), given back when it goes.
+    _slot: WaitSlot,
+}
+
+/// The `tasks/result` requests waiting, in all and per owner.
+#[derive(Default)]
+struct WaitCount {
+    all: usize,
+    by_owner: HashMap<Option<String>, usize>,
+}
+
+/// A place among the waiting `tasks/result` requests.
+struct WaitSlot {
+    count: Arc<Mutex<WaitCount>>,
+    owner: Option<String>,
+}
+
+impl WaitSlot {
+    /// A place for `owner`, if there is one left.
+    fn take(count: &Arc<Mutex<WaitCount>>, owner: Option<&str>) -> Option<WaitSlot> {
+        let mut c = lock(count);
+        let key = owner.map(str::to_owned);
+        let mine = c.by_owner.get(&key).copied().unwrap_or(0);
+        if c.all >= MAX_WAITS || mine >= MAX_WAITS_PER_OWNER {
+            return None;
+        }
+        c.all += 1;
+        c.by_owner.insert(key.clone(), mine + 1);
+        Some(WaitSlot { count: Arc::clone(count), owner: key })
+    }
+}
+
+impl Drop for WaitSlot {
+    fn drop(&mut self) {
+        let mut c = lock(&self.count);
+        c.all -= 1;
+        if let Some(n) = c.by_owner.get_mut(&self.owner) {
+            *n -= 1;
+            if *n == 0 {
+                c.by_owner.remove(&self.owner);
+            }
+        }
+    }
 }
 
 impl Waiting {
     /// Done waiting? (Another replica's task is read again from its file.)
     pub fn ready(&self) -> bool {
         self.task.refresh();
+        let outlived = self.task.foreign.is_some()
+            && SystemTime::now().duration_since(self.task.created).is_ok_and(|age| age > self.task.ttl);
+        if outlived {
+            // Another replica's task past its time to live (its replica may
+            // be gone): no longer waited for.
+            if let Some(f) = &self.task.foreign {
+                f.gone.store(true, Ordering::Relaxed);
+            }
+        }
         self.task.status().is_terminal() || self.task.is_gone()
     }
 
@@ -622,9 +710,11 @@ pub struct Tasks {
     opts: TaskOptions,
     /// Per tool (the server's order).
     support: Vec<Support>,
-    map: Mutex<HashMap<String, Arc<Task>>>,
+    map: Arc<Mutex<HashMap<String, Arc<Task>>>>,
     /// Told when a task's status changes (RULES V3.7); given to each task.
     changed: std::sync::OnceLock<Changed>,
+    /// The waiting `tasks/result` requests (RULES V3.2).
+    waits: Arc<Mutex<WaitCount>>,
 }
 
 /// What is told of a task whose status changed.
@@ -650,11 +740,25 @@ impl Tasks {
                 format!("the replica name must be 1 to 32 ASCII letters, digits, \"_\" or \"-\", not {p:?}"),
             ));
         }
-        let tasks = Tasks { opts, support, map: Mutex::new(HashMap::new()), changed: std::sync::OnceLock::new() };
+        let tasks = Tasks {
+            opts,
+            support,
+            map: Arc::new(Mutex::new(HashMap::new())),
+            changed: std::sync::OnceLock::new(),
+            waits: Arc::new(Mutex::new(WaitCount::default())),
+        };
         if let Some(dir) = tasks.opts.dir.clone() {
             create_private_dir(&dir)?;
             tasks.load(&dir)?;
         }
+        // RULES V4.2: a finished task's result, in memory and on disk, is
+        // dropped soon after its time to live, also on a server nobody asks.
+        let weak = Arc::downgrade(&tasks.map);
+        crate::signals::spawn_masked("mcplite-tasks", move || loop {
+            std::thread::sleep(SWEEP_EVERY);
+            let Some(map) = weak.upgrade() else { return };
+            sweep(&map);
+        })?;
         Ok(tasks)
     }
 
@@ -723,7 +827,8 @@ impl Tasks {
         ttl_ms: Option<u64>,
         asks: Asks,
     ) -> Result<Arc<Task>, Refusal> {
-        let ttl = ttl_ms.map_or(self.opts.ttl, Duration::from_millis).min(self.opts.max_ttl);
+        let floor = self.opts.min_ttl;
+        let ttl = ttl_ms.map_or(self.opts.ttl, Duration::from_millis).clamp(floor, self.opts.max_ttl.max(floor));
         let id = new_id(self.opts.prefix.as_deref())
             .map_err(|_| (INTERNAL_ERROR, "no task id: the operating system's random source failed".into()))?;
         let now = SystemTime::now();
@@ -742,6 +847,7 @@ impl Tasks {
             cancel: Mutex::new(None),
             foreign: None,
             changed: self.changed.get().cloned(),
+            forgotten: AtomicBool::new(false),
         });
         {
             let mut map = lock(&self.map);
@@ -813,7 +919,7 @@ impl Tasks {
         }
         // `id` is letters, digits, "_", "-" and one ".": a file name in `dir`.
         let path = dir.join(format!("{id}.json"));
-        let r = Record::parse(&std::fs::read(&path).ok()?)?;
+        let r = Record::parse(&read_task_file(&path)?)?;
         (r.id == id).then(|| {
             let foreign = Foreign { path, gone: AtomicBool::new(false), read_at: Mutex::new(Instant::now()) };
             Arc::new(r.into_task(None, Some(foreign), self.opts.poll_interval))
@@ -823,6 +929,8 @@ impl Tasks {
     /// The detail of `-32602` for task `id` that is not found.
     fn not_found(&self, id: &str) -> String {
         let mine = self.opts.prefix.as_deref();
+        let shown: String = id.chars().take(80).collect();
+        let id = shown.as_str();
         match split_id(id) {
             Some((Some(p), _)) if Some(p) != mine => format!(
                 "no task {id:?} (unknown, expired, or not yours; its id names replica {p}, and this is {}: send \
@@ -888,7 +996,21 @@ impl Tasks {
         match method {
             "tasks/get" => Ok(Ok(line(&task.members_text(true, "")))),
             "tasks/result" if !v.is_modern() => {
-                let waiting = Waiting { task, id: id.to_owned() };
+                task.refresh();
+                if task.status().is_terminal() {
+                    return Ok(Ok(result_line(id, &task)));
+                }
+                // RULES V3.2: the waits are bounded.
+                let Some(slot) = WaitSlot::take(&self.waits, owner) else {
+                    return Err((
+                        INTERNAL_ERROR,
+                        format!(
+                            "too many tasks/result requests are waiting (at most {MAX_WAITS}, {MAX_WAITS_PER_OWNER} \
+                             per client); poll the task with tasks/get instead"
+                        ),
+                    ));
+                };
+                let waiting = Waiting { task, id: id.to_owned(), _slot: slot };
                 if waiting.ready() {
                     Ok(Ok(waiting.line()))
                 } else {
@@ -942,7 +1064,12 @@ impl Tasks {
         };
         let now = SystemTime::now();
         let mut mine: Vec<Arc<Task>> =
-            lock(&self.map).values().filter(|t| t.owner.as_deref() == owner && !t.expired(now)).cloned().collect();
+            // 2025-11-25 only: the era of tasks/list (RULES V3.3, V3.6).
+            lock(&self.map)
+                .values()
+                .filter(|t| t.owner.as_deref() == owner && !t.modern && !t.expired(now))
+                .cloned()
+                .collect();
         mine.sort_by(|a, b| b.created.cmp(&a.created).then_with(|| a.id.cmp(&b.id)));
         if start > mine.len() {
             return Err((INVALID_PARAMS, "invalid cursor".into()));
@@ -991,8 +1118,7 @@ impl Tasks {
             if split_id(stem).is_some_and(|(p, _)| p != mine) {
                 continue;
             }
-            let Some(task) = std::fs::read(&path)
-                .ok()
+            let Some(task) = read_task_file(&path)
                 .and_then(|b| Record::parse(&b))
                 .filter(|r| r.id == stem)
                 .map(|r| Arc::new(r.into_task(Some(path.clone()), None, self.opts.poll_interval)))
@@ -1000,13 +1126,13 @@ impl Tasks {
                 eprintln!("mcplite: task directory: {} is not a task; left alone", path.display());
                 continue;
             };
+            if !task.status().is_terminal() {
+                // It was running when the server stopped.
+                task.finish_interrupted(STOPPED_TEXT);
+            }
             if task.expired(now) || map.len() >= self.opts.max_tasks {
                 forget(&task);
                 continue;
-            }
-            if task.status() == Status::Working {
-                // It was running when the server stopped.
-                task.finish_interrupted(STOPPED_TEXT);
             }
             map.insert(task.id.clone(), task);
         }
@@ -1032,7 +1158,11 @@ impl Record {
         let id = r.get("taskId")?.as_str()?.to_owned();
         split_id(&id)?;
         let at = |k: &str| r.get(k).and_then(Value::as_u64).map(|ms| UNIX_EPOCH + Duration::from_millis(ms));
-        let answer = match (r.get("result").and_then(Value::as_str), r.get("error").and_then(Value::as_str)) {
+        // What goes into an answer as it is must be a JSON object.
+        let object = |k: &str| {
+            r.get(k).and_then(Value::as_str).filter(|t| serde_json::from_str::<Value>(t).is_ok_and(|v| v.is_object()))
+        };
+        let answer = match (object("result"), object("error")) {
             (Some(res), _) => Some(Answer::Result(res.to_owned())),
             (None, Some(e)) => Some(Answer::Error(e.to_owned())),
             _ => None,
@@ -1070,6 +1200,7 @@ impl Record {
             file,
             foreign,
             changed: None,
+            forgotten: AtomicBool::new(false),
         }
     }
 }
@@ -1127,10 +1258,45 @@ fn server_meta_value(server_meta: &str) -> Value {
     serde_json::json!({ crate::version::META_SERVER_INFO: info })
 }
 
+/// How often expired tasks are looked for.
+const SWEEP_EVERY: Duration = Duration::from_secs(10);
+
+/// Drop the expired tasks of `map`.
+fn sweep(map: &Mutex<HashMap<String, Arc<Task>>>) {
+    let now = SystemTime::now();
+    let expired: Vec<Arc<Task>> = {
+        let mut m = lock(map);
+        let ids: Vec<String> = m.values().filter(|t| t.expired(now)).map(|t| t.id.clone()).collect();
+        ids.iter().filter_map(|id| m.remove(id)).collect()
+    };
+    for t in expired {
+        forget(&t);
+    }
+}
+
 fn forget(task: &Task) {
+    task.forgotten.store(true, Ordering::SeqCst);
     if let Some(f) = &task.file {
         let _ = std::fs::remove_file(f);
     }
+}
+
+/// A task file's bytes: a regular file (a link is not followed) no larger
+/// than [`MAX_FILE`]; `None` otherwise.
+fn read_task_file(path: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let mut o = std::fs::OpenOptions::new();
+    o.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut o, libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    let f = o.open(path).ok()?;
+    let meta = f.metadata().ok()?;
+    if !meta.is_file() || meta.len() > MAX_FILE {
+        return None;
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    f.take(MAX_FILE).read_to_end(&mut bytes).ok()?;
+    Some(bytes)
 }
 
 /// 128 bits from the operating system, as 32 hex digits, after
@@ -1214,7 +1380,10 @@ fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let mut o = std::fs::OpenOptions::new();
     o.write(true).create(true).truncate(true);
     #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
+    {
+        std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
+        std::os::unix::fs::OpenOptionsExt::custom_flags(&mut o, libc::O_NOFOLLOW);
+    }
     let mut f = o.open(&tmp)?;
     f.write_all(bytes)?;
     f.sync_data()?;
@@ -1298,6 +1467,75 @@ mod tests {
         assert_eq!(v["result"]["resultType"], "complete");
         assert_eq!(v["result"]["result"]["content"][0]["text"], "ok");
         assert_eq!(v["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "s");
+    }
+
+    /// Review of issue 46: a client's ttl of 0 must not drop a task whose
+    /// call runs (the store would stop counting it), a dropped task's file
+    /// is not written again, and what a task keeps is bounded.
+    #[test]
+    fn v4_2_running_tasks_stay_counted_and_kept_answers_are_bounded() {
+        let dir = std::env::temp_dir().join(format!("mcplite-tasks-{}", new_id(None).unwrap()));
+        let opts = TaskOptions { max_tasks: 2, dir: Some(dir.clone()), ..TaskOptions::default() };
+        let t = Tasks::new(opts, vec![Support::Optional]).unwrap();
+        let a = t.create(None, false, Some(0), Asks::NONE).unwrap();
+        assert_eq!(a.ttl, MIN_TTL, "a ttl under the floor gets the floor");
+        let _b = t.create(None, false, Some(0), Asks::NONE).unwrap();
+        assert_eq!(t.create(None, false, Some(0), Asks::NONE).unwrap_err().0, INTERNAL_ERROR, "both still run");
+        assert!(t.find(&a.id, None).is_some());
+        // Too large an answer fails the task instead of being kept.
+        a.finish_result(&vec![b' '; MAX_KEPT + 1], false);
+        assert_eq!(a.status(), Status::Failed);
+        assert!(a.object(true)["statusMessage"].as_str().unwrap().contains("larger than a task keeps"));
+        // Dropped (here: made room for), its file goes and stays gone.
+        let c = t.create(None, false, None, Asks::NONE).unwrap();
+        let a_file = dir.join(format!("{}.json", a.id));
+        assert!(!a_file.exists());
+        a.finish_result(b"{}", false);
+        assert!(!a_file.exists(), "a dropped task's file is not written again");
+        assert!(dir.join(format!("{}.json", c.id)).exists());
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn v3_2_waiting_results_are_bounded_per_owner() {
+        let t = tasks(100);
+        let task = t.create(Some("k"), false, None, Asks::NONE).unwrap();
+        let p = serde_json::json!({ "taskId": task.id });
+        let v = Version::V2025_11_25;
+        let mut held = Vec::new();
+        for _ in 0..MAX_WAITS_PER_OWNER {
+            let Ok(Err(w)) = t.answer("1", "tasks/result", Some(&p), v, Some("k"), "{}") else { panic!() };
+            held.push(w);
+        }
+        let Err(e) = t.answer("1", "tasks/result", Some(&p), v, Some("k"), "{}") else { panic!("not refused") };
+        assert!(e.1.contains("poll the task with tasks/get"), "{}", e.1);
+        held.pop();
+        assert!(matches!(t.answer("1", "tasks/result", Some(&p), v, Some("k"), "{}"), Ok(Err(_))), "a place again");
+    }
+
+    #[test]
+    fn v3_3_tasks_list_lists_its_own_eras_tasks() {
+        let t = tasks(10);
+        let legacy = t.create(None, false, None, Asks::NONE).unwrap();
+        let modern = t.create(None, true, None, Asks::NONE).unwrap();
+        let Ok(Ok(line)) = t.answer("1", "tasks/list", None, Version::V2025_11_25, None, "{}") else { panic!() };
+        let line = String::from_utf8(line).unwrap();
+        assert!(line.contains(&legacy.id) && !line.contains(&modern.id), "{line}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn v4_3_task_files_are_regular_files_of_bounded_size() {
+        let dir = std::env::temp_dir().join(format!("mcplite-tasks-{}", new_id(None).unwrap()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let real = dir.join("real.json");
+        std::fs::write(&real, "{}").unwrap();
+        let link = dir.join("link.json");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        assert!(read_task_file(&real).is_some());
+        assert!(read_task_file(&link).is_none(), "a link is not followed");
+        assert!(read_task_file(Path::new("/dev/zero")).is_none(), "not a regular file");
+        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]
@@ -1399,6 +1637,7 @@ mod tests {
             dir: Some(dir.to_owned()),
             prefix: prefix.map(str::to_owned),
             poll_interval: Duration::from_millis(50),
+            min_ttl: Duration::from_millis(1),
             ..TaskOptions::default()
         };
         Tasks::new(opts, vec![Support::Optional]).unwrap()
@@ -1540,6 +1779,7 @@ mod tests {
         // An expired task of another replica is not found, and its file is
         // left to its replica.
         let short = a.create(None, true, Some(1), Asks::NONE).unwrap();
+        short.finish_result(b"{}", false);
         std::thread::sleep(Duration::from_millis(20));
         assert!(b.find(&short.id, None).is_none());
         assert!(dir.join(format!("{}.json", short.id)).is_file());

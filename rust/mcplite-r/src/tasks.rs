@@ -41,6 +41,7 @@ pub fn from_spec(spec: &Robj, list: bool, replica: Option<&str>) -> error::Resul
         dir: m.get("dir").and_then(|r| r.as_str()).map(std::path::PathBuf::from),
         list,
         prefix: replica.map(str::to_owned),
+        ..TaskOptions::default()
     };
     let dir = opts.dir.clone();
     Tasks::new(opts, support).map(Some).map_err(|e| {

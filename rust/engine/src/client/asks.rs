@@ -116,7 +116,15 @@ impl Connection {
         if let Some(s) = &state {
             members.push(("requestState", s.as_str()));
         }
-        let new = self.start(again.method, Some(&again.name), &members, again.progress, again.timeout, interrupted)?;
+        let new = self.start_maybe_tasks(
+            again.method,
+            &again.name,
+            &members,
+            again.progress,
+            again.timeout,
+            again.tasks,
+            interrupted,
+        )?;
         self.alias.insert(id, new);
         Ok(())
     }

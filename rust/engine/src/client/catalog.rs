@@ -74,7 +74,7 @@ impl Connection {
     ) -> Result<u64, ClientError> {
         let wire: Vec<Member> = members.iter().map(|(k, v)| (*k, v.as_str())).collect();
         let id = self.start(method, Some(name), &wire, false, timeout, interrupted)?;
-        let again = Again { method, name: name.to_string(), members, progress: false, timeout };
+        let again = Again { method, name: name.to_string(), members, progress: false, timeout, tasks: false };
         self.may_ask(id, again);
         Ok(id)
     }

@@ -267,6 +267,9 @@ struct Again {
     members: Vec<(&'static str, String)>,
     progress: bool,
     timeout: Duration,
+    /// A 2026-07-28 call that declared the tasks extension (RULES K14.1):
+    /// sent again with it.
+    tasks: bool,
 }
 
 /// A tool call as sent, kept to send it again (RULES K4.3).
@@ -276,6 +279,8 @@ struct Resend {
     arguments: String,
     progress: bool,
     timeout: Duration,
+    /// Sent with the tasks extension (RULES K14.1).
+    tasks: bool,
 }
 
 impl Connection {
@@ -557,7 +562,7 @@ impl Connection {
         self.rejected.clear();
         let n = json_string(&call.name);
         let members = [("name", n.as_str()), ("arguments", call.arguments.as_str())];
-        self.start("tools/call", Some(&call.name), &members, call.progress, call.timeout, interrupted)
+        self.start_maybe_tasks("tools/call", &call.name, &members, call.progress, call.timeout, call.tasks, interrupted)
     }
 
     /// [`Connection::poll`] for one request id on the wire.

@@ -124,34 +124,51 @@ impl Connection {
         ask: TaskAsk,
         interrupted: &mut dyn FnMut() -> bool,
     ) -> Result<u64, ClientError> {
-        let modern_tasks = self.era == Era::Modern && ask != TaskAsk::Never;
+        // Declared only to a server that offers the extension.
+        let modern_tasks = self.era == Era::Modern && ask != TaskAsk::Never && self.server_tasks();
         let legacy_task = self.asks_for_task(name, ask, timeout, interrupted)?;
         if !modern_tasks && !legacy_task {
             return self.start_call(name, arguments, progress, timeout, interrupted);
         }
-        self.check_open()?;
         let n = json_string(name);
         let mut members: Vec<Member> = vec![("name", &n), ("arguments", arguments)];
         if legacy_task {
             members.push(("task", "{}"));
         }
-        let token = self.next_id.to_string();
         // No progress notifications for a task: its status message is the
         // progress (RULES V2.3).
         let want_progress = progress && !legacy_task;
-        let meta = self.meta_for(want_progress.then_some(token.as_str()), modern_tasks);
-        let id = self.start_with(
-            "tools/call",
-            Some(name),
-            &members,
-            &meta,
-            std::time::Instant::now() + timeout,
-            interrupted,
-        )?;
-        if want_progress {
+        let id =
+            self.start_maybe_tasks("tools/call", name, &members, want_progress, timeout, modern_tasks, interrupted)?;
+        self.remember_call(id, name, arguments, want_progress, timeout, (modern_tasks, legacy_task));
+        self.expect_task.insert(id);
+        Ok(id)
+    }
+
+    /// Send a request (as [`Connection::start`]), in 2026-07-28 declaring
+    /// the tasks extension when `tasks`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn start_maybe_tasks(
+        &mut self,
+        method: &str,
+        name: &str,
+        members: &[Member],
+        progress: bool,
+        timeout: Duration,
+        tasks: bool,
+        interrupted: &mut dyn FnMut() -> bool,
+    ) -> Result<u64, ClientError> {
+        if !tasks || self.era != Era::Modern {
+            return self.start(method, Some(name), members, progress, timeout, interrupted);
+        }
+        self.check_open()?;
+        let token = self.next_id.to_string();
+        let meta = self.meta_for(progress.then_some(token.as_str()), true);
+        let id =
+            self.start_with(method, Some(name), members, &meta, std::time::Instant::now() + timeout, interrupted)?;
+        if progress {
             self.pending.insert(id, Some(id));
         }
-        self.expect_task.insert(id);
         Ok(id)
     }
 

@@ -1049,3 +1049,66 @@ fn schemas_that_shape_arguments() {
     assert!(shapes(json!({"type": "object", "additionalProperties": {"type": "array"}})));
     assert!(!shapes(json!({"type": "object", "additionalProperties": true})));
 }
+
+/// RULES K14.1, K14.2: a 2026-07-28 call that may become a task declares the
+/// extension, also when it is sent again with answers (review of issue 46:
+/// the retry dropped it); a task's handle is its answer only where the call
+/// allowed one; requests about the task carry its id in `Mcp-Name`.
+#[test]
+fn calls_that_may_become_tasks_declare_the_extension_every_time() {
+    let mut calls = 0;
+    let (link, f) = fake(move |v| {
+        let id = &v["id"];
+        let ext = &v["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"]["extensions"]
+            ["io.modelcontextprotocol/tasks"];
+        match method(v) {
+            "server/discover" => {
+                let mut d = discover_result();
+                d["capabilities"]["extensions"] = json!({"io.modelcontextprotocol/tasks": {}});
+                vec![result(id, d)]
+            }
+            "tools/call" if v["params"]["name"] == "plain" => {
+                vec![result(id, json!({"resultType": "task", "taskId": "t1", "status": "working"}))]
+            }
+            "tools/call" => {
+                calls += 1;
+                assert!(ext.is_object(), "the extension is declared: {v}");
+                if calls == 1 {
+                    vec![result(
+                        id,
+                        json!({"resultType": "input_required", "requestState": "s1",
+                        "inputRequests": {"k": {"method": "elicitation/create", "params": {"message": "Ok?"}}}}),
+                    )]
+                } else {
+                    vec![result(
+                        id,
+                        json!({"resultType": "task", "taskId": "t2", "status": "working",
+                        "createdAt": "x", "lastUpdatedAt": "x", "ttlMs": 60000}),
+                    )]
+                }
+            }
+            "tasks/get" => {
+                assert!(ext.is_object());
+                vec![result(
+                    id,
+                    json!({"resultType": "complete", "taskId": v["params"]["taskId"], "status": "completed"}),
+                )]
+            }
+            _ => vec![],
+        }
+    });
+    let mut c = Connection::establish(link, &asking_opts(), &mut never()).unwrap();
+    let id = c.start_call_as("t", "{}", false, Duration::from_secs(1), TaskAsk::Auto, &mut never()).unwrap();
+    let Poll::Input(_) = next_poll(&mut c, id) else { panic!("no input_required") };
+    c.retry(id, r#"{"k":{"action":"accept","content":{}}}"#, &mut never()).unwrap();
+    let Poll::Done(done) = next_poll(&mut c, id) else { panic!("not done") };
+    let handle = done.unwrap();
+    assert_eq!(task_of(&handle).unwrap()["taskId"], "t2");
+    let got = c.task_request("tasks/get", "t2", None, Duration::from_secs(1), &mut never()).unwrap();
+    assert_eq!(got["status"], "completed");
+    let sent = f.sent.lock().unwrap().clone();
+    assert!(sent.iter().any(|v| method(v) == "tasks/get" && v["params"]["taskId"] == "t2"));
+    // A call that did not allow a task: its handle is a protocol error.
+    let e = c.call_tool("plain", "{}", Duration::from_secs(1), &mut never()).unwrap_err();
+    assert!(e.to_string().contains("did not allow"), "{e}");
+}

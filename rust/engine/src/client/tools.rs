@@ -122,24 +122,37 @@ impl Connection {
             timeout,
             interrupted,
         )?;
-        // Kept only when it may be sent again (no copy of the arguments
-        // otherwise).
+        self.remember_call(id, name, arguments, progress, timeout, (false, false));
+        Ok(id)
+    }
+
+    /// Keep a call just sent (`id`) where it may be sent again: after a
+    /// HeaderMismatch (RULES K4.3) or with answers (K12.3); `tasks`: it
+    /// declared the tasks extension, and (2025-11-25) asked for a task
+    /// (K14.1). No copy of the arguments otherwise.
+    pub(super) fn remember_call(
+        &mut self,
+        id: u64,
+        name: &str,
+        arguments: &str,
+        progress: bool,
+        timeout: Duration,
+        (tasks, legacy_task): (bool, bool),
+    ) {
+        let n = json_string(name);
         let header_resend = self.era == Era::Modern && self.link.mirrors_params();
         if header_resend || self.answers_any() {
-            let call = Resend { name: name.to_string(), arguments: arguments.to_string(), progress, timeout };
-            let again = Again {
-                method: "tools/call",
-                name: name.to_string(),
-                members: vec![("name", n.clone()), ("arguments", arguments.to_string())],
-                progress,
-                timeout,
-            };
+            let call = Resend { name: name.to_string(), arguments: arguments.to_string(), progress, timeout, tasks };
+            let mut members = vec![("name", n), ("arguments", arguments.to_string())];
+            if legacy_task {
+                members.push(("task", "{}".to_string()));
+            }
+            let again = Again { method: "tools/call", name: name.to_string(), members, progress, timeout, tasks };
             if header_resend {
                 self.resend.insert(id, call);
             }
             self.may_ask(id, again);
         }
-        Ok(id)
     }
 
     /// Call a tool and wait for its result.

@@ -439,15 +439,18 @@ fn serve_loop(
                                 // Answered: a ping no longer waits behind it
                                 // (RULES C5 is about calls not yet answered).
                                 control.done(call);
+                                // RULES V2.1: no place in the queue of calls
+                                // (the store bounds tasks), and a lane of
+                                // their own, so calls take turns with them.
                                 let job = Job {
                                     incoming,
                                     session: session.clone(),
                                     reg,
-                                    _ticket: p.pool.reserve(),
+                                    _ticket: None,
                                     task: Some(task),
                                     was_call: false,
                                 };
-                                let _ = p.jobs.send(None, job);
+                                let _ = p.jobs.send(Some(Arc::from(TASK_LANE)), job);
                                 p.pool.job_sent();
                                 if let Err(e) = written {
                                     return write_failed(&e);
@@ -530,6 +533,10 @@ fn serve_loop(
         }
     }
 }
+
+/// The lane of the queue that tasks' calls wait in (RULES V2.1): calls
+/// take turns with them.
+const TASK_LANE: &str = "\u{0}tasks";
 
 /// How often waiting `tasks/result` requests are looked at while idle.
 const WAIT_POLL: std::time::Duration = std::time::Duration::from_millis(10);

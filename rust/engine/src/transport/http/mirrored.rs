@@ -1,7 +1,8 @@
 //! The mirrored headers of a modern request (RULES H2.1, 2026-07-28):
 //! `MCP-Protocol-Version` equal to the body's claim, `Mcp-Method` equal to
-//! `method`, `Mcp-Name` equal to the name of `tools/call` and `prompts/get`
-//! and to the URI of `resources/read` (plain or `=?base64?…?=`). One missing
+//! `method`, `Mcp-Name` equal to the name of `tools/call` and `prompts/get`,
+//! to the URI of `resources/read` and to the `taskId` of `tasks/get`,
+//! `tasks/update` and `tasks/cancel` (plain or `=?base64?…?=`). One missing
 //! or different is `400` with `-32020`.
 
 use base64::Engine as _;
@@ -63,10 +64,11 @@ pub(super) fn check(h: &HeaderMap, msg: &Message, body: Era<'_>) -> Result<(), S
         Some(_) => {}
     }
     // The value Mcp-Name mirrors: a tool's or a prompt's name, a resource's
-    // URI.
+    // URI, a task's id (RULES V4.4: proxies route tasks by it).
     let source = match msg.method.as_str() {
         "tools/call" | "prompts/get" => Some("name"),
         "resources/read" => Some("uri"),
+        "tasks/get" | "tasks/update" | "tasks/cancel" => Some("taskId"),
         _ => None,
     };
     if let Some(source) = source {
@@ -96,7 +98,8 @@ mod tests {
         assert_eq!(decode_mirrored("=?base64?***?="), None);
     }
 
-    /// RULES H2.1: Mcp-Name mirrors a prompt's name and a resource's URI.
+    /// RULES H2.1: Mcp-Name mirrors a prompt's name, a resource's URI and a
+    /// task's id.
     #[test]
     fn names_of_prompts_and_uris_of_resources() {
         use crate::message::{parse_line, Incoming};
@@ -104,6 +107,10 @@ mod tests {
         let cases = [
             ("prompts/get", format!(r#"{{"name":"review",{meta}}}"#), "review"),
             ("resources/read", format!(r#"{{"uri":"data://iris",{meta}}}"#), "data://iris"),
+            // RULES V4.4: proxies route a task's requests by it.
+            ("tasks/get", format!(r#"{{"taskId":"r1.0a",{meta}}}"#), "r1.0a"),
+            ("tasks/update", format!(r#"{{"taskId":"r1.0a",{meta}}}"#), "r1.0a"),
+            ("tasks/cancel", format!(r#"{{"taskId":"r1.0a",{meta}}}"#), "r1.0a"),
         ];
         for (method, params, name) in cases {
             let line = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{params}}}"#);

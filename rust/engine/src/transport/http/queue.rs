@@ -338,7 +338,10 @@ pub(super) async fn call_tool(
                 let queued =
                     Arc::new(Queued { no, scope: format!("task:{}", task.id), id, cancelled: AtomicBool::new(false) });
                 let (reply_tx, _) = tokio::sync::oneshot::channel();
-                let pooled = Some((reg, w.pool.reserve()));
+                // RULES V2.1: no place in the queue of calls (the store
+                // bounds tasks), and a lane of their own per token, so its
+                // calls take turns with its tasks.
+                let pooled = Some((reg, None));
                 let job = Job {
                     incoming,
                     session,
@@ -350,7 +353,8 @@ pub(super) async fn call_tool(
                     task: Some(task),
                     caller: caller.clone(),
                 };
-                if calls.jobs.send(caller, job).is_err() {
+                let lane: Arc<str> = Arc::from(format!("{}\u{0}tasks", caller.as_deref().unwrap_or("")).as_str());
+                if calls.jobs.send(Some(lane), job).is_err() {
                     return unavailable();
                 }
                 w.pool.job_sent();

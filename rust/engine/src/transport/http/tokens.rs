@@ -72,6 +72,8 @@ pub(super) struct Tokens {
 }
 
 struct TokensFile {
+    /// There is a single token too: no line may take its name.
+    with_single: bool,
     path: PathBuf,
     state: Mutex<FileState>,
 }
@@ -400,6 +402,7 @@ impl Tokens {
                     )));
                 }
                 Some(TokensFile {
+                    with_single: single.is_some(),
                     path: path.clone(),
                     state: Mutex::new(FileState { stamp: st, tokens: Ok(Arc::new(tokens)) }),
                 })
@@ -481,6 +484,23 @@ impl TokensFile {
             let last = st.tokens.as_ref().ok().cloned();
             st.tokens = read_file(&self.path)
                 .and_then(|r| after_reload(&self.path, r, last.as_deref().map(Vec::as_slice), true))
+                .map(|mut tokens| {
+                    // RULES H6.1: the single token's name stays its own (a
+                    // line taking it would share its sessions, limits and
+                    // tasks, V4.1); refused at start, skipped on a reload.
+                    if self.with_single && tokens.iter().any(|t| &*t.name == DEFAULT_NAME) {
+                        tokens.retain(|t| &*t.name != DEFAULT_NAME);
+                        stderr_line(
+                            format!(
+                                "mcplite: the tokens file {} names a token \"{DEFAULT_NAME}\", the name of the single \
+                                 token: that line is skipped",
+                                self.path.display()
+                            )
+                            .as_bytes(),
+                        );
+                    }
+                    tokens
+                })
                 .map(Arc::new);
             st.stamp = now;
             match &st.tokens {
@@ -558,6 +578,28 @@ mod tests {
 
     fn names(t: &[Arc<Token>]) -> Vec<String> {
         t.iter().map(|t| t.name.to_string()).collect()
+    }
+
+    /// Review of issue 46: a line taking the single token's name, added
+    /// while serving, would share its tasks (RULES V4.1): it is skipped.
+    #[test]
+    fn h6_1_a_reloaded_line_named_default_beside_the_single_token_is_skipped() {
+        let dir = std::env::temp_dir().join(format!("mcplite-tokens-default-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let single = "5d7f9a0c2e4b6d8f0a3f9a1c0e7b2d4a";
+        let eve = "e7b2d4a6f8e1c3b5d7f9a0c2e4b6d8aa";
+        let f = write(&dir, "alice 3f9a1c0e7b2d4a6f8e1c3b5d7f9a0c2e\n");
+        let opts = HttpOptions { token: Some(single.into()), tokens_file: Some(f.clone()), ..HttpOptions::default() };
+        let tokens = Tokens::new(&opts).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        write(&dir, &format!("alice 3f9a1c0e7b2d4a6f8e1c3b5d7f9a0c2e\ndefault {eve}\n"));
+        tokens.reload();
+        let mut h = HeaderMap::new();
+        h.insert("authorization", format!("Bearer {eve}").parse().unwrap());
+        assert!(matches!(tokens.check(&h), Auth::Wrong), "eve's line is skipped");
+        h.insert("authorization", format!("Bearer {single}").parse().unwrap());
+        assert!(matches!(tokens.check(&h), Auth::Known(t) if &*t.name == DEFAULT_NAME));
+        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]
