@@ -37,13 +37,21 @@
 #' @seealso `vignette("tasks", package = "mcplite")`
 #' @export
 #' @examples
-#' \dontrun{
-#' conn <- mcp_connect(url = "http://127.0.0.1:8000/mcp")
-#' job <- mcp_call(conn, "fit", list(steps = 100), task = "handle")
+#' # A server whose tool may run as a task (over HTTP, the handle's id can
+#' # also be used from another connection or R session).
+#' script <- file.path(tempdir(), "task-server.R")
+#' writeLines(c(
+#'   "library(mcplite)",
+#'   "slow <- tool(function(n = 3L) { Sys.sleep(n / 10); n * 2 }, 'Double, slowly.',",
+#'   "  name = 'slow', arguments = list(n = type_integer(required = FALSE)), task = 'optional')",
+#'   "mcp_server(list(slow), tasks = TRUE)"
+#' ), script)
+#' conn <- mcp_connect_script(script, protocol = "2026-07-28")
+#' job <- mcp_call(conn, "slow", list(n = 5L), task = "handle")
+#' job$status
+#' mcp_task_result(conn, job$id)$content[[1]]$text
 #' mcp_task_status(conn, job)$status
-#' # later, maybe from another R session:
-#' res <- mcp_task_result(conn, job$id)
-#' }
+#' mcp_close(conn)
 mcp_task_status <- function(x, task, ..., timeout = NULL) {
   check_dots_empty(...)
   check_connection(x)

@@ -83,6 +83,32 @@ pub fn is_modern_only(code: i64) -> bool {
     MODERN_ONLY.contains(&code)
 }
 
+/// A JSON-RPC error response line: `message`, and `: detail` after it when
+/// given (`id` is the raw id token; `None` is `null`).
+pub(crate) fn error_line(id: Option<&str>, code: i64, message: &str, detail: Option<&str>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(96);
+    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    out.extend_from_slice(id.unwrap_or("null").as_bytes());
+    out.extend_from_slice(b",\"error\":{\"code\":");
+    out.extend_from_slice(code.to_string().as_bytes());
+    out.extend_from_slice(b",\"message\":");
+    match detail {
+        Some(d) => crate::json::write_str(&mut out, &format!("{message}: {d}")),
+        None => crate::json::write_str(&mut out, message),
+    }
+    out.extend_from_slice(b"}}");
+    out
+}
+
+/// Add `error.data` (JSON text) to a line made by [`error_line`]: inserted
+/// before the closing `}}`.
+pub(crate) fn add_error_data(line: &mut Vec<u8>, data: &[u8]) {
+    line.truncate(line.len() - 2);
+    line.extend_from_slice(b",\"data\":");
+    line.extend_from_slice(data);
+    line.extend_from_slice(b"}}");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

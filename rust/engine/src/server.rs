@@ -41,12 +41,11 @@ use serde_json::{Map, Value};
 use crate::ask_state::{Asks, Rounds};
 use crate::catalog::Catalog;
 use crate::codes::{
-    standard_message, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND,
+    add_error_data, error_line, standard_message, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND,
     MISSING_REQUIRED_CLIENT_CAPABILITY, PARSE_ERROR, UNSUPPORTED_VERSION,
 };
 use crate::host::{CallContext, CallOutcome, Host, ToolFailure, ToolSpec};
 use crate::input_schema::{Checked, InputSchemas};
-use crate::json::write_str;
 use crate::logging::{self, LogLevel};
 use crate::message::{contains_nul, parse_line, Incoming, Message};
 use crate::output_schema::OutputSchemas;
@@ -303,30 +302,6 @@ struct Outcome {
 pub struct Listening {
     pub id: String,
     pub filter: Filter,
-}
-
-pub(crate) fn error_line(id: Option<&str>, code: i64, message: &str, detail: Option<&str>) -> Vec<u8> {
-    let mut out = Vec::with_capacity(96);
-    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
-    out.extend_from_slice(id.unwrap_or("null").as_bytes());
-    out.extend_from_slice(b",\"error\":{\"code\":");
-    out.extend_from_slice(code.to_string().as_bytes());
-    out.extend_from_slice(b",\"message\":");
-    match detail {
-        Some(d) => write_str(&mut out, &format!("{message}: {d}")),
-        None => write_str(&mut out, message),
-    }
-    out.extend_from_slice(b"}}");
-    out
-}
-
-/// Add `error.data` (JSON text) to a line made by [`error_line`]: inserted
-/// before the closing `}}`.
-pub(crate) fn add_error_data(line: &mut Vec<u8>, data: &[u8]) {
-    line.truncate(line.len() - 2);
-    line.extend_from_slice(b",\"data\":");
-    line.extend_from_slice(data);
-    line.extend_from_slice(b"}}");
 }
 
 /// A JSON-RPC error to send back.

@@ -682,7 +682,7 @@ impl Waiting {
     pub fn line(&self) -> Vec<u8> {
         if self.task.is_gone() && !self.task.status().is_terminal() {
             let detail = format!("task {} is no longer kept", self.task.id);
-            return crate::server::error_line(Some(&self.id), INVALID_PARAMS, "Invalid params", Some(&detail));
+            return crate::codes::error_line(Some(&self.id), INVALID_PARAMS, "Invalid params", Some(&detail));
         }
         result_line(&self.id, &self.task)
     }
@@ -696,7 +696,7 @@ fn result_line(id: &str, task: &Task) -> Vec<u8> {
         Some(Answer::Result(r)) => format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{r}}}").into_bytes(),
         Some(Answer::Error(e)) => format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{e}}}").into_bytes(),
         // Cancelled before an answer (or the answer was lost).
-        None => crate::server::error_line(
+        None => crate::codes::error_line(
             Some(id),
             INVALID_PARAMS,
             "Invalid params",

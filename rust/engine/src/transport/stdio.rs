@@ -237,7 +237,7 @@ impl Streams<'_> {
         self.mailbox.write_to(&mut **w)?;
         if let Some(l) = listen.as_ref().filter(|_| lock(&self.open).len() >= MAX_STREAMS) {
             // RULES U3.3: a connection holds a bounded number of streams.
-            let mut line = crate::server::error_line(Some(&l.id), INVALID_PARAMS, TOO_MANY_STREAMS, None);
+            let mut line = crate::codes::error_line(Some(&l.id), INVALID_PARAMS, TOO_MANY_STREAMS, None);
             line.push(b'\n');
             w.write_all(&line)?;
             return w.flush();

@@ -14,10 +14,10 @@ use hyper::header::{HeaderMap, HeaderValue};
 use hyper::{Response, StatusCode};
 
 use super::access::{Outcome, Reason};
+use crate::codes::{add_error_data, error_line};
 use crate::codes::{
     HEADER_MISMATCH, INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, UNSUPPORTED_VERSION,
 };
-use crate::server::{add_error_data, error_line};
 
 pub(super) type Resp = Response<BoxBody<Bytes, Infallible>>;
 
