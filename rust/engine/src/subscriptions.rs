@@ -209,6 +209,13 @@ impl Hub {
         ls.push(Arc::downgrade(l));
     }
 
+    /// The listeners still held by their owners (the others are forgotten).
+    fn alive(&self) -> Vec<Arc<Listener>> {
+        let mut ls = lock(&self.listeners);
+        ls.retain(|w| w.strong_count() > 0);
+        ls.iter().filter_map(Weak::upgrade).collect()
+    }
+
     /// The listeners alive now.
     pub fn count(&self) -> usize {
         lock(&self.listeners).iter().filter(|w| w.strong_count() > 0).count()
@@ -217,11 +224,7 @@ impl Hub {
     /// Tell the listeners that follow task `id` its state (`members`: the
     /// task object's members as JSON text, RULES V3.7).
     pub fn publish_task(&self, id: &str, members: &str) {
-        let alive: Vec<Arc<Listener>> = {
-            let mut ls = lock(&self.listeners);
-            ls.retain(|w| w.strong_count() > 0);
-            ls.iter().filter_map(Weak::upgrade).collect()
-        };
+        let alive = self.alive();
         for l in alive.iter().filter(|l| lock(&l.filter).tasks.contains(id)) {
             let Some(sub) = &l.subscription else { continue };
             let mut out = Vec::with_capacity(160 + members.len());
@@ -239,11 +242,7 @@ impl Hub {
     /// Tell every listener what it asked for of these changes: the URIs
     /// whose content changed and whether the list did.
     pub fn publish(&self, updated: &BTreeSet<String>, list_changed: bool) {
-        let alive: Vec<Arc<Listener>> = {
-            let mut ls = lock(&self.listeners);
-            ls.retain(|w| w.strong_count() > 0);
-            ls.iter().filter_map(Weak::upgrade).collect()
-        };
+        let alive = self.alive();
         for l in alive {
             let (lists, uris): (bool, Vec<String>) = {
                 let f = lock(&l.filter);
