@@ -660,3 +660,36 @@ def test_v3_6_a_task_is_asked_about_in_its_own_era():
         assert s.request("tasks/get", {"taskId": legacy_id})["result"]["status"] == "completed"
         t = s.request("tasks/get", {"taskId": modern_id, "_meta": MODERN_META})["result"]
         assert texts(t["result"]) == ["fitted in 2 steps"], t
+
+
+# ---------------------------------------------------------------------------
+# Hostile requests about tasks (V3.3, V3.5, V3.6): each is refused with
+# -32602, nothing else of the server shows, and the connection goes on.
+
+def test_v3_6_malformed_requests_about_tasks_are_refused_and_the_server_goes_on():
+    with Stdio() as s:
+        s.initialize()
+        made = legacy_create(s, "fit", {"steps": 1, "ms": 10})["taskId"]
+        bad = [
+            ("tasks/get", None),
+            ("tasks/get", {}),
+            ("tasks/get", {"taskId": 7}),
+            ("tasks/get", {"taskId": None}),
+            ("tasks/get", {"taskId": ["x"]}),
+            ("tasks/get", {"taskId": "../../etc/passwd"}),
+            ("tasks/get", {"taskId": "x" * 1_000_000}),
+            ("tasks/result", {"taskId": "/etc/passwd"}),
+            ("tasks/cancel", {"taskId": "\u0000" + made}),
+            ("tasks/list", {"cursor": "t-1"}),
+            ("tasks/list", {"cursor": 3}),
+        ]
+        for method, params in bad:
+            r = s.request(method, params)
+            assert r["error"]["code"] == -32602, (method, r)
+            # An id is shown at most 80 characters long.
+            assert len(r["error"]["message"]) < 400, (method, len(r["error"]["message"]))
+        # A task-augmented call with a task that is not an object.
+        r = s.request("tools/call", {"name": "fit", "arguments": {}, "task": "yes"})
+        assert r["error"]["code"] == -32602, r
+        assert s.request("ping")["result"] == {}
+        assert s.request("tasks/get", {"taskId": made})["result"]["taskId"] == made

@@ -404,7 +404,63 @@ fn v3_7_stdio_a_listener_hears_its_tasks_status() {
     c.close();
 }
 
+/// RULES V2.4: the end of input fails the tasks still running (their
+/// file says so) and stops their calls, instead of serving until they end.
+fn v2_4_stdio_the_end_of_input_fails_running_tasks() {
+    let dir = temp_dir("tasks-eof");
+    let mut support = vec![Support::Optional; crate::worker::TOOLS.len()];
+    support[2] = Support::Required;
+    let opts = TaskOptions { dir: Some(dir.clone()), ..TaskOptions::default() };
+    let mut c = Client::with_tasks(1, 4, Tasks::new(opts, support).unwrap());
+    c.init_tasks();
+    let marker = dir.join("sleep-end");
+    c.send(&json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep",
+        "arguments":{"ms":600_000,"file":marker.to_str().unwrap()},"task":{}}}));
+    let id = c.recv()["result"]["task"]["taskId"].as_str().unwrap().to_owned();
+    // The call runs (the worker took it) before the input ends.
+    c.send(&json!({"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":id}}));
+    assert_eq!(c.recv()["result"]["status"], "working");
+    let (rest, end) = c.close();
+    assert!(rest.is_empty(), "{rest:?}");
+    assert_eq!(end, ServeEnd::Eof);
+    let kept: Value = serde_json::from_slice(&std::fs::read(dir.join(format!("{id}.json"))).unwrap()).unwrap();
+    assert_eq!(kept["status"], "failed", "{kept}");
+    assert_eq!(kept["message"], mcplite_engine::tasks::STOPPED_TEXT);
+    crate::shared::wait_for("the task's call to be interrupted", || {
+        std::fs::read_to_string(&marker).is_ok_and(|s| s.contains("interrupted"))
+    });
+}
+
+/// RULES V2.1, V4.2: tasks' calls wait in a lane of their own, so a call
+/// sent after many tasks is taken after at most one of them.
+fn v2_1_stdio_calls_take_turns_with_queued_tasks() {
+    let mut c = Client::with_tasks(1, 1, all_tasks(100));
+    c.init_tasks();
+    let mut ids = Vec::new();
+    for n in 0..5 {
+        c.send(&json!({"jsonrpc":"2.0","id":format!("t{n}"),"method":"tools/call","params":{"name":"sleep",
+            "arguments":{"ms":400},"task":{}}}));
+        ids.push(c.recv()["result"]["task"]["taskId"].as_str().unwrap().to_owned());
+    }
+    // max_queue is 1: the tasks took no place in it.
+    c.send(&json!({"jsonrpc":"2.0","id":"plain","method":"tools/call","params":{"name":"pid","arguments":{}}}));
+    let answer = c.recv();
+    assert_eq!(answer["id"], "plain", "{answer}");
+    assert!(answer["result"]["content"][0]["text"].is_string(), "{answer}");
+    let mut working = 0;
+    for (i, id) in ids.iter().enumerate() {
+        c.send(&json!({"jsonrpc":"2.0","id":format!("g{i}"),"method":"tasks/get","params":{"taskId":id}}));
+        if c.recv()["result"]["status"] == "working" {
+            working += 1;
+        }
+    }
+    assert!(working >= 3, "the call waited behind {} of 5 tasks", 5 - working);
+    c.close();
+}
+
 tests![
+    v2_4_stdio_the_end_of_input_fails_running_tasks,
+    v2_1_stdio_calls_take_turns_with_queued_tasks,
     v3_7_stdio_a_listener_hears_its_tasks_status,
     v2_stdio_a_legacy_task_is_answered_at_once_and_fetched_later,
     v2_stdio_required_forbidden_and_cancelled_tasks,
