@@ -68,6 +68,7 @@ pub mod message;
 pub mod numfmt;
 mod output_schema;
 pub mod pagination;
+pub mod private_files;
 pub mod progress;
 pub mod projection;
 pub mod prompts;

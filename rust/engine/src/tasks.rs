@@ -31,6 +31,7 @@
 use crate::ask_state::AskKind;
 use crate::ask_state::{AskError, Asks};
 use crate::codes::{INTERNAL_ERROR, INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY};
+use crate::private_files::{create_private_dir, write_private};
 use crate::version::{Version, META_CAPS};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -1353,41 +1354,6 @@ pub fn rfc3339(t: SystemTime) -> String {
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(m <= 2);
     format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z", rem / 3600, rem % 3600 / 60, rem % 60, ms % 1000)
-}
-
-#[cfg(unix)]
-fn create_private_dir(dir: &Path) -> io::Result<()> {
-    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
-    let meta = std::fs::metadata(dir)?;
-    if !meta.is_dir() {
-        return Err(io::Error::other("not a directory"));
-    }
-    if meta.permissions().mode() & 0o077 != 0 {
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
-    }
-    Ok(())
-}
-
-#[cfg(not(unix))]
-fn create_private_dir(dir: &Path) -> io::Result<()> {
-    std::fs::create_dir_all(dir)
-}
-
-fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    use std::io::Write;
-    let tmp = path.with_extension("tmp");
-    let mut o = std::fs::OpenOptions::new();
-    o.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
-        std::os::unix::fs::OpenOptionsExt::custom_flags(&mut o, libc::O_NOFOLLOW);
-    }
-    let mut f = o.open(&tmp)?;
-    f.write_all(bytes)?;
-    f.sync_data()?;
-    std::fs::rename(&tmp, path)
 }
 
 #[cfg(test)]

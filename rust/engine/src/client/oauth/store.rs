@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::private_files::{create_private_dir, write_private};
+
 /// A registered (or given) client.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct ClientIdentity {
@@ -80,44 +82,13 @@ pub fn load(dir: &Path, server: &str) -> Option<Saved> {
 pub fn save(dir: &Path, saved: &Saved) -> std::io::Result<()> {
     create_private_dir(dir)?;
     let path = path_for(dir, &saved.server);
-    let tmp = path.with_extension(format!("json.{}.tmp", std::process::id()));
     let text = serde_json::to_vec_pretty(saved).map_err(std::io::Error::other)?;
-    write_private(&tmp, &text)?;
-    std::fs::rename(&tmp, &path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
+    write_private(&path, &text)
 }
 
 /// Forget a server's sign-in.
 pub fn remove(dir: &Path, server: &str) {
     let _ = std::fs::remove_file(path_for(dir, server));
-}
-
-#[cfg(unix)]
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
-    // An existing directory is made private too.
-    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-}
-
-#[cfg(not(unix))]
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)
-}
-
-#[cfg(unix)]
-fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path)?;
-    f.write_all(bytes)?;
-    f.sync_all()
-}
-
-#[cfg(not(unix))]
-fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    std::fs::write(path, bytes)
 }
 
 #[cfg(test)]
