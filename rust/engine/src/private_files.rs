@@ -1,4 +1,4 @@
-//! Files only the user reads: a directory made (or made) `0700`, and files
+//! Files only the user reads: a directory made (or made again) `0700`, and files
 //! written `0600` whole, then renamed into place, so a reader never sees
 //! half of one. Shared by the client's saved sign-ins (`client/oauth/
 //! store.rs`) and the server's task directory (`tasks.rs`, RULES V4.3).
@@ -58,20 +58,29 @@ pub fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
 mod tests {
     use super::*;
 
-    #[cfg(unix)]
+    /// Where the OS has modes, they are the user's only; everywhere a file
+    /// is replaced whole, no temporary file is left and a file is not taken
+    /// for a directory.
     #[test]
     fn files_and_directories_are_the_users_only() {
-        use std::os::unix::fs::PermissionsExt;
         let dir = std::env::temp_dir().join(format!("mcplite-private-{}", std::process::id())).join("d");
         create_private_dir(&dir).unwrap();
-        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
-        create_private_dir(&dir).unwrap();
-        assert_eq!(std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o700);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+            create_private_dir(&dir).unwrap();
+            assert_eq!(std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o700);
+        }
         let f = dir.join("a.json");
         write_private(&f, b"one").unwrap();
         write_private(&f, b"two").unwrap();
         assert_eq!(std::fs::read(&f).unwrap(), b"two");
-        assert_eq!(std::fs::metadata(&f).unwrap().permissions().mode() & 0o777, 0o600);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            assert_eq!(std::fs::metadata(&f).unwrap().permissions().mode() & 0o777, 0o600);
+        }
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "no temporary file is left");
         let file = dir.join("plain");
         std::fs::write(&file, "x").unwrap();

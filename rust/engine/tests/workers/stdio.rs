@@ -414,10 +414,13 @@ fn v2_4_stdio_the_end_of_input_fails_running_tasks() {
     let mut c = Client::with_tasks(1, 4, Tasks::new(opts, support).unwrap());
     c.init_tasks();
     let marker = dir.join("sleep-end");
+    let started = dir.join("sleep-started");
     c.send(&json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep",
-        "arguments":{"ms":600_000,"file":marker.to_str().unwrap()},"task":{}}}));
+        "arguments":{"ms":600_000,"file":marker.to_str().unwrap(),"started":started.to_str().unwrap()},
+        "task":{}}}));
     let id = c.recv()["result"]["task"]["taskId"].as_str().unwrap().to_owned();
     // The call runs (the worker took it) before the input ends.
+    crate::shared::wait_for("a worker to take the task's call", || started.exists());
     c.send(&json!({"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":id}}));
     assert_eq!(c.recv()["result"]["status"], "working");
     let (rest, end) = c.close();

@@ -70,7 +70,12 @@ impl Host for Fake {
             "sleep" => {
                 // Writes how it ended to `file`, as an on.exit handler would.
                 // `deaf`: as compiled code that never checks for interrupts.
+                // `started`: a file written when the call begins, for tests
+                // that must know a worker took it.
                 let deaf = arg(a, "deaf").and_then(Value::as_bool).unwrap_or(false);
+                if let Some(Value::String(f)) = arg(a, "started") {
+                    std::fs::write(f, "started").unwrap();
+                }
                 let t0 = Instant::now();
                 let out = loop {
                     if !deaf && INTERRUPTED.load(Ordering::SeqCst) {
