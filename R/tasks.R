@@ -14,7 +14,11 @@
 #' `execution.taskSupport`). With a 2026-07-28 client that declares the
 #' `io.modelcontextprotocol/tasks` extension, every call of an `"optional"` or
 #' `"required"` tool runs as a task; a client without it cannot call a
-#' `"required"` tool (error `-32021`).
+#' `"required"` tool (error `-32021`). With `after`, a 2026-07-28 call of an
+#' `"optional"` tool runs as an ordinary call instead, and becomes a task
+#' only if it is still running `after` seconds after it arrived: quick
+#' calls answer at once, long ones are answered with a task's handle and go
+#' on as the task.
 #'
 #' While the task runs, the tool's [mcp_progress()] messages become its status
 #' message. In 2026-07-28 a tool running as a task may ask the user
@@ -35,9 +39,20 @@
 #' @param max_ttl The longest time to live granted, in seconds (default seven
 #'   days): a client asking for more gets this.
 #' @param poll_interval The polling interval suggested to clients, in seconds.
+#' @param after `NULL` (default), or a number of seconds: 2026-07-28 calls of
+#'   `"optional"` tools become tasks only when they have not answered this
+#'   long after they arrived (waiting for a worker counts). A call whose
+#'   question waits for the client's next round (see [mcp_elicit()]) answers
+#'   that round itself and is not made a task; one that would find the store
+#'   full runs on as an ordinary call. `"required"` tools, and 2025-11-25
+#'   clients (which ask for a task themselves), are not affected.
 #' @param max_tasks The most tasks kept at once. When it is reached, finished
 #'   tasks are dropped, oldest first; when all are running, a new task is
 #'   refused with an error the client can retry.
+#' @param max_mb The most task results kept at once, in all, in mebibytes
+#'   (2^20 bytes; at least 16, the most one result may take). A result that
+#'   does not fit drops finished tasks, those updated longest ago first; when
+#'   the others are all running, its task fails, saying so.
 #' @param dir `NULL`, or a directory where tasks are kept, so that a finished
 #'   task's result survives a restart of the server (a task that was running
 #'   when the server stopped is then reported failed, saying so). Created
@@ -65,13 +80,17 @@
 #' )
 #' opts <- task_options(ttl = 600, dir = tempfile("tasks-"))
 #' opts$ttl
+#' # Calls that answer within 5 seconds are answered as usual:
+#' task_options(after = 5)
 #' # In a script: mcp_server(list(fit), tasks = opts)
 task_options <- function(ttl = 3600, max_ttl = 7 * 86400, poll_interval = 1, max_tasks = 1000,
-                         dir = NULL) {
+                         max_mb = 256, dir = NULL, after = NULL) {
   check_number(ttl, min = 1)
+  check_number(after, min = 0, max = 86400, allow_null = TRUE)
   check_number(max_ttl, min = 1)
   check_number(poll_interval, min = 0.01, max = 3600)
   check_number_whole(max_tasks, min = 1, max = 1e6)
+  check_number(max_mb, min = 16, max = 2^20)
   check_string(dir, allow_null = TRUE, allow_empty = FALSE)
   if (!is.null(dir)) {
     dir <- normalizePath(path.expand(dir), mustWork = FALSE)
@@ -81,7 +100,8 @@ task_options <- function(ttl = 3600, max_ttl = 7 * 86400, poll_interval = 1, max
   }
   structure(
     list(ttl = as.double(ttl), max_ttl = as.double(max(ttl, max_ttl)), poll_interval = as.double(poll_interval),
-         max_tasks = as.double(max_tasks), dir = dir),
+         max_tasks = as.double(max_tasks), max_mb = as.double(max_mb), dir = dir,
+         after = if (!is.null(after)) as.double(after)),
     class = "mcplite_task_options"
   )
 }
@@ -89,8 +109,9 @@ task_options <- function(ttl = 3600, max_ttl = 7 * 86400, poll_interval = 1, max
 #' @export
 print.mcplite_task_options <- function(x, ...) {
   cat("<mcplite_task_options> ttl ", x$ttl, " s (at most ", x$max_ttl, " s), poll every ",
-      x$poll_interval, " s, at most ", x$max_tasks, " tasks",
-      if (is.null(x$dir)) ", kept in memory" else paste0(", kept in ", x$dir), "\n", sep = "")
+      x$poll_interval, " s, at most ", x$max_tasks, " tasks and ", x$max_mb, " MiB of results",
+      if (is.null(x$dir)) ", kept in memory" else paste0(", kept in ", x$dir),
+      if (!is.null(x$after)) paste0(", optional tools' calls made tasks after ", x$after, " s"), "\n", sep = "")
   invisible(x)
 }
 

@@ -72,3 +72,34 @@ for (protocol in c("2025-11-25", "2026-07-28")) {
     expect_error(mcp_task_status(two, 1), "`task` must be a task handle", class = "mcplite_error_argument")
   })
 }
+
+test_that("V2.5: with after, a quick call answers as usual and a long one becomes a task", {
+  skip_on_os("windows")
+  asked <- character()
+  conn <- local_mcp_connect_script(tasks_script(), protocol = "2026-07-28", env = c(MCPLITE_TASK_AFTER = "0.5"),
+                                   elicitation = function(q) {
+                                     asked <<- c(asked, q$message)
+                                     list(name = "Ada")
+                                   })
+  # Quick: the result, even when a handle is asked for.
+  quick <- mcp_call(conn, "fit", list(steps = 1L, ms = 10), task = "handle")
+  expect_s3_class(quick, "mcplite_tool_result")
+  expect_identical(quick$content[[1]]$text, "fitted in 1 steps")
+  # Long: a task's handle, its result fetched later.
+  job <- mcp_call(conn, "fit", list(steps = 8L, ms = 150), task = "handle")
+  expect_s3_class(job, "mcplite_task")
+  expect_identical(mcp_task_result(conn, job)$content[[1]]$text, "fitted in 8 steps")
+  # Followed (task = "auto"): the status messages after the handle come as
+  # progress, as the heartbeats before it did not carry any.
+  said <- character()
+  res <- mcp_call(conn, "fit", list(steps = 8L, ms = 150), progress = function(p, t, m) said <<- c(said, m))
+  expect_identical(res$content[[1]]$text, "fitted in 8 steps")
+  expect_true(any(grepl("^step [1-8] of 8$", said)))
+  # A question asked at once is the request's (answered in rounds); one
+  # asked after the promotion is the task's (tasks/update).
+  expect_identical(mcp_call(conn, "greet")$content[[1]]$text, "Hello, Ada!")
+  job <- mcp_call(conn, "greet", list(wait = 1.5), task = "handle")
+  expect_s3_class(job, "mcplite_task")
+  expect_identical(mcp_task_result(conn, job)$content[[1]]$text, "Hello, Ada!")
+  expect_identical(asked, c("Your name?", "Your name?"))
+})

@@ -11,7 +11,9 @@ test_that("task_options() checks its arguments and keeps seconds", {
   expect_identical(o[c("ttl", "max_ttl", "poll_interval", "max_tasks")],
                    list(ttl = 60, max_ttl = 60, poll_interval = 0.5, max_tasks = 10))
   expect_null(o$dir)
-  expect_output(print(o), "ttl 60 s .* at most 10 tasks, kept in memory")
+  expect_output(print(o), "ttl 60 s .* at most 10 tasks and 256 MiB of results, kept in memory")
+  expect_identical(task_options(max_mb = 32)$max_mb, 32)
+  expect_error(task_options(max_mb = 1), "`max_mb` must be", class = "mcplite_error_argument")
   expect_error(task_options(ttl = 0), class = "mcplite_error_argument")
   expect_error(task_options(poll_interval = "1"), "`poll_interval` must be", class = "mcplite_error_argument")
   expect_error(task_options(max_tasks = 1.5), "`max_tasks` must be", class = "mcplite_error_argument")
@@ -19,6 +21,12 @@ test_that("task_options() checks its arguments and keeps seconds", {
   expect_error(task_options(dir = file), "must name a directory", class = "mcplite_error_argument")
   d <- task_options(dir = file.path(tempdir(), "tasks-here"))$dir
   expect_true(grepl("tasks-here$", d))
+  # RULES V2.5: optional tools' calls made tasks after a time, or at once.
+  expect_null(o$after)
+  expect_identical(task_options(after = 2.5)$after, 2.5)
+  expect_output(print(task_options(after = 2)), "made tasks after 2 s")
+  expect_error(task_options(after = -1), "`after` must be", class = "mcplite_error_argument")
+  expect_error(task_options(after = NA), "`after` must be", class = "mcplite_error_argument")
 })
 
 test_that("tool(task = ) is one of three choices, forbidden by default", {

@@ -71,6 +71,7 @@ pub mod pagination;
 pub mod private_files;
 pub mod progress;
 pub mod projection;
+pub mod promotion;
 pub mod prompts;
 pub mod request_state;
 pub mod resources;

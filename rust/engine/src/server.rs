@@ -52,6 +52,7 @@ use crate::output_schema::OutputSchemas;
 use crate::pagination;
 use crate::progress::{progress_token, CallStart, CallWatch, NoWatch};
 use crate::projection::{self, Listings};
+use crate::promotion::Promotion;
 use crate::prompts::PromptSpec;
 use crate::resources::Resources;
 use crate::subscriptions::{self, Filter, Hub, ResourceChange, SessionFilter};
@@ -121,7 +122,7 @@ impl LegacyState {
 pub struct Server {
     info: ServerInfo,
     /// `{"name":…,"version":…}`, encoded once.
-    server_info_json: String,
+    server_info_json: Arc<str>,
     tools: Vec<ToolSpec>,
     by_name: HashMap<String, usize>,
     listings: Listings,
@@ -403,7 +404,7 @@ impl Server {
         msg: &Message,
         session: &LegacyState,
         owner: Option<&str>,
-    ) -> Option<Result<AdmittedTask, Vec<u8>>> {
+    ) -> Option<Result<Admitted, Vec<u8>>> {
         let tasks = self.tasks.as_ref()?;
         let id = msg.id.as_deref()?;
         if msg.method != "tools/call" || msg.over_limit.is_some() {
@@ -422,10 +423,20 @@ impl Server {
             .get("_meta")
             .and_then(|m| m.get(version::META_CAPS))
             .map_or(Asks::NONE, |c| Asks::from_capabilities(Some(c)));
+        if let Some(after) = tasks.promotes_after(index, v) {
+            let meta = Arc::clone(&self.server_info_json);
+            return Some(Ok(Admitted::Later(Arc::new(Promotion::new(
+                Arc::clone(tasks),
+                after,
+                (owner, asks),
+                id,
+                meta,
+            )))));
+        }
         Some(match tasks.create(owner, v.is_modern(), ttl, asks) {
             Ok(task) => {
                 let line = tasks.created_line(id, &task, &self.server_info_json);
-                Ok((task, line))
+                Ok(Admitted::Task(task, line))
             }
             Err((code, detail)) => Err(error_line(Some(id), code, standard_message(code), Some(&detail))),
         })
@@ -446,7 +457,7 @@ impl Server {
     }
 
     pub fn with_tools(info: ServerInfo, tools: Vec<ToolSpec>) -> Server {
-        let server_info_json = projection::server_info_json(&info.name, &info.version);
+        let server_info_json: Arc<str> = Arc::from(projection::server_info_json(&info.name, &info.version));
         let by_name = tools.iter().enumerate().map(|(i, t)| (t.name.clone(), i)).collect();
         let listings = Listings::new(&tools, None);
         let inputs = InputSchemas::new(&tools);
@@ -564,7 +575,7 @@ impl Server {
         carrier: &Carrier<'_>,
     ) -> Reply<'_> {
         let (watch, via, streams) = (carrier.watch, carrier.via, carrier.streams);
-        let (owner, task) = (carrier.owner, carrier.task);
+        let (owner, task, promotion) = (carrier.owner, carrier.task, carrier.promotion);
         match incoming {
             Incoming::Blank => Reply::silent(),
             Incoming::ClientResponse => Reply {
@@ -583,14 +594,14 @@ impl Server {
                 INVALID_REQUEST,
             ),
             Incoming::Message(msg) => {
-                let run = ToolRun { host, ctx: &CallContext::default(), watch, via, streams, owner, task };
+                let run = ToolRun { host, ctx: &CallContext::default(), watch, via, streams, owner, task, promotion };
                 self.handle_message(session, msg, run)
             }
         }
     }
 
     fn handle_message(&self, session: &mut LegacyState, msg: Message, run: ToolRun<'_>) -> Reply<'_> {
-        let ToolRun { host, watch, via, streams, owner, task, .. } = run;
+        let ToolRun { host, watch, via, streams, owner, task, promotion, .. } = run;
         let mut started = match &self.recorder {
             None => None,
             Some(r) => {
@@ -620,7 +631,7 @@ impl Server {
         // L8: an unexpected engine failure (a panic) while handling one
         // request answers that request with -32603 and serving continues.
         let dispatched = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            self.dispatch(session, &msg, ToolRun { host, ctx, watch, via, streams, owner, task })
+            self.dispatch(session, &msg, ToolRun { host, ctx, watch, via, streams, owner, task, promotion })
         }));
         let out = match dispatched {
             Ok(o) => o,
@@ -968,8 +979,9 @@ impl Server {
 
     /// `tools/call`, run as the carrier's task when it has one: the answer
     /// (result or error) is kept in the task and nothing is written (RULES
-    /// V2.2). A call that asks for a task no transport made is refused
-    /// here, or runs as any other (see [`tasks::Tasks::plan`]).
+    /// V2.2); so is the answer of a call the transport promoted to a task
+    /// while it ran (V2.5). A call that asks for a task no transport made
+    /// is refused here, or runs as any other (see [`tasks::Tasks::plan`]).
     fn call_or_task(
         &self,
         id: &str,
@@ -992,24 +1004,42 @@ impl Server {
                     return Ok(o);
                 }
             }
-            return self.tools_call(id, params, v, listen, run);
+            let answered = self.tools_call(id, params, v, listen, run);
+            // RULES V2.5: the request was answered with a task's handle
+            // while the call ran; the answer is the task's.
+            return match run.promotion.and_then(|p| p.settle()) {
+                Some(task) => Ok(self.keep_in_task(&task, answered, id, v, run)),
+                None => answered,
+            };
         };
         let task = Arc::clone(task);
         // A task's tool is not asked questions (RULES V2.3), and its
         // progress is its status message.
         let answered = self.tools_call(id, params, v, (listen.0, Asks::NONE), run);
+        Ok(self.keep_in_task(&task, answered, id, v, run))
+    }
+
+    /// Keep a call's answer in its task (RULES V2.2): nothing is written.
+    fn keep_in_task(
+        &self,
+        task: &Task,
+        answered: Result<Outcome, RpcError>,
+        id: &str,
+        v: Version,
+        run: &ToolRun<'_>,
+    ) -> Outcome {
         let mut o = match answered {
             Ok(o) => o,
             Err(e) => {
                 let (message, detail) = e.text();
                 let text = detail.map_or_else(|| message.to_owned(), |d| format!("{message}: {d}"));
                 task.finish_error(e.code, &text);
-                return Ok(Outcome {
+                return Outcome {
                     line: None,
                     end: SpanEnd { error_code: Some(e.code), protocol_version: Some(v), ..Default::default() },
                     listen: None,
                     wait: None,
-                });
+                };
             }
         };
         match o.line.take() {
@@ -1024,7 +1054,7 @@ impl Server {
                 task.finish_result(body, o.end.tool_error);
             }
         }
-        Ok(o)
+        o
     }
 
     fn tools_call(
@@ -1193,17 +1223,21 @@ pub struct Carrier<'a> {
     /// The `tools/call` runs as this task ([`Server::admit_task`]): its
     /// answer is kept there, and no line is written.
     pub task: Option<&'a Arc<Task>>,
+    /// The `tools/call` becomes a task if it runs long (RULES V2.5): its
+    /// answer is kept in the task when the transport promoted it.
+    pub promotion: Option<&'a Arc<Promotion>>,
 }
 
 impl Carrier<'static> {
     /// No progress, no cancellation, no transport telemetry.
-    pub const NONE: Carrier<'static> = Carrier { watch: &NoWatch, via: None, streams: false, owner: None, task: None };
+    pub const NONE: Carrier<'static> =
+        Carrier { watch: &NoWatch, via: None, streams: false, owner: None, task: None, promotion: None };
 }
 
 impl<'a> Carrier<'a> {
     /// A transport that watches calls, without transport telemetry.
     pub fn watched(watch: &'a dyn CallWatch) -> Carrier<'a> {
-        Carrier { watch, via: None, streams: false, owner: None, task: None }
+        Carrier { watch, via: None, streams: false, owner: None, task: None, promotion: None }
     }
 
     /// The same carrier, for a transport that keeps listen streams open.
@@ -1225,6 +1259,11 @@ impl<'a> Carrier<'a> {
     pub fn as_task(self, task: Option<&'a Arc<Task>>) -> Carrier<'a> {
         Carrier { task, ..self }
     }
+
+    /// The same carrier, for a call that becomes a task if it runs long.
+    pub fn promotable(self, promotion: Option<&'a Arc<Promotion>>) -> Carrier<'a> {
+        Carrier { promotion, ..self }
+    }
 }
 
 /// What running a tool needs: the host, the span's context for the tool,
@@ -1241,6 +1280,8 @@ struct ToolRun<'a> {
     owner: Option<&'a str>,
     /// See [`Carrier::task`].
     task: Option<&'a Arc<Task>>,
+    /// See [`Carrier::promotion`].
+    promotion: Option<&'a Arc<Promotion>>,
 }
 
 /// The answers a 2026-07-28 `tools/call` brings (RULES A2.2): those of its
@@ -1271,8 +1312,13 @@ fn rounds_of(
 const REQUEST_STATE_REFUSED: &str =
     "requestState was not made by this server for this tool and these arguments, or it expired; call again without it";
 
-/// A call admitted as a task: the task, and its handle's line to answer.
-pub type AdmittedTask = (Arc<Task>, Vec<u8>);
+/// A call admitted as a task ([`Server::admit_task`]).
+pub enum Admitted {
+    /// A task now: the task, and its handle's line to answer.
+    Task(Arc<Task>, Vec<u8>),
+    /// An ordinary call that becomes a task if it runs long (RULES V2.5).
+    Later(Arc<Promotion>),
+}
 
 /// A refusal whose detail is made at run time (requests about tasks).
 fn refusal(id: &str, v: Version, code: i64, detail: &str) -> Outcome {

@@ -37,7 +37,7 @@ use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -91,6 +91,8 @@ pub struct TaskOptions {
     pub poll_interval: Duration,
     /// The most tasks kept at once.
     pub max_tasks: usize,
+    /// The most bytes of results kept at once, over all tasks (RULES V4.2).
+    pub max_bytes: usize,
     /// Where finished tasks are kept across restarts, if anywhere.
     pub dir: Option<PathBuf>,
     /// `tasks/list` is offered (2025-11-25): only where requestors are told
@@ -104,6 +106,10 @@ pub struct TaskOptions {
     pub prefix: Option<String>,
     /// The shortest time to live granted ([`MIN_TTL`]; tests shorten it).
     pub min_ttl: Duration,
+    /// 2026-07-28: a call of an optional tool becomes a task only when it
+    /// has not answered this long after it arrived (RULES V2.5); `None`:
+    /// at once.
+    pub after: Option<Duration>,
 }
 
 impl Default for TaskOptions {
@@ -113,10 +119,12 @@ impl Default for TaskOptions {
             max_ttl: Duration::from_secs(7 * 86400),
             poll_interval: Duration::from_secs(1),
             max_tasks: 1000,
+            max_bytes: DEFAULT_MAX_BYTES,
             dir: None,
             list: true,
             prefix: None,
             min_ttl: MIN_TTL,
+            after: None,
         }
     }
 }
@@ -193,6 +201,9 @@ pub const MIN_TTL: Duration = Duration::from_secs(60);
 /// task, saying so.
 pub const MAX_KEPT: usize = 16 << 20;
 
+/// The most bytes of results the tasks keep at once, by default.
+pub const DEFAULT_MAX_BYTES: usize = 256 << 20;
+
 /// The most task files read (the task directory is the server's own; a file
 /// larger than this is not a task it wrote).
 const MAX_FILE: u64 = (MAX_KEPT as u64) * 2 + (1 << 20);
@@ -232,6 +243,52 @@ pub struct Task {
     changed: Option<Changed>,
     /// Dropped from the store: its file is gone and is not written again.
     forgotten: AtomicBool,
+    /// The store's bytes of results (`None`: another replica's task).
+    budget: Option<Arc<Budget>>,
+    /// The bytes of its result counted in the budget.
+    kept: AtomicUsize,
+}
+
+/// The bytes of results the tasks keep (RULES V4.2): a result that does not
+/// fit drops finished tasks, updated longest ago first; when none is left
+/// to drop, the task fails instead, saying so.
+struct Budget {
+    used: AtomicUsize,
+    max: usize,
+    map: std::sync::Weak<Mutex<HashMap<String, Arc<Task>>>>,
+}
+
+impl Budget {
+    /// Room for `n` more bytes, made by dropping finished tasks if need be.
+    fn admit(&self, n: usize) -> bool {
+        loop {
+            let used = self.used.load(Ordering::SeqCst);
+            if used.saturating_add(n) <= self.max {
+                if self.used.compare_exchange(used, used + n, Ordering::SeqCst, Ordering::SeqCst).is_ok() {
+                    return true;
+                }
+                continue;
+            }
+            let Some(map) = self.map.upgrade() else { return false };
+            let victim = {
+                let mut m = lock(&map);
+                let oldest = m
+                    .values()
+                    .filter(|t| t.status().is_terminal() && t.kept.load(Ordering::SeqCst) > 0)
+                    .min_by_key(|t| lock(&t.state).updated)
+                    .map(|t| t.id.clone());
+                oldest.and_then(|id| m.remove(&id))
+            };
+            match victim {
+                Some(t) => forget(&t),
+                None => return false,
+            }
+        }
+    }
+
+    fn release(&self, n: usize) {
+        let _ = self.used.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |u| Some(u.saturating_sub(n)));
+    }
 }
 
 /// A task read from another replica's file in a shared task directory: a
@@ -425,7 +482,31 @@ impl Task {
             _ => (Status::Completed, None),
         };
         let text = if self.modern { text } else { with_related(&text, &self.id) };
-        self.end(status, message, Answer::Result(text));
+        let n = text.len();
+        if let Some(b) = &self.budget {
+            if self.status().is_terminal() {
+                return;
+            }
+            if !b.admit(n) {
+                let why = format!(
+                    "The server keeps at most {} MiB of task results at once, and the tasks that hold them are \
+                     still running or were just made; call the tool again later.",
+                    b.max >> 20
+                );
+                return self.finish_error(INTERNAL_ERROR, &why);
+            }
+            self.kept.store(n, Ordering::SeqCst);
+        }
+        if !self.end(status, message, Answer::Result(text)) {
+            self.release_kept();
+        }
+    }
+
+    /// Its result's bytes leave the budget.
+    fn release_kept(&self) {
+        if let Some(b) = &self.budget {
+            b.release(self.kept.swap(0, Ordering::SeqCst));
+        }
     }
 
     /// The call answered a JSON-RPC error (`error` is its error object).
@@ -440,11 +521,12 @@ impl Task {
         self.finish_error(INTERNAL_ERROR, why);
     }
 
-    fn end(&self, status: Status, message: Option<String>, answer: Answer) {
+    /// False when the task had ended already.
+    fn end(&self, status: Status, message: Option<String>, answer: Answer) -> bool {
         {
             let mut s = lock(&self.state);
             if s.status.is_terminal() {
-                return;
+                return false;
             }
             s.status = status;
             if message.is_some() {
@@ -458,6 +540,7 @@ impl Task {
         self.answered.notify_all();
         self.ended.notify_waiters();
         self.tell();
+        true
     }
 
     /// The call was cancelled without `tasks/cancel` (its own request's
@@ -716,6 +799,8 @@ pub struct Tasks {
     changed: std::sync::OnceLock<Changed>,
     /// The waiting `tasks/result` requests (RULES V3.2).
     waits: Arc<Mutex<WaitCount>>,
+    /// The bytes of results kept (RULES V4.2).
+    budget: Arc<Budget>,
 }
 
 /// What is told of a task whose status changed.
@@ -741,12 +826,19 @@ impl Tasks {
                 format!("the replica name must be 1 to 32 ASCII letters, digits, \"_\" or \"-\", not {p:?}"),
             ));
         }
+        let map = Arc::new(Mutex::new(HashMap::new()));
+        let budget = Arc::new(Budget {
+            used: AtomicUsize::new(0),
+            max: opts.max_bytes.max(MAX_KEPT),
+            map: Arc::downgrade(&map),
+        });
         let tasks = Tasks {
             opts,
             support,
-            map: Arc::new(Mutex::new(HashMap::new())),
+            map,
             changed: std::sync::OnceLock::new(),
             waits: Arc::new(Mutex::new(WaitCount::default())),
+            budget,
         };
         if let Some(dir) = tasks.opts.dir.clone() {
             create_private_dir(&dir)?;
@@ -819,6 +911,14 @@ impl Tasks {
         }
     }
 
+    /// How long a call of tool `index` that [`Tasks::plan`] made a task,
+    /// in version `v`, runs as an ordinary call before it becomes one
+    /// (RULES V2.5): only 2026-07-28 calls of optional tools, when the
+    /// server says.
+    pub fn promotes_after(&self, index: usize, v: Version) -> Option<Duration> {
+        (v.is_modern() && self.support(index) == Support::Optional).then_some(self.opts.after).flatten()
+    }
+
     /// A new task of `owner`, working, kept before its handle is answered.
     /// `Err` when the store is full of running tasks.
     pub fn create(
@@ -849,6 +949,8 @@ impl Tasks {
             foreign: None,
             changed: self.changed.get().cloned(),
             forgotten: AtomicBool::new(false),
+            budget: Some(Arc::clone(&self.budget)),
+            kept: AtomicUsize::new(0),
         });
         {
             let mut map = lock(&self.map);
@@ -923,7 +1025,7 @@ impl Tasks {
         let r = Record::parse(&read_task_file(&path)?)?;
         (r.id == id).then(|| {
             let foreign = Foreign { path, gone: AtomicBool::new(false), read_at: Mutex::new(Instant::now()) };
-            Arc::new(r.into_task(None, Some(foreign), self.opts.poll_interval))
+            Arc::new(r.into_task(None, Some(foreign), self.opts.poll_interval, None))
         })
     }
 
@@ -1119,11 +1221,9 @@ impl Tasks {
             if split_id(stem).is_some_and(|(p, _)| p != mine) {
                 continue;
             }
-            let Some(task) = read_task_file(&path)
-                .and_then(|b| Record::parse(&b))
-                .filter(|r| r.id == stem)
-                .map(|r| Arc::new(r.into_task(Some(path.clone()), None, self.opts.poll_interval)))
-            else {
+            let Some(task) = read_task_file(&path).and_then(|b| Record::parse(&b)).filter(|r| r.id == stem).map(|r| {
+                Arc::new(r.into_task(Some(path.clone()), None, self.opts.poll_interval, Some(Arc::clone(&self.budget))))
+            }) else {
                 eprintln!("mcplite: task directory: {} is not a task; left alone", path.display());
                 continue;
             };
@@ -1185,7 +1285,22 @@ impl Record {
 
     /// The task, kept in `file` (this server's own) or read from another
     /// replica's (`foreign`).
-    fn into_task(self, file: Option<PathBuf>, foreign: Option<Foreign>, poll: Duration) -> Task {
+    fn into_task(
+        self,
+        file: Option<PathBuf>,
+        foreign: Option<Foreign>,
+        poll: Duration,
+        budget: Option<Arc<Budget>>,
+    ) -> Task {
+        // A result read back counts in the budget (room is made for the
+        // next one if it is over).
+        let kept = match (&budget, &self.state.answer) {
+            (Some(b), Some(Answer::Result(r))) => {
+                b.used.fetch_add(r.len(), Ordering::SeqCst);
+                r.len()
+            }
+            _ => 0,
+        };
         Task {
             id: self.id,
             owner: self.owner,
@@ -1202,6 +1317,8 @@ impl Record {
             foreign,
             changed: None,
             forgotten: AtomicBool::new(false),
+            budget,
+            kept: AtomicUsize::new(kept),
         }
     }
 }
@@ -1277,6 +1394,7 @@ fn sweep(map: &Mutex<HashMap<String, Arc<Task>>>) {
 
 fn forget(task: &Task) {
     task.forgotten.store(true, Ordering::SeqCst);
+    task.release_kept();
     if let Some(f) = &task.file {
         let _ = std::fs::remove_file(f);
     }
@@ -1363,6 +1481,58 @@ mod tests {
     fn tasks(max: usize) -> Tasks {
         let opts = TaskOptions { max_tasks: max, ..TaskOptions::default() };
         Tasks::new(opts, vec![Support::Optional, Support::Required, Support::Forbidden]).unwrap()
+    }
+
+    /// A result of `mib` MiB (a JSON object, as a tool's).
+    fn result_of(mib: usize) -> Vec<u8> {
+        let mut r = br#"{"content":[{"type":"text","text":""#.to_vec();
+        r.resize(r.len() + (mib << 20) - 64, b'x');
+        r.extend_from_slice(br#""}]}"#);
+        r
+    }
+
+    #[test]
+    fn v4_2_results_are_bounded_in_bytes_the_oldest_finished_dropped_first() {
+        let opts = TaskOptions { max_bytes: MAX_KEPT, ..TaskOptions::default() };
+        let t = Tasks::new(opts, vec![Support::Optional]).unwrap();
+        let used = || t.budget.used.load(Ordering::SeqCst);
+        let done = |mib: usize| {
+            let task = t.create(None, true, None, Asks::NONE).unwrap();
+            task.finish_result(&result_of(mib), false);
+            assert_eq!(task.status(), Status::Completed);
+            task
+        };
+        let a = done(6);
+        let b = done(6);
+        assert!(used() > (12 << 20) - 200 && used() <= 12 << 20, "{}", used());
+        // A third does not fit: the oldest finished one goes.
+        let c = done(6);
+        assert!(t.find(&a.id, None).is_none(), "the oldest result was dropped");
+        assert!(t.find(&b.id, None).is_some() && t.find(&c.id, None).is_some());
+        assert!(used() <= 12 << 20);
+        // A running task is never dropped for room; a big result drops
+        // what it must, oldest first.
+        let running = t.create(None, true, None, Asks::NONE).unwrap();
+        let big = done(15);
+        assert!(t.find(&b.id, None).is_none() && t.find(&c.id, None).is_none());
+        assert!(t.find(&running.id, None).is_some());
+        assert!(t.find(&big.id, None).is_some());
+        // An error answer takes no room; a cancelled task keeps no result.
+        running.finish_error(INTERNAL_ERROR, "no");
+        assert!(used() <= MAX_KEPT);
+        // No room and nothing finished to drop: the task fails, saying so.
+        t.budget.used.store(MAX_KEPT, Ordering::SeqCst);
+        lock(&t.map).clear();
+        let starved = t.create(None, true, None, Asks::NONE).unwrap();
+        starved.finish_result(br#"{"content":[]}"#, false);
+        assert_eq!(starved.status(), Status::Failed);
+        assert!(starved.object(true)["statusMessage"].as_str().unwrap().contains("MiB of task results"));
+        // Dropping a task gives its bytes back.
+        t.budget.used.store(0, Ordering::SeqCst);
+        let last = done(1);
+        assert!(used() > 0);
+        forget(&last);
+        assert_eq!(used(), 0);
     }
 
     #[test]

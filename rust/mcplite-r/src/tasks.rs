@@ -38,9 +38,20 @@ pub fn from_spec(spec: &Robj, list: bool, replica: Option<&str>) -> error::Resul
         poll_interval: secs("poll_interval")?,
         max_tasks: m.get("max_tasks").and_then(|r| r.as_real()).filter(|n| *n >= 1.0).ok_or_else(|| bad("max_tasks"))?
             as usize,
+        max_bytes: m
+            .get("max_mb")
+            .and_then(|r| r.as_real())
+            .filter(|n| n.is_finite() && *n >= 16.0)
+            .map(|n| (n * 1_048_576.0) as usize)
+            .ok_or_else(|| bad("max_mb"))?,
         dir: m.get("dir").and_then(|r| r.as_str()).map(std::path::PathBuf::from),
         list,
         prefix: replica.map(str::to_owned),
+        after: match m.get("after") {
+            None => None,
+            Some(r) if r.is_null() => None,
+            Some(_) => Some(secs("after")?),
+        },
         ..TaskOptions::default()
     };
     let dir = opts.dir.clone();

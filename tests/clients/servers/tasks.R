@@ -1,7 +1,9 @@
 # A server whose tools run as tasks (RULES section 19): `fit` may (its
 # progress messages are the task's status message), `must` must, `plain`
 # never does, `boom` may and fails. MCPLITE_TEST_WORKERS sets the number of
-# worker processes; MCPLITE_TASK_DIR keeps the tasks in a directory.
+# worker processes; MCPLITE_TASK_DIR keeps the tasks in a directory;
+# MCPLITE_TASK_AFTER (seconds) makes 2026-07-28 calls of optional tools tasks
+# only when they run that long (RULES V2.5).
 library(mcplite)
 
 fit <- tool(
@@ -24,16 +26,20 @@ plain <- tool(function(x) x + 1, name = "plain", description = "Add one.",
 boom <- tool(function() stop("the model did not converge"), name = "boom", description = "Fail.",
              task = "optional")
 # Asks the user during the task (2026-07-28: the task is input_required
-# until tasks/update answers).
+# until tasks/update answers), after `wait` seconds.
 greet <- tool(
-  function() {
+  function(wait = 0) {
+    Sys.sleep(wait)
     a <- mcp_elicit("Your name?", type_object(name = type_string("Your name.")))
     if (a$action != "accept") paste("no name:", a$action) else paste0("Hello, ", a$content$name, "!")
   },
-  name = "greet", description = "Greet the user by name, asking it first.", task = "optional"
+  name = "greet", description = "Greet the user by name, asking it first.", task = "optional",
+  arguments = list(wait = type_number("Seconds to wait before asking.", required = FALSE))
 )
 
 dir <- Sys.getenv("MCPLITE_TASK_DIR")
+after <- Sys.getenv("MCPLITE_TASK_AFTER")
 workers <- as.integer(Sys.getenv("MCPLITE_TEST_WORKERS", "1"))
 mcp_server(list(fit, must, plain, boom, greet), workers = workers,
-           tasks = task_options(poll_interval = 0.05, dir = if (nzchar(dir)) dir))
+           tasks = task_options(poll_interval = 0.05, dir = if (nzchar(dir)) dir,
+                                after = if (nzchar(after)) as.numeric(after)))

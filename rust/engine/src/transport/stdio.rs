@@ -29,12 +29,13 @@ use crate::codes::INVALID_PARAMS;
 use crate::host::Host;
 use crate::message::{parse_line, Incoming, Message};
 use crate::progress::Inflight;
-use crate::server::{Carrier, LegacyState, Reply, Server};
+use crate::promotion::Promotion;
+use crate::server::{Admitted, Carrier, LegacyState, Reply, Server};
 use crate::signals::masked;
 use crate::subscriptions::{Listener, Sink};
 use crate::tasks::{Task, Waiting};
 use crate::telemetry::tool_output_gate;
-use crate::workers::{progress_of, Busy, Calls, FairQueue, Pool, Registered, Ticket, WorkerHost};
+use crate::workers::{progress_of, Busy, CallState, Calls, FairQueue, Pool, Registered, Ticket, WorkerHost};
 
 /// Why serving ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -292,6 +293,8 @@ struct Job {
     _ticket: Option<Ticket>,
     /// The call runs as this task (RULES V2.2): its answer is kept there.
     task: Option<Arc<Task>>,
+    /// The call becomes a task if it runs long (RULES V2.5).
+    promotion: Option<Arc<Promotion>>,
     /// The line counted as a possible call (see [`Control::done`]).
     was_call: bool,
 }
@@ -328,12 +331,12 @@ fn run_job(
     job: Job,
     host: &mut WorkerHost<'_>,
 ) {
-    let Job { incoming, mut session, reg, _ticket, task, was_call } = job;
+    let Job { incoming, mut session, reg, _ticket, task, promotion, was_call } = job;
     // RULES C4.3: cancelled while it waited, it is never answered.
     if !reg.state().is_cancelled() && broken.load(Ordering::SeqCst) == 0 {
         host.set_call(reg.state().clone());
         let watch = PoolWatch { state: reg.state(), out };
-        let carrier = Carrier::watched(&watch).as_task(task.as_ref());
+        let carrier = Carrier::watched(&watch).as_task(task.as_ref()).promotable(promotion.as_ref());
         let reply = server.handle_parsed(&mut session, incoming, host, &carrier);
         if let Some(d) = reply.diagnostic() {
             eprintln!("mcplite: {d}");
@@ -347,7 +350,8 @@ fn run_job(
         }
     }
     drop(reg);
-    control.done(was_call);
+    // RULES V2.5: a promoted call's request was answered by the serve loop.
+    control.done(was_call && !promotion.is_some_and(|p| p.is_promoted()));
 }
 
 fn report_write_error(e: &io::Error) {
@@ -388,6 +392,8 @@ fn serve_loop(
     // 2025-11-25 `tasks/result` requests waiting for their task (RULES
     // V3.2), answered when it ends.
     let mut waits: Vec<Waiting> = Vec::new();
+    // Calls that become tasks if they run long (RULES V2.5).
+    let mut promotions: Vec<(Arc<Promotion>, Arc<CallState>)> = Vec::new();
     loop {
         if let Some(end) = pooled.as_ref().and_then(Pooled::ended) {
             return end;
@@ -395,9 +401,15 @@ fn serve_loop(
         if let Err(e) = answer_waits(&mut waits, out, streams.mailbox) {
             return write_failed(&e);
         }
+        if let Err(e) = promote_due(&mut promotions, (out, streams.mailbox), control) {
+            return write_failed(&e);
+        }
         let spin = if dispatched { std::time::Duration::ZERO } else { opts.spin };
         dispatched = false;
-        let poll = if waits.is_empty() { opts.poll } else { opts.poll.min(WAIT_POLL) };
+        let mut poll = if waits.is_empty() { opts.poll } else { opts.poll.min(WAIT_POLL) };
+        if let Some(due) = promotions.iter().map(|(p, _)| p.due).min() {
+            poll = poll.min(due.saturating_duration_since(std::time::Instant::now()));
+        }
         let msg = match reader.next(spin, poll) {
             Some(m) => m,
             None => {
@@ -431,8 +443,9 @@ fn serve_loop(
                     if let Some(msg) = is_call(&incoming).filter(|m| p.pool.runs(m)) {
                         // RULES V2.1: a call that runs as a task is answered
                         // with its handle now, and queued.
+                        let mut later = None;
                         match server.admit_task(msg, session, None) {
-                            Some(Ok((task, line))) => {
+                            Some(Ok(Admitted::Task(task, line))) => {
                                 let reg = control.register_call(&p.calls, msg.id.as_deref().unwrap_or("null"), None);
                                 reg.state().set_task(Arc::clone(&task));
                                 let written = write_line_now(line, out, streams.mailbox);
@@ -448,6 +461,7 @@ fn serve_loop(
                                     reg,
                                     _ticket: None,
                                     task: Some(task),
+                                    promotion: None,
                                     was_call: false,
                                 };
                                 let _ = p.jobs.send(Some(Arc::from(TASK_LANE)), job);
@@ -457,6 +471,8 @@ fn serve_loop(
                                 }
                                 continue;
                             }
+                            // RULES V2.5: queued as any call, promoted in time.
+                            Some(Ok(Admitted::Later(p))) => later = Some(p),
                             Some(Err(line)) => {
                                 let written = write_line_now(line, out, streams.mailbox);
                                 control.done(call);
@@ -479,12 +495,17 @@ fn serve_loop(
                         };
                         let progress = progress_of(msg, session);
                         let reg = control.register_call(&p.calls, msg.id.as_deref().unwrap_or("null"), progress);
+                        if let Some(later) = &later {
+                            reg.state().set_promotion(Arc::clone(later));
+                            promotions.push((Arc::clone(later), Arc::clone(reg.state())));
+                        }
                         let job = Job {
                             incoming,
                             session: session.clone(),
                             reg,
                             _ticket: Some(ticket),
                             task: None,
+                            promotion: later,
                             was_call: call,
                         };
                         // The drivers outlive this loop: the queue is open.
@@ -552,6 +573,38 @@ fn answer_waits(waits: &mut Vec<Waiting>, out: &Output<'_>, mailbox: &Mailbox) -
         write_line_now(w.line(), out, mailbox)?;
     }
     Ok(())
+}
+
+/// Promote the calls whose time is up and that have not answered (RULES
+/// V2.5): each request is answered with its task's handle, and no longer
+/// counted as a call waiting for its answer. Those that answered or were
+/// promoted are forgotten.
+fn promote_due(
+    promotions: &mut Vec<(Arc<Promotion>, Arc<CallState>)>,
+    (out, mailbox): (&Output<'_>, &Mailbox),
+    control: &Control,
+) -> io::Result<()> {
+    if promotions.is_empty() {
+        return Ok(());
+    }
+    let now = std::time::Instant::now();
+    let mut written = Ok(());
+    promotions.retain(|(p, state)| {
+        if !p.is_open() {
+            return false;
+        }
+        if p.due > now {
+            return true;
+        }
+        if let Some(line) = p.promote(|task| state.promoted_to(task)) {
+            control.done(true);
+            if written.is_ok() {
+                written = write_line_now(line, out, mailbox);
+            }
+        }
+        false
+    });
+    written
 }
 
 /// Write a line the dispatcher did not make a reply of (a task's handle,

@@ -23,6 +23,7 @@ use crate::asks;
 use crate::logging;
 use crate::message::Message;
 use crate::progress::{progress_token, Asks, CallStart, CallWatch, Inflight, Listen, Progress};
+use crate::promotion::Promotion;
 use crate::server::LegacyState;
 use crate::version::{self, Era, Version};
 
@@ -52,6 +53,9 @@ struct Inner {
     /// Interrupted at the end of a stopping server's drain time (RULES
     /// H4.2): answered as such, and its worker killed if it goes on.
     stopping: Option<Instant>,
+    /// Promoted to a task (RULES V2.5): its request is answered, and no
+    /// progress is made for it any more.
+    promoted: bool,
 }
 
 /// One call: its identity for cancellations, when it arrived, its progress
@@ -66,6 +70,8 @@ pub struct CallState {
     /// The task the call runs as (RULES V2.2): its progress messages are
     /// the task's status message.
     task: OnceLock<Arc<crate::tasks::Task>>,
+    /// The call becomes a task if it runs long (RULES V2.5).
+    promotion: OnceLock<Arc<Promotion>>,
     waker: Arc<Inflight>,
     inner: Mutex<Inner>,
 }
@@ -109,6 +115,7 @@ impl Calls {
             arrived: now,
             who: OnceLock::new(),
             task: OnceLock::new(),
+            promotion: OnceLock::new(),
             waker: self.waker.clone(),
             inner: Mutex::new(Inner { progress, ..Inner::default() }),
         });
@@ -120,10 +127,15 @@ impl Calls {
     }
 
     /// Cancel every registered call with request id `id` from `scope` that
-    /// has not returned (RULES C4). True when there was one.
+    /// has not returned (RULES C4). True when there was one. A call whose
+    /// request was answered with a task's handle is the task's: only
+    /// `tasks/cancel` stops it (RULES V3.4).
     pub fn cancel(&self, scope: Option<&str>, id: &Value) -> bool {
-        let hits: Vec<Arc<CallState>> =
-            lock(&self.entries).iter().filter(|c| c.scope.as_deref() == scope && &c.id == id).cloned().collect();
+        let hits: Vec<Arc<CallState>> = lock(&self.entries)
+            .iter()
+            .filter(|c| c.scope.as_deref() == scope && &c.id == id && !c.is_task())
+            .cloned()
+            .collect();
         let mut any = false;
         for c in hits {
             any |= c.cancel();
@@ -252,6 +264,29 @@ impl CallState {
         let _ = self.task.set(task);
     }
 
+    /// The call becomes a task if it runs long (RULES V2.5); set once,
+    /// before it is queued.
+    pub fn set_promotion(&self, promotion: Arc<Promotion>) {
+        let _ = self.promotion.set(promotion);
+    }
+
+    /// May the call become a task while it runs (RULES V2.5)?
+    pub fn may_become_task(&self) -> bool {
+        self.promotion.get().is_some_and(|p| p.is_open() || p.is_promoted())
+    }
+
+    /// The transport promoted the call to `task` (RULES V2.5), its request
+    /// answered with the task's handle: from now on it runs as the task's
+    /// call (V2.2, V2.3), and sends no more progress notifications.
+    pub fn promoted_to(self: &Arc<Self>, task: &Arc<crate::tasks::Task>) {
+        self.set_task(Arc::clone(task));
+        let mut g = lock(&self.inner);
+        g.promoted = true;
+        if let Some(p) = &g.progress {
+            p.end();
+        }
+    }
+
     /// Does the call run as a task?
     pub fn is_task(&self) -> bool {
         self.task.get().is_some()
@@ -327,13 +362,30 @@ impl CallState {
             }
             Ok(params)
         };
+        let params = parsed()?;
+        // RULES V2.5: not promoted while a question is asked; a question
+        // that waits for the request's next round keeps the call ordinary.
+        if let Some(p) = self.promotion.get() {
+            let asked = p.asking(|| {
+                let answer = self.ask_of_request(kind, params.clone(), timeout);
+                let waits = matches!(answer, Err(AskError::InputRequired));
+                (answer, waits)
+            });
+            if let Some(answer) = asked {
+                return answer;
+            }
+        }
         // RULES V2.3: a task's question is the task's, answered with
         // tasks/update.
         if let Some(t) = self.task.get() {
-            return t.ask(kind, parsed()?, timeout, &|| self.is_cancelled());
+            return t.ask(kind, params, timeout, &|| self.is_cancelled());
         }
+        self.ask_of_request(kind, params, timeout)
+    }
+
+    /// A question asked on the call's request (its progress, its stream).
+    fn ask_of_request(&self, kind: AskKind, params: Value, timeout: Duration) -> Result<Value, AskError> {
         let Some(progress) = self.progress() else { return Err(AskError::Unsupported(kind)) };
-        let params = parsed()?;
         let wake = || self.waker.notify();
         asks::ask_on(&progress, self.scope.clone(), &wake, kind, params, timeout, &|| self.is_cancelled())
     }
@@ -386,6 +438,10 @@ impl CallWatch for CallState {
 
     fn started(&self, call: &CallStart<'_>) {
         let mut g = lock(&self.inner);
+        // RULES V2.5: promoted while it waited, it listens to nothing.
+        if g.promoted {
+            return;
+        }
         // Registered with its progress (heartbeats while it waited): kept.
         let listen = call.listen();
         if g.progress.as_ref().is_some_and(|p| p.listen() == listen) {

@@ -147,8 +147,11 @@ impl Host for WorkerHost<'_> {
             tool,
             arguments: arguments.map(|a| serde_json::to_string(a).unwrap_or_else(|_| "{}".into())),
             context: ctx.clone(),
-            // A task's reports are its status messages (RULES V2.2).
-            progress: call.as_ref().is_some_and(|c| c.is_task() || c.progress().is_some_and(|p| p.token().is_some())),
+            // A task's reports are its status messages (RULES V2.2), also
+            // once a call is promoted to one (V2.5).
+            progress: call.as_ref().is_some_and(|c| {
+                c.is_task() || c.may_become_task() || c.progress().is_some_and(|p| p.token().is_some())
+            }),
             log: call.as_ref().and_then(|c| c.progress()).and_then(|p| p.log_level()),
             asks: call
                 .as_ref()

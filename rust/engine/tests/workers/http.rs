@@ -11,6 +11,7 @@ use std::time::Duration;
 use mcplite_engine::host::{Host, ToolSpec};
 use mcplite_engine::progress::{Inflight, ProgressPolicy};
 use mcplite_engine::server::STOPPING_TEXT;
+use mcplite_engine::tasks::{Support, TaskOptions, Tasks};
 use mcplite_engine::transport::http::{HttpOptions, HttpServer, Stopped};
 use mcplite_engine::workers::{Pool, PoolOptions, SERVER_BUSY};
 use mcplite_engine::{Server, ServerInfo};
@@ -45,13 +46,13 @@ impl Http {
         recorder: Option<Box<dyn mcplite_engine::telemetry::SpanRecorder>>,
         mixed: bool,
     ) -> Http {
-        Http::start_tuned(o, max_queue, recorder, mixed, |_| {})
+        Http::start_tuned(o, max_queue, (recorder, None), mixed, |_| {})
     }
 
     fn start_tuned(
         mut o: PoolOptions,
         max_queue: usize,
-        recorder: Option<Box<dyn mcplite_engine::telemetry::SpanRecorder>>,
+        (recorder, tasks): (Option<Box<dyn mcplite_engine::telemetry::SpanRecorder>>, Option<Tasks>),
         mixed: bool,
         tune: impl FnOnce(&mut HttpOptions),
     ) -> Http {
@@ -61,6 +62,9 @@ impl Http {
         let info = ServerInfo { name: "mcplite".into(), version: "1".into(), instructions: None };
         let mut server = Server::with_tools(info, specs);
         server.set_recorder(recorder);
+        if let Some(t) = tasks {
+            server = server.with_tasks(t);
+        }
         let server = Arc::new(server);
         let inflight = Arc::new(Inflight::new(ProgressPolicy::with_interval(Duration::from_millis(200)), None));
         let mut opts = HttpOptions { port: 0, drain_timeout: Duration::from_secs(5), ..HttpOptions::default() };
@@ -106,6 +110,33 @@ impl Http {
         let retry = r.headers().get("retry-after").map(|v| v.to_str().unwrap().to_string());
         let text = r.body_mut().read_to_string().unwrap();
         (r.status().as_u16(), retry, serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}")))
+    }
+
+    /// A modern request with `params`, as a client that accepts a stream
+    /// sends it: status and body (JSON, or the `data` of the stream's
+    /// events, one per line).
+    fn post(&self, id: &str, method: &str, name: &str, params: Value) -> (u16, Vec<Value>) {
+        let body = json!({"jsonrpc":"2.0","id":id,"method":method,"params":params});
+        let mut r = agent()
+            .post(&self.url)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", "2026-07-28")
+            .header("Mcp-Method", method)
+            .header("Mcp-Name", name)
+            .send(body.to_string())
+            .unwrap();
+        let sse = r.headers().get("content-type").is_some_and(|v| v.to_str().unwrap().starts_with("text/event-stream"));
+        let text = r.body_mut().read_to_string().unwrap();
+        let messages = if sse {
+            text.lines()
+                .filter_map(|l| l.strip_prefix("data:"))
+                .map(|d| serde_json::from_str(d.trim()).unwrap())
+                .collect()
+        } else {
+            vec![serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"))]
+        };
+        (r.status().as_u16(), messages)
     }
 
     fn stop(self) -> Stopped {
@@ -193,7 +224,7 @@ fn n3_3_http_a_second_tokens_call_starts_before_the_first_tokens_backlog() {
     // RULES N3.3 over HTTP: the caller is the token's name.
     let dir = temp_dir("http-fair");
     let tokens = tokens_file(&dir);
-    let h = Http::start_tuned(options(1, &[]), 8, None, false, |o| o.tokens_file = Some(tokens));
+    let h = Http::start_tuned(options(1, &[]), 8, (None, None), false, |o| o.tokens_file = Some(tokens));
     let gate = dir.join("gate");
     std::fs::create_dir_all(&gate).unwrap();
     let file = dir.join("order");
@@ -226,7 +257,7 @@ fn h4_2_http_calls_outliving_the_drain_say_the_server_was_stopping_and_the_stop_
     // interrupted, one ignores it (compiled code) and its worker is
     // killed a second later; a third call waits and is not run.
     let tune = |o: &mut HttpOptions| o.drain_timeout = Duration::from_millis(300);
-    let h = Http::start_tuned(options(2, &[]), 4, None, false, tune);
+    let h = Http::start_tuned(options(2, &[]), 4, (None, None), false, tune);
     let text = |v: &Value| v["result"]["content"][0]["text"].as_str().unwrap_or_default().to_owned();
     let (a, b, c) = std::thread::scope(|s| {
         let a = s.spawn(|| h.call(1, "sleep", json!({"ms": 60_000})));
@@ -349,6 +380,58 @@ fn n5_the_span_records_the_worker() {
     assert_eq!(attr(call, "mcplite.worker.pid"), Some(pid.to_string()));
 }
 
+/// RULES V2.5 over HTTP: a quick call of an optional tool is answered as
+/// usual; a long one is answered with its task's handle when its time is
+/// up (as JSON, or as the last message of its stream after heartbeats),
+/// and its result is kept in the task.
+fn v2_5_http_a_long_call_becomes_a_task() {
+    let opts = TaskOptions {
+        after: Some(Duration::from_millis(400)),
+        poll_interval: Duration::from_millis(50),
+        ..TaskOptions::default()
+    };
+    let tasks = Tasks::new(opts, vec![Support::Optional; crate::worker::TOOLS.len()]).unwrap();
+    let h = Http::start_tuned(options(2, &[]), 4, (None, Some(tasks)), false, |_| {});
+    let meta = json!({"io.modelcontextprotocol/protocolVersion":"2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}});
+    let (status, quick) = h.post("1", "tools/call", "echo", json!({"name":"echo","arguments":{"y":2},"_meta":meta}));
+    assert_eq!(status, 200);
+    assert_eq!(quick[0]["result"]["content"][0]["text"], r#"{"y":2}"#, "{quick:?}");
+    let get = |id: &str| {
+        let params = json!({"taskId":id,"_meta":meta});
+        for _ in 0..500 {
+            let (_, got) = h.post("g", "tasks/get", id, params.clone());
+            if got[0]["result"]["status"] != "working" {
+                return got[0]["result"].clone();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("the task never ended");
+    };
+    // JSON: the handle is the answer.
+    let (_, json_answer) =
+        h.post("2", "tools/call", "sleep", json!({"name":"sleep","arguments":{"ms":1200},"_meta":meta}));
+    let handle = &json_answer[0];
+    assert_eq!(handle["result"]["resultType"], "task", "{handle}");
+    let done = get(handle["result"]["taskId"].as_str().unwrap());
+    assert_eq!(
+        (done["status"].as_str(), done["result"]["content"][0]["text"].as_str()),
+        (Some("completed"), Some("slept"))
+    );
+    // A stream (the client listens to its progress): heartbeats, then the
+    // handle ends it.
+    let mut m = meta.clone();
+    m["progressToken"] = json!("p");
+    let (_, streamed) = h.post("3", "tools/call", "sleep", json!({"name":"sleep","arguments":{"ms":1200},"_meta":m}));
+    let (last, before) = streamed.split_last().unwrap();
+    assert!(!before.is_empty() && before.iter().all(|v| v["method"] == "notifications/progress"), "{streamed:?}");
+    assert_eq!(last["id"], "3");
+    assert_eq!(last["result"]["resultType"], "task", "{last}");
+    let done = get(last["result"]["taskId"].as_str().unwrap());
+    assert_eq!(done["status"], "completed", "{done}");
+    h.stop();
+}
+
 fn n3_1_http_a_sequential_client_always_finds_the_worker_free() {
     // One worker, no queue: each call is sent when the answer to the one
     // before it has arrived, so the worker is free every time. The worker
@@ -363,6 +446,7 @@ fn n3_1_http_a_sequential_client_always_finds_the_worker_free() {
 }
 
 tests![
+    v2_5_http_a_long_call_becomes_a_task,
     n3_1_http_a_sequential_client_always_finds_the_worker_free,
     n7_6_http_the_servers_own_tools_run_beside_the_workers,
     n2_http_calls_run_at_once_and_health_reports_the_workers,

@@ -461,7 +461,90 @@ fn v2_1_stdio_calls_take_turns_with_queued_tasks() {
     c.close();
 }
 
+/// RULES V2.5: with `after`, a 2026-07-28 call of an optional tool is
+/// answered as usual when it is quick, and with a task's handle when it is
+/// still running at that time; its heartbeats stop with the handle, its
+/// answer is kept in the task, and `tasks/cancel` (not a cancellation of
+/// the answered request) interrupts it.
+fn v2_5_stdio_a_long_call_becomes_a_task_a_quick_one_does_not() {
+    let support = vec![Support::Optional; crate::worker::TOOLS.len()];
+    let opts = TaskOptions {
+        after: Some(Duration::from_millis(400)),
+        poll_interval: Duration::from_millis(50),
+        ..TaskOptions::default()
+    };
+    let mut c = Client::with_tasks(2, 4, Tasks::new(opts, support).unwrap());
+    let meta = json!({"io.modelcontextprotocol/protocolVersion":"2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}});
+    c.send(&json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"y":2},"_meta":meta}}));
+    let quick = c.recv();
+    assert_eq!(quick["id"], 1);
+    assert_ne!(quick["result"]["resultType"], "task", "{quick}");
+    assert_eq!(quick["result"]["content"][0]["text"], r#"{"y":2}"#, "{quick}");
+
+    // A long call, whose client listens to its progress: heartbeats, then
+    // the handle, then nothing more about its token.
+    let mut m = meta.clone();
+    m["progressToken"] = json!("long");
+    c.send(&json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":1500},"_meta":m}}));
+    let mut beats = 0;
+    let handle = loop {
+        let v = c.recv();
+        if v["method"] == "notifications/progress" {
+            beats += 1;
+            continue;
+        }
+        break v;
+    };
+    assert!(beats >= 1, "heartbeats before the handle");
+    assert_eq!(handle["id"], 2, "{handle}");
+    assert_eq!(handle["result"]["resultType"], "task", "{handle}");
+    assert_eq!(handle["result"]["status"], "working", "{handle}");
+    let id = handle["result"]["taskId"].as_str().unwrap().to_owned();
+    let done = loop {
+        c.send(&json!({"jsonrpc":"2.0","id":"g","method":"tasks/get","params":{"taskId":id,"_meta":meta}}));
+        let v = c.recv();
+        assert_ne!(v["method"], "notifications/progress", "progress after the handle: {v}");
+        if v["result"]["status"] != "working" {
+            break v;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(done["result"]["status"], "completed", "{done}");
+    assert_eq!(done["result"]["result"]["content"][0]["text"], "slept", "{done}");
+
+    // A promoted call is the task's: cancelling its answered request does
+    // nothing, tasks/cancel interrupts it.
+    let dir = temp_dir("promoted-cancel");
+    let marker = dir.join("end");
+    c.send(&json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"sleep",
+        "arguments":{"ms":600_000,"file":marker.to_str().unwrap()},"_meta":meta}}));
+    let handle = c.recv();
+    assert_eq!(handle["result"]["resultType"], "task", "{handle}");
+    let id = handle["result"]["taskId"].as_str().unwrap().to_owned();
+    c.send(&json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}));
+    c.send(&json!({"jsonrpc":"2.0","id":"g2","method":"tasks/get","params":{"taskId":id,"_meta":meta}}));
+    assert_eq!(c.recv()["result"]["status"], "working");
+    assert!(!marker.exists(), "the answered request's cancellation stopped the task");
+    c.send(&json!({"jsonrpc":"2.0","id":4,"method":"tasks/cancel","params":{"taskId":id,"_meta":meta}}));
+    let cancelled = c.recv();
+    assert_eq!(cancelled["result"]["resultType"], "complete", "{cancelled}");
+    crate::shared::wait_for("the promoted call to be interrupted", || {
+        std::fs::read_to_string(&marker).is_ok_and(|s| s.contains("interrupted"))
+    });
+    c.send(&json!({"jsonrpc":"2.0","id":"g3","method":"tasks/get","params":{"taskId":id,"_meta":meta}}));
+    assert_eq!(c.recv()["result"]["status"], "cancelled");
+    // 2025-11-25 calls are tasks only when the client asks.
+    c.send(&json!({"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}));
+    assert_eq!(c.recv()["id"], "init");
+    c.send(&json!({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":700}}}));
+    let plain = c.recv();
+    assert_eq!(plain["result"]["content"][0]["text"], "slept", "{plain}");
+    c.close();
+}
+
 tests![
+    v2_5_stdio_a_long_call_becomes_a_task_a_quick_one_does_not,
     v2_4_stdio_the_end_of_input_fails_running_tasks,
     v2_1_stdio_calls_take_turns_with_queued_tasks,
     v3_7_stdio_a_listener_hears_its_tasks_status,

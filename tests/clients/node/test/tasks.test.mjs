@@ -383,3 +383,31 @@ test('HTTP, 2026-07-28: a task-only tool needs the tasks extension declared', as
   assert.equal(got.result.status, 'completed');
   assert.deepEqual(texts(got.result.result), ['2']);
 });
+
+test('HTTP, 2026-07-28: with task_options(after), a quick call is immediate and a long one a task (V2.5)', async () => {
+  const later = await startHttpServer('tasks.R', { MCPLITE_TEST_WORKERS: '1', MCPLITE_TASK_AFTER: '0.5' });
+  const client = new Client(INFO, { versionNegotiation: { mode: { pin: MODERN } } });
+  let session;
+  try {
+    await client.connect(new StreamableHTTPClientTransport(new URL(later.url)));
+    session = createTaskSessionFromClient(client, {
+      endpointId: later.url,
+      rawDispatch: rawDispatch(later.url),
+      v2RequestFraming: { protocolVersion: MODERN, clientInfo: INFO, clientCapabilities: {} }
+    });
+    const quick = await session.callTool('fit', { steps: 1, ms: 10 });
+    assert.equal(quick.kind, 'immediate');
+    assert.deepEqual(texts(resultFromTaskOutcome((await quick.settle()).outcome)), ['fitted in 1 steps']);
+    // 1.5 s of work: answered with a handle after 0.5 s, and followed.
+    const long = await session.callTool('fit', { steps: 10, ms: 150 });
+    assert.equal(long.kind, 'task');
+    const { outcome, lastTask } = await settle(long);
+    assert.equal(outcome.status, 'completed');
+    assert.deepEqual(texts(resultFromTaskOutcome(outcome)), ['fitted in 10 steps']);
+    assert.equal(lastTask.statusMessage, 'step 10 of 10');
+  } finally {
+    if (session) await session.close();
+    await client.close();
+    assert.equal(await stopHttpServer(later.server), 0);
+  }
+});

@@ -42,6 +42,9 @@ impl Drop for CancelOnDrop {
         if self.armed {
             self.queued.cancelled.store(true, Ordering::SeqCst);
             match &self.state {
+                // A call promoted to a task outlives its exchange (RULES
+                // V2.5): only tasks/cancel stops it.
+                Some(s) if s.is_task() => {}
                 Some(s) => {
                     s.cancel();
                 }

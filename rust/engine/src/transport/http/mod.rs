@@ -141,6 +141,7 @@ mod guard;
 mod listen;
 mod mirrored;
 mod options;
+mod promote;
 mod queue;
 mod request;
 mod response;

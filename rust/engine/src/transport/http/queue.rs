@@ -30,7 +30,8 @@ use crate::codes::INTERNAL_ERROR;
 use crate::host::Host;
 use crate::message::Incoming;
 use crate::progress::{progress_token, CallStart, CallWatch, Inflight, Progress};
-use crate::server::{Carrier, LegacyState, Server};
+use crate::promotion::Promotion;
+use crate::server::{Admitted, Carrier, LegacyState, Server};
 use crate::tasks::Task;
 use crate::telemetry::{tool_output_gate, Via};
 use crate::workers::{
@@ -55,6 +56,8 @@ pub(super) struct Job {
     /// The call runs as this task (RULES V2.2): its answer is kept there,
     /// and nobody waits for `reply`.
     task: Option<Arc<Task>>,
+    /// The call becomes a task if it runs long (RULES V2.5).
+    promotion: Option<Arc<Promotion>>,
     /// The name of the token that sent it (the owner of its task).
     caller: Caller,
 }
@@ -214,17 +217,18 @@ impl Calls {
     /// Run one queued tool call on the worker of `host` (a driver of the
     /// pool, RULES N2), with the same skips as [`Calls::run`].
     pub(super) fn run_on_worker(&self, server: &Server, job: Job, host: &mut WorkerHost<'_>) {
-        let Job { incoming, mut session, via, reply: reply_tx, queued, progress, pooled, task, caller } = job;
+        let Job { incoming, mut session, via, reply: reply_tx, queued, progress, pooled, task, promotion, caller } =
+            job;
         self.queued().remove(&queued.no);
         let Some((reg, ticket)) = pooled else { return };
         if reply_tx.is_closed() && task.is_none() {
             return;
         }
         // A stopping server's drain time is up: dropped, answered 503 (a
-        // task fails, saying why).
+        // task fails, saying why; so does a call promoted to one, V2.5).
         if self.stopping.load(Ordering::SeqCst) || self.stop.drain_over.load(Ordering::SeqCst) {
             self.stop.dropped.fetch_add(1, Ordering::SeqCst);
-            if let Some(t) = &task {
+            if let Some(t) = task.or_else(|| promotion.as_ref().and_then(|p| p.settle())) {
                 t.finish_interrupted(crate::server::STOPPING_TEXT);
             }
             return;
@@ -236,8 +240,11 @@ impl Calls {
         }
         host.set_call(state.clone());
         let watch = PooledWatch { state, progress: Mutex::new(progress), reply: &reply_tx, queued: &queued };
-        let carrier =
-            Carrier::watched(&watch).with_via(via.as_ref()).owned_by(caller.as_deref()).as_task(task.as_ref());
+        let carrier = Carrier::watched(&watch)
+            .with_via(via.as_ref())
+            .owned_by(caller.as_deref())
+            .as_task(task.as_ref())
+            .promotable(promotion.as_ref());
         let mut reply = server.handle_parsed(&mut session, incoming, host, &carrier);
         let answer = Answer::of(&mut reply);
         drop(reply);
@@ -325,11 +332,12 @@ pub(super) async fn call_tool(
     } else {
         (None, None)
     };
+    let mut later = None;
     if let Some(w) = calls.workers.as_ref().filter(|w| w.pool.runs(msg)) {
         // RULES V2.1: a call that runs as a task is answered with its
         // handle now, and queued.
         match sh.server.admit_task(msg, &session, caller.as_deref()) {
-            Some(Ok((task, line))) => {
+            Some(Ok(Admitted::Task(task, line))) => {
                 let reg = w.registry.register(Some(format!("task:{}", task.id)), &raw_id, None);
                 let tool = msg.params.as_ref().and_then(|p| p.get("name")).and_then(Value::as_str);
                 reg.state().set_who(tool, caller.clone());
@@ -351,6 +359,7 @@ pub(super) async fn call_tool(
                     progress: None,
                     pooled,
                     task: Some(task),
+                    promotion: None,
                     caller: caller.clone(),
                 };
                 let lane: Arc<str> = Arc::from(format!("{}\u{0}tasks", caller.as_deref().unwrap_or("")).as_str());
@@ -360,6 +369,8 @@ pub(super) async fn call_tool(
                 w.pool.job_sent();
                 return era_resp(legacy, Answer { line: Some(line), code: None, outcome: "ok" });
             }
+            // RULES V2.5: queued as any call, promoted in time.
+            Some(Ok(Admitted::Later(p))) => later = Some(p),
             Some(Err(line)) => {
                 return era_resp(legacy, Answer { line: Some(line), code: Some(INTERNAL_ERROR), outcome: "error" })
             }
@@ -377,6 +388,9 @@ pub(super) async fn call_tool(
             let reg = w.registry.register(Some(scope.clone()), &raw_id, progress);
             let tool = msg.params.as_ref().and_then(|p| p.get("name")).and_then(Value::as_str);
             reg.state().set_who(tool, caller.clone());
+            if let Some(p) = &later {
+                reg.state().set_promotion(Arc::clone(p));
+            }
             if let Some(p) = reg.state().progress() {
                 if let Some(tx) = progress_tx.take() {
                     let _ = tx.send(p);
@@ -407,6 +421,7 @@ pub(super) async fn call_tool(
         progress: progress_tx,
         pooled,
         task: None,
+        promotion: later.clone(),
         caller: caller.clone(),
     };
     let to_pool = job.pooled.is_some();
@@ -420,6 +435,11 @@ pub(super) async fn call_tool(
         guard.armed = false;
         return unavailable();
     }
+    // RULES V2.5: answered with a task's handle if it runs long.
+    let reply_rx = match (later, &guard.state) {
+        (Some(p), Some(state)) => super::promote::in_time(reply_rx, p, Arc::clone(state)),
+        _ => reply_rx,
+    };
     match progress_rx {
         None if resumable_in.is_some() => {
             let pending = PendingOutcome::default();
