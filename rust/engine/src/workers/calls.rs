@@ -528,6 +528,30 @@ mod tests {
         assert_eq!(calls.len(), 2);
     }
 
+    /// RULES V3.4, V2.5: a call answered with a task's handle (made a task
+    /// at once, or promoted) is not cancelled by its request id; its task's
+    /// cancellation stops it.
+    #[test]
+    fn v3_4_a_tasks_call_is_not_cancelled_by_its_request_id() {
+        use crate::tasks::{Support, TaskOptions, Tasks};
+        let calls = registry();
+        let tasks = Tasks::new(TaskOptions::default(), vec![Support::Optional]).unwrap();
+        let a = calls.register(None, "1", None);
+        let task = tasks.create(None, false, None, Asks::NONE).unwrap();
+        a.state().set_task(Arc::clone(&task));
+        let b = calls.register(None, "2", None);
+        let later = tasks.create(None, true, None, Asks::NONE).unwrap();
+        b.state().promoted_to(&later);
+        let c = calls.register(None, "3", None);
+        assert!(!calls.cancel(None, &Value::from(1)) && !a.state().is_cancelled());
+        assert!(!calls.cancel(None, &Value::from(2)) && !b.state().is_cancelled());
+        assert!(calls.cancel(None, &Value::from(3)) && c.state().is_cancelled(), "an ordinary call is");
+        let params = serde_json::json!({"taskId": task.id});
+        let answer = tasks.answer("9", "tasks/cancel", Some(&params), Version::V2025_11_25, None, "");
+        assert!(answer.is_ok());
+        assert!(a.state().is_cancelled(), "tasks/cancel stops the call");
+    }
+
     #[test]
     fn c1_progress_per_call_and_no_cancel_after_return() {
         let calls = registry();

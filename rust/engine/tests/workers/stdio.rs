@@ -327,6 +327,11 @@ fn v2_stdio_required_forbidden_and_cancelled_tasks() {
     assert_eq!(refused["error"]["code"], -32601, "RULES V1.2: a required task not asked for: {refused}");
     c.send(&json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":60000},"task":{}}}));
     let id = c.recv()["result"]["task"]["taskId"].as_str().unwrap().to_owned();
+    // RULES V3.4: a task-augmented request is cancelled with tasks/cancel,
+    // not notifications/cancelled.
+    c.send(&json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}));
+    c.send(&json!({"jsonrpc":"2.0","id":"g","method":"tasks/get","params":{"taskId":id}}));
+    assert_eq!(c.recv()["result"]["status"], "working");
     c.send(&json!({"jsonrpc":"2.0","id":3,"method":"tasks/cancel","params":{"taskId":id}}));
     let cancelled = c.recv();
     assert_eq!(cancelled["result"]["status"], "cancelled", "{cancelled}");
