@@ -102,4 +102,11 @@ test_that("V2.5: with after, a quick call answers as usual and a long one become
   expect_s3_class(job, "mcplite_task")
   expect_identical(mcp_task_result(conn, job)$content[[1]]$text, "Hello, Ada!")
   expect_identical(asked, c("Your name?", "Your name?"))
+  # Answered input_required at once, called again with the answer, and
+  # promoted before it asks again: the answer it brought is used, the user
+  # is not asked twice.
+  asked <- character()
+  res <- mcp_call(conn, "greet", list(wait = 1.5, file = tempfile("greeted-")))
+  expect_identical(res$content[[1]]$text, "Hello, Ada!")
+  expect_identical(asked, "Your name?")
 })

@@ -65,6 +65,14 @@ impl Rounds {
         self.asked += 1;
         format!("q{}", self.asked)
     }
+
+    /// The answer an earlier round gave to the next question, which then
+    /// counts as asked; `None` (nothing counted) when there is none.
+    pub fn answered_next(&mut self) -> Option<Value> {
+        let a = self.answers.get(&format!("q{}", self.asked + 1))?.clone();
+        self.asked += 1;
+        Some(a)
+    }
 }
 
 /// What is asked.

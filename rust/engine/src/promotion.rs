@@ -73,19 +73,24 @@ impl Promotion {
     /// (under the lock, so that a question asked from now on is the
     /// task's), and the handle's line is returned for the transport to
     /// answer the request with. `None`: the call answered first, waits for
-    /// its next round, or the store is full (it then runs on as an
-    /// ordinary call).
-    pub fn promote(&self, adopt: impl FnOnce(&Arc<Task>)) -> Option<Vec<u8>> {
+    /// its next round, was cancelled (`adopt` said no: the task is
+    /// discarded), or the store is full (it then runs on as an ordinary
+    /// call).
+    pub fn promote(&self, adopt: impl FnOnce(&Arc<Task>) -> bool) -> Option<Vec<u8>> {
         let mut stage = lock(&self.stage);
         if !matches!(*stage, Stage::Open) {
             return None;
         }
         match self.tasks.create(self.owner.as_deref(), true, None, self.asks) {
-            Ok(task) => {
-                adopt(&task);
+            Ok(task) if adopt(&task) => {
                 let line = self.tasks.created_line(&self.request_id, &task, &self.server_meta);
                 *stage = Stage::Promoted(task);
                 Some(line)
+            }
+            Ok(task) => {
+                self.tasks.discard(&task);
+                *stage = Stage::Answered;
+                None
             }
             Err(_) => {
                 *stage = Stage::Answered;
@@ -152,7 +157,12 @@ mod tests {
     fn the_first_of_timer_and_end_answers() {
         let p = promotion(10);
         let mut adopted = None;
-        let line = p.promote(|t| adopted = Some(Arc::clone(t))).expect("promoted");
+        let line = p
+            .promote(|t| {
+                adopted = Some(Arc::clone(t));
+                true
+            })
+            .expect("promoted");
         let v: serde_json::Value = serde_json::from_slice(&line).unwrap();
         assert_eq!(v["id"], 7);
         assert_eq!(v["result"]["resultType"], "task");
@@ -172,12 +182,28 @@ mod tests {
     fn a_waiting_question_holds_the_call_and_a_promoted_call_asks_its_task() {
         let p = promotion(10);
         assert_eq!(p.asking(|| ("answered", false)), Some("answered"));
-        assert!(p.promote(|_| {}).is_some(), "an answered question leaves the call promotable");
+        assert!(p.promote(|_| true).is_some(), "an answered question leaves the call promotable");
         assert_eq!(p.asking(|| ("never", false)), None, "the promoted call's question is the task's");
 
         let p = promotion(10);
         assert_eq!(p.asking(|| ("input_required", true)), Some("input_required"));
         assert!(p.promote(|_| panic!("promoted while its round waits")).is_none());
+        assert!(p.settle().is_none());
+    }
+
+    #[test]
+    fn a_cancelled_call_is_not_promoted_and_its_task_is_discarded() {
+        let p = promotion(10);
+        let mut made = None;
+        assert!(p
+            .promote(|t| {
+                made = Some(Arc::clone(t));
+                false
+            })
+            .is_none());
+        let made = made.unwrap();
+        assert!(p.tasks.find(&made.id, None).is_none(), "the task made for it is gone");
+        assert!(!p.is_open() && !p.is_promoted());
         assert!(p.settle().is_none());
     }
 

@@ -261,6 +261,9 @@ struct Budget {
 impl Budget {
     /// Room for `n` more bytes, made by dropping finished tasks if need be.
     fn admit(&self, n: usize) -> bool {
+        if n > self.max {
+            return false;
+        }
         loop {
             let used = self.used.load(Ordering::SeqCst);
             if used.saturating_add(n) <= self.max {
@@ -483,6 +486,13 @@ impl Task {
         };
         let text = if self.modern { text } else { with_related(&text, &self.id) };
         let n = text.len();
+        if n > MAX_KEPT {
+            let why = format!(
+                "The tool's result ({n} bytes as kept) is larger than a task keeps ({MAX_KEPT} bytes); return less, or \
+                 write it to a file or a resource and return its name."
+            );
+            return self.finish_error(INTERNAL_ERROR, &why);
+        }
         if let Some(b) = &self.budget {
             if self.status().is_terminal() {
                 return;
@@ -967,6 +977,16 @@ impl Tasks {
         }
         task.save();
         Ok(task)
+    }
+
+    /// A task made and never answered with (its call was cancelled
+    /// meanwhile, RULES V2.5): dropped with its file.
+    pub fn discard(&self, task: &Task) {
+        let removed = lock(&self.map).remove(&task.id);
+        task.cancel_quietly();
+        if let Some(t) = removed {
+            forget(&t);
+        }
     }
 
     /// Expired tasks go; then, while full, the finished task updated
@@ -1527,6 +1547,17 @@ mod tests {
         starved.finish_result(br#"{"content":[]}"#, false);
         assert_eq!(starved.status(), Status::Failed);
         assert!(starved.object(true)["statusMessage"].as_str().unwrap().contains("MiB of task results"));
+        // A result larger than a task keeps once kept (2025-11-25 adds the
+        // related-task member) fails its task and drops nothing.
+        t.budget.used.store(0, Ordering::SeqCst);
+        let kept = done(1);
+        let legacy = t.create(None, false, None, Asks::NONE).unwrap();
+        let mut r = result_of(16);
+        r.truncate(r.len() - 40);
+        r.extend_from_slice(b"\"}]}");
+        legacy.finish_result(&r, false);
+        assert_eq!(legacy.status(), Status::Failed);
+        assert!(t.find(&kept.id, None).is_some(), "nothing was dropped for it");
         // Dropping a task gives its bytes back.
         t.budget.used.store(0, Ordering::SeqCst);
         let last = done(1);

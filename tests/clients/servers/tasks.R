@@ -26,15 +26,19 @@ plain <- tool(function(x) x + 1, name = "plain", description = "Add one.",
 boom <- tool(function() stop("the model did not converge"), name = "boom", description = "Fail.",
              task = "optional")
 # Asks the user during the task (2026-07-28: the task is input_required
-# until tasks/update answers), after `wait` seconds.
+# until tasks/update answers), after `wait` seconds; with `file`, only when
+# that file exists (it is made by the first run: a call answered
+# input_required at once waits when the client calls again).
 greet <- tool(
-  function(wait = 0) {
-    Sys.sleep(wait)
+  function(wait = 0, file = NULL) {
+    if (is.null(file) || file.exists(file)) Sys.sleep(wait)
+    if (!is.null(file)) file.create(file)
     a <- mcp_elicit("Your name?", type_object(name = type_string("Your name.")))
     if (a$action != "accept") paste("no name:", a$action) else paste0("Hello, ", a$content$name, "!")
   },
   name = "greet", description = "Greet the user by name, asking it first.", task = "optional",
-  arguments = list(wait = type_number("Seconds to wait before asking.", required = FALSE))
+  arguments = list(wait = type_number("Seconds to wait before asking.", required = FALSE),
+                   file = type_string("Wait only once this file exists.", required = FALSE))
 )
 
 dir <- Sys.getenv("MCPLITE_TASK_DIR")

@@ -332,8 +332,13 @@ fn run_job(
     host: &mut WorkerHost<'_>,
 ) {
     let Job { incoming, mut session, reg, _ticket, task, promotion, was_call } = job;
-    // RULES C4.3: cancelled while it waited, it is never answered.
-    if !reg.state().is_cancelled() && broken.load(Ordering::SeqCst) == 0 {
+    // RULES C4.3: cancelled while it waited, it is never answered (and,
+    // V2.5, never promoted; a task it was promoted to ends cancelled).
+    if reg.state().is_cancelled() || broken.load(Ordering::SeqCst) != 0 {
+        if let Some(t) = promotion.as_ref().and_then(|p| p.settle()) {
+            t.cancel_quietly();
+        }
+    } else {
         host.set_call(reg.state().clone());
         let watch = PoolWatch { state: reg.state(), out };
         let carrier = Carrier::watched(&watch).as_task(task.as_ref()).promotable(promotion.as_ref());
@@ -590,7 +595,7 @@ fn promote_due(
     let now = std::time::Instant::now();
     let mut written = Ok(());
     promotions.retain(|(p, state)| {
-        if !p.is_open() {
+        if !p.is_open() || state.is_cancelled() {
             return false;
         }
         if p.due > now {

@@ -275,16 +275,23 @@ impl CallState {
         self.promotion.get().is_some_and(|p| p.is_open() || p.is_promoted())
     }
 
-    /// The transport promoted the call to `task` (RULES V2.5), its request
-    /// answered with the task's handle: from now on it runs as the task's
-    /// call (V2.2, V2.3), and sends no more progress notifications.
-    pub fn promoted_to(self: &Arc<Self>, task: &Arc<crate::tasks::Task>) {
-        self.set_task(Arc::clone(task));
+    /// The transport promotes the call to `task` (RULES V2.5), its request
+    /// to be answered with the task's handle: from now on it runs as the
+    /// task's call (V2.2, V2.3), and sends no more progress notifications.
+    /// False when the call was cancelled or has returned (then it is not
+    /// promoted).
+    pub fn promoted_to(self: &Arc<Self>, task: &Arc<crate::tasks::Task>) -> bool {
         let mut g = lock(&self.inner);
+        if g.cancelled || g.done {
+            return false;
+        }
         g.promoted = true;
         if let Some(p) = &g.progress {
             p.end();
         }
+        drop(g);
+        self.set_task(Arc::clone(task));
+        true
     }
 
     /// Does the call run as a task?
@@ -373,6 +380,14 @@ impl CallState {
             });
             if let Some(answer) = asked {
                 return answer;
+            }
+            // Promoted: a question the request's earlier rounds answered
+            // (RULES A2.2) keeps that answer; a new one is the task's.
+            let earlier = self.progress().and_then(|pr| pr.rounds().as_mut().and_then(Rounds::answered_next));
+            match earlier {
+                Some(a @ Value::Object(_)) => return Ok(a),
+                Some(_) => return Err(AskError::Refused("the answer in inputResponses is not an object".into())),
+                None => {}
             }
         }
         // RULES V2.3: a task's question is the task's, answered with
@@ -541,7 +556,7 @@ mod tests {
         a.state().set_task(Arc::clone(&task));
         let b = calls.register(None, "2", None);
         let later = tasks.create(None, true, None, Asks::NONE).unwrap();
-        b.state().promoted_to(&later);
+        assert!(b.state().promoted_to(&later));
         let c = calls.register(None, "3", None);
         assert!(!calls.cancel(None, &Value::from(1)) && !a.state().is_cancelled());
         assert!(!calls.cancel(None, &Value::from(2)) && !b.state().is_cancelled());

@@ -548,7 +548,44 @@ fn v2_5_stdio_a_long_call_becomes_a_task_a_quick_one_does_not() {
     c.close();
 }
 
+/// RULES V2.5, C4.3: a call that may become a task, cancelled while it
+/// waits for the worker, is never promoted (nor answered).
+fn v2_5_stdio_a_call_cancelled_while_queued_is_not_promoted() {
+    let support = vec![Support::Optional; crate::worker::TOOLS.len()];
+    let opts = TaskOptions { after: Some(Duration::from_millis(700)), ..TaskOptions::default() };
+    let mut c = Client::with_tasks(1, 4, Tasks::new(opts, support).unwrap());
+    let plain =
+        json!({"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}});
+    let ext = json!({"io.modelcontextprotocol/protocolVersion":"2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}});
+    // The one worker is busy for longer than the promotion's time.
+    c.send(&json!({"jsonrpc":"2.0","id":"busy","method":"tools/call","params":{"name":"sleep","arguments":{"ms":1500},"_meta":plain}}));
+    let mut m = ext.clone();
+    m["progressToken"] = json!("q");
+    c.send(
+        &json!({"jsonrpc":"2.0","id":"queued","method":"tools/call","params":{"name":"echo","arguments":{},"_meta":m}}),
+    );
+    // Cancelled once it waits in the queue (its heartbeats say so), before
+    // its time to become a task.
+    let beat = c.recv();
+    assert_eq!(beat["params"]["progressToken"], "q", "{beat}");
+    c.send(&json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"queued"}}));
+    let first = loop {
+        let v = c.recv();
+        if v["method"] != "notifications/progress" {
+            break v;
+        }
+    };
+    assert_eq!(first["id"], "busy", "the cancelled call was answered: {first}");
+    // The loop goes on answering in order.
+    c.send(&json!({"jsonrpc":"2.0","id":"after","method":"tools/call","params":{"name":"echo","arguments":{"z":1},"_meta":plain}}));
+    let next = c.recv();
+    assert_eq!(next["id"], "after", "{next}");
+    c.close();
+}
+
 tests![
+    v2_5_stdio_a_call_cancelled_while_queued_is_not_promoted,
     v2_5_stdio_a_long_call_becomes_a_task_a_quick_one_does_not,
     v2_4_stdio_the_end_of_input_fails_running_tasks,
     v2_1_stdio_calls_take_turns_with_queued_tasks,

@@ -39,12 +39,11 @@ pub(super) struct CancelOnDrop {
 
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {
-        if self.armed {
+        // A call promoted to a task outlives its exchange (RULES V2.5):
+        // only tasks/cancel stops it.
+        if self.armed && !self.state.as_ref().is_some_and(|s| s.is_task()) {
             self.queued.cancelled.store(true, Ordering::SeqCst);
             match &self.state {
-                // A call promoted to a task outlives its exchange (RULES
-                // V2.5): only tasks/cancel stops it.
-                Some(s) if s.is_task() => {}
                 Some(s) => {
                     s.cancel();
                 }
@@ -53,5 +52,51 @@ impl Drop for CancelOnDrop {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ask_state::Asks;
+    use crate::progress::ProgressPolicy;
+    use crate::tasks::{Support, TaskOptions, Tasks};
+    use crate::workers::Calls;
+
+    /// RULES C6, V2.5: a modern exchange that ends before its answer
+    /// cancels its call, unless the call became a task (its handle was the
+    /// answer): then neither the call nor its queue entry is cancelled.
+    #[test]
+    fn an_exchange_gone_cancels_its_call_but_not_a_tasks() {
+        let inflight = Arc::new(Inflight::new(ProgressPolicy::default(), None));
+        let calls = Calls::new(Arc::clone(&inflight));
+        let tasks = Tasks::new(TaskOptions::default(), vec![Support::Optional]).unwrap();
+        let guard = |reg: &crate::workers::Registered, no: u64| {
+            let queued = Arc::new(Queued {
+                no,
+                scope: format!("#{no}"),
+                id: Value::from(no),
+                cancelled: AtomicBool::new(false),
+            });
+            let g = CancelOnDrop {
+                inflight: Arc::clone(&inflight),
+                queued: Arc::clone(&queued),
+                state: Some(Arc::clone(reg.state())),
+                armed: true,
+            };
+            (g, queued)
+        };
+        let plain = calls.register(Some("#1".into()), "1", None);
+        let (g, queued) = guard(&plain, 1);
+        drop(g);
+        assert!(queued.cancelled.load(Ordering::SeqCst) && plain.state().is_cancelled());
+
+        let promoted = calls.register(Some("#2".into()), "2", None);
+        let task = tasks.create(None, true, None, Asks::NONE).unwrap();
+        assert!(promoted.state().promoted_to(&task));
+        let (g, queued) = guard(&promoted, 2);
+        drop(g);
+        assert!(!queued.cancelled.load(Ordering::SeqCst), "the task's call is not skipped");
+        assert!(!promoted.state().is_cancelled(), "nor interrupted");
     }
 }

@@ -25,7 +25,10 @@ pub(super) fn in_time(
     let (mut tx, rx) = oneshot::channel();
     tokio::spawn(async move {
         let due = tokio::time::Instant::from_std(promotion.due);
+        // In this order when several are ready: the call's own answer, the
+        // client gone, the time.
         tokio::select! {
+            biased;
             a = &mut answer => {
                 if let Ok(a) = a {
                     let _ = tx.send(a);
@@ -35,7 +38,8 @@ pub(super) fn in_time(
             // driver (the exchange's guard cancels the call).
             () = tx.closed() => {}
             () = tokio::time::sleep_until(due) => {
-                match promotion.promote(|task| call.promoted_to(task)) {
+                // Not for a client that went away (its call is cancelled).
+                match promotion.promote(|task| !tx.is_closed() && call.promoted_to(task)) {
                     Some(line) => {
                         let _ = tx.send(Answer { line: Some(line), code: None, outcome: "ok" });
                         // The call goes on as the task's: its driver's

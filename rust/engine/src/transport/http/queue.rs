@@ -221,7 +221,15 @@ impl Calls {
             job;
         self.queued().remove(&queued.no);
         let Some((reg, ticket)) = pooled else { return };
+        // RULES V2.5: a call skipped below is never promoted; a task it was
+        // promoted to ends with it.
+        let skipped = || {
+            if let Some(t) = promotion.as_ref().and_then(|p| p.settle()) {
+                t.cancel_quietly();
+            }
+        };
         if reply_tx.is_closed() && task.is_none() {
+            skipped();
             return;
         }
         // A stopping server's drain time is up: dropped, answered 503 (a
@@ -235,6 +243,7 @@ impl Calls {
         }
         let state = reg.state();
         if queued.cancelled.load(Ordering::SeqCst) || state.is_cancelled() {
+            skipped();
             let _ = reply_tx.send(Answer::cancelled());
             return;
         }
