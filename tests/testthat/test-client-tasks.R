@@ -110,3 +110,17 @@ test_that("V2.5: with after, a quick call answers as usual and a long one become
   expect_identical(res$content[[1]]$text, "Hello, Ada!")
   expect_identical(asked, "Your name?")
 })
+
+test_that("V4.2: the results kept fit in task_options(max_mb); the oldest finished task goes first", {
+  skip_on_os("windows")
+  conn <- local_mcp_connect_script(tasks_script(), protocol = "2026-07-28", env = c(MCPLITE_TASK_MAX_MB = "16"))
+  big <- function() mcp_call(conn, "fit", list(steps = 1L, ms = 1, pad = 9e6), task = "handle")
+  one <- big()
+  expect_equal(nchar(mcp_task_result(conn, one)$content[[1]]$text), 9e6 + 17)
+  expect_identical(mcp_task_status(conn, one)$status, "completed")
+  # Nine more MiB do not fit beside the first nine: the first result goes.
+  two <- big()
+  expect_equal(nchar(mcp_task_result(conn, two)$content[[1]]$text), 9e6 + 17)
+  expect_client_error(mcp_task_status(conn, one), "mcplite_error_rpc")
+  expect_identical(mcp_task_status(conn, two)$status, "completed")
+})

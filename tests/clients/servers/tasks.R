@@ -3,20 +3,22 @@
 # never does, `boom` may and fails. MCPLITE_TEST_WORKERS sets the number of
 # worker processes; MCPLITE_TASK_DIR keeps the tasks in a directory;
 # MCPLITE_TASK_AFTER (seconds) makes 2026-07-28 calls of optional tools tasks
-# only when they run that long (RULES V2.5).
+# only when they run that long (RULES V2.5); MCPLITE_TASK_MAX_MB bounds the
+# results kept (V4.2).
 library(mcplite)
 
 fit <- tool(
-  function(steps = 3L, ms = 50) {
+  function(steps = 3L, ms = 50, pad = 0L) {
     for (i in seq_len(steps)) {
       Sys.sleep(ms / 1000)
       mcp_progress(i, steps, message = paste("step", i, "of", steps))
     }
-    paste("fitted in", steps, "steps")
+    paste0("fitted in ", steps, " steps", strrep(" ", pad))
   },
   name = "fit", description = "Fit a model in steps.",
   arguments = list(steps = type_integer("How many steps.", required = FALSE),
-                   ms = type_number("Milliseconds per step.", required = FALSE)),
+                   ms = type_number("Milliseconds per step.", required = FALSE),
+                   pad = type_integer("Spaces added to the result.", required = FALSE)),
   task = "optional"
 )
 must <- tool(function(x) x * 2, name = "must", description = "Double a number, as a task.",
@@ -43,7 +45,8 @@ greet <- tool(
 
 dir <- Sys.getenv("MCPLITE_TASK_DIR")
 after <- Sys.getenv("MCPLITE_TASK_AFTER")
+max_mb <- as.numeric(Sys.getenv("MCPLITE_TASK_MAX_MB", "256"))
 workers <- as.integer(Sys.getenv("MCPLITE_TEST_WORKERS", "1"))
 mcp_server(list(fit, must, plain, boom, greet), workers = workers,
-           tasks = task_options(poll_interval = 0.05, dir = if (nzchar(dir)) dir,
+           tasks = task_options(poll_interval = 0.05, dir = if (nzchar(dir)) dir, max_mb = max_mb,
                                 after = if (nzchar(after)) as.numeric(after)))
