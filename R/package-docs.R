@@ -43,8 +43,8 @@ user_cache_dir <- function() {
 }
 
 # What the rendered docs depend on. Any change (a reinstalled or upgraded
-# package, another R or mcplite release, the other format) invalidates the
-# cache entry.
+# package, another R or mcplite release or build of mcplite's R code, the
+# other format) invalidates the cache entry (RULES R8.6).
 docs_cache_key <- function(package, path, format) {
   rdb <- file.path(path, "help", paste0(package, ".rdb"))
   aliases <- file.path(path, "help", "aliases.rds")
@@ -57,11 +57,41 @@ docs_cache_key <- function(package, path, format) {
     files = paste(info$size, format(as.numeric(info$mtime), digits = 15), sep = "@"),
     r = R.version.string,
     mcplite = as.character(server_version()),
+    code = mcplite_code_id(),
     format = format,
     # The capabilities cached with the inferred tools follow calls into the
     # packages it depends on.
     deps = package_dep_versions(package, path)
   )
+}
+
+# mcplite's own R code, as an MD5 of the deparsed functions and values of
+# its namespace: what classifies and renders is part of what a cache entry
+# depends on, so a build of mcplite with the same version but other code (a
+# development install) does not read the entries an earlier build wrote.
+# Worked out when the package is installed (R/zzz-code-digest.R, the last
+# file sourced), from the code as written: the same code gives the same
+# identity whichever library it is installed into and however often.
+mcplite_code_id <- function() mcplite_code_digest
+
+# The identity of the code in `env`: its functions (formals and bodies, as
+# deparsed text, without source references) and its values made of plain
+# data, by name; environments (state), native symbols (which name the
+# library they were loaded from) and anything else are left out.
+code_identity <- function(env) {
+  plain <- function(o) is.atomic(o) || (is.list(o) && all(vapply(o, plain, NA)))
+  names <- sort(ls(env, all.names = TRUE), method = "radix")
+  objs <- mget(names, envir = env)
+  keep <- vapply(objs, function(o) is.function(o) || plain(o), NA)
+  text <- unlist(lapply(names[keep], function(n) {
+    o <- objs[[n]]
+    if (is.function(o)) o <- utils::removeSource(o)
+    c(n, deparse(o, width.cutoff = 500L, control = c("keepNA", "keepInteger", "niceNames", "showAttributes")))
+  }), use.names = FALSE)
+  file <- tempfile("mcplite-code-")
+  on.exit(unlink(file), add = TRUE)
+  writeLines(enc2utf8(text), file, useBytes = TRUE)
+  unname(tools::md5sum(file))
 }
 
 # "pkg version" of the installed packages `package` depends on or imports.

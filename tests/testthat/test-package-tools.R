@@ -293,8 +293,48 @@ test_that("rendered help pages and inferred schemas are cached, keyed by the ins
   c2 <- package_tools("tools", cache = dir, quiet = TRUE)
   expect_identical(mcp_manifest(c2), mcp_manifest(a))
   expect_identical(readRDS(file)$key, docs_cache_key("tools", find.package("tools"), "markdown"))
+  # So is an entry another build of mcplite wrote (same version, other code).
+  rm(list = ls(docs_memory), envir = docs_memory)
+  cached <- readRDS(file)
+  cached$key$code <- "another build"
+  cached$inferred$omit$file_ext$description <- "From another build"
+  saveRDS(cached, file)
+  c3 <- package_tools("tools", cache = dir, quiet = TRUE)
+  expect_identical(mcp_manifest(c3), mcp_manifest(a))
+  expect_identical(readRDS(file)$key$code, mcplite_code_id())
   # Without a cache the result is the same.
   expect_identical(mcp_manifest(package_tools("tools", cache = FALSE, quiet = TRUE)), mcp_manifest(a))
+})
+
+test_that("R8.6: the cache key's code identity follows the code, not where or how it was installed", {
+  code <- function(text) {
+    env <- new.env(parent = baseenv())
+    eval(parse(text = text, keep.source = TRUE), env)
+    env
+  }
+  a <- code("f <- function(x, n = 2) x^n; table <- c(a = 1); helper <- function() f(2)")
+  # The same code, compiled to byte code, in another environment, with a
+  # native symbol (which names the library it was loaded from) and an
+  # environment (state) beside it.
+  b <- code("f <- function(x, n = 2) x^n; table <- c(a = 1); helper <- function() f(2)")
+  b$f <- compiler::cmpfun(b$f)
+  b$symbol <- list(name = "x", address = new.env(), dll = list(path = tempfile()))
+  b$state <- new.env()
+  expect_identical(code_identity(a), code_identity(b))
+  expect_match(code_identity(a), "^[0-9a-f]{32}$")
+  # Another body, default or table value is another identity.
+  expect_false(identical(code_identity(a), code_identity(code(
+    "f <- function(x, n = 2) x^n + 0; table <- c(a = 1); helper <- function() f(2)"))))
+  expect_false(identical(code_identity(a), code_identity(code(
+    "f <- function(x, n = 3) x^n; table <- c(a = 1); helper <- function() f(2)"))))
+  expect_false(identical(code_identity(a), code_identity(code(
+    "f <- function(x, n = 2) x^n; table <- c(a = 2); helper <- function() f(2)"))))
+  # mcplite's own, worked out when it was installed, is that of its code as
+  # loaded now (byte-compiled, and run: R marks code it has evaluated).
+  invisible(package_tools("tools", include = "file_ext", cache = FALSE, quiet = TRUE))
+  now <- as.environment(as.list(asNamespace("mcplite"), all.names = TRUE))
+  rm("mcplite_code_digest", envir = now)
+  expect_identical(mcplite_code_id(), code_identity(now))
 })
 
 # -- manifest ----------------------------------------------------------------------
