@@ -27,14 +27,49 @@ files <- files[order(-ifelse(files %in% past$file, past$seconds[match(files, pas
 
 run <- tempfile("testthat-")
 dir.create(run)
-# package_tools()'s disk cache, one for the files of this run
-# (tests/testthat/setup-package-tools.R).
-Sys.setenv(MCPLITE_TEST_PACKAGE_CACHE = file.path(run, "package-tools-cache"))
 path <- function(f, ext) file.path(run, paste0(f, ext))
 now <- function() proc.time()[["elapsed"]]
 rscript <- file.path(R.home("bin"), "Rscript")
-cat(sprintf("testthat: %d files, %d at a time, each in an R process of its own\n", length(files), jobs))
 started <- now()
+
+# package_tools()'s disk cache, shared by the files
+# (tests/testthat/setup-package-tools.R): MCPLITE_TEST_PACKAGE_CACHE, else
+# target/package-tools-cache, kept from run to run as cargo keeps target/.
+# An entry is used only by the same installed package, R, and mcplite code
+# (RULES R8.6: an MD5 of mcplite's R code is in the key), so a changed
+# classifier never reads what an earlier build wrote. Tests of the cache
+# itself, of its cold start, and those with cache = FALSE use directories
+# of their own or none.
+cache <- Sys.getenv("MCPLITE_TEST_PACKAGE_CACHE", file.path("target", "package-tools-cache"))
+dir.create(cache, recursive = TRUE, showWarnings = FALSE)
+cache <- normalizePath(cache)
+Sys.setenv(MCPLITE_TEST_PACKAGE_CACHE = cache)
+
+# The packages the files serve with the shared cache, with the seconds
+# package_tools() takes for each on a cold cache (2 cores): worked out
+# first, `jobs` processes at once, so that files that start together do not
+# each classify the same package (and each write a partial entry over the
+# other's). With a warm cache this takes a second or two.
+warm <- c(base = 32, stats = 26, utils = 20, hms = 14, graphics = 12, tools = 8, grDevices = 4,
+          data.table = 4, lattice = 3, grid = 2, jsonlite = 1)
+warm <- warm[vapply(names(warm), function(p) nzchar(system.file(package = p)), NA)]
+groups <- split(names(warm), rep_len(seq_len(jobs), length(warm)))
+warm_one <- function(i) {
+  code <- sprintf("options(mcplite.cache_dir = %s); for (p in c(%s)) mcplite::package_tools(p, quiet = TRUE)",
+                  deparse(cache), paste(sprintf("'%s'", groups[[i]]), collapse = ", "))
+  log <- path(paste0("warm-", i), ".log")
+  parallel::mcparallel(system2(rscript, c("--vanilla", "-e", shQuote(code)), stdout = log, stderr = log))
+}
+warmed <- parallel::mccollect(lapply(seq_along(groups), warm_one))
+for (i in seq_along(groups)) {
+  if (!identical(warmed[[i]], 0L)) {
+    cat("warming package_tools()'s cache for", groups[[i]], "failed (the files work it out themselves):\n")
+    writeLines(readLines(path(paste0("warm-", i), ".log"), warn = FALSE))
+  }
+}
+cat(sprintf("testthat: package_tools()'s cache in %s for %s (%.0f s)\n", cache,
+            paste(names(warm), collapse = ", "), now() - started))
+cat(sprintf("testthat: %d files, %d at a time, each in an R process of its own\n", length(files), jobs))
 
 # A file's process is started from a fork of this one (parallel::mcparallel),
 # which waits for it and returns its exit status.
