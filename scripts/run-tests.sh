@@ -244,6 +244,11 @@ fi
 # (Without one, check.sh builds its own.)
 MCPLITE_CHECK_TARBALL=$(ls "$tarball_dir"/mcplite_*.tar.gz 2>/dev/null | head -1)
 export MCPLITE_CHECK_TARBALL
+# The set-up ran the README quick start's install block: 30-docs checks that
+# installation rather than building and installing the package again.
+if [ -f "$tarball_dir/quickstart-install" ]; then
+  export MCPLITE_QUICKSTART_RAN="$tarball_dir/quickstart-install"
+fi
 for dep in scripts/deps/*.sh; do
   [ -e "$dep" ] || continue
   name="deps:$(basename "$dep" .sh)"

@@ -143,7 +143,20 @@ report(length(blocks) >= 5, "README has the quick start blocks")
 last_out <- NULL
 lib <- NULL
 for (b in blocks) {
-  if (b$kind == "install") {
+  ran <- Sys.getenv("MCPLITE_QUICKSTART_RAN")
+  ran <- if (nzchar(ran) && file.exists(ran)) readLines(ran, warn = FALSE)
+  if (b$kind == "install" && length(ran) > 1L && identical(ran[-1L], b$body)) {
+    # The set-up (scripts/setup.sh) ran this very block, line by line, in a
+    # copy of the clone: its installation is checked instead of building
+    # and installing the package a second time.
+    lib <- ran[[1L]]
+    installed <- file.exists(file.path(lib, "mcplite", "DESCRIPTION"))
+    report(installed, paste("quick start install runs (run by the set-up):", b$body[[1]]), lib)
+    guides <- sort(sub("\\.html$", "", list.files(file.path(lib, "mcplite", "doc"), "\\.html$")))
+    report(all(c("mcplite", "return-results", "write-tools") %in% guides),
+           "the quick start install installs the guides (vignettes)", guides)
+    if (installed) Sys.setenv(R_LIBS = paste(unique(c(lib, .libPaths())), collapse = .Platform$path.sep))
+  } else if (b$kind == "install") {
     # Run in a copy of the clone as a newcomer has it, without the build
     # output beside it (scripts/stage.sh): `R CMD build .` copies the whole
     # directory before it drops what .Rbuildignore names, and after the
@@ -201,10 +214,16 @@ for (b in blocks) {
                "the entry runs the quick start script by absolute path", unlist(entry$args))
         report(file.exists(entry$command) && grepl("Rscript", basename(entry$command)),
                "the entry's command is an existing Rscript", entry$command)
-        if (!is.null(lib) && file.exists(file.path(lib, "mcplite"))) {
+        # (The set-up may have installed into one of R's default libraries,
+        # which a server finds without R_LIBS.)
+        defaults <- normalizePath(c(.Library, .Library.site), mustWork = FALSE)
+        if (!is.null(lib) && file.exists(file.path(lib, "mcplite")) && !normalizePath(lib) %in% defaults) {
           report(startsWith(entry$env$R_LIBS %||% "", normalizePath(lib)),
                  "the entry's R_LIBS points at the library the quick start installed into",
                  entry$env$R_LIBS %||% "(no env entry)")
+        } else if (!is.null(lib)) {
+          report(is.null(entry$env$R_LIBS), "the entry needs no R_LIBS: the quick start installed into R's default library",
+                 entry$env$R_LIBS)
         }
         # Launch the server exactly as a client would, with a bare environment.
         env <- c(PATH = Sys.getenv("PATH"), HOME = tempdir(), unlist(entry$env))
