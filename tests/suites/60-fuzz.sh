@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Short libFuzzer runs of the engine fuzz targets (fuzz/fuzz_targets/*.rs):
 # framing, parse_line, dispatch, projection, numfmt. Each runs for
-# MCPLITE_FUZZ_SECONDS (default 30) from the committed seeds plus a fresh
-# corpus; a crash, an oracle failure, a timeout or an out-of-memory counts as a
+# MCPLITE_FUZZ_SECONDS (default 15) from the committed seeds plus the corpus
+# earlier runs of this checkout found (target/fuzz-corpus/<target>, kept as
+# cargo keeps target/: each run goes on from where the last one stopped
+# instead of finding the same inputs again; MCPLITE_FUZZ_CORPUS moves it); a crash, an oracle failure, a timeout or an out-of-memory counts as a
 # failure and leaves its input under fuzz/artifacts/<target>/.
 # Reproduce: RUSTC_BOOTSTRAP=1 cargo fuzz run <target> fuzz/artifacts/<target>/<file>
 # The build is cargo fuzz's (release, ASan, coverage instrumentation, line
@@ -16,7 +18,8 @@ cd "$(dirname "$0")/../.."
 export PATH="$PATH:$HOME/.cargo/bin"
 # libFuzzer and the sanitizer flags are unstable; allow them on stable rustc.
 export RUSTC_BOOTSTRAP=1
-secs="${MCPLITE_FUZZ_SECONDS:-30}"
+secs="${MCPLITE_FUZZ_SECONDS:-15}"
+corpus="${MCPLITE_FUZZ_CORPUS:-$PWD/target/fuzz-corpus}"
 seed="${MCPLITE_FUZZ_SEED:-1}"
 targets="framing parse_line dispatch projection numfmt"
 pass=0
@@ -67,9 +70,9 @@ trap 'rm -rf "$work"' EXIT
 jobs_max=$(nproc 2>/dev/null || echo 1)
 fuzz_one() { # target
   local t=$1 seeds=() log="$work/$1.log"
-  mkdir -p "$work/corpus-$t"
+  mkdir -p "$corpus/$t"
   [ -d "fuzz/seeds/$t" ] && seeds=("fuzz/seeds/$t")
-  cargo fuzz run "$t" "$work/corpus-$t" "${seeds[@]}" -- \
+  cargo fuzz run "$t" "$corpus/$t" "${seeds[@]}" -- \
     -max_total_time="$secs" -seed="$seed" -timeout=20 -rss_limit_mb=3072 -max_len=65536 \
     -dict=fuzz/dict/jsonrpc.dict -print_final_stats=1 >"$log" 2>&1
   echo $? >"$work/$t.rc"
