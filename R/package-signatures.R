@@ -160,10 +160,25 @@ passed_to_missing <- function(bodies, args, env, ns, depth = 2L) {
     bare <- vapply(parts, function(a) if (is.symbol(a)) as.character(a) else "", "")
     hits <- setdiff(intersect(bare, args), found)
     if (length(hits) > 0L) {
-      for (callee in callee_candidates(e[[1L]], env, ns)) {
-        formal <- matched_formals(callee, e, hits)
+      # What a call's head reaches, and whether a callee handles a formal
+      # missing, are the same wherever the call is: worked out once per
+      # package_tools() call (signature_memo).
+      key <- paste(deparse1(e[[1L]]), format(env), format(ns), sep = "\r")
+      callees <- signature_memo[[key]]
+      if (is.null(callees)) {
+        callees <- callee_candidates(e[[1L]], env, ns)
+        signature_memo[[key]] <- callees
+      }
+      for (i in seq_along(callees)) {
+        formal <- matched_formals(callees[[i]], e, hits)
         for (a in names(formal)) {
-          if (handles_missing(callee, formal[[a]], ns, depth)) {
+          hkey <- paste(key, i, formal[[a]], depth, sep = "\r")
+          handles <- signature_memo[[hkey]]
+          if (is.null(handles)) {
+            handles <- handles_missing(callees[[i]], formal[[a]], ns, depth)
+            signature_memo[[hkey]] <- handles
+          }
+          if (handles) {
             found <<- union(found, a)
           }
         }
@@ -175,6 +190,16 @@ passed_to_missing <- function(bodies, args, env, ns, depth = 2L) {
   }
   for (b in bodies) walk(b)
   found
+}
+
+# Memo of passed_to_missing() for one package_tools() call (emptied when it
+# starts and ends): what a call's head resolves to from an environment, and
+# whether each callee handles a formal missing, depend only on the code
+# loaded, which does not change during the call.
+signature_memo <- new.env(parent = emptyenv())
+
+clear_signature_memo <- function() {
+  rm(list = ls(signature_memo, all.names = TRUE), envir = signature_memo)
 }
 
 # Does `fun` cope with its argument `formal` being missing?

@@ -320,7 +320,10 @@ package_tools <- function(package, include = NULL, exclude = NULL, pattern = NUL
       abort_arg("`package` \"", package, "\" is installed but could not be loaded: ", conditionMessage(e))
     }
   )
-  exports <- sort(getNamespaceExports(ns), method = "radix")
+  clear_signature_memo()
+  on.exit(clear_signature_memo(), add = TRUE)
+  all_exports <- getNamespaceExports(ns)
+  exports <- sort(all_exports, method = "radix")
   # Bindings of base that hold the session's state, not functions of the
   # package: `.Last.value` is whatever the last top-level call returned (a
   # function of the server's script, at times).
@@ -375,7 +378,7 @@ package_tools <- function(package, include = NULL, exclude = NULL, pattern = NUL
     inferred <- inferred_cache[[fname]]
     if (is.null(inferred)) {
       inferred <- tryCatch(
-        infer_function(package, fname, funs[[fname]], ns, doc$topic, formulas, md),
+        infer_function(package, fname, funs[[fname]], ns, doc$topic, formulas, md, all_exports),
         error = function(e) e
       )
       if (inherits(inferred, "error")) {
@@ -780,8 +783,9 @@ function_doc <- function(fname, docs) {
 # What a function's tool looks like, from the installed package alone (its
 # formals, body and help page): cached with the rendered help pages.
 # list(args = list(<arg> = list(schema, required, formula) or
-# list(unsupported, required)), description, title)
-infer_function <- function(package, fname, fun, ns, doc, formulas, md) {
+# list(unsupported, required)), description, title). `exports`: the names
+# the namespace exports.
+infer_function <- function(package, fname, fun, ns, doc, formulas, md, exports) {
   sig <- function_formals(fun, fname, ns)
   argdocs <- doc_kinds(doc)
   args <- list()
@@ -791,7 +795,7 @@ infer_function <- function(package, fname, fun, ns, doc, formulas, md) {
   # A page documenting several exported functions gives each its own title
   # and description (RULES R8.1).
   usage <- doc$usage %||% character()
-  usage <- usage[names(usage) %in% getNamespaceExports(ns)]
+  usage <- usage[names(usage) %in% exports]
   title <- doc$title
   if (!is.null(title) && length(usage) > 1L) {
     title <- paste0(fname, "(): ", title)
