@@ -276,6 +276,10 @@ if [ -n "$MCPLITE_CHECK_TARBALL" ] && [ -f "$tarball_dir/00install.out" ]; then
   export MCPLITE_CHECK_INSTALL_LOG="$tarball_dir/00install.out" MCPLITE_CHECK_LIB="$MCPLITE_LIB"
 fi
 export MCPLITE_CHECK_RAN_ELSEWHERE=1
+# package_tools()'s cache for the run's tests, kept between runs (keyed by
+# the installed packages, R and mcplite's code, RULES R8.6): the testthat
+# step works it out first, the adversarial suite's servers read it.
+export MCPLITE_TEST_PACKAGE_CACHE="${MCPLITE_TEST_PACKAGE_CACHE:-$root/target/package-tools-cache}"
 export MCPLITE_VENV="${MCPLITE_VENV:-$HOME/.cache/mcplite-venv}"
 
 # The test steps run in two lanes at once, each lane's steps one after the

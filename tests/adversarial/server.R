@@ -15,6 +15,13 @@
 # so that R's own start-up scripts do not run them.
 library(mcplite)
 package <- commandArgs(trailingOnly = TRUE)[[1L]]
+# The test command's shared package_tools() cache (scripts/run-tests.sh sets
+# MCPLITE_TEST_PACKAGE_CACHE; the testthat step works it out first): where
+# the cache lives is no default the attacks are about, and reading the
+# classification there spares each run classifying nine packages again.
+# Unset, the user's cache, as before.
+cache_dir <- Sys.getenv("MCPLITE_TEST_PACKAGE_CACHE")
+if (nzchar(cache_dir)) options(mcplite.cache_dir = cache_dir)
 wrappers <- Sys.getenv("ADVERSARIAL_WRAPPERS")
 if (nzchar(wrappers)) {
   Sys.setenv(PATH = paste(wrappers, Sys.getenv("PATH"), sep = .Platform$path.sep))
