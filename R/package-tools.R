@@ -215,8 +215,9 @@ session_state_bindings <- c(".Last.value", ".Random.seed", ".Traceback")
 #' seconds, so the rendered text is cached: in memory for the R session, and
 #' on disk in `getOption("mcplite.cache_dir")` or else
 #' `tools::R_user_dir("mcplite", "cache")`. A cache entry is used only for
-#' the same installed package files, R version, mcplite version and `docs`
-#' format, so a reinstalled or upgraded package is read again; there is one
+#' the same installed package files, R version, mcplite version and R code
+#' (another build of mcplite with the same version is another key), and
+#' `docs` format, so a reinstalled or upgraded package is read again; there is one
 #' file per package and format, replaced when it is out of date. The tools are
 #' the same with or without the cache.
 #'

@@ -337,6 +337,16 @@ test_that("R8.6: the cache key's code identity follows the code, not where or ho
   expect_identical(mcplite_code_id(), code_identity(now))
 })
 
+test_that("package_tools() keeps nothing of its signature memo once it returns", {
+  # The memo (callees resolved, their handling of missing formals) is for
+  # one call: a package reloaded later is read afresh. hist.default() hands
+  # `ylab` on to plot.histogram(), which tests missing(ylab) (RULES R8.3):
+  # the memo is filled and used.
+  g <- package_tools("graphics", include = "hist", cache = FALSE, quiet = TRUE)
+  expect_identical(unlist(input_schema(g$hist)$required), "x")
+  expect_identical(ls(signature_memo, all.names = TRUE), character())
+})
+
 # -- manifest ----------------------------------------------------------------------
 
 test_that("the manifest lists the catalogue exactly as the server sends it", {
