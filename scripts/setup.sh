@@ -44,6 +44,12 @@ awk '/^<!-- quickstart: install -->$/ { f = 1; next } f && /^```sh$/ { b = 1; ne
   README.md >"$block"
 grep -q "R CMD build" "$block" && grep -q "R CMD INSTALL" "$block" ||
   { echo "the README's quick start install block (<!-- quickstart: install -->) was not found" >&2; exit 1; }
+# Each line is one command (run below one at a time, the install's output
+# kept apart): a line continued with a backslash would be cut in two.
+if grep -q '\\$' "$block"; then
+  echo "the README's quick start install block continues a line with a backslash: write each command on one line" >&2
+  exit 1
+fi
 echo "== building mcplite (with its vignettes) and installing it${lib:+ into $lib}: the README's install block"
 src=$(bash scripts/stage.sh "$build_dir/src")
 # The install's own output (what R CMD check scans for compiler warnings)
